@@ -1,1 +1,35 @@
-//! placeholder
+//! Sans-IO core of Sprout, the transport protocol of Winstein, Sivaraman and Balakrishnan,
+//! "Stochastic Forecasts Achieve High Throughput and Low Delay over Cellular Networks"
+//! (NSDI 2013).
+//!
+//! No sockets, clocks or threads: time goes in as microseconds, datagrams and the next
+//! deadline come out. Where each idea of the paper lives:
+//!
+//! | paper | module |
+//! |---|---|
+//! | parameters (§3.1, §5) | [`params`] |
+//! | the rate model: Brownian motion, outages, Poisson observation (§3.1–3.2) | [`model`] |
+//! | the cautious 8-tick forecast (§3.3) | [`forecast`] |
+//! | Sprout-EWMA (§5.3) | [`ewma`] |
+//! | the receiver: ticks, time-to-next, received-or-lost (§3.2, §3.4) | [`receiver`] |
+//! | the sender: queue estimate and window (§3.5) | [`sender`] |
+//! | the wire format (§3.4) | [`wire`] |
+//! | an endpoint that is both (§3.4) | [`connection`] |
+
+pub mod connection;
+pub mod estimator;
+pub mod ewma;
+pub mod forecast;
+pub mod model;
+pub mod params;
+pub mod receiver;
+pub mod sender;
+pub mod wire;
+
+pub use connection::{Connection, ConnectionStats, Transmit};
+pub use estimator::{Estimator, SproutEstimator};
+pub use ewma::EwmaEstimator;
+pub use forecast::ForecastTables;
+pub use model::RateModel;
+pub use params::{Config, EstimatorKind, ModelParams};
+pub use wire::WireError;

@@ -1,0 +1,350 @@
+//! The receiver's model of the link rate (paper §3.1–3.2): a probability distribution over
+//! discrete values of lambda, evolved by Brownian motion with a sticky outage value and updated
+//! by Bayes' rule from the packets that arrive in each tick.
+
+use crate::params::ModelParams;
+
+/// Standard normal cumulative distribution function.
+pub(crate) fn normal_cdf(x: f64) -> f64 {
+    0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
+}
+
+/// One row of the banded evolution matrix: where the mass of one source bin goes in one tick.
+#[derive(Clone, Debug)]
+pub(crate) struct KernelRow {
+    /// First destination bin.
+    pub start: usize,
+    /// Probabilities for destination bins `start..start + weights.len()`; they sum to 1.
+    pub weights: Vec<f64>,
+}
+
+/// The per-tick evolution of the rate (Brownian motion with an outage bin), as a banded matrix.
+///
+/// Each bin `j > 0` stands for the rate interval `[r_j - w/2, r_j + w/2)`; bin 0 stands for
+/// everything at or below `w/2` (the outage), the top bin for everything above its lower edge.
+/// From a bin `i > 0` the rate moves by a Gaussian of standard deviation `sigma * sqrt(tau)`,
+/// integrated over each destination interval and truncated at `kernel_sigmas`. From the outage
+/// the rate stays put with probability `exp(-lambda_z * tau)`, and otherwise escapes by the same
+/// Gaussian restricted to positive rates, so outages last `1 / lambda_z` seconds on average.
+#[derive(Clone, Debug)]
+pub struct Evolution {
+    rows: Vec<KernelRow>,
+}
+
+impl Evolution {
+    /// Builds the kernel for the given parameters (over one tick).
+    pub fn new(p: &ModelParams) -> Self {
+        let n = p.bins;
+        let w = p.bin_width();
+        let s = p.sigma * p.tau().sqrt();
+        let reach = ((p.kernel_sigmas * s) / w).ceil() as usize;
+        let lower = |j: usize| if j == 0 { f64::NEG_INFINITY } else { p.rate(j) - w / 2.0 };
+        let upper = |j: usize| {
+            if j + 1 == n {
+                f64::INFINITY
+            } else {
+                p.rate(j) + w / 2.0
+            }
+        };
+        let mut rows = Vec::with_capacity(n);
+        for i in 0..n {
+            let centre = p.rate(i);
+            let start = i.saturating_sub(reach);
+            let end = (i + reach).min(n - 1);
+            let mut weights: Vec<f64> = (start..=end)
+                .map(|j| normal_cdf((upper(j) - centre) / s) - normal_cdf((lower(j) - centre) / s))
+                .collect();
+            if i == 0 {
+                // The outage is sticky: it lasts an exponential time with rate lambda_z.
+                let stay = (-p.outage_escape_rate * p.tau()).exp();
+                weights[0] = 0.0;
+                let escape_mass: f64 = weights.iter().sum();
+                for x in weights.iter_mut() {
+                    *x *= (1.0 - stay) / escape_mass;
+                }
+                weights[0] = stay;
+            } else {
+                let total: f64 = weights.iter().sum();
+                for x in weights.iter_mut() {
+                    *x /= total;
+                }
+            }
+            rows.push(KernelRow { start, weights });
+        }
+        Evolution { rows }
+    }
+
+    /// The kernel's rows, one per source bin.
+    pub(crate) fn rows(&self) -> &[KernelRow] {
+        &self.rows
+    }
+
+    /// Applies one tick of evolution: `out = p * T`. `out` must have the same length as `p`.
+    pub fn apply(&self, p: &[f64], out: &mut [f64]) {
+        out.iter_mut().for_each(|x| *x = 0.0);
+        for (row, &mass) in self.rows.iter().zip(p) {
+            if mass == 0.0 {
+                continue;
+            }
+            let dst = &mut out[row.start..row.start + row.weights.len()];
+            for (d, &wgt) in dst.iter_mut().zip(&row.weights) {
+                *d += mass * wgt;
+            }
+        }
+    }
+}
+
+/// Probabilities below this are set to zero after each observation, which keeps the arithmetic
+/// away from subnormal numbers (slow) without measurably changing any forecast.
+const FLUSH_BELOW: f64 = 1e-30;
+
+/// The receiver's belief about the current link rate: a probability for each bin of the grid.
+#[derive(Clone, Debug)]
+pub struct RateModel {
+    params: ModelParams,
+    evolution: Evolution,
+    /// ln(rate * tau) for each bin (bin 0: unused).
+    ln_mean: Vec<f64>,
+    /// rate * tau for each bin: the expected packets per tick.
+    mean: Vec<f64>,
+    prob: Vec<f64>,
+    scratch: Vec<f64>,
+}
+
+impl RateModel {
+    /// A model with the uniform prior of the paper (all rates equally probable).
+    pub fn new(params: &ModelParams) -> Self {
+        Self::with_evolution(params, Evolution::new(params))
+    }
+
+    /// A model reusing an already-built evolution kernel.
+    pub fn with_evolution(params: &ModelParams, evolution: Evolution) -> Self {
+        let n = params.bins;
+        let tau = params.tau();
+        let mean: Vec<f64> = (0..n).map(|i| params.rate(i) * tau).collect();
+        let ln_mean = mean
+            .iter()
+            .map(|&m| if m > 0.0 { m.ln() } else { f64::NEG_INFINITY })
+            .collect();
+        RateModel {
+            params: params.clone(),
+            evolution,
+            ln_mean,
+            mean,
+            prob: vec![1.0 / n as f64; n],
+            scratch: vec![0.0; n],
+        }
+    }
+
+    /// The model's parameters.
+    pub fn params(&self) -> &ModelParams {
+        &self.params
+    }
+
+    /// Current probability of each rate bin (sums to 1).
+    pub fn probabilities(&self) -> &[f64] {
+        &self.prob
+    }
+
+    /// Replaces the distribution (it is normalised; an all-zero or invalid input gives the
+    /// uniform prior).
+    pub fn set_probabilities(&mut self, p: &[f64]) {
+        assert_eq!(p.len(), self.prob.len(), "distribution has the wrong number of bins");
+        self.prob.copy_from_slice(p);
+        self.normalise_or_reset();
+    }
+
+    /// Expected rate, in packets/s.
+    pub fn mean_rate(&self) -> f64 {
+        self.prob
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| p * self.params.rate(i))
+            .sum()
+    }
+
+    /// Standard deviation of the rate, in packets/s.
+    pub fn rate_std(&self) -> f64 {
+        let m = self.mean_rate();
+        self.prob
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| p * (self.params.rate(i) - m).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    }
+
+    /// Step 1 of a tick: Brownian motion of the rate over one tick.
+    pub fn evolve(&mut self) {
+        self.evolution.apply(&self.prob, &mut self.scratch);
+        std::mem::swap(&mut self.prob, &mut self.scratch);
+    }
+
+    /// Step 2 and 3 of a tick: Bayes' rule with the Poisson likelihood of seeing `packets`
+    /// (MTU-sized units, may be fractional) in one tick, then normalisation.
+    pub fn observe(&mut self, packets: f64) {
+        let k = if packets.is_finite() && packets > 0.0 { packets } else { 0.0 };
+        if k == 0.0 {
+            for (p, &m) in self.prob.iter_mut().zip(&self.mean) {
+                *p *= (-m).exp();
+            }
+        } else {
+            // Likelihood up to a constant: (lambda tau)^k exp(-lambda tau); the outage bin can
+            // not produce packets. Work in logs and subtract the largest term.
+            let mut best = f64::NEG_INFINITY;
+            for ((&p, &lm), (&m, s)) in self
+                .prob
+                .iter()
+                .zip(&self.ln_mean)
+                .zip(self.mean.iter().zip(self.scratch.iter_mut()))
+            {
+                let ll = k * lm - m;
+                *s = ll;
+                if p > 0.0 && ll > best {
+                    best = ll;
+                }
+            }
+            if best == f64::NEG_INFINITY {
+                // The belief was all on the outage but packets came: start again from the
+                // prior, which the likelihood then updates.
+                self.prob.iter_mut().for_each(|p| *p = 1.0);
+                best = self.scratch[1..].iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            }
+            self.prob[0] = 0.0;
+            for (p, &ll) in self.prob.iter_mut().zip(&self.scratch).skip(1) {
+                *p *= (ll - best).exp();
+            }
+        }
+        self.normalise_or_reset();
+    }
+
+    fn normalise_or_reset(&mut self) {
+        let total: f64 = self.prob.iter().sum();
+        if !(total > 0.0 && total.is_finite()) {
+            let u = 1.0 / self.prob.len() as f64;
+            self.prob.iter_mut().for_each(|p| *p = u);
+            return;
+        }
+        let mut kept = 0.0;
+        for p in self.prob.iter_mut() {
+            *p /= total;
+            if *p < FLUSH_BELOW {
+                *p = 0.0;
+            }
+            kept += *p;
+        }
+        if kept != 1.0 {
+            self.prob.iter_mut().for_each(|p| *p /= kept);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point_mass(p: &ModelParams, bin: usize) -> Vec<f64> {
+        let mut v = vec![0.0; p.bins];
+        v[bin] = 1.0;
+        v
+    }
+
+    #[test]
+    fn normal_cdf_known_values() {
+        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-15);
+        assert!((normal_cdf(1.0) - 0.841_344_746_068_543).abs() < 1e-12);
+        assert!((normal_cdf(-1.959_963_984_540_054) - 0.025).abs() < 1e-12);
+    }
+
+    #[test]
+    fn evolution_conserves_probability() {
+        let p = ModelParams::default();
+        let mut m = RateModel::new(&p);
+        for start in [0usize, 1, 5, 128, 250, 255] {
+            m.set_probabilities(&point_mass(&p, start));
+            for _ in 0..50 {
+                m.evolve();
+                let total: f64 = m.probabilities().iter().sum();
+                assert!((total - 1.0).abs() < 1e-12, "mass {total} from bin {start}");
+            }
+        }
+        // And from the uniform prior.
+        let mut m = RateModel::new(&p);
+        for _ in 0..100 {
+            m.evolve();
+        }
+        assert!((m.probabilities().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn certain_rate_stays_centred_and_spreads_by_28_3_per_tick() {
+        let p = ModelParams::default();
+        let mut m = RateModel::new(&p);
+        m.set_probabilities(&point_mass(&p, 128));
+        let centre = p.rate(128);
+        // sigma * sqrt(tau) = 200 * sqrt(0.02) = 28.28 packets/s; integrating over bins of
+        // width w adds w^2/12 of variance (Sheppard): sqrt(800 + 3.92^2/12) = 28.31.
+        m.evolve();
+        assert!((m.mean_rate() - centre).abs() < 1e-9, "mean {}", m.mean_rate());
+        assert!((m.rate_std() - 28.3).abs() < 0.05, "std {}", m.rate_std());
+        // After four ticks the spread doubles (variances add): 2 x 28.28.
+        for _ in 0..3 {
+            m.evolve();
+        }
+        assert!((m.mean_rate() - centre).abs() < 1e-9);
+        assert!((m.rate_std() - 56.6).abs() < 0.1, "std {}", m.rate_std());
+    }
+
+    #[test]
+    fn outage_is_sticky_with_escape_rate() {
+        let p = ModelParams::default();
+        let mut m = RateModel::new(&p);
+        m.set_probabilities(&point_mass(&p, 0));
+        m.evolve();
+        let stay = (-0.02f64).exp();
+        assert!((m.probabilities()[0] - stay).abs() < 1e-12);
+        // The escaping mass goes to positive rates only.
+        assert!((m.probabilities()[1..].iter().sum::<f64>() - (1.0 - stay)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn repeated_empty_ticks_move_mass_to_the_outage_bin() {
+        let p = ModelParams::default();
+        let mut m = RateModel::new(&p);
+        let mut last = m.probabilities()[0];
+        for tick in 0..25 {
+            m.evolve();
+            m.observe(0.0);
+            let now = m.probabilities()[0];
+            assert!(now > last, "tick {tick}: outage mass {now} did not grow from {last}");
+            last = now;
+        }
+        assert!(last > 0.5, "after 0.5 s of silence the outage holds {last}");
+        let mean = m.mean_rate();
+        assert!(mean < 60.0, "mean rate {mean} should have collapsed");
+    }
+
+    #[test]
+    fn observation_centres_on_the_observed_rate() {
+        let p = ModelParams::default();
+        let mut m = RateModel::new(&p);
+        // 10 packets per 20 ms tick is 500 packets/s.
+        for _ in 0..100 {
+            m.evolve();
+            m.observe(10.0);
+        }
+        assert!((m.mean_rate() - 500.0).abs() < 30.0, "mean {}", m.mean_rate());
+        assert_eq!(m.probabilities()[0], 0.0, "outage can not produce packets");
+    }
+
+    #[test]
+    fn packets_after_certain_outage_recover() {
+        let p = ModelParams::default();
+        let mut m = RateModel::new(&p);
+        m.set_probabilities(&point_mass(&p, 0));
+        m.observe(3.0);
+        let total: f64 = m.probabilities().iter().sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        assert!(m.mean_rate() > 50.0);
+    }
+}

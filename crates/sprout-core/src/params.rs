@@ -1,0 +1,220 @@
+//! Every parameter of the paper, as a documented default that can be changed.
+
+use serde::{Deserialize, Serialize};
+
+/// Parameters of the receiver's stochastic model of the link (paper §3.1–3.3).
+///
+/// The defaults are the paper's values, which were frozen before its traces were collected.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelParams {
+    /// Number of discrete values of the link rate lambda (paper: 256).
+    pub bins: usize,
+    /// Largest modelled rate, in MTU-sized packets per second (paper: 1000, about 12 Mbit/s).
+    /// The grid is uniform from 0 (the outage value) to this.
+    pub max_rate_pps: f64,
+    /// Brownian-motion volatility sigma of lambda, in packets/s per sqrt(s) (paper: 200).
+    pub sigma: f64,
+    /// Outage escape rate lambda_z, per second (paper: 1, i.e. outages last 1 s on average).
+    pub outage_escape_rate: f64,
+    /// Length of one tick (one evolve/observe/forecast step), in microseconds (paper: 20 ms).
+    pub tick_us: u64,
+    /// Number of ticks the forecast looks ahead (paper: 8, i.e. 160 ms).
+    pub forecast_ticks: usize,
+    /// The evolution kernel is truncated at this many standard deviations (authors' code: 5).
+    pub kernel_sigmas: f64,
+    /// Packets counted per tick are truncated at this value in the forecast tables (authors'
+    /// code: 30 at 1000 packets/s). `None` means 1.5 x the top rate's mean count per tick.
+    pub max_arrivals_per_tick: Option<usize>,
+    /// Size of the model's "packet" in bytes: byte counts are divided by it (default 1500,
+    /// the size of one delivery opportunity in the traces).
+    pub mtu_bytes: u32,
+}
+
+impl Default for ModelParams {
+    fn default() -> Self {
+        ModelParams {
+            bins: 256,
+            max_rate_pps: 1000.0,
+            sigma: 200.0,
+            outage_escape_rate: 1.0,
+            tick_us: 20_000,
+            forecast_ticks: 8,
+            kernel_sigmas: 5.0,
+            max_arrivals_per_tick: None,
+            mtu_bytes: 1500,
+        }
+    }
+}
+
+impl ModelParams {
+    /// Tick length in seconds.
+    pub fn tau(&self) -> f64 {
+        self.tick_us as f64 / 1e6
+    }
+
+    /// Spacing of the rate grid, in packets/s.
+    pub fn bin_width(&self) -> f64 {
+        self.max_rate_pps / (self.bins - 1) as f64
+    }
+
+    /// The rate of bin `i`, in packets/s (bin 0 is the outage, lambda = 0).
+    pub fn rate(&self, i: usize) -> f64 {
+        i as f64 * self.bin_width()
+    }
+
+    /// Truncation of the per-tick packet count used in the forecast tables.
+    pub fn arrivals_cap(&self) -> usize {
+        self.max_arrivals_per_tick
+            .unwrap_or_else(|| (1.5 * self.max_rate_pps * self.tau()).ceil() as usize)
+            .max(1)
+    }
+
+    /// Checks that the parameters describe a usable model.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.bins < 2 {
+            return Err(format!("model needs at least 2 rate bins, got {}", self.bins));
+        }
+        if !(self.max_rate_pps > 0.0 && self.max_rate_pps.is_finite()) {
+            return Err(format!("max rate must be positive, got {}", self.max_rate_pps));
+        }
+        if !(self.sigma > 0.0 && self.sigma.is_finite()) {
+            return Err(format!("sigma must be positive, got {}", self.sigma));
+        }
+        if !(self.outage_escape_rate >= 0.0 && self.outage_escape_rate.is_finite()) {
+            return Err(format!(
+                "outage escape rate must be >= 0, got {}",
+                self.outage_escape_rate
+            ));
+        }
+        if self.tick_us == 0 {
+            return Err("tick length must be positive".into());
+        }
+        if self.forecast_ticks == 0 || self.forecast_ticks > crate::wire::MAX_FORECAST_TICKS {
+            return Err(format!("forecast ticks must be 1..=32, got {}", self.forecast_ticks));
+        }
+        if self.kernel_sigmas <= 0.0 {
+            return Err("kernel truncation must be positive".into());
+        }
+        if self.mtu_bytes == 0 {
+            return Err("MTU must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+/// Which estimator the receiver runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum EstimatorKind {
+    /// Sprout: Bayesian inference and the cautious forecast.
+    Sprout,
+    /// Sprout-EWMA: an exponentially weighted moving average of the observed rate, assumed to
+    /// hold for the whole forecast (no caution).
+    Ewma {
+        /// Weight of each new tick's observed rate, 0..1.
+        gain: f64,
+    },
+}
+
+/// How the sender's queue estimate falls as each tick of a forecast elapses (paper §3.5: "it
+/// decrements the estimate by the amount of the forecast").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QueueDrain {
+    /// As the authors' implementation does: subtract the forecast's entry for the tick, which
+    /// is the *cumulative* count by that tick. The estimate falls faster than the forecast
+    /// deliveries, so the sender keeps a standing queue of about the 5-tick forecast; this is
+    /// the behaviour behind the paper's published figures.
+    ForecastEntry,
+    /// Subtract only that tick's forecast deliveries (the increment). More cautious: on a
+    /// 40 ms round trip the queue then often runs dry and throughput falls.
+    Increment,
+}
+
+/// Default gain of Sprout-EWMA per 20 ms tick (the paper does not publish its value).
+pub const DEFAULT_EWMA_GAIN: f64 = 0.125;
+
+/// Configuration of a Sprout connection endpoint (both its sender and its receiver).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// The receiver's link model.
+    pub model: ModelParams,
+    /// Which estimator the receiver runs.
+    pub estimator: EstimatorKind,
+    /// Probability with which the forecast deliveries are expected to be at least met
+    /// (paper: 0.95). Lower values forecast more and send more.
+    pub confidence: f64,
+    /// The delay target, in ticks of the forecast: the window is what the forecast says will
+    /// drain within this many ticks (paper: 5, i.e. 100 ms).
+    pub target_ticks: usize,
+    /// An idle sender sends a heartbeat after this long without sending, in microseconds.
+    pub heartbeat_interval_us: u64,
+    /// Packets sent this long apart are assumed never to be reordered (paper: 10 ms).
+    pub throwaway_window_us: u64,
+    /// How the queue estimate drains between forecasts.
+    pub queue_drain: QueueDrain,
+    /// Largest datagram the endpoint sends (header and payload), in bytes.
+    pub max_datagram_bytes: usize,
+    /// Bytes a datagram occupies on the link beyond itself (IPv4 + UDP headers: 28). Sequence
+    /// numbers, the queue estimate and the receiver's counts are all in link bytes.
+    pub link_overhead_bytes: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            model: ModelParams::default(),
+            estimator: EstimatorKind::Sprout,
+            confidence: 0.95,
+            target_ticks: 5,
+            heartbeat_interval_us: 50_000,
+            throwaway_window_us: 10_000,
+            queue_drain: QueueDrain::ForecastEntry,
+            max_datagram_bytes: 1472,
+            link_overhead_bytes: 28,
+        }
+    }
+}
+
+impl Config {
+    /// The Sprout-EWMA variant with the default gain.
+    pub fn ewma() -> Self {
+        Config {
+            estimator: EstimatorKind::Ewma {
+                gain: DEFAULT_EWMA_GAIN,
+            },
+            ..Config::default()
+        }
+    }
+
+    /// Checks that the configuration is usable.
+    pub fn validate(&self) -> Result<(), String> {
+        self.model.validate()?;
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Err(format!(
+                "confidence must be strictly between 0 and 1, got {}",
+                self.confidence
+            ));
+        }
+        if self.target_ticks == 0 || self.target_ticks > self.model.forecast_ticks {
+            return Err(format!(
+                "target ticks must be 1..={}, got {}",
+                self.model.forecast_ticks, self.target_ticks
+            ));
+        }
+        if let EstimatorKind::Ewma { gain } = self.estimator {
+            if !(gain > 0.0 && gain <= 1.0) {
+                return Err(format!("EWMA gain must be in (0, 1], got {gain}"));
+            }
+        }
+        let min = crate::wire::header_bytes(self.model.forecast_ticks) + 1;
+        if self.max_datagram_bytes < min || self.max_datagram_bytes > 65_507 {
+            return Err(format!(
+                "max datagram must be {min}..=65507 bytes, got {}",
+                self.max_datagram_bytes
+            ));
+        }
+        if self.heartbeat_interval_us == 0 {
+            return Err("heartbeat interval must be positive".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,277 @@
+//! The receiving half of an endpoint (paper §3.2–3.4): ticks the rate estimator, honours the
+//! sender's time-to-next, counts bytes received or written off as lost, and produces the
+//! forecast that goes back to the sender.
+
+use std::collections::VecDeque;
+
+use crate::estimator::{self, Estimator};
+use crate::params::Config;
+use crate::wire::{Feedback, Header, MAX_FORECAST_TICKS};
+
+/// Most received-but-not-yet-written-off datagrams remembered; a peer that never advances its
+/// throwaway number can not make the receiver grow without bound.
+const MAX_TRACKED: usize = 1 << 16;
+
+/// Counters kept by a receiver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// Datagrams taken in.
+    pub datagrams: u64,
+    /// Link bytes taken in.
+    pub link_bytes: u64,
+    /// Ticks run.
+    pub ticks: u64,
+    /// Ticks whose observation was skipped because the sender had announced a pause.
+    pub skipped_observations: u64,
+    /// Datagrams that arrived after being written off (reordered by more than 10 ms).
+    pub late: u64,
+    /// Datagrams seen twice.
+    pub duplicates: u64,
+}
+
+/// The receiver: estimator, tick clock, time-to-next hold, received-or-lost count, forecast.
+#[derive(Debug)]
+pub struct Receiver {
+    estimator: Box<dyn Estimator>,
+    tick_us: u64,
+    mtu_bytes: f64,
+    forecast_ticks: usize,
+    /// Start of the next tick boundary; `None` until the first datagram arrives.
+    next_tick_us: Option<u64>,
+    bytes_this_tick: u64,
+    /// No observation of an empty tick before this time (arrival + time-to-next).
+    hold_until_us: u64,
+    written_off: u64,
+    recent: VecDeque<(u64, u64)>,
+    recent_bytes: u64,
+    forecast: [u32; MAX_FORECAST_TICKS],
+    forecast_id: u32,
+    forecast_fresh: bool,
+    stats: ReceiverStats,
+}
+
+impl Receiver {
+    /// A receiver for the given configuration.
+    pub fn new(config: &Config) -> Self {
+        Receiver {
+            estimator: estimator::build(config),
+            tick_us: config.model.tick_us,
+            mtu_bytes: config.model.mtu_bytes as f64,
+            forecast_ticks: config.model.forecast_ticks.min(MAX_FORECAST_TICKS),
+            next_tick_us: None,
+            bytes_this_tick: 0,
+            hold_until_us: 0,
+            written_off: 0,
+            recent: VecDeque::new(),
+            recent_bytes: 0,
+            forecast: [0; MAX_FORECAST_TICKS],
+            forecast_id: 0,
+            forecast_fresh: false,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// Takes in a datagram's header that arrived at `now_us`, occupying `link_bytes` on the link.
+    pub fn on_datagram(&mut self, now_us: u64, header: &Header, link_bytes: u64) {
+        self.run_ticks(now_us);
+        self.stats.datagrams += 1;
+        self.stats.link_bytes += link_bytes;
+        if self.next_tick_us.is_none() {
+            self.next_tick_us = Some(now_us + self.tick_us);
+        }
+        self.bytes_this_tick += link_bytes;
+        self.hold_until_us = now_us.saturating_add(header.time_to_next_us as u64);
+        self.account(header.seq, link_bytes, header.throwaway);
+    }
+
+    /// Received-or-lost bookkeeping from the sequence and throwaway numbers.
+    fn account(&mut self, seq: u64, len: u64, throwaway: u64) {
+        if throwaway > self.written_off {
+            self.written_off = throwaway;
+            while let Some(&(s, l)) = self.recent.front() {
+                if s >= throwaway {
+                    break;
+                }
+                self.recent_bytes -= l;
+                self.recent.pop_front();
+            }
+            // Out-of-order leftovers below the mark elsewhere in the queue.
+            if self.recent.iter().any(|&(s, _)| s < throwaway) {
+                let mut kept = 0;
+                self.recent.retain(|&(s, l)| {
+                    let keep = s >= throwaway;
+                    if keep {
+                        kept += l;
+                    }
+                    keep
+                });
+                self.recent_bytes = kept;
+            }
+        }
+        if seq < self.written_off {
+            self.stats.late += 1;
+            return;
+        }
+        if self.recent.iter().rev().take(64).any(|&(s, _)| s == seq) {
+            self.stats.duplicates += 1;
+            return;
+        }
+        if self.recent.len() >= MAX_TRACKED {
+            if let Some((s, l)) = self.recent.pop_front() {
+                self.recent_bytes -= l;
+                self.written_off = self.written_off.max(s + l);
+            }
+        }
+        self.recent.push_back((seq, len));
+        self.recent_bytes += len;
+    }
+
+    /// Link bytes of the peer's data received, or sent long enough ago to be written off.
+    pub fn received_or_lost(&self) -> u64 {
+        self.written_off + self.recent_bytes
+    }
+
+    /// When the next tick is due, in microseconds (`None` before any datagram has arrived).
+    pub fn next_tick_us(&self) -> Option<u64> {
+        self.next_tick_us
+    }
+
+    /// Runs every tick due by `now_us`.
+    pub fn on_timeout(&mut self, now_us: u64) {
+        self.run_ticks(now_us);
+    }
+
+    fn run_ticks(&mut self, now_us: u64) {
+        while let Some(t) = self.next_tick_us {
+            if t > now_us {
+                break;
+            }
+            self.tick(t);
+            self.next_tick_us = Some(t + self.tick_us);
+        }
+    }
+
+    /// One tick ending at `end_us`: evolve, then observe (unless the sender announced a pause
+    /// that covers the tick and nothing came), then mark the forecast stale.
+    fn tick(&mut self, end_us: u64) {
+        self.stats.ticks += 1;
+        self.estimator.evolve();
+        if self.bytes_this_tick > 0 {
+            // A tick that saw some bytes but less than one MTU counts as one packet.
+            let packets = (self.bytes_this_tick as f64 / self.mtu_bytes).max(1.0);
+            self.estimator.observe(packets);
+        } else if self.hold_until_us > end_us - self.tick_us {
+            // The sender said it would not send before this tick began: an empty tick says
+            // nothing about the link.
+            self.stats.skipped_observations += 1;
+        } else {
+            self.estimator.observe(0.0);
+        }
+        self.bytes_this_tick = 0;
+        self.forecast_fresh = false;
+    }
+
+    /// The feedback to piggyback on the next outgoing datagram: the latest forecast and the
+    /// received-or-lost count. `None` until a datagram has arrived.
+    pub fn feedback(&mut self) -> Option<Feedback> {
+        self.next_tick_us?;
+        if !self.forecast_fresh {
+            let n = self.forecast_ticks;
+            self.estimator.forecast(&mut self.forecast[..n]);
+            self.forecast_id = self.forecast_id.wrapping_add(1);
+            self.forecast_fresh = true;
+        }
+        Some(Feedback::new(
+            self.forecast_id,
+            self.received_or_lost(),
+            &self.forecast[..self.forecast_ticks],
+        ))
+    }
+
+    /// The estimator's current rate estimate, in packets/s.
+    pub fn rate_pps(&self) -> f64 {
+        self.estimator.rate_pps()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> ReceiverStats {
+        self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(seq: u64, throwaway: u64, ttn_us: u32) -> Header {
+        Header {
+            seq,
+            throwaway,
+            time_to_next_us: ttn_us,
+            sent_us: 0,
+            heartbeat: false,
+            feedback: None,
+        }
+    }
+
+    #[test]
+    fn received_or_lost_from_sequence_and_throwaway() {
+        let mut r = Receiver::new(&Config::default());
+        r.on_datagram(0, &header(0, 0, 0), 1500);
+        r.on_datagram(1, &header(1500, 0, 0), 1500);
+        assert_eq!(r.received_or_lost(), 3000);
+        // 3000..4500 is lost; the next datagram says everything below 4500 is settled.
+        r.on_datagram(30_000, &header(6000, 4500, 0), 1500);
+        assert_eq!(r.received_or_lost(), 4500 + 1500);
+        // The lost datagram turns up late: already written off, not counted twice.
+        r.on_datagram(30_001, &header(3000, 0, 0), 1500);
+        assert_eq!(r.received_or_lost(), 6000);
+        assert_eq!(r.stats().late, 1);
+        // A duplicate is not counted twice either.
+        r.on_datagram(30_002, &header(6000, 4500, 0), 1500);
+        assert_eq!(r.received_or_lost(), 6000);
+        assert_eq!(r.stats().duplicates, 1);
+    }
+
+    #[test]
+    fn time_to_next_skips_empty_ticks() {
+        let cfg = Config::default();
+        let mut r = Receiver::new(&cfg);
+        // The sender says it will pause 100 ms: the next four empty ticks are not observed.
+        r.on_datagram(0, &header(0, 0, 100_000), 1500);
+        r.on_timeout(100_000);
+        assert_eq!(r.stats().ticks, 5);
+        // Tick at 20 ms saw the datagram; the ticks ending at 40, 60, 80 and 100 ms began before
+        // the hold ran out.
+        assert_eq!(r.stats().skipped_observations, 4);
+        r.on_timeout(120_000);
+        assert_eq!(r.stats().skipped_observations, 4, "tick 100..120 ms is observed");
+    }
+
+    #[test]
+    fn forecast_only_after_first_datagram_and_refreshes_per_tick() {
+        let mut r = Receiver::new(&Config::default());
+        assert!(r.feedback().is_none());
+        r.on_datagram(0, &header(0, 0, 0), 1500);
+        let a = r.feedback().unwrap();
+        let b = r.feedback().unwrap();
+        assert_eq!(a.forecast_id, b.forecast_id, "same tick, same forecast");
+        for i in 1..=50u64 {
+            r.on_datagram(i * 2000, &header(i * 1500, 0, 0), 1500);
+        }
+        let c = r.feedback().unwrap();
+        assert!(c.forecast_id > a.forecast_id);
+        // 10 packets every 20 ms = 500 packets/s: the forecast is cautious but positive.
+        assert!(c.forecast()[4] > 0, "{:?}", c.forecast());
+    }
+
+    #[test]
+    fn hostile_peer_can_not_grow_state_without_bound() {
+        let mut r = Receiver::new(&Config::default());
+        for i in 0..(MAX_TRACKED as u64 + 100) {
+            r.on_datagram(0, &header(i * 10, 0, 0), 10);
+        }
+        assert!(r.recent.len() <= MAX_TRACKED);
+        assert_eq!(r.received_or_lost(), (MAX_TRACKED as u64 + 100) * 10);
+    }
+}

@@ -1,0 +1,292 @@
+//! The sending half of an endpoint (paper §3.4–3.5): sequence and throwaway numbers, the queue
+//! occupancy estimate, and the window computed from the receiver's latest forecast.
+
+use std::collections::VecDeque;
+
+use crate::params::{Config, QueueDrain};
+use crate::wire::{Feedback, MAX_FORECAST_TICKS};
+
+/// The forecast the sender is currently working from.
+#[derive(Clone, Debug)]
+struct ActiveForecast {
+    id: u32,
+    received_or_lost: u64,
+    counts: [u32; MAX_FORECAST_TICKS],
+    len: usize,
+    /// When this forecast first arrived: tick `i` of it ends at `anchor + i * tick`.
+    anchor_us: u64,
+    /// Forecast ticks whose deliveries have been taken off the queue estimate.
+    applied: usize,
+    /// Estimated link bytes in the queue toward the receiver.
+    queue: u64,
+}
+
+impl ActiveForecast {
+    /// Packets the queue estimate loses when tick `tick` (1-based) of the forecast elapses.
+    fn drained(&self, tick: usize, drain: QueueDrain) -> u64 {
+        match drain {
+            QueueDrain::ForecastEntry => self.cumulative(tick),
+            QueueDrain::Increment => self.cumulative(tick) - self.cumulative(tick - 1),
+        }
+    }
+
+    fn cumulative(&self, ticks: usize) -> u64 {
+        if ticks == 0 {
+            0
+        } else {
+            self.counts[ticks - 1] as u64
+        }
+    }
+}
+
+/// The sender: bookkeeping of what was sent, and the window.
+#[derive(Debug)]
+pub struct Sender {
+    tick_us: u64,
+    target_ticks: usize,
+    mtu_bytes: u64,
+    throwaway_window_us: u64,
+    drain: QueueDrain,
+    sent: u64,
+    history: VecDeque<(u64, u64)>,
+    throwaway: u64,
+    last_send_us: Option<u64>,
+    forecast: Option<ActiveForecast>,
+}
+
+impl Sender {
+    /// A sender for the given configuration.
+    pub fn new(config: &Config) -> Self {
+        Sender {
+            tick_us: config.model.tick_us,
+            target_ticks: config.target_ticks,
+            mtu_bytes: config.model.mtu_bytes as u64,
+            throwaway_window_us: config.throwaway_window_us,
+            drain: config.queue_drain,
+            sent: 0,
+            history: VecDeque::new(),
+            throwaway: 0,
+            last_send_us: None,
+            forecast: None,
+        }
+    }
+
+    /// Takes in feedback from the receiver that arrived at `now_us`. Older forecasts than the
+    /// one in use are ignored; a repeat of the current one refreshes the queue estimate.
+    pub fn on_feedback(&mut self, now_us: u64, fb: &Feedback) {
+        let len = fb.forecast().len();
+        if len == 0 {
+            return;
+        }
+        let queue = self.sent.saturating_sub(fb.received_or_lost);
+        match &mut self.forecast {
+            Some(cur) if cur.id == fb.forecast_id => {
+                if fb.received_or_lost > cur.received_or_lost {
+                    cur.received_or_lost = fb.received_or_lost;
+                    cur.queue = queue;
+                }
+            }
+            // Forecast ids increase by one per tick; wrapping comparison rejects stale ones.
+            Some(cur) if (fb.forecast_id.wrapping_sub(cur.id) as i32) < 0 => {}
+            _ => {
+                let mut counts = [0u32; MAX_FORECAST_TICKS];
+                counts[..len].copy_from_slice(fb.forecast());
+                self.forecast = Some(ActiveForecast {
+                    id: fb.forecast_id,
+                    received_or_lost: fb.received_or_lost,
+                    counts,
+                    len,
+                    anchor_us: now_us,
+                    applied: 0,
+                    queue,
+                });
+            }
+        }
+    }
+
+    /// Takes each elapsed forecast tick's deliveries off the queue estimate (never below 0).
+    fn advance(&mut self, now_us: u64) {
+        let tick = self.tick_us;
+        if let Some(f) = &mut self.forecast {
+            let elapsed = (now_us.saturating_sub(f.anchor_us) / tick) as usize;
+            let upto = elapsed.min(f.len);
+            while f.applied < upto {
+                let drained = f.drained(f.applied + 1, self.drain) * self.mtu_bytes;
+                f.queue = f.queue.saturating_sub(drained);
+                f.applied += 1;
+            }
+        }
+    }
+
+    /// The window at `now_us`, in link bytes: what the forecast says will drain within the
+    /// delay target (5 ticks, looking further along the forecast as it ages) minus the queue
+    /// estimate. Zero without a forecast or once the forecast has run out.
+    pub fn window_bytes(&mut self, now_us: u64) -> u64 {
+        self.advance(now_us);
+        match &self.forecast {
+            Some(f) => Self::window_at(f, f.applied, f.queue, self.target_ticks, self.mtu_bytes),
+            None => 0,
+        }
+    }
+
+    fn window_at(f: &ActiveForecast, i: usize, queue: u64, target: usize, mtu: u64) -> u64 {
+        if i >= f.len {
+            return 0;
+        }
+        let h = (i + target).min(f.len);
+        ((f.cumulative(h) - f.cumulative(i)) * mtu).saturating_sub(queue)
+    }
+
+    /// The earliest forecast tick boundary after `now_us` at which the window, with nothing
+    /// more sent and no new forecast, would reach `need_bytes`; `None` if it never does.
+    pub fn next_window_open_us(&mut self, now_us: u64, need_bytes: u64) -> Option<u64> {
+        self.advance(now_us);
+        let f = self.forecast.as_ref()?;
+        let mut queue = f.queue;
+        for j in f.applied + 1..=f.len {
+            let drained = f.drained(j, self.drain) * self.mtu_bytes;
+            queue = queue.saturating_sub(drained);
+            if Self::window_at(f, j, queue, self.target_ticks, self.mtu_bytes) >= need_bytes {
+                return Some(f.anchor_us + j as u64 * self.tick_us);
+            }
+        }
+        None
+    }
+
+    /// Sequence and throwaway numbers for a datagram about to be sent at `now_us`.
+    pub fn numbers(&mut self, now_us: u64) -> (u64, u64) {
+        // Everything sent more than the throwaway window ago is assumed not to be reordered
+        // with what is sent now.
+        while let Some(&(t, end)) = self.history.front() {
+            if t + self.throwaway_window_us < now_us {
+                self.throwaway = end;
+                self.history.pop_front();
+            } else {
+                break;
+            }
+        }
+        (self.sent, self.throwaway)
+    }
+
+    /// Records a datagram of `link_bytes` sent at `now_us`.
+    pub fn on_sent(&mut self, now_us: u64, link_bytes: u64) {
+        self.advance(now_us);
+        self.sent += link_bytes;
+        self.history.push_back((now_us, self.sent));
+        self.last_send_us = Some(now_us);
+        if let Some(f) = &mut self.forecast {
+            f.queue += link_bytes;
+        }
+    }
+
+    /// When the last datagram was sent, in microseconds.
+    pub fn last_send_us(&self) -> Option<u64> {
+        self.last_send_us
+    }
+
+    /// Link bytes sent so far (the next sequence number).
+    pub fn bytes_sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// The current queue occupancy estimate, in link bytes (0 without a forecast).
+    pub fn queue_estimate(&mut self, now_us: u64) -> u64 {
+        self.advance(now_us);
+        self.forecast.as_ref().map_or(0, |f| f.queue)
+    }
+
+    /// The forecast in use (cumulative MTU-sized packets per tick), if any.
+    pub fn forecast(&self) -> Option<&[u32]> {
+        self.forecast.as_ref().map(|f| &f.counts[..f.len])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fb(id: u32, rol: u64, counts: &[u32]) -> Feedback {
+        Feedback::new(id, rol, counts)
+    }
+
+    fn increment_config() -> Config {
+        Config {
+            queue_drain: QueueDrain::Increment,
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn authors_drain_subtracts_the_cumulative_entry() {
+        let mut s = Sender::new(&Config::default());
+        s.on_feedback(0, &fb(1, 0, &[2, 4, 6, 8, 10, 12, 14, 16]));
+        s.on_sent(0, 30_000);
+        // Tick 1 takes off 2 packets, tick 2 the entry 4, tick 3 the entry 6, tick 4 the entry 8.
+        assert_eq!(s.queue_estimate(20_000), 30_000 - 3000);
+        assert_eq!(s.queue_estimate(40_000), 30_000 - 3000 - 6000);
+        assert_eq!(s.queue_estimate(60_000), 30_000 - 3000 - 6000 - 9000);
+        assert_eq!(s.queue_estimate(80_000), 0);
+    }
+
+    #[test]
+    fn window_from_forecast_minus_queue() {
+        let mut s = Sender::new(&increment_config());
+        assert_eq!(s.window_bytes(0), 0, "no forecast, no window");
+        // 2 packets per tick: 5 ticks drain 10 packets = 15000 bytes.
+        let f = [2, 4, 6, 8, 10, 12, 14, 16];
+        s.on_feedback(0, &fb(1, 0, &f));
+        assert_eq!(s.window_bytes(0), 15_000);
+        s.on_sent(0, 9000);
+        assert_eq!(s.window_bytes(0), 6000);
+        // After one tick 3000 bytes have drained and the sender looks one tick further.
+        assert_eq!(s.queue_estimate(20_000), 6000);
+        assert_eq!(s.window_bytes(20_000), 15_000 - 6000);
+        // After 3 ticks only ticks 4..8 remain: 5 ticks but the forecast ends at 8.
+        assert_eq!(s.queue_estimate(60_000), 0);
+        assert_eq!(s.window_bytes(60_000), 15_000);
+        assert_eq!(s.window_bytes(100_000), 3 * 2 * 1500);
+        assert_eq!(s.window_bytes(160_000), 0, "forecast ran out");
+    }
+
+    #[test]
+    fn queue_from_received_or_lost() {
+        let mut s = Sender::new(&Config::default());
+        s.on_sent(0, 30_000);
+        s.on_feedback(1000, &fb(1, 12_000, &[10, 20, 30, 40, 50, 60, 70, 80]));
+        assert_eq!(s.queue_estimate(1000), 18_000);
+        // A repeat of the same forecast with a newer count refreshes the queue only.
+        s.on_feedback(5000, &fb(1, 27_000, &[10, 20, 30, 40, 50, 60, 70, 80]));
+        assert_eq!(s.queue_estimate(5000), 3000);
+        // An older forecast is ignored.
+        s.on_feedback(6000, &fb(0, 0, &[0; 8]));
+        assert_eq!(s.forecast().unwrap()[0], 10);
+        // A peer claiming more than was sent can not make the estimate negative.
+        s.on_feedback(7000, &fb(2, 99_999, &[1; 8]));
+        assert_eq!(s.queue_estimate(7000), 0);
+    }
+
+    #[test]
+    fn throwaway_is_the_last_datagram_older_than_10_ms() {
+        let mut s = Sender::new(&Config::default());
+        assert_eq!(s.numbers(0), (0, 0));
+        s.on_sent(0, 1000);
+        assert_eq!(s.numbers(5000), (1000, 0));
+        s.on_sent(5000, 1000);
+        assert_eq!(s.numbers(10_001), (2000, 1000));
+        s.on_sent(10_001, 1000);
+        assert_eq!(s.numbers(15_001), (3000, 2000));
+    }
+
+    #[test]
+    fn next_window_open() {
+        let mut s = Sender::new(&increment_config());
+        s.on_feedback(0, &fb(1, 0, &[1, 2, 3, 4, 5, 6, 7, 8]));
+        s.on_sent(0, 7500);
+        assert_eq!(s.window_bytes(0), 0);
+        // Tick 1 drains 1500 (queue 6000) and the horizon 2..6 holds 5 packets: room 1500.
+        // Tick 2: queue 4500, room 7500 - 4500 = 3000; tick 3: queue 3000, room 4500.
+        assert_eq!(s.next_window_open_us(0, 1500), Some(20_000));
+        assert_eq!(s.next_window_open_us(0, 4500), Some(60_000));
+        assert_eq!(s.next_window_open_us(0, 100_000), None);
+    }
+}

@@ -1,0 +1,659 @@
+//! The paper's metrics (Winstein et al., NSDI 2013, section 5.1), as pure functions.
+//!
+//! All times are `u64` **microseconds** since the start of the run unless a name says
+//! otherwise (`_ms`, `_s`). Rates are kilobits per second (1 kbit = 1000 bits).
+//!
+//! # Definitions
+//!
+//! * **Throughput**: bytes leaving the link queue toward the receiver with `arrived_us` inside
+//!   the measured [`Window`], times 8, divided by 1000 and by the window's length in seconds
+//!   (the paper measured at Cellsim). **Goodput** is the same over the application payload.
+//! * **End-to-end delay function**: at every instant `t`, take the most recently *sent*
+//!   packet (largest `sent_us`) among the packets that have arrived by `t` (`arrived_us <= t`,
+//!   including arrivals before the window); `delay(t) = t - sent_us`. Between arrivals it
+//!   grows at 1 s/s; a packet that was sent earlier than one already arrived (reordering)
+//!   never lowers it.
+//! * **Before-first-arrival rule**: a virtual packet sent at time 0 is deemed to have arrived
+//!   at time 0, so before any real arrival `delay(t) = t`.
+//! * **95% end-to-end delay**: the 95th percentile ([`percentile`], nearest rank) of the delay
+//!   function sampled every `step_us` (1 ms by default, [`DEFAULT_STEP_US`]) at
+//!   `t = start, start + step, ... < end`, as the authors' scorer did.
+//! * **Omniscient**: a sender whose packets arrive exactly at every delivery opportunity of
+//!   the trace, each sent one propagation delay earlier; see [`omniscient_delay_samples`].
+//! * **Self-inflicted delay** = 95% end-to-end delay - the omniscient's, on the same trace.
+//! * **Utilization** = delivered (wire) bytes / the bytes the trace offered in the window.
+//!
+//! The paper counted *every* packet crossing Cellsim, so an idle sender's heartbeats count as
+//! "the most recent packet to arrive". [`DirectionMetrics`] therefore reports both the paper's
+//! all-packet figures (`p95_delay_ms`, `self_inflicted_ms`) and data-only figures
+//! (`p95_delay_data_ms`, `self_inflicted_data_ms`).
+
+use serde::{Deserialize, Serialize};
+
+/// Default sampling step of the delay function: 1 ms, in microseconds.
+pub const DEFAULT_STEP_US: u64 = 1_000;
+
+/// Default start-up period skipped before measuring: 60 s, in microseconds (section 5.1).
+pub const DEFAULT_SKIP_US: u64 = 60_000_000;
+
+/// Default percentile of the delay function reported by the paper (95).
+pub const DELAY_PERCENTILE: f64 = 95.0;
+
+/// One packet leaving the link queue toward the receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arrival {
+    /// When the sender sent it (µs).
+    pub sent_us: u64,
+    /// When it left the link queue toward the receiver (µs); `>= sent_us`.
+    pub arrived_us: u64,
+    /// On-the-wire size counted by the link (bytes).
+    pub bytes: u32,
+    /// Application payload it carried (bytes).
+    pub app_bytes: u32,
+    /// True if it carried application data; false for a heartbeat / feedback-only packet.
+    pub is_data: bool,
+}
+
+/// The measured interval `[start_us, end_us)` (µs). The caller sets `start_us` to the skipped
+/// start-up period (60 s by default, [`DEFAULT_SKIP_US`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    /// First instant measured (µs, inclusive).
+    pub start_us: u64,
+    /// End of the measured interval (µs, exclusive).
+    pub end_us: u64,
+}
+
+impl Window {
+    /// A window `[start_us, end_us)` (µs).
+    pub fn new(start_us: u64, end_us: u64) -> Self {
+        Window { start_us, end_us }
+    }
+
+    /// Length of the window in microseconds (0 if `end_us <= start_us`).
+    pub fn len_us(&self) -> u64 {
+        self.end_us.saturating_sub(self.start_us)
+    }
+
+    /// Length of the window in seconds.
+    pub fn len_s(&self) -> f64 {
+        self.len_us() as f64 / 1e6
+    }
+
+    /// True if `t_us` lies in `[start_us, end_us)`.
+    pub fn contains(&self, t_us: u64) -> bool {
+        t_us >= self.start_us && t_us < self.end_us
+    }
+
+    /// The sampling instants `start, start + step, ... < end` (µs). Panics if `step_us == 0`.
+    pub fn sample_times(&self, step_us: u64) -> impl Iterator<Item = u64> {
+        assert!(step_us > 0, "sampling step must be positive");
+        (self.start_us..self.end_us).step_by(step_us as usize)
+    }
+}
+
+fn is_sorted_by_arrival(arrivals: &[Arrival]) -> bool {
+    arrivals
+        .windows(2)
+        .all(|w| w[0].arrived_us <= w[1].arrived_us)
+}
+
+/// The end-to-end delay function (µs) sampled every `step_us` at `t = start, start + step, ...
+/// < end` of `window`, counting only arrivals that pass `filter`.
+///
+/// `arrivals` must be sorted by `arrived_us` (checked in debug builds). At each `t` the most
+/// recently sent packet (max `sent_us`) among those with `arrived_us <= t` is taken, including
+/// arrivals before the window; `delay(t) = t - sent_us`. Before any arrival passing the filter,
+/// `delay(t) = t` (a virtual packet sent and arrived at time 0). O(arrivals + samples).
+/// Panics if `step_us == 0`.
+pub fn delay_samples(
+    arrivals: &[Arrival],
+    window: Window,
+    step_us: u64,
+    filter: impl Fn(&Arrival) -> bool,
+) -> Vec<u64> {
+    debug_assert!(
+        is_sorted_by_arrival(arrivals),
+        "arrivals must be sorted by arrived_us"
+    );
+    let mut out = Vec::with_capacity((window.len_us() / step_us.max(1) + 1) as usize);
+    let mut i = 0;
+    let mut max_sent = 0u64; // the virtual packet sent at time 0
+    for t in window.sample_times(step_us) {
+        while i < arrivals.len() && arrivals[i].arrived_us <= t {
+            let a = &arrivals[i];
+            if filter(a) {
+                max_sent = max_sent.max(a.sent_us);
+            }
+            i += 1;
+        }
+        out.push(t.saturating_sub(max_sent));
+    }
+    out
+}
+
+/// Nearest-rank percentile of `samples` (any unit; result in the same unit).
+///
+/// Definition: with `n` samples sorted ascending `x[1] <= ... <= x[n]`, the `p`-th percentile
+/// (`0 <= p <= 100`) is `x[k]` with `k = ceil(p / 100 * n)`, clamped to `1..=n`; so the 95th
+/// percentile of `1..=100` is 95 and of `1..=10` is 10. Returns NaN if `samples` is empty.
+/// O(n) (selection on a copy).
+pub fn percentile(samples: &[u64], p: f64) -> f64 {
+    let n = samples.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let p = p.clamp(0.0, 100.0);
+    // Multiply first: for integer p, p * n is exact, so an integral rank is not pushed up
+    // by rounding (0.95 * 20 would not be exactly 19).
+    let rank = ((p * n as f64 / 100.0).ceil() as usize).clamp(1, n);
+    let mut v = samples.to_vec();
+    let (_, kth, _) = v.select_nth_unstable(rank - 1);
+    *kth as f64
+}
+
+/// The omniscient sender's delay function (µs), sampled like [`delay_samples`].
+///
+/// Its packets arrive exactly at every delivery opportunity in `opportunities_us` (sorted
+/// ascending, µs), each sent `propagation_delay_us` earlier, so
+/// `delay(t) = t - last_opportunity_at_or_before(t) + propagation_delay_us`. Same
+/// before-first-arrival rule as [`delay_samples`] (a virtual packet sent at time 0): the
+/// sender cannot send before time 0, so the value is `t - max(0, last_opportunity - propagation)`,
+/// and `t` before the first opportunity. With this rule the omniscient delay is a lower
+/// bound for every schedule whose packets depart only at opportunities at least one
+/// propagation delay after being sent. O(opportunities + samples). Panics if `step_us == 0`.
+pub fn omniscient_delay_samples(
+    opportunities_us: &[u64],
+    propagation_delay_us: u64,
+    window: Window,
+    step_us: u64,
+) -> Vec<u64> {
+    debug_assert!(
+        opportunities_us.windows(2).all(|w| w[0] <= w[1]),
+        "opportunities must be sorted"
+    );
+    let mut out = Vec::with_capacity((window.len_us() / step_us.max(1) + 1) as usize);
+    let mut i = 0;
+    let mut max_sent = 0u64;
+    for t in window.sample_times(step_us) {
+        while i < opportunities_us.len() && opportunities_us[i] <= t {
+            max_sent = max_sent.max(opportunities_us[i].saturating_sub(propagation_delay_us));
+            i += 1;
+        }
+        out.push(t.saturating_sub(max_sent));
+    }
+    out
+}
+
+/// The paper's metrics for one direction of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirectionMetrics {
+    /// All bytes leaving the link queue with `arrived_us` in the window, in kbit/s.
+    pub throughput_kbps: f64,
+    /// Application payload bytes of the same arrivals, in kbit/s.
+    pub goodput_kbps: f64,
+    /// The trace's offered capacity in the window, in kbit/s.
+    pub capacity_kbps: f64,
+    /// `delivered_bytes / offered_bytes` (normally 0..1; 0 if nothing was offered).
+    pub utilization: f64,
+    /// 95th percentile of the delay function over all packets, ms (the paper's figure).
+    pub p95_delay_ms: f64,
+    /// 95th percentile of the delay function over packets carrying application data, ms.
+    pub p95_delay_data_ms: f64,
+    /// 95th percentile of the omniscient sender's delay function, ms.
+    pub omniscient_p95_ms: f64,
+    /// `p95_delay_ms - omniscient_p95_ms` (the paper's self-inflicted delay), ms. Not clamped.
+    pub self_inflicted_ms: f64,
+    /// `p95_delay_data_ms - omniscient_p95_ms`, ms. Not clamped.
+    pub self_inflicted_data_ms: f64,
+    /// Wire bytes delivered in the window.
+    pub delivered_bytes: u64,
+    /// Bytes the trace offered in the window (`opportunity_bytes` x opportunities in it).
+    pub offered_bytes: u64,
+    /// Packets (all kinds) delivered in the window.
+    pub packets: u64,
+    /// Length of the window, seconds.
+    pub window_s: f64,
+}
+
+/// Bytes over a duration (µs) as kbit/s; 0 for an empty duration.
+fn kbps(bytes: u64, dur_us: u64) -> f64 {
+    if dur_us == 0 {
+        0.0
+    } else {
+        bytes as f64 * 8.0 * 1000.0 / dur_us as f64
+    }
+}
+
+/// The 95th percentile of `samples_us` in ms; 0 when there are no samples (empty window).
+fn p95_ms(samples_us: &[u64]) -> f64 {
+    if samples_us.is_empty() {
+        0.0
+    } else {
+        percentile(samples_us, DELAY_PERCENTILE) / 1000.0
+    }
+}
+
+/// Computes [`DirectionMetrics`] for one direction.
+///
+/// * `arrivals`: packets leaving the link queue toward the receiver, ideally sorted by
+///   `arrived_us` (a sorted copy is made if they are not); may include arrivals before the
+///   window, which affect the delay function's first samples.
+/// * `opportunities_us`: every delivery opportunity of the trace as replayed (µs, sorted; may
+///   extend beyond the window), each worth `opportunity_bytes` bytes.
+/// * `propagation_delay_us`: one-way propagation delay for the omniscient sender (µs).
+/// * `window`, `step_us`: measured interval and delay sampling step (µs).
+///
+/// An empty window yields zero rates and zero delays.
+pub fn compute(
+    arrivals: &[Arrival],
+    opportunities_us: &[u64],
+    opportunity_bytes: u32,
+    propagation_delay_us: u64,
+    window: Window,
+    step_us: u64,
+) -> DirectionMetrics {
+    let sorted_copy;
+    let arrivals = if is_sorted_by_arrival(arrivals) {
+        arrivals
+    } else {
+        let mut v = arrivals.to_vec();
+        v.sort_by_key(|a| a.arrived_us);
+        sorted_copy = v;
+        &sorted_copy[..]
+    };
+    let sorted_opps;
+    let opportunities_us = if opportunities_us.windows(2).all(|w| w[0] <= w[1]) {
+        opportunities_us
+    } else {
+        let mut v = opportunities_us.to_vec();
+        v.sort_unstable();
+        sorted_opps = v;
+        &sorted_opps[..]
+    };
+
+    let dur_us = window.len_us();
+    let mut delivered_bytes = 0u64;
+    let mut app_bytes = 0u64;
+    let mut packets = 0u64;
+    for a in arrivals.iter().filter(|a| window.contains(a.arrived_us)) {
+        delivered_bytes += u64::from(a.bytes);
+        app_bytes += u64::from(a.app_bytes);
+        packets += 1;
+    }
+    let offered_bytes = u64::from(opportunity_bytes)
+        * opportunities_us
+            .iter()
+            .filter(|&&t| window.contains(t))
+            .count() as u64;
+
+    let all = delay_samples(arrivals, window, step_us, |_| true);
+    let data = delay_samples(arrivals, window, step_us, |a| a.is_data);
+    let omni = omniscient_delay_samples(opportunities_us, propagation_delay_us, window, step_us);
+    let p95_delay_ms = p95_ms(&all);
+    let p95_delay_data_ms = p95_ms(&data);
+    let omniscient_p95_ms = p95_ms(&omni);
+
+    DirectionMetrics {
+        throughput_kbps: kbps(delivered_bytes, dur_us),
+        goodput_kbps: kbps(app_bytes, dur_us),
+        capacity_kbps: kbps(offered_bytes, dur_us),
+        utilization: if offered_bytes == 0 {
+            0.0
+        } else {
+            delivered_bytes as f64 / offered_bytes as f64
+        },
+        p95_delay_ms,
+        p95_delay_data_ms,
+        omniscient_p95_ms,
+        self_inflicted_ms: p95_delay_ms - omniscient_p95_ms,
+        self_inflicted_data_ms: p95_delay_data_ms - omniscient_p95_ms,
+        delivered_bytes,
+        offered_bytes,
+        packets,
+        window_s: window.len_s(),
+    }
+}
+
+/// One bin of a Figure-1-style time series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeSeriesPoint {
+    /// Start of the bin, seconds since the start of the run (not of the window).
+    pub t_s: f64,
+    /// Length of the bin, seconds (the last bin may be shorter than the others).
+    pub bin_s: f64,
+    /// Capacity the trace offered in the bin, kbit/s.
+    pub capacity_kbps: f64,
+    /// Wire bytes delivered in the bin, kbit/s.
+    pub throughput_kbps: f64,
+    /// Application payload delivered in the bin, kbit/s.
+    pub goodput_kbps: f64,
+    /// Maximum (supremum) of the all-packet delay function within the bin, ms.
+    pub delay_ms: f64,
+    /// Maximum (supremum) of the data-only delay function within the bin, ms.
+    pub delay_data_ms: f64,
+}
+
+/// Running state of an exact per-bin maximum of the delay function.
+struct BinMax {
+    idx: usize,
+    max_sent: u64,
+}
+
+impl BinMax {
+    /// Supremum of `delay(t)` over `[b0, b1)` (µs), counting arrivals passing `keep`, advancing
+    /// through `arrivals` (sorted by arrival). The delay function rises linearly between
+    /// arrivals and only drops at them, so the supremum is the largest of its value at `b0`,
+    /// its left limits at each arrival inside the bin, and its left limit at `b1`.
+    fn next(
+        &mut self,
+        arrivals: &[Arrival],
+        b0: u64,
+        b1: u64,
+        keep: &impl Fn(&Arrival) -> bool,
+    ) -> u64 {
+        while self.idx < arrivals.len() && arrivals[self.idx].arrived_us <= b0 {
+            if keep(&arrivals[self.idx]) {
+                self.max_sent = self.max_sent.max(arrivals[self.idx].sent_us);
+            }
+            self.idx += 1;
+        }
+        let mut best = b0.saturating_sub(self.max_sent);
+        while self.idx < arrivals.len() && arrivals[self.idx].arrived_us < b1 {
+            let a = &arrivals[self.idx];
+            if keep(a) {
+                best = best.max(a.arrived_us.saturating_sub(self.max_sent));
+                self.max_sent = self.max_sent.max(a.sent_us);
+            }
+            self.idx += 1;
+        }
+        best.max(b1.saturating_sub(self.max_sent))
+    }
+}
+
+/// A Figure-1-style time series over `window`, in bins of `bin_us` (µs; the last bin may be
+/// shorter): offered capacity and throughput per bin, and the maximum of the delay function
+/// (exact supremum, not sampled) within each bin. The maximum rather than a percentile is used
+/// so that outages show at their full height. `arrivals` must be sorted by `arrived_us`
+/// (a sorted copy is made if not); `opportunities_us` sorted, each worth `opportunity_bytes`.
+/// Panics if `bin_us == 0`.
+pub fn time_series(
+    arrivals: &[Arrival],
+    opportunities_us: &[u64],
+    opportunity_bytes: u32,
+    window: Window,
+    bin_us: u64,
+) -> Vec<TimeSeriesPoint> {
+    assert!(bin_us > 0, "bin length must be positive");
+    let sorted_copy;
+    let arrivals = if is_sorted_by_arrival(arrivals) {
+        arrivals
+    } else {
+        let mut v = arrivals.to_vec();
+        v.sort_by_key(|a| a.arrived_us);
+        sorted_copy = v;
+        &sorted_copy[..]
+    };
+    let mut opps = opportunities_us.to_vec();
+    opps.sort_unstable();
+
+    let mut out = Vec::new();
+    let mut all = BinMax {
+        idx: 0,
+        max_sent: 0,
+    };
+    let mut data = BinMax {
+        idx: 0,
+        max_sent: 0,
+    };
+    // Cursors for byte counting.
+    let mut ai = arrivals.partition_point(|a| a.arrived_us < window.start_us);
+    let mut oi = opps.partition_point(|&t| t < window.start_us);
+    let mut b0 = window.start_us;
+    while b0 < window.end_us {
+        let b1 = b0.saturating_add(bin_us).min(window.end_us);
+        let (mut wire, mut app) = (0u64, 0u64);
+        while ai < arrivals.len() && arrivals[ai].arrived_us < b1 {
+            wire += u64::from(arrivals[ai].bytes);
+            app += u64::from(arrivals[ai].app_bytes);
+            ai += 1;
+        }
+        let mut n_opps = 0u64;
+        while oi < opps.len() && opps[oi] < b1 {
+            n_opps += 1;
+            oi += 1;
+        }
+        let d_all = all.next(arrivals, b0, b1, &|_: &Arrival| true);
+        let d_data = data.next(arrivals, b0, b1, &|a: &Arrival| a.is_data);
+        let dur = b1 - b0;
+        out.push(TimeSeriesPoint {
+            t_s: b0 as f64 / 1e6,
+            bin_s: dur as f64 / 1e6,
+            capacity_kbps: kbps(n_opps * u64::from(opportunity_bytes), dur),
+            throughput_kbps: kbps(wire, dur),
+            goodput_kbps: kbps(app, dur),
+            delay_ms: d_all as f64 / 1000.0,
+            delay_data_ms: d_data as f64 / 1000.0,
+        });
+        b0 = b1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1000;
+
+    fn pkt(sent_ms: u64, arrived_ms: u64) -> Arrival {
+        Arrival {
+            sent_us: sent_ms * MS,
+            arrived_us: arrived_ms * MS,
+            bytes: 1500,
+            app_bytes: 1400,
+            is_data: true,
+        }
+    }
+
+    fn hb(sent_ms: u64, arrived_ms: u64) -> Arrival {
+        Arrival {
+            sent_us: sent_ms * MS,
+            arrived_us: arrived_ms * MS,
+            bytes: 60,
+            app_bytes: 0,
+            is_data: false,
+        }
+    }
+
+    fn ms_samples(v: &[u64]) -> Vec<u64> {
+        v.iter().map(|x| x / MS).collect()
+    }
+
+    #[test]
+    fn percentile_nearest_rank_on_1_to_100() {
+        let v: Vec<u64> = (1..=100).rev().collect();
+        assert_eq!(percentile(&v, 95.0), 95.0);
+        assert_eq!(percentile(&v, 50.0), 50.0);
+        assert_eq!(percentile(&v, 100.0), 100.0);
+        assert_eq!(percentile(&v, 0.0), 1.0);
+        assert_eq!(percentile(&v, 0.5), 1.0);
+        assert_eq!(percentile(&v, 94.1), 95.0);
+        // 1..=10: rank ceil(9.5) = 10.
+        let w: Vec<u64> = (1..=10).collect();
+        assert_eq!(percentile(&w, 95.0), 10.0);
+        // 1..=20: rank ceil(19) = 19 exactly (no float drift to 20).
+        let x: Vec<u64> = (1..=20).collect();
+        assert_eq!(percentile(&x, 95.0), 19.0);
+        assert!(percentile(&[], 95.0).is_nan());
+        assert_eq!(percentile(&[7], 95.0), 7.0);
+    }
+
+    #[test]
+    fn simple_in_order_known_answer() {
+        // Sent at 0, 10, 20 ms; arrive at 50, 60, 70 ms. Window [50, 100) ms, step 1 ms.
+        // t in 50..=59: last arrival sent at 0  -> delay = t       = 50..59
+        // t in 60..=69: last arrival sent at 10 -> delay = t - 10  = 50..59
+        // t in 70..=99: last arrival sent at 20 -> delay = t - 20  = 50..79
+        let arr = [pkt(0, 50), pkt(10, 60), pkt(20, 70)];
+        let w = Window::new(50 * MS, 100 * MS);
+        let s = delay_samples(&arr, w, MS, |_| true);
+        assert_eq!(s.len(), 50);
+        let mut expect: Vec<u64> = (50..60).chain(50..60).chain(50..80).collect();
+        assert_eq!(ms_samples(&s), expect);
+        // Values 50..59 appear 3 times (30 samples), 60..79 once (20 samples). Rank
+        // ceil(0.95*50) = 48 -> the 48th smallest = 30 + 18th of 60..79 = 77.
+        expect.sort();
+        assert_eq!(expect[47], 77);
+        let p = percentile(&s, 95.0);
+        assert_eq!(p, 77_000.0);
+
+        // Opportunities at 50, 60, 70 ms (1500 bytes each), plus 80 and 90 (unused), plus
+        // one at 100 ms outside the window. Propagation 20 ms.
+        let opps: Vec<u64> = [50, 60, 70, 80, 90, 100].iter().map(|x| x * MS).collect();
+        // Omniscient: delay(t) = t - last_opp + 20 -> 20..29 on each 10 ms stretch,
+        // five stretches in [50,100): each of 20..29 appears 5 times; rank 48 -> 29.
+        let omni = omniscient_delay_samples(&opps, 20 * MS, w, MS);
+        assert_eq!(percentile(&omni, 95.0), 29_000.0);
+
+        let m = compute(&arr, &opps, 1500, 20 * MS, w, MS);
+        // 3 x 1500 bytes in 50 ms = 4500*8/0.05 bit/s = 720 kbit/s.
+        assert!((m.throughput_kbps - 720.0).abs() < 1e-9);
+        assert!((m.goodput_kbps - 3.0 * 1400.0 * 8.0 / 0.05 / 1000.0).abs() < 1e-9);
+        // offered: 5 opportunities in window = 7500 bytes -> 1200 kbit/s; utilization 0.6.
+        assert_eq!(m.offered_bytes, 7500);
+        assert_eq!(m.delivered_bytes, 4500);
+        assert!((m.capacity_kbps - 1200.0).abs() < 1e-9);
+        assert!((m.utilization - 0.6).abs() < 1e-12);
+        assert_eq!(m.p95_delay_ms, 77.0);
+        assert_eq!(m.p95_delay_data_ms, 77.0);
+        assert_eq!(m.omniscient_p95_ms, 29.0);
+        assert_eq!(m.self_inflicted_ms, 48.0);
+        assert_eq!(m.self_inflicted_data_ms, 48.0);
+        assert_eq!(m.packets, 3);
+        assert!((m.window_s - 0.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn reordering_does_not_lower_delay() {
+        // B (sent 30) arrives at 40, then A (sent 10) arrives at 45. Window [40, 50).
+        // delay = t - 30 throughout: 10..19. A never lowers it (it would give t - 10).
+        let arr = [pkt(30, 40), pkt(10, 45)];
+        let w = Window::new(40 * MS, 50 * MS);
+        let s = delay_samples(&arr, w, MS, |_| true);
+        assert_eq!(ms_samples(&s), (10..20).collect::<Vec<_>>());
+        // Compute tolerates unsorted input too (sorted copy).
+        let m = compute(&[pkt(10, 45), pkt(30, 40)], &[], 1500, 0, w, MS);
+        // rank ceil(9.5) = 10 -> 19 ms.
+        assert_eq!(m.p95_delay_ms, 19.0);
+    }
+
+    #[test]
+    fn outage_gap_grows_one_ms_per_ms() {
+        // Packets sent at 100, arrive at 120; next sent 130 arrives only at 620 (500 ms outage).
+        let arr = [pkt(100, 120), pkt(130, 620)];
+        let w = Window::new(120 * MS, 700 * MS);
+        let s = delay_samples(&arr, w, MS, |_| true);
+        // t=120..619: delay = t - 100 = 20..519, rising by exactly 1 ms each ms.
+        for (k, d) in s.iter().take(500).enumerate() {
+            assert_eq!(*d, (20 + k as u64) * MS);
+        }
+        // t=620..699: delay = t - 130 = 490..569.
+        assert_eq!(s[500], 490 * MS);
+        assert_eq!(s[579], 569 * MS);
+        // 580 samples; rank ceil(551) = 551. Values: 20..519 (500) and 490..569 (80).
+        // Sorted: below 490 there are 470 (20..489); 490..519 appear twice (60 samples ->
+        // ranks 471..530); 520..569 once (ranks 531..580). Rank 551 -> 520 + 20 = 540.
+        assert_eq!(percentile(&s, 95.0), 540_000.0);
+    }
+
+    #[test]
+    fn data_only_filter_sees_through_heartbeats() {
+        // Data packets sent at 0 and 1000 arrive at 20 and 1020; during the data gap the idle
+        // sender's heartbeats (sent every 50 ms from 50 to 950) arrive 20 ms later.
+        let mut arr = vec![pkt(0, 20)];
+        for k in 1..=19 {
+            arr.push(hb(50 * k, 50 * k + 20));
+        }
+        arr.push(pkt(1000, 1020));
+        let w = Window::new(20 * MS, 1020 * MS);
+        let m = compute(&arr, &[], 1500, 20 * MS, w, MS);
+        // All packets: sawtooth 20..69 (approx) -> p95 = 67 ms: the delay at t is
+        // t - 50*floor((t-20)/50) (sent 0 counts for t in 20..69), values 20..69 each 20 times
+        // over 1000 samples; rank 950 -> 20 + floor(949/20) = 20 + 47 = 67.
+        assert_eq!(m.p95_delay_ms, 67.0);
+        // Data only: delay = t for t in 20..1019 -> values 20..1019; rank 950 -> 969.
+        assert_eq!(m.p95_delay_data_ms, 969.0);
+        assert!(m.p95_delay_data_ms > m.p95_delay_ms);
+        // No opportunities at all: omniscient delay = t, p95 = 969 too.
+        assert_eq!(m.omniscient_p95_ms, 969.0);
+        assert_eq!(m.self_inflicted_data_ms, 0.0);
+    }
+
+    #[test]
+    fn arrivals_before_window_count() {
+        // One packet sent at 5 ms arrived at 8 ms, before the window [10, 20).
+        let arr = [pkt(5, 8), pkt(12, 15)];
+        let w = Window::new(10 * MS, 20 * MS);
+        let s = delay_samples(&arr, w, MS, |_| true);
+        // t=10..14: t-5 = 5..9; t=15..19: t-12 = 3..7.
+        assert_eq!(ms_samples(&s), vec![5, 6, 7, 8, 9, 3, 4, 5, 6, 7]);
+        // Before any arrival at all, delay(t) = t.
+        let s2 = delay_samples(&arr, Window::new(0, 5 * MS), MS, |_| true);
+        assert_eq!(ms_samples(&s2), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn omniscient_with_one_second_gap() {
+        // Opportunities every 10 ms over [0, 1000) ms, none in [1000, 2000), every 10 ms again
+        // over [2000, 3000). Propagation 20 ms. Window [0, 3000).
+        let mut opps: Vec<u64> = (0..100).map(|k| k * 10 * MS).collect();
+        opps.extend((200..300).map(|k| k * 10 * MS));
+        let w = Window::new(0, 3000 * MS);
+        let s = omniscient_delay_samples(&opps, 20 * MS, w, MS);
+        // t in [0,20): only opportunities < propagation -> virtual packet at 0 -> delay = t.
+        assert_eq!(s[5], 5 * MS);
+        // Steady state: 20..29.
+        assert_eq!(s[500], 20 * MS);
+        assert_eq!(s[509], 29 * MS);
+        // Gap: last opportunity 990 ms -> delay(t) = t - 970; at t=1999: 1029 ms.
+        assert_eq!(s[1999], 1029 * MS);
+        // 3000 samples; rank 2850. Values >= 30 ms occur only in t in [1000,2000): there
+        // delay = t - 970 runs over 30..1029 (1000 samples). All others (2000 samples) are
+        // <= 29. Rank 2850 -> 850th of 30..1029 -> 879.
+        assert_eq!(percentile(&s, 95.0), 879_000.0);
+    }
+
+    #[test]
+    fn empty_window_is_zero() {
+        let m = compute(&[pkt(0, 10)], &[10 * MS], 1500, 0, Window::new(5, 5), MS);
+        assert_eq!(m.throughput_kbps, 0.0);
+        assert_eq!(m.p95_delay_ms, 0.0);
+        assert_eq!(m.utilization, 0.0);
+        assert_eq!(m.window_s, 0.0);
+    }
+
+    #[test]
+    fn time_series_bins() {
+        // Same scenario as the known-answer test, bins of 25 ms over [50, 100).
+        let arr = [pkt(0, 50), pkt(10, 60), pkt(20, 70)];
+        let opps: Vec<u64> = [50, 60, 70, 80, 90].iter().map(|x| x * MS).collect();
+        let ts = time_series(&arr, &opps, 1500, Window::new(50 * MS, 100 * MS), 25 * MS);
+        assert_eq!(ts.len(), 2);
+        // Bin [50,75): 3 packets, 3 opportunities -> 4500*8/0.025 = 1440 kbit/s each.
+        assert!((ts[0].throughput_kbps - 1440.0).abs() < 1e-9);
+        assert!((ts[0].capacity_kbps - 1440.0).abs() < 1e-9);
+        // Max delay in [50,75): left limits 60-0=60 at t=60, 70-10=60 at t=70, 75-20=55 at
+        // the end -> 60 ms.
+        assert_eq!(ts[0].delay_ms, 60.0);
+        // Bin [75,100): no arrivals, 2 opportunities; delay rises to 100-20=80.
+        assert_eq!(ts[1].throughput_kbps, 0.0);
+        assert!((ts[1].capacity_kbps - 960.0).abs() < 1e-9);
+        assert_eq!(ts[1].delay_ms, 80.0);
+        assert_eq!(ts[1].t_s, 0.075);
+        // Partial last bin.
+        let ts = time_series(&arr, &opps, 1500, Window::new(50 * MS, 100 * MS), 30 * MS);
+        assert_eq!(ts.len(), 2);
+        assert!((ts[1].bin_s - 0.02).abs() < 1e-12);
+    }
+}
