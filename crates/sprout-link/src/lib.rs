@@ -1,1 +1,44 @@
-//! placeholder
+//! Trace-driven cellular link model: the Sprout paper's "Cellsim" emulator as a sans-IO library.
+//!
+//! - [`trace`]: mahimahi delivery-opportunity traces ([`Trace`], [`OpportunityCursor`]).
+//! - [`queue`] and [`link`]: the link ([`Link`]) — fixed propagation delay, then a queue served
+//!   per byte by the trace's opportunities, with events ([`LinkEvent`]) and counters.
+//! - [`mmlog`]: mahimahi `mm-link` log writer and reader.
+//! - [`synthetic`]: seeded synthetic traces from the paper's own link model, and constant-rate
+//!   traces.
+//!
+//! All times are `u64` microseconds unless a name says otherwise (`_ms`, `_s`).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use sprout_link::{Link, LinkConfig, LinkEvent, Trace};
+//!
+//! // Opportunities at 5 ms and 25 ms; default 20 ms propagation delay.
+//! let trace = Arc::new(Trace::parse("example.down", "5\n25\n").unwrap());
+//! let mut link = Link::new(trace, LinkConfig::default());
+//! link.send(0, 1500, "hello");
+//! assert_eq!(link.next_event_us(), Some(20_000)); // joins the queue after the delay
+//! let mut delivered = Vec::new();
+//! while let Some(t) = link.next_event_us() {
+//!     link.advance(t, &mut |e| {
+//!         if let LinkEvent::Delivered(d) = e {
+//!             delivered.push((d.payload, d.delivered_us));
+//!         }
+//!     });
+//! }
+//! assert_eq!(delivered, vec![("hello", 25_000)]);
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod link;
+pub mod mmlog;
+pub mod queue;
+pub mod synthetic;
+pub mod trace;
+
+pub use link::{Delivery, Link, LinkConfig, LinkEvent, LinkStats};
+pub use mmlog::{MmArrival, MmDeparture, MmDrop, MmLog, MmLogError, MmLogWriter, MmOpportunity};
+pub use queue::QueueConfig;
+pub use synthetic::{constant_rate_trace, SyntheticLink};
+pub use trace::{OpportunityCursor, Trace, TraceError, TracePair, OPPORTUNITY_BYTES};

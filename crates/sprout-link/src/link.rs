@@ -1,0 +1,310 @@
+//! The trace-driven link (the paper's Cellsim), sans-IO: the caller passes time in.
+//!
+//! A packet sent at time `t` first experiences the fixed propagation delay, then joins the tail of
+//! the queue at `t + delay` (or is dropped there by the queue discipline). The trace says when the
+//! queue may release bytes: each opportunity gives `opportunity_bytes` of budget, spent per byte on
+//! the head of the queue (a packet departs when its last byte is served; partial progress carries
+//! over; unused budget is lost). Packets that join the queue at time `T` can use an opportunity at
+//! `T`. Time 0 of the link's clock is time 0 of the trace.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::queue::{ByteQueue, Packet, QueueConfig};
+use crate::trace::{OpportunityCursor, Trace};
+
+/// Link parameters. `Default`: 20 ms propagation delay, unlimited drop-tail queue, looping trace,
+/// 1500-byte opportunities. Missing fields deserialize to their defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LinkConfig {
+    /// One-way fixed delay applied before the queue (µs). Default 20 000 (20 ms).
+    pub propagation_delay_us: u64,
+    /// Queue discipline. Default: unlimited drop-tail.
+    pub queue: QueueConfig,
+    /// Whether the trace repeats when it ends (mahimahi's default). Default true. The paper's own
+    /// Cellsim did not loop; without looping no opportunity occurs after the trace's end.
+    pub looping: bool,
+    /// Bytes each trace opportunity may carry (bytes). Default 1500.
+    pub opportunity_bytes: u32,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            propagation_delay_us: 20_000,
+            queue: QueueConfig::default(),
+            looping: true,
+            opportunity_bytes: 1500,
+        }
+    }
+}
+
+/// A packet that crossed the link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery<P> {
+    /// The caller's payload, as given to [`Link::send`].
+    pub payload: P,
+    /// Packet size (bytes).
+    pub bytes: u32,
+    /// When it was sent (µs; the time given to `send`, raised to the link's clock if earlier).
+    pub sent_us: u64,
+    /// When it joined the queue: `sent_us + propagation delay` (µs).
+    pub enqueued_us: u64,
+    /// When it left the queue, i.e. the opportunity that served its last byte (µs).
+    pub delivered_us: u64,
+}
+
+/// Something that happened on the link, reported by [`Link::advance`] in time order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkEvent<P> {
+    /// A packet joined the tail of the queue (after its propagation delay).
+    Enqueued {
+        /// Time (µs).
+        at_us: u64,
+        /// Packet size (bytes).
+        bytes: u32,
+    },
+    /// A packet reached the tail of the queue and was dropped by the discipline.
+    Dropped {
+        /// Time (µs).
+        at_us: u64,
+        /// Packet size (bytes).
+        bytes: u32,
+    },
+    /// A delivery opportunity of the trace occurred (reported whether used or wasted), before the
+    /// deliveries it makes.
+    Opportunity {
+        /// Time (µs).
+        at_us: u64,
+        /// Budget of the opportunity (bytes).
+        bytes: u32,
+    },
+    /// A packet left the queue.
+    Delivered(Delivery<P>),
+}
+
+impl<P> LinkEvent<P> {
+    /// Time of the event (µs).
+    pub fn at_us(&self) -> u64 {
+        match self {
+            LinkEvent::Enqueued { at_us, .. }
+            | LinkEvent::Dropped { at_us, .. }
+            | LinkEvent::Opportunity { at_us, .. } => *at_us,
+            LinkEvent::Delivered(d) => d.delivered_us,
+        }
+    }
+}
+
+/// Counters of a link since its creation (bytes and packets).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkStats {
+    /// Packets handed to [`Link::send`].
+    pub packets_sent: u64,
+    /// Bytes handed to [`Link::send`].
+    pub bytes_sent: u64,
+    /// Packets that joined the queue.
+    pub packets_enqueued: u64,
+    /// Bytes that joined the queue.
+    pub bytes_enqueued: u64,
+    /// Packets dropped at the tail of the queue.
+    pub packets_dropped: u64,
+    /// Bytes dropped at the tail of the queue.
+    pub bytes_dropped: u64,
+    /// Packets that left the queue.
+    pub packets_delivered: u64,
+    /// Bytes that left the queue.
+    pub bytes_delivered: u64,
+    /// Delivery opportunities that occurred (used or not).
+    pub opportunities: u64,
+    /// Bytes those opportunities offered (`opportunities * opportunity_bytes`).
+    pub bytes_offered: u64,
+}
+
+/// The trace-driven link, generic over an opaque payload `P` carried with each packet.
+///
+/// Drive it with [`send`](Link::send), [`next_event_us`](Link::next_event_us) and
+/// [`advance`](Link::advance). The link keeps a clock: the latest time passed to `send` or
+/// `advance`. A `send` earlier than that clock is treated as a send at the clock (time never runs
+/// backwards), and an `advance` to an earlier time does nothing.
+#[derive(Debug, Clone)]
+pub struct Link<P> {
+    config: LinkConfig,
+    cursor: OpportunityCursor,
+    /// Packets in propagation, ordered by `enqueued_us` (non-decreasing since the clock is).
+    propagating: VecDeque<Packet<P>>,
+    propagating_bytes: u64,
+    queue: ByteQueue<P>,
+    now_us: u64,
+    stats: LinkStats,
+}
+
+impl<P> Link<P> {
+    /// A link replaying `trace` (trace time 0 = link time 0) with `config`; nothing in flight.
+    pub fn new(trace: Arc<Trace>, config: LinkConfig) -> Self {
+        Link {
+            cursor: OpportunityCursor::new(trace, config.looping),
+            propagating: VecDeque::new(),
+            propagating_bytes: 0,
+            queue: ByteQueue::new(config.queue),
+            now_us: 0,
+            stats: LinkStats::default(),
+            config,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LinkConfig {
+        &self.config
+    }
+
+    /// The trace being replayed.
+    pub fn trace(&self) -> &Arc<Trace> {
+        self.cursor.trace()
+    }
+
+    /// The link's clock: the latest time given to `send` or `advance` (µs).
+    pub fn now_us(&self) -> u64 {
+        self.now_us
+    }
+
+    /// Hands a packet of `size_bytes` to the link at `now_us` (µs). It joins the queue at
+    /// `now_us + propagation_delay_us` during a later (or this) [`advance`](Link::advance).
+    /// A `now_us` earlier than the link's clock is raised to the clock. Any size is accepted
+    /// (a packet larger than one opportunity needs several; a 0-byte packet departs at the first
+    /// opportunity with budget left).
+    ///
+    /// With a zero propagation delay, send *before* advancing to `now_us` if the packet should be
+    /// able to use an opportunity at exactly `now_us`: once `advance(now_us)` has processed that
+    /// opportunity it is gone (the same as mahimahi, which serves the link up to the arrival time
+    /// before queueing an arriving packet).
+    pub fn send(&mut self, now_us: u64, size_bytes: u32, payload: P) {
+        let sent_us = now_us.max(self.now_us);
+        self.now_us = sent_us;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += u64::from(size_bytes);
+        self.propagating_bytes += u64::from(size_bytes);
+        self.propagating.push_back(Packet {
+            sent_us,
+            enqueued_us: sent_us.saturating_add(self.config.propagation_delay_us),
+            bytes: size_bytes,
+            payload,
+        });
+    }
+
+    /// The earliest time (µs) at which a queue entry or a delivery can happen: the next pending
+    /// queue entry, or the next opportunity if the queue is non-empty. Opportunities that would be
+    /// wasted on an empty queue are not reported (they are still emitted by `advance`). `None` when
+    /// nothing is in flight, or only queued packets remain on a non-looping trace that has ended.
+    /// May be earlier than [`now_us`](Link::now_us) if `advance` has not caught up.
+    pub fn next_event_us(&self) -> Option<u64> {
+        let entry = self.propagating.front().map(|p| p.enqueued_us);
+        let opportunity = if self.queue.is_empty() {
+            None
+        } else {
+            self.cursor.peek()
+        };
+        match (entry, opportunity) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Processes everything with time `<= now_us` in time order, reporting each event to `sink`:
+    /// queue entries (or drops) and every trace opportunity (even wasted ones), each followed by
+    /// the deliveries it makes. Entries at time `T` come before an opportunity at `T`.
+    pub fn advance(&mut self, now_us: u64, sink: &mut impl FnMut(LinkEvent<P>)) {
+        self.now_us = self.now_us.max(now_us);
+        let opportunity_bytes = self.config.opportunity_bytes;
+        loop {
+            let next_opportunity = self.cursor.peek();
+            if let Some(front) = self.propagating.front() {
+                let entry = front.enqueued_us;
+                if entry <= now_us && !matches!(next_opportunity, Some(o) if o < entry) {
+                    self.enter_queue(sink);
+                    continue;
+                }
+            }
+            match next_opportunity {
+                Some(at_us) if at_us <= now_us => {
+                    self.cursor.next();
+                    self.stats.opportunities += 1;
+                    self.stats.bytes_offered += u64::from(opportunity_bytes);
+                    sink(LinkEvent::Opportunity {
+                        at_us,
+                        bytes: opportunity_bytes,
+                    });
+                    let stats = &mut self.stats;
+                    self.queue.serve(opportunity_bytes, |p| {
+                        stats.packets_delivered += 1;
+                        stats.bytes_delivered += u64::from(p.bytes);
+                        sink(LinkEvent::Delivered(Delivery {
+                            payload: p.payload,
+                            bytes: p.bytes,
+                            sent_us: p.sent_us,
+                            enqueued_us: p.enqueued_us,
+                            delivered_us: at_us,
+                        }));
+                    });
+                }
+                _ => break,
+            }
+        }
+    }
+
+    #[inline]
+    fn enter_queue(&mut self, sink: &mut impl FnMut(LinkEvent<P>)) {
+        let Some(packet) = self.propagating.pop_front() else {
+            return;
+        };
+        let bytes = packet.bytes;
+        let at_us = packet.enqueued_us;
+        self.propagating_bytes -= u64::from(bytes);
+        match self.queue.offer(packet) {
+            Ok(()) => {
+                self.stats.packets_enqueued += 1;
+                self.stats.bytes_enqueued += u64::from(bytes);
+                sink(LinkEvent::Enqueued { at_us, bytes });
+            }
+            Err(_dropped) => {
+                self.stats.packets_dropped += 1;
+                self.stats.bytes_dropped += u64::from(bytes);
+                sink(LinkEvent::Dropped { at_us, bytes });
+            }
+        }
+    }
+
+    /// Bytes of the packets in the queue, counted at full size (a partly transmitted head counts
+    /// all its bytes, since none has been delivered yet).
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue.total_bytes()
+    }
+
+    /// Bytes the queue still has to transmit (a partly transmitted head counts only its remaining
+    /// bytes); at most [`queue_bytes`](Link::queue_bytes).
+    pub fn queue_bytes_to_transmit(&self) -> u64 {
+        self.queue.remaining_bytes()
+    }
+
+    /// Packets in the queue (including a partly sent head).
+    pub fn queue_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Bytes sent but not yet at the queue (still in propagation).
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.propagating_bytes
+    }
+
+    /// Packets sent but not yet at the queue (still in propagation).
+    pub fn in_flight_packets(&self) -> usize {
+        self.propagating.len()
+    }
+
+    /// Counters since creation.
+    pub fn stats(&self) -> LinkStats {
+        self.stats
+    }
+}

@@ -1,0 +1,258 @@
+//! Mahimahi `mm-link` log format: a writer fed by [`LinkEvent`]s and a reader.
+//!
+//! A log is a few `#` comment lines (header) followed by one line per event, times in integer
+//! milliseconds:
+//!
+//! - `t + bytes`: a packet arrives at the queue (mahimahi logs this for dropped packets too);
+//! - `t d packets bytes`: packets dropped by the queue discipline at arrival (mahimahi ≥ 0.98
+//!   `record_drop`; written here for drop-tail drops, always with `packets` = 1);
+//! - `t # bytes`: a delivery opportunity;
+//! - `t - bytes delay`: a packet departs; `delay` = departure ms - arrival-at-queue ms.
+
+use std::io::{self, BufRead, BufWriter, Write};
+use std::path::Path;
+
+use crate::link::{LinkConfig, LinkEvent};
+
+/// Writes a mahimahi `mm-link` log from link events. Times are written as whole milliseconds
+/// relative to a base timestamp of 0 (`floor(µs / 1000)`). Output is buffered; call
+/// [`finish`](MmLogWriter::finish) to flush and see write errors.
+#[derive(Debug)]
+pub struct MmLogWriter<W: Write> {
+    out: BufWriter<W>,
+}
+
+impl<W: Write> MmLogWriter<W> {
+    /// Starts a log and writes its header: `# mahimahi mm-link (<direction>) [<trace_name>] > -`,
+    /// `# queue: ...`, `# init timestamp: 0`, `# base timestamp: 0`, and
+    /// `# propagation delay: N ms` (N = floor of the configured delay in ms).
+    pub fn new(w: W, direction: &str, trace_name: &str, config: &LinkConfig) -> io::Result<Self> {
+        Self::with_log_name(w, direction, trace_name, "-", config)
+    }
+
+    /// Like [`new`](MmLogWriter::new), naming the log file in the first header line.
+    pub fn with_log_name(
+        w: W,
+        direction: &str,
+        trace_name: &str,
+        log_name: &str,
+        config: &LinkConfig,
+    ) -> io::Result<Self> {
+        let mut out = BufWriter::with_capacity(64 * 1024, w);
+        writeln!(
+            out,
+            "# mahimahi mm-link ({direction}) [{trace_name}] > {log_name}"
+        )?;
+        writeln!(out, "# queue: {}", config.queue.mahimahi_description())?;
+        writeln!(out, "# init timestamp: 0")?;
+        writeln!(out, "# base timestamp: 0")?;
+        writeln!(
+            out,
+            "# propagation delay: {} ms",
+            config.propagation_delay_us / 1000
+        )?;
+        Ok(MmLogWriter { out })
+    }
+
+    /// Writes the line(s) for one event. A drop writes both its arrival (`t + bytes`) and
+    /// `t d 1 bytes`, as mahimahi does.
+    pub fn event<P>(&mut self, event: &LinkEvent<P>) -> io::Result<()> {
+        match event {
+            LinkEvent::Enqueued { at_us, bytes } => {
+                writeln!(self.out, "{} + {}", at_us / 1000, bytes)
+            }
+            LinkEvent::Dropped { at_us, bytes } => {
+                let ms = at_us / 1000;
+                writeln!(self.out, "{ms} + {bytes}")?;
+                writeln!(self.out, "{ms} d 1 {bytes}")
+            }
+            LinkEvent::Opportunity { at_us, bytes } => {
+                writeln!(self.out, "{} # {}", at_us / 1000, bytes)
+            }
+            LinkEvent::Delivered(d) => {
+                let t = d.delivered_us / 1000;
+                let delay = t.saturating_sub(d.enqueued_us / 1000);
+                writeln!(self.out, "{} - {} {}", t, d.bytes, delay)
+            }
+        }
+    }
+
+    /// Flushes the buffer and returns the underlying writer.
+    pub fn finish(self) -> io::Result<W> {
+        self.out.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+/// Why a log could not be read. Line numbers are 1-based.
+#[derive(Debug, thiserror::Error)]
+pub enum MmLogError {
+    /// Reading failed.
+    #[error("line {line}: read error: {source}")]
+    Io {
+        /// Line being read when the error occurred.
+        line: usize,
+        /// Underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// A line does not have the expected shape.
+    #[error("line {line}: {reason}: `{text}`")]
+    Malformed {
+        /// The line number.
+        line: usize,
+        /// What is wrong.
+        reason: &'static str,
+        /// The offending line.
+        text: String,
+    },
+}
+
+/// `t + bytes`: a packet arrived at the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmArrival {
+    /// Time (ms, as written in the log).
+    pub ms: u64,
+    /// Size (bytes).
+    pub bytes: u64,
+}
+
+/// `t # bytes`: a delivery opportunity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmOpportunity {
+    /// Time (ms, as written in the log).
+    pub ms: u64,
+    /// Budget (bytes).
+    pub bytes: u64,
+}
+
+/// `t - bytes delay`: a packet departed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmDeparture {
+    /// Time (ms, as written in the log).
+    pub ms: u64,
+    /// Size (bytes).
+    pub bytes: u64,
+    /// Time in the queue (ms).
+    pub delay_ms: u64,
+}
+
+/// `t d packets bytes`: packets dropped by the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmDrop {
+    /// Time (ms, as written in the log).
+    pub ms: u64,
+    /// Number of packets dropped.
+    pub packets: u64,
+    /// Bytes dropped.
+    pub bytes: u64,
+}
+
+/// A parsed mahimahi `mm-link` log. Event times are kept as written; subtract
+/// `base_timestamp_ms` for times relative to the link's start.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MmLog {
+    /// From the `# mahimahi mm-link (<direction>) [...]` header line, if present.
+    pub direction: Option<String>,
+    /// The trace file named in the first header line, if present.
+    pub trace_file: Option<String>,
+    /// From `# queue: ...`, if present.
+    pub queue: Option<String>,
+    /// From `# init timestamp: N` (ms), if present.
+    pub init_timestamp_ms: Option<u64>,
+    /// From `# base timestamp: N` (ms); 0 if absent.
+    pub base_timestamp_ms: u64,
+    /// From `# propagation delay: N ms` (written by [`MmLogWriter`]), if present.
+    pub propagation_delay_ms: Option<u64>,
+    /// Arrivals at the queue, in file order (includes dropped packets).
+    pub arrivals: Vec<MmArrival>,
+    /// Delivery opportunities, in file order.
+    pub opportunities: Vec<MmOpportunity>,
+    /// Departures, in file order.
+    pub departures: Vec<MmDeparture>,
+    /// Drops, in file order.
+    pub drops: Vec<MmDrop>,
+}
+
+impl MmLog {
+    /// Reads and parses the log file at `path`.
+    pub fn load(path: impl AsRef<Path>) -> Result<MmLog, MmLogError> {
+        let file =
+            std::fs::File::open(path).map_err(|source| MmLogError::Io { line: 0, source })?;
+        MmLog::parse(io::BufReader::new(file))
+    }
+
+    /// Parses a log. Blank lines are skipped; unknown `#` comments are ignored.
+    pub fn parse(reader: impl BufRead) -> Result<MmLog, MmLogError> {
+        let mut log = MmLog::default();
+        for (i, line) in reader.lines().enumerate() {
+            let line_no = i + 1;
+            let line = line.map_err(|source| MmLogError::Io {
+                line: line_no,
+                source,
+            })?;
+            let text = line.trim();
+            if text.is_empty() {
+                continue;
+            }
+            let bad = |reason: &'static str| MmLogError::Malformed {
+                line: line_no,
+                reason,
+                text: line.clone(),
+            };
+            if let Some(comment) = text.strip_prefix('#') {
+                log.comment(comment.trim()).map_err(bad)?;
+                continue;
+            }
+            let mut fields = text.split_ascii_whitespace();
+            let ms = number(fields.next()).ok_or_else(|| bad("bad timestamp"))?;
+            let kind = fields.next().ok_or_else(|| bad("missing event type"))?;
+            let a = number(fields.next());
+            let b = number(fields.next());
+            let extra = fields.next().is_some();
+            match (kind, a, b, extra) {
+                ("+", Some(bytes), None, false) => log.arrivals.push(MmArrival { ms, bytes }),
+                ("#", Some(bytes), None, false) => {
+                    log.opportunities.push(MmOpportunity { ms, bytes })
+                }
+                ("-", Some(bytes), Some(delay_ms), false) => log.departures.push(MmDeparture {
+                    ms,
+                    bytes,
+                    delay_ms,
+                }),
+                ("d", Some(packets), Some(bytes), false) => {
+                    log.drops.push(MmDrop { ms, packets, bytes })
+                }
+                ("+" | "#" | "-" | "d", ..) => return Err(bad("wrong fields for event type")),
+                _ => return Err(bad("unknown event type")),
+            }
+        }
+        Ok(log)
+    }
+
+    fn comment(&mut self, c: &str) -> Result<(), &'static str> {
+        if let Some(rest) = c.strip_prefix("base timestamp:") {
+            self.base_timestamp_ms = rest.trim().parse().map_err(|_| "bad base timestamp")?;
+        } else if let Some(rest) = c.strip_prefix("init timestamp:") {
+            self.init_timestamp_ms = Some(rest.trim().parse().map_err(|_| "bad init timestamp")?);
+        } else if let Some(rest) = c.strip_prefix("propagation delay:") {
+            let n = rest.trim().trim_end_matches("ms").trim();
+            self.propagation_delay_ms = Some(n.parse().map_err(|_| "bad propagation delay")?);
+        } else if let Some(rest) = c.strip_prefix("queue:") {
+            self.queue = Some(rest.trim().to_string());
+        } else if let Some(rest) = c.strip_prefix("mahimahi mm-link (") {
+            if let Some((direction, rest)) = rest.split_once(')') {
+                self.direction = Some(direction.to_string());
+                if let Some((_, rest)) = rest.split_once('[') {
+                    if let Some((file, _)) = rest.rsplit_once(']') {
+                        self.trace_file = Some(file.to_string());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn number(field: Option<&str>) -> Option<u64> {
+    field.and_then(|f| f.parse().ok())
+}

@@ -1,0 +1,439 @@
+//! Mahimahi packet-delivery traces.
+//!
+//! A trace file holds one non-negative integer per line: a time in milliseconds since the start of
+//! the trace. Each line is one opportunity to deliver [`OPPORTUNITY_BYTES`] (1500) bytes; a repeated
+//! value means several opportunities in the same millisecond. Values must be non-decreasing. Blank
+//! lines and whitespace around a number are tolerated.
+//!
+//! When a trace loops (as mahimahi's `mm-link` does by default), opportunity `t` of the file occurs at
+//! `t + k * period` for every `k >= 0`, where the period is the last timestamp of the file
+//! (see [`Trace::period_ms`]).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Bytes one trace line (one delivery opportunity) may carry, as in mahimahi (bytes).
+pub const OPPORTUNITY_BYTES: u64 = 1500;
+
+/// Largest timestamp accepted in a trace (milliseconds, about 584 years), so that every time in
+/// microseconds, and a few loop periods on top, fit in a `u64`.
+pub const MAX_TIMESTAMP_MS: u64 = u64::MAX / 1_000_000;
+
+/// Why a trace could not be loaded or built. Every variant names the file (the path given to
+/// [`Trace::load`], or the trace name given to [`Trace::parse`] / [`Trace::from_opportunities_ms`]),
+/// and line-level problems name the 1-based line number.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file (or directory) could not be read.
+    #[error("{file}: {source}")]
+    Io {
+        /// Path that failed.
+        file: String,
+        /// Underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The trace holds no delivery opportunity at all.
+    #[error("{file}: empty trace (no delivery opportunities)")]
+    Empty {
+        /// Trace file or name.
+        file: String,
+    },
+    /// A line is not a non-negative integer.
+    #[error("{file}:{line}: not a non-negative integer: `{text}`")]
+    NotANumber {
+        /// Trace file or name.
+        file: String,
+        /// 1-based line number.
+        line: usize,
+        /// The offending text (trimmed).
+        text: String,
+    },
+    /// A timestamp is smaller than the one before it.
+    #[error("{file}:{line}: timestamp {value} goes backwards (previous {previous})")]
+    Backwards {
+        /// Trace file or name.
+        file: String,
+        /// 1-based line number of the smaller value.
+        line: usize,
+        /// The offending timestamp (ms).
+        value: u64,
+        /// The previous timestamp (ms).
+        previous: u64,
+    },
+    /// A timestamp exceeds [`MAX_TIMESTAMP_MS`].
+    #[error("{file}:{line}: timestamp {text} ms is too large (max {max})", max = MAX_TIMESTAMP_MS)]
+    TooLarge {
+        /// Trace file or name.
+        file: String,
+        /// 1-based line number.
+        line: usize,
+        /// The offending timestamp as written (ms).
+        text: String,
+    },
+}
+
+/// A link pair found by [`Trace::find_pairs`]: `(name, path of NAME.up, path of NAME.down)`.
+pub type TracePair = (String, PathBuf, PathBuf);
+
+/// A loaded mahimahi trace: a name and the sorted opportunity times (milliseconds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    name: String,
+    opportunities_ms: Vec<u64>,
+}
+
+impl Trace {
+    /// Reads and parses the trace file at `path`. The trace's name is the file name
+    /// (e.g. `Verizon-LTE-short.down`); errors name the path as given.
+    pub fn load(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let text = fs::read_to_string(path).map_err(|source| TraceError::Io {
+            file: shown.clone(),
+            source,
+        })?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| shown.clone());
+        let opportunities_ms = parse_lines(&shown, &text)?;
+        Ok(Trace {
+            name,
+            opportunities_ms,
+        })
+    }
+
+    /// Parses trace text (`name` is used as the trace name and in error messages).
+    pub fn parse(name: impl Into<String>, text: &str) -> Result<Trace, TraceError> {
+        let name = name.into();
+        let opportunities_ms = parse_lines(&name, text)?;
+        Ok(Trace {
+            name,
+            opportunities_ms,
+        })
+    }
+
+    /// Builds a trace from opportunity times (ms). They must be non-empty, non-decreasing and at
+    /// most [`MAX_TIMESTAMP_MS`]; errors report the 1-based index as the line.
+    pub fn from_opportunities_ms(
+        name: impl Into<String>,
+        opportunities_ms: Vec<u64>,
+    ) -> Result<Trace, TraceError> {
+        let name = name.into();
+        let mut previous = 0;
+        for (i, &value) in opportunities_ms.iter().enumerate() {
+            check_value(&name, i + 1, value, previous)?;
+            previous = value;
+        }
+        if opportunities_ms.is_empty() {
+            return Err(TraceError::Empty { file: name });
+        }
+        Ok(Trace {
+            name,
+            opportunities_ms,
+        })
+    }
+
+    /// Builds a trace from times known to be valid (non-empty, sorted, bounded).
+    pub(crate) fn from_valid_parts(name: String, opportunities_ms: Vec<u64>) -> Trace {
+        debug_assert!(!opportunities_ms.is_empty());
+        debug_assert!(opportunities_ms.windows(2).all(|w| w[0] <= w[1]));
+        Trace {
+            name,
+            opportunities_ms,
+        }
+    }
+
+    /// The trace's name (the file name for a loaded trace).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The opportunity times (ms since the start of the trace), non-decreasing, never empty.
+    pub fn opportunities_ms(&self) -> &[u64] {
+        &self.opportunities_ms
+    }
+
+    /// Number of delivery opportunities in one pass of the trace.
+    pub fn len(&self) -> usize {
+        self.opportunities_ms.len()
+    }
+
+    /// Always false: a `Trace` holds at least one opportunity (kept for API symmetry with `len`).
+    pub fn is_empty(&self) -> bool {
+        self.opportunities_ms.is_empty()
+    }
+
+    /// Loop period (ms) as mahimahi uses it: the last timestamp of the trace. A trace whose last
+    /// timestamp is 0 (mahimahi refuses those) is given a period of 1 ms, so it repeats every ms.
+    pub fn period_ms(&self) -> u64 {
+        self.last_ms().max(1)
+    }
+
+    /// Loop period in microseconds (`period_ms() * 1000`).
+    pub fn duration_us(&self) -> u64 {
+        self.period_ms() * 1000
+    }
+
+    /// Mean capacity of one pass (kbit/s): `len * 1500 * 8 / period_ms`.
+    pub fn mean_capacity_kbps(&self) -> f64 {
+        (self.len() as f64) * (OPPORTUNITY_BYTES * 8) as f64 / self.period_ms() as f64
+    }
+
+    /// Bytes the trace offers (1500 per opportunity) at times in `[from_us, to_us)` (µs). With
+    /// `looping`, opportunity `t` also occurs at `t + k * period` for all `k >= 1`; without, nothing
+    /// occurs after the last timestamp. O(log n). Returns 0 when `from_us >= to_us`; saturates at
+    /// `u64::MAX`.
+    pub fn capacity_bytes(&self, from_us: u64, to_us: u64, looping: bool) -> u64 {
+        if from_us >= to_us {
+            return 0;
+        }
+        let count = self.count_before(to_us, looping) - self.count_before(from_us, looping);
+        u64::try_from(count * OPPORTUNITY_BYTES as u128).unwrap_or(u64::MAX)
+    }
+
+    /// Number of opportunities at times strictly before `x_us` (µs).
+    fn count_before(&self, x_us: u64, looping: bool) -> u128 {
+        let ops = &self.opportunities_ms;
+        let before = |r_us: u64| ops.partition_point(|&t| t * 1000 < r_us) as u128;
+        if !looping {
+            return before(x_us);
+        }
+        let period_us = self.duration_us();
+        let k = (x_us / period_us) as u128;
+        let r = x_us % period_us;
+        let n = ops.len() as u128;
+        if r > 0 || k == 0 {
+            // Passes 0..k are complete (pass j ends at (j+1)*period <= k*period < x), plus the
+            // part of pass k before offset r.
+            k * n + before(r)
+        } else {
+            // x = k * period exactly: pass k-1's opportunities at time `period` fall on x itself,
+            // so only those of pass k-1 strictly before its end count.
+            (k - 1) * n + before(period_us)
+        }
+    }
+
+    fn last_ms(&self) -> u64 {
+        self.opportunities_ms.last().copied().unwrap_or(0)
+    }
+
+    /// A cursor over this trace's opportunity times (µs), looping or stopping at the end.
+    pub fn cursor(self: &Arc<Self>, looping: bool) -> OpportunityCursor {
+        OpportunityCursor::new(Arc::clone(self), looping)
+    }
+
+    /// Finds link pairs in `dir`: every `NAME.up` with a matching `NAME.down`. Sorted by name.
+    /// Files without a partner are ignored.
+    pub fn find_pairs(dir: impl AsRef<Path>) -> Result<Vec<TracePair>, TraceError> {
+        let dir = dir.as_ref();
+        let io_err = |source| TraceError::Io {
+            file: dir.display().to_string(),
+            source,
+        };
+        let mut pairs = Vec::new();
+        for entry in fs::read_dir(dir).map_err(io_err)? {
+            let entry = entry.map_err(io_err)?;
+            let file_name = entry.file_name();
+            let Some(file_name) = file_name.to_str() else {
+                continue;
+            };
+            let Some(stem) = file_name.strip_suffix(".up") else {
+                continue;
+            };
+            if stem.is_empty() {
+                continue;
+            }
+            let up = entry.path();
+            let down = dir.join(format!("{stem}.down"));
+            if up.is_file() && down.is_file() {
+                pairs.push((stem.to_string(), up, down));
+            }
+        }
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(pairs)
+    }
+}
+
+fn check_value(file: &str, line: usize, value: u64, previous: u64) -> Result<(), TraceError> {
+    if value > MAX_TIMESTAMP_MS {
+        return Err(TraceError::TooLarge {
+            file: file.to_string(),
+            line,
+            text: value.to_string(),
+        });
+    }
+    if value < previous {
+        return Err(TraceError::Backwards {
+            file: file.to_string(),
+            line,
+            value,
+            previous,
+        });
+    }
+    Ok(())
+}
+
+fn parse_lines(file: &str, text: &str) -> Result<Vec<u64>, TraceError> {
+    // A rough capacity guess (traces use ~6-8 bytes per line) avoids most reallocations.
+    let mut out = Vec::with_capacity(text.len() / 6 + 1);
+    let mut previous = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let all_digits = line.bytes().all(|b| b.is_ascii_digit());
+        let value = match line.parse::<u64>() {
+            Ok(v) if all_digits => v,
+            _ if all_digits => {
+                return Err(TraceError::TooLarge {
+                    file: file.to_string(),
+                    line: i + 1,
+                    text: line.to_string(),
+                })
+            }
+            _ => {
+                return Err(TraceError::NotANumber {
+                    file: file.to_string(),
+                    line: i + 1,
+                    text: line.to_string(),
+                })
+            }
+        };
+        check_value(file, i + 1, value, previous)?;
+        previous = value;
+        out.push(value);
+    }
+    if out.is_empty() {
+        return Err(TraceError::Empty {
+            file: file.to_string(),
+        });
+    }
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// Cheap cursor yielding successive opportunity times of a trace in microseconds, in order
+/// (several equal times for several opportunities in one ms). Looping cursors repeat the trace
+/// every [`Trace::period_ms`]; non-looping ones end after the last line. Also an [`Iterator`].
+#[derive(Debug, Clone)]
+pub struct OpportunityCursor {
+    trace: Arc<Trace>,
+    looping: bool,
+    /// Index of the next opportunity within the trace.
+    index: usize,
+    /// Start of the current pass (µs).
+    base_us: u64,
+    /// Time of the next opportunity (µs), or None when exhausted.
+    next_us: Option<u64>,
+}
+
+impl OpportunityCursor {
+    /// A cursor positioned at the trace's first opportunity (pass 0).
+    pub fn new(trace: Arc<Trace>, looping: bool) -> Self {
+        let next_us = trace.opportunities_ms.first().map(|&t| t * 1000);
+        OpportunityCursor {
+            trace,
+            looping,
+            index: 0,
+            base_us: 0,
+            next_us,
+        }
+    }
+
+    /// A cursor positioned at the first opportunity at or after `from_us` (µs). O(log n).
+    pub fn starting_at(trace: Arc<Trace>, looping: bool, from_us: u64) -> Self {
+        let mut cursor = OpportunityCursor::new(trace, looping);
+        cursor.seek(from_us);
+        cursor
+    }
+
+    /// Moves the cursor forward to the first opportunity at or after `from_us` (µs); never moves
+    /// it backwards. O(log n).
+    pub fn seek(&mut self, from_us: u64) {
+        let Some(next) = self.next_us else { return };
+        if next >= from_us {
+            return;
+        }
+        let ops = &self.trace.opportunities_ms;
+        let period_us = self.trace.duration_us();
+        let (base_us, offset_us) = if self.looping {
+            let k = from_us / period_us;
+            let r = from_us - k * period_us;
+            if r == 0 && k > 0 {
+                // Pass k-1 may still have opportunities exactly at its end (= from_us).
+                ((k - 1) * period_us, period_us)
+            } else {
+                (k * period_us, r)
+            }
+        } else {
+            (0, from_us)
+        };
+        let index = ops.partition_point(|&t| t * 1000 < offset_us);
+        if index < ops.len() {
+            self.index = index;
+            self.base_us = base_us;
+            self.next_us = base_us.checked_add(ops[index] * 1000);
+        } else if self.looping {
+            // Nothing left in this pass at or after the offset: start of the next pass.
+            self.index = 0;
+            self.base_us = base_us.saturating_add(period_us);
+            self.next_us = self.base_us.checked_add(ops[0] * 1000);
+        } else {
+            self.index = ops.len();
+            self.next_us = None;
+        }
+    }
+
+    /// Time of the next opportunity (µs) without consuming it; None when the trace has ended.
+    #[inline]
+    pub fn peek(&self) -> Option<u64> {
+        self.next_us
+    }
+
+    /// Whether this cursor loops the trace.
+    pub fn looping(&self) -> bool {
+        self.looping
+    }
+
+    /// The trace this cursor walks.
+    pub fn trace(&self) -> &Arc<Trace> {
+        &self.trace
+    }
+
+    #[inline]
+    fn step(&mut self) {
+        let ops = &self.trace.opportunities_ms;
+        self.index += 1;
+        if self.index >= ops.len() {
+            if !self.looping {
+                self.next_us = None;
+                return;
+            }
+            self.index = 0;
+            match self.base_us.checked_add(self.trace.duration_us()) {
+                Some(b) => self.base_us = b,
+                None => {
+                    self.next_us = None;
+                    return;
+                }
+            }
+        }
+        self.next_us = self.base_us.checked_add(ops[self.index] * 1000);
+    }
+}
+
+impl Iterator for OpportunityCursor {
+    type Item = u64;
+
+    /// Next opportunity time (µs).
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        let now = self.next_us?;
+        self.step();
+        Some(now)
+    }
+}
