@@ -1,1 +1,245 @@
-fn main() {}
+//! `sprout`: simulate Sprout on cellular traces, evaluate it against the paper, fetch traces.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use sprout_link::Trace;
+use sprout_testbed::eval::{self, EvalOptions, Scheme};
+use sprout_testbed::metrics::DirectionMetrics;
+use sprout_testbed::sim::{self, Load, Logs, SimConfig};
+
+#[derive(Parser)]
+#[command(name = "sprout", version, about = "Sprout (NSDI 2013): simulator, evaluation and tools")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate one scheme over an uplink and a downlink trace and print both directions' metrics.
+    Sim(SimArgs),
+    /// Run every link pair and scheme, write results.csv/json, report.md and SVG charts.
+    Eval(EvalArgs),
+    /// Manage cellular traces.
+    Traces {
+        #[command(subcommand)]
+        command: TracesCommand,
+    },
+}
+
+#[derive(clap::Args)]
+struct SimArgs {
+    /// sprout or sprout-ewma.
+    #[arg(long, default_value = "sprout")]
+    scheme: Scheme,
+    /// Uplink trace (mahimahi format).
+    #[arg(long)]
+    uplink: PathBuf,
+    /// Downlink trace (mahimahi format).
+    #[arg(long)]
+    downlink: PathBuf,
+    /// Forecast confidence, strictly between 0 and 1 (paper: 0.95).
+    #[arg(long)]
+    confidence: Option<f64>,
+    /// Seed for anything random.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Simulated seconds (default: the longer trace's length).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Seconds skipped before measuring (paper: 60).
+    #[arg(long, default_value_t = 60.0)]
+    skip: f64,
+    /// Which directions carry data: both, up or down.
+    #[arg(long, default_value = "both")]
+    load: Load,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Write the uplink's mahimahi mm-link log here.
+    #[arg(long, requires = "downlink_log")]
+    uplink_log: Option<PathBuf>,
+    /// Write the downlink's mahimahi mm-link log here.
+    #[arg(long, requires = "uplink_log")]
+    downlink_log: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct EvalArgs {
+    /// Folder of traces (NAME.up / NAME.down pairs). Default: ./traces if it holds traces,
+    /// otherwise a built-in synthetic link.
+    #[arg(long)]
+    traces: Option<PathBuf>,
+    /// Comma-separated schemes.
+    #[arg(long, default_value = "sprout,sprout-ewma", value_delimiter = ',')]
+    schemes: Vec<Scheme>,
+    /// Output folder.
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Seconds skipped before measuring (paper: 60).
+    #[arg(long, default_value_t = 60.0)]
+    skip: f64,
+    /// Parallel jobs (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Subcommand)]
+enum TracesCommand {
+    /// Download the paper's traces (from the mahimahi repository) into DIR.
+    Fetch {
+        /// Target folder.
+        #[arg(default_value = "traces")]
+        dir: PathBuf,
+    },
+}
+
+fn seconds_to_us(s: f64, what: &str) -> Result<u64> {
+    if !(s.is_finite() && s >= 0.0) {
+        bail!("--{what} must be a non-negative number of seconds, got {s}");
+    }
+    Ok((s * 1e6).round() as u64)
+}
+
+fn load_trace(path: &PathBuf) -> Result<Arc<Trace>> {
+    Ok(Arc::new(Trace::load(path)?))
+}
+
+fn cmd_sim(a: SimArgs) -> Result<()> {
+    let up = load_trace(&a.uplink)?;
+    let down = load_trace(&a.downlink)?;
+    let mut protocol = a.scheme.protocol_config();
+    if let Some(c) = a.confidence {
+        protocol.confidence = c;
+    }
+    protocol.validate().map_err(anyhow::Error::msg)?;
+    let cfg = SimConfig {
+        protocol,
+        duration_us: a.duration.map(|d| seconds_to_us(d, "duration")).transpose()?,
+        skip_us: seconds_to_us(a.skip, "skip")?,
+        load: a.load,
+        seed: a.seed,
+        ..SimConfig::default()
+    };
+    let out = match (&a.uplink_log, &a.downlink_log) {
+        (Some(u), Some(d)) => {
+            let open = |p: &PathBuf| -> Result<BufWriter<File>> {
+                Ok(BufWriter::new(
+                    File::create(p).with_context(|| format!("creating {}", p.display()))?,
+                ))
+            };
+            let (mut uw, mut dw) = (open(u)?, open(d)?);
+            let out = sim::run(
+                up,
+                down,
+                &cfg,
+                Some(Logs {
+                    uplink: &mut uw,
+                    downlink: &mut dw,
+                }),
+            )?;
+            uw.flush()?;
+            dw.flush()?;
+            out
+        }
+        _ => sim::run(up, down, &cfg, None)?,
+    };
+    if a.json {
+        let v = serde_json::json!({
+            "scheme": a.scheme.key(),
+            "confidence": cfg.protocol.confidence,
+            "load": a.load,
+            "duration_s": out.duration_us as f64 / 1e6,
+            "skip_s": cfg.skip_us as f64 / 1e6,
+            "uplink": { "trace": out.uplink.trace.name(), "metrics": out.uplink.metrics },
+            "downlink": { "trace": out.downlink.trace.name(), "metrics": out.downlink.metrics },
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "{} (confidence {}), load {}, {:.1} s simulated, measured from {:.1} s",
+            a.scheme.key(),
+            cfg.protocol.confidence,
+            match a.load {
+                Load::Both => "both directions",
+                Load::Up => "uplink only",
+                Load::Down => "downlink only",
+            },
+            out.duration_us as f64 / 1e6,
+            cfg.skip_us as f64 / 1e6
+        );
+        print_table(&[
+            ("uplink", out.uplink.trace.name(), &out.uplink.metrics),
+            ("downlink", out.downlink.trace.name(), &out.downlink.metrics),
+        ]);
+    }
+    Ok(())
+}
+
+fn print_table(rows: &[(&str, &str, &DirectionMetrics)]) {
+    println!(
+        "{:<9} {:<28} {:>11} {:>10} {:>11} {:>6} {:>10} {:>10} {:>14} {:>14}",
+        "direction",
+        "trace",
+        "throughput",
+        "goodput",
+        "capacity",
+        "util",
+        "p95 delay",
+        "omniscient",
+        "self-inflicted",
+        "(data only)"
+    );
+    for (dir, trace, m) in rows {
+        println!(
+            "{:<9} {:<28} {:>6.0} kb/s {:>5.0} kb/s {:>6.0} kb/s {:>5.1}% {:>7.0} ms {:>7.0} ms {:>11.0} ms {:>11.0} ms",
+            dir,
+            trace,
+            m.throughput_kbps,
+            m.goodput_kbps,
+            m.capacity_kbps,
+            100.0 * m.utilization,
+            m.p95_delay_ms,
+            m.omniscient_p95_ms,
+            m.self_inflicted_ms,
+            m.self_inflicted_data_ms
+        );
+    }
+}
+
+fn cmd_eval(a: EvalArgs) -> Result<()> {
+    let opts = EvalOptions {
+        traces: a.traces,
+        schemes: a.schemes,
+        out: a.out,
+        skip_us: seconds_to_us(a.skip, "skip")?,
+        jobs: a.jobs,
+        progress: !a.quiet,
+    };
+    let summary = eval::run(&opts)?;
+    println!("{summary}");
+    Ok(())
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sim(a) => cmd_sim(a),
+        Command::Eval(a) => cmd_eval(a),
+        Command::Traces {
+            command: TracesCommand::Fetch { dir },
+        } => eval::fetch_traces(&dir).map(|msg| println!("{msg}")),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

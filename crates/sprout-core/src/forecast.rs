@@ -21,7 +21,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::model::Evolution;
-use crate::params::ModelParams;
+use crate::params::{ForecastModel, ModelParams};
 
 /// Precomputed cumulative-delivery distributions for every starting rate and horizon.
 #[derive(Debug)]
@@ -41,6 +41,75 @@ impl ForecastTables {
 
     /// Computes the tables with an already-built evolution kernel.
     pub fn with_evolution(params: &ModelParams, evolution: &Evolution) -> Self {
+        match params.forecast_model {
+            ForecastModel::PerTick => Self::per_tick(params, evolution),
+            ForecastModel::Joint => Self::joint(params, evolution),
+        }
+    }
+
+    /// The paper's construction (§3.3, and the authors' code): from each starting rate, evolve
+    /// the distribution forward to each tick, take that tick's count distribution summed over
+    /// the rates, and add the ticks up as independent counts.
+    fn per_tick(params: &ModelParams, evolution: &Evolution) -> Self {
+        let n = params.bins;
+        let cap = params.arrivals_cap();
+        let h_max = params.forecast_ticks;
+        let tau = params.tau();
+        let pois: Vec<Vec<f64>> = (0..n)
+            .map(|b| truncated_poisson(params.rate(b) * tau, cap))
+            .collect();
+        let mut tables: Vec<Vec<f64>> = (1..=h_max).map(|h| vec![0.0; (h * cap + 1) * n]).collect();
+        let mut dist = vec![0.0; n];
+        let mut next = vec![0.0; n];
+        let mut tick = vec![0.0; cap + 1];
+        for b in 0..n {
+            dist.iter_mut().for_each(|x| *x = 0.0);
+            dist[b] = 1.0;
+            let mut cum = vec![1.0];
+            for (h, table) in tables.iter_mut().enumerate() {
+                if h > 0 {
+                    // Tick 1 is counted at the current rate; each later tick one evolution on.
+                    evolution.apply(&dist, &mut next);
+                    let total: f64 = next.iter().sum();
+                    for x in next.iter_mut() {
+                        *x /= total;
+                    }
+                    std::mem::swap(&mut dist, &mut next);
+                }
+                // This tick's count distribution, summed over the rates.
+                tick.iter_mut().for_each(|x| *x = 0.0);
+                for (r, &pr) in dist.iter().enumerate() {
+                    if pr < 1e-15 {
+                        continue;
+                    }
+                    for (t, &pk) in tick.iter_mut().zip(&pois[r]) {
+                        *t += pr * pk;
+                    }
+                }
+                let mut conv = vec![0.0; cum.len() + cap];
+                for (c0, &pc) in cum.iter().enumerate() {
+                    for (k, &pk) in tick.iter().enumerate() {
+                        conv[c0 + k] += pc * pk;
+                    }
+                }
+                cum = conv;
+                let mut acc = 0.0;
+                for (c, &x) in cum.iter().enumerate() {
+                    acc += x;
+                    table[c * n + b] = acc.min(1.0);
+                }
+                debug_assert_eq!(cum.len(), (h + 1) * cap + 1);
+            }
+        }
+        ForecastTables {
+            params: params.clone(),
+            cdf: tables,
+            cap,
+        }
+    }
+
+    /// The exact joint model: the rate's path links the ticks' counts (see the module docs).
+    fn joint(params: &ModelParams, evolution: &Evolution) -> Self {
         let n = params.bins;
         let cap = params.arrivals_cap();
         let h_max = params.forecast_ticks;
@@ -291,8 +360,11 @@ mod tests {
 
     #[test]
     fn backward_tables_match_forward_simulation() {
-        let params = ModelParams::default();
-        let t = tables();
+        let params = ModelParams {
+            forecast_model: ForecastModel::Joint,
+            ..ModelParams::default()
+        };
+        let t = ForecastTables::shared(&params);
         for start in [0usize, 3, 60, 128, 255] {
             for h in [1usize, 3] {
                 let fwd = forward_cdf(&params, start, h);

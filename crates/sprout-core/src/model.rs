@@ -38,7 +38,7 @@ impl Evolution {
         let w = p.bin_width();
         let s = p.sigma * p.tau().sqrt();
         let reach = ((p.kernel_sigmas * s) / w).ceil() as usize;
-        let lower = |j: usize| if j == 0 { f64::NEG_INFINITY } else { p.rate(j) - w / 2.0 };
+        let lower = |j: usize| if j == 0 { 0.0 } else { p.rate(j) - w / 2.0 };
         let upper = |j: usize| {
             if j + 1 == n {
                 f64::INFINITY
@@ -52,7 +52,12 @@ impl Evolution {
             let start = i.saturating_sub(reach);
             let end = (i + reach).min(n - 1);
             let mut weights: Vec<f64> = (start..=end)
-                .map(|j| normal_cdf((upper(j) - centre) / s) - normal_cdf((lower(j) - centre) / s))
+                .map(|j| {
+                    let (lo, hi) = (lower(j), upper(j));
+                    // Rates can not go negative: the Gaussian is reflected at zero, so what
+                    // would fall below 0 comes back at the mirrored rate.
+                    normal_cdf((hi - centre) / s) - normal_cdf((lo - centre) / s)
+                })
                 .collect();
             if i == 0 {
                 // The outage is sticky: it lasts an exponential time with rate lambda_z.
@@ -63,11 +68,6 @@ impl Evolution {
                     *x *= (1.0 - stay) / escape_mass;
                 }
                 weights[0] = stay;
-            } else {
-                let total: f64 = weights.iter().sum();
-                for x in weights.iter_mut() {
-                    *x /= total;
-                }
             }
             rows.push(KernelRow { start, weights });
         }
@@ -178,6 +178,7 @@ impl RateModel {
     pub fn evolve(&mut self) {
         self.evolution.apply(&self.prob, &mut self.scratch);
         std::mem::swap(&mut self.prob, &mut self.scratch);
+        self.normalise_or_reset();
     }
 
     /// Step 2 and 3 of a tick: Bayes' rule with the Poisson likelihood of seeing `packets`

@@ -25,6 +25,8 @@ pub struct ModelParams {
     /// Packets counted per tick are truncated at this value in the forecast tables (authors'
     /// code: 30 at 1000 packets/s). `None` means 1.5 x the top rate's mean count per tick.
     pub max_arrivals_per_tick: Option<usize>,
+    /// How the forecast adds up the ticks' deliveries.
+    pub forecast_model: ForecastModel,
     /// Size of the model's "packet" in bytes: byte counts are divided by it (default 1500,
     /// the size of one delivery opportunity in the traces).
     pub mtu_bytes: u32,
@@ -41,6 +43,7 @@ impl Default for ModelParams {
             forecast_ticks: 8,
             kernel_sigmas: 5.0,
             max_arrivals_per_tick: None,
+            forecast_model: ForecastModel::PerTick,
             mtu_bytes: 1500,
         }
     }
@@ -102,6 +105,18 @@ impl ModelParams {
     }
 }
 
+/// How the cautious forecast combines the ticks (paper §3.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ForecastModel {
+    /// As the paper describes and its authors implemented: evolve the rate distribution to
+    /// each tick, take each tick's count distribution over the rates, and sum the ticks as
+    /// independent counts. Less spread than the joint model, so less cautious.
+    PerTick,
+    /// The exact model: one rate path drives all ticks, so their counts are correlated and the
+    /// cumulative count is more spread out. Far more cautious at low rates.
+    Joint,
+}
+
 /// Which estimator the receiver runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum EstimatorKind {
@@ -151,6 +166,9 @@ pub struct Config {
     pub throwaway_window_us: u64,
     /// How the queue estimate drains between forecasts.
     pub queue_drain: QueueDrain,
+    /// Ticks a forecast is taken to be old when it arrives (its first tick is the one in
+    /// progress at the receiver when it was made, spent in transit): 1.
+    pub forecast_age_ticks: usize,
     /// Largest datagram the endpoint sends (header and payload), in bytes.
     pub max_datagram_bytes: usize,
     /// Bytes a datagram occupies on the link beyond itself (IPv4 + UDP headers: 28). Sequence
@@ -168,6 +186,7 @@ impl Default for Config {
             heartbeat_interval_us: 50_000,
             throwaway_window_us: 10_000,
             queue_drain: QueueDrain::ForecastEntry,
+            forecast_age_ticks: 0,
             max_datagram_bytes: 1472,
             link_overhead_bytes: 28,
         }

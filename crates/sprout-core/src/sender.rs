@@ -47,6 +47,7 @@ pub struct Sender {
     mtu_bytes: u64,
     throwaway_window_us: u64,
     drain: QueueDrain,
+    forecast_age_us: u64,
     sent: u64,
     history: VecDeque<(u64, u64)>,
     throwaway: u64,
@@ -63,6 +64,7 @@ impl Sender {
             mtu_bytes: config.model.mtu_bytes as u64,
             throwaway_window_us: config.throwaway_window_us,
             drain: config.queue_drain,
+            forecast_age_us: config.forecast_age_ticks as u64 * config.model.tick_us,
             sent: 0,
             history: VecDeque::new(),
             throwaway: 0,
@@ -96,7 +98,9 @@ impl Sender {
                     received_or_lost: fb.received_or_lost,
                     counts,
                     len,
-                    anchor_us: now_us,
+                    // The forecast's first tick began when the receiver made it, about one
+                    // one-way delay (a tick) before it arrived.
+                    anchor_us: now_us.saturating_sub(self.forecast_age_us),
                     applied: 0,
                     queue,
                 });

@@ -1,6 +1,8 @@
-//! placeholder
+//! The testbed around Sprout: the deterministic simulator, the paper's metrics (§5.1), the
+//! evaluation harness, its report and its charts.
 
-// TEMPORARY (metrics/chart/paper helper): the lead merges the real module list.
 pub mod chart;
+pub mod eval;
 pub mod metrics;
 pub mod paper;
+pub mod sim;
