@@ -1,1 +1,39 @@
-fn main() {}
+//! One receiver tick (evolve + observe + forecast) and model start-up, at the paper's parameters.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use sprout_core::forecast::ForecastTables;
+use sprout_core::{ModelParams, RateModel};
+
+fn tick(c: &mut Criterion) {
+    let params = ModelParams::default();
+    let tables = ForecastTables::shared(&params);
+    let mut model = RateModel::new(&params);
+    // Packet counts per tick drawn from a link that varies like the traces (0..25 per tick).
+    let counts: Vec<f64> = (0..1000u64)
+        .map(|i| ((i * 7919 % 26) as f64) * if i % 97 < 5 { 0.0 } else { 1.0 })
+        .collect();
+    let mut out = [0u32; 8];
+    let mut i = 0;
+    c.bench_function("receiver tick (evolve + observe + forecast)", |b| {
+        b.iter(|| {
+            model.evolve();
+            model.observe(counts[i % counts.len()]);
+            tables.cautious(model.probabilities(), 0.95, &mut out);
+            i += 1;
+            black_box(&out);
+        })
+    });
+}
+
+fn startup(c: &mut Criterion) {
+    let params = ModelParams::default();
+    let mut g = c.benchmark_group("start-up");
+    g.sample_size(10);
+    g.bench_function("model start-up (evolution kernel + forecast tables)", |b| {
+        b.iter(|| black_box(ForecastTables::new(&params)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, tick, startup);
+criterion_main!(benches);

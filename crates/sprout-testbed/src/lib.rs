@@ -3,6 +3,7 @@
 
 pub mod chart;
 pub mod eval;
+pub mod logscore;
 pub mod metrics;
 pub mod paper;
 pub mod sim;

@@ -1,0 +1,110 @@
+//! The `sprout` command as a user runs it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn sprout() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sprout"))
+}
+
+fn traces() -> Option<PathBuf> {
+    let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces"));
+    d.join("Verizon-LTE-short.up").exists().then_some(d).or_else(|| {
+        eprintln!("skipped: the paper's traces are not present");
+        None
+    })
+}
+
+#[test]
+fn broken_trace_is_a_clear_error_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.up");
+    std::fs::write(&bad, "0\n5\n3\n").unwrap();
+    let good = dir.path().join("good.down");
+    std::fs::write(&good, "1\n2\n").unwrap();
+    let out = sprout()
+        .args(["sim", "--uplink"])
+        .arg(&bad)
+        .arg("--downlink")
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.up:3"), "{err}");
+    assert!(err.contains("backwards"), "{err}");
+
+    std::fs::write(&bad, "").unwrap();
+    let out = sprout().args(["sim", "--uplink"]).arg(&bad).arg("--downlink").arg(&good).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
+
+    std::fs::write(&bad, "1\nten\n").unwrap();
+    let out = sprout().args(["sim", "--uplink"]).arg(&bad).arg("--downlink").arg(&good).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.up:2") && err.contains("ten"), "{err}");
+}
+
+#[test]
+fn wrong_flags_are_rejected() {
+    let out = sprout().args(["sim", "--scheme", "tcp-magic", "--uplink", "a", "--downlink", "b"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scheme"));
+    let out = sprout().args(["sim", "--uplink", "a", "--downlink", "b", "--confidence", "1.5"]).output().unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn sim_twice_prints_the_same() {
+    let Some(t) = traces() else { return };
+    let run = || {
+        let out = sprout()
+            .args(["sim", "--json", "--duration", "70", "--uplink"])
+            .arg(t.join("Verizon-LTE-short.up"))
+            .arg("--downlink")
+            .arg(t.join("Verizon-LTE-short.down"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    };
+    let a = run();
+    assert_eq!(a, run());
+    let v: serde_json::Value = serde_json::from_slice(&a).unwrap();
+    assert!(v["downlink"]["metrics"]["utilization"].as_f64().unwrap() > 0.1);
+}
+
+#[test]
+fn eval_writes_every_output() {
+    let Some(t) = traces() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = sprout()
+        .args(["eval", "--quiet", "--traces"])
+        .arg(&t)
+        .arg("--out")
+        .arg(out_dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(out_dir.path().join("results.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    for col in ["link", "direction", "scheme", "throughput_kbps", "utilization", "p95_delay_ms", "omniscient_p95_ms", "self_inflicted_ms"] {
+        assert!(header.split(',').any(|c| c == col), "missing column {col}");
+    }
+    assert_eq!(csv.lines().count(), 1 + 16);
+    for f in ["results.json", "report.md", "fig8-averages.svg", "fig1-Verizon-LTE-short-down.svg", "fig7-ATT-LTE-driving-up.svg"] {
+        assert!(out_dir.path().join(f).exists(), "missing {f}");
+    }
+}
+
+#[test]
+fn eval_without_traces_uses_the_synthetic_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = sprout()
+        .current_dir(dir.path())
+        .args(["eval", "--quiet", "--out", "res"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("synthetic"));
+    assert!(dir.path().join("res/report.md").exists());
+}

@@ -1,0 +1,44 @@
+//! The paper's metrics recomputed from a mahimahi mm-link log, so any run (ours, or mahimahi's
+//! own) can be scored the same way and checked independently.
+
+use sprout_link::MmLog;
+
+use crate::metrics::{self, Arrival, DirectionMetrics, Window};
+
+/// Arrivals and opportunity times (microseconds) read back from a log. A departure's send time
+/// is its departure minus its queueing delay minus the propagation delay recorded in the log
+/// (0 if the log has none, as with mahimahi's own logs, where the delay shell is separate).
+pub fn from_log(log: &MmLog) -> (Vec<Arrival>, Vec<u64>) {
+    let prop_ms = log.propagation_delay_ms.unwrap_or(0);
+    let arrivals = log
+        .departures
+        .iter()
+        .map(|d| Arrival {
+            sent_us: d.ms.saturating_sub(d.delay_ms + prop_ms) * 1000,
+            arrived_us: d.ms * 1000,
+            bytes: d.bytes as u32,
+            app_bytes: 0,
+            is_data: true,
+        })
+        .collect();
+    let opportunities = log.opportunities.iter().map(|o| o.ms * 1000).collect();
+    (arrivals, opportunities)
+}
+
+/// The paper's metrics of one direction from its log, over `[skip, end)` (end: the last
+/// opportunity in the log if `None`). Only the all-packet figures are meaningful: a log does not
+/// say which packets carried application data.
+pub fn score(log: &MmLog, skip_us: u64, end_us: Option<u64>) -> DirectionMetrics {
+    let (arrivals, opportunities) = from_log(log);
+    let end = end_us.unwrap_or_else(|| opportunities.last().copied().unwrap_or(0));
+    let prop_us = log.propagation_delay_ms.unwrap_or(0) * 1000;
+    let bytes = log.opportunities.first().map_or(1500, |o| o.bytes as u32);
+    metrics::compute(
+        &arrivals,
+        &opportunities,
+        bytes,
+        prop_us,
+        Window::new(skip_us.min(end), end),
+        metrics::DEFAULT_STEP_US,
+    )
+}

@@ -1,0 +1,135 @@
+//! End-to-end runs of the simulator over the paper's real traces (read from ../shared/traces).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use sprout_core::Config;
+use sprout_link::{MmLog, Trace};
+use sprout_testbed::logscore;
+use sprout_testbed::sim::{self, Load, Logs, SimConfig};
+
+fn traces() -> Option<PathBuf> {
+    let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces"));
+    if d.join("Verizon-LTE-short.up").exists() {
+        Some(d)
+    } else {
+        eprintln!("skipped: the paper's traces are not at {}", d.display());
+        None
+    }
+}
+
+fn pair(dir: &PathBuf, name: &str) -> (Arc<Trace>, Arc<Trace>) {
+    (
+        Arc::new(Trace::load(dir.join(format!("{name}.up"))).unwrap()),
+        Arc::new(Trace::load(dir.join(format!("{name}.down"))).unwrap()),
+    )
+}
+
+fn run_with_logs(cfg: &SimConfig, up: &Arc<Trace>, down: &Arc<Trace>) -> (sim::SimOutput, Vec<u8>, Vec<u8>) {
+    let (mut ul, mut dl) = (Vec::new(), Vec::new());
+    let out = sim::run(
+        up.clone(),
+        down.clone(),
+        cfg,
+        Some(Logs {
+            uplink: &mut ul,
+            downlink: &mut dl,
+        }),
+    )
+    .unwrap();
+    (out, ul, dl)
+}
+
+#[test]
+fn same_inputs_give_byte_identical_output() {
+    let Some(dir) = traces() else { return };
+    let (up, down) = pair(&dir, "Verizon-LTE-short");
+    let cfg = SimConfig {
+        duration_us: Some(40_000_000),
+        skip_us: 10_000_000,
+        ..SimConfig::default()
+    };
+    let (a, aul, adl) = run_with_logs(&cfg, &up, &down);
+    let (b, bul, bdl) = run_with_logs(&cfg, &up, &down);
+    assert_eq!(aul, bul, "uplink logs differ");
+    assert_eq!(adl, bdl, "downlink logs differ");
+    assert_eq!(
+        serde_json::to_string(&a.downlink.metrics).unwrap(),
+        serde_json::to_string(&b.downlink.metrics).unwrap()
+    );
+    assert!(aul.len() > 100_000, "a 40 s log has hundreds of thousands of bytes");
+}
+
+#[test]
+fn metrics_recomputed_from_mahimahi_logs_agree() {
+    let Some(dir) = traces() else { return };
+    let (up, down) = pair(&dir, "Verizon-LTE-short");
+    let cfg = SimConfig {
+        duration_us: Some(90_000_000),
+        skip_us: 30_000_000,
+        ..SimConfig::default()
+    };
+    let (out, ul, dl) = run_with_logs(&cfg, &up, &down);
+    for (log, run) in [(ul, &out.uplink), (dl, &out.downlink)] {
+        let log = MmLog::parse(&log[..]).unwrap();
+        let m = logscore::score(&log, cfg.skip_us, Some(run.window.end_us));
+        let ours = &run.metrics;
+        assert!(ours.throughput_kbps > 500.0, "{ours:?}");
+        assert!((m.throughput_kbps - ours.throughput_kbps).abs() < 1e-6, "{m:?} vs {ours:?}");
+        assert!((m.utilization - ours.utilization).abs() < 1e-9);
+        assert!((m.p95_delay_ms - ours.p95_delay_ms).abs() <= 1.0, "{m:?} vs {ours:?}");
+        assert!((m.omniscient_p95_ms - ours.omniscient_p95_ms).abs() <= 1.0);
+        assert!((m.self_inflicted_ms - ours.self_inflicted_ms).abs() <= 1.0);
+    }
+}
+
+#[test]
+fn sprout_is_more_cautious_than_sprout_ewma_on_verizon_lte() {
+    let Some(dir) = traces() else { return };
+    let (up, down) = pair(&dir, "Verizon-LTE-short");
+    let run = |protocol: Config| {
+        sim::run(
+            up.clone(),
+            down.clone(),
+            &SimConfig {
+                protocol,
+                ..SimConfig::default()
+            },
+            None,
+        )
+        .unwrap()
+    };
+    let sprout = run(Config::default());
+    let ewma = run(Config::ewma());
+    for (s, e) in [
+        (&sprout.uplink.metrics, &ewma.uplink.metrics),
+        (&sprout.downlink.metrics, &ewma.downlink.metrics),
+    ] {
+        assert!(s.self_inflicted_ms < e.self_inflicted_ms, "{s:?} vs {e:?}");
+        assert!(s.throughput_kbps < e.throughput_kbps, "{s:?} vs {e:?}");
+        assert!((0.2..0.8).contains(&s.utilization), "{s:?}");
+        assert!(s.self_inflicted_ms < 200.0, "{s:?}");
+    }
+}
+
+#[test]
+fn one_direction_loaded_leaves_the_other_for_feedback() {
+    let Some(dir) = traces() else { return };
+    let (up, down) = pair(&dir, "Verizon-LTE-short");
+    let out = sim::run(
+        up,
+        down,
+        &SimConfig {
+            duration_us: Some(60_000_000),
+            skip_us: 0,
+            load: Load::Down,
+            ..SimConfig::default()
+        },
+        None,
+    )
+    .unwrap();
+    assert!(out.downlink.metrics.goodput_kbps > 100.0);
+    assert_eq!(out.uplink.metrics.goodput_kbps, 0.0);
+    // Heartbeats only: a few packets per 50 ms.
+    assert!(out.uplink.metrics.throughput_kbps < 50.0);
+}
