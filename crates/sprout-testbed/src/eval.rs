@@ -526,8 +526,15 @@ gaps of 11 s): a few seconds of difference in how a scheme drains its queue afte
 the self-inflicted delay by hundreds of milliseconds. The paper's Cellsim did not loop traces; \
 we replay each direction's own trace once for its metrics but keep the shorter one looping so \
 the other direction's feedback keeps flowing.
+- Our Sprout can settle for long stretches at a low rate (see the Figure-1 chart): when the
+window is small the receiver only sees what the sender sent, its belief stays low and uncertain,
+and the cautious forecast keeps the window small. The authors' code escapes this more easily;
+several of its details (a rate grid of bin midpoints, mass of the lowest rates leaking away at
+each evolution) are not in the paper and are not reproduced here. This lowers Sprout's LTE
+throughput and lengthens its recovery after outages on the 3G links.
 - Sprout-EWMA's gain is not published; we use 1/8 per 20 ms tick.
-- Throughput here includes our header bytes (about 3% of a full packet), as the paper's did.";
+- Throughput here includes our header bytes (about 3% of a full packet), as the paper's did.
+";
 
 fn checks(res: &EvalResults) -> Vec<String> {
     let mut out = Vec::new();
