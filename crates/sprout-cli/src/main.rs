@@ -13,7 +13,11 @@ use sprout_testbed::metrics::DirectionMetrics;
 use sprout_testbed::sim::{self, Load, Logs, SimConfig};
 
 #[derive(Parser)]
-#[command(name = "sprout", version, about = "Sprout (NSDI 2013): simulator, evaluation and tools")]
+#[command(
+    name = "sprout",
+    version,
+    about = "Sprout (NSDI 2013): simulator, evaluation and tools"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -123,7 +127,10 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
     protocol.validate().map_err(anyhow::Error::msg)?;
     let cfg = SimConfig {
         protocol,
-        duration_us: a.duration.map(|d| seconds_to_us(d, "duration")).transpose()?,
+        duration_us: a
+            .duration
+            .map(|d| seconds_to_us(d, "duration"))
+            .transpose()?,
         skip_us: seconds_to_us(a.skip, "skip")?,
         load: a.load,
         seed: a.seed,

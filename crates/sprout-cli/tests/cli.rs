@@ -8,11 +8,17 @@ fn sprout() -> Command {
 }
 
 fn traces() -> Option<PathBuf> {
-    let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces"));
-    d.join("Verizon-LTE-short.up").exists().then_some(d).or_else(|| {
-        eprintln!("skipped: the paper's traces are not present");
-        None
-    })
+    let d = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces"
+    ));
+    d.join("Verizon-LTE-short.up")
+        .exists()
+        .then_some(d)
+        .or_else(|| {
+            eprintln!("skipped: the paper's traces are not present");
+            None
+        })
 }
 
 #[test]
@@ -35,21 +41,55 @@ fn broken_trace_is_a_clear_error_naming_file_and_line() {
     assert!(err.contains("backwards"), "{err}");
 
     std::fs::write(&bad, "").unwrap();
-    let out = sprout().args(["sim", "--uplink"]).arg(&bad).arg("--downlink").arg(&good).output().unwrap();
+    let out = sprout()
+        .args(["sim", "--uplink"])
+        .arg(&bad)
+        .arg("--downlink")
+        .arg(&good)
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
 
     std::fs::write(&bad, "1\nten\n").unwrap();
-    let out = sprout().args(["sim", "--uplink"]).arg(&bad).arg("--downlink").arg(&good).output().unwrap();
+    let out = sprout()
+        .args(["sim", "--uplink"])
+        .arg(&bad)
+        .arg("--downlink")
+        .arg(&good)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.up:2") && err.contains("ten"), "{err}");
 }
 
 #[test]
 fn wrong_flags_are_rejected() {
-    let out = sprout().args(["sim", "--scheme", "tcp-magic", "--uplink", "a", "--downlink", "b"]).output().unwrap();
+    let out = sprout()
+        .args([
+            "sim",
+            "--scheme",
+            "tcp-magic",
+            "--uplink",
+            "a",
+            "--downlink",
+            "b",
+        ])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scheme"));
-    let out = sprout().args(["sim", "--uplink", "a", "--downlink", "b", "--confidence", "1.5"]).output().unwrap();
+    let out = sprout()
+        .args([
+            "sim",
+            "--uplink",
+            "a",
+            "--downlink",
+            "b",
+            "--confidence",
+            "1.5",
+        ])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
 }
 
@@ -64,7 +104,11 @@ fn sim_twice_prints_the_same() {
             .arg(t.join("Verizon-LTE-short.down"))
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         out.stdout
     };
     let a = run();
@@ -84,14 +128,33 @@ fn eval_writes_every_output() {
         .arg(out_dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let csv = std::fs::read_to_string(out_dir.path().join("results.csv")).unwrap();
     let header = csv.lines().next().unwrap();
-    for col in ["link", "direction", "scheme", "throughput_kbps", "utilization", "p95_delay_ms", "omniscient_p95_ms", "self_inflicted_ms"] {
+    for col in [
+        "link",
+        "direction",
+        "scheme",
+        "throughput_kbps",
+        "utilization",
+        "p95_delay_ms",
+        "omniscient_p95_ms",
+        "self_inflicted_ms",
+    ] {
         assert!(header.split(',').any(|c| c == col), "missing column {col}");
     }
     assert_eq!(csv.lines().count(), 1 + 16);
-    for f in ["results.json", "report.md", "fig8-averages.svg", "fig1-Verizon-LTE-short-down.svg", "fig7-ATT-LTE-driving-up.svg"] {
+    for f in [
+        "results.json",
+        "report.md",
+        "fig8-averages.svg",
+        "fig1-Verizon-LTE-short-down.svg",
+        "fig7-ATT-LTE-driving-up.svg",
+    ] {
         assert!(out_dir.path().join(f).exists(), "missing {f}");
     }
 }
@@ -104,7 +167,11 @@ fn eval_without_traces_uses_the_synthetic_link() {
         .args(["eval", "--quiet", "--out", "res"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("synthetic"));
     assert!(dir.path().join("res/report.md").exists());
 }

@@ -173,7 +173,10 @@ impl Connection {
         }
         if self.has_data() {
             let last = self.sender.last_send_us().unwrap_or(self.created_us);
-            if let Some(t) = self.sender.next_window_open_us(last, self.min_data_link_bytes()) {
+            if let Some(t) = self
+                .sender
+                .next_window_open_us(last, self.min_data_link_bytes())
+            {
                 next = next.min(t);
             }
         }
@@ -231,7 +234,8 @@ impl Connection {
             let window = self.sender.window_bytes(now_us);
             let room = window.saturating_sub(header_len + overhead);
             let payload_len = if self.bulk {
-                Some(room.min(self.config.max_datagram_bytes as u64 - header_len)).filter(|&n| n > 0)
+                Some(room.min(self.config.max_datagram_bytes as u64 - header_len))
+                    .filter(|&n| n > 0)
             } else {
                 self.outgoing
                     .front()

@@ -242,7 +242,10 @@ impl ForecastTables {
 fn support(prob: &[f64]) -> (usize, usize) {
     const EPS: f64 = 1e-12;
     let lo = prob.iter().position(|&p| p > EPS).unwrap_or(0);
-    let hi = prob.iter().rposition(|&p| p > EPS).map_or(prob.len(), |i| i + 1);
+    let hi = prob
+        .iter()
+        .rposition(|&p| p > EPS)
+        .map_or(prob.len(), |i| i + 1);
     (lo, hi.max(lo))
 }
 
@@ -371,7 +374,10 @@ mod tests {
                 let p = point_mass(start);
                 for (c, &f) in fwd.iter().enumerate() {
                     let b = t.cdf_at(&p, h, c);
-                    assert!((b - f).abs() < 1e-9, "start {start} h {h} c {c}: {b} vs {f}");
+                    assert!(
+                        (b - f).abs() < 1e-9,
+                        "start {start} h {h} c {c}: {b} vs {f}"
+                    );
                 }
             }
         }

@@ -149,7 +149,11 @@ impl RateModel {
     /// Replaces the distribution (it is normalised; an all-zero or invalid input gives the
     /// uniform prior).
     pub fn set_probabilities(&mut self, p: &[f64]) {
-        assert_eq!(p.len(), self.prob.len(), "distribution has the wrong number of bins");
+        assert_eq!(
+            p.len(),
+            self.prob.len(),
+            "distribution has the wrong number of bins"
+        );
         self.prob.copy_from_slice(p);
         self.normalise_or_reset();
     }
@@ -184,7 +188,11 @@ impl RateModel {
     /// Step 2 and 3 of a tick: Bayes' rule with the Poisson likelihood of seeing `packets`
     /// (MTU-sized units, may be fractional) in one tick, then normalisation.
     pub fn observe(&mut self, packets: f64) {
-        let k = if packets.is_finite() && packets > 0.0 { packets } else { 0.0 };
+        let k = if packets.is_finite() && packets > 0.0 {
+            packets
+        } else {
+            0.0
+        };
         if k == 0.0 {
             for (p, &m) in self.prob.iter_mut().zip(&self.mean) {
                 *p *= (-m).exp();
@@ -209,7 +217,10 @@ impl RateModel {
                 // The belief was all on the outage but packets came: start again from the
                 // prior, which the likelihood then updates.
                 self.prob.iter_mut().for_each(|p| *p = 1.0);
-                best = self.scratch[1..].iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                best = self.scratch[1..]
+                    .iter()
+                    .cloned()
+                    .fold(f64::NEG_INFINITY, f64::max);
             }
             self.prob[0] = 0.0;
             for (p, &ll) in self.prob.iter_mut().zip(&self.scratch).skip(1) {
@@ -286,7 +297,11 @@ mod tests {
         // sigma * sqrt(tau) = 200 * sqrt(0.02) = 28.28 packets/s; integrating over bins of
         // width w adds w^2/12 of variance (Sheppard): sqrt(800 + 3.92^2/12) = 28.31.
         m.evolve();
-        assert!((m.mean_rate() - centre).abs() < 1e-9, "mean {}", m.mean_rate());
+        assert!(
+            (m.mean_rate() - centre).abs() < 1e-9,
+            "mean {}",
+            m.mean_rate()
+        );
         assert!((m.rate_std() - 28.3).abs() < 0.05, "std {}", m.rate_std());
         // After four ticks the spread doubles (variances add): 2 x 28.28.
         for _ in 0..3 {
@@ -317,7 +332,10 @@ mod tests {
             m.evolve();
             m.observe(0.0);
             let now = m.probabilities()[0];
-            assert!(now > last, "tick {tick}: outage mass {now} did not grow from {last}");
+            assert!(
+                now > last,
+                "tick {tick}: outage mass {now} did not grow from {last}"
+            );
             last = now;
         }
         assert!(last > 0.5, "after 0.5 s of silence the outage holds {last}");
@@ -334,7 +352,11 @@ mod tests {
             m.evolve();
             m.observe(10.0);
         }
-        assert!((m.mean_rate() - 500.0).abs() < 30.0, "mean {}", m.mean_rate());
+        assert!(
+            (m.mean_rate() - 500.0).abs() < 30.0,
+            "mean {}",
+            m.mean_rate()
+        );
         assert_eq!(m.probabilities()[0], 0.0, "outage can not produce packets");
     }
 

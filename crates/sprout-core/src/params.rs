@@ -75,10 +75,16 @@ impl ModelParams {
     /// Checks that the parameters describe a usable model.
     pub fn validate(&self) -> Result<(), String> {
         if self.bins < 2 {
-            return Err(format!("model needs at least 2 rate bins, got {}", self.bins));
+            return Err(format!(
+                "model needs at least 2 rate bins, got {}",
+                self.bins
+            ));
         }
         if !(self.max_rate_pps > 0.0 && self.max_rate_pps.is_finite()) {
-            return Err(format!("max rate must be positive, got {}", self.max_rate_pps));
+            return Err(format!(
+                "max rate must be positive, got {}",
+                self.max_rate_pps
+            ));
         }
         if !(self.sigma > 0.0 && self.sigma.is_finite()) {
             return Err(format!("sigma must be positive, got {}", self.sigma));
@@ -93,7 +99,10 @@ impl ModelParams {
             return Err("tick length must be positive".into());
         }
         if self.forecast_ticks == 0 || self.forecast_ticks > crate::wire::MAX_FORECAST_TICKS {
-            return Err(format!("forecast ticks must be 1..=32, got {}", self.forecast_ticks));
+            return Err(format!(
+                "forecast ticks must be 1..=32, got {}",
+                self.forecast_ticks
+            ));
         }
         if self.kernel_sigmas <= 0.0 {
             return Err("kernel truncation must be positive".into());

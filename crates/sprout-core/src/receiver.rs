@@ -245,7 +245,11 @@ mod tests {
         // the hold ran out.
         assert_eq!(r.stats().skipped_observations, 4);
         r.on_timeout(120_000);
-        assert_eq!(r.stats().skipped_observations, 4, "tick 100..120 ms is observed");
+        assert_eq!(
+            r.stats().skipped_observations,
+            4,
+            "tick 100..120 ms is observed"
+        );
     }
 
     #[test]

@@ -267,7 +267,9 @@ pub fn decode(buf: &[u8]) -> Result<Datagram<'_>, WireError> {
         return Err(WireError::Malformed("heartbeat carries a payload"));
     }
     if throwaway > seq {
-        return Err(WireError::Malformed("throwaway number beyond sequence number"));
+        return Err(WireError::Malformed(
+            "throwaway number beyond sequence number",
+        ));
     }
     Ok(Datagram {
         header: Header {
@@ -350,8 +352,14 @@ mod tests {
         let mut b = buf.clone();
         b[2] |= 0x80;
         assert!(matches!(decode(&b), Err(WireError::UnknownFlags(_))));
-        assert!(matches!(decode(&buf[..40]), Err(WireError::Truncated { .. })));
-        assert!(matches!(decode(&buf[..50]), Err(WireError::Truncated { .. })));
+        assert!(matches!(
+            decode(&buf[..40]),
+            Err(WireError::Truncated { .. })
+        ));
+        assert!(matches!(
+            decode(&buf[..50]),
+            Err(WireError::Truncated { .. })
+        ));
         let mut b = buf.clone();
         b[44] = 0;
         assert_eq!(decode(&b), Err(WireError::BadForecastLength(0)));
@@ -360,7 +368,10 @@ mod tests {
         assert_eq!(decode(&b), Err(WireError::BadForecastLength(200)));
         let mut b = buf.clone();
         b[45 + 4 * 3 + 3] = 0; // tick 3 (5 packets) becomes 0 < 3
-        assert_eq!(decode(&b), Err(WireError::ForecastNotCumulative { tick: 3 }));
+        assert_eq!(
+            decode(&b),
+            Err(WireError::ForecastNotCumulative { tick: 3 })
+        );
         let mut hb = Vec::new();
         encode(&sample(false, true), b"oops", &mut hb);
         assert!(matches!(decode(&hb), Err(WireError::Malformed(_))));

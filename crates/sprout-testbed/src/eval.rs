@@ -165,15 +165,16 @@ fn load_links(opts: &EvalOptions) -> Result<LinkSet> {
         Some(d) => {
             let found = Trace::find_pairs(&d)?;
             if found.is_empty() {
-                anyhow::bail!(
-                    "no trace pairs (NAME.up and NAME.down) in {}",
-                    d.display()
-                );
+                anyhow::bail!("no trace pairs (NAME.up and NAME.down) in {}", d.display());
             }
             let pairs = found
                 .into_iter()
                 .map(|(name, up, down)| -> Result<_> {
-                    Ok((name, Arc::new(Trace::load(&up)?), Arc::new(Trace::load(&down)?)))
+                    Ok((
+                        name,
+                        Arc::new(Trace::load(&up)?),
+                        Arc::new(Trace::load(&down)?),
+                    ))
                 })
                 .collect::<Result<Vec<_>>>()?;
             Ok(LinkSet {
@@ -193,8 +194,9 @@ fn load_links(opts: &EvalOptions) -> Result<LinkSet> {
                 )
             };
             Ok(LinkSet {
-                source: "built-in synthetic cellular link (the paper's model, seeds 1 and 2, 300 s)"
-                    .into(),
+                source:
+                    "built-in synthetic cellular link (the paper's model, seeds 1 and 2, 300 s)"
+                        .into(),
                 pairs: vec![("Synthetic".into(), make(1, "up"), make(2, "down"))],
             })
         }
@@ -245,8 +247,10 @@ pub fn run(opts: &EvalOptions) -> Result<String> {
     let bar = if opts.progress {
         let b = ProgressBar::new(jobs.len() as u64);
         b.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         b
     } else {
@@ -342,7 +346,11 @@ fn write_outputs(out: &Path, res: &EvalResults, fig1: Option<&[TimeSeriesPoint]>
     links.dedup();
     for (link, dir) in &links {
         let mut points = Vec::new();
-        for r in res.rows.iter().filter(|r| r.link == *link && r.direction == *dir) {
+        for r in res
+            .rows
+            .iter()
+            .filter(|r| r.link == *link && r.direction == *dir)
+        {
             points.push(ChartPoint {
                 label: r.scheme.clone(),
                 throughput_kbps: r.throughput_kbps,
@@ -366,7 +374,10 @@ fn write_outputs(out: &Path, res: &EvalResults, fig1: Option<&[TimeSeriesPoint]>
             if *dir == "up" { "up" } else { "down" }
         );
         let file = format!("fig7-{link}-{dir}.svg");
-        fs::write(out.join(&file), chart::throughput_delay_chart(&title, &points))?;
+        fs::write(
+            out.join(&file),
+            chart::throughput_delay_chart(&title, &points),
+        )?;
         charts.push(file);
     }
     let mut fig8 = Vec::new();
@@ -507,7 +518,11 @@ fn report(res: &EvalResults, charts: &[String]) -> String {
     if departures.is_empty() {
         let _ = writeln!(s, "No link departs from the paper by more than a third.\n");
     } else {
-        let _ = writeln!(s, "Departures by more than a third: {}.\n", departures.join("; "));
+        let _ = writeln!(
+            s,
+            "Departures by more than a third: {}.\n",
+            departures.join("; ")
+        );
         let _ = writeln!(s, "{}", DEPARTURE_NOTES);
     }
     let _ = writeln!(s, "## Charts\n");
@@ -544,11 +559,9 @@ fn checks(res: &EvalResults) -> Vec<String> {
         let mut per_link_delay = true;
         let mut per_link_tput = true;
         for r in res.rows.iter().filter(|r| r.scheme == "sprout") {
-            if let Some(e) = res
-                .rows
-                .iter()
-                .find(|e| e.scheme == "sprout-ewma" && e.link == r.link && e.direction == r.direction)
-            {
+            if let Some(e) = res.rows.iter().find(|e| {
+                e.scheme == "sprout-ewma" && e.link == r.link && e.direction == r.direction
+            }) {
                 per_link_delay &= r.self_inflicted_ms < e.self_inflicted_ms;
                 per_link_tput &= r.throughput_kbps < e.throughput_kbps;
             }
@@ -638,7 +651,14 @@ pub fn fetch_traces(dir: &Path) -> Result<String> {
             let tmp = dir.join(format!(".{file}.part"));
             let url = format!("{TRACE_BASE}/{file}");
             let status = std::process::Command::new("curl")
-                .args(["-fsSL", "--connect-timeout", "10", "--max-time", "120", "-o"])
+                .args([
+                    "-fsSL",
+                    "--connect-timeout",
+                    "10",
+                    "--max-time",
+                    "120",
+                    "-o",
+                ])
                 .arg(&tmp)
                 .arg(&url)
                 .status();

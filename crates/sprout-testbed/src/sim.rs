@@ -221,16 +221,17 @@ pub fn run(
     }
     // Let the links report everything up to the end (wasted opportunities, for the logs).
     for (i, side) in sides.iter_mut().enumerate() {
-        side.link.advance(duration, &mut |ev: LinkEvent<WirePacket>| {
-            if let Some(w) = writers.as_mut() {
-                if let Err(e) = w[i].event(&ev) {
-                    log_error.get_or_insert(e);
+        side.link
+            .advance(duration, &mut |ev: LinkEvent<WirePacket>| {
+                if let Some(w) = writers.as_mut() {
+                    if let Err(e) = w[i].event(&ev) {
+                        log_error.get_or_insert(e);
+                    }
                 }
-            }
-            if let LinkEvent::Delivered(d) = ev {
-                delivered.push((i, d));
-            }
-        });
+                if let LinkEvent::Delivered(d) = ev {
+                    delivered.push((i, d));
+                }
+            });
     }
     for (i, d) in delivered.drain(..) {
         sides[i].arrivals.push(Arrival {

@@ -9,7 +9,10 @@ use sprout_testbed::logscore;
 use sprout_testbed::sim::{self, Load, Logs, SimConfig};
 
 fn traces() -> Option<PathBuf> {
-    let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces"));
+    let d = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces"
+    ));
     if d.join("Verizon-LTE-short.up").exists() {
         Some(d)
     } else {
@@ -25,7 +28,11 @@ fn pair(dir: &PathBuf, name: &str) -> (Arc<Trace>, Arc<Trace>) {
     )
 }
 
-fn run_with_logs(cfg: &SimConfig, up: &Arc<Trace>, down: &Arc<Trace>) -> (sim::SimOutput, Vec<u8>, Vec<u8>) {
+fn run_with_logs(
+    cfg: &SimConfig,
+    up: &Arc<Trace>,
+    down: &Arc<Trace>,
+) -> (sim::SimOutput, Vec<u8>, Vec<u8>) {
     let (mut ul, mut dl) = (Vec::new(), Vec::new());
     let out = sim::run(
         up.clone(),
@@ -57,7 +64,10 @@ fn same_inputs_give_byte_identical_output() {
         serde_json::to_string(&a.downlink.metrics).unwrap(),
         serde_json::to_string(&b.downlink.metrics).unwrap()
     );
-    assert!(aul.len() > 100_000, "a 40 s log has hundreds of thousands of bytes");
+    assert!(
+        aul.len() > 100_000,
+        "a 40 s log has hundreds of thousands of bytes"
+    );
 }
 
 #[test]
@@ -75,9 +85,15 @@ fn metrics_recomputed_from_mahimahi_logs_agree() {
         let m = logscore::score(&log, cfg.skip_us, Some(run.window.end_us));
         let ours = &run.metrics;
         assert!(ours.throughput_kbps > 500.0, "{ours:?}");
-        assert!((m.throughput_kbps - ours.throughput_kbps).abs() < 1e-6, "{m:?} vs {ours:?}");
+        assert!(
+            (m.throughput_kbps - ours.throughput_kbps).abs() < 1e-6,
+            "{m:?} vs {ours:?}"
+        );
         assert!((m.utilization - ours.utilization).abs() < 1e-9);
-        assert!((m.p95_delay_ms - ours.p95_delay_ms).abs() <= 1.0, "{m:?} vs {ours:?}");
+        assert!(
+            (m.p95_delay_ms - ours.p95_delay_ms).abs() <= 1.0,
+            "{m:?} vs {ours:?}"
+        );
         assert!((m.omniscient_p95_ms - ours.omniscient_p95_ms).abs() <= 1.0);
         assert!((m.self_inflicted_ms - ours.self_inflicted_ms).abs() <= 1.0);
     }
