@@ -269,7 +269,13 @@ impl Connection {
             }
         }
 
-        if now_us >= self.heartbeat_due_us() {
+        let feedback_due = match (self.config.feedback_interval_us, &header.feedback) {
+            (Some(f), Some(_)) if !self.has_data() => {
+                self.sender.last_send_us().is_none_or(|t| now_us >= t + f)
+            }
+            _ => false,
+        };
+        if now_us >= self.heartbeat_due_us() || feedback_due {
             header.heartbeat = true;
             if header.feedback.is_none() {
                 header.feedback = self.receiver.feedback();

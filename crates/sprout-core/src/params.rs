@@ -173,6 +173,9 @@ pub struct Config {
     pub heartbeat_interval_us: u64,
     /// Packets sent this long apart are assumed never to be reordered (paper: 10 ms).
     pub throwaway_window_us: u64,
+    /// If set, an endpoint that has a forecast not yet sent and has sent nothing for this long
+    /// sends it in a heartbeat rather than waiting for the heartbeat interval, in microseconds.
+    pub feedback_interval_us: Option<u64>,
     /// How the queue estimate drains between forecasts.
     pub queue_drain: QueueDrain,
     /// Ticks a forecast is taken to be old when it arrives (its first tick is the one in
@@ -194,6 +197,7 @@ impl Default for Config {
             target_ticks: 5,
             heartbeat_interval_us: 50_000,
             throwaway_window_us: 10_000,
+            feedback_interval_us: Some(20_000),
             queue_drain: QueueDrain::ForecastEntry,
             forecast_age_ticks: 0,
             max_datagram_bytes: 1472,
