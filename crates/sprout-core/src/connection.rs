@@ -55,6 +55,14 @@ pub struct ConnectionStats {
     pub receiver: ReceiverStats,
 }
 
+/// What a datagram carries after its header.
+enum Payload {
+    /// This many zero bytes (a bulk sender's filler; 0 for a heartbeat).
+    Filler(usize),
+    /// An application datagram.
+    Bytes(Vec<u8>),
+}
+
 /// One endpoint of a Sprout connection.
 #[derive(Debug)]
 pub struct Connection {
@@ -243,29 +251,14 @@ impl Connection {
                     .filter(|&n| header_len + n + overhead <= window)
             };
             if let Some(payload_len) = payload_len {
-                let link_bytes = header_len + payload_len + overhead;
-                let (seq, throwaway) = self.sender.numbers(now_us);
-                self.sender.on_sent(now_us, link_bytes);
-                header.seq = seq;
-                header.throwaway = throwaway;
-                header.time_to_next_us = self.time_to_next(now_us);
-                self.note_feedback(&header);
-                buf.clear();
-                header.encode(buf);
-                if self.bulk {
-                    buf.resize(buf.len() + payload_len as usize, 0);
-                } else if let Some(d) = self.outgoing.pop_front() {
+                let payload = if self.bulk {
+                    Payload::Filler(payload_len as usize)
+                } else {
+                    let d = self.outgoing.pop_front().unwrap_or_default();
                     self.outgoing_bytes -= d.len();
-                    buf.extend_from_slice(&d);
-                }
-                self.stats.datagrams_sent += 1;
-                self.stats.link_bytes_sent += link_bytes;
-                self.stats.app_bytes_sent += payload_len;
-                return Some(Transmit {
-                    len: buf.len(),
-                    app_bytes: payload_len as usize,
-                    heartbeat: false,
-                });
+                    Payload::Bytes(d)
+                };
+                return Some(self.emit(now_us, header, payload, buf));
             }
         }
 
@@ -280,25 +273,48 @@ impl Connection {
             if header.feedback.is_none() {
                 header.feedback = self.receiver.feedback();
             }
-            let link_bytes = header.encoded_len() as u64 + overhead;
-            let (seq, throwaway) = self.sender.numbers(now_us);
-            self.sender.on_sent(now_us, link_bytes);
-            header.seq = seq;
-            header.throwaway = throwaway;
-            header.time_to_next_us = self.time_to_next(now_us);
-            self.note_feedback(&header);
-            buf.clear();
-            header.encode(buf);
-            self.stats.datagrams_sent += 1;
-            self.stats.heartbeats_sent += 1;
-            self.stats.link_bytes_sent += link_bytes;
-            return Some(Transmit {
-                len: buf.len(),
-                app_bytes: 0,
-                heartbeat: true,
-            });
+            return Some(self.emit(now_us, header, Payload::Filler(0), buf));
         }
         None
+    }
+
+    /// Stamps `header` with the sender's numbers and time-to-next, counts the datagram, and
+    /// writes it into `buf`.
+    fn emit(
+        &mut self,
+        now_us: u64,
+        mut header: Header,
+        payload: Payload,
+        buf: &mut Vec<u8>,
+    ) -> Transmit {
+        let app_bytes = match &payload {
+            Payload::Filler(n) => *n,
+            Payload::Bytes(d) => d.len(),
+        };
+        let link_bytes = (header.encoded_len() + app_bytes) as u64 + self.overhead();
+        let (seq, throwaway) = self.sender.numbers(now_us);
+        self.sender.on_sent(now_us, link_bytes);
+        header.seq = seq;
+        header.throwaway = throwaway;
+        header.time_to_next_us = self.time_to_next(now_us);
+        self.note_feedback(&header);
+        buf.clear();
+        header.encode(buf);
+        match payload {
+            Payload::Filler(n) => buf.resize(buf.len() + n, 0),
+            Payload::Bytes(d) => buf.extend_from_slice(&d),
+        }
+        self.stats.datagrams_sent += 1;
+        self.stats.link_bytes_sent += link_bytes;
+        self.stats.app_bytes_sent += app_bytes as u64;
+        if header.heartbeat {
+            self.stats.heartbeats_sent += 1;
+        }
+        Transmit {
+            len: buf.len(),
+            app_bytes,
+            heartbeat: header.heartbeat,
+        }
     }
 
     fn note_feedback(&mut self, header: &Header) {
