@@ -54,10 +54,7 @@ impl ForecastTables {
         let n = params.bins;
         let cap = params.arrivals_cap();
         let h_max = params.forecast_ticks;
-        let tau = params.tau();
-        let pois: Vec<Vec<f64>> = (0..n)
-            .map(|b| truncated_poisson(params.rate(b) * tau, cap))
-            .collect();
+        let pois = poisson_table(params);
         let mut tables: Vec<Vec<f64>> = (1..=h_max).map(|h| vec![0.0; (h * cap + 1) * n]).collect();
         let mut dist = vec![0.0; n];
         let mut next = vec![0.0; n];
@@ -86,18 +83,8 @@ impl ForecastTables {
                         *t += pr * pk;
                     }
                 }
-                let mut conv = vec![0.0; cum.len() + cap];
-                for (c0, &pc) in cum.iter().enumerate() {
-                    for (k, &pk) in tick.iter().enumerate() {
-                        conv[c0 + k] += pc * pk;
-                    }
-                }
-                cum = conv;
-                let mut acc = 0.0;
-                for (c, &x) in cum.iter().enumerate() {
-                    acc += x;
-                    table[c * n + b] = acc.min(1.0);
-                }
+                cum = convolve(&cum, &tick, cum.len() + cap);
+                store_cdf(table, n, b, &cum);
                 debug_assert_eq!(cum.len(), (h + 1) * cap + 1);
             }
         }
@@ -113,12 +100,7 @@ impl ForecastTables {
         let n = params.bins;
         let cap = params.arrivals_cap();
         let h_max = params.forecast_ticks;
-        let tau = params.tau();
-
-        // Per-bin count distribution for one tick, truncated at `cap` (tail lumped at cap).
-        let pois: Vec<Vec<f64>> = (0..n)
-            .map(|b| truncated_poisson(params.rate(b) * tau, cap))
-            .collect();
+        let pois = poisson_table(params);
 
         // q[b][c]: distribution of (this tick's count + deliveries of the previous horizon)
         // starting from bin b at the start of this tick; P_0 is a point mass at 0.
@@ -128,18 +110,7 @@ impl ForecastTables {
             let width = h * cap + 1;
             // Convolve each bin's previous-horizon distribution with its one-tick counts.
             let q: Vec<Vec<f64>> = (0..n)
-                .map(|b| {
-                    let mut out = vec![0.0; width];
-                    for (c0, &pc) in prev[b].iter().enumerate() {
-                        if pc == 0.0 {
-                            continue;
-                        }
-                        for (k, &pk) in pois[b].iter().enumerate() {
-                            out[c0 + k] += pc * pk;
-                        }
-                    }
-                    out
-                })
+                .map(|b| convolve(&prev[b], &pois[b], width))
                 .collect();
             // One step of the rate's evolution before the tick.
             let mut next: Vec<Vec<f64>> = vec![vec![0.0; width]; n];
@@ -158,11 +129,7 @@ impl ForecastTables {
             // weighted sum over bins is one contiguous dot product.
             let mut table = vec![0.0; width * n];
             for (b, dist) in next.iter().enumerate() {
-                let mut acc = 0.0;
-                for (c, &x) in dist.iter().enumerate() {
-                    acc += x;
-                    table[c * n + b] = acc.min(1.0);
-                }
+                store_cdf(&mut table, n, b, dist);
             }
             cdf.push(table);
             prev = next;
@@ -235,6 +202,38 @@ impl ForecastTables {
             *slot = a as u32;
             floor = a;
         }
+    }
+}
+
+/// One tick's count distribution for every rate bin (truncated at the cap, tail lumped there).
+fn poisson_table(params: &ModelParams) -> Vec<Vec<f64>> {
+    let cap = params.arrivals_cap();
+    (0..params.bins)
+        .map(|b| truncated_poisson(params.rate(b) * params.tau(), cap))
+        .collect()
+}
+
+/// The distribution of the sum of two independent counts, in a vector of length `width`.
+fn convolve(a: &[f64], b: &[f64], width: usize) -> Vec<f64> {
+    let mut out = vec![0.0; width];
+    for (i, &pa) in a.iter().enumerate() {
+        if pa == 0.0 {
+            continue;
+        }
+        for (j, &pb) in b.iter().enumerate() {
+            out[i + j] += pa * pb;
+        }
+    }
+    out
+}
+
+/// Stores the cumulative form of `dist` (a count distribution from rate bin `b`) into a
+/// count-major table of `n` bins.
+fn store_cdf(table: &mut [f64], n: usize, b: usize, dist: &[f64]) {
+    let mut acc = 0.0;
+    for (c, &x) in dist.iter().enumerate() {
+        acc += x;
+        table[c * n + b] = acc.min(1.0);
     }
 }
 

@@ -247,9 +247,9 @@ pub fn decode(buf: &[u8]) -> Result<Datagram<'_>, WireError> {
         let mut counts = [0u32; MAX_FORECAST_TICKS];
         for (i, slot) in counts.iter_mut().take(n).enumerate() {
             *slot = be_u32(&buf[fixed + 4 * i..]);
-            if i > 0 && *slot < counts_prev(&buf[fixed..], i) {
-                return Err(WireError::ForecastNotCumulative { tick: i });
-            }
+        }
+        if let Some(tick) = (1..n).find(|&i| counts[i] < counts[i - 1]) {
+            return Err(WireError::ForecastNotCumulative { tick });
         }
         at = needed;
         Some(Feedback {
@@ -282,10 +282,6 @@ pub fn decode(buf: &[u8]) -> Result<Datagram<'_>, WireError> {
         },
         payload,
     })
-}
-
-fn counts_prev(block: &[u8], i: usize) -> u32 {
-    be_u32(&block[4 * (i - 1)..])
 }
 
 #[cfg(test)]
