@@ -292,12 +292,14 @@ pub fn run(opts: &EvalOptions) -> Result<String> {
             fig1 = Some(figure1_series(&out.downlink));
         }
     }
-    rows.sort_by(|a, b| {
-        (a.link.as_str(), b.direction.as_str(), a.scheme.as_str()).cmp(&(
-            b.link.as_str(),
-            a.direction.as_str(),
-            b.scheme.as_str(),
-        ))
+    // By link, downlink first (as the paper lists them), then in the order schemes were asked.
+    let scheme_rank = |key: &str| opts.schemes.iter().position(|s| s.key() == key);
+    rows.sort_by_key(|r| {
+        (
+            r.link.clone(),
+            r.direction != "down",
+            scheme_rank(&r.scheme),
+        )
     });
     let averages = averages(&rows, &opts.schemes);
     let results = EvalResults {
