@@ -21,11 +21,11 @@ fn traces() -> Option<PathBuf> {
         })
 }
 
-#[test]
-fn broken_trace_is_a_clear_error_naming_file_and_line() {
+/// Runs `sprout sim` with an uplink trace holding `uplink_text`; returns (success, stderr).
+fn sim_with_uplink(uplink_text: &str) -> (bool, String) {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.up");
-    std::fs::write(&bad, "0\n5\n3\n").unwrap();
+    std::fs::write(&bad, uplink_text).unwrap();
     let good = dir.path().join("good.down");
     std::fs::write(&good, "1\n2\n").unwrap();
     let out = sprout()
@@ -35,30 +35,27 @@ fn broken_trace_is_a_clear_error_naming_file_and_line() {
         .arg(&good)
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.up:3"), "{err}");
-    assert!(err.contains("backwards"), "{err}");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
 
-    std::fs::write(&bad, "").unwrap();
-    let out = sprout()
-        .args(["sim", "--uplink"])
-        .arg(&bad)
-        .arg("--downlink")
-        .arg(&good)
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
+#[test]
+fn broken_trace_is_a_clear_error_naming_file_and_line() {
+    let (ok, err) = sim_with_uplink("0\n5\n3\n");
+    assert!(!ok);
+    assert!(
+        err.contains("bad.up:3") && err.contains("backwards"),
+        "{err}"
+    );
 
-    std::fs::write(&bad, "1\nten\n").unwrap();
-    let out = sprout()
-        .args(["sim", "--uplink"])
-        .arg(&bad)
-        .arg("--downlink")
-        .arg(&good)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (ok, err) = sim_with_uplink("");
+    assert!(!ok);
+    assert!(err.contains("empty"), "{err}");
+
+    let (ok, err) = sim_with_uplink("1\nten\n");
+    assert!(!ok);
     assert!(err.contains("bad.up:2") && err.contains("ten"), "{err}");
 }
 
