@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use sprout_link::Trace;
-use sprout_testbed::eval::{self, EvalOptions, Scheme};
+use sprout_testbed::eval::{self, EvalOptions, Experiment, Scheme};
 use sprout_testbed::metrics::DirectionMetrics;
 use sprout_testbed::sim::{self, Load, Logs, SimConfig};
 
@@ -38,7 +38,7 @@ enum Command {
 
 #[derive(clap::Args)]
 struct SimArgs {
-    /// sprout or sprout-ewma.
+    /// sprout, sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound or cubic-codel.
     #[arg(long, default_value = "sprout")]
     scheme: Scheme,
     /// Uplink trace (mahimahi format).
@@ -50,9 +50,15 @@ struct SimArgs {
     /// Forecast confidence, strictly between 0 and 1 (paper: 0.95).
     #[arg(long)]
     confidence: Option<f64>,
-    /// Seed for anything random.
+    /// Seed for anything random (loss; when not 0, the endpoints' start times too).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Bernoulli loss probability at each direction's queue, 0..1.
+    #[arg(long, default_value_t = 0.0)]
+    loss: f64,
+    /// Queue discipline of both directions: infinite or codel (cubic-codel always uses CoDel).
+    #[arg(long, default_value = "infinite")]
+    queue: QueueArg,
     /// Simulated seconds (default: the longer trace's length).
     #[arg(long)]
     duration: Option<f64>,
@@ -79,9 +85,17 @@ struct EvalArgs {
     /// otherwise a built-in synthetic link.
     #[arg(long)]
     traces: Option<PathBuf>,
-    /// Comma-separated schemes.
-    #[arg(long, default_value = "sprout,sprout-ewma", value_delimiter = ',')]
+    /// Comma-separated schemes of the fig7 (fig8, summary) and sensitivity experiments.
+    #[arg(
+        long,
+        default_value = "sprout,sprout-ewma,cubic,reno,vegas,ledbat,bbr,compound,cubic-codel,omniscient",
+        value_delimiter = ','
+    )]
     schemes: Vec<Scheme>,
+    /// Comma-separated experiments (fig7, fig8, summary, confidence, loss, distributions,
+    /// sensitivity), or all.
+    #[arg(long, default_value = "fig7", value_parser = parse_experiments)]
+    experiments: Vec<Vec<Experiment>>,
     /// Output folder.
     #[arg(long, default_value = "results")]
     out: PathBuf,
@@ -94,6 +108,19 @@ struct EvalArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+}
+
+/// Queue discipline on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum QueueArg {
+    /// Unlimited drop-tail.
+    Infinite,
+    /// CoDel (RFC 8289: 5 ms target, 100 ms interval).
+    Codel,
+}
+
+fn parse_experiments(s: &str) -> std::result::Result<Vec<Experiment>, String> {
+    Experiment::parse_list(s)
 }
 
 #[derive(Subcommand)]
@@ -120,13 +147,26 @@ fn load_trace(path: &PathBuf) -> Result<Arc<Trace>> {
 fn cmd_sim(a: SimArgs) -> Result<()> {
     let up = load_trace(&a.uplink)?;
     let down = load_trace(&a.downlink)?;
-    let mut protocol = a.scheme.protocol_config();
-    if let Some(c) = a.confidence {
-        protocol.confidence = c;
+    if a.scheme == Scheme::Omniscient {
+        bail!("the omniscient sender is not simulated; `sprout eval` computes it from the trace");
     }
-    protocol.validate().map_err(anyhow::Error::msg)?;
+    let mut cfg = SimConfig::default();
+    a.scheme.configure(&mut cfg);
+    if let Some(c) = a.confidence {
+        if !a.scheme.is_sprout() {
+            bail!("--confidence applies to sprout and sprout-ewma only");
+        }
+        cfg.protocol.confidence = c;
+    }
+    cfg.protocol.validate().map_err(anyhow::Error::msg)?;
+    if let QueueArg::Codel = a.queue {
+        cfg.link.queue = sprout_link::QueueConfig::codel();
+    }
+    cfg.link.loss = a.loss;
+    cfg.link
+        .validate()
+        .map_err(|e| anyhow::anyhow!("--loss: {e}"))?;
     let cfg = SimConfig {
-        protocol,
         duration_us: a
             .duration
             .map(|d| seconds_to_us(d, "duration"))
@@ -134,7 +174,7 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
         skip_us: seconds_to_us(a.skip, "skip")?,
         load: a.load,
         seed: a.seed,
-        ..SimConfig::default()
+        ..cfg
     };
     let out = match (&a.uplink_log, &a.downlink_log) {
         (Some(u), Some(d)) => {
@@ -226,6 +266,7 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
     let opts = EvalOptions {
         traces: a.traces,
         schemes: a.schemes,
+        experiments: a.experiments.into_iter().flatten().collect(),
         out: a.out,
         skip_us: seconds_to_us(a.skip, "skip")?,
         jobs: a.jobs,

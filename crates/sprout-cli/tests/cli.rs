@@ -133,6 +133,11 @@ fn eval_writes_every_output() {
     let csv = std::fs::read_to_string(out_dir.path().join("results.csv")).unwrap();
     let header = csv.lines().next().unwrap();
     for col in [
+        "experiment",
+        "confidence",
+        "loss",
+        "seed",
+        "queue",
         "link",
         "direction",
         "scheme",
@@ -144,7 +149,8 @@ fn eval_writes_every_output() {
     ] {
         assert!(header.split(',').any(|c| c == col), "missing column {col}");
     }
-    assert_eq!(csv.lines().count(), 1 + 16);
+    // fig7 by default: 10 schemes (omniscient included) on 4 link pairs, both directions.
+    assert_eq!(csv.lines().count(), 1 + 80);
     for f in [
         "results.json",
         "report.md",
@@ -171,4 +177,102 @@ fn eval_without_traces_uses_the_synthetic_link() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("synthetic"));
     assert!(dir.path().join("res/report.md").exists());
+}
+
+#[test]
+fn eval_runs_every_experiment() {
+    let Some(t) = traces() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = sprout()
+        .args(["eval", "--quiet", "--experiments", "all", "--traces"])
+        .arg(&t)
+        .arg("--out")
+        .arg(out_dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("CoDel cuts Cubic"), "{stdout}");
+    assert!(stdout.contains("Lowering the confidence"), "{stdout}");
+    let csv = std::fs::read_to_string(out_dir.path().join("results.csv")).unwrap();
+    for e in ["fig7", "confidence", "loss", "distributions", "sensitivity"] {
+        assert!(
+            csv.lines().any(|l| l.starts_with(&format!("{e},"))),
+            "no {e} rows"
+        );
+    }
+    for f in [
+        "fig7.csv",
+        "fig8.csv",
+        "summary.csv",
+        "summary.svg",
+        "confidence.csv",
+        "confidence.svg",
+        "loss.csv",
+        "loss.svg",
+        "distributions.csv",
+        "distributions-exponential.svg",
+        "sensitivity.csv",
+        "sensitivity.svg",
+    ] {
+        assert!(out_dir.path().join(f).exists(), "missing {f}");
+    }
+    let report = std::fs::read_to_string(out_dir.path().join("report.md")).unwrap();
+    for section in [
+        "The introduction's table",
+        "Confidence sweep",
+        "Loss resilience",
+        "Other inter-arrival distributions",
+        "Sensitivity to the seed",
+    ] {
+        assert!(report.contains(section), "report lacks {section}");
+    }
+}
+
+#[test]
+fn unknown_experiment_is_a_clear_error() {
+    let out = sprout()
+        .args(["eval", "--experiments", "fig7,fig99"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown experiment 'fig99'"), "{err}");
+}
+
+#[test]
+fn sim_runs_a_tcp_peer_over_codel_with_loss() {
+    let Some(t) = traces() else { return };
+    let out = sprout()
+        .args([
+            "sim", "--scheme", "cubic", "--queue", "codel", "--loss", "0.01",
+        ])
+        .args(["--duration", "30", "--skip", "5", "--uplink"])
+        .arg(t.join("Verizon-LTE-short.up"))
+        .arg("--downlink")
+        .arg(t.join("Verizon-LTE-short.down"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let util = v["downlink"]["metrics"]["utilization"].as_f64().unwrap();
+    assert!(util > 0.3, "cubic over codel used only {util}");
+    let bad = sprout()
+        .args(["sim", "--loss", "1.5", "--uplink"])
+        .arg(t.join("Verizon-LTE-short.up"))
+        .arg("--downlink")
+        .arg(t.join("Verizon-LTE-short.down"))
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--loss"));
 }

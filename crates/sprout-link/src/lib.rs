@@ -1,8 +1,9 @@
 //! Trace-driven cellular link model: the Sprout paper's "Cellsim" emulator as a sans-IO library.
 //!
 //! - [`trace`]: mahimahi delivery-opportunity traces ([`Trace`], [`OpportunityCursor`]).
-//! - [`queue`] and [`link`]: the link ([`Link`]) — fixed propagation delay, then a queue served
-//!   per byte by the trace's opportunities, with events ([`LinkEvent`]) and counters.
+//! - [`queue`] and [`link`]: the link ([`Link`]) — fixed propagation delay, optional Bernoulli
+//!   loss, then a queue (drop-tail or CoDel, [`QueueConfig`]) served per byte by the trace's
+//!   opportunities, with events ([`LinkEvent`]) and counters.
 //! - [`mmlog`]: mahimahi `mm-link` log writer and reader.
 //! - [`synthetic`]: seeded synthetic traces from the paper's own link model, and constant-rate
 //!   traces.
@@ -39,6 +40,8 @@ pub mod trace;
 
 pub use link::{Delivery, Link, LinkConfig, LinkEvent, LinkStats};
 pub use mmlog::{MmArrival, MmDeparture, MmDrop, MmLog, MmLogError, MmLogWriter, MmOpportunity};
-pub use queue::QueueConfig;
+pub use queue::{
+    QueueConfig, CODEL_DEFAULT_INTERVAL_US, CODEL_DEFAULT_TARGET_US, CODEL_MAXPACKET_BYTES,
+};
 pub use synthetic::{constant_rate_trace, SyntheticLink};
 pub use trace::{OpportunityCursor, Trace, TraceError, TracePair, OPPORTUNITY_BYTES};

@@ -1,23 +1,31 @@
 //! The trace-driven link (the paper's Cellsim), sans-IO: the caller passes time in.
 //!
-//! A packet sent at time `t` first experiences the fixed propagation delay, then joins the tail of
-//! the queue at `t + delay` (or is dropped there by the queue discipline). The trace says when the
-//! queue may release bytes: each opportunity gives `opportunity_bytes` of budget, spent per byte on
-//! the head of the queue (a packet departs when its last byte is served; partial progress carries
-//! over; unused budget is lost). Packets that join the queue at time `T` can use an opportunity at
-//! `T`. Time 0 of the link's clock is time 0 of the trace.
+//! A packet sent at time `t` first experiences the fixed propagation delay, then reaches the tail
+//! of the queue at `t + delay`. There it may be lost at random (Bernoulli loss, probability
+//! [`LinkConfig::loss`]), dropped by the queue discipline's limit, or join the queue. The trace
+//! says when the queue may release bytes: each opportunity gives `opportunity_bytes` of budget,
+//! spent per byte on the head of the queue (a packet departs when its last byte is served; partial
+//! progress carries over; unused budget is lost). With CoDel, packets may also be dropped at the
+//! head when an opportunity takes them for transmission (see [`QueueConfig::CoDel`]). Packets
+//! that join the queue at time `T` can use an opportunity at `T`. Time 0 of the link's clock is
+//! time 0 of the trace.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::queue::{ByteQueue, Packet, QueueConfig};
+use crate::queue::{ByteQueue, Packet, QueueConfig, Served};
 use crate::trace::{OpportunityCursor, Trace};
 
 /// Link parameters. `Default`: 20 ms propagation delay, unlimited drop-tail queue, looping trace,
-/// 1500-byte opportunities. Missing fields deserialize to their defaults.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// 1500-byte opportunities, no random loss (seed 0). Missing fields deserialize to their defaults.
+///
+/// [`Link::new`] accepts any value; use [`validate`](LinkConfig::validate) to reject nonsensical
+/// ones (e.g. from a command line) with a clear message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LinkConfig {
     /// One-way fixed delay applied before the queue (µs). Default 20 000 (20 ms).
@@ -29,6 +37,14 @@ pub struct LinkConfig {
     pub looping: bool,
     /// Bytes each trace opportunity may carry (bytes). Default 1500.
     pub opportunity_bytes: u32,
+    /// Probability (0 to 1) that a packet is lost when it reaches the tail of the queue, after
+    /// its propagation delay and before the queue discipline sees it; each packet independently
+    /// (Bernoulli loss). Default 0 (no loss). [`Link::new`] treats NaN as 0 and clamps other
+    /// values into `[0, 1]`; [`validate`](LinkConfig::validate) rejects them.
+    pub loss: f64,
+    /// Seed of the loss generator (a `ChaCha8Rng`). The same seed and the same packets give the
+    /// same losses, on every platform. Default 0. Unused while `loss` is 0.
+    pub seed: u64,
 }
 
 impl Default for LinkConfig {
@@ -38,7 +54,31 @@ impl Default for LinkConfig {
             queue: QueueConfig::default(),
             looping: true,
             opportunity_bytes: 1500,
+            loss: 0.0,
+            seed: 0,
         }
+    }
+}
+
+impl LinkConfig {
+    /// Checks that the parameters make sense, describing the first problem found: `loss` must be
+    /// a probability in `[0, 1]` (not NaN), `opportunity_bytes` must be positive, and a CoDel
+    /// queue's `interval_us` must be positive. [`Link::new`] does not call this (it accepts any
+    /// configuration); callers taking configurations from users (such as the CLI) should.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.loss) {
+            return Err(format!(
+                "loss must be a probability between 0 and 1, got {}",
+                self.loss
+            ));
+        }
+        if self.opportunity_bytes == 0 {
+            return Err("opportunity_bytes must be positive".to_string());
+        }
+        if let QueueConfig::CoDel { interval_us: 0, .. } = self.queue {
+            return Err("CoDel interval must be positive".to_string());
+        }
+        Ok(())
     }
 }
 
@@ -67,7 +107,8 @@ pub enum LinkEvent<P> {
         /// Packet size (bytes).
         bytes: u32,
     },
-    /// A packet reached the tail of the queue and was dropped by the discipline.
+    /// A packet reached the tail of the queue and did not join it: dropped by the discipline's
+    /// byte limit, or lost at random ([`LinkConfig::loss`]). [`LinkStats`] tells the two apart.
     Dropped {
         /// Time (µs).
         at_us: u64,
@@ -84,6 +125,18 @@ pub enum LinkEvent<P> {
     },
     /// A packet left the queue.
     Delivered(Delivery<P>),
+    /// CoDel dropped a queued packet at the head of the queue, when an opportunity took it for
+    /// transmission (none of its bytes had been served; it used none of the budget). Reported
+    /// after the [`Opportunity`](LinkEvent::Opportunity) and in FIFO order with its deliveries.
+    /// The packet had been reported as [`Enqueued`](LinkEvent::Enqueued) when it joined the queue.
+    HeadDropped {
+        /// Time of the drop, i.e. of the opportunity (µs).
+        at_us: u64,
+        /// Packet size (bytes).
+        bytes: u32,
+        /// When it joined the queue (µs); `at_us - enqueued_us` is its sojourn time.
+        enqueued_us: u64,
+    },
 }
 
 impl<P> LinkEvent<P> {
@@ -92,14 +145,21 @@ impl<P> LinkEvent<P> {
         match self {
             LinkEvent::Enqueued { at_us, .. }
             | LinkEvent::Dropped { at_us, .. }
-            | LinkEvent::Opportunity { at_us, .. } => *at_us,
+            | LinkEvent::Opportunity { at_us, .. }
+            | LinkEvent::HeadDropped { at_us, .. } => *at_us,
             LinkEvent::Delivered(d) => d.delivered_us,
         }
     }
 }
 
-/// Counters of a link since its creation (bytes and packets).
+/// Counters of a link since its creation (bytes and packets). Missing fields deserialize to 0.
+///
+/// Every packet sent is, at any time, in exactly one of: in flight (propagating), lost, dropped
+/// at the tail, queued, dropped at the head, delivered. So `packets_sent = in flight +
+/// packets_lost + packets_dropped + queued + packets_delivered`, and `packets_enqueued =
+/// queued + packets_head_dropped + packets_delivered` (the same for bytes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LinkStats {
     /// Packets handed to [`Link::send`].
     pub packets_sent: u64,
@@ -109,10 +169,21 @@ pub struct LinkStats {
     pub packets_enqueued: u64,
     /// Bytes that joined the queue.
     pub bytes_enqueued: u64,
-    /// Packets dropped at the tail of the queue.
+    /// Packets dropped by the queue discipline: at the tail (byte limit) or, with CoDel, at the
+    /// head (those are in `packets_head_dropped` too). Random losses are not included.
     pub packets_dropped: u64,
-    /// Bytes dropped at the tail of the queue.
+    /// Bytes dropped by the queue discipline (tail and head; see `packets_dropped`).
     pub bytes_dropped: u64,
+    /// Of `packets_dropped`, the packets CoDel dropped at the head of the queue (they had joined
+    /// the queue, so they are counted in `packets_enqueued` too).
+    pub packets_head_dropped: u64,
+    /// Of `bytes_dropped`, the bytes CoDel dropped at the head of the queue.
+    pub bytes_head_dropped: u64,
+    /// Packets lost at random at the tail of the queue ([`LinkConfig::loss`]); not in
+    /// `packets_dropped`.
+    pub packets_lost: u64,
+    /// Bytes lost at random at the tail of the queue.
+    pub bytes_lost: u64,
     /// Packets that left the queue.
     pub packets_delivered: u64,
     /// Bytes that left the queue.
@@ -139,12 +210,25 @@ pub struct Link<P> {
     queue: ByteQueue<P>,
     now_us: u64,
     stats: LinkStats,
+    /// Effective loss probability (`config.loss` made a probability).
+    loss: f64,
+    /// Loss generator, seeded from `config.seed`.
+    rng: ChaCha8Rng,
 }
 
 impl<P> Link<P> {
     /// A link replaying `trace` (trace time 0 = link time 0) with `config`; nothing in flight.
+    /// Does not validate `config` (see [`LinkConfig::validate`]): a NaN `loss` counts as 0 and
+    /// other out-of-range values are clamped into `[0, 1]`.
     pub fn new(trace: Arc<Trace>, config: LinkConfig) -> Self {
+        let loss = if config.loss.is_nan() {
+            0.0
+        } else {
+            config.loss.clamp(0.0, 1.0)
+        };
         Link {
+            loss,
+            rng: ChaCha8Rng::seed_from_u64(config.seed),
             cursor: OpportunityCursor::new(trace, config.looping),
             propagating: VecDeque::new(),
             propagating_bytes: 0,
@@ -213,8 +297,9 @@ impl<P> Link<P> {
     }
 
     /// Processes everything with time `<= now_us` in time order, reporting each event to `sink`:
-    /// queue entries (or drops) and every trace opportunity (even wasted ones), each followed by
-    /// the deliveries it makes. Entries at time `T` come before an opportunity at `T`.
+    /// queue entries (or tail drops and losses) and every trace opportunity (even wasted ones),
+    /// each followed by the head drops and deliveries it makes, in FIFO order. Entries at time `T`
+    /// come before an opportunity at `T`.
     pub fn advance(&mut self, now_us: u64, sink: &mut impl FnMut(LinkEvent<P>)) {
         self.now_us = self.now_us.max(now_us);
         let opportunity_bytes = self.config.opportunity_bytes;
@@ -237,17 +322,31 @@ impl<P> Link<P> {
                         bytes: opportunity_bytes,
                     });
                     let stats = &mut self.stats;
-                    self.queue.serve(opportunity_bytes, |p| {
-                        stats.packets_delivered += 1;
-                        stats.bytes_delivered += u64::from(p.bytes);
-                        sink(LinkEvent::Delivered(Delivery {
-                            payload: p.payload,
-                            bytes: p.bytes,
-                            sent_us: p.sent_us,
-                            enqueued_us: p.enqueued_us,
-                            delivered_us: at_us,
-                        }));
-                    });
+                    self.queue
+                        .serve(at_us, opportunity_bytes, |served| match served {
+                            Served::Departed(p) => {
+                                stats.packets_delivered += 1;
+                                stats.bytes_delivered += u64::from(p.bytes);
+                                sink(LinkEvent::Delivered(Delivery {
+                                    payload: p.payload,
+                                    bytes: p.bytes,
+                                    sent_us: p.sent_us,
+                                    enqueued_us: p.enqueued_us,
+                                    delivered_us: at_us,
+                                }));
+                            }
+                            Served::HeadDropped(p) => {
+                                stats.packets_dropped += 1;
+                                stats.bytes_dropped += u64::from(p.bytes);
+                                stats.packets_head_dropped += 1;
+                                stats.bytes_head_dropped += u64::from(p.bytes);
+                                sink(LinkEvent::HeadDropped {
+                                    at_us,
+                                    bytes: p.bytes,
+                                    enqueued_us: p.enqueued_us,
+                                });
+                            }
+                        });
                 }
                 _ => break,
             }
@@ -262,6 +361,12 @@ impl<P> Link<P> {
         let bytes = packet.bytes;
         let at_us = packet.enqueued_us;
         self.propagating_bytes -= u64::from(bytes);
+        if self.lose() {
+            self.stats.packets_lost += 1;
+            self.stats.bytes_lost += u64::from(bytes);
+            sink(LinkEvent::Dropped { at_us, bytes });
+            return;
+        }
         match self.queue.offer(packet) {
             Ok(()) => {
                 self.stats.packets_enqueued += 1;
@@ -274,6 +379,18 @@ impl<P> Link<P> {
                 sink(LinkEvent::Dropped { at_us, bytes });
             }
         }
+    }
+
+    /// Draws whether the packet now reaching the queue is lost. Uses the generator only when the
+    /// loss probability is positive: one `u64` per packet, its top 53 bits as a uniform number
+    /// `u` in `[0, 1)`; lost if `u < loss` (so loss 1 loses everything).
+    #[inline]
+    fn lose(&mut self) -> bool {
+        if self.loss <= 0.0 {
+            return false;
+        }
+        let u = (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+        u < self.loss
     }
 
     /// Bytes of the packets in the queue, counted at full size (a partly transmitted head counts

@@ -4,10 +4,15 @@
 //! milliseconds:
 //!
 //! - `t + bytes`: a packet arrives at the queue (mahimahi logs this for dropped packets too);
-//! - `t d packets bytes`: packets dropped by the queue discipline at arrival (mahimahi ≥ 0.98
-//!   `record_drop`; written here for drop-tail drops, always with `packets` = 1);
+//! - `t d packets bytes`: packets dropped (mahimahi ≥ 0.98 `record_drop`; always with
+//!   `packets` = 1 here). Written after the packet's `+` line for drops at the tail (byte limit)
+//!   and random losses, and alone for CoDel's drops at the head of the queue, whose arrival was
+//!   logged when they joined it;
 //! - `t # bytes`: a delivery opportunity;
 //! - `t - bytes delay`: a packet departs; `delay` = departure ms - arrival-at-queue ms.
+//!
+//! With random loss configured ([`LinkConfig::loss`] > 0) the header has one more comment line,
+//! `# loss: <probability> (bernoulli, seed <seed>)`; readers ignore unknown comments.
 
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::Path;
@@ -24,8 +29,9 @@ pub struct MmLogWriter<W: Write> {
 
 impl<W: Write> MmLogWriter<W> {
     /// Starts a log and writes its header: `# mahimahi mm-link (<direction>) [<trace_name>] > -`,
-    /// `# queue: ...`, `# init timestamp: 0`, `# base timestamp: 0`, and
-    /// `# propagation delay: N ms` (N = floor of the configured delay in ms).
+    /// `# queue: ...`, `# init timestamp: 0`, `# base timestamp: 0`,
+    /// `# propagation delay: N ms` (N = floor of the configured delay in ms), and, only if
+    /// `config.loss > 0`, `# loss: P (bernoulli, seed S)`.
     pub fn new(w: W, direction: &str, trace_name: &str, config: &LinkConfig) -> io::Result<Self> {
         Self::with_log_name(w, direction, trace_name, "-", config)
     }
@@ -51,11 +57,18 @@ impl<W: Write> MmLogWriter<W> {
             "# propagation delay: {} ms",
             config.propagation_delay_us / 1000
         )?;
+        if config.loss > 0.0 {
+            writeln!(
+                out,
+                "# loss: {} (bernoulli, seed {})",
+                config.loss, config.seed
+            )?;
+        }
         Ok(MmLogWriter { out })
     }
 
-    /// Writes the line(s) for one event. A drop writes both its arrival (`t + bytes`) and
-    /// `t d 1 bytes`, as mahimahi does.
+    /// Writes the line(s) for one event. A drop at the tail (or a loss) writes both its arrival
+    /// (`t + bytes`) and `t d 1 bytes`, as mahimahi does; a head drop writes only `t d 1 bytes`.
     pub fn event<P>(&mut self, event: &LinkEvent<P>) -> io::Result<()> {
         match event {
             LinkEvent::Enqueued { at_us, bytes } => {
@@ -65,6 +78,9 @@ impl<W: Write> MmLogWriter<W> {
                 let ms = at_us / 1000;
                 writeln!(self.out, "{ms} + {bytes}")?;
                 writeln!(self.out, "{ms} d 1 {bytes}")
+            }
+            LinkEvent::HeadDropped { at_us, bytes, .. } => {
+                writeln!(self.out, "{} d 1 {}", at_us / 1000, bytes)
             }
             LinkEvent::Opportunity { at_us, bytes } => {
                 writeln!(self.out, "{} # {}", at_us / 1000, bytes)

@@ -335,6 +335,7 @@ fn reference(
         .collect();
     let limit = match cfg.queue {
         QueueConfig::DropTail { limit_bytes } => limit_bytes,
+        QueueConfig::CoDel { .. } => unreachable!("this reference models drop-tail only"),
     };
     let mut queue: VecDeque<(usize, u32, u32)> = VecDeque::new(); // id, size, remaining
     let mut delivered = Vec::new();

@@ -74,6 +74,11 @@ fn round_trip_through_a_link_run() {
                     bytes: u64::from(*bytes),
                 });
             }
+            LinkEvent::HeadDropped { at_us, bytes, .. } => drops.push(MmDrop {
+                ms: at_us / 1000,
+                packets: 1,
+                bytes: u64::from(*bytes),
+            }),
             LinkEvent::Opportunity { at_us, bytes } => opportunities.push(MmOpportunity {
                 ms: at_us / 1000,
                 bytes: u64::from(*bytes),

@@ -1,7 +1,7 @@
-//! The evaluation harness: every link pair and scheme, in parallel over the cores, with the
-//! paper's published values beside ours: results.csv, results.json, report.md and SVG charts.
+//! The evaluation harness: the paper's experiments over every link pair and scheme, in parallel
+//! over the cores, with the paper's published values beside ours: results.csv, results.json,
+//! one table (CSV) and chart (SVG) per experiment, and report.md.
 
-use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,12 +12,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sprout_core::Config;
-use sprout_link::{SyntheticLink, Trace};
+use sprout_link::{QueueConfig, SyntheticLink, Trace};
+use sprout_tcp::CcKind;
 
-use crate::chart::{self, ChartPoint, UtilizationPoint};
+use crate::distributions::{self, InterArrival};
 use crate::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
 use crate::paper;
-use crate::sim::{self, DirectionRun, SimConfig};
+use crate::report;
+use crate::sim::{self, DirectionRun, SimConfig, Transport};
 
 /// A scheme the evaluation can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -28,22 +30,95 @@ pub enum Scheme {
     /// Sprout-EWMA.
     #[serde(rename = "sprout-ewma")]
     SproutEwma,
+    /// TCP Cubic (RFC 9438).
+    #[serde(rename = "cubic")]
+    Cubic,
+    /// TCP NewReno (RFC 5681/6582).
+    #[serde(rename = "reno")]
+    Reno,
+    /// TCP Vegas.
+    #[serde(rename = "vegas")]
+    Vegas,
+    /// LEDBAT (RFC 6817).
+    #[serde(rename = "ledbat")]
+    Ledbat,
+    /// BBR v1.
+    #[serde(rename = "bbr")]
+    Bbr,
+    /// Compound TCP.
+    #[serde(rename = "compound")]
+    Compound,
+    /// TCP Cubic over a CoDel queue (RFC 8289) on both directions of the link.
+    #[serde(rename = "cubic-codel")]
+    CubicCodel,
+    /// The omniscient sender: every opportunity used, no queueing (computed from the trace).
+    #[serde(rename = "omniscient")]
+    Omniscient,
 }
 
 impl Scheme {
+    /// Every scheme, in the order tables list them.
+    pub const ALL: [Scheme; 10] = [
+        Scheme::Sprout,
+        Scheme::SproutEwma,
+        Scheme::Cubic,
+        Scheme::Reno,
+        Scheme::Vegas,
+        Scheme::Ledbat,
+        Scheme::Bbr,
+        Scheme::Compound,
+        Scheme::CubicCodel,
+        Scheme::Omniscient,
+    ];
+
     /// The scheme's key, as used on the command line and in results.csv.
     pub fn key(&self) -> &'static str {
         match self {
             Scheme::Sprout => "sprout",
             Scheme::SproutEwma => "sprout-ewma",
+            Scheme::Cubic => "cubic",
+            Scheme::Reno => "reno",
+            Scheme::Vegas => "vegas",
+            Scheme::Ledbat => "ledbat",
+            Scheme::Bbr => "bbr",
+            Scheme::Compound => "compound",
+            Scheme::CubicCodel => "cubic-codel",
+            Scheme::Omniscient => "omniscient",
         }
     }
 
-    /// The protocol configuration the scheme runs with.
+    /// Whether this is Sprout or Sprout-EWMA (which have a forecast confidence).
+    pub fn is_sprout(&self) -> bool {
+        matches!(self, Scheme::Sprout | Scheme::SproutEwma)
+    }
+
+    /// Whether the scheme is simulated (the omniscient sender is computed from the trace).
+    pub fn is_simulated(&self) -> bool {
+        *self != Scheme::Omniscient
+    }
+
+    /// The Sprout configuration the scheme runs with (the default for non-Sprout schemes).
     pub fn protocol_config(&self) -> Config {
         match self {
-            Scheme::Sprout => Config::default(),
             Scheme::SproutEwma => Config::ewma(),
+            _ => Config::default(),
+        }
+    }
+
+    /// Sets up `cfg` to run this scheme: transport, Sprout configuration and queue.
+    pub fn configure(&self, cfg: &mut SimConfig) {
+        cfg.protocol = self.protocol_config();
+        cfg.transport = match self {
+            Scheme::Sprout | Scheme::SproutEwma | Scheme::Omniscient => Transport::Sprout,
+            Scheme::Cubic | Scheme::CubicCodel => Transport::Tcp(CcKind::Cubic),
+            Scheme::Reno => Transport::Tcp(CcKind::Reno),
+            Scheme::Vegas => Transport::Tcp(CcKind::Vegas),
+            Scheme::Ledbat => Transport::Tcp(CcKind::Ledbat),
+            Scheme::Bbr => Transport::Tcp(CcKind::Bbr),
+            Scheme::Compound => Transport::Tcp(CcKind::Compound),
+        };
+        if *self == Scheme::CubicCodel {
+            cfg.link.queue = QueueConfig::codel();
         }
     }
 }
@@ -51,23 +126,122 @@ impl Scheme {
 impl std::str::FromStr for Scheme {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "sprout" => Ok(Scheme::Sprout),
-            "sprout-ewma" | "ewma" => Ok(Scheme::SproutEwma),
-            other => Err(format!(
-                "unknown scheme '{other}' (known: sprout, sprout-ewma)"
-            )),
-        }
+        let key = paper::scheme_key(s);
+        Scheme::ALL
+            .iter()
+            .find(|x| x.key() == key || (key == "ewma" && **x == Scheme::SproutEwma))
+            .copied()
+            .ok_or_else(|| {
+                let known: Vec<&str> = Scheme::ALL.iter().map(|x| x.key()).collect();
+                format!(
+                    "unknown scheme '{}' (known: {})",
+                    s.trim(),
+                    known.join(", ")
+                )
+            })
     }
 }
+
+/// A named experiment of the paper's evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Experiment {
+    /// All schemes on all links, one chart per link (the paper's Figure 7).
+    Fig7,
+    /// Average utilization against average self-inflicted delay (Figure 8).
+    Fig8,
+    /// The introduction's table: Sprout's throughput ratio and delay reduction per scheme.
+    Summary,
+    /// Sprout's confidence sweep on the T-Mobile UMTS uplink (Figure 9).
+    Confidence,
+    /// Sprout on Verizon LTE at 0%, 5% and 10% loss each way (the loss table).
+    Loss,
+    /// Synthetic links with other inter-arrival distributions (the reproduction's extension).
+    Distributions,
+    /// Five seeds of each scheme on two links: mean and standard deviation.
+    Sensitivity,
+}
+
+impl Experiment {
+    /// Every experiment, in run order.
+    pub const ALL: [Experiment; 7] = [
+        Experiment::Fig7,
+        Experiment::Fig8,
+        Experiment::Summary,
+        Experiment::Confidence,
+        Experiment::Loss,
+        Experiment::Distributions,
+        Experiment::Sensitivity,
+    ];
+
+    /// The experiment's key, as on the command line and in results.csv.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Experiment::Fig7 => "fig7",
+            Experiment::Fig8 => "fig8",
+            Experiment::Summary => "summary",
+            Experiment::Confidence => "confidence",
+            Experiment::Loss => "loss",
+            Experiment::Distributions => "distributions",
+            Experiment::Sensitivity => "sensitivity",
+        }
+    }
+
+    /// Parses a comma-separated list, or `all`.
+    pub fn parse_list(s: &str) -> Result<Vec<Experiment>, String> {
+        if s.trim() == "all" {
+            return Ok(Experiment::ALL.to_vec());
+        }
+        let mut out = Vec::new();
+        for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+            let e: Experiment = part.parse()?;
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
+        if out.is_empty() {
+            return Err("no experiment given".into());
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+impl std::str::FromStr for Experiment {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let key = s.trim().to_ascii_lowercase();
+        Experiment::ALL
+            .iter()
+            .find(|e| e.key() == key)
+            .copied()
+            .ok_or_else(|| {
+                let known: Vec<&str> = Experiment::ALL.iter().map(|e| e.key()).collect();
+                format!(
+                    "unknown experiment '{}' (known: {}, or all)",
+                    s.trim(),
+                    known.join(", ")
+                )
+            })
+    }
+}
+
+/// Confidences of the `confidence` experiment (the paper's Figure 9 sweep and more).
+pub const CONFIDENCES: [f64; 7] = [0.05, 0.25, 0.50, 0.75, 0.90, 0.95, 0.98];
+/// Loss probabilities each way of the `loss` experiment.
+pub const LOSSES: [f64; 3] = [0.0, 0.05, 0.10];
+/// Seeds of the `sensitivity` experiment.
+pub const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
 
 /// Options of an evaluation run.
 #[derive(Clone, Debug)]
 pub struct EvalOptions {
     /// Folder of traces; `None` = ./traces if it holds traces, else a synthetic link.
     pub traces: Option<PathBuf>,
-    /// Schemes to run.
+    /// Schemes of the `fig7` (and so `fig8`, `summary`) and `sensitivity` experiments.
     pub schemes: Vec<Scheme>,
+    /// Experiments to run.
+    pub experiments: Vec<Experiment>,
     /// Output folder.
     pub out: PathBuf,
     /// Start of the measured window, in microseconds.
@@ -78,15 +252,39 @@ pub struct EvalOptions {
     pub progress: bool,
 }
 
-/// One row of results.csv: one link, direction and scheme.
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions {
+            traces: None,
+            schemes: Scheme::ALL.to_vec(),
+            experiments: vec![Experiment::Fig7],
+            out: PathBuf::from("results"),
+            skip_us: metrics::DEFAULT_SKIP_US,
+            jobs: None,
+            progress: false,
+        }
+    }
+}
+
+/// One row of results.csv: one run, link, direction and scheme.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ResultRow {
-    /// Link name (the trace pair's name).
+    /// The experiment the run belongs to.
+    pub experiment: String,
+    /// Link name (the trace pair's name; synthetic links say which distribution).
     pub link: String,
     /// "up" or "down".
     pub direction: String,
     /// Scheme key.
     pub scheme: String,
+    /// Sprout's forecast confidence, 0..1 (empty for other schemes).
+    pub confidence: Option<f64>,
+    /// Bernoulli loss probability each way, 0..1.
+    pub loss: f64,
+    /// Seed of the run (0: no start-time jitter).
+    pub seed: u64,
+    /// Queue discipline ("infinite" or "codel").
+    pub queue: String,
     /// Bytes leaving the link queue, kbit/s (the paper's throughput, measured at Cellsim).
     pub throughput_kbps: f64,
     /// Application payload delivered, kbit/s.
@@ -113,7 +311,7 @@ pub struct ResultRow {
     pub window_s: f64,
 }
 
-/// Per-scheme averages over all links and directions.
+/// Per-scheme averages over all links and directions of the `fig7` experiment.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SchemeAverage {
     /// Scheme key.
@@ -137,17 +335,48 @@ pub struct EvalResults {
     pub source: String,
     /// Seconds skipped before measuring.
     pub skip_s: f64,
-    /// One row per link, direction and scheme.
+    /// The experiments run.
+    pub experiments: Vec<Experiment>,
+    /// The schemes of `fig7`, in the order asked.
+    pub schemes: Vec<String>,
+    /// One row per run, link, direction and scheme.
     pub rows: Vec<ResultRow>,
-    /// Per-scheme averages.
+    /// Per-scheme averages over the `fig7` rows.
     pub averages: Vec<SchemeAverage>,
+    /// Simulations run.
+    pub simulations: usize,
     /// Wall-clock time of the simulations, s.
     pub wall_s: f64,
 }
 
+impl EvalResults {
+    /// The rows of one experiment.
+    pub fn rows_of(&self, e: Experiment) -> impl Iterator<Item = &ResultRow> {
+        self.rows.iter().filter(move |r| r.experiment == e.key())
+    }
+
+    /// The fig7 average of a scheme.
+    pub fn average(&self, scheme: &str) -> Option<&SchemeAverage> {
+        self.averages.iter().find(|a| a.scheme == scheme)
+    }
+}
+
+/// A link pair: (name, uplink, downlink).
+type Pair = (String, Arc<Trace>, Arc<Trace>);
+
 struct LinkSet {
     source: String,
-    pairs: Vec<(String, Arc<Trace>, Arc<Trace>)>,
+    pairs: Vec<Pair>,
+}
+
+impl LinkSet {
+    /// The pair with this name, or else the first.
+    fn named(&self, name: &str) -> &Pair {
+        self.pairs
+            .iter()
+            .find(|p| p.0 == name)
+            .unwrap_or(&self.pairs[0])
+    }
 }
 
 fn load_links(opts: &EvalOptions) -> Result<LinkSet> {
@@ -203,12 +432,235 @@ fn load_links(opts: &EvalOptions) -> Result<LinkSet> {
     }
 }
 
-fn row(link: &str, direction: &str, scheme: Scheme, m: &DirectionMetrics) -> ResultRow {
-    let p = paper::fig7(link, direction, scheme.key());
+/// One simulation (or, for the omniscient sender, one computation) to run.
+struct Job {
+    experiment: Experiment,
+    link: String,
+    up: Arc<Trace>,
+    down: Arc<Trace>,
+    scheme: Scheme,
+    confidence: Option<f64>,
+    loss: f64,
+    seed: u64,
+    cfg: SimConfig,
+    /// Keep the downlink's Figure-1 time series.
+    figure1: bool,
+}
+
+fn job(
+    experiment: Experiment,
+    pair: &Pair,
+    scheme: Scheme,
+    opts: &EvalOptions,
+    confidence: Option<f64>,
+    loss: f64,
+    seed: u64,
+) -> Job {
+    let mut cfg = SimConfig {
+        skip_us: opts.skip_us,
+        seed,
+        ..SimConfig::default()
+    };
+    scheme.configure(&mut cfg);
+    let confidence = if scheme.is_sprout() {
+        Some(confidence.unwrap_or(cfg.protocol.confidence))
+    } else {
+        None
+    };
+    if let Some(c) = confidence {
+        cfg.protocol.confidence = c;
+    }
+    cfg.link.loss = loss;
+    Job {
+        experiment,
+        link: pair.0.clone(),
+        up: pair.1.clone(),
+        down: pair.2.clone(),
+        scheme,
+        confidence,
+        loss,
+        seed,
+        figure1: experiment == Experiment::Fig7
+            && scheme == Scheme::Sprout
+            && pair.0 == FIGURE1_LINK,
+        cfg,
+    }
+}
+
+/// The link whose downlink the Figure-1 time series shows.
+pub const FIGURE1_LINK: &str = "Verizon-LTE-short";
+/// The link of the confidence sweep (the paper's Figure 9: its uplink).
+pub const CONFIDENCE_LINK: &str = "TMobile-UMTS-driving";
+/// The link of the loss experiment.
+pub const LOSS_LINK: &str = "Verizon-LTE-short";
+/// The real link whose mean rates the synthetic distributions copy.
+pub const DISTRIBUTIONS_LINK: &str = "Verizon-LTE-short";
+/// The two links of the sensitivity experiment.
+pub const SENSITIVITY_LINKS: [&str; 2] = ["Verizon-LTE-short", "TMobile-UMTS-driving"];
+
+fn build_jobs(opts: &EvalOptions, links: &LinkSet) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    let want = |e: Experiment| opts.experiments.contains(&e);
+    if want(Experiment::Fig7) || want(Experiment::Fig8) || want(Experiment::Summary) {
+        for pair in &links.pairs {
+            for &s in &opts.schemes {
+                jobs.push(job(Experiment::Fig7, pair, s, opts, None, 0.0, 0));
+            }
+        }
+    }
+    if want(Experiment::Confidence) {
+        let pair = links.named(CONFIDENCE_LINK);
+        for c in CONFIDENCES {
+            jobs.push(job(
+                Experiment::Confidence,
+                pair,
+                Scheme::Sprout,
+                opts,
+                Some(c),
+                0.0,
+                0,
+            ));
+        }
+        jobs.push(job(
+            Experiment::Confidence,
+            pair,
+            Scheme::SproutEwma,
+            opts,
+            None,
+            0.0,
+            0,
+        ));
+    }
+    if want(Experiment::Loss) {
+        let pair = links.named(LOSS_LINK);
+        for l in LOSSES {
+            jobs.push(job(
+                Experiment::Loss,
+                pair,
+                Scheme::Sprout,
+                opts,
+                None,
+                l,
+                0,
+            ));
+        }
+    }
+    if want(Experiment::Distributions) {
+        let (name, up, down) = links.named(DISTRIBUTIONS_LINK);
+        for (k, kind) in InterArrival::ALL.iter().enumerate() {
+            let link = format!("{name}~{}", kind.name());
+            let pair: Pair = (
+                link.clone(),
+                Arc::new(distributions::like(
+                    up,
+                    *kind,
+                    100 + 2 * k as u64,
+                    format!("{link}.up"),
+                )),
+                Arc::new(distributions::like(
+                    down,
+                    *kind,
+                    101 + 2 * k as u64,
+                    format!("{link}.down"),
+                )),
+            );
+            for s in Scheme::ALL {
+                jobs.push(job(Experiment::Distributions, &pair, s, opts, None, 0.0, 0));
+            }
+        }
+    }
+    if want(Experiment::Sensitivity) {
+        let mut names: Vec<&str> = SENSITIVITY_LINKS
+            .iter()
+            .filter(|n| links.pairs.iter().any(|p| p.0 == **n))
+            .copied()
+            .collect();
+        if names.is_empty() {
+            names.push(links.pairs[0].0.as_str());
+        }
+        for name in names {
+            let pair = links.named(name);
+            for &s in opts.schemes.iter().filter(|s| s.is_simulated()) {
+                for seed in SEEDS {
+                    jobs.push(job(Experiment::Sensitivity, pair, s, opts, None, 0.0, seed));
+                }
+            }
+        }
+    }
+    jobs
+}
+
+/// The omniscient sender's metrics over a direction: every opportunity used, no queueing.
+fn omniscient_metrics(trace: &Arc<Trace>, cfg: &SimConfig, duration_us: u64) -> DirectionMetrics {
+    let end = if cfg.link.looping {
+        duration_us.min(trace.duration_us().max(1))
+    } else {
+        duration_us
+    };
+    let window = Window::new(cfg.skip_us.min(end), end);
+    let opportunities = sim::opportunities_until(trace, duration_us, cfg.link.looping);
+    let mut m = metrics::compute(
+        &[],
+        &opportunities,
+        cfg.link.opportunity_bytes,
+        cfg.link.propagation_delay_us,
+        window,
+        metrics::DEFAULT_STEP_US,
+    );
+    m.throughput_kbps = m.capacity_kbps;
+    m.goodput_kbps = m.capacity_kbps;
+    m.utilization = 1.0;
+    m.p95_delay_ms = m.omniscient_p95_ms;
+    m.p95_delay_data_ms = m.omniscient_p95_ms;
+    m.self_inflicted_ms = 0.0;
+    m.self_inflicted_data_ms = 0.0;
+    m
+}
+
+/// What one job produced: its two rows and, maybe, the Figure-1 series.
+struct JobOut {
+    rows: [ResultRow; 2],
+    figure1: Option<Vec<TimeSeriesPoint>>,
+}
+
+fn run_job(j: &Job) -> Result<JobOut> {
+    let (down, up, figure1) = if j.scheme.is_simulated() {
+        let out = sim::run(j.up.clone(), j.down.clone(), &j.cfg, None)
+            .with_context(|| format!("{} / {}", j.link, j.scheme.key()))?;
+        let fig = j.figure1.then(|| figure1_series(&out.downlink));
+        (out.downlink.metrics, out.uplink.metrics, fig)
+    } else {
+        let duration = j.up.duration_us().max(j.down.duration_us());
+        (
+            omniscient_metrics(&j.down, &j.cfg, duration),
+            omniscient_metrics(&j.up, &j.cfg, duration),
+            None,
+        )
+    };
+    Ok(JobOut {
+        rows: [row(j, "down", &down), row(j, "up", &up)],
+        figure1,
+    })
+}
+
+fn row(j: &Job, direction: &str, m: &DirectionMetrics) -> ResultRow {
+    let p = if j.experiment == Experiment::Fig7 {
+        paper::fig7(&j.link, direction, j.scheme.key())
+    } else {
+        None
+    };
     ResultRow {
-        link: link.to_string(),
+        experiment: j.experiment.key().to_string(),
+        link: j.link.clone(),
         direction: direction.to_string(),
-        scheme: scheme.key().to_string(),
+        scheme: j.scheme.key().to_string(),
+        confidence: j.confidence,
+        loss: j.loss,
+        seed: j.seed,
+        queue: match j.cfg.link.queue {
+            QueueConfig::CoDel { .. } => "codel".into(),
+            _ => "infinite".into(),
+        },
         throughput_kbps: m.throughput_kbps,
         goodput_kbps: m.goodput_kbps,
         capacity_kbps: m.capacity_kbps,
@@ -238,12 +690,13 @@ pub fn figure1_series(run: &DirectionRun) -> Vec<TimeSeriesPoint> {
 
 /// Runs the evaluation and writes its outputs; returns a short summary for the terminal.
 pub fn run(opts: &EvalOptions) -> Result<String> {
+    if opts.schemes.is_empty() {
+        anyhow::bail!("no scheme given");
+    }
     let links = load_links(opts)?;
     fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating output folder {}", opts.out.display()))?;
-    let jobs: Vec<(usize, Scheme)> = (0..links.pairs.len())
-        .flat_map(|i| opts.schemes.iter().map(move |&s| (i, s)))
-        .collect();
+    let jobs = build_jobs(opts, &links);
     let bar = if opts.progress {
         let b = ProgressBar::new(jobs.len() as u64);
         b.set_style(
@@ -260,64 +713,77 @@ pub fn run(opts: &EvalOptions) -> Result<String> {
         .num_threads(opts.jobs.unwrap_or(0))
         .build()?;
     let started = Instant::now();
-    type JobOut = (usize, Scheme, sim::SimOutput);
-    let outputs: Vec<Result<JobOut>> = pool.install(|| {
-        jobs.par_iter()
-            .map(|&(i, scheme)| {
-                let (name, up, down) = &links.pairs[i];
-                let cfg = SimConfig {
-                    protocol: scheme.protocol_config(),
-                    skip_us: opts.skip_us,
-                    ..SimConfig::default()
-                };
-                let out = sim::run(up.clone(), down.clone(), &cfg, None)
-                    .with_context(|| format!("{name} / {}", scheme.key()))?;
+    // Longest first, so the cores stay busy to the end.
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| {
+        let j = &jobs[i];
+        std::cmp::Reverse(j.up.len() + j.down.len())
+    });
+    let mut outputs: Vec<(usize, Result<JobOut>)> = pool.install(|| {
+        order
+            .par_iter()
+            .map(|&i| {
+                let out = run_job(&jobs[i]);
                 bar.inc(1);
-                bar.set_message(format!("{name} {}", scheme.key()));
-                Ok((i, scheme, out))
+                bar.set_message(format!(
+                    "{} {} {}",
+                    jobs[i].experiment.key(),
+                    jobs[i].link,
+                    jobs[i].scheme.key()
+                ));
+                (i, out)
             })
             .collect()
     });
     bar.finish_and_clear();
     let wall_s = started.elapsed().as_secs_f64();
+    outputs.sort_by_key(|(i, _)| *i);
 
     let mut rows = Vec::new();
     let mut fig1: Option<Vec<TimeSeriesPoint>> = None;
-    for o in outputs {
-        let (i, scheme, out) = o?;
-        let name = &links.pairs[i].0;
-        rows.push(row(name, "down", scheme, &out.downlink.metrics));
-        rows.push(row(name, "up", scheme, &out.uplink.metrics));
-        if scheme == Scheme::Sprout && name == "Verizon-LTE-short" {
-            fig1 = Some(figure1_series(&out.downlink));
+    for (_, o) in outputs {
+        let o = o?;
+        rows.extend(o.rows);
+        if o.figure1.is_some() {
+            fig1 = o.figure1;
         }
     }
-    // By link, downlink first (as the paper lists them), then in the order schemes were asked.
-    let scheme_rank = |key: &str| opts.schemes.iter().position(|s| s.key() == key);
-    rows.sort_by_key(|r| {
-        (
-            r.link.clone(),
-            r.direction != "down",
-            scheme_rank(&r.scheme),
-        )
+    // Within an experiment: by link, downlink first (as the paper lists them), then in the
+    // order the jobs were made.
+    let exp_rank = |key: &str| Experiment::ALL.iter().position(|e| e.key() == key);
+    let mut indexed: Vec<(usize, ResultRow)> = rows.into_iter().enumerate().collect();
+    indexed.sort_by(|(ia, a), (ib, b)| {
+        (exp_rank(&a.experiment), &a.link, a.direction != "down", ia).cmp(&(
+            exp_rank(&b.experiment),
+            &b.link,
+            b.direction != "down",
+            ib,
+        ))
     });
+    let rows: Vec<ResultRow> = indexed.into_iter().map(|(_, r)| r).collect();
     let averages = averages(&rows, &opts.schemes);
     let results = EvalResults {
         source: links.source.clone(),
         skip_s: opts.skip_us as f64 / 1e6,
+        experiments: opts.experiments.clone(),
+        schemes: opts.schemes.iter().map(|s| s.key().to_string()).collect(),
         rows,
         averages,
+        simulations: jobs.iter().filter(|j| j.scheme.is_simulated()).count(),
         wall_s,
     };
-    write_outputs(&opts.out, &results, fig1.as_deref())?;
-    Ok(summary(&results, &opts.out))
+    report::write_outputs(&opts.out, &results, fig1.as_deref())?;
+    Ok(report::summary(&results, &opts.out))
 }
 
 fn averages(rows: &[ResultRow], schemes: &[Scheme]) -> Vec<SchemeAverage> {
     schemes
         .iter()
         .map(|s| {
-            let r: Vec<&ResultRow> = rows.iter().filter(|r| r.scheme == s.key()).collect();
+            let r: Vec<&ResultRow> = rows
+                .iter()
+                .filter(|r| r.experiment == "fig7" && r.scheme == s.key())
+                .collect();
             let n = r.len().max(1) as f64;
             SchemeAverage {
                 scheme: s.key().to_string(),
@@ -328,308 +794,8 @@ fn averages(rows: &[ResultRow], schemes: &[Scheme]) -> Vec<SchemeAverage> {
                 results: r.len(),
             }
         })
+        .filter(|a| a.results > 0)
         .collect()
-}
-
-fn write_outputs(out: &Path, res: &EvalResults, fig1: Option<&[TimeSeriesPoint]>) -> Result<()> {
-    let mut w = csv::Writer::from_path(out.join("results.csv"))?;
-    for r in &res.rows {
-        w.serialize(r)?;
-    }
-    w.flush()?;
-    fs::write(out.join("results.json"), serde_json::to_string_pretty(res)?)?;
-
-    let mut charts = Vec::new();
-    let mut links: Vec<(&str, &str)> = res
-        .rows
-        .iter()
-        .map(|r| (r.link.as_str(), r.direction.as_str()))
-        .collect();
-    links.dedup();
-    for (link, dir) in &links {
-        let mut points = Vec::new();
-        for r in res
-            .rows
-            .iter()
-            .filter(|r| r.link == *link && r.direction == *dir)
-        {
-            points.push(ChartPoint {
-                label: r.scheme.clone(),
-                throughput_kbps: r.throughput_kbps,
-                delay_ms: r.self_inflicted_ms,
-                paper: false,
-            });
-        }
-        for scheme in paper::FIG7_SCHEMES {
-            if let Some(p) = paper::fig7(link, dir, scheme) {
-                points.push(ChartPoint {
-                    label: scheme.to_string(),
-                    throughput_kbps: p.throughput_kbps,
-                    delay_ms: p.self_inflicted_ms,
-                    paper: true,
-                });
-            }
-        }
-        let title = format!(
-            "{} {}link: throughput against self-inflicted delay",
-            link,
-            if *dir == "up" { "up" } else { "down" }
-        );
-        let file = format!("fig7-{link}-{dir}.svg");
-        fs::write(
-            out.join(&file),
-            chart::throughput_delay_chart(&title, &points),
-        )?;
-        charts.push(file);
-    }
-    let mut fig8 = Vec::new();
-    for a in &res.averages {
-        fig8.push(UtilizationPoint {
-            label: a.scheme.clone(),
-            utilization: a.utilization,
-            delay_ms: a.self_inflicted_ms,
-            paper: false,
-        });
-        if let Some(p) = paper::fig8(&a.scheme) {
-            fig8.push(UtilizationPoint {
-                label: a.scheme.clone(),
-                utilization: p.utilization,
-                delay_ms: p.self_inflicted_ms,
-                paper: true,
-            });
-        }
-    }
-    fs::write(
-        out.join("fig8-averages.svg"),
-        chart::utilization_delay_chart(
-            "Average utilization against average self-inflicted delay",
-            &fig8,
-        ),
-    )?;
-    charts.push("fig8-averages.svg".into());
-    if let Some(series) = fig1 {
-        fs::write(
-            out.join("fig1-Verizon-LTE-short-down.svg"),
-            chart::time_series_chart(
-                "Sprout on the Verizon LTE downlink (Verizon-LTE-short.down)",
-                series,
-            ),
-        )?;
-        let mut w = csv::Writer::from_path(out.join("fig1-Verizon-LTE-short-down.csv"))?;
-        for p in series {
-            w.serialize(p)?;
-        }
-        w.flush()?;
-        charts.push("fig1-Verizon-LTE-short-down.svg".into());
-    }
-    fs::write(out.join("report.md"), report(res, &charts))?;
-    Ok(())
-}
-
-fn opt(v: Option<f64>) -> String {
-    v.map_or("–".into(), |x| format!("{x:.0}"))
-}
-
-/// Ratio of ours to the paper's, as text; flagged when it departs by more than a third.
-fn ratio(ours: f64, paper: Option<f64>) -> (String, bool) {
-    match paper {
-        Some(p) if p > 0.0 => {
-            let r = ours / p;
-            (format!("{r:.2}"), !(2.0 / 3.0..=4.0 / 3.0).contains(&r))
-        }
-        _ => ("–".into(), false),
-    }
-}
-
-fn report(res: &EvalResults, charts: &[String]) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# Sprout evaluation report\n");
-    let _ = writeln!(
-        s,
-        "Traces: {}. Both directions saturated at once, as in the paper; 20 ms propagation delay \
-         each way; unlimited drop-tail queue; the first {:.0} s skipped; delay sampled every \
-         millisecond. Simulated in {:.1} s of wall time.\n",
-        res.source, res.skip_s, res.wall_s
-    );
-    let _ = writeln!(
-        s,
-        "`p95_delay_ms` and `self_inflicted_ms` are the paper's all-packet figures (heartbeats \
-         count as the most recent packet to arrive); `*_data_ms` count only packets carrying \
-         application data. Throughput counts every byte leaving the link queue, as the paper \
-         measured at Cellsim; goodput counts application payload.\n"
-    );
-    let _ = writeln!(s, "## Averages over all links and directions\n");
-    let _ = writeln!(
-        s,
-        "| scheme | utilization | self-inflicted delay | (data only) | paper utilization | paper delay |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---|---|");
-    for a in &res.averages {
-        let p = paper::fig8(&a.scheme);
-        let _ = writeln!(
-            s,
-            "| {} | {:.1}% | {:.0} ms | {:.0} ms | {} | {} |",
-            a.scheme,
-            100.0 * a.utilization,
-            a.self_inflicted_ms,
-            a.self_inflicted_data_ms,
-            p.map_or("–".into(), |p| format!("{:.1}%", 100.0 * p.utilization)),
-            p.map_or("–".into(), |p| format!("{:.0} ms", p.self_inflicted_ms)),
-        );
-    }
-    let _ = writeln!(s, "\n## Each link beside the paper (Figure 7)\n");
-    let _ = writeln!(
-        s,
-        "Ratios are ours / paper's; ⚠ marks a departure by more than a third.\n"
-    );
-    let _ = writeln!(
-        s,
-        "| link | dir | scheme | throughput kbit/s | paper | ratio | util | self-inflicted ms | paper | ratio | data-only ms |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|");
-    let mut departures = Vec::new();
-    for r in &res.rows {
-        let (tr, tflag) = ratio(r.throughput_kbps, r.paper_throughput_kbps);
-        let (dr, dflag) = ratio(r.self_inflicted_ms, r.paper_self_inflicted_ms);
-        if tflag || dflag {
-            departures.push(format!("{} {} {}", r.link, r.direction, r.scheme));
-        }
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {:.0} | {} | {}{} | {:.1}% | {:.0} | {} | {}{} | {:.0} |",
-            r.link,
-            r.direction,
-            r.scheme,
-            r.throughput_kbps,
-            opt(r.paper_throughput_kbps),
-            tr,
-            if tflag { " ⚠" } else { "" },
-            100.0 * r.utilization,
-            r.self_inflicted_ms,
-            opt(r.paper_self_inflicted_ms),
-            dr,
-            if dflag { " ⚠" } else { "" },
-            r.self_inflicted_data_ms,
-        );
-    }
-    let _ = writeln!(s, "\n## Checks against the paper's findings\n");
-    for line in checks(res) {
-        let _ = writeln!(s, "- {line}");
-    }
-    let _ = writeln!(s, "\n## Why some links depart from the paper\n");
-    if departures.is_empty() {
-        let _ = writeln!(s, "No link departs from the paper by more than a third.\n");
-    } else {
-        let _ = writeln!(
-            s,
-            "Departures by more than a third: {}.\n",
-            departures.join("; ")
-        );
-        let _ = writeln!(s, "{}", DEPARTURE_NOTES);
-    }
-    let _ = writeln!(s, "## Charts\n");
-    for c in charts {
-        let _ = writeln!(s, "![{c}]({c})\n");
-    }
-    s
-}
-
-/// The reasons, known to us, why single links depart from the paper's published points.
-const DEPARTURE_NOTES: &str = "\
-- The paper's Verizon LTE points come from the full drive trace; `Verizon-LTE-short` is a 140 s \
-excerpt of it, so only 80 s are measured after the 60 s skip.
-- Outages dominate the 95th percentile on some links (the AT&T uplink has a 78 s gap, EV-DO \
-gaps of 11 s): a few seconds of difference in how a scheme drains its queue after an outage move \
-the self-inflicted delay by hundreds of milliseconds. The paper's Cellsim did not loop traces; \
-we replay each direction's own trace once for its metrics but keep the shorter one looping so \
-the other direction's feedback keeps flowing.
-- Our Sprout can settle for long stretches at a low rate (see the Figure-1 chart): when the
-window is small the receiver only sees what the sender sent, its belief stays low and uncertain,
-and the cautious forecast keeps the window small. The authors' code escapes this more easily;
-several of its details (a rate grid of bin midpoints, mass of the lowest rates leaking away at
-each evolution) are not in the paper and are not reproduced here. This lowers Sprout's LTE
-throughput and lengthens its recovery after outages on the 3G links.
-- Sprout-EWMA's gain is not published; we use 1/8 per 20 ms tick.
-- Throughput here includes our header bytes (about 3% of a full packet), as the paper's did.
-";
-
-fn checks(res: &EvalResults) -> Vec<String> {
-    let mut out = Vec::new();
-    let get = |scheme: &str| res.averages.iter().find(|a| a.scheme == scheme);
-    let mark = |ok: bool| if ok { "✅" } else { "❌" };
-    if let (Some(sp), Some(ew)) = (get("sprout"), get("sprout-ewma")) {
-        let mut per_link_delay = true;
-        let mut per_link_tput = true;
-        for r in res.rows.iter().filter(|r| r.scheme == "sprout") {
-            if let Some(e) = res.rows.iter().find(|e| {
-                e.scheme == "sprout-ewma" && e.link == r.link && e.direction == r.direction
-            }) {
-                per_link_delay &= r.self_inflicted_ms < e.self_inflicted_ms;
-                per_link_tput &= r.throughput_kbps < e.throughput_kbps;
-            }
-        }
-        out.push(format!(
-            "{} On every link Sprout's self-inflicted delay is below Sprout-EWMA's.",
-            mark(per_link_delay)
-        ));
-        out.push(format!(
-            "{} On every link Sprout's throughput is below Sprout-EWMA's.",
-            mark(per_link_tput)
-        ));
-        let u = sp.utilization;
-        out.push(format!(
-            "{} Sprout's average utilization {:.1}% is between 30% and 60% (paper 42.1%).",
-            mark((0.30..=0.60).contains(&u)),
-            100.0 * u
-        ));
-        out.push(format!(
-            "{} Sprout's average self-inflicted delay {:.0} ms is at most 400 ms (paper 317 ms).",
-            mark(sp.self_inflicted_ms <= 400.0),
-            sp.self_inflicted_ms
-        ));
-        let ratio = ew.utilization / sp.utilization.max(1e-9);
-        out.push(format!(
-            "{} Sprout-EWMA's utilization is {:.2} times Sprout's, at least 1.5 (paper 1.9).",
-            mark(ratio >= 1.5),
-            ratio
-        ));
-    }
-    out
-}
-
-fn summary(res: &EvalResults, out: &Path) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{} direction results from {} in {:.1} s",
-        res.rows.len(),
-        res.source,
-        res.wall_s
-    );
-    let _ = writeln!(
-        s,
-        "{:<12} {:>12} {:>22} {:>14}",
-        "scheme", "utilization", "self-inflicted delay", "(data only)"
-    );
-    for a in &res.averages {
-        let _ = writeln!(
-            s,
-            "{:<12} {:>11.1}% {:>19.0} ms {:>11.0} ms",
-            a.scheme,
-            100.0 * a.utilization,
-            a.self_inflicted_ms,
-            a.self_inflicted_data_ms
-        );
-    }
-    for c in checks(res) {
-        let _ = writeln!(s, "{c}");
-    }
-    let _ = write!(
-        s,
-        "wrote {0}/results.csv, {0}/results.json, {0}/report.md and SVG charts",
-        out.display()
-    );
-    s
 }
 
 /// Public home of the paper's traces (the mahimahi repository's traces folder).

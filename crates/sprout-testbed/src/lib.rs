@@ -2,8 +2,10 @@
 //! evaluation harness, its report and its charts.
 
 pub mod chart;
+pub mod distributions;
 pub mod eval;
 pub mod logscore;
 pub mod metrics;
 pub mod paper;
+pub mod report;
 pub mod sim;

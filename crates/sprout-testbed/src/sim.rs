@@ -1,13 +1,16 @@
-//! The deterministic discrete-event simulator: two Sprout endpoints joined by an uplink and a
-//! downlink, each replaying its own trace through the shared link model, running exactly the
-//! protocol code a real socket runtime runs. Same inputs give byte-identical outputs.
+//! The deterministic discrete-event simulator: two endpoints (Sprout, or one of the TCP peers)
+//! joined by an uplink and a downlink, each replaying its own trace through the shared link
+//! model, running exactly the protocol code a real socket runtime runs. Same inputs and seed give
+//! byte-identical outputs.
 
 use std::io::Write;
 use std::sync::Arc;
 
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sprout_core::{Config, Connection};
 use sprout_link::{Link, LinkConfig, LinkEvent, MmLogWriter, Trace};
+use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
 
@@ -35,11 +38,30 @@ impl std::str::FromStr for Load {
     }
 }
 
+/// The TCP peers' receive window in the simulator, bytes: Linux's default largest receive
+/// buffer (`net.ipv4.tcp_rmem` max, 6 MiB). Over an unlimited queue, which never drops, this is
+/// what bounds a loss-based sender's flight, and so its delay (kernel Cubic through mahimahi
+/// keeps 5-6 MB queued on Verizon-LTE-short).
+pub const LINUX_RECEIVE_WINDOW_BYTES: u64 = 6_291_456;
+
+/// Which transport both endpoints run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Transport {
+    /// Sprout (or Sprout-EWMA), configured by [`SimConfig::protocol`].
+    Sprout,
+    /// A TCP peer with this congestion controller, configured by [`SimConfig::tcp`].
+    Tcp(CcKind),
+}
+
 /// What to simulate.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
-    /// The protocol configuration of both endpoints.
+    /// Which transport the endpoints run.
+    pub transport: Transport,
+    /// The Sprout configuration of both endpoints (used when the transport is Sprout).
     pub protocol: Config,
+    /// The TCP configuration of both endpoints (used when the transport is TCP).
+    pub tcp: TcpConfig,
     /// The link model of both directions.
     pub link: LinkConfig,
     /// Simulated time, in microseconds; `None` = the longer trace's length.
@@ -48,14 +70,21 @@ pub struct SimConfig {
     pub skip_us: u64,
     /// Which directions carry data.
     pub load: Load,
-    /// Seed for anything random (reserved for loss models; the runs here are deterministic).
+    /// Seed for anything random: the links' loss generators (direction-specific streams of
+    /// it) and, when not 0, the endpoints' start times (each starts 0-100 ms late, drawn from
+    /// the seed), so that seeds give independent runs of the same experiment.
     pub seed: u64,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
         SimConfig {
+            transport: Transport::Sprout,
             protocol: Config::default(),
+            tcp: TcpConfig {
+                receive_window_bytes: LINUX_RECEIVE_WINDOW_BYTES,
+                ..TcpConfig::default()
+            },
             link: LinkConfig::default(),
             duration_us: None,
             skip_us: metrics::DEFAULT_SKIP_US,
@@ -95,11 +124,114 @@ pub struct SimOutput {
     pub duration_us: u64,
 }
 
-/// A packet on the simulated wire: the real datagram plus what the metrics need.
+/// What crosses the simulated wire: a real Sprout datagram, or a TCP segment.
+enum Body {
+    Sprout(Vec<u8>),
+    Tcp(Segment),
+}
+
+/// A packet on the simulated wire plus what the metrics need.
 struct WirePacket {
-    datagram: Vec<u8>,
+    body: Body,
     app_bytes: u32,
-    heartbeat: bool,
+    is_data: bool,
+}
+
+/// One endpoint of the simulated connection.
+enum Host {
+    Sprout(Connection),
+    Tcp(Box<TcpEndpoint>),
+}
+
+impl Host {
+    fn new(cfg: &SimConfig, bulk: bool, now_us: u64) -> anyhow::Result<Host> {
+        Ok(match cfg.transport {
+            Transport::Sprout => {
+                let mut c =
+                    Connection::new(cfg.protocol.clone(), now_us).map_err(anyhow::Error::msg)?;
+                c.set_bulk(bulk);
+                c.set_keep_incoming(false);
+                Host::Sprout(c)
+            }
+            Transport::Tcp(cc) => {
+                let mut t = TcpEndpoint::new(cfg.tcp.clone(), cc, now_us);
+                t.set_bulk(bulk);
+                Host::Tcp(Box::new(t))
+            }
+        })
+    }
+
+    fn receive(&mut self, now_us: u64, body: &Body) -> anyhow::Result<()> {
+        match (self, body) {
+            // Our own datagrams always parse; a failure here would be a bug worth seeing.
+            (Host::Sprout(c), Body::Sprout(d)) => c
+                .handle_datagram(now_us, d)
+                .map_err(|e| anyhow::anyhow!("simulated datagram failed to parse: {e}")),
+            (Host::Tcp(t), Body::Tcp(seg)) => {
+                t.handle_segment(now_us, seg);
+                Ok(())
+            }
+            _ => anyhow::bail!("simulated packet of the wrong transport"),
+        }
+    }
+
+    fn timeout(&mut self, now_us: u64) {
+        match self {
+            Host::Sprout(c) => c.handle_timeout(now_us),
+            Host::Tcp(t) => t.handle_timeout(now_us),
+        }
+    }
+
+    /// The next packet to send now, with its size on the link (bytes).
+    fn transmit(
+        &mut self,
+        now_us: u64,
+        overhead: u32,
+        buf: &mut Vec<u8>,
+    ) -> Option<(WirePacket, u32)> {
+        match self {
+            Host::Sprout(c) => {
+                let t = c.poll_transmit(now_us, buf)?;
+                let packet = WirePacket {
+                    body: Body::Sprout(buf.clone()),
+                    app_bytes: t.app_bytes as u32,
+                    is_data: !t.heartbeat && t.app_bytes > 0,
+                };
+                Some((packet, t.len as u32 + overhead))
+            }
+            Host::Tcp(t) => {
+                let seg = t.poll_transmit(now_us)?;
+                let bytes = seg.wire_bytes();
+                let packet = WirePacket {
+                    app_bytes: seg.len,
+                    is_data: seg.is_data(),
+                    body: Body::Tcp(seg),
+                };
+                Some((packet, bytes))
+            }
+        }
+    }
+
+    fn next_timeout(&mut self) -> Option<u64> {
+        match self {
+            Host::Sprout(c) => c.poll_timeout(),
+            Host::Tcp(t) => t.poll_timeout(),
+        }
+    }
+
+    /// (datagrams sent, heartbeats sent).
+    fn counters(&self) -> (u64, u64) {
+        match self {
+            Host::Sprout(c) => {
+                let s = c.stats();
+                (s.datagrams_sent, s.heartbeats_sent)
+            }
+            Host::Tcp(t) => {
+                let s = t.stats();
+                (s.data_segments_sent + s.ack_segments_sent, 0)
+            }
+        }
+    }
 }
 
 /// Optional mahimahi-format logs, one per direction.
@@ -111,7 +243,10 @@ pub struct Logs<'a> {
 }
 
 struct Side {
-    conn: Connection,
+    host: Option<Host>,
+    /// When this endpoint starts (µs).
+    start_us: u64,
+    bulk: bool,
     /// Link this endpoint sends on.
     link: Link<WirePacket>,
     arrivals: Vec<Arrival>,
@@ -128,23 +263,32 @@ pub fn run(
         .duration_us
         .unwrap_or_else(|| uplink.duration_us().max(downlink.duration_us()));
     let overhead = cfg.protocol.link_overhead_bytes;
-    let mk = |trace: &Arc<Trace>| Link::new(trace.clone(), cfg.link.clone());
-    let conn = |bulk: bool| -> anyhow::Result<Connection> {
-        let mut c = Connection::new(cfg.protocol.clone(), 0).map_err(anyhow::Error::msg)?;
-        c.set_bulk(bulk);
-        c.set_keep_incoming(false);
-        Ok(c)
+    // Each direction draws its losses from its own stream of the seed.
+    let mk = |trace: &Arc<Trace>, stream: u64| {
+        let mut link = cfg.link.clone();
+        link.seed = cfg.seed.wrapping_mul(2).wrapping_add(stream);
+        Link::new(trace.clone(), link)
+    };
+    let starts: [u64; 2] = if cfg.seed == 0 {
+        [0, 0]
+    } else {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5354_4152_5453);
+        [rng.gen_range(0..100_000), rng.gen_range(0..100_000)]
     };
     // The server sends on the downlink, the mobile on the uplink.
     let mut sides = [
         Side {
-            conn: conn(cfg.load != Load::Up)?,
-            link: mk(&downlink),
+            host: None,
+            start_us: starts[0],
+            bulk: cfg.load != Load::Up,
+            link: mk(&downlink, 0),
             arrivals: Vec::new(),
         },
         Side {
-            conn: conn(cfg.load != Load::Down)?,
-            link: mk(&uplink),
+            host: None,
+            start_us: starts[1],
+            bulk: cfg.load != Load::Down,
+            link: mk(&uplink, 1),
             arrivals: Vec::new(),
         },
     ];
@@ -183,24 +327,24 @@ pub fn run(
                 arrived_us: d.delivered_us,
                 bytes: d.bytes,
                 app_bytes: p.app_bytes,
-                is_data: !p.heartbeat && p.app_bytes > 0,
+                is_data: p.is_data,
             });
-            // Our own datagrams always parse; a failure here would be a bug worth seeing.
-            sides[receiver]
-                .conn
-                .handle_datagram(d.delivered_us, &p.datagram)
-                .map_err(|e| anyhow::anyhow!("simulated datagram failed to parse: {e}"))?;
+            // An endpoint that has not started yet (seeded start times) drops what reaches it.
+            if let Some(h) = sides[receiver].host.as_mut() {
+                h.receive(d.delivered_us, &p.body)?;
+            }
         }
-        // 3. Endpoints run their timers and send.
+        // 3. Endpoints start, run their timers and send.
         for side in sides.iter_mut() {
-            side.conn.handle_timeout(now);
-            while let Some(t) = side.conn.poll_transmit(now, &mut buf) {
-                let packet = WirePacket {
-                    datagram: buf.clone(),
-                    app_bytes: t.app_bytes as u32,
-                    heartbeat: t.heartbeat,
-                };
-                side.link.send(now, t.len as u32 + overhead, packet);
+            if side.host.is_none() && now >= side.start_us {
+                side.host = Some(Host::new(cfg, side.bulk, now)?);
+            }
+            let Some(host) = side.host.as_mut() else {
+                continue;
+            };
+            host.timeout(now);
+            while let Some((packet, bytes)) = host.transmit(now, overhead, &mut buf) {
+                side.link.send(now, bytes, packet);
             }
         }
         // 4. Jump to the next thing that can happen.
@@ -209,8 +353,13 @@ pub fn run(
             if let Some(t) = side.link.next_event_us() {
                 next = next.min(t);
             }
-            if let Some(t) = side.conn.poll_timeout() {
-                next = next.min(t);
+            match side.host.as_mut() {
+                Some(h) => {
+                    if let Some(t) = h.next_timeout() {
+                        next = next.min(t);
+                    }
+                }
+                None => next = next.min(side.start_us),
             }
         }
         // The last step lands exactly on the end, so the links report everything up to it
@@ -231,7 +380,7 @@ pub fn run(
 
     let [down_side, up_side] = sides;
     let finish = |side: Side, trace: Arc<Trace>| {
-        let stats = side.conn.stats();
+        let (datagrams_sent, heartbeats_sent) = side.host.as_ref().map_or((0, 0), |h| h.counters());
         let end = if cfg.link.looping {
             duration.min(trace.duration_us().max(1))
         } else {
@@ -253,8 +402,8 @@ pub fn run(
             opportunities_us,
             window,
             metrics: m,
-            datagrams_sent: stats.datagrams_sent,
-            heartbeats_sent: stats.heartbeats_sent,
+            datagrams_sent,
+            heartbeats_sent,
         }
     };
     Ok(SimOutput {

@@ -1,0 +1,195 @@
+//! Compound TCP (Tan, Song, Zhang, Sridharan, "A Compound TCP Approach for High-Speed and Long
+//! Distance Networks", INFOCOM 2006).
+//!
+//! The sending window is `win = cwnd + dwnd`: `cwnd` is a Reno window (slow start, then
+//! `cwnd += 1/win` per segment acknowledged, i.e. one segment per RTT), `dwnd` a delay-based
+//! window updated once per RTT from the Vegas-like estimate
+//! `diff = win * (RTT - baseRTT) / RTT` (segments queued; `RTT` the minimum sample of the round,
+//! `baseRTT` the minimum ever):
+//! - `diff < gamma`: `dwnd += max(alpha * win^k - 1, 0)`;
+//! - `diff >= gamma`: `dwnd = max(dwnd - zeta * diff, 0)`;
+//! - on loss: `cwnd = cwnd / 2` and `dwnd = max(win * (1 - beta) - cwnd / 2, 0)`, so the total
+//!   window halves.
+//!
+//! `dwnd` stays 0 in slow start and after a timeout until congestion avoidance. Omitted: the
+//! Windows implementation's `low_wnd` threshold below which dwnd is disabled, and gamma
+//! auto-tuning (gamma is fixed at 30 packets, the paper's value).
+
+use std::any::Any;
+
+use super::reno::RenoWindow;
+use super::{AckEvent, CcConfig, CcKind, CongestionControl, RttRound};
+
+/// alpha (segments^(1-k) per RTT).
+pub const ALPHA: f64 = 0.125;
+/// beta: multiplicative decrease of the total window.
+pub const BETA: f64 = 0.5;
+/// k: exponent of the binomial increase.
+pub const K: f64 = 0.75;
+/// gamma: queued segments above which dwnd backs off (packets).
+pub const GAMMA: f64 = 30.0;
+/// zeta: dwnd decrease per queued segment.
+pub const ZETA: f64 = 1.0;
+
+/// The Compound TCP controller.
+#[derive(Clone, Debug)]
+pub struct Compound {
+    w: RenoWindow,
+    /// Delay-based window (bytes).
+    dwnd: f64,
+    round: RttRound,
+    last_diff: Option<f64>,
+}
+
+impl Compound {
+    /// A Compound controller starting with `cfg.initial_cwnd_bytes` in slow start, dwnd = 0.
+    pub fn new(cfg: &CcConfig) -> Self {
+        Compound {
+            w: RenoWindow::new(cfg),
+            dwnd: 0.0,
+            round: RttRound::new(),
+            last_diff: None,
+        }
+    }
+
+    /// Delay-based window `dwnd` (bytes).
+    pub fn dwnd_bytes(&self) -> u64 {
+        self.dwnd as u64
+    }
+
+    /// Loss-based (Reno) window `cwnd` (bytes).
+    pub fn loss_window_bytes(&self) -> u64 {
+        self.w.cwnd
+    }
+
+    /// `diff` (segments queued) at the end of the last round, if computed.
+    pub fn last_diff_segments(&self) -> Option<f64> {
+        self.last_diff
+    }
+
+    /// baseRTT: minimum RTT seen (µs).
+    pub fn base_rtt_us(&self) -> Option<u64> {
+        (self.round.base_rtt_us != u64::MAX).then_some(self.round.base_rtt_us)
+    }
+
+    fn win_bytes(&self) -> f64 {
+        self.w.cwnd as f64 + self.dwnd
+    }
+
+    fn update_dwnd(&mut self) {
+        let mss = self.w.mss as f64;
+        let win = self.win_bytes() / mss;
+        let rtt = self.round.min_rtt_us as f64;
+        let base = self.round.base_rtt_us as f64;
+        let diff = win * (rtt - base) / rtt;
+        self.last_diff = Some(diff);
+        if diff < GAMMA {
+            self.dwnd += (ALPHA * win.powf(K) - 1.0).max(0.0) * mss;
+        } else {
+            self.dwnd = (self.dwnd - ZETA * diff * mss).max(0.0);
+        }
+        let room = (self.w.max_cwnd as f64 - self.w.cwnd as f64).max(0.0);
+        self.dwnd = self.dwnd.min(room);
+    }
+}
+
+impl CongestionControl for Compound {
+    fn kind(&self) -> CcKind {
+        CcKind::Compound
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        let round_end = self.round.on_ack(ack);
+        if ack.in_recovery {
+            return;
+        }
+        if ack.cwnd_limited {
+            if self.w.in_slow_start() {
+                self.w.slow_start(ack.acked_bytes);
+            } else {
+                let win = self.win_bytes() as u64;
+                self.w.congestion_avoidance(ack.acked_bytes, win);
+            }
+        }
+        if round_end {
+            if !self.w.in_slow_start() && self.round.samples > 2 && ack.cwnd_limited {
+                self.update_dwnd();
+            }
+            self.round.reset(ack.snd_max);
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now_us: u64, _in_flight_bytes: u64) {
+        let win = self.win_bytes();
+        let cwnd = self.w.cwnd as f64;
+        self.w.reduce_to(self.w.cwnd / 2);
+        self.dwnd = (win * (1.0 - BETA) - cwnd / 2.0).max(0.0);
+        self.round.restart();
+    }
+
+    fn on_recovery_exit(&mut self, _now_us: u64) {
+        self.round.restart();
+    }
+
+    fn on_retransmission_timeout(&mut self, _now_us: u64, in_flight_bytes: u64, same_episode: bool) {
+        self.w.on_timeout(in_flight_bytes, same_episode);
+        self.dwnd = 0.0;
+        self.round.restart();
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        (self.win_bytes() as u64).min(self.w.max_cwnd)
+    }
+
+    fn ssthresh_bytes(&self) -> u64 {
+        self.w.ssthresh
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::reno::tests::{ack, cfg};
+
+    fn rounds(c: &mut Compound, seq: &mut u64, n: usize, rtt_us: u64) {
+        for _ in 0..n {
+            let segs = c.cwnd_bytes() / 1000;
+            let snd_max = *seq + c.cwnd_bytes();
+            for _ in 0..segs {
+                *seq += 1000;
+                c.on_ack(&AckEvent {
+                    rtt_us: Some(rtt_us),
+                    snd_una: *seq,
+                    snd_max,
+                    ..ack(0, 1000)
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn dwnd_grows_without_queue_shrinks_with_queue_and_loss_halves_win() {
+        let mut c = Compound::new(&cfg());
+        let mut seq = 0;
+        rounds(&mut c, &mut seq, 3, 100_000);
+        assert_eq!(c.dwnd_bytes(), 0, "no dwnd in slow start");
+        c.on_congestion_event(0, 0);
+        assert_eq!(c.loss_window_bytes(), c.cwnd_bytes());
+        rounds(&mut c, &mut seq, 6, 100_000);
+        let grown = c.dwnd_bytes();
+        assert!(grown > 0, "dwnd grows while diff < gamma");
+        // RTT doubled: diff = win/2 > gamma once win > 60 segments.
+        rounds(&mut c, &mut seq, 20, 100_000);
+        let before = c.dwnd_bytes();
+        rounds(&mut c, &mut seq, 2, 200_000);
+        assert!(c.dwnd_bytes() < before, "dwnd shrinks while diff >= gamma");
+        let win = c.cwnd_bytes();
+        c.on_congestion_event(0, 0);
+        let after = c.cwnd_bytes();
+        assert!(after.abs_diff(win / 2) <= 1000, "{win} -> {after}");
+    }
+}

@@ -1,0 +1,338 @@
+//! Congestion controllers: the trait the sender drives, and the six the Sprout paper compares
+//! against.
+//!
+//! | controller | specification | module |
+//! |---|---|---|
+//! | Reno / NewReno | RFC 5681, RFC 3465 (L = 2), RFC 6582 | [`reno`] |
+//! | Cubic | RFC 9438 (as Linux), no HyStart | [`cubic`] |
+//! | Vegas | Brakmo & Peterson 1995, Linux `tcp_vegas.c` constants | [`vegas`] |
+//! | LEDBAT | RFC 6817 | [`ledbat`] |
+//! | BBR v1 | Cardwell et al. 2016, draft-cardwell-iccrg-bbr-congestion-control-00 | [`bbr`] |
+//! | Compound TCP | Tan, Song, Zhang, Sridharan, INFOCOM 2006 | [`compound`] |
+//!
+//! Division of labour: the sender (loss detection, NewReno fast recovery, RTO, pacing) calls
+//! [`CongestionControl::on_congestion_event`] once per fast-recovery episode,
+//! [`on_retransmission_timeout`](CongestionControl::on_retransmission_timeout) on each RTO,
+//! and [`on_ack`](CongestionControl::on_ack) for each ACK that acknowledges new data. During
+//! fast recovery the sender itself inflates the window by one segment per duplicate ACK and
+//! deflates it on partial ACKs (RFC 6582), on top of the controller's window; controllers do not
+//! grow their window while `in_recovery` (except BBR, which keeps modelling the path).
+
+use std::any::Any;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+pub mod bbr;
+pub mod compound;
+pub mod cubic;
+pub mod ledbat;
+pub mod reno;
+pub mod vegas;
+
+pub use bbr::{Bbr, BbrMode};
+pub use compound::Compound;
+pub use cubic::Cubic;
+pub use ledbat::Ledbat;
+pub use reno::Reno;
+pub use vegas::Vegas;
+
+/// Which congestion controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CcKind {
+    /// NewReno: RFC 5681 slow start and congestion avoidance, RFC 6582 fast recovery.
+    #[serde(alias = "reno")]
+    Reno,
+    /// CUBIC (RFC 9438), Linux's default.
+    #[serde(alias = "cubic")]
+    Cubic,
+    /// TCP Vegas (delay-based: 2–4 segments queued).
+    #[serde(alias = "vegas")]
+    Vegas,
+    /// LEDBAT (RFC 6817): less-than-best-effort, 100 ms queueing-delay target.
+    #[serde(alias = "ledbat")]
+    Ledbat,
+    /// BBR version 1: model-based, paced.
+    #[serde(alias = "bbr")]
+    Bbr,
+    /// Compound TCP (Windows): Reno plus a delay-based window.
+    #[serde(alias = "compound")]
+    Compound,
+}
+
+impl CcKind {
+    /// All controllers, in the order above.
+    pub const ALL: [CcKind; 6] = [
+        CcKind::Reno,
+        CcKind::Cubic,
+        CcKind::Vegas,
+        CcKind::Ledbat,
+        CcKind::Bbr,
+        CcKind::Compound,
+    ];
+
+    /// Lower-case name, as accepted by [`FromStr`]: `"reno"`, `"cubic"`, `"vegas"`,
+    /// `"ledbat"`, `"bbr"`, `"compound"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcKind::Reno => "reno",
+            CcKind::Cubic => "cubic",
+            CcKind::Vegas => "vegas",
+            CcKind::Ledbat => "ledbat",
+            CcKind::Bbr => "bbr",
+            CcKind::Compound => "compound",
+        }
+    }
+}
+
+impl fmt::Display for CcKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A string that names no controller.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown congestion controller {input:?} (expected reno, cubic, vegas, ledbat, bbr or compound)")]
+pub struct ParseCcKindError {
+    /// The string given.
+    pub input: String,
+}
+
+impl FromStr for CcKind {
+    type Err = ParseCcKindError;
+
+    /// Parses a [`name`](CcKind::name), ignoring ASCII case and surrounding whitespace;
+    /// `"newreno"` is accepted for Reno.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase();
+        let kind = match t.as_str() {
+            "reno" | "newreno" => CcKind::Reno,
+            "cubic" => CcKind::Cubic,
+            "vegas" => CcKind::Vegas,
+            "ledbat" => CcKind::Ledbat,
+            "bbr" => CcKind::Bbr,
+            "compound" | "ctcp" => CcKind::Compound,
+            _ => {
+                return Err(ParseCcKindError {
+                    input: s.to_string(),
+                })
+            }
+        };
+        Ok(kind)
+    }
+}
+
+/// Parameters every controller is built with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcConfig {
+    /// Sender maximum segment size (payload bytes).
+    pub mss: u64,
+    /// Initial congestion window (bytes).
+    pub initial_cwnd_bytes: u64,
+    /// Congestion window cap (bytes).
+    pub max_cwnd_bytes: u64,
+    /// Seed for controllers that randomise (BBR's first PROBE_BW phase).
+    pub seed: u64,
+}
+
+impl CcConfig {
+    /// The configuration an endpoint with `cfg` uses (seed 1).
+    pub fn from_tcp(cfg: &crate::TcpConfig) -> Self {
+        CcConfig {
+            mss: u64::from(cfg.smss()),
+            initial_cwnd_bytes: cfg.initial_cwnd_bytes(),
+            max_cwnd_bytes: cfg.max_cwnd_bytes(),
+            seed: 1,
+        }
+    }
+}
+
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), computed by the sender
+/// from the most recently sent segment that an ACK acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// Delivery rate (payload bytes per second).
+    pub delivery_rate_bytes_per_s: f64,
+    /// Bytes delivered over the sample's interval (bytes).
+    pub delivered_bytes: u64,
+    /// The interval: max(send elapsed, ACK elapsed) (µs).
+    pub interval_us: u64,
+    /// Connection's delivered count when that segment was sent (bytes); BBR's round counting.
+    pub prior_delivered_bytes: u64,
+    /// Whether the segment was sent while the sender was application-limited.
+    pub is_app_limited: bool,
+}
+
+/// What the sender tells a controller about one ACK that acknowledged new data.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckEvent {
+    /// Arrival time of the ACK (µs).
+    pub now_us: u64,
+    /// Bytes newly acknowledged by the cumulative ACK (bytes).
+    pub acked_bytes: u64,
+    /// RTT sample from the echoed timestamp (µs).
+    pub rtt_us: Option<u64>,
+    /// Smallest RTT sample of the connection (µs).
+    pub min_rtt_us: Option<u64>,
+    /// Smoothed RTT (µs).
+    pub srtt_us: Option<u64>,
+    /// One-way delay reported by the receiver (µs).
+    pub one_way_delay_us: Option<u64>,
+    /// Bytes outstanding before this ACK (bytes).
+    pub prior_in_flight_bytes: u64,
+    /// Bytes outstanding after this ACK (bytes).
+    pub in_flight_bytes: u64,
+    /// Cumulative ACK point after this ACK (bytes).
+    pub snd_una: u64,
+    /// Highest sequence number sent so far, plus one (bytes).
+    pub snd_max: u64,
+    /// Whether the sender is (still, or was until this ACK) in fast recovery. Controllers other
+    /// than BBR do not grow their window on such ACKs.
+    pub in_recovery: bool,
+    /// Whether the sender has more data than its window lets out (RFC 7661's "cwnd-limited").
+    /// Windows grow only when true.
+    pub cwnd_limited: bool,
+    /// Total bytes delivered so far (bytes).
+    pub delivered_bytes: u64,
+    /// Delivery-rate sample for this ACK, if valid.
+    pub rate_sample: Option<RateSample>,
+}
+
+/// A congestion controller: turns ACK, loss and timeout events into a window and, optionally,
+/// a pacing rate.
+pub trait CongestionControl: fmt::Debug + Send {
+    /// Which controller this is.
+    fn kind(&self) -> CcKind;
+
+    /// An ACK acknowledged new data.
+    fn on_ack(&mut self, ack: &AckEvent);
+
+    /// Loss detected by three duplicate ACKs: fast retransmit and the start of a fast-recovery
+    /// episode (at most once per window of data). `in_flight_bytes` is RFC 5681's FlightSize.
+    fn on_congestion_event(&mut self, now_us: u64, in_flight_bytes: u64);
+
+    /// Fast recovery ended with a full ACK (RFC 6582).
+    fn on_recovery_exit(&mut self, _now_us: u64) {}
+
+    /// The retransmission timer expired; `in_flight_bytes` is the FlightSize. `same_episode` is
+    /// true when the loss episode was already reacted to: the timed-out data had already been
+    /// retransmitted by a timeout (RFC 5681 §3.1 keeps ssthresh then), or the timeout hit
+    /// during fast recovery (Linux keeps the recovery's ssthresh then). Controllers then keep
+    /// ssthresh and only collapse the window.
+    fn on_retransmission_timeout(&mut self, now_us: u64, in_flight_bytes: u64, same_episode: bool);
+
+    /// Congestion window (bytes).
+    fn cwnd_bytes(&self) -> u64;
+
+    /// Slow-start threshold (bytes); `u64::MAX` when not applicable or not yet set.
+    fn ssthresh_bytes(&self) -> u64 {
+        u64::MAX
+    }
+
+    /// Pacing rate (payload bytes per second), if the controller paces.
+    fn pacing_rate_bytes_per_s(&self) -> Option<u64> {
+        None
+    }
+
+    /// True while the controller deliberately sends below the path's capacity (BBR's
+    /// PROBE_RTT), so that rate samples of what is sent now count as application-limited.
+    fn app_limited_hint(&self) -> bool {
+        false
+    }
+
+    /// For downcasting to the concrete controller (e.g. to read [`Compound::dwnd_bytes`]).
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Builds the controller `kind` with `cfg`.
+pub fn new_controller(kind: CcKind, cfg: &CcConfig) -> Box<dyn CongestionControl> {
+    match kind {
+        CcKind::Reno => Box::new(Reno::new(cfg)),
+        CcKind::Cubic => Box::new(Cubic::new(cfg)),
+        CcKind::Vegas => Box::new(Vegas::new(cfg)),
+        CcKind::Ledbat => Box::new(Ledbat::new(cfg)),
+        CcKind::Bbr => Box::new(Bbr::new(cfg)),
+        CcKind::Compound => Box::new(Compound::new(cfg)),
+    }
+}
+
+/// Once-per-RTT bookkeeping shared by Vegas and Compound (Linux's `beg_snd_nxt`): a round ends
+/// when an ACK covers the sequence number that was next to send when the round began; RTT
+/// samples are reduced to their minimum over the round.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RttRound {
+    /// Round ends when snd_una passes this (bytes); None = start a round at the next ACK.
+    end_seq: Option<u64>,
+    /// Smallest RTT sample in the round (µs).
+    pub min_rtt_us: u64,
+    /// Samples in the round.
+    pub samples: u32,
+    /// Smallest RTT ever (µs): the propagation-delay estimate (`baseRTT`).
+    pub base_rtt_us: u64,
+}
+
+impl RttRound {
+    pub fn new() -> Self {
+        RttRound {
+            end_seq: None,
+            min_rtt_us: u64::MAX,
+            samples: 0,
+            base_rtt_us: u64::MAX,
+        }
+    }
+
+    /// Records the ACK's RTT sample; returns true if this ACK ends a round (then the caller
+    /// reads `min_rtt_us`/`samples` and calls [`reset`](Self::reset)).
+    pub fn on_ack(&mut self, ack: &AckEvent) -> bool {
+        if let Some(r) = ack.rtt_us {
+            let r = r.max(1);
+            self.base_rtt_us = self.base_rtt_us.min(r);
+            self.min_rtt_us = self.min_rtt_us.min(r);
+            self.samples += 1;
+        }
+        match self.end_seq {
+            None => {
+                self.end_seq = Some(ack.snd_max);
+                false
+            }
+            Some(end) => ack.snd_una > end,
+        }
+    }
+
+    /// Whether no round is in progress (the next ACK starts one).
+    pub fn idle(&self) -> bool {
+        self.end_seq.is_none()
+    }
+
+    /// Starts a new round ending at `snd_max`.
+    pub fn reset(&mut self, snd_max: u64) {
+        self.end_seq = Some(snd_max);
+        self.min_rtt_us = u64::MAX;
+        self.samples = 0;
+    }
+
+    /// Forgets the round in progress (after loss recovery); the next ACK starts a new one.
+    pub fn restart(&mut self) {
+        self.end_seq = None;
+        self.min_rtt_us = u64::MAX;
+        self.samples = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for k in CcKind::ALL {
+            assert_eq!(k.name().parse::<CcKind>(), Ok(k));
+            assert_eq!(k.to_string(), k.name());
+            assert_eq!(new_controller(k, &CcConfig::from_tcp(&Default::default())).kind(), k);
+        }
+        assert_eq!(" CUBIC ".parse::<CcKind>(), Ok(CcKind::Cubic));
+        assert!("tahoe".parse::<CcKind>().is_err());
+    }
+}

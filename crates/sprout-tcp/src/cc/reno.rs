@@ -1,0 +1,221 @@
+//! NewReno's window (RFC 5681 with byte counting per RFC 3465, L = 2). The fast-recovery part
+//! of NewReno (RFC 6582: window inflation, partial ACKs) lives in the sender.
+
+use std::any::Any;
+
+use super::{AckEvent, CcConfig, CcKind, CongestionControl};
+
+/// RFC 3465's limit on slow-start growth per ACK (segments).
+pub const ABC_LIMIT_SEGMENTS: u64 = 2;
+
+/// Slow start and additive increase in bytes, shared by Reno, Vegas and Compound.
+#[derive(Clone, Debug)]
+pub(crate) struct RenoWindow {
+    /// Congestion window (bytes).
+    pub cwnd: u64,
+    /// Slow-start threshold (bytes); `u64::MAX` initially.
+    pub ssthresh: u64,
+    /// RFC 3465 `bytes_acked` counter for congestion avoidance (bytes).
+    bytes_acked: u64,
+    pub mss: u64,
+    pub max_cwnd: u64,
+}
+
+impl RenoWindow {
+    pub fn new(cfg: &CcConfig) -> Self {
+        RenoWindow {
+            cwnd: cfg.initial_cwnd_bytes.clamp(cfg.mss, cfg.max_cwnd_bytes),
+            ssthresh: u64::MAX,
+            bytes_acked: 0,
+            mss: cfg.mss,
+            max_cwnd: cfg.max_cwnd_bytes,
+        }
+    }
+
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Slow start: cwnd += min(acked, L * SMSS), not beyond ssthresh. Returns the acked bytes
+    /// left over for congestion avoidance (bytes).
+    pub fn slow_start(&mut self, acked: u64) -> u64 {
+        let inc = acked.min(ABC_LIMIT_SEGMENTS * self.mss);
+        let room = self.ssthresh.saturating_sub(self.cwnd);
+        let used = inc.min(room);
+        self.cwnd = (self.cwnd + used).min(self.max_cwnd);
+        acked - used.min(acked)
+    }
+
+    /// Congestion avoidance by appropriate byte counting: one SMSS per `per_bytes` bytes
+    /// acknowledged (per_bytes = cwnd gives RFC 5681's one segment per RTT).
+    pub fn congestion_avoidance(&mut self, acked: u64, per_bytes: u64) {
+        let per_bytes = per_bytes.max(self.mss);
+        self.bytes_acked += acked;
+        if self.bytes_acked >= per_bytes {
+            self.bytes_acked -= per_bytes;
+            // One increment per ACK at most (RFC 3465 §2.1); the rest carries over.
+            self.bytes_acked = self.bytes_acked.min(per_bytes);
+            self.cwnd = (self.cwnd + self.mss).min(self.max_cwnd);
+        }
+    }
+
+    /// Slow start below ssthresh, else congestion avoidance with one SMSS per window.
+    pub fn grow(&mut self, acked: u64) {
+        let left = if self.in_slow_start() {
+            self.slow_start(acked)
+        } else {
+            acked
+        };
+        if left > 0 && !self.in_slow_start() {
+            let cwnd = self.cwnd;
+            self.congestion_avoidance(left, cwnd);
+        }
+    }
+
+    /// Fast retransmit (RFC 5681 eq. 4): ssthresh = max(FlightSize / 2, 2 SMSS); cwnd =
+    /// ssthresh (the sender adds the 3-segment inflation itself).
+    pub fn on_loss(&mut self, in_flight: u64) {
+        self.reduce_to(in_flight / 2);
+    }
+
+    /// Sets ssthresh and cwnd to `window` (at least 2 SMSS) after a loss (bytes).
+    pub fn reduce_to(&mut self, window: u64) {
+        self.ssthresh = window.max(2 * self.mss);
+        self.cwnd = self.ssthresh.min(self.max_cwnd);
+        self.bytes_acked = 0;
+    }
+
+    /// Timeout (RFC 5681 §3.1): ssthresh as for fast retransmit unless this is a repeated
+    /// timeout, and cwnd = 1 SMSS (the loss window).
+    pub fn on_timeout(&mut self, in_flight: u64, same_episode: bool) {
+        if !same_episode {
+            self.ssthresh = (in_flight / 2).max(2 * self.mss);
+        }
+        self.cwnd = self.mss;
+        self.bytes_acked = 0;
+    }
+}
+
+/// TCP NewReno's congestion controller: slow start (doubling per RTT, RFC 3465 L = 2),
+/// congestion avoidance (+1 SMSS per RTT by byte counting), ssthresh = max(FlightSize/2,
+/// 2 SMSS) on fast retransmit, cwnd = 1 SMSS after an RTO.
+#[derive(Clone, Debug)]
+pub struct Reno {
+    w: RenoWindow,
+}
+
+impl Reno {
+    /// A Reno controller starting with `cfg.initial_cwnd_bytes` and infinite ssthresh.
+    pub fn new(cfg: &CcConfig) -> Self {
+        Reno {
+            w: RenoWindow::new(cfg),
+        }
+    }
+}
+
+impl CongestionControl for Reno {
+    fn kind(&self) -> CcKind {
+        CcKind::Reno
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        if ack.in_recovery || !ack.cwnd_limited {
+            return;
+        }
+        self.w.grow(ack.acked_bytes);
+    }
+
+    fn on_congestion_event(&mut self, _now_us: u64, in_flight_bytes: u64) {
+        self.w.on_loss(in_flight_bytes);
+    }
+
+    fn on_retransmission_timeout(&mut self, _now_us: u64, in_flight_bytes: u64, same_episode: bool) {
+        self.w.on_timeout(in_flight_bytes, same_episode);
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.w.cwnd
+    }
+
+    fn ssthresh_bytes(&self) -> u64 {
+        self.w.ssthresh
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub fn cfg() -> CcConfig {
+        CcConfig {
+            mss: 1000,
+            initial_cwnd_bytes: 10_000,
+            max_cwnd_bytes: 100_000_000,
+            seed: 1,
+        }
+    }
+
+    pub fn ack(now_us: u64, acked: u64) -> AckEvent {
+        AckEvent {
+            now_us,
+            acked_bytes: acked,
+            rtt_us: Some(100_000),
+            min_rtt_us: Some(100_000),
+            srtt_us: Some(100_000),
+            one_way_delay_us: None,
+            prior_in_flight_bytes: 0,
+            in_flight_bytes: 0,
+            snd_una: 0,
+            snd_max: 0,
+            in_recovery: false,
+            cwnd_limited: true,
+            delivered_bytes: 0,
+            rate_sample: None,
+        }
+    }
+
+    #[test]
+    fn slow_start_then_avoidance() {
+        let mut r = Reno::new(&cfg());
+        for _ in 0..10 {
+            r.on_ack(&ack(0, 1000));
+        }
+        assert_eq!(r.cwnd_bytes(), 20_000, "doubles per window in slow start");
+        // ABC: one ACK for 5 segments grows by at most 2 SMSS.
+        r.on_ack(&ack(0, 5000));
+        assert_eq!(r.cwnd_bytes(), 22_000);
+        r.on_congestion_event(0, 40_000);
+        assert_eq!(r.ssthresh_bytes(), 20_000);
+        assert_eq!(r.cwnd_bytes(), 20_000);
+        // Congestion avoidance: one SMSS per cwnd of acked bytes.
+        for _ in 0..20 {
+            r.on_ack(&ack(0, 1000));
+        }
+        assert_eq!(r.cwnd_bytes(), 21_000);
+        r.on_retransmission_timeout(0, 30_000, false);
+        assert_eq!((r.cwnd_bytes(), r.ssthresh_bytes()), (1000, 15_000));
+        r.on_retransmission_timeout(0, 30_000, true);
+        assert_eq!(r.ssthresh_bytes(), 15_000, "held on a repeated timeout");
+        // Floor of 2 SMSS.
+        r.on_congestion_event(0, 1000);
+        assert_eq!(r.ssthresh_bytes(), 2000);
+    }
+
+    #[test]
+    fn no_growth_in_recovery_or_when_app_limited() {
+        let mut r = Reno::new(&cfg());
+        r.on_ack(&AckEvent {
+            in_recovery: true,
+            ..ack(0, 1000)
+        });
+        r.on_ack(&AckEvent {
+            cwnd_limited: false,
+            ..ack(0, 1000)
+        });
+        assert_eq!(r.cwnd_bytes(), 10_000);
+    }
+}

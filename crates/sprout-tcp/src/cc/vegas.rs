@@ -1,0 +1,199 @@
+//! TCP Vegas (Brakmo & Peterson, SIGCOMM 1994 / JSAC 1995), with Linux `tcp_vegas.c`'s
+//! constants and structure.
+//!
+//! `baseRTT` is the minimum RTT ever seen. Once per RTT (a round ends when the cumulative ACK
+//! passes what was the next sequence number at its start), with `rtt` the minimum RTT sample of
+//! the round, Vegas computes
+//! `diff = W * (rtt - baseRTT) / rtt` (segments) — the paper's `(Expected - Actual) * baseRTT`,
+//! i.e. the segments this flow has queued at the bottleneck, `W` the window the measured segments
+//! were sent with — and:
+//! - in slow start (as in the paper, the window doubles only every other RTT, so that the RTT
+//!   measured in between belongs to a known window): once `diff > gamma`, leaves slow start with
+//!   `cwnd = min(cwnd, W * baseRTT / rtt + 1)` (the window that empties the queue, as Linux) and
+//!   ssthresh below cwnd;
+//! - in congestion avoidance: `cwnd += 1` segment if `diff < alpha`, `-= 1` if `diff > beta`.
+//!
+//! With fewer than three RTT samples in a round, or during loss recovery, it behaves as Reno; on
+//! loss and timeout it reacts exactly as Reno.
+
+use std::any::Any;
+
+use super::reno::RenoWindow;
+use super::{AckEvent, CcConfig, CcKind, CongestionControl, RttRound};
+
+/// Lower bound of segments queued (alpha).
+pub const ALPHA: f64 = 2.0;
+/// Upper bound of segments queued (beta).
+pub const BETA: f64 = 4.0;
+/// Slow-start exit threshold (gamma, segments).
+pub const GAMMA: f64 = 1.0;
+
+/// The Vegas controller.
+#[derive(Clone, Debug)]
+pub struct Vegas {
+    w: RenoWindow,
+    round: RttRound,
+    last_diff: Option<f64>,
+    /// Slow start: whether the current round is a growth round (they alternate with hold
+    /// rounds).
+    ss_grow: bool,
+    /// cwnd when the current round started (bytes).
+    round_start_cwnd: u64,
+}
+
+impl Vegas {
+    /// A Vegas controller starting with `cfg.initial_cwnd_bytes` in slow start.
+    pub fn new(cfg: &CcConfig) -> Self {
+        Vegas {
+            w: RenoWindow::new(cfg),
+            round: RttRound::new(),
+            last_diff: None,
+            ss_grow: true,
+            round_start_cwnd: 0,
+        }
+    }
+
+    /// baseRTT: minimum RTT seen (µs).
+    pub fn base_rtt_us(&self) -> Option<u64> {
+        (self.round.base_rtt_us != u64::MAX).then_some(self.round.base_rtt_us)
+    }
+
+    /// `diff` (segments) computed at the end of the last round, if any.
+    pub fn last_diff_segments(&self) -> Option<f64> {
+        self.last_diff
+    }
+
+    /// End-of-round decision. In slow start it is taken after growth rounds only: their ACKs
+    /// measure the segments sent during the preceding hold round, with window
+    /// `round_start_cwnd`.
+    fn per_round(&mut self) {
+        let mss = self.w.mss;
+        let rtt = self.round.min_rtt_us as f64;
+        let base = self.round.base_rtt_us as f64;
+        if self.w.in_slow_start() {
+            if !self.ss_grow {
+                return;
+            }
+            let w = (self.round_start_cwnd / mss) as f64;
+            let diff = w * (rtt - base) / rtt;
+            self.last_diff = Some(diff);
+            if diff > GAMMA {
+                // Going too fast: leave slow start at the window that empties the queue.
+                let target = (w * base / rtt) as u64 + 1;
+                self.w.cwnd = self.w.cwnd.min(target * mss);
+                self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd.saturating_sub(mss));
+            }
+        } else {
+            let cwnd_segs = (self.w.cwnd / mss) as f64;
+            let diff = cwnd_segs * (rtt - base) / rtt;
+            self.last_diff = Some(diff);
+            if diff > BETA {
+                self.w.cwnd = self.w.cwnd.saturating_sub(mss);
+                self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd.saturating_sub(mss));
+            } else if diff < ALPHA {
+                self.w.cwnd += mss;
+            }
+        }
+        self.w.cwnd = self.w.cwnd.clamp(2 * mss, self.w.max_cwnd);
+    }
+
+    fn start_round(&mut self, snd_max: u64) {
+        self.round.reset(snd_max);
+        self.round_start_cwnd = self.w.cwnd;
+        self.ss_grow = !self.ss_grow;
+    }
+}
+
+impl CongestionControl for Vegas {
+    fn kind(&self) -> CcKind {
+        CcKind::Vegas
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        if self.round.idle() {
+            self.round_start_cwnd = self.w.cwnd;
+            self.ss_grow = true;
+        }
+        let round_end = self.round.on_ack(ack);
+        if ack.in_recovery {
+            return;
+        }
+        if round_end {
+            if self.round.samples > 2 {
+                self.per_round();
+            } else if ack.cwnd_limited && !self.w.in_slow_start() {
+                self.w.grow(ack.acked_bytes);
+            }
+            self.start_round(ack.snd_max);
+        }
+        if self.w.in_slow_start() && self.ss_grow && ack.cwnd_limited {
+            self.w.slow_start(ack.acked_bytes);
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now_us: u64, in_flight_bytes: u64) {
+        self.w.on_loss(in_flight_bytes);
+        self.round.restart();
+    }
+
+    fn on_recovery_exit(&mut self, _now_us: u64) {
+        self.round.restart();
+    }
+
+    fn on_retransmission_timeout(&mut self, _now_us: u64, in_flight_bytes: u64, same_episode: bool) {
+        self.w.on_timeout(in_flight_bytes, same_episode);
+        self.round.restart();
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.w.cwnd
+    }
+
+    fn ssthresh_bytes(&self) -> u64 {
+        self.w.ssthresh
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::reno::tests::{ack, cfg};
+
+    /// Runs `rounds` rounds of `cwnd` ACKs each with the given RTT.
+    fn rounds(v: &mut Vegas, seq: &mut u64, n: usize, rtt_us: u64) {
+        for _ in 0..n {
+            let segs = v.cwnd_bytes() / 1000;
+            let snd_max = *seq + v.cwnd_bytes();
+            for _ in 0..segs {
+                *seq += 1000;
+                v.on_ack(&AckEvent {
+                    rtt_us: Some(rtt_us),
+                    snd_una: *seq,
+                    snd_max,
+                    ..ack(0, 1000)
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn avoidance_steers_diff_between_alpha_and_beta() {
+        let mut v = Vegas::new(&cfg());
+        let mut seq = 0;
+        rounds(&mut v, &mut seq, 2, 100_000);
+        // Force congestion avoidance, then a large queue: diff = 30 * 50/150 = 10 > beta.
+        v.on_congestion_event(0, 60_000);
+        let w0 = v.cwnd_bytes();
+        rounds(&mut v, &mut seq, 3, 150_000);
+        assert!(v.cwnd_bytes() < w0, "decreases while diff > beta");
+        // No queue at all: diff = 0 < alpha, +1 per round.
+        let w1 = v.cwnd_bytes();
+        rounds(&mut v, &mut seq, 3, 100_000);
+        assert!(v.cwnd_bytes() > w1);
+        assert_eq!(v.base_rtt_us(), Some(100_000));
+    }
+}

@@ -1,0 +1,67 @@
+//! Endpoint configuration and fixed protocol constants.
+
+/// Delayed-ACK timer (µs): 40 ms, Linux's minimum delayed-ACK time (RFC 5681 §4.2 allows up to
+/// 500 ms).
+pub const DELAYED_ACK_TIMEOUT_US: u64 = 40_000;
+
+/// Upper bound of the retransmission timeout, backoff included (µs): 60 s (RFC 6298 §2.5).
+pub const MAX_RTO_US: u64 = 60_000_000;
+
+/// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2).
+pub const DUPACK_THRESHOLD: u32 = 3;
+
+/// Parameters of a [`TcpEndpoint`](crate::TcpEndpoint). `Default` gives Linux-like values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpConfig {
+    /// Payload bytes per full segment (SMSS; bytes). Default 1448, so a full segment is 1500
+    /// bytes on the wire.
+    pub mss: u32,
+    /// Delayed ACKs (RFC 5681 §4.2, RFC 1122): ACK every second segment or after
+    /// [`DELAYED_ACK_TIMEOUT_US`], immediately on out-of-order or gap-filling data.
+    /// Default false (ACK every segment).
+    pub delayed_acks: bool,
+    /// Initial congestion window (segments). Default 10 (RFC 6928, Linux). LEDBAT uses its own
+    /// RFC 6817 `INIT_CWND` of 2 instead.
+    pub initial_cwnd_segments: u32,
+    /// Lower bound of the retransmission timeout (µs). Default 200 000 (Linux's `TCP_RTO_MIN`).
+    pub min_rto_us: u64,
+    /// Retransmission timeout before any RTT sample (µs). Default 1 000 000 (RFC 6298 §2.1).
+    pub initial_rto_us: u64,
+    /// Upper bound of the congestion window (segments), like Linux's `snd_cwnd_clamp`.
+    /// Default 100 000.
+    pub max_cwnd_segments: u32,
+    /// Receive window (bytes): the sender never has more than this outstanding. Default 64 MiB,
+    /// so flow control does not limit the paper's runs.
+    pub receive_window_bytes: u64,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1448,
+            delayed_acks: false,
+            initial_cwnd_segments: 10,
+            min_rto_us: 200_000,
+            initial_rto_us: 1_000_000,
+            max_cwnd_segments: 100_000,
+            receive_window_bytes: 64 << 20,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// SMSS as used internally: at least 1 byte.
+    pub(crate) fn smss(&self) -> u32 {
+        self.mss.max(1)
+    }
+
+    /// Initial congestion window (bytes).
+    pub fn initial_cwnd_bytes(&self) -> u64 {
+        u64::from(self.initial_cwnd_segments.max(1)) * u64::from(self.smss())
+    }
+
+    /// Congestion window cap (bytes).
+    pub fn max_cwnd_bytes(&self) -> u64 {
+        u64::from(self.max_cwnd_segments.max(2)) * u64::from(self.smss())
+    }
+}

@@ -1,0 +1,61 @@
+//! Sans-IO TCP-like senders and receivers, and the congestion controllers the Sprout paper
+//! (Winstein, Sivaraman, Balakrishnan, NSDI 2013) compares against.
+//!
+//! No sockets, clocks or threads: time goes in as `u64` microseconds, segments and the next
+//! deadline come out. A simulator carries [`Segment`]s as link payloads, charging
+//! [`Segment::wire_bytes`].
+//!
+//! | piece | specification | module |
+//! |---|---|---|
+//! | segments (52 header bytes: IPv4, TCP, timestamps) | RFC 791, 9293, 7323 | [`segment`] |
+//! | reliability: cumulative ACKs, fast retransmit, NewReno fast recovery, RTO | RFC 5681, 6582, 6298 | `sender` |
+//! | receiver: in-order delivery, out-of-order buffer, (delayed) ACKs, timestamp echo | RFC 5681 §4.2, 1122, 7323 | `receiver` |
+//! | delivery-rate samples | draft-cheng-iccrg-delivery-rate-estimation | `rate` |
+//! | pacing | Linux TCP internal pacing | `pacer` |
+//! | congestion controllers | see [`cc`] | [`cc`] |
+//! | the endpoint | — | [`endpoint`] |
+//!
+//! Not implemented: SACK (RFC 2018/6675), limited transmit (RFC 3042), PRR (RFC 6937), F-RTO,
+//! HyStart, handshake and teardown, ECN, piggybacked ACKs.
+//!
+//! ```
+//! use sprout_tcp::{CcKind, TcpConfig, TcpEndpoint};
+//!
+//! let mut a = TcpEndpoint::new(TcpConfig::default(), CcKind::Cubic, 0);
+//! let mut b = TcpEndpoint::new(TcpConfig::default(), CcKind::Cubic, 0);
+//! a.set_bulk(true);
+//! // The initial window: 10 segments of 1448 payload bytes.
+//! let mut sent = Vec::new();
+//! while let Some(s) = a.poll_transmit(0) {
+//!     sent.push(s);
+//! }
+//! assert_eq!(sent.len(), 10);
+//! assert_eq!(sent[0].wire_bytes(), 1500);
+//! // Deliver them 20 ms later; b acknowledges each one.
+//! for s in &sent {
+//!     b.handle_segment(20_000, s);
+//! }
+//! while let Some(ack) = b.poll_transmit(20_000) {
+//!     a.handle_segment(40_000, &ack);
+//! }
+//! assert_eq!(a.stats().acked_bytes, 14_480);
+//! assert_eq!(b.stats().delivered_app_bytes, 14_480);
+//! assert_eq!(a.cwnd_bytes(), 20 * 1448); // slow start doubled the window
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod cc;
+pub mod config;
+pub mod endpoint;
+mod pacer;
+mod rate;
+mod receiver;
+mod rtt;
+pub mod segment;
+mod sender;
+
+pub use cc::{CcKind, CongestionControl, ParseCcKindError};
+pub use config::TcpConfig;
+pub use endpoint::{TcpEndpoint, TcpStats};
+pub use segment::Segment;

@@ -1,0 +1,73 @@
+//! The segment carried between endpoints. It is never serialized to bytes: a simulator carries
+//! it as an opaque payload and charges the link [`Segment::wire_bytes`].
+
+/// Header bytes charged per segment on the wire (bytes): 20 (IPv4) + 20 (TCP) + 12 (the
+/// timestamp option, RFC 7323, padded).
+pub const HEADER_BYTES: u32 = 52;
+
+/// A TCP-like segment: data, a pure ACK, or both.
+///
+/// Sequence numbers count payload bytes from 0 (there is no handshake and no SYN/FIN).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Segment {
+    /// Sequence number of the first payload byte (bytes). For a pure ACK: the sender's next
+    /// sequence number (informational only).
+    pub seq: u64,
+    /// Payload length (bytes); 0 for a pure ACK.
+    pub len: u32,
+    /// Cumulative acknowledgment: the next byte the sender of this segment expects from its
+    /// peer (bytes), if it carries one.
+    pub ack: Option<u64>,
+    /// Sender's timestamp when the segment left it (TSval-like; µs).
+    pub sent_us: u64,
+    /// Timestamp echoed from the peer segment being acknowledged (TSecr-like, RFC 7323
+    /// `TS.Recent` rules; µs).
+    pub echo_us: Option<u64>,
+    /// One-way delay of the most recent data segment the ACK's sender received, measured by it
+    /// as arrival time minus that segment's `sent_us` (µs; the simulator's clocks are shared).
+    /// LEDBAT's delay signal.
+    pub one_way_delay_us: Option<u64>,
+    /// Whether this data segment is a retransmission.
+    pub retransmission: bool,
+}
+
+impl Segment {
+    /// Size on the wire (bytes): payload plus [`HEADER_BYTES`]. A full 1448-byte segment is 1500.
+    pub fn wire_bytes(&self) -> u32 {
+        self.len + HEADER_BYTES
+    }
+
+    /// Whether the segment carries payload.
+    pub fn is_data(&self) -> bool {
+        self.len > 0
+    }
+
+    /// End of the payload (exclusive): `seq + len` (bytes).
+    pub fn end(&self) -> u64 {
+        self.seq + u64::from(self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_segment_is_one_mtu() {
+        let s = Segment {
+            seq: 0,
+            len: 1448,
+            ack: None,
+            sent_us: 0,
+            echo_us: None,
+            one_way_delay_us: None,
+            retransmission: false,
+        };
+        assert_eq!(s.wire_bytes(), 1500);
+        assert!(s.is_data());
+        assert_eq!(s.end(), 1448);
+        let ack = Segment { len: 0, ..s };
+        assert_eq!(ack.wire_bytes(), 52);
+        assert!(!ack.is_data());
+    }
+}

@@ -1,0 +1,464 @@
+//! The data sender: sequence space, cumulative ACK processing, NewReno loss recovery
+//! (RFC 5681 fast retransmit, RFC 6582 fast recovery), the retransmission timer (RFC 6298),
+//! delivery-rate sampling and pacing. The window itself comes from a
+//! [`CongestionControl`].
+//!
+//! Conventions: `snd_una` is the oldest unacknowledged byte, `snd_max` one past the highest byte
+//! ever sent, `snd_nxt` the next byte to (re)send — it only differs from `snd_max` after a
+//! timeout, when everything outstanding is resent in order (go-back-N, as BSD and Linux do
+//! without SACK). Bytes in flight — RFC 5681's FlightSize — are `snd_nxt - snd_una`: after a
+//! timeout, data beyond `snd_nxt` is presumed lost. There is no SACK.
+
+use std::collections::VecDeque;
+
+use crate::cc::{new_controller, AckEvent, CcConfig, CcKind, CongestionControl};
+use crate::config::{TcpConfig, DUPACK_THRESHOLD, MAX_RTO_US};
+use crate::pacer::Pacer;
+use crate::rate::{RateEstimator, TxState};
+use crate::rtt::RttEstimator;
+use crate::segment::Segment;
+
+/// A transmitted, not yet acknowledged segment.
+#[derive(Clone, Debug)]
+struct SentSegment {
+    seq: u64,
+    len: u32,
+    tx: TxState,
+}
+
+impl SentSegment {
+    fn end(&self) -> u64 {
+        self.seq + u64::from(self.len)
+    }
+}
+
+/// What to send next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Candidate {
+    /// Fast retransmit or partial-ACK retransmission of the segment at `snd_una`, regardless of
+    /// the window (RFC 5681 §3.2 step 2, RFC 6582 §3.2 step 5).
+    ForcedRetransmit,
+    /// Go-back-N resend of the segment at `snd_nxt` (index into the queue) after a timeout.
+    Resend(usize),
+    /// New data of this many bytes.
+    New(u32),
+}
+
+/// Sender counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SenderCounters {
+    pub data_segments_sent: u64,
+    pub data_bytes_sent: u64,
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+}
+
+/// The sending half of an endpoint.
+#[derive(Debug)]
+pub(crate) struct Sender {
+    mss: u32,
+    receive_window: u64,
+    max_cwnd: u64,
+    cc: Box<dyn CongestionControl>,
+    bulk: bool,
+    /// Bytes written by the application and not yet sent (bytes).
+    app_pending: u64,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// Outstanding segments, contiguous from `snd_una`.
+    segments: VecDeque<SentSegment>,
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582's `recover`: `snd_max` when the last fast recovery or timeout began.
+    recover: u64,
+    /// Whether `recover` was set by a timeout (then fast retransmit needs ACKs beyond it).
+    recover_set_by_rto: bool,
+    /// A timeout's recovery is in progress (until `snd_una >= recover`).
+    rto_recovery: bool,
+    /// Window adjustment during fast recovery (bytes): +3 SMSS at entry, +SMSS per duplicate
+    /// ACK, minus newly acknowledged bytes (plus SMSS) per partial ACK.
+    inflation: i64,
+    partial_ack_seen: bool,
+    retransmit_pending: bool,
+    rtt: RttEstimator,
+    rto_deadline_us: Option<u64>,
+    backoff: u32,
+    rate: RateEstimator,
+    pacer: Pacer,
+    counters: SenderCounters,
+}
+
+impl Sender {
+    pub fn new(cfg: &TcpConfig, kind: CcKind) -> Self {
+        let cc = new_controller(kind, &CcConfig::from_tcp(cfg));
+        Sender {
+            mss: cfg.smss(),
+            receive_window: cfg.receive_window_bytes.max(u64::from(cfg.smss())),
+            max_cwnd: cfg.max_cwnd_bytes(),
+            cc,
+            bulk: false,
+            app_pending: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            segments: VecDeque::new(),
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            recover_set_by_rto: false,
+            rto_recovery: false,
+            inflation: 0,
+            partial_ack_seen: false,
+            retransmit_pending: false,
+            rtt: RttEstimator::new(cfg.initial_rto_us, cfg.min_rto_us, MAX_RTO_US),
+            rto_deadline_us: None,
+            backoff: 0,
+            rate: RateEstimator::default(),
+            pacer: Pacer::default(),
+            counters: SenderCounters::default(),
+        }
+    }
+
+    pub fn set_bulk(&mut self, on: bool) {
+        self.bulk = on;
+    }
+
+    pub fn write(&mut self, bytes: u64) {
+        self.app_pending = self.app_pending.saturating_add(bytes);
+    }
+
+    pub fn cc(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    pub fn counters(&self) -> SenderCounters {
+        self.counters
+    }
+
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+
+    pub fn in_flight(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// Current RTO including backoff (µs).
+    pub fn rto_us(&self) -> u64 {
+        self.rtt.backed_off_rto_us(self.backoff)
+    }
+
+    pub fn unsent_app_bytes(&self) -> u64 {
+        self.app_pending
+    }
+
+    /// The usable window (bytes): the controller's cwnd (capped), plus the fast-recovery
+    /// adjustment, at least one segment.
+    pub fn window(&self) -> u64 {
+        let cwnd = self.cc.cwnd_bytes().min(self.max_cwnd) as i64;
+        let w = if self.in_recovery {
+            cwnd + self.inflation
+        } else {
+            cwnd
+        };
+        w.max(i64::from(self.mss)) as u64
+    }
+
+    fn has_new_data(&self) -> bool {
+        self.bulk || self.app_pending > 0
+    }
+
+    fn next_candidate(&self) -> Option<Candidate> {
+        if self.retransmit_pending && !self.segments.is_empty() {
+            return Some(Candidate::ForcedRetransmit);
+        }
+        let in_flight = self.in_flight();
+        let window = self.window();
+        if self.snd_nxt < self.snd_max {
+            let idx = self
+                .segments
+                .binary_search_by(|s| s.seq.cmp(&self.snd_nxt))
+                .ok()?;
+            let len = u64::from(self.segments[idx].len);
+            return (in_flight + len <= window).then_some(Candidate::Resend(idx));
+        }
+        if !self.has_new_data() {
+            return None;
+        }
+        let len = if self.bulk {
+            self.mss
+        } else {
+            self.app_pending.min(u64::from(self.mss)) as u32
+        };
+        let len64 = u64::from(len);
+        let fits_cwnd = in_flight + len64 <= window;
+        let fits_rwnd = self.snd_max + len64 - self.snd_una <= self.receive_window;
+        (fits_cwnd && fits_rwnd).then_some(Candidate::New(len))
+    }
+
+    /// The next data segment to send at `now_us`, if window and pacing allow.
+    pub fn poll_transmit(&mut self, now_us: u64) -> Option<Segment> {
+        let Some(candidate) = self.next_candidate() else {
+            if !self.has_new_data() && self.snd_nxt == self.snd_max {
+                let in_flight = self.in_flight();
+                if in_flight < self.window() {
+                    self.rate.mark_app_limited(in_flight);
+                }
+            }
+            return None;
+        };
+        let pacing = self.cc.pacing_rate_bytes_per_s();
+        if pacing.is_some() && !self.pacer.can_send(now_us) {
+            return None;
+        }
+        let nothing_in_flight = self.in_flight() == 0;
+        let tx = self.rate.on_send(now_us, nothing_in_flight);
+        let (seq, len, retransmission) = match candidate {
+            Candidate::ForcedRetransmit => {
+                self.retransmit_pending = false;
+                let s = &mut self.segments[0];
+                s.tx = tx;
+                let end = s.end();
+                let (seq, len) = (s.seq, s.len);
+                self.snd_nxt = self.snd_nxt.max(end);
+                (seq, len, true)
+            }
+            Candidate::Resend(idx) => {
+                let s = &mut self.segments[idx];
+                s.tx = tx;
+                self.snd_nxt = s.end();
+                (s.seq, s.len, true)
+            }
+            Candidate::New(len) => {
+                let seq = self.snd_max;
+                self.segments.push_back(SentSegment { seq, len, tx });
+                self.snd_max += u64::from(len);
+                self.snd_nxt = self.snd_max;
+                if !self.bulk {
+                    self.app_pending -= u64::from(len);
+                }
+                (seq, len, false)
+            }
+        };
+        if let Some(rate) = pacing {
+            self.pacer.on_send(now_us, u64::from(len), rate);
+        }
+        if self.rto_deadline_us.is_none() {
+            self.rto_deadline_us = Some(now_us + self.rto_us());
+        }
+        self.counters.data_segments_sent += 1;
+        self.counters.data_bytes_sent += u64::from(len);
+        if retransmission {
+            self.counters.retransmitted_segments += 1;
+            self.counters.retransmitted_bytes += u64::from(len);
+        }
+        Some(Segment {
+            seq,
+            len,
+            ack: None,
+            sent_us: now_us,
+            echo_us: None,
+            one_way_delay_us: None,
+            retransmission,
+        })
+    }
+
+    /// Earliest deadline of the sender (µs): the retransmission timer, or the pacing release
+    /// time when a segment is waiting only for it.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        let pacing = (self.cc.pacing_rate_bytes_per_s().is_some()
+            && self.next_candidate().is_some())
+        .then(|| self.pacer.release_us());
+        match (self.rto_deadline_us, pacing) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Processes the acknowledgment fields of an incoming segment.
+    pub fn on_ack(&mut self, now_us: u64, seg: &Segment) {
+        let Some(ack) = seg.ack else { return };
+        if ack > self.snd_max || ack < self.snd_una {
+            return;
+        }
+        if ack == self.snd_una {
+            if !seg.is_data() && self.snd_una < self.snd_max {
+                self.on_duplicate_ack(now_us);
+            }
+            return;
+        }
+        self.on_new_ack(now_us, ack, seg);
+    }
+
+    fn on_duplicate_ack(&mut self, now_us: u64) {
+        self.dupacks += 1;
+        if self.in_recovery {
+            // RFC 6582 §3.2 step 4 / RFC 5681 step 4: inflate by one segment per dupACK.
+            self.inflation += i64::from(self.mss);
+            return;
+        }
+        if self.dupacks != DUPACK_THRESHOLD {
+            return;
+        }
+        // RFC 6582 §3.2 step 1 / §4.1: after a timeout, duplicates of needlessly resent data
+        // produce dupACKs, so only ACKs beyond `recover` may start a fast retransmit (Linux
+        // without SACK likewise stays in its Loss state until `snd_una` passes `high_seq`).
+        let allowed = self.snd_una > self.recover
+            || (self.snd_una == self.recover && !self.recover_set_by_rto);
+        if !allowed {
+            return;
+        }
+        let flight_size = self.in_flight();
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        self.recover_set_by_rto = false;
+        self.partial_ack_seen = false;
+        self.cc.on_congestion_event(now_us, flight_size);
+        self.inflation = i64::from(DUPACK_THRESHOLD) * i64::from(self.mss);
+        self.retransmit_pending = true;
+        self.counters.fast_retransmits += 1;
+    }
+
+    fn on_new_ack(&mut self, now_us: u64, ack: u64, seg: &Segment) {
+        let prior_in_flight = self.in_flight();
+        let newly_acked = ack - self.snd_una;
+        let rtt_sample = seg.echo_us.map(|e| now_us.saturating_sub(e));
+        if let Some(r) = rtt_sample {
+            self.rtt.on_sample(r);
+            self.backoff = 0;
+        }
+
+        // Drop acknowledged segments, feeding the rate estimator.
+        while let Some(front) = self.segments.front_mut() {
+            if front.end() <= ack {
+                let s = self.segments.pop_front().expect("front exists");
+                self.rate
+                    .on_segment_delivered(now_us, u64::from(s.len), &s.tx);
+            } else {
+                if front.seq < ack {
+                    // ACK inside a segment (never produced by our receiver): trim it.
+                    let cut = ack - front.seq;
+                    self.rate.on_segment_delivered(now_us, cut, &front.tx);
+                    front.len -= cut as u32;
+                    front.seq = ack;
+                }
+                break;
+            }
+        }
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.dupacks = 0;
+
+        let was_in_recovery = self.in_recovery;
+        let mut partial = false;
+        let mut exited = false;
+        if self.in_recovery {
+            if ack >= self.recover {
+                // Full ACK (RFC 6582 §3.2 step 3): leave fast recovery; cwnd = ssthresh.
+                self.in_recovery = false;
+                self.inflation = 0;
+                self.retransmit_pending = false;
+                exited = true;
+            } else {
+                // Partial ACK: retransmit the next hole, deflate by the amount acknowledged
+                // (adding back one segment if at least one was acknowledged).
+                partial = true;
+                self.inflation -= newly_acked as i64;
+                if newly_acked >= u64::from(self.mss) {
+                    self.inflation += i64::from(self.mss);
+                }
+                self.retransmit_pending = true;
+            }
+        }
+        if self.rto_recovery && ack >= self.recover {
+            self.rto_recovery = false;
+            exited = true;
+        }
+
+        // Retransmission timer (RFC 6298 §5.2, §5.3; RFC 6582 §4 "impatient": reset only on the
+        // first partial ACK).
+        if self.snd_una == self.snd_max {
+            self.rto_deadline_us = None;
+        } else if partial {
+            if !self.partial_ack_seen {
+                self.partial_ack_seen = true;
+                self.rto_deadline_us = Some(now_us + self.rto_us());
+            }
+        } else {
+            self.rto_deadline_us = Some(now_us + self.rto_us());
+        }
+
+        let rate_sample = self.rate.generate(self.rtt.min_rtt_us());
+        let event = AckEvent {
+            now_us,
+            acked_bytes: newly_acked,
+            rtt_us: rtt_sample,
+            min_rtt_us: self.rtt.min_rtt_us(),
+            srtt_us: self.rtt.srtt_us(),
+            one_way_delay_us: seg.one_way_delay_us,
+            prior_in_flight_bytes: prior_in_flight,
+            in_flight_bytes: self.in_flight(),
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
+            in_recovery: was_in_recovery,
+            cwnd_limited: self.has_new_data() || self.snd_nxt < self.snd_max,
+            delivered_bytes: self.rate.delivered,
+            rate_sample,
+        };
+        self.cc.on_ack(&event);
+        if exited {
+            self.cc.on_recovery_exit(now_us);
+        }
+        if self.cc.app_limited_hint() {
+            self.rate.mark_app_limited(self.in_flight());
+        }
+    }
+
+    /// Fires the retransmission timer if due (RFC 6298 §5.4–5.6).
+    pub fn on_timeout(&mut self, now_us: u64) {
+        let Some(deadline) = self.rto_deadline_us else {
+            return;
+        };
+        if deadline > now_us {
+            return;
+        }
+        if self.snd_una == self.snd_max {
+            self.rto_deadline_us = None;
+            return;
+        }
+        self.counters.timeouts += 1;
+        let flight_size = self.in_flight();
+        // The loss episode has already been reacted to if this is a repeated timeout (RFC 5681
+        // §3.1) or if fast recovery was under way (Linux's tcp_enter_loss keeps the recovery's
+        // ssthresh then; FlightSize is inflated by the recovery's new data).
+        let same_episode = self.backoff > 0 || self.in_recovery;
+        self.cc
+            .on_retransmission_timeout(now_us, flight_size, same_episode);
+        self.in_recovery = false;
+        self.inflation = 0;
+        self.dupacks = 0;
+        self.retransmit_pending = false;
+        self.recover = self.snd_max;
+        self.recover_set_by_rto = true;
+        self.rto_recovery = true;
+        // Everything outstanding is presumed lost and resent in order.
+        self.snd_nxt = self.snd_una;
+        self.backoff = self.backoff.saturating_add(1);
+        self.rto_deadline_us = Some(now_us + self.rto_us());
+    }
+}
