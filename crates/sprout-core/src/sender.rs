@@ -48,6 +48,7 @@ pub struct Sender {
     throwaway_window_us: u64,
     drain: QueueDrain,
     forecast_age_us: u64,
+    window_skip: usize,
     sent: u64,
     history: VecDeque<(u64, u64)>,
     throwaway: u64,
@@ -65,6 +66,7 @@ impl Sender {
             throwaway_window_us: config.throwaway_window_us,
             drain: config.queue_drain,
             forecast_age_us: config.forecast_age_ticks as u64 * config.model.tick_us,
+            window_skip: config.window_skip_ticks,
             sent: 0,
             history: VecDeque::new(),
             throwaway: 0,
@@ -128,17 +130,18 @@ impl Sender {
     pub fn window_bytes(&mut self, now_us: u64) -> u64 {
         self.advance(now_us);
         match &self.forecast {
-            Some(f) => Self::window_at(f, f.applied, f.queue, self.target_ticks, self.mtu_bytes),
+            Some(f) => self.window_at(f, f.applied, f.queue),
             None => 0,
         }
     }
 
-    fn window_at(f: &ActiveForecast, i: usize, queue: u64, target: usize, mtu: u64) -> u64 {
+    fn window_at(&self, f: &ActiveForecast, i: usize, queue: u64) -> u64 {
         if i >= f.len {
             return 0;
         }
-        let h = (i + target).min(f.len);
-        ((f.cumulative(h) - f.cumulative(i)) * mtu).saturating_sub(queue)
+        let lo = (i + self.window_skip).min(f.len);
+        let hi = (i + self.window_skip + self.target_ticks).min(f.len);
+        ((f.cumulative(hi) - f.cumulative(lo)) * self.mtu_bytes).saturating_sub(queue)
     }
 
     /// The earliest forecast tick boundary after `now_us` at which the window, with nothing
@@ -150,7 +153,7 @@ impl Sender {
         for j in f.applied + 1..=f.len {
             let drained = f.drained(j, self.drain) * self.mtu_bytes;
             queue = queue.saturating_sub(drained);
-            if Self::window_at(f, j, queue, self.target_ticks, self.mtu_bytes) >= need_bytes {
+            if self.window_at(f, j, queue) >= need_bytes {
                 return Some(f.anchor_us + j as u64 * self.tick_us);
             }
         }
@@ -213,11 +216,38 @@ mod tests {
         Feedback::new(id, rol, counts)
     }
 
+    /// The paper read literally: increments drained, the window from the forecast's first tick.
     fn increment_config() -> Config {
         Config {
             queue_drain: QueueDrain::Increment,
+            window_skip_ticks: 0,
             ..Config::default()
         }
+    }
+
+    #[test]
+    fn window_skips_the_tick_spent_in_transit() {
+        // A rising forecast: 0, 1, 2, ... packets in successive ticks.
+        let f = [0, 1, 3, 6, 10, 15, 21, 28];
+        let window = |skip: usize, now: u64| {
+            let mut s = Sender::new(&Config {
+                window_skip_ticks: skip,
+                queue_drain: QueueDrain::Increment,
+                ..Config::default()
+            });
+            s.on_feedback(0, &fb(1, 0, &f));
+            s.window_bytes(now)
+        };
+        // Ticks 1..5 hold 10 packets; ticks 2..6 (the authors' counts(5) - counts(0)) hold 15.
+        assert_eq!(window(0, 0), 10 * 1500);
+        assert_eq!(window(1, 0), 15 * 1500);
+        // Two ticks on (nothing sent, nothing to drain): ticks 3..7 = 20 and 4..8 = 25 packets.
+        assert_eq!(window(0, 40_000), 20 * 1500);
+        assert_eq!(window(1, 40_000), 25 * 1500);
+        // Near the end the window shrinks to what is left of the forecast.
+        assert_eq!(window(1, 120_000), (28 - 21) * 1500);
+        assert_eq!(window(1, 140_000), 0);
+        assert_eq!(window(0, 160_000), 0);
     }
 
     #[test]
