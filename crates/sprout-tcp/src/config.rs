@@ -23,7 +23,10 @@ pub struct TcpConfig {
     /// Initial congestion window (segments). Default 10 (RFC 6928, Linux). LEDBAT uses its own
     /// RFC 6817 `INIT_CWND` of 2 instead.
     pub initial_cwnd_segments: u32,
-    /// Lower bound of the retransmission timeout (µs). Default 200 000 (Linux's `TCP_RTO_MIN`).
+    /// Minimum retransmission timeout (µs). Default 200 000 (Linux's `TCP_RTO_MIN`). Applied
+    /// as Linux applies it, to the variance term: `RTO = SRTT + max(4 RTTVAR, min_rto_us)`, so
+    /// the RTO is at least SRTT + 200 ms (RFC 6298's formula otherwise, backoff ×2 per timeout up
+    /// to 60 s).
     pub min_rto_us: u64,
     /// Retransmission timeout before any RTT sample (µs). Default 1 000 000 (RFC 6298 §2.1).
     pub initial_rto_us: u64,

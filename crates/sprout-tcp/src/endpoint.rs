@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cc::{CcKind, CongestionControl};
+use crate::cc::{new_controller, CcConfig, CcKind, CongestionControl};
 use crate::config::TcpConfig;
 use crate::receiver::Receiver;
 use crate::segment::Segment;
@@ -77,9 +77,17 @@ impl TcpEndpoint {
     /// A new endpoint with congestion controller `cc`, nothing to send yet. `now_us` (µs) is
     /// the creation time; all state is relative to the times later passed in.
     pub fn new(cfg: TcpConfig, cc: CcKind, now_us: u64) -> Self {
+        let controller = new_controller(cc, &CcConfig::from_tcp(&cfg));
+        Self::with_controller(cfg, controller, now_us)
+    }
+
+    /// A new endpoint driven by a controller built elsewhere (e.g. with a non-default
+    /// [`CcConfig::seed`](crate::cc::CcConfig::seed), or a controller of your own). `now_us` (µs)
+    /// as for [`new`](Self::new).
+    pub fn with_controller(cfg: TcpConfig, cc: Box<dyn CongestionControl>, now_us: u64) -> Self {
         let _ = now_us;
         TcpEndpoint {
-            sender: Sender::new(&cfg, cc),
+            sender: Sender::with_controller(&cfg, cc),
             receiver: Receiver::new(cfg.delayed_acks),
             cfg,
             ack_segments_sent: 0,
@@ -190,10 +198,7 @@ impl TcpEndpoint {
     /// Congestion window (bytes), capped at `max_cwnd_segments`, without fast-recovery
     /// inflation.
     pub fn cwnd_bytes(&self) -> u64 {
-        self.sender
-            .cc()
-            .cwnd_bytes()
-            .min(self.cfg.max_cwnd_bytes())
+        self.sender.cc().cwnd_bytes().min(self.cfg.max_cwnd_bytes())
     }
 
     /// The congestion controller, e.g. to downcast with `as_any()` to read

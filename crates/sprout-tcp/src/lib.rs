@@ -15,8 +15,27 @@
 //! | congestion controllers | see [`cc`] | [`cc`] |
 //! | the endpoint | — | [`endpoint`] |
 //!
-//! Not implemented: SACK (RFC 2018/6675), limited transmit (RFC 3042), PRR (RFC 6937), F-RTO,
-//! HyStart, handshake and teardown, ECN, piggybacked ACKs.
+//! Loss recovery in detail (there is no SACK, so this is NewReno):
+//! - a duplicate ACK is a pure ACK repeating `snd_una` while data is outstanding; the third
+//!   starts fast retransmit (the controller's `on_congestion_event` with FlightSize), then fast
+//!   recovery with the window inflated by 3 segments plus one per further duplicate ACK;
+//! - a partial ACK retransmits the next hole at once and deflates the window by the bytes it
+//!   acknowledged (plus one segment); a full ACK (covering `recover`) ends recovery with
+//!   cwnd = ssthresh (RFC 6582 §3.2, option 2);
+//! - the retransmission timer is restarted by every ACK of new data, except in fast recovery,
+//!   where only the first partial ACK restarts it (RFC 6582's "impatient" variant): a window
+//!   with more holes than fit in one RTO is finished by a timeout;
+//! - RTO = SRTT + max(4 RTTVAR, 200 ms) (RFC 6298's estimator, with Linux's placement of the
+//!   minimum), 1 s initially, doubled on each expiry up to 60 s; per-ACK RTT samples come from
+//!   echoed timestamps (RFC 7323);
+//! - on a timeout everything outstanding is resent in order as the window allows (go-back-N,
+//!   skipping what cumulative ACKs cover); until `snd_una` passes the highest sequence sent
+//!   before the timeout, duplicate ACKs do not trigger fast retransmit (RFC 6582 §4.1). A
+//!   timeout during fast recovery, or a repeated one, keeps ssthresh (RFC 5681 §3.1, Linux).
+//!
+//! Not implemented: SACK (RFC 2018/6675), limited transmit (RFC 3042), PRR (RFC 6937), F-RTO
+//! and spurious-timeout undo, HyStart, Nagle, handshake and teardown, ECN, piggybacked ACKs,
+//! window scaling and advertised windows (the receive window is a sender-side constant).
 //!
 //! ```
 //! use sprout_tcp::{CcKind, TcpConfig, TcpEndpoint};

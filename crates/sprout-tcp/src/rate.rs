@@ -63,7 +63,7 @@ impl RateEstimator {
         // follows the most recently sent segment this ACK covers.
         let newer = self
             .building
-            .map_or(true, |b| tx.delivered >= b.prior_delivered);
+            .is_none_or(|b| tx.delivered >= b.prior_delivered);
         if newer {
             self.building = Some(Building {
                 prior_delivered: tx.delivered,

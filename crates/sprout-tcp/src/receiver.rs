@@ -96,7 +96,7 @@ impl Receiver {
         }
         self.counters.data_segments_received += 1;
         self.last_one_way_delay_us = Some(now_us.saturating_sub(seg.sent_us));
-        if seg.seq <= self.last_ack_sent && self.ts_recent.map_or(true, |t| seg.sent_us >= t) {
+        if seg.seq <= self.last_ack_sent && self.ts_recent.is_none_or(|t| seg.sent_us >= t) {
             self.ts_recent = Some(seg.sent_us);
         }
         let end = seg.end();

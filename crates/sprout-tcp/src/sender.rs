@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use crate::cc::{new_controller, AckEvent, CcConfig, CcKind, CongestionControl};
+use crate::cc::{AckEvent, CongestionControl};
 use crate::config::{TcpConfig, DUPACK_THRESHOLD, MAX_RTO_US};
 use crate::pacer::Pacer;
 use crate::rate::{RateEstimator, TxState};
@@ -92,8 +92,7 @@ pub(crate) struct Sender {
 }
 
 impl Sender {
-    pub fn new(cfg: &TcpConfig, kind: CcKind) -> Self {
-        let cc = new_controller(kind, &CcConfig::from_tcp(cfg));
+    pub fn with_controller(cfg: &TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
         Sender {
             mss: cfg.smss(),
             receive_window: cfg.receive_window_bytes.max(u64::from(cfg.smss())),

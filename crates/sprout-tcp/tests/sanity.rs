@@ -31,6 +31,9 @@ fn every_controller_uses_most_of_a_constant_link() {
         // In-order delivery covers what was acknowledged, and no more than was outstanding.
         let delivered = r.receiver.delivered_app_bytes;
         assert!(delivered >= r.sender.acked_bytes, "{cc}");
-        assert!(delivered <= r.sender.acked_bytes + r.sender.in_flight_bytes, "{cc}");
+        assert!(
+            delivered <= r.sender.acked_bytes + r.sender.in_flight_bytes,
+            "{cc}"
+        );
     }
 }

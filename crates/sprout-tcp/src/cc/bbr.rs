@@ -317,7 +317,7 @@ impl Bbr {
         self.rtprop_expired = ack.now_us > self.rtprop_stamp_us + RTPROP_FILTER_US;
         if let Some(rtt) = ack.rtt_us {
             let rtt = rtt.max(1);
-            if self.rtprop_us.map_or(true, |p| rtt <= p) || self.rtprop_expired {
+            if self.rtprop_us.is_none_or(|p| rtt <= p) || self.rtprop_expired {
                 self.rtprop_us = Some(rtt);
                 self.rtprop_stamp_us = ack.now_us;
             }
@@ -411,7 +411,8 @@ impl CongestionControl for Bbr {
             if let Some(rtt) = ack.rtt_us {
                 self.pacing_from_rtt = true;
                 if self.btlbw == 0.0 {
-                    self.pacing_rate = HIGH_GAIN * self.init_cwnd as f64 / (rtt.max(1) as f64 * 1e-6);
+                    self.pacing_rate =
+                        HIGH_GAIN * self.init_cwnd as f64 / (rtt.max(1) as f64 * 1e-6);
                 }
             }
         }
@@ -445,7 +446,12 @@ impl CongestionControl for Bbr {
         self.restore_cwnd();
     }
 
-    fn on_retransmission_timeout(&mut self, _now_us: u64, _in_flight_bytes: u64, _same_episode: bool) {
+    fn on_retransmission_timeout(
+        &mut self,
+        _now_us: u64,
+        _in_flight_bytes: u64,
+        _same_episode: bool,
+    ) {
         self.save_cwnd();
         self.in_recovery = true;
         self.packet_conservation = false;

@@ -131,7 +131,12 @@ impl CongestionControl for Compound {
         self.round.restart();
     }
 
-    fn on_retransmission_timeout(&mut self, _now_us: u64, in_flight_bytes: u64, same_episode: bool) {
+    fn on_retransmission_timeout(
+        &mut self,
+        _now_us: u64,
+        in_flight_bytes: u64,
+        same_episode: bool,
+    ) {
         self.w.on_timeout(in_flight_bytes, same_episode);
         self.dwnd = 0.0;
         self.round.restart();

@@ -176,7 +176,12 @@ impl CongestionControl for Cubic {
         self.cwnd = self.ssthresh;
     }
 
-    fn on_retransmission_timeout(&mut self, _now_us: u64, _in_flight_bytes: u64, same_episode: bool) {
+    fn on_retransmission_timeout(
+        &mut self,
+        _now_us: u64,
+        _in_flight_bytes: u64,
+        same_episode: bool,
+    ) {
         if !same_episode {
             self.reduce();
             self.ssthresh = (self.cwnd * BETA).max(2.0 * self.mss);
@@ -235,7 +240,10 @@ mod tests {
             c.on_ack(&ack(now, 1000));
         }
         let w = c.cwnd_bytes() as f64 / 1000.0;
-        assert!((w - 100.0).abs() < 3.0, "cwnd {w} segments near W_max at t = K");
+        assert!(
+            (w - 100.0).abs() < 3.0,
+            "cwnd {w} segments near W_max at t = K"
+        );
     }
 
     #[test]

@@ -66,7 +66,11 @@ impl Ledbat {
 
     /// Base delay: minimum one-way delay over the history (µs).
     pub fn base_delay_us(&self) -> Option<u64> {
-        self.base_delays.iter().copied().min().filter(|&d| d != u64::MAX)
+        self.base_delays
+            .iter()
+            .copied()
+            .min()
+            .filter(|&d| d != u64::MAX)
     }
 
     /// Filtered current one-way delay (µs).
@@ -76,7 +80,10 @@ impl Ledbat {
 
     /// Estimated queueing delay: current minus base (µs).
     pub fn queuing_delay_us(&self) -> Option<u64> {
-        Some(self.current_delay_us()?.saturating_sub(self.base_delay_us()?))
+        Some(
+            self.current_delay_us()?
+                .saturating_sub(self.base_delay_us()?),
+        )
     }
 
     fn update_base_delay(&mut self, now_us: u64, delay: u64) {
@@ -130,7 +137,12 @@ impl CongestionControl for Ledbat {
         self.cwnd = self.cwnd.min((self.cwnd / 2.0).max(floor));
     }
 
-    fn on_retransmission_timeout(&mut self, _now_us: u64, _in_flight_bytes: u64, _same_episode: bool) {
+    fn on_retransmission_timeout(
+        &mut self,
+        _now_us: u64,
+        _in_flight_bytes: u64,
+        _same_episode: bool,
+    ) {
         self.cwnd = self.mss;
     }
 
@@ -164,7 +176,11 @@ mod tests {
         for _ in 0..2 {
             l.on_ack(&owd_ack(0, 20_000, 100_000));
         }
-        assert!((2800..=3000).contains(&l.cwnd_bytes()), "{}", l.cwnd_bytes());
+        assert!(
+            (2800..=3000).contains(&l.cwnd_bytes()),
+            "{}",
+            l.cwnd_bytes()
+        );
         // Grow to ~20 segments.
         for _ in 0..200 {
             l.on_ack(&owd_ack(0, 20_000, 100_000));

@@ -330,7 +330,10 @@ mod tests {
         for k in CcKind::ALL {
             assert_eq!(k.name().parse::<CcKind>(), Ok(k));
             assert_eq!(k.to_string(), k.name());
-            assert_eq!(new_controller(k, &CcConfig::from_tcp(&Default::default())).kind(), k);
+            assert_eq!(
+                new_controller(k, &CcConfig::from_tcp(&Default::default())).kind(),
+                k
+            );
         }
         assert_eq!(" CUBIC ".parse::<CcKind>(), Ok(CcKind::Cubic));
         assert!("tahoe".parse::<CcKind>().is_err());

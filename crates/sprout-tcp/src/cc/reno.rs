@@ -129,7 +129,12 @@ impl CongestionControl for Reno {
         self.w.on_loss(in_flight_bytes);
     }
 
-    fn on_retransmission_timeout(&mut self, _now_us: u64, in_flight_bytes: u64, same_episode: bool) {
+    fn on_retransmission_timeout(
+        &mut self,
+        _now_us: u64,
+        in_flight_bytes: u64,
+        same_episode: bool,
+    ) {
         self.w.on_timeout(in_flight_bytes, same_episode);
     }
 

@@ -8,9 +8,11 @@
 //! i.e. the segments this flow has queued at the bottleneck, `W` the window the measured segments
 //! were sent with — and:
 //! - in slow start (as in the paper, the window doubles only every other RTT, so that the RTT
-//!   measured in between belongs to a known window): once `diff > gamma`, leaves slow start with
-//!   `cwnd = min(cwnd, W * baseRTT / rtt + 1)` (the window that empties the queue, as Linux) and
-//!   ssthresh below cwnd;
+//!   measured in between belongs to a known window): at the start of each growth round, once
+//!   three ACKs of the preceding hold round's segments have arrived, if `diff > gamma` Vegas leaves
+//!   slow start with `cwnd = min(cwnd, W * baseRTT / rtt + 1)` (the window that empties the
+//!   queue, as Linux) and ssthresh below cwnd; otherwise the window grows for the rest of the
+//!   round;
 //! - in congestion avoidance: `cwnd += 1` segment if `diff < alpha`, `-= 1` if `diff > beta`.
 //!
 //! With fewer than three RTT samples in a round, or during loss recovery, it behaves as Reno; on
@@ -39,6 +41,8 @@ pub struct Vegas {
     ss_grow: bool,
     /// cwnd when the current round started (bytes).
     round_start_cwnd: u64,
+    /// Slow start: whether this growth round's exit check has been made.
+    ss_checked: bool,
 }
 
 impl Vegas {
@@ -50,6 +54,7 @@ impl Vegas {
             last_diff: None,
             ss_grow: true,
             round_start_cwnd: 0,
+            ss_checked: false,
         }
     }
 
@@ -63,36 +68,36 @@ impl Vegas {
         self.last_diff
     }
 
-    /// End-of-round decision. In slow start it is taken after growth rounds only: their ACKs
-    /// measure the segments sent during the preceding hold round, with window
-    /// `round_start_cwnd`.
-    fn per_round(&mut self) {
+    /// Slow-start exit check, made early in a growth round: its first ACKs measure the segments
+    /// sent during the preceding hold round, with window `round_start_cwnd`.
+    fn check_slow_start_exit(&mut self) {
         let mss = self.w.mss;
         let rtt = self.round.min_rtt_us as f64;
         let base = self.round.base_rtt_us as f64;
-        if self.w.in_slow_start() {
-            if !self.ss_grow {
-                return;
-            }
-            let w = (self.round_start_cwnd / mss) as f64;
-            let diff = w * (rtt - base) / rtt;
-            self.last_diff = Some(diff);
-            if diff > GAMMA {
-                // Going too fast: leave slow start at the window that empties the queue.
-                let target = (w * base / rtt) as u64 + 1;
-                self.w.cwnd = self.w.cwnd.min(target * mss);
-                self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd.saturating_sub(mss));
-            }
-        } else {
-            let cwnd_segs = (self.w.cwnd / mss) as f64;
-            let diff = cwnd_segs * (rtt - base) / rtt;
-            self.last_diff = Some(diff);
-            if diff > BETA {
-                self.w.cwnd = self.w.cwnd.saturating_sub(mss);
-                self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd.saturating_sub(mss));
-            } else if diff < ALPHA {
-                self.w.cwnd += mss;
-            }
+        let w = (self.round_start_cwnd / mss) as f64;
+        let diff = w * (rtt - base) / rtt;
+        self.last_diff = Some(diff);
+        if diff > GAMMA {
+            // Going too fast: leave slow start at the window that empties the queue.
+            let target = (w * base / rtt) as u64 + 1;
+            self.w.cwnd = self.w.cwnd.min(target * mss).max(2 * mss);
+            self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd.saturating_sub(mss));
+        }
+    }
+
+    /// Congestion avoidance, once per round: +1 segment if diff < alpha, -1 if diff > beta.
+    fn congestion_avoidance_round(&mut self) {
+        let mss = self.w.mss;
+        let rtt = self.round.min_rtt_us as f64;
+        let base = self.round.base_rtt_us as f64;
+        let cwnd_segs = (self.w.cwnd / mss) as f64;
+        let diff = cwnd_segs * (rtt - base) / rtt;
+        self.last_diff = Some(diff);
+        if diff > BETA {
+            self.w.cwnd = self.w.cwnd.saturating_sub(mss);
+            self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd.saturating_sub(mss));
+        } else if diff < ALPHA {
+            self.w.cwnd += mss;
         }
         self.w.cwnd = self.w.cwnd.clamp(2 * mss, self.w.max_cwnd);
     }
@@ -101,6 +106,7 @@ impl Vegas {
         self.round.reset(snd_max);
         self.round_start_cwnd = self.w.cwnd;
         self.ss_grow = !self.ss_grow;
+        self.ss_checked = false;
     }
 }
 
@@ -113,21 +119,30 @@ impl CongestionControl for Vegas {
         if self.round.idle() {
             self.round_start_cwnd = self.w.cwnd;
             self.ss_grow = true;
+            self.ss_checked = false;
         }
         let round_end = self.round.on_ack(ack);
         if ack.in_recovery {
             return;
         }
         if round_end {
-            if self.round.samples > 2 {
-                self.per_round();
-            } else if ack.cwnd_limited && !self.w.in_slow_start() {
-                self.w.grow(ack.acked_bytes);
+            if !self.w.in_slow_start() {
+                if self.round.samples > 2 {
+                    self.congestion_avoidance_round();
+                } else if ack.cwnd_limited {
+                    self.w.grow(ack.acked_bytes);
+                }
             }
             self.start_round(ack.snd_max);
         }
-        if self.w.in_slow_start() && self.ss_grow && ack.cwnd_limited {
-            self.w.slow_start(ack.acked_bytes);
+        if self.w.in_slow_start() && self.ss_grow {
+            if !self.ss_checked && self.round.samples > 2 {
+                self.ss_checked = true;
+                self.check_slow_start_exit();
+            }
+            if self.ss_checked && self.w.in_slow_start() && ack.cwnd_limited {
+                self.w.slow_start(ack.acked_bytes);
+            }
         }
     }
 
@@ -140,7 +155,12 @@ impl CongestionControl for Vegas {
         self.round.restart();
     }
 
-    fn on_retransmission_timeout(&mut self, _now_us: u64, in_flight_bytes: u64, same_episode: bool) {
+    fn on_retransmission_timeout(
+        &mut self,
+        _now_us: u64,
+        in_flight_bytes: u64,
+        same_episode: bool,
+    ) {
         self.w.on_timeout(in_flight_bytes, same_episode);
         self.round.restart();
     }

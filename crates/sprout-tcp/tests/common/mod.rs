@@ -9,7 +9,11 @@
 
 use std::sync::Arc;
 
-use sprout_link::{constant_rate_trace, Link, LinkConfig, LinkEvent, LinkStats, QueueConfig};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use sprout_link::{
+    constant_rate_trace, Link, LinkConfig, LinkEvent, LinkStats, QueueConfig, Trace,
+};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint, TcpStats};
 
 /// Payload bytes per full segment.
@@ -38,6 +42,15 @@ pub struct Spec {
     /// Sampling grid (µs).
     pub sample_every_us: u64,
     pub probe: Option<Probe>,
+    /// Probability that a data segment leaving the forward queue is lost anyway.
+    pub data_loss: f64,
+    /// Probability that an ACK crossing the reverse link is lost.
+    pub ack_loss: f64,
+    /// Seed of those losses.
+    pub loss_seed: u64,
+    /// Forward opportunities (ms) replacing the constant-rate trace (`rate_mbps` is then only
+    /// used for reporting).
+    pub trace_ms: Option<Vec<u64>>,
 }
 
 impl Spec {
@@ -53,6 +66,10 @@ impl Spec {
             transfer_bytes: None,
             sample_every_us: 1_000,
             probe: None,
+            data_loss: 0.0,
+            ack_loss: 0.0,
+            loss_seed: 7,
+            trace_ms: None,
         }
     }
 
@@ -105,6 +122,8 @@ pub struct Run {
     pub queue_delays: Vec<(u64, u64)>,
     /// Forward-queue drop times (µs).
     pub drops: Vec<u64>,
+    /// Segments removed by the random data / ACK loss.
+    pub random_losses: u64,
     pub loss_events: Vec<LossEvent>,
     /// Times at which the sender's timeout counter went up (µs).
     pub timeouts: Vec<u64>,
@@ -119,7 +138,10 @@ pub struct Run {
 
 /// Runs `spec` to the end (or until a finite transfer is fully acknowledged).
 pub fn run(spec: &Spec) -> Run {
-    let fwd_trace = Arc::new(constant_rate_trace("fwd", spec.rate_mbps, 1.0).expect("trace"));
+    let fwd_trace = Arc::new(match &spec.trace_ms {
+        None => constant_rate_trace("fwd", spec.rate_mbps, 1.0).expect("trace"),
+        Some(ms) => Trace::from_opportunities_ms("fwd", ms.clone()).expect("trace"),
+    });
     let rev_trace = Arc::new(constant_rate_trace("rev", 120.0, 1.0).expect("trace"));
     let mut fwd: Link<Segment> = Link::new(
         fwd_trace,
@@ -156,6 +178,7 @@ pub fn run(spec: &Spec) -> Run {
         rtts: Vec::new(),
         queue_delays: Vec::new(),
         drops: Vec::new(),
+        random_losses: 0,
         loss_events: Vec::new(),
         timeouts: Vec::new(),
         departures: Vec::new(),
@@ -168,6 +191,7 @@ pub fn run(spec: &Spec) -> Run {
     let mut next_sample = 0u64;
     let mut last_delivered = 0u64;
     let mut max_sent_end = 0u64;
+    let mut rng = ChaCha8Rng::seed_from_u64(spec.loss_seed);
     let mut fwd_arrivals = Vec::new();
     let mut rev_arrivals = Vec::new();
     loop {
@@ -187,9 +211,17 @@ pub fn run(spec: &Spec) -> Run {
                 out.queue_delays
                     .push((d.delivered_us, d.delivered_us - d.enqueued_us));
             }
+            if spec.data_loss > 0.0 && rng.gen_bool(spec.data_loss) {
+                out.random_losses += 1;
+                continue;
+            }
             receiver.handle_segment(now, &d.payload);
         }
         for d in rev_arrivals.drain(..) {
+            if spec.ack_loss > 0.0 && rng.gen_bool(spec.ack_loss) {
+                out.random_losses += 1;
+                continue;
+            }
             let before = sender.stats();
             sender.handle_segment(now, &d.payload);
             let after = sender.stats();
@@ -234,7 +266,10 @@ pub fn run(spec: &Spec) -> Run {
         // Invariants: in-order delivery never runs ahead of what was sent, never goes back.
         let delivered = receiver.stats().delivered_app_bytes;
         assert!(delivered >= last_delivered, "delivered count went back");
-        assert!(delivered <= max_sent_end, "receiver delivered more than was sent");
+        assert!(
+            delivered <= max_sent_end,
+            "receiver delivered more than was sent"
+        );
         last_delivered = delivered;
 
         if now >= next_sample {
