@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use sprout_link::Trace;
+use sprout_link::{QueueConfig, Trace};
 use sprout_testbed::eval::{self, EvalOptions, Experiment, Scheme};
 use sprout_testbed::metrics::DirectionMetrics;
-use sprout_testbed::sim::{self, Load, Logs, SimConfig};
+use sprout_testbed::sim::{self, DirectionOverride, Load, Logs, SimConfig};
 
 #[derive(Parser)]
 #[command(
@@ -59,6 +59,18 @@ struct SimArgs {
     /// Queue discipline of both directions: infinite or codel (cubic-codel always uses CoDel).
     #[arg(long, default_value = "infinite")]
     queue: QueueArg,
+    /// The uplink's queue discipline, overriding --queue.
+    #[arg(long)]
+    uplink_queue: Option<QueueArg>,
+    /// The downlink's queue discipline, overriding --queue.
+    #[arg(long)]
+    downlink_queue: Option<QueueArg>,
+    /// The uplink's loss probability, overriding --loss.
+    #[arg(long)]
+    uplink_loss: Option<f64>,
+    /// The downlink's loss probability, overriding --loss.
+    #[arg(long)]
+    downlink_loss: Option<f64>,
     /// Simulated seconds (default: the longer trace's length).
     #[arg(long)]
     duration: Option<f64>,
@@ -119,6 +131,15 @@ enum QueueArg {
     Codel,
 }
 
+impl QueueArg {
+    fn config(self) -> QueueConfig {
+        match self {
+            QueueArg::Infinite => QueueConfig::default(),
+            QueueArg::Codel => QueueConfig::codel(),
+        }
+    }
+}
+
 fn parse_experiments(s: &str) -> std::result::Result<Vec<Experiment>, String> {
     Experiment::parse_list(s)
 }
@@ -160,11 +181,18 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
     }
     cfg.protocol.validate().map_err(anyhow::Error::msg)?;
     if let QueueArg::Codel = a.queue {
-        cfg.link.queue = sprout_link::QueueConfig::codel();
+        cfg.link.queue = QueueConfig::codel();
     }
     cfg.link.loss = a.loss;
-    cfg.link
-        .validate()
+    cfg.uplink = DirectionOverride {
+        queue: a.uplink_queue.map(QueueArg::config),
+        loss: a.uplink_loss,
+    };
+    cfg.downlink = DirectionOverride {
+        queue: a.downlink_queue.map(QueueArg::config),
+        loss: a.downlink_loss,
+    };
+    cfg.validate_links()
         .map_err(|e| anyhow::anyhow!("--loss: {e}"))?;
     let cfg = SimConfig {
         duration_us: a

@@ -7,6 +7,15 @@ fn sprout() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sprout"))
 }
 
+/// Fails the test with the command's stderr unless it succeeded.
+fn assert_ok(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn traces() -> Option<PathBuf> {
     let d = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -125,11 +134,7 @@ fn eval_writes_every_output() {
         .arg(out_dir.path())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let csv = std::fs::read_to_string(out_dir.path().join("results.csv")).unwrap();
     let header = csv.lines().next().unwrap();
     for col in [
@@ -170,11 +175,7 @@ fn eval_without_traces_uses_the_synthetic_link() {
         .args(["eval", "--quiet", "--out", "res"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("synthetic"));
     assert!(dir.path().join("res/report.md").exists());
 }
@@ -190,11 +191,7 @@ fn eval_runs_every_experiment() {
         .arg(out_dir.path())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("CoDel cuts Cubic"), "{stdout}");
     assert!(stdout.contains("Lowering the confidence"), "{stdout}");
@@ -258,11 +255,7 @@ fn sim_runs_a_tcp_peer_over_codel_with_loss() {
         .arg("--json")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let util = v["downlink"]["metrics"]["utilization"].as_f64().unwrap();
     assert!(util > 0.3, "cubic over codel used only {util}");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{run, Run, Spec, MSS, PACKET};
+use common::{run, LossEvent, Run, Spec, MSS, PACKET};
 use sprout_tcp::cc::Cubic;
 use sprout_tcp::{CcKind, TcpEndpoint};
 
@@ -31,6 +31,14 @@ fn cubic_run() -> Run {
     run(&spec)
 }
 
+/// The losses after the start-up transient.
+fn steady_losses(r: &Run) -> Vec<&LossEvent> {
+    r.loss_events
+        .iter()
+        .filter(|e| e.t_us > STEADY_FROM_US)
+        .collect()
+}
+
 fn segs(bytes: u64) -> f64 {
     bytes as f64 / MSS as f64
 }
@@ -38,11 +46,7 @@ fn segs(bytes: u64) -> f64 {
 #[test]
 fn cubic_reduces_to_beta_times_the_window_and_updates_w_max() {
     let r = cubic_run();
-    let steady: Vec<_> = r
-        .loss_events
-        .iter()
-        .filter(|e| e.t_us > STEADY_FROM_US)
-        .collect();
+    let steady = steady_losses(&r);
     assert!(steady.len() >= 2, "{} steady losses", steady.len());
     let (mut plain, mut fast_convergence) = (0, 0);
     let mut previous_w_max: Option<f64> = None;
@@ -78,11 +82,7 @@ fn cubic_reduces_to_beta_times_the_window_and_updates_w_max() {
 #[test]
 fn cubic_window_follows_the_cubic_function_after_a_loss() {
     let r = cubic_run();
-    let steady: Vec<_> = r
-        .loss_events
-        .iter()
-        .filter(|e| e.t_us > STEADY_FROM_US)
-        .collect();
+    let steady = steady_losses(&r);
     let mut checked_epochs = 0;
     let mut checked_points = 0;
     let mut checked_convex = 0;

@@ -592,21 +592,7 @@ fn build_jobs(opts: &EvalOptions, links: &LinkSet) -> Vec<Job> {
 
 /// The omniscient sender's metrics over a direction: every opportunity used, no queueing.
 fn omniscient_metrics(trace: &Arc<Trace>, cfg: &SimConfig, duration_us: u64) -> DirectionMetrics {
-    let end = if cfg.link.looping {
-        duration_us.min(trace.duration_us().max(1))
-    } else {
-        duration_us
-    };
-    let window = Window::new(cfg.skip_us.min(end), end);
-    let opportunities = sim::opportunities_until(trace, duration_us, cfg.link.looping);
-    let mut m = metrics::compute(
-        &[],
-        &opportunities,
-        cfg.link.opportunity_bytes,
-        cfg.link.propagation_delay_us,
-        window,
-        metrics::DEFAULT_STEP_US,
-    );
+    let (_, _, mut m) = sim::measure(trace, &[], cfg, duration_us);
     m.throughput_kbps = m.capacity_kbps;
     m.goodput_kbps = m.capacity_kbps;
     m.utilization = 1.0;
@@ -749,18 +735,15 @@ pub fn run(opts: &EvalOptions) -> Result<String> {
         }
     }
     // Within an experiment: by link, downlink first (as the paper lists them), then in the
-    // order the jobs were made.
+    // order the jobs were made (the sort is stable).
     let exp_rank = |key: &str| Experiment::ALL.iter().position(|e| e.key() == key);
-    let mut indexed: Vec<(usize, ResultRow)> = rows.into_iter().enumerate().collect();
-    indexed.sort_by(|(ia, a), (ib, b)| {
-        (exp_rank(&a.experiment), &a.link, a.direction != "down", ia).cmp(&(
+    rows.sort_by(|a, b| {
+        (exp_rank(&a.experiment), &a.link, a.direction != "down").cmp(&(
             exp_rank(&b.experiment),
             &b.link,
             b.direction != "down",
-            ib,
         ))
     });
-    let rows: Vec<ResultRow> = indexed.into_iter().map(|(_, r)| r).collect();
     let averages = averages(&rows, &opts.schemes);
     let results = EvalResults {
         source: links.source.clone(),

@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::chart::{self, ChartPoint, UtilizationPoint};
-use crate::eval::{EvalResults, Experiment, ResultRow, CONFIDENCES, LOSSES};
+use crate::eval::{EvalResults, Experiment, ResultRow, LOSSES};
 use crate::metrics::TimeSeriesPoint;
 use crate::paper;
 
@@ -686,16 +686,12 @@ lengthens its recovery after outages on the 3G links.
 `sprout-tcp` crate), not the 2012 Linux kernel's; they have no HyStart, SACK or TSO.
 ";
 
-fn get<'a>(res: &'a EvalResults, scheme: &str) -> Option<&'a crate::eval::SchemeAverage> {
-    res.average(scheme)
-}
-
 /// The paper's qualitative findings, checked on our numbers (✅ / ❌ lines).
 pub fn checks(res: &EvalResults) -> Vec<String> {
     let mut out = Vec::new();
     let mark = |ok: bool| if ok { "✅" } else { "❌" };
     let fig7: Vec<&ResultRow> = res.rows_of(Experiment::Fig7).collect();
-    if let (Some(sp), Some(ew)) = (get(res, "sprout"), get(res, "sprout-ewma")) {
+    if let (Some(sp), Some(ew)) = (res.average("sprout"), res.average("sprout-ewma")) {
         let mut per_link_delay = true;
         let mut per_link_tput = true;
         for r in fig7.iter().filter(|r| r.scheme == "sprout") {
@@ -732,7 +728,7 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
             ratio
         ));
     }
-    if let Some(sp) = get(res, "sprout") {
+    if let Some(sp) = res.average("sprout") {
         let others: Vec<_> = res
             .averages
             .iter()
@@ -753,7 +749,7 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
                 sp.self_inflicted_ms
             ));
         }
-        if let Some(c) = get(res, "cubic") {
+        if let Some(c) = res.average("cubic") {
             let r = c.self_inflicted_ms / sp.self_inflicted_ms.max(1e-9);
             out.push(format!(
                 "{} Cubic's average self-inflicted delay is {:.1} times Sprout's, at least 10 (paper 79).",
@@ -762,7 +758,7 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
             ));
         }
     }
-    if let (Some(c), Some(cc)) = (get(res, "cubic"), get(res, "cubic-codel")) {
+    if let (Some(c), Some(cc)) = (res.average("cubic"), res.average("cubic-codel")) {
         let r = c.self_inflicted_ms / cc.self_inflicted_ms.max(1e-9);
         out.push(format!(
             "{} CoDel cuts Cubic's average self-inflicted delay {:.1}-fold, at least 10 (paper 50).",
@@ -770,7 +766,7 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
             r
         ));
     }
-    if let Some(ew) = get(res, "sprout-ewma") {
+    if let Some(ew) = res.average("sprout-ewma") {
         let others: Vec<_> = res
             .averages
             .iter()
@@ -797,7 +793,7 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
         .filter(|r| r.scheme == "sprout" && r.direction == "up")
         .collect();
     if sweep.len() >= 2 {
-        // Rows are in the order of CONFIDENCES (rising confidence): throughput and delay fall.
+        // With rising confidence, throughput and delay fall.
         let mut by_conf = sweep.clone();
         by_conf.sort_by(|a, b| {
             a.confidence
@@ -825,7 +821,6 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
                 .collect::<Vec<_>>()
                 .join("; ")
         ));
-        let _ = CONFIDENCES;
     }
     let loss: Vec<&ResultRow> = res.rows_of(Experiment::Loss).collect();
     let mut kept = Vec::new();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sprout_core::{Config, Connection};
-use sprout_link::{Link, LinkConfig, LinkEvent, MmLogWriter, Trace};
+use sprout_link::{Link, LinkConfig, LinkEvent, MmLogWriter, QueueConfig, Trace};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
@@ -64,6 +64,10 @@ pub struct SimConfig {
     pub tcp: TcpConfig,
     /// The link model of both directions.
     pub link: LinkConfig,
+    /// Queue and loss of the uplink alone, overriding `link`'s.
+    pub uplink: DirectionOverride,
+    /// Queue and loss of the downlink alone, overriding `link`'s.
+    pub downlink: DirectionOverride,
     /// Simulated time, in microseconds; `None` = the longer trace's length.
     pub duration_us: Option<u64>,
     /// Start of the measured window, in microseconds (paper: 60 s).
@@ -76,6 +80,54 @@ pub struct SimConfig {
     pub seed: u64,
 }
 
+/// What one direction of the link does differently from [`SimConfig::link`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DirectionOverride {
+    /// This direction's queue discipline, if not `link`'s.
+    pub queue: Option<QueueConfig>,
+    /// This direction's Bernoulli loss probability (0..1), if not `link`'s.
+    pub loss: Option<f64>,
+}
+
+/// One direction of the simulated link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Mobile to server.
+    Up,
+    /// Server to mobile.
+    Down,
+}
+
+impl SimConfig {
+    /// The link configuration of one direction: `link` with that direction's overrides, and
+    /// its own stream of the seed for losses.
+    pub fn link_for(&self, direction: Direction) -> LinkConfig {
+        let (over, stream) = match direction {
+            Direction::Down => (&self.downlink, 0),
+            Direction::Up => (&self.uplink, 1),
+        };
+        let mut link = self.link.clone();
+        if let Some(q) = over.queue {
+            link.queue = q;
+        }
+        if let Some(l) = over.loss {
+            link.loss = l;
+        }
+        link.seed = self.seed.wrapping_mul(2).wrapping_add(stream);
+        link
+    }
+
+    /// Checks both directions' link configurations.
+    pub fn validate_links(&self) -> Result<(), String> {
+        self.link_for(Direction::Up)
+            .validate()
+            .map_err(|e| format!("uplink: {e}"))?;
+        self.link_for(Direction::Down)
+            .validate()
+            .map_err(|e| format!("downlink: {e}"))
+    }
+}
+
 impl Default for SimConfig {
     fn default() -> Self {
         SimConfig {
@@ -86,6 +138,8 @@ impl Default for SimConfig {
                 ..TcpConfig::default()
             },
             link: LinkConfig::default(),
+            uplink: DirectionOverride::default(),
+            downlink: DirectionOverride::default(),
             duration_us: None,
             skip_us: metrics::DEFAULT_SKIP_US,
             load: Load::Both,
@@ -263,12 +317,7 @@ pub fn run(
         .duration_us
         .unwrap_or_else(|| uplink.duration_us().max(downlink.duration_us()));
     let overhead = cfg.protocol.link_overhead_bytes;
-    // Each direction draws its losses from its own stream of the seed.
-    let mk = |trace: &Arc<Trace>, stream: u64| {
-        let mut link = cfg.link.clone();
-        link.seed = cfg.seed.wrapping_mul(2).wrapping_add(stream);
-        Link::new(trace.clone(), link)
-    };
+    let (down_link, up_link) = (cfg.link_for(Direction::Down), cfg.link_for(Direction::Up));
     let starts: [u64; 2] = if cfg.seed == 0 {
         [0, 0]
     } else {
@@ -281,21 +330,21 @@ pub fn run(
             host: None,
             start_us: starts[0],
             bulk: cfg.load != Load::Up,
-            link: mk(&downlink, 0),
+            link: Link::new(downlink.clone(), down_link.clone()),
             arrivals: Vec::new(),
         },
         Side {
             host: None,
             start_us: starts[1],
             bulk: cfg.load != Load::Down,
-            link: mk(&uplink, 1),
+            link: Link::new(uplink.clone(), up_link.clone()),
             arrivals: Vec::new(),
         },
     ];
     let mut writers = match logs {
         Some(l) => Some([
-            MmLogWriter::new(l.downlink, "downlink", downlink.name(), &cfg.link)?,
-            MmLogWriter::new(l.uplink, "uplink", uplink.name(), &cfg.link)?,
+            MmLogWriter::new(l.downlink, "downlink", downlink.name(), &down_link)?,
+            MmLogWriter::new(l.uplink, "uplink", uplink.name(), &up_link)?,
         ]),
         None => None,
     };
@@ -381,27 +430,13 @@ pub fn run(
     let [down_side, up_side] = sides;
     let finish = |side: Side, trace: Arc<Trace>| {
         let (datagrams_sent, heartbeats_sent) = side.host.as_ref().map_or((0, 0), |h| h.counters());
-        let end = if cfg.link.looping {
-            duration.min(trace.duration_us().max(1))
-        } else {
-            duration
-        };
-        let window = Window::new(cfg.skip_us.min(end), end);
-        let opportunities_us = opportunities_until(&trace, duration, cfg.link.looping);
-        let m = metrics::compute(
-            &side.arrivals,
-            &opportunities_us,
-            cfg.link.opportunity_bytes,
-            cfg.link.propagation_delay_us,
-            window,
-            metrics::DEFAULT_STEP_US,
-        );
+        let (window, opportunities_us, metrics) = measure(&trace, &side.arrivals, cfg, duration);
         DirectionRun {
             trace,
             arrivals: side.arrivals,
             opportunities_us,
             window,
-            metrics: m,
+            metrics,
             datagrams_sent,
             heartbeats_sent,
         }
@@ -411,6 +446,34 @@ pub fn run(
         uplink: finish(up_side, uplink),
         duration_us: duration,
     })
+}
+
+/// The paper's metrics of one direction of a run that lasted `duration_us`: over the
+/// direction's own trace once (its end, if the trace loops and is shorter), from `skip_us` on.
+/// Returns the measured window, every opportunity time up to the end of the run, and the
+/// metrics. With no arrivals it still gives the capacity and the omniscient sender's delay.
+pub fn measure(
+    trace: &Arc<Trace>,
+    arrivals: &[Arrival],
+    cfg: &SimConfig,
+    duration_us: u64,
+) -> (Window, Vec<u64>, DirectionMetrics) {
+    let end = if cfg.link.looping {
+        duration_us.min(trace.duration_us().max(1))
+    } else {
+        duration_us
+    };
+    let window = Window::new(cfg.skip_us.min(end), end);
+    let opportunities_us = opportunities_until(trace, duration_us, cfg.link.looping);
+    let m = metrics::compute(
+        arrivals,
+        &opportunities_us,
+        cfg.link.opportunity_bytes,
+        cfg.link.propagation_delay_us,
+        window,
+        metrics::DEFAULT_STEP_US,
+    );
+    (window, opportunities_us, m)
 }
 
 /// Every opportunity time of a trace up to `end_us`, in microseconds, looping or not, exactly

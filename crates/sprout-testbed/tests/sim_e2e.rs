@@ -149,3 +149,42 @@ fn one_direction_loaded_leaves_the_other_for_feedback() {
     // Heartbeats only: a few packets per 50 ms.
     assert!(out.uplink.metrics.throughput_kbps < 50.0);
 }
+
+#[test]
+fn one_direction_can_have_its_own_queue_and_loss() {
+    let Some(dir) = traces() else { return };
+    let (up, down) = pair(&dir, "Verizon-LTE-short");
+    let cfg = SimConfig {
+        duration_us: Some(20_000_000),
+        skip_us: 0,
+        seed: 3,
+        uplink: sim::DirectionOverride {
+            queue: Some(sprout_link::QueueConfig::codel()),
+            loss: Some(0.2),
+        },
+        ..SimConfig::default()
+    };
+    assert_ne!(
+        cfg.link_for(sim::Direction::Up).seed,
+        cfg.link_for(sim::Direction::Down).seed,
+        "each direction draws its own losses"
+    );
+    let (_, ul, dl) = run_with_logs(&cfg, &up, &down);
+    let (ul, dl) = (
+        String::from_utf8(ul).unwrap(),
+        String::from_utf8(dl).unwrap(),
+    );
+    let drops = |log: &str| {
+        log.lines()
+            .filter(|l| l.split(' ').nth(1) == Some("d"))
+            .count()
+    };
+    assert!(ul.contains("codel"), "the uplink log names its CoDel queue");
+    assert!(!dl.contains("codel"));
+    assert!(
+        drops(&ul) > 100,
+        "20% loss on the uplink: {} drops",
+        drops(&ul)
+    );
+    assert_eq!(drops(&dl), 0, "the downlink keeps the default: no loss");
+}

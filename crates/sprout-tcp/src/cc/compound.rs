@@ -158,23 +158,7 @@ impl CongestionControl for Compound {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::reno::tests::{ack, cfg};
-
-    fn rounds(c: &mut Compound, seq: &mut u64, n: usize, rtt_us: u64) {
-        for _ in 0..n {
-            let segs = c.cwnd_bytes() / 1000;
-            let snd_max = *seq + c.cwnd_bytes();
-            for _ in 0..segs {
-                *seq += 1000;
-                c.on_ack(&AckEvent {
-                    rtt_us: Some(rtt_us),
-                    snd_una: *seq,
-                    snd_max,
-                    ..ack(0, 1000)
-                });
-            }
-        }
-    }
+    use crate::cc::reno::tests::{cfg, rounds};
 
     #[test]
     fn dwnd_grows_without_queue_shrinks_with_queue_and_loss_halves_win() {

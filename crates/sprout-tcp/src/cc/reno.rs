@@ -183,6 +183,24 @@ pub(crate) mod tests {
         }
     }
 
+    /// Runs `n` rounds of one ACK per segment of the controller's window, every one with the
+    /// given RTT; `seq` carries the acknowledged sequence number across calls.
+    pub fn rounds(cc: &mut dyn CongestionControl, seq: &mut u64, n: usize, rtt_us: u64) {
+        for _ in 0..n {
+            let segs = cc.cwnd_bytes() / 1000;
+            let snd_max = *seq + cc.cwnd_bytes();
+            for _ in 0..segs {
+                *seq += 1000;
+                cc.on_ack(&AckEvent {
+                    rtt_us: Some(rtt_us),
+                    snd_una: *seq,
+                    snd_max,
+                    ..ack(0, 1000)
+                });
+            }
+        }
+    }
+
     #[test]
     fn slow_start_then_avoidance() {
         let mut r = Reno::new(&cfg());

@@ -181,24 +181,7 @@ impl CongestionControl for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::reno::tests::{ack, cfg};
-
-    /// Runs `rounds` rounds of `cwnd` ACKs each with the given RTT.
-    fn rounds(v: &mut Vegas, seq: &mut u64, n: usize, rtt_us: u64) {
-        for _ in 0..n {
-            let segs = v.cwnd_bytes() / 1000;
-            let snd_max = *seq + v.cwnd_bytes();
-            for _ in 0..segs {
-                *seq += 1000;
-                v.on_ack(&AckEvent {
-                    rtt_us: Some(rtt_us),
-                    snd_una: *seq,
-                    snd_max,
-                    ..ack(0, 1000)
-                });
-            }
-        }
-    }
+    use crate::cc::reno::tests::{cfg, rounds};
 
     #[test]
     fn avoidance_steers_diff_between_alpha_and_beta() {
