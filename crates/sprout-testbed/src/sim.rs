@@ -193,7 +193,7 @@ struct WirePacket {
 
 /// One endpoint of the simulated connection.
 enum Host {
-    Sprout(Connection),
+    Sprout(Box<Connection>),
     Tcp(Box<TcpEndpoint>),
 }
 
@@ -205,7 +205,7 @@ impl Host {
                     Connection::new(cfg.protocol.clone(), now_us).map_err(anyhow::Error::msg)?;
                 c.set_bulk(bulk);
                 c.set_keep_incoming(false);
-                Host::Sprout(c)
+                Host::Sprout(Box::new(c))
             }
             Transport::Tcp(cc) => {
                 let mut t = TcpEndpoint::new(cfg.tcp.clone(), cc, now_us);

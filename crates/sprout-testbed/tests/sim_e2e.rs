@@ -21,7 +21,7 @@ fn traces() -> Option<PathBuf> {
     }
 }
 
-fn pair(dir: &PathBuf, name: &str) -> (Arc<Trace>, Arc<Trace>) {
+fn pair(dir: &std::path::Path, name: &str) -> (Arc<Trace>, Arc<Trace>) {
     (
         Arc::new(Trace::load(dir.join(format!("{name}.up"))).unwrap()),
         Arc::new(Trace::load(dir.join(format!("{name}.down"))).unwrap()),
