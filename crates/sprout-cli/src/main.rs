@@ -12,6 +12,10 @@ use sprout_testbed::eval::{self, EvalOptions, Experiment, Scheme};
 use sprout_testbed::metrics::DirectionMetrics;
 use sprout_testbed::sim::{self, DirectionOverride, Load, Logs, SimConfig};
 
+mod link_cmd;
+mod net_cmd;
+mod tcp_cmd;
+
 #[derive(Parser)]
 #[command(
     name = "sprout",
@@ -29,6 +33,15 @@ enum Command {
     Sim(SimArgs),
     /// Run every link pair and scheme, write results.csv/json, report.md and SVG charts.
     Eval(EvalArgs),
+    /// Run a Sprout server: accepts one client and runs the transfer it asks for.
+    Server(net_cmd::ServerArgs),
+    /// Run a Sprout client: connects to a server, runs a saturating or paced transfer.
+    Client(net_cmd::ClientArgs),
+    /// The trace-driven link emulator: run a command in a "mobile" network namespace behind
+    /// an emulated cellular link (like `mm-delay 20 mm-link UP DOWN -- cmd`).
+    Link(link_cmd::LinkArgs),
+    /// Kernel TCP bulk transfers (Cubic, Reno, BBR, ...) for the emulated evaluation.
+    Tcp(tcp_cmd::TcpArgs),
     /// Manage cellular traces.
     Traces {
         #[command(subcommand)]
@@ -310,6 +323,10 @@ fn main() {
     let result = match cli.command {
         Command::Sim(a) => cmd_sim(a),
         Command::Eval(a) => cmd_eval(a),
+        Command::Server(a) => net_cmd::server(a),
+        Command::Client(a) => net_cmd::client(a),
+        Command::Link(a) => link_cmd::run(a),
+        Command::Tcp(a) => tcp_cmd::run(a),
         Command::Traces {
             command: TracesCommand::Fetch { dir },
         } => eval::fetch_traces(&dir).map(|msg| println!("{msg}")),

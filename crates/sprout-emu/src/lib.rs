@@ -1,0 +1,1 @@
+//! The link emulator between network namespaces (skeleton; filled in by the emulator work).

@@ -1,0 +1,1 @@
+//! Sprout over real UDP sockets (skeleton; filled in by the runtime work).
