@@ -1,0 +1,45 @@
+//! Time for the endpoint: a monotonic microsecond clock for the protocol, and the wall clock
+//! (CLOCK_REALTIME) for one-way delay measurements between hosts.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// A monotonic clock that counts microseconds from its creation (the protocol's time base).
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    origin: Instant,
+}
+
+impl Clock {
+    /// A clock whose time 0 is now.
+    pub fn new() -> Self {
+        Clock {
+            origin: Instant::now(),
+        }
+    }
+
+    /// Microseconds since the clock was created.
+    pub fn now_us(&self) -> u64 {
+        self.origin.elapsed().as_micros().min(u64::MAX as u128) as u64
+    }
+
+    /// The instant the clock counts from.
+    pub fn origin(&self) -> Instant {
+        self.origin
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::new()
+    }
+}
+
+/// Microseconds since the Unix epoch on the wall clock (CLOCK_REALTIME); 0 if the clock is set
+/// before 1970. Differences between two hosts' readings are one-way delays only as far as their
+/// clocks agree (exactly, on one machine, e.g. across network namespaces).
+pub fn realtime_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros().min(u64::MAX as u128) as u64)
+        .unwrap_or(0)
+}
