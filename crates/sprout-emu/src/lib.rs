@@ -1,1 +1,41 @@
-//! The link emulator between network namespaces (skeleton; filled in by the emulator work).
+//! The trace-driven link emulator (the paper's Cellsim), in the spirit of
+//! `mm-delay 20 mm-link UP DOWN -- cmd`: a command runs in a "mobile" network namespace whose
+//! only way out is a pair of TUN devices, and every packet crossing between them goes through a
+//! [`sprout_link::Link`] replaying a cellular trace (uplink: mobile → outside; downlink:
+//! outside → mobile), logged in mahimahi's mm-link format if asked.
+//!
+//! - [`emulator`]: [`Emulator`] and its configuration, the library entry point.
+//! - [`namespace`]: the non-persistent network namespace ([`NetNamespace`]).
+//! - [`tun_device`]: TUN devices and their addresses and routes, by ioctl.
+//! - `event_loop`: the single thread moving packets between devices and links.
+//! - [`stats`]: counters, latency histograms and per-packet records.
+//! - [`signals`]: running a command under the emulator and ending it cleanly.
+//! - [`fidelity`]: measurements of the emulator's own accuracy (utilization under a flood,
+//!   extra delay of a light probe).
+//!
+//! Nothing persistent is created: if the emulator dies, even by `SIGKILL`, the kernel removes
+//! the TUN devices, their addresses and routes, and the namespace (commands spawned in it get
+//! `SIGKILL` through their parent-death signal). Times are microseconds (`_us`) or nanoseconds
+//! (`_ns`) of `CLOCK_MONOTONIC`; link time 0 is when the emulator starts. Needs root (or
+//! `CAP_NET_ADMIN` and `CAP_SYS_ADMIN`).
+
+#![warn(missing_docs)]
+
+mod addressing;
+pub mod emulator;
+mod event_loop;
+pub mod fidelity;
+pub mod namespace;
+pub mod signals;
+pub mod stats;
+mod sys;
+pub mod tun_device;
+
+pub use emulator::{
+    EmuError, Emulator, EmulatorConfig, EmulatorReport, ENV_MAHIMAHI_BASE, ENV_MOBILE, ENV_OUTSIDE,
+    MTU_BYTES,
+};
+pub use namespace::NetNamespace;
+pub use signals::{reclaim_terminal, SignalWatcher, WaitOutcome};
+pub use stats::{DeliveryRecord, DirectionReport, DirectionStats, EmulatorStats, Histogram};
+pub use sys::{has_network_privileges, monotonic_ns};

@@ -1,0 +1,251 @@
+//! The emulator's single event-loop thread: TUN devices in, link models, TUN devices out.
+//!
+//! Each iteration reads every pending packet of both TUN devices (a bounded batch each),
+//! hands each to its direction's [`Link`] at the time it was read, advances both links to now
+//! and writes their deliveries to the other side's TUN device, then sleeps in `ppoll` until a
+//! device is readable, the next link event is due (nanosecond timeout, 1 ns timer slack), or
+//! the emulator is stopped.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{OwnedFd, RawFd};
+use std::sync::{Arc, Mutex};
+
+use sprout_link::{Link, LinkEvent, MmLogWriter};
+
+use crate::stats::{DeliveryRecord, DirectionReport, DirectionStats, EmulatorStats, Histogram};
+use crate::sys::{self, monotonic_ns, EventFd};
+
+/// Most packets read from one device per iteration, so that one busy direction cannot delay
+/// the other's deliveries for long.
+const READ_BATCH: usize = 64;
+
+/// Largest packet a TUN read can return (bytes); the MTU is 1500.
+const READ_BUFFER: usize = 65_536;
+
+/// A packet in the link model: its bytes and when it was read (ns since time 0).
+#[derive(Debug)]
+pub(crate) struct Packet {
+    data: Vec<u8>,
+    read_ns: u64,
+}
+
+/// One direction: a link model between an entry and an exit TUN device.
+pub(crate) struct Direction {
+    link: Link<Packet>,
+    entry: RawFd,
+    exit: RawFd,
+    log: Option<MmLogWriter<File>>,
+    log_error: Option<io::Error>,
+    stats: DirectionStats,
+    lateness_us: Histogram,
+    queue_delay_us: Histogram,
+    records: Vec<DeliveryRecord>,
+    record_limit: usize,
+}
+
+impl Direction {
+    /// A direction reading packets from `entry` and writing them to `exit` (raw descriptors of
+    /// TUN devices owned by the loop), logging to `log` if given and recording the first
+    /// `record_limit` deliveries.
+    pub(crate) fn new(
+        link: Link<Packet>,
+        entry: RawFd,
+        exit: RawFd,
+        log: Option<MmLogWriter<File>>,
+        record_limit: usize,
+    ) -> Direction {
+        Direction {
+            link,
+            entry,
+            exit,
+            log,
+            log_error: None,
+            stats: DirectionStats::default(),
+            lateness_us: Histogram::new(),
+            queue_delay_us: Histogram::new(),
+            records: Vec::new(),
+            record_limit,
+        }
+    }
+
+    /// Reads up to [`READ_BATCH`] pending packets and sends each into the link at its read time.
+    fn read_pending(&mut self, buf: &mut [u8], epoch_ns: u64) {
+        for _ in 0..READ_BATCH {
+            // SAFETY: buf is a valid writable buffer of buf.len() bytes.
+            let n = unsafe { libc::read(self.entry, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                break; // EAGAIN (nothing pending), or an error: try again next iteration
+            }
+            let n = n as usize;
+            let read_ns = monotonic_ns().saturating_sub(epoch_ns);
+            self.stats.packets_read += 1;
+            self.link.send(
+                read_ns / 1000,
+                n as u32,
+                Packet {
+                    data: buf[..n].to_vec(),
+                    read_ns,
+                },
+            );
+        }
+    }
+
+    /// Advances the link to `now_us`, logging its events and writing its deliveries.
+    fn advance(&mut self, now_us: u64, epoch_ns: u64) {
+        let Direction {
+            link,
+            exit,
+            log,
+            log_error,
+            stats,
+            lateness_us,
+            queue_delay_us,
+            records,
+            record_limit,
+            ..
+        } = self;
+        link.advance(now_us, &mut |event| {
+            if let Some(writer) = log.as_mut() {
+                if let Err(e) = writer.event(&event) {
+                    *log_error = Some(e);
+                    *log = None;
+                }
+            }
+            if let LinkEvent::Delivered(d) = event {
+                let data = &d.payload.data;
+                // SAFETY: data is a valid buffer of data.len() bytes.
+                let n = unsafe { libc::write(*exit, data.as_ptr().cast(), data.len()) };
+                let written_ns = monotonic_ns().saturating_sub(epoch_ns);
+                if n < 0 {
+                    stats.write_errors += 1;
+                } else {
+                    stats.packets_written += 1;
+                }
+                lateness_us.record(written_ns.saturating_sub(d.delivered_us * 1000) / 1000);
+                queue_delay_us.record(d.delivered_us - d.enqueued_us);
+                if records.len() < *record_limit {
+                    records.push(DeliveryRecord {
+                        bytes: d.bytes,
+                        read_ns: d.payload.read_ns,
+                        sent_us: d.sent_us,
+                        enqueued_us: d.enqueued_us,
+                        delivered_us: d.delivered_us,
+                        written_ns,
+                    });
+                }
+            }
+        });
+        stats.link = link.stats();
+    }
+
+    fn finish(mut self) -> (DirectionReport, Option<io::Error>) {
+        let mut error = self.log_error.take();
+        if let Some(writer) = self.log.take() {
+            if let Err(e) = writer.finish().and_then(|f| f.sync_all()) {
+                error.get_or_insert(e);
+            }
+        }
+        (
+            DirectionReport {
+                stats: self.stats,
+                lateness_us: self.lateness_us,
+                queue_delay_us: self.queue_delay_us,
+                deliveries: self.records,
+            },
+            error,
+        )
+    }
+}
+
+/// Everything the loop thread needs.
+pub(crate) struct LoopSetup {
+    pub uplink: Direction,
+    pub downlink: Direction,
+    /// The TUN devices (kept open, hence alive, exactly as long as the loop runs).
+    pub devices: Vec<OwnedFd>,
+    pub stop: Arc<EventFd>,
+    pub shared: Arc<Mutex<EmulatorStats>>,
+    /// `CLOCK_MONOTONIC` time of the links' time 0 (ns).
+    pub epoch_ns: u64,
+}
+
+/// What the loop returns when stopped: both directions' reports and the first log error.
+pub(crate) struct LoopOutcome {
+    pub uplink: DirectionReport,
+    pub downlink: DirectionReport,
+    pub log_error: Option<io::Error>,
+    /// Link time when the loop stopped (µs).
+    pub ended_us: u64,
+}
+
+/// Runs the loop until `setup.stop` is notified.
+pub(crate) fn run(setup: LoopSetup) -> io::Result<LoopOutcome> {
+    let LoopSetup {
+        mut uplink,
+        mut downlink,
+        devices,
+        stop,
+        shared,
+        epoch_ns,
+    } = setup;
+    sys::set_precise_timer_slack();
+    let mut buf = vec![0u8; READ_BUFFER];
+    let publish = |up: &Direction, down: &Direction| {
+        if let Ok(mut s) = shared.lock() {
+            s.uplink = up.stats;
+            s.downlink = down.stats;
+        }
+    };
+    let result = loop {
+        uplink.read_pending(&mut buf, epoch_ns);
+        downlink.read_pending(&mut buf, epoch_ns);
+        let now_us = monotonic_ns().saturating_sub(epoch_ns) / 1000;
+        uplink.advance(now_us, epoch_ns);
+        downlink.advance(now_us, epoch_ns);
+        publish(&uplink, &downlink);
+
+        let next_us = match (uplink.link.next_event_us(), downlink.link.next_event_us()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let timeout_ns =
+            next_us.map(|t| (t * 1000).saturating_sub(monotonic_ns().saturating_sub(epoch_ns)));
+        let mut fds = [
+            pollfd(uplink.entry),
+            pollfd(downlink.entry),
+            pollfd(stop.raw()),
+        ];
+        if let Err(e) = sys::poll_in(&mut fds, timeout_ns) {
+            break Err(e);
+        }
+        if fds[2].revents != 0 {
+            break Ok(());
+        }
+    };
+    // Account for the time up to the stop (opportunities, last deliveries).
+    let ended_us = monotonic_ns().saturating_sub(epoch_ns) / 1000;
+    uplink.advance(ended_us, epoch_ns);
+    downlink.advance(ended_us, epoch_ns);
+    publish(&uplink, &downlink);
+    drop(devices);
+    let (up, e1) = uplink.finish();
+    let (down, e2) = downlink.finish();
+    result.map(|()| LoopOutcome {
+        uplink: up,
+        downlink: down,
+        log_error: e1.or(e2),
+        ended_us,
+    })
+}
+
+fn pollfd(fd: RawFd) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}

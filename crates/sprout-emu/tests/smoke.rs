@@ -1,0 +1,65 @@
+//! UDP echoes through the emulator: round trips take about twice the one-way delay.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sprout_emu::{has_network_privileges, Emulator, EmulatorConfig};
+use sprout_link::constant_rate_trace;
+
+#[test]
+fn echo_round_trip_is_twice_the_delay() {
+    if !has_network_privileges() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let trace = Arc::new(constant_rate_trace("12mbit", 12.0, 1.0).unwrap());
+    let emu = Emulator::start(EmulatorConfig::new(trace.clone(), trace)).unwrap();
+    let server = UdpSocket::bind(SocketAddr::new(emu.outside_addr().into(), 0)).unwrap();
+    let server_addr = server.local_addr().unwrap();
+    server
+        .set_read_timeout(Some(Duration::from_secs(3)))
+        .unwrap();
+    let echo = std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        for _ in 0..5 {
+            let (n, from) = server.recv_from(&mut buf).unwrap();
+            server.send_to(&buf[..n], from).unwrap();
+        }
+    });
+    let mobile = emu.mobile_addr();
+    let client = emu
+        .run_on_namespace_thread(move || {
+            let sock = UdpSocket::bind(SocketAddr::new(mobile.into(), 0)).unwrap();
+            sock.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+            sock.connect(server_addr).unwrap();
+            let mut rtts = Vec::new();
+            for i in 0..5u8 {
+                let t = Instant::now();
+                sock.send(&[i; 100]).unwrap();
+                let mut buf = [0u8; 2048];
+                let n = sock.recv(&mut buf).unwrap();
+                assert_eq!(&buf[..n], &[i; 100]);
+                rtts.push(t.elapsed().as_secs_f64() * 1000.0);
+                std::thread::sleep(Duration::from_millis(30));
+            }
+            rtts
+        })
+        .unwrap();
+    let rtts = client.join().unwrap();
+    echo.join().unwrap();
+    eprintln!("rtts (ms): {rtts:?}");
+    for t in &rtts {
+        assert!((40.0..43.0).contains(t), "rtt {t} ms");
+    }
+    let report = emu.stop().unwrap();
+    eprintln!("{:?}", report.uplink.stats);
+    eprintln!(
+        "lateness (us) p50 {:?} p99 {:?} max {}",
+        report.uplink.lateness_us.quantile(0.5),
+        report.uplink.lateness_us.quantile(0.99),
+        report.uplink.lateness_us.max()
+    );
+    assert_eq!(report.uplink.stats.packets_written, 5);
+    assert_eq!(report.downlink.stats.packets_written, 5);
+}
