@@ -1,11 +1,272 @@
-//! `sprout link` (skeleton).
-use anyhow::{bail, Result};
+//! `sprout link`: runs a command in a "mobile" network namespace behind an emulated cellular
+//! link (`sprout_emu`), like `mm-delay 20 mm-link UP DOWN -- cmd`.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use sprout_emu::signals::{self, WaitOutcome};
+use sprout_emu::{
+    fidelity, has_network_privileges, DirectionReport, EmuError, Emulator, EmulatorConfig,
+    SignalWatcher,
+};
+use sprout_link::{LinkConfig, QueueConfig, Trace};
 
 /// `sprout link` arguments.
 #[derive(clap::Args)]
-pub struct LinkArgs {}
+#[command(
+    after_help = "The command runs in a new network namespace with address $SPROUT_LINK_MOBILE; \
+                  $SPROUT_LINK_OUTSIDE (also $MAHIMAHI_BASE) is the emulator's side, reachable \
+                  only through the emulated link. Needs root. Exit status: the command's (128 + \
+                  signal if it was killed), 0 when --duration ended it, 130/143/129 when sprout \
+                  link itself gets SIGINT/SIGTERM/SIGHUP."
+)]
+pub struct LinkArgs {
+    /// Uplink trace (mobile → outside), mahimahi format.
+    #[arg(long, required_unless_present = "fidelity")]
+    uplink: Option<PathBuf>,
+    /// Downlink trace (outside → mobile), mahimahi format.
+    #[arg(long, required_unless_present = "fidelity")]
+    downlink: Option<PathBuf>,
+    /// One-way propagation delay of each direction (ms).
+    #[arg(long, default_value_t = 20.0)]
+    delay: f64,
+    /// Queue discipline of both directions: infinite or codel.
+    #[arg(long, default_value = "infinite")]
+    queue: QueueArg,
+    /// The uplink's queue discipline, overriding --queue.
+    #[arg(long)]
+    uplink_queue: Option<QueueArg>,
+    /// The downlink's queue discipline, overriding --queue.
+    #[arg(long)]
+    downlink_queue: Option<QueueArg>,
+    /// Bernoulli loss probability of both directions, 0..1.
+    #[arg(long, default_value_t = 0.0)]
+    loss: f64,
+    /// The uplink's loss probability, overriding --loss.
+    #[arg(long)]
+    uplink_loss: Option<f64>,
+    /// The downlink's loss probability, overriding --loss.
+    #[arg(long)]
+    downlink_loss: Option<f64>,
+    /// Seed of the loss generators (each direction has its own stream, as in `sprout sim`).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Do not repeat the traces when they end (the paper's Cellsim); by default they loop,
+    /// as in mahimahi.
+    #[arg(long)]
+    no_loop: bool,
+    /// Stop after this many seconds (SIGTERM to the command's process group, SIGKILL 1 s
+    /// later; exit status 0). With --fidelity: the length of each measurement (default 3).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Write the uplink's mahimahi mm-link log here.
+    #[arg(long)]
+    uplink_log: Option<PathBuf>,
+    /// Write the downlink's mahimahi mm-link log here.
+    #[arg(long)]
+    downlink_log: Option<PathBuf>,
+    /// Measure the emulator's own fidelity (no traces needed): utilization of a UDP flood at
+    /// 12 and 200 Mbit/s and the extra one-way delay of a light probe; prints a table.
+    #[arg(long, conflicts_with_all = ["uplink", "downlink", "command"])]
+    fidelity: bool,
+    /// The command to run in the mobile namespace, after `--` (default: $SHELL, or /bin/sh).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    command: Vec<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum QueueArg {
+    /// Unlimited drop-tail.
+    Infinite,
+    /// CoDel (RFC 8289: 5 ms target, 100 ms interval).
+    Codel,
+}
+
+impl QueueArg {
+    fn config(self) -> QueueConfig {
+        match self {
+            QueueArg::Infinite => QueueConfig::default(),
+            QueueArg::Codel => QueueConfig::codel(),
+        }
+    }
+}
+
+/// Checks the arguments and builds the emulator's configuration (traces loaded) and the
+/// duration.
+fn configure(a: &LinkArgs) -> Result<(EmulatorConfig, Option<Duration>)> {
+    let (Some(up_path), Some(down_path)) = (&a.uplink, &a.downlink) else {
+        bail!("--uplink and --downlink are required");
+    };
+    let up = Arc::new(Trace::load(up_path)?);
+    let down = Arc::new(Trace::load(down_path)?);
+    if !(a.delay.is_finite() && a.delay >= 0.0) {
+        bail!(
+            "--delay must be a non-negative number of milliseconds, got {}",
+            a.delay
+        );
+    }
+    let duration = match a.duration {
+        None => None,
+        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) => bail!("--duration must be a positive number of seconds, got {s}"),
+    };
+    let base = LinkConfig {
+        propagation_delay_us: (a.delay * 1000.0).round() as u64,
+        looping: !a.no_loop,
+        ..LinkConfig::default()
+    };
+    let link = |queue: Option<QueueArg>, loss: Option<f64>, stream: u64| LinkConfig {
+        queue: queue.unwrap_or(a.queue).config(),
+        loss: loss.unwrap_or(a.loss),
+        seed: a.seed.wrapping_mul(2).wrapping_add(stream),
+        ..base.clone()
+    };
+    let uplink_link = link(a.uplink_queue, a.uplink_loss, 1);
+    let downlink_link = link(a.downlink_queue, a.downlink_loss, 0);
+    uplink_link
+        .validate()
+        .map_err(|e| anyhow::anyhow!("uplink: {e} (--loss / --uplink-loss)"))?;
+    downlink_link
+        .validate()
+        .map_err(|e| anyhow::anyhow!("downlink: {e} (--loss / --downlink-loss)"))?;
+    if a.uplink_log.is_some() && a.uplink_log == a.downlink_log {
+        bail!("--uplink-log and --downlink-log must be different files");
+    }
+    let config = EmulatorConfig {
+        uplink: up,
+        downlink: down,
+        uplink_link,
+        downlink_link,
+        uplink_log: a.uplink_log.clone(),
+        downlink_log: a.downlink_log.clone(),
+    };
+    Ok((config, duration))
+}
 
 /// Runs `sprout link`.
-pub fn run(_a: LinkArgs) -> Result<()> {
-    bail!("not implemented yet")
+pub fn run(a: LinkArgs) -> Result<()> {
+    if a.fidelity {
+        return run_fidelity(a.duration.unwrap_or(3.0));
+    }
+    let (config, duration) = configure(&a)?;
+    if !has_network_privileges() {
+        return Err(EmuError::NotPrivileged.into());
+    }
+    let (program, args) = match a.command.split_first() {
+        Some((p, rest)) => (p.clone(), rest.to_vec()),
+        None => (
+            std::env::var("SHELL")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "/bin/sh".into()),
+            Vec::new(),
+        ),
+    };
+    // Catch stop signals from before the namespace exists, so that none can leave the command
+    // running.
+    let signals = SignalWatcher::new().context("install signal handlers")?;
+    // Orphans of the command's group come to us, to be reaped when the group is ended.
+    signals::become_subreaper();
+    let up_name = config.uplink.name().to_string();
+    let down_name = config.downlink.name().to_string();
+    let emu = Emulator::start(config)?;
+    eprintln!(
+        "sprout link: mobile {} (in its own namespace) <-> outside {}; running {}",
+        emu.mobile_addr(),
+        emu.outside_addr(),
+        program
+    );
+    let mut cmd = Command::new(&program);
+    cmd.args(&args);
+    let mut child = match emu.spawn_interactive(&mut cmd) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = emu.stop();
+            return Err(e).with_context(|| format!("cannot run `{program}`"));
+        }
+    };
+    let outcome = signals::wait_for(&mut child, duration, &signals);
+    // Whatever happened, end the command's whole process group (leftover members included).
+    let status = signals::terminate_group(&mut child, Duration::from_secs(1));
+    signals::reclaim_terminal();
+    let stopped = emu.stop();
+    let outcome = outcome.context("waiting for the command")?;
+    let report = stopped?;
+    print_summary(&[
+        ("uplink", &up_name, &report.uplink),
+        ("downlink", &down_name, &report.downlink),
+    ]);
+    let status = status.context("waiting for the command")?;
+    let code = match outcome {
+        WaitOutcome::Exited(s) => {
+            eprintln!("sprout link: {program} exited with {s}");
+            signals::exit_code(s)
+        }
+        WaitOutcome::TimedOut => {
+            eprintln!("sprout link: stopped {program} after --duration ({status})");
+            0
+        }
+        WaitOutcome::Signaled(sig) => {
+            eprintln!("sprout link: stopped by signal {sig}; {program}: {status}");
+            128 + sig
+        }
+    };
+    drop(signals);
+    std::process::exit(code);
+}
+
+fn print_summary(rows: &[(&str, &str, &DirectionReport)]) {
+    eprintln!(
+        "{:<9} {:<24} {:>9} {:>12} {:>9} {:>12} {:>8} {:>6} {:>9} {:>14}",
+        "direction",
+        "trace",
+        "pkts in",
+        "bytes in",
+        "delivered",
+        "bytes deliv.",
+        "dropped",
+        "lost",
+        "cap. used",
+        "late p50/p99"
+    );
+    for (dir, trace, r) in rows {
+        let s = &r.stats;
+        let late = |q| {
+            r.lateness_us
+                .quantile(q)
+                .map_or_else(|| "-".to_string(), |v| v.to_string())
+        };
+        eprintln!(
+            "{:<9} {:<24} {:>9} {:>12} {:>9} {:>12} {:>8} {:>6} {:>8.1}% {:>11} µs",
+            dir,
+            trace,
+            s.link.packets_sent,
+            s.link.bytes_sent,
+            s.link.packets_delivered,
+            s.link.bytes_delivered,
+            s.link.packets_dropped,
+            s.link.packets_lost,
+            100.0 * s.capacity_used(),
+            format!("{}/{}", late(0.5), late(0.99))
+        );
+    }
+}
+
+fn run_fidelity(seconds: f64) -> Result<()> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 600.0) {
+        bail!("--duration must be between 0 and 600 seconds, got {seconds}");
+    }
+    let report = fidelity::run_all(seconds)?;
+    print!("{report}");
+    if report.checks().iter().any(|(_, ok)| !ok) {
+        bail!("some fidelity checks failed");
+    }
+    Ok(())
 }

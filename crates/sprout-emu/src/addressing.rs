@@ -22,10 +22,13 @@ pub(crate) struct Addressing {
     pub inner_name: String,
 }
 
-/// Number of /31 pairs in 10.100.0.0 - 10.255.255.255.
-const SLOTS: u64 = 156 * 256 * 128;
+/// Pairs per /24 used: fourth octets 2/3 up to 252/253 (no .0, .1, .254 or .255).
+const PAIRS: u64 = 126;
 
-/// Picks a pair `10.a.b.c/31` (a in 100..=255) and names `spo<pid hex>-<n>` (outside) and
+/// Number of pairs in 10.100.0.0 - 10.255.255.255.
+const SLOTS: u64 = 156 * 256 * PAIRS;
+
+/// Picks a pair `10.a.b.c/31` (a in 100..=255, c even in 2..=252) and names `spo<pid hex>-<n>` (outside) and
 /// `spi<pid hex>-<n>` (mobile, at most 15 bytes), derived from the process id and a per-process
 /// counter, skipping addresses and names already present in the calling thread's namespace.
 pub(crate) fn choose() -> Addressing {
@@ -36,9 +39,9 @@ pub(crate) fn choose() -> Addressing {
         attempts += 1;
         let n = INSTANCE.fetch_add(1, Ordering::Relaxed) % 100_000;
         let slot = (u64::from(pid).wrapping_mul(2_654_435_761) + u64::from(n) * 7_919) % SLOTS;
-        let a = 100 + slot / (256 * 128);
-        let b = (slot / 128) % 256;
-        let c = (slot % 128) * 2;
+        let a = 100 + slot / (256 * PAIRS);
+        let b = (slot / PAIRS) % 256;
+        let c = 2 + (slot % PAIRS) * 2;
         let outside = Ipv4Addr::new(10, a as u8, b as u8, c as u8);
         let mobile = Ipv4Addr::new(10, a as u8, b as u8, c as u8 + 1);
         let outer_name = format!("spo{pid:x}-{n}");
@@ -57,5 +60,27 @@ pub(crate) fn choose() -> Addressing {
             outer_name,
             inner_name,
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_and_names_are_distinct_and_valid() {
+        let a = choose();
+        let b = choose();
+        assert_ne!(a.outside, b.outside);
+        assert_ne!(a.outer_name, b.outer_name);
+        for x in [&a, &b] {
+            assert_eq!(u32::from(x.mobile), u32::from(x.outside) + 1);
+            assert_eq!(x.outside.octets()[0], 10);
+            assert!(x.outside.octets()[1] >= 100);
+            let last = x.outside.octets()[3];
+            assert!(last % 2 == 0 && (2..=252).contains(&last));
+            assert!(x.outer_name.len() <= MAX_IFNAME_LEN);
+            assert!(x.inner_name.len() <= MAX_IFNAME_LEN);
+        }
     }
 }

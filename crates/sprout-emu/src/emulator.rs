@@ -88,9 +88,6 @@ pub struct EmulatorConfig {
     pub uplink_log: Option<PathBuf>,
     /// Write the downlink's mahimahi mm-link log here.
     pub downlink_log: Option<PathBuf>,
-    /// Record this many first deliveries of each direction as
-    /// [`DeliveryRecord`](crate::DeliveryRecord)s in the report (0: none).
-    pub record_deliveries: usize,
 }
 
 impl EmulatorConfig {
@@ -104,7 +101,6 @@ impl EmulatorConfig {
             downlink_link: LinkConfig::default(),
             uplink_log: None,
             downlink_log: None,
-            record_deliveries: 0,
         }
     }
 }
@@ -270,6 +266,16 @@ impl std::fmt::Debug for Emulator {
     }
 }
 
+/// `Ok` if this process may create a network namespace and TUN devices (root, or
+/// `CAP_NET_ADMIN` and `CAP_SYS_ADMIN`), else [`EmuError::NotPrivileged`].
+pub fn check_privileges() -> Result<(), EmuError> {
+    if sys::has_network_privileges() {
+        Ok(())
+    } else {
+        Err(EmuError::NotPrivileged)
+    }
+}
+
 fn open_log(
     path: &Option<PathBuf>,
     direction: &str,
@@ -292,9 +298,17 @@ impl Emulator {
     /// Checks privileges and the link configurations, creates the log files, the mobile
     /// namespace and both TUN devices, and starts the event loop (time 0 of the links).
     pub fn start(config: EmulatorConfig) -> Result<Emulator, EmuError> {
-        if !sys::has_network_privileges() {
-            return Err(EmuError::NotPrivileged);
-        }
+        Self::start_recording(config, 0)
+    }
+
+    /// Like [`start`](Emulator::start), also recording the first `record_deliveries`
+    /// deliveries of each direction as [`DeliveryRecord`](crate::DeliveryRecord)s in the
+    /// report (for measurements of the emulator itself).
+    pub fn start_recording(
+        config: EmulatorConfig,
+        record_deliveries: usize,
+    ) -> Result<Emulator, EmuError> {
+        check_privileges()?;
         for (direction, c) in [
             ("uplink", &config.uplink_link),
             ("downlink", &config.downlink_link),
@@ -349,14 +363,14 @@ impl Emulator {
             inner_fd.as_raw_fd(),
             outer_fd.as_raw_fd(),
             up_log,
-            config.record_deliveries,
+            record_deliveries,
         );
         let downlink = Direction::new(
             Link::new(config.downlink.clone(), config.downlink_link.clone()),
             outer_fd.as_raw_fd(),
             inner_fd.as_raw_fd(),
             down_log,
-            config.record_deliveries,
+            record_deliveries,
         );
         let epoch_ns = monotonic_ns();
         let setup = LoopSetup {

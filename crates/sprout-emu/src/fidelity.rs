@@ -244,8 +244,7 @@ pub fn probe(delay_ms: u64, rate_per_s: u32, seconds: f64) -> Result<ProbeResult
     let mut config = EmulatorConfig::new(trace.clone(), trace);
     config.uplink_link = link.clone();
     config.downlink_link = link;
-    config.record_deliveries = count as usize + 1000;
-    let emu = Emulator::start(config)?;
+    let emu = Emulator::start_recording(config, count as usize + 1000)?;
     let epoch = emu.epoch_ns();
 
     let receiver = UdpSocket::bind(SocketAddr::new(emu.outside_addr().into(), 0))

@@ -32,8 +32,8 @@ mod sys;
 pub mod tun_device;
 
 pub use emulator::{
-    EmuError, Emulator, EmulatorConfig, EmulatorReport, ENV_MAHIMAHI_BASE, ENV_MOBILE, ENV_OUTSIDE,
-    MTU_BYTES,
+    check_privileges, EmuError, Emulator, EmulatorConfig, EmulatorReport, ENV_MAHIMAHI_BASE,
+    ENV_MOBILE, ENV_OUTSIDE, MTU_BYTES,
 };
 pub use namespace::NetNamespace;
 pub use signals::{reclaim_terminal, SignalWatcher, WaitOutcome};

@@ -118,30 +118,73 @@ fn group_exists(pgid: libc::pid_t) -> bool {
     unsafe { libc::kill(-pgid, 0) == 0 }
 }
 
+/// Reaps every exited member of process group `pgid` that is our child (all of them once we
+/// are a [subreaper](become_subreaper)), noting the leader's status if it is among them.
+fn reap_group(pgid: libc::pid_t, leader: &mut Option<ExitStatus>) {
+    use std::os::unix::process::ExitStatusExt;
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid on our own children of that group, without blocking.
+        let pid = unsafe { libc::waitpid(-pgid, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return;
+        }
+        if pid == pgid {
+            *leader = Some(ExitStatus::from_raw(status));
+        }
+    }
+}
+
 /// Ends the process group led by `child` (spawned by the emulator, so its group id is its
-/// pid): `SIGTERM` to the group, then `SIGKILL` to whatever is left after `grace`. Reaps the
-/// child and returns its status. Returns at once if the group is already gone.
+/// pid): `SIGTERM` (and `SIGCONT`) to the group, then `SIGKILL` to whatever is left after
+/// `grace`. Reaps the child and the group's members that are our children, and returns the
+/// child's status. Returns at once if the group is already gone.
 pub fn terminate_group(child: &mut Child, grace: Duration) -> io::Result<ExitStatus> {
     let pgid = child.id() as libc::pid_t;
+    let mut leader = child.try_wait()?;
+    reap_group(pgid, &mut leader);
     if group_exists(pgid) {
         // SAFETY: signals the child's own process group.
-        unsafe { libc::kill(-pgid, libc::SIGTERM) };
-        // A stopped group would never act on SIGTERM.
-        unsafe { libc::kill(-pgid, libc::SIGCONT) };
+        unsafe {
+            libc::kill(-pgid, libc::SIGTERM);
+            // A stopped group would never act on SIGTERM.
+            libc::kill(-pgid, libc::SIGCONT);
+        }
         let until = Instant::now() + grace;
+        let mut killed = false;
         loop {
-            let _ = child.try_wait()?;
-            if !group_exists(pgid) || Instant::now() >= until {
+            if leader.is_none() {
+                leader = child.try_wait()?;
+            }
+            reap_group(pgid, &mut leader);
+            if !group_exists(pgid) {
                 break;
+            }
+            let now = Instant::now();
+            if now >= until + grace {
+                break; // members we cannot reap (zombies of another parent)
+            }
+            if now >= until && !killed {
+                // SAFETY: as above.
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                killed = true;
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        if group_exists(pgid) {
-            // SAFETY: as above.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-        }
     }
-    child.wait()
+    match leader {
+        Some(status) => Ok(status),
+        None => child.wait(),
+    }
+}
+
+/// Makes this process the "child subreaper" of its descendants (`PR_SET_CHILD_SUBREAPER`):
+/// processes orphaned inside a command's process group are re-parented to us rather than to
+/// init, so [`terminate_group`] can reap them and see the group gone (some init processes
+/// never reap orphans, leaving zombie group members).
+pub fn become_subreaper() {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes one integer argument.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
 /// Whether this process is the foreground process group of the terminal on standard input.

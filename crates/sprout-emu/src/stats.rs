@@ -129,7 +129,7 @@ pub struct EmulatorStats {
 }
 
 /// One packet's passage through the emulator, recorded when
-/// [`EmulatorConfig::record_deliveries`](crate::EmulatorConfig::record_deliveries) asks for it.
+/// [`Emulator::start_recording`](crate::Emulator::start_recording) asks for it.
 /// `_ns` times are `CLOCK_MONOTONIC` nanoseconds since the links' time 0
 /// ([`Emulator::epoch_ns`](crate::Emulator::epoch_ns)); `_us` times are the link model's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

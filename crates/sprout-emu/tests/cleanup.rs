@@ -1,0 +1,169 @@
+//! Nothing the emulator creates outlives it: not when it is stopped, not when it is dropped,
+//! not when its process is SIGKILLed (the kernel cleans up because nothing is persistent), and
+//! the commands it spawned die with it.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sprout_emu::{has_network_privileges, Emulator, EmulatorConfig};
+use sprout_link::constant_rate_trace;
+
+fn config() -> EmulatorConfig {
+    let trace = Arc::new(constant_rate_trace("12mbit", 12.0, 1.0).unwrap());
+    EmulatorConfig::new(trace.clone(), trace)
+}
+
+fn ip(args: &[&str]) -> String {
+    let out = Command::new("ip").args(args).output().expect("run ip");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Interface names of the root namespace.
+fn links() -> Vec<String> {
+    ip(&["-o", "link", "show"])
+        .lines()
+        .filter_map(|l| l.split(':').nth(1))
+        .map(|n| n.trim().split('@').next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Whether process `pid` is gone (or a zombie: dead, waiting for a parent to reap it).
+fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+            .unwrap_or(true),
+    }
+}
+
+fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn assert_no_trace_of(iface: &str, addrs: &[String]) {
+    assert!(
+        wait_until(Duration::from_secs(3), || !links()
+            .iter()
+            .any(|l| l == iface)),
+        "{iface} still in `ip link`"
+    );
+    let routes = ip(&["route", "show", "table", "all"]);
+    let addresses = ip(&["-o", "addr"]);
+    for a in addrs {
+        assert!(!routes.contains(a.as_str()), "route to {a} left: {routes}");
+        assert!(!addresses.contains(a.as_str()), "address {a} left");
+    }
+    let netns = ip(&["netns", "list"]);
+    assert!(!netns.contains("sprout"), "netns left: {netns}");
+}
+
+#[test]
+fn stop_and_drop_remove_everything_and_kill_commands() {
+    if !has_network_privileges() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    for stop in [true, false] {
+        let emu = Emulator::start(config()).unwrap();
+        let iface = emu.outside_interface().to_string();
+        let addrs = [
+            emu.mobile_addr().to_string(),
+            emu.outside_addr().to_string(),
+        ];
+        assert!(links().contains(&iface));
+        assert!(ip(&["route"]).contains(&addrs[0]));
+        let mut child = emu
+            .spawn_in_namespace(Command::new("sleep").arg("30"))
+            .unwrap();
+        let pid = child.id();
+        if stop {
+            emu.stop().unwrap();
+        } else {
+            drop(emu);
+        }
+        // Killed through its parent-death signal.
+        let status = child.wait().unwrap();
+        assert!(!status.success());
+        assert!(process_gone(pid));
+        assert_no_trace_of(&iface, &addrs);
+    }
+}
+
+/// Not a test on its own: the body of the child process of `sigkill_leaves_nothing_behind`.
+#[test]
+#[ignore = "helper process for sigkill_leaves_nothing_behind"]
+fn helper_emulator_until_killed() {
+    if std::env::var_os("SPROUT_EMU_HELPER").is_none() {
+        return;
+    }
+    let emu = Emulator::start(config()).unwrap();
+    let child = emu
+        .spawn_in_namespace(Command::new("sleep").arg("30"))
+        .unwrap();
+    println!(
+        "READY {} {} {} {}",
+        emu.outside_interface(),
+        emu.mobile_addr(),
+        emu.outside_addr(),
+        child.id()
+    );
+    std::thread::sleep(Duration::from_secs(30));
+}
+
+#[test]
+fn sigkill_leaves_nothing_behind() {
+    if !has_network_privileges() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let mut helper = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "helper_emulator_until_killed",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("SPROUT_EMU_HELPER", "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = None;
+    for line in BufReader::new(helper.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        // libtest prints "test NAME ... " before the helper's own output on the same line.
+        if let Some(i) = line.find("READY ") {
+            ready = Some(line[i + 6..].to_string());
+            break;
+        }
+    }
+    let ready = ready.expect("helper did not start the emulator");
+    let fields: Vec<&str> = ready.split_whitespace().collect();
+    let (iface, addrs, child) = (
+        fields[0],
+        [fields[1].to_string(), fields[2].to_string()],
+        fields[3].parse::<u32>().unwrap(),
+    );
+    assert!(links().iter().any(|l| l == iface));
+    assert!(!process_gone(child));
+    helper.kill().unwrap(); // SIGKILL
+    helper.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(3), || process_gone(child)),
+        "the command survived the emulator"
+    );
+    assert_no_trace_of(iface, &addrs);
+}
