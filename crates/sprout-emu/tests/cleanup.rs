@@ -105,6 +105,7 @@ fn stop_and_drop_remove_everything_and_kill_commands() {
 /// Not a test on its own: the body of the child process of `sigkill_leaves_nothing_behind`.
 #[test]
 #[ignore = "helper process for sigkill_leaves_nothing_behind"]
+#[allow(clippy::zombie_processes)] // killed with this process, on purpose
 fn helper_emulator_until_killed() {
     if std::env::var_os("SPROUT_EMU_HELPER").is_none() {
         return;

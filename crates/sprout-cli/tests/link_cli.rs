@@ -1,0 +1,414 @@
+//! `sprout link` as a user runs it: end to end through the emulated link, clean-up on every
+//! way of ending (signal, crashing command, SIGKILL of the emulator), clear errors.
+
+use std::io::Read;
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn sprout() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sprout"))
+}
+
+fn is_root() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let root = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1))
+        == Some("0");
+    if !root {
+        eprintln!("skipped: not root");
+    }
+    root
+}
+
+/// A folder with a 12 Mbit/s constant trace `c12` (one opportunity per ms), readable by all.
+fn trace_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c12");
+    let text: String = (1..=1000).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    (dir, path)
+}
+
+fn link_cmd(trace: &Path) -> Command {
+    let mut c = sprout();
+    c.arg("link")
+        .arg("--uplink")
+        .arg(trace)
+        .arg("--downlink")
+        .arg(trace);
+    c
+}
+
+fn ip(args: &[&str]) -> String {
+    let out = Command::new("ip").args(args).output().expect("run ip");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Interface names of the root namespace.
+fn links() -> Vec<String> {
+    ip(&["-o", "link", "show"])
+        .lines()
+        .filter_map(|l| l.split(':').nth(1))
+        .map(|n| n.trim().split('@').next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The outside TUN device name prefix of the emulator with process id `pid`.
+fn iface_prefix(pid: u32) -> String {
+    format!("spo{pid:x}-")
+}
+
+fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether process `pid` is gone (or a zombie: dead, waiting to be reaped).
+fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+            .unwrap_or(true),
+    }
+}
+
+/// Live children of `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
+            if let Some((_, rest)) = stat.rsplit_once(')') {
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                if f.len() > 1 && f[1] == pid.to_string() && f[0] != "Z" {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Waits (at most 10 s) until the emulator `child` has set up its device and started its
+/// command; returns the command's pid(s).
+fn wait_ready(child: &Child) -> Vec<u32> {
+    let prefix = iface_prefix(child.id());
+    let mut kids = Vec::new();
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            kids = children_of(child.id());
+            links().iter().any(|l| l.starts_with(&prefix)) && !kids.is_empty()
+        }),
+        "emulator did not come up"
+    );
+    kids
+}
+
+/// Reads the mobile and outside addresses from the emulator's stderr banner.
+fn addresses(stderr: &str) -> Vec<String> {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("sprout link: mobile "))
+        .unwrap_or_else(|| panic!("no banner in: {stderr}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let mobile = words[3].to_string();
+    let outside = words[words.iter().position(|w| *w == "outside").unwrap() + 1]
+        .trim_end_matches(';')
+        .to_string();
+    vec![mobile, outside]
+}
+
+/// Asserts that nothing of emulator `pid` is left: no device, address, route or namespace.
+fn assert_clean(pid: u32, addrs: &[String]) {
+    let prefix = iface_prefix(pid);
+    assert!(
+        wait_until(Duration::from_secs(3), || !links()
+            .iter()
+            .any(|l| l.starts_with(&prefix))),
+        "a device {prefix}* is left in `ip link`"
+    );
+    let routes = ip(&["route", "show", "table", "all"]);
+    let all_addrs = ip(&["-o", "addr"]);
+    for a in addrs {
+        assert!(!routes.contains(a.as_str()), "route to {a} left: {routes}");
+        assert!(!all_addrs.contains(a.as_str()), "address {a} left");
+    }
+    // The emulator never names its namespace (no bind mount under /var/run/netns).
+    let netns = ip(&["netns", "list"]);
+    assert!(
+        !netns.contains("sprout") && !netns.contains(&prefix),
+        "a named namespace is left: {netns}"
+    );
+}
+
+/// Waits at most `limit` for `child` to exit, then kills it; returns its output.
+fn output_within(mut child: Child, limit: Duration) -> Output {
+    let until = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("sprout link did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        e.read_to_string(&mut stderr).unwrap();
+    }
+    let mut stdout = Vec::new();
+    if let Some(mut o) = child.stdout.take() {
+        o.read_to_end(&mut stdout).unwrap();
+    }
+    Output {
+        status: child.wait().unwrap(),
+        stdout,
+        stderr: stderr.into_bytes(),
+    }
+}
+
+#[test]
+fn sigint_stops_the_command_and_removes_everything() {
+    if !is_root() {
+        return;
+    }
+    let (_dir, trace) = trace_dir();
+    let child = link_cmd(&trace)
+        .args(["--", "sleep", "30"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let kids = wait_ready(&child);
+    Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    let out = output_within(child, Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("uplink"), "no summary: {stderr}");
+    for k in kids {
+        assert!(process_gone(k), "command {k} survived");
+    }
+    assert_clean(pid, &addresses(&stderr));
+}
+
+#[test]
+fn crashing_command_gives_its_status_and_removes_everything() {
+    if !is_root() {
+        return;
+    }
+    let (_dir, trace) = trace_dir();
+    let child = link_cmd(&trace)
+        .args(["--", "sh", "-c", "kill -SEGV $$"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = output_within(child, Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(128 + 11), "{stderr}");
+    assert!(stderr.contains("SIGSEGV"), "{stderr}");
+    assert_clean(pid, &addresses(&stderr));
+}
+
+#[test]
+fn sigkill_of_the_emulator_leaves_nothing_and_kills_the_command() {
+    if !is_root() {
+        return;
+    }
+    let (_dir, trace) = trace_dir();
+    let mut child = link_cmd(&trace)
+        .args(["--", "sleep", "30"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let kids = wait_ready(&child);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    for k in kids {
+        assert!(
+            wait_until(Duration::from_secs(3), || process_gone(k)),
+            "command {k} survived the emulator"
+        );
+    }
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_clean(pid, &addresses(&stderr));
+}
+
+#[test]
+fn non_root_gets_a_clear_error() {
+    if !is_root() {
+        // Already not root: the error itself is what we check.
+        let (_dir, trace) = trace_dir();
+        let out = link_cmd(&trace).args(["--", "true"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("needs root (CAP_NET_ADMIN)"), "{stderr}");
+        return;
+    }
+    let (_dir, trace) = trace_dir();
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_sprout"),
+            "link",
+            "--uplink",
+        ])
+        .arg(&trace)
+        .arg("--downlink")
+        .arg(&trace)
+        .args(["--", "true"])
+        .output();
+    let Ok(out) = out else {
+        eprintln!("skipped: setpriv is not available");
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "sprout link needs root (CAP_NET_ADMIN) to create a network namespace and TUN devices"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_inputs_are_reported_clearly() {
+    let (dir, trace) = trace_dir();
+    let bad = dir.path().join("bad.up");
+    std::fs::write(&bad, "1\nabc\n").unwrap();
+    let out = sprout()
+        .args(["link", "--uplink"])
+        .arg(&bad)
+        .arg("--downlink")
+        .arg(&trace)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("bad.up:2:"), "{stderr}");
+
+    let out = link_cmd(&trace)
+        .args(["--uplink-loss", "1.5", "--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("loss must be a probability between 0 and 1"),
+        "{stderr}"
+    );
+
+    let out = link_cmd(&trace)
+        .args(["--duration", "-1", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--duration"));
+}
+
+/// UDP echoes from inside (bash's /dev/udp; the echo server runs in this test, outside) take
+/// about twice the one-way delay, and both logs parse.
+#[test]
+fn end_to_end_round_trips_are_twice_the_delay_and_logs_parse() {
+    if !is_root() {
+        return;
+    }
+    let (dir, trace) = trace_dir();
+    let server = UdpSocket::bind("0.0.0.0:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    server
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop_echo = stop.clone();
+    let echo = std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        while !stop_echo.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Ok((n, from)) = server.recv_from(&mut buf) {
+                let _ = server.send_to(&buf[..n], from);
+            }
+        }
+    });
+    let up_log = dir.path().join("up.log");
+    let down_log = dir.path().join("down.log");
+    let script = format!(
+        "exec 3<>/dev/udp/$SPROUT_LINK_OUTSIDE/{port}; \
+         for i in 1 2 3 4 5; do t0=$EPOCHREALTIME; echo p$i >&3; read -t 2 -N 1 -u 3 c; \
+         t1=$EPOCHREALTIME; echo \"rtt $t0 $t1 $c\"; sleep 0.1; done"
+    );
+    let child = link_cmd(&trace)
+        .arg("--duration")
+        .arg("10")
+        .arg("--uplink-log")
+        .arg(&up_log)
+        .arg("--downlink-log")
+        .arg(&down_log)
+        .args(["--", "bash", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = output_within(child, Duration::from_secs(15));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    echo.join().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let rtts_ms: Vec<f64> = stdout
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 4 && f[0] == "rtt" && f[3] == "p").then(|| {
+                let t0: f64 = f[1].parse().unwrap();
+                let t1: f64 = f[2].parse().unwrap();
+                (t1 - t0) * 1000.0
+            })
+        })
+        .collect();
+    eprintln!("round trips (ms): {rtts_ms:?}");
+    assert_eq!(rtts_ms.len(), 5, "{stdout}\n{stderr}");
+    for r in &rtts_ms {
+        // 2 x 20 ms, plus up to 1 ms of opportunity wait each way, plus bash and the kernel.
+        assert!((40.0..46.0).contains(r), "round trip {r} ms");
+    }
+    for (path, dir) in [(&up_log, "uplink"), (&down_log, "downlink")] {
+        let log = sprout_link::MmLog::load(path).unwrap();
+        assert_eq!(log.direction.as_deref(), Some(dir));
+        assert_eq!(log.propagation_delay_ms, Some(20));
+        assert_eq!(log.departures.len(), 5, "{dir}");
+        assert_eq!(log.arrivals.len(), 5, "{dir}");
+        assert!(log.opportunities.len() > 500, "{dir}");
+        assert!(log.departures.iter().all(|d| d.delay_ms <= 1));
+    }
+}
