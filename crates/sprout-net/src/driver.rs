@@ -2,7 +2,7 @@
 //! [`Connection`], runs its timers, and sleeps in `epoll` until the socket is readable, the
 //! connection's next deadline, or an application call wakes it.
 //!
-//! All protocol state lives in [`State`] behind one mutex shared with the application's
+//! All protocol state lives in one `State` behind one mutex shared with the application's
 //! [`crate::Endpoint`]; the driver holds it only while it processes a batch of events, never
 //! while it sleeps.
 
@@ -315,6 +315,11 @@ pub(crate) fn run(shared: Arc<Shared>, mut poll: Poll, socket: UdpSocket) {
         timeout = deadline.map(|d| Duration::from_micros(d.saturating_sub(now)));
         if socket_error {
             timeout = Some(timeout.map_or(ERROR_BACKOFF, |t| t.min(ERROR_BACKOFF)));
+        }
+        if blocked.is_some() {
+            // Nothing leaves until the socket is writable again (an event wakes the driver);
+            // meanwhile a deadline already passed (a heartbeat) must not make it spin.
+            timeout = Some(timeout.map_or(ERROR_BACKOFF, |t| t.max(ERROR_BACKOFF)));
         }
 
         if app_bytes(&st) != app_before {
