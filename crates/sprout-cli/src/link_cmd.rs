@@ -104,8 +104,14 @@ fn configure(a: &LinkArgs) -> Result<(EmulatorConfig, Option<Duration>)> {
     let (Some(up_path), Some(down_path)) = (&a.uplink, &a.downlink) else {
         bail!("--uplink and --downlink are required");
     };
-    let up = Arc::new(Trace::load(up_path)?);
-    let down = Arc::new(Trace::load(down_path)?);
+    // The trace error's message already names the file, the line and the cause.
+    let load = |p: &PathBuf| {
+        Trace::load(p)
+            .map(Arc::new)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let up = load(up_path)?;
+    let down = load(down_path)?;
     if !(a.delay.is_finite() && a.delay >= 0.0) {
         bail!(
             "--delay must be a non-negative number of milliseconds, got {}",

@@ -517,10 +517,9 @@ impl Emulator {
         let outcome = outcome
             .unwrap_or_else(|| Err(io::Error::other("event loop already stopped")))
             .map_err(io_err("event loop"))?;
-        if let Some(source) = outcome.log_error {
-            let path = self.log_paths.iter().flatten().next().cloned();
+        if let Some((direction, source)) = outcome.log_error {
             return Err(EmuError::Log {
-                path: path.unwrap_or_default(),
+                path: self.log_paths[direction].clone().unwrap_or_default(),
                 source,
             });
         }

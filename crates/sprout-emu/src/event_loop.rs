@@ -177,7 +177,8 @@ pub(crate) struct LoopSetup {
 pub(crate) struct LoopOutcome {
     pub uplink: DirectionReport,
     pub downlink: DirectionReport,
-    pub log_error: Option<io::Error>,
+    /// The first log error: 0 for the uplink's log, 1 for the downlink's.
+    pub log_error: Option<(usize, io::Error)>,
     /// Link time when the loop stopped (µs).
     pub ended_us: u64,
 }
@@ -237,7 +238,7 @@ pub(crate) fn run(setup: LoopSetup) -> io::Result<LoopOutcome> {
     result.map(|()| LoopOutcome {
         uplink: up,
         downlink: down,
-        log_error: e1.or(e2),
+        log_error: e1.map(|e| (0, e)).or(e2.map(|e| (1, e))),
         ended_us,
     })
 }

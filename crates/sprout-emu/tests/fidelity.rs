@@ -6,8 +6,8 @@ use sprout_emu::has_network_privileges;
 
 #[test]
 fn flood_and_probe_fidelity() {
-    if !has_network_privileges() {
-        eprintln!("skipped: not root");
+    if !has_network_privileges() || !std::path::Path::new("/dev/net/tun").exists() {
+        eprintln!("skipped: not root, or no /dev/net/tun");
         return;
     }
     let report = fidelity::run_all(3.0).expect("fidelity run");
