@@ -226,6 +226,10 @@ pub(crate) fn run(setup: LoopSetup) -> io::Result<LoopOutcome> {
         if fds[2].revents != 0 {
             break Ok(());
         }
+        let broken = libc::POLLERR | libc::POLLHUP | libc::POLLNVAL;
+        if fds[..2].iter().any(|f| f.revents & broken != 0) {
+            break Err(io::Error::other("a TUN device failed"));
+        }
     };
     // Account for the time up to the stop (opportunities, last deliveries).
     let ended_us = monotonic_ns().saturating_sub(epoch_ns) / 1000;
