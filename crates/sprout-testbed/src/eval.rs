@@ -362,16 +362,17 @@ impl EvalResults {
 }
 
 /// A link pair: (name, uplink, downlink).
-type Pair = (String, Arc<Trace>, Arc<Trace>);
+pub(crate) type Pair = (String, Arc<Trace>, Arc<Trace>);
 
-struct LinkSet {
-    source: String,
-    pairs: Vec<Pair>,
+/// The link pairs an evaluation runs, and where they came from.
+pub(crate) struct LinkSet {
+    pub(crate) source: String,
+    pub(crate) pairs: Vec<Pair>,
 }
 
 impl LinkSet {
     /// The pair with this name, or else the first.
-    fn named(&self, name: &str) -> &Pair {
+    pub(crate) fn named(&self, name: &str) -> &Pair {
         self.pairs
             .iter()
             .find(|p| p.0 == name)
@@ -379,9 +380,11 @@ impl LinkSet {
     }
 }
 
-fn load_links(opts: &EvalOptions) -> Result<LinkSet> {
-    let dir = match &opts.traces {
-        Some(d) => Some(d.clone()),
+/// The trace pairs in `traces`; with `None`, those of ./traces if it holds any, else the
+/// built-in synthetic link.
+pub(crate) fn load_links(traces: Option<&Path>) -> Result<LinkSet> {
+    let dir = match traces {
+        Some(d) => Some(d.to_path_buf()),
         None => {
             let d = PathBuf::from("traces");
             match Trace::find_pairs(&d) {
@@ -630,35 +633,76 @@ fn run_job(j: &Job) -> Result<JobOut> {
 }
 
 fn row(j: &Job, direction: &str, m: &DirectionMetrics) -> ResultRow {
-    let p = if j.experiment == Experiment::Fig7 {
-        paper::fig7(&j.link, direction, j.scheme.key())
-    } else {
-        None
-    };
-    ResultRow {
-        experiment: j.experiment.key().to_string(),
-        link: j.link.clone(),
-        direction: direction.to_string(),
-        scheme: j.scheme.key().to_string(),
-        confidence: j.confidence,
-        loss: j.loss,
-        seed: j.seed,
-        queue: match j.cfg.link.queue {
-            QueueConfig::CoDel { .. } => "codel".into(),
-            _ => "infinite".into(),
+    ResultRow::new(
+        &RunLabel {
+            experiment: j.experiment.key(),
+            link: &j.link,
+            scheme: j.scheme,
+            confidence: j.confidence,
+            loss: j.loss,
+            seed: j.seed,
+            queue: &j.cfg.link.queue,
+            with_paper: j.experiment == Experiment::Fig7,
         },
-        throughput_kbps: m.throughput_kbps,
-        goodput_kbps: m.goodput_kbps,
-        capacity_kbps: m.capacity_kbps,
-        utilization: m.utilization,
-        p95_delay_ms: m.p95_delay_ms,
-        p95_delay_data_ms: m.p95_delay_data_ms,
-        omniscient_p95_ms: m.omniscient_p95_ms,
-        self_inflicted_ms: m.self_inflicted_ms,
-        self_inflicted_data_ms: m.self_inflicted_data_ms,
-        paper_throughput_kbps: p.map(|p| p.throughput_kbps),
-        paper_self_inflicted_ms: p.map(|p| p.self_inflicted_ms),
-        window_s: m.window_s,
+        direction,
+        m,
+    )
+}
+
+/// What a [`ResultRow`] is about, besides its direction and metrics.
+#[derive(Clone, Debug)]
+pub struct RunLabel<'a> {
+    /// Experiment key (`fig7`, ..., or `emulated` / `simulated` for the emulated evaluation).
+    pub experiment: &'a str,
+    /// Link name.
+    pub link: &'a str,
+    /// Scheme.
+    pub scheme: Scheme,
+    /// Sprout's forecast confidence (0..1), `None` for other schemes.
+    pub confidence: Option<f64>,
+    /// Bernoulli loss probability each way (0..1).
+    pub loss: f64,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Queue discipline of the link.
+    pub queue: &'a QueueConfig,
+    /// Fill in the paper's Figure-7 values for this link, direction and scheme.
+    pub with_paper: bool,
+}
+
+impl ResultRow {
+    /// The row of one direction's metrics.
+    pub fn new(label: &RunLabel, direction: &str, m: &DirectionMetrics) -> ResultRow {
+        let p = if label.with_paper {
+            paper::fig7(label.link, direction, label.scheme.key())
+        } else {
+            None
+        };
+        ResultRow {
+            experiment: label.experiment.to_string(),
+            link: label.link.to_string(),
+            direction: direction.to_string(),
+            scheme: label.scheme.key().to_string(),
+            confidence: label.confidence,
+            loss: label.loss,
+            seed: label.seed,
+            queue: match label.queue {
+                QueueConfig::CoDel { .. } => "codel".into(),
+                _ => "infinite".into(),
+            },
+            throughput_kbps: m.throughput_kbps,
+            goodput_kbps: m.goodput_kbps,
+            capacity_kbps: m.capacity_kbps,
+            utilization: m.utilization,
+            p95_delay_ms: m.p95_delay_ms,
+            p95_delay_data_ms: m.p95_delay_data_ms,
+            omniscient_p95_ms: m.omniscient_p95_ms,
+            self_inflicted_ms: m.self_inflicted_ms,
+            self_inflicted_data_ms: m.self_inflicted_data_ms,
+            paper_throughput_kbps: p.map(|p| p.throughput_kbps),
+            paper_self_inflicted_ms: p.map(|p| p.self_inflicted_ms),
+            window_s: m.window_s,
+        }
     }
 }
 
@@ -679,7 +723,7 @@ pub fn run(opts: &EvalOptions) -> Result<String> {
     if opts.schemes.is_empty() {
         anyhow::bail!("no scheme given");
     }
-    let links = load_links(opts)?;
+    let links = load_links(opts.traces.as_deref())?;
     fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating output folder {}", opts.out.display()))?;
     let jobs = build_jobs(opts, &links);

@@ -3,6 +3,8 @@
 
 pub mod chart;
 pub mod distributions;
+pub mod emulate;
+pub mod emulate_report;
 pub mod eval;
 pub mod logscore;
 pub mod metrics;

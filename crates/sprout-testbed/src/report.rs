@@ -17,7 +17,10 @@ use crate::paper;
 /// delay-based schemes" finding). Compound TCP and BBR are hybrids and not counted.
 pub const DELAY_BASED: [&str; 4] = ["sprout", "sprout-ewma", "vegas", "ledbat"];
 
-fn write_csv<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> Result<()> {
+pub(crate) fn write_csv<T: Serialize>(
+    path: &Path,
+    rows: impl IntoIterator<Item = T>,
+) -> Result<()> {
     let mut w = csv::Writer::from_path(path)?;
     for r in rows {
         w.serialize(r)?;
@@ -142,7 +145,7 @@ pub fn spread_rows(res: &EvalResults) -> Vec<SpreadRow> {
         .collect()
 }
 
-fn point(label: String, r: &ResultRow) -> ChartPoint {
+pub(crate) fn point(label: String, r: &ResultRow) -> ChartPoint {
     ChartPoint {
         label,
         throughput_kbps: r.throughput_kbps,
@@ -151,7 +154,7 @@ fn point(label: String, r: &ResultRow) -> ChartPoint {
     }
 }
 
-fn paper_point(label: String, p: paper::PaperPoint) -> ChartPoint {
+pub(crate) fn paper_point(label: String, p: paper::PaperPoint) -> ChartPoint {
     ChartPoint {
         label,
         throughput_kbps: p.throughput_kbps,
