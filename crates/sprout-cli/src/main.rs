@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use sprout_link::{QueueConfig, Trace};
+use sprout_testbed::emulate::{self, EmulateOptions};
 use sprout_testbed::eval::{self, EvalOptions, Experiment, Scheme};
 use sprout_testbed::metrics::DirectionMetrics;
 use sprout_testbed::sim::{self, DirectionOverride, Load, Logs, SimConfig};
@@ -110,13 +111,10 @@ struct EvalArgs {
     /// otherwise a built-in synthetic link.
     #[arg(long)]
     traces: Option<PathBuf>,
-    /// Comma-separated schemes of the fig7 (fig8, summary) and sensitivity experiments.
-    #[arg(
-        long,
-        default_value = "sprout,sprout-ewma,cubic,reno,vegas,ledbat,bbr,compound,cubic-codel,omniscient",
-        value_delimiter = ','
-    )]
-    schemes: Vec<Scheme>,
+    /// Comma-separated schemes of the fig7 (fig8, summary) and sensitivity experiments
+    /// [default: all ten; with --emulate: sprout,sprout-ewma,cubic,reno,bbr,cubic-codel].
+    #[arg(long, value_delimiter = ',')]
+    schemes: Option<Vec<Scheme>>,
     /// Comma-separated experiments (fig7, fig8, summary, confidence, loss, distributions,
     /// sensitivity), or all.
     #[arg(long, default_value = "fig7", value_parser = parse_experiments)]
@@ -133,6 +131,16 @@ struct EvalArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Run in real time through the link emulator (needs root): our Sprout over UDP and the
+    /// kernel's TCP, metrics from the emulator's logs, the simulator's results beside them.
+    #[arg(long)]
+    emulate: bool,
+    /// With --emulate: comma-separated link pairs to run [default: Verizon-LTE-short].
+    #[arg(long, value_delimiter = ',', requires = "emulate")]
+    links: Vec<String>,
+    /// With --emulate: seconds of each run.
+    #[arg(long, default_value_t = 140.0, requires = "emulate")]
+    duration: f64,
 }
 
 /// Queue discipline on the command line.
@@ -304,9 +312,25 @@ fn print_table(rows: &[(&str, &str, &DirectionMetrics)]) {
 }
 
 fn cmd_eval(a: EvalArgs) -> Result<()> {
+    if a.emulate {
+        let opts = EmulateOptions {
+            traces: a.traces,
+            links: a.links,
+            schemes: a
+                .schemes
+                .unwrap_or_else(|| emulate::EMULATED_SCHEMES.to_vec()),
+            duration_us: seconds_to_us(a.duration, "duration")?,
+            skip_us: seconds_to_us(a.skip, "skip")?,
+            out: a.out,
+            sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
+            progress: !a.quiet,
+        };
+        println!("{}", emulate::run(&opts)?);
+        return Ok(());
+    }
     let opts = EvalOptions {
         traces: a.traces,
-        schemes: a.schemes,
+        schemes: a.schemes.unwrap_or_else(|| Scheme::ALL.to_vec()),
         experiments: a.experiments.into_iter().flatten().collect(),
         out: a.out,
         skip_us: seconds_to_us(a.skip, "skip")?,
