@@ -27,6 +27,9 @@ pub struct TcpStats {
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Timeouts found spurious (the first ACK after them acknowledged an original
+    /// transmission) and undone.
+    pub spurious_timeouts: u64,
     /// Own data cumulatively acknowledged by the peer (bytes).
     pub acked_bytes: u64,
     /// Own data still outstanding (bytes).
@@ -178,6 +181,7 @@ impl TcpEndpoint {
             retransmitted_bytes: s.retransmitted_bytes,
             fast_retransmits: s.fast_retransmits,
             timeouts: s.timeouts,
+            spurious_timeouts: s.spurious_timeouts,
             acked_bytes: self.sender.snd_una(),
             in_flight_bytes: self.sender.in_flight(),
             delivered_app_bytes: self.receiver.delivered_bytes(),

@@ -8,6 +8,12 @@
 //! timeout, when everything outstanding is resent in order (go-back-N, as BSD and Linux do
 //! without SACK). Bytes in flight — RFC 5681's FlightSize — are `snd_nxt - snd_una`: after a
 //! timeout, data beyond `snd_nxt` is presumed lost. There is no SACK.
+//!
+//! Spurious timeouts are detected and undone with timestamps (Eifel, RFC 3522 and RFC 4015), as
+//! Linux does: when the first ACK after a timeout echoes a timestamp older than the timeout, it
+//! acknowledges an original transmission, so nothing was lost (the ACKs were only late, e.g.
+//! queued behind the other direction's data). The controller then gets back the state it had
+//! before the timeout and the go-back-N resend stops.
 
 use std::collections::VecDeque;
 
@@ -53,6 +59,18 @@ pub(crate) struct SenderCounters {
     pub retransmitted_bytes: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    pub spurious_timeouts: u64,
+}
+
+/// What a retransmission timeout changed, kept until the first ACK after it says whether the
+/// timeout was spurious.
+#[derive(Debug)]
+struct TimeoutUndo {
+    /// The controller as it was before the timeout.
+    cc: Box<dyn CongestionControl>,
+    /// When the timeout fired (µs): an ACK echoing an older timestamp acknowledges an original
+    /// transmission.
+    fired_us: u64,
 }
 
 /// The sending half of an endpoint.
@@ -86,6 +104,8 @@ pub(crate) struct Sender {
     rtt: RttEstimator,
     rto_deadline_us: Option<u64>,
     backoff: u32,
+    /// Set by a timeout until the next new ACK (Eifel detection).
+    undo: Option<TimeoutUndo>,
     rate: RateEstimator,
     pacer: Pacer,
     counters: SenderCounters,
@@ -115,6 +135,7 @@ impl Sender {
             rtt: RttEstimator::new(cfg.initial_rto_us, cfg.min_rto_us, MAX_RTO_US),
             rto_deadline_us: None,
             backoff: 0,
+            undo: None,
             rate: RateEstimator::default(),
             pacer: Pacer::default(),
             counters: SenderCounters::default(),
@@ -334,6 +355,17 @@ impl Sender {
     }
 
     fn on_new_ack(&mut self, now_us: u64, ack: u64, seg: &Segment) {
+        if let Some(undo) = self.undo.take() {
+            if seg.echo_us.is_some_and(|e| e < undo.fired_us) {
+                // Eifel: the timeout was spurious. Restore the controller, resume new data.
+                self.cc = undo.cc;
+                self.rto_recovery = false;
+                self.recover_set_by_rto = false;
+                self.snd_nxt = self.snd_max;
+                self.backoff = 0;
+                self.counters.spurious_timeouts += 1;
+            }
+        }
         let prior_in_flight = self.in_flight();
         let newly_acked = ack - self.snd_una;
         let rtt_sample = seg.echo_us.map(|e| now_us.saturating_sub(e));
@@ -446,6 +478,18 @@ impl Sender {
         // §3.1) or if fast recovery was under way (Linux's tcp_enter_loss keeps the recovery's
         // ssthresh then; FlightSize is inflated by the recovery's new data).
         let same_episode = self.backoff > 0 || self.in_recovery;
+        // Eifel detection compares echoes with the episode's first retransmission (Linux's
+        // `retrans_stamp`): this timeout's when it starts the episode; a fast retransmit's, which
+        // is not kept, when fast recovery was under way (then no undo). Repeated timeouts keep
+        // the first one's.
+        if self.in_recovery {
+            self.undo = None;
+        } else if !same_episode {
+            self.undo = Some(TimeoutUndo {
+                cc: self.cc.clone_box(),
+                fired_us: now_us,
+            });
+        }
         self.cc
             .on_retransmission_timeout(now_us, flight_size, same_episode);
         self.in_recovery = false;

@@ -164,6 +164,51 @@ fn rto_fires_after_silence_and_backs_off_exponentially() {
     assert_eq!(e.stats().timeouts, 8);
 }
 
+/// Ten segments sent at 0, then a timeout at 1 s: the window collapses to one segment.
+fn timed_out_sender() -> (TcpEndpoint, u64, u64) {
+    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, 0);
+    e.set_bulk(true);
+    assert_eq!(drain(&mut e, 0).len(), 10);
+    let cwnd_before = e.cwnd_bytes();
+    let t = e.poll_timeout().expect("the retransmission timer runs");
+    e.handle_timeout(t);
+    assert_eq!(e.cwnd_bytes(), MSS, "one segment after the timeout");
+    let resent = drain(&mut e, t);
+    assert_eq!((resent.len(), resent[0].seq), (1, 0));
+    (e, cwnd_before, t)
+}
+
+#[test]
+fn a_timeout_whose_first_ack_echoes_an_original_transmission_is_undone() {
+    // The ACKs were only late (queued behind the other direction's data): the first ACK after
+    // the timeout echoes the original transmission's timestamp (0, before the timeout).
+    let (mut e, cwnd_before, t) = timed_out_sender();
+    e.handle_segment(t + 10_000, &ack(2 * MSS, 0));
+    assert_eq!(e.stats().spurious_timeouts, 1);
+    // The controller's state is restored, then the ACK's two segments grow it (slow start).
+    assert_eq!(e.cwnd_bytes(), cwnd_before + 2 * MSS);
+    // No go-back-N: what follows is new data, from the highest byte sent.
+    let next = drain(&mut e, t + 10_000);
+    assert!(!next.is_empty());
+    assert!(next.iter().all(|s| !s.retransmission && s.seq >= 10 * MSS));
+}
+
+#[test]
+fn a_timeout_whose_first_ack_echoes_the_retransmission_stands() {
+    let (mut e, _, t) = timed_out_sender();
+    e.handle_segment(t + 40_000, &ack(MSS, t));
+    assert_eq!(e.stats().spurious_timeouts, 0);
+    assert!(
+        e.cwnd_bytes() <= 2 * MSS,
+        "still in slow start from one segment"
+    );
+    let next = drain(&mut e, t + 40_000);
+    assert!(
+        next.iter().all(|s| s.retransmission && s.seq < 10 * MSS),
+        "go-back-N resumes"
+    );
+}
+
 #[test]
 fn rto_after_rtt_samples_is_srtt_plus_the_200_ms_floor() {
     let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, 0);

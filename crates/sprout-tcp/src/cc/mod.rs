@@ -200,9 +200,22 @@ pub struct AckEvent {
     pub rate_sample: Option<RateSample>,
 }
 
+/// A copy of a boxed controller, taken when a retransmission timeout may later prove spurious
+/// (so the sender can restore it). Implemented for every `Clone` controller.
+pub trait CloneCongestionControl {
+    /// A boxed copy of this controller, with all its state.
+    fn clone_box(&self) -> Box<dyn CongestionControl>;
+}
+
+impl<T: CongestionControl + Clone + 'static> CloneCongestionControl for T {
+    fn clone_box(&self) -> Box<dyn CongestionControl> {
+        Box::new(self.clone())
+    }
+}
+
 /// A congestion controller: turns ACK, loss and timeout events into a window and, optionally,
 /// a pacing rate.
-pub trait CongestionControl: fmt::Debug + Send {
+pub trait CongestionControl: CloneCongestionControl + fmt::Debug + Send {
     /// Which controller this is.
     fn kind(&self) -> CcKind;
 
