@@ -486,16 +486,15 @@ fn report(res: &EvalResults, charts: &[(Experiment, String)]) -> String {
             "\nThe paper's Skype, Hangout and Facetime rows have no counterpart here (closed \
              applications); Reno and BBR were not in the paper. Why ours differ: our Sprout \
              sends more than the paper's (see the averages above) and its delay is raised by \
-             heartbeats queued through the 3G outages (see fig7's notes). With both \
-             directions saturated over unlimited queues, our loss-based peers (Cubic, Reno, \
-             Compound) starve one direction of each link: its ACKs wait behind tens of \
-             seconds of the other direction's data, so one direction runs at 98-100% and the \
-             other at 1-7% (Cubic on the Verizon LTE uplink: 26%; see the fig7 table), which \
-             makes the mean of ratios large and \
-             Compound's delay that of a loss-based sender; the paper's peers show no such \
-             starvation, and how its runs shared the reverse path is not published. Our Cubic \
-             keeps Linux's largest receive window (6 MiB) queued, about twice the paper's 25 \
-             s. Our TCP peers have no SACK or HyStart; Compound's delay window follows Tan et \
+             heartbeats queued through the 3G outages (see fig7's notes). Our loss-based peers \
+             (Cubic, Reno, Compound) never see a loss over unlimited queues, so each keeps \
+             Linux's largest receive window (6 MiB) queued: their delay is tens of seconds, \
+             more than the paper's 25 s, and with both directions saturated each direction's \
+             ACKs wait behind the other's data, which slows one direction on some links (see \
+             the fig7 table). The timeouts those late ACKs cause are undone with timestamps, \
+             as Linux does (Eifel); the emulated evaluation (`sprout eval --emulate`) puts the \
+             kernel's own Cubic beside ours. Our TCP peers have no SACK or HyStart; Compound's \
+             delay window follows Tan et \
              al. without Windows' tuning.\n"
         );
         charts_of(&mut s, charts, Experiment::Summary);
@@ -693,11 +692,12 @@ the other direction's feedback keeps flowing.
 - Our Sprout sends more than the paper's (see the averages): its window skips the forecast tick spent in transit, as the \
 authors' code does, which the paper's text does not say; read literally, the paper's sender \
 locks itself in at low rates instead.
-- Loss-based peers (Cubic, Reno, Compound) starve one direction of each link when both are \
-saturated over unlimited queues: that direction's ACKs wait behind tens of seconds of the other \
-direction's data, so its throughput is a few percent of capacity (1-26%) and its delay is set \
-by the ACK path. \
-The paper's peers do not show this; how its runs shared the reverse path is not published.
+- Loss-based peers (Cubic, Reno, Compound) see no loss over unlimited queues and keep their \
+whole receive window (Linux's 6 MiB) queued, so their delay is tens of seconds; with both \
+directions saturated, each direction's ACKs wait behind the other's data, which slows one \
+direction on some links. The spurious timeouts caused by those late ACKs are undone with \
+timestamps, as Linux does (Eifel, RFC 3522/4015). The paper's peers show lower delays; how its \
+runs shared the reverse path is not published.
 - LEDBAT stays well below the paper's throughput on the LTE links, most likely because RFC 6817 \
 limits its growth to one packet per round trip (GAIN 1, ALLOWED_INCREASE 1), too slow to follow LTE's capacity \
 swings after each back-off; the paper's LEDBAT (a 2012 uTP implementation) is not specified.
