@@ -84,9 +84,7 @@ fn sprout_and_kernel_cubic_through_the_emulator_scored_from_its_logs() {
             assert!((m.self_inflicted_ms - row.self_inflicted_ms).abs() < 1e-6);
         }
         let sprout = get("emulated", "sprout", d);
-        let cubic = get("emulated", "cubic", d);
-        // Sprout moves data both ways and keeps its queue short on this benign link; the kernel's
-        // Cubic fills the queue and waits behind it.
+        // Sprout moves data both ways and keeps its queue short on this benign link.
         assert!(
             sprout.utilization > 0.2 && sprout.utilization <= 1.0,
             "sprout {d}: utilization {}",
@@ -97,20 +95,25 @@ fn sprout_and_kernel_cubic_through_the_emulator_scored_from_its_logs() {
             "sprout {d}: self-inflicted delay {} ms",
             sprout.self_inflicted_ms
         );
-        assert!(
-            cubic.p95_delay_ms > sprout.p95_delay_ms,
-            "cubic {d}: p95 delay {} ms not above sprout's {} ms",
-            cubic.p95_delay_ms,
-            sprout.p95_delay_ms
-        );
     }
-    let cubic_best = ["up", "down"]
+    // The kernel's Cubic fills at least one direction and waits behind its own queue there (in
+    // 12 s the other direction's flow, whose ACKs queue behind this one, may not fill its link).
+    let (d, cubic) = ["up", "down"]
         .iter()
-        .map(|d| get("emulated", "cubic", d).utilization)
-        .fold(0.0, f64::max);
+        .map(|d| (*d, get("emulated", "cubic", d)))
+        .max_by(|a, b| a.1.utilization.total_cmp(&b.1.utilization))
+        .unwrap();
+    let sprout = get("emulated", "sprout", d);
     assert!(
-        cubic_best > 0.8,
-        "kernel cubic used at most {cubic_best} of a direction"
+        cubic.utilization > 0.8,
+        "kernel cubic used at most {} of a direction",
+        cubic.utilization
+    );
+    assert!(
+        cubic.self_inflicted_ms > 2.0 * sprout.self_inflicted_ms.max(10.0),
+        "cubic {d}: self-inflicted delay {} ms, sprout's {} ms",
+        cubic.self_inflicted_ms,
+        sprout.self_inflicted_ms
     );
     let report = fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("Simulation against emulation"));
