@@ -277,9 +277,8 @@ fn run_emulated(
     match status {
         Some(s) if s.success() => {}
         Some(s) => bail!(
-            "{} client on {link} failed ({s}); see {}",
-            scheme.key(),
-            format!("{base}.client.err")
+            "{} client on {link} failed ({s}); see {base}.client.err",
+            scheme.key()
         ),
         None => bail!(
             "{} client on {link} did not end within {:.0} s",
