@@ -12,7 +12,9 @@ use sprout_emu::{
     fidelity, has_network_privileges, DirectionReport, EmuError, Emulator, EmulatorConfig,
     SignalWatcher,
 };
-use sprout_link::{LinkConfig, QueueConfig, Trace};
+use sprout_link::{LinkConfig, Trace};
+
+use crate::QueueArg;
 
 /// `sprout link` arguments.
 #[derive(clap::Args)]
@@ -79,23 +81,6 @@ pub struct LinkArgs {
         value_name = "COMMAND"
     )]
     command: Vec<String>,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum QueueArg {
-    /// Unlimited drop-tail.
-    Infinite,
-    /// CoDel (RFC 8289: 5 ms target, 100 ms interval).
-    Codel,
-}
-
-impl QueueArg {
-    fn config(self) -> QueueConfig {
-        match self {
-            QueueArg::Infinite => QueueConfig::default(),
-            QueueArg::Codel => QueueConfig::codel(),
-        }
-    }
 }
 
 /// Checks the arguments and builds the emulator's configuration (traces loaded) and the

@@ -143,9 +143,9 @@ struct EvalArgs {
     duration: f64,
 }
 
-/// Queue discipline on the command line.
+/// Queue discipline on the command line (`sprout sim`, `sprout link`).
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
-enum QueueArg {
+pub(crate) enum QueueArg {
     /// Unlimited drop-tail.
     Infinite,
     /// CoDel (RFC 8289: 5 ms target, 100 ms interval).
@@ -153,7 +153,8 @@ enum QueueArg {
 }
 
 impl QueueArg {
-    fn config(self) -> QueueConfig {
+    /// The link model's queue configuration.
+    pub(crate) fn config(self) -> QueueConfig {
         match self {
             QueueArg::Infinite => QueueConfig::default(),
             QueueArg::Codel => QueueConfig::codel(),
