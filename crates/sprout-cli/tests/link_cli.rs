@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use sprout_emu::leftovers::{interface_names, process_gone, remains};
+
 fn sprout() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sprout"))
 }
@@ -55,20 +57,6 @@ fn link_cmd(trace: &Path) -> Command {
     c
 }
 
-fn ip(args: &[&str]) -> String {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Interface names of the root namespace.
-fn links() -> Vec<String> {
-    ip(&["-o", "link", "show"])
-        .lines()
-        .filter_map(|l| l.split(':').nth(1))
-        .map(|n| n.trim().split('@').next().unwrap_or("").to_string())
-        .collect()
-}
-
 /// The outside TUN device name prefix of the emulator with process id `pid`.
 fn iface_prefix(pid: u32) -> String {
     format!("spo{pid:x}-")
@@ -84,17 +72,6 @@ fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
             return false;
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether process `pid` is gone (or a zombie: dead, waiting to be reaped).
-fn process_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-            .unwrap_or(true),
     }
 }
 
@@ -125,7 +102,7 @@ fn wait_ready(child: &Child) -> Vec<u32> {
     assert!(
         wait_until(Duration::from_secs(10), || {
             kids = children_of(child.id());
-            links().iter().any(|l| l.starts_with(&prefix)) && !kids.is_empty()
+            interface_names().iter().any(|l| l.starts_with(&prefix)) && !kids.is_empty()
         }),
         "emulator did not come up"
     );
@@ -149,23 +126,13 @@ fn addresses(stderr: &str) -> Vec<String> {
 /// Asserts that nothing of emulator `pid` is left: no device, address, route or namespace.
 fn assert_clean(pid: u32, addrs: &[String]) {
     let prefix = iface_prefix(pid);
+    let mut left = Vec::new();
     assert!(
-        wait_until(Duration::from_secs(3), || !links()
-            .iter()
-            .any(|l| l.starts_with(&prefix))),
-        "a device {prefix}* is left in `ip link`"
-    );
-    let routes = ip(&["route", "show", "table", "all"]);
-    let all_addrs = ip(&["-o", "addr"]);
-    for a in addrs {
-        assert!(!routes.contains(a.as_str()), "route to {a} left: {routes}");
-        assert!(!all_addrs.contains(a.as_str()), "address {a} left");
-    }
-    // The emulator never names its namespace (no bind mount under /var/run/netns).
-    let netns = ip(&["netns", "list"]);
-    assert!(
-        !netns.contains("sprout") && !netns.contains(&prefix),
-        "a named namespace is left: {netns}"
+        wait_until(Duration::from_secs(3), || {
+            left = remains(&prefix, addrs);
+            left.is_empty()
+        }),
+        "left behind: {left:?}"
     );
 }
 

@@ -10,6 +10,7 @@
 //! - `event_loop`: the single thread moving packets between devices and links.
 //! - [`stats`]: counters, latency histograms and per-packet records.
 //! - [`signals`]: running a command under the emulator and ending it cleanly.
+//! - [`leftovers`]: what of an emulator is still visible on the host (clean-up checks).
 //! - [`fidelity`]: measurements of the emulator's own accuracy (utilization under a flood,
 //!   extra delay of a light probe).
 //!
@@ -25,6 +26,7 @@ mod addressing;
 pub mod emulator;
 mod event_loop;
 pub mod fidelity;
+pub mod leftovers;
 pub mod namespace;
 pub mod signals;
 pub mod stats;

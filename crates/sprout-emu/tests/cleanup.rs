@@ -7,37 +7,13 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use sprout_emu::leftovers::{interface_names, process_gone, remains};
 use sprout_emu::{has_network_privileges, Emulator, EmulatorConfig};
 use sprout_link::constant_rate_trace;
 
 fn config() -> EmulatorConfig {
     let trace = Arc::new(constant_rate_trace("12mbit", 12.0, 1.0).unwrap());
     EmulatorConfig::new(trace.clone(), trace)
-}
-
-fn ip(args: &[&str]) -> String {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Interface names of the root namespace.
-fn links() -> Vec<String> {
-    ip(&["-o", "link", "show"])
-        .lines()
-        .filter_map(|l| l.split(':').nth(1))
-        .map(|n| n.trim().split('@').next().unwrap_or("").to_string())
-        .collect()
-}
-
-/// Whether process `pid` is gone (or a zombie: dead, waiting for a parent to reap it).
-fn process_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-            .unwrap_or(true),
-    }
 }
 
 fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
@@ -54,20 +30,14 @@ fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
 }
 
 fn assert_no_trace_of(iface: &str, addrs: &[String]) {
+    let mut left = Vec::new();
     assert!(
-        wait_until(Duration::from_secs(3), || !links()
-            .iter()
-            .any(|l| l == iface)),
-        "{iface} still in `ip link`"
+        wait_until(Duration::from_secs(3), || {
+            left = remains(iface, addrs);
+            left.is_empty()
+        }),
+        "left behind: {left:?}"
     );
-    let routes = ip(&["route", "show", "table", "all"]);
-    let addresses = ip(&["-o", "addr"]);
-    for a in addrs {
-        assert!(!routes.contains(a.as_str()), "route to {a} left: {routes}");
-        assert!(!addresses.contains(a.as_str()), "address {a} left");
-    }
-    let netns = ip(&["netns", "list"]);
-    assert!(!netns.contains("sprout"), "netns left: {netns}");
 }
 
 #[test]
@@ -83,8 +53,12 @@ fn stop_and_drop_remove_everything_and_kill_commands() {
             emu.mobile_addr().to_string(),
             emu.outside_addr().to_string(),
         ];
-        assert!(links().contains(&iface));
-        assert!(ip(&["route"]).contains(&addrs[0]));
+        assert!(interface_names().contains(&iface));
+        let present = remains(&iface, &addrs);
+        assert!(
+            present.contains(&format!("route to {}", addrs[0])),
+            "{present:?}"
+        );
         let mut child = emu
             .spawn_in_namespace(Command::new("sleep").arg("30"))
             .unwrap();
@@ -158,7 +132,7 @@ fn sigkill_leaves_nothing_behind() {
         [fields[1].to_string(), fields[2].to_string()],
         fields[3].parse::<u32>().unwrap(),
     );
-    assert!(links().iter().any(|l| l == iface));
+    assert!(interface_names().iter().any(|l| l == iface));
     assert!(!process_gone(child));
     helper.kill().unwrap(); // SIGKILL
     helper.wait().unwrap();
