@@ -81,6 +81,12 @@ fn server(port: u16, json: bool) -> Child {
     spawn(&mut cmd)
 }
 
+/// `sprout client --connect 127.0.0.1:PORT ARGS...`, started.
+fn client(port: u16, args: &[&str]) -> Child {
+    let connect = format!("127.0.0.1:{port}");
+    spawn(sprout().args(["client", "--connect", &connect]).args(args))
+}
+
 fn f(v: &Value, key: &str) -> f64 {
     v[key]
         .as_f64()
@@ -91,17 +97,7 @@ fn f(v: &Value, key: &str) -> f64 {
 fn saturating_transfer_in_both_directions() {
     let port = free_port();
     let srv = server(port, true);
-    let connect = format!("127.0.0.1:{port}");
-    let cli = spawn(sprout().args([
-        "client",
-        "--connect",
-        &connect,
-        "--duration",
-        "3",
-        "--direction",
-        "both",
-        "--json",
-    ]));
+    let cli = client(port, &["--duration", "3", "--direction", "both", "--json"]);
     let (cticks, csum) = parse(&finish(cli, Duration::from_secs(20)));
     let (sticks, ssum) = parse(&finish(srv, Duration::from_secs(20)));
     println!("client {csum}\nserver {ssum}");
@@ -155,19 +151,18 @@ fn saturating_transfer_in_both_directions() {
 fn paced_stream_delivers_its_rate_with_measured_delay() {
     let port = free_port();
     let srv = server(port, true);
-    let connect = format!("127.0.0.1:{port}");
-    let cli = spawn(sprout().args([
-        "client",
-        "--connect",
-        &connect,
-        "--duration",
-        "3",
-        "--direction",
-        "both",
-        "--rate",
-        "500",
-        "--json",
-    ]));
+    let cli = client(
+        port,
+        &[
+            "--duration",
+            "3",
+            "--direction",
+            "both",
+            "--rate",
+            "500",
+            "--json",
+        ],
+    );
     let (_, csum) = parse(&finish(cli, Duration::from_secs(20)));
     let (_, ssum) = parse(&finish(srv, Duration::from_secs(20)));
     println!("client {csum}\nserver {ssum}");
@@ -188,20 +183,19 @@ fn paced_stream_delivers_its_rate_with_measured_delay() {
 fn ewma_in_text_mode_prints_lines_and_a_summary() {
     let port = free_port();
     let srv = server(port, false);
-    let connect = format!("127.0.0.1:{port}");
-    let cli = spawn(sprout().args([
-        "client",
-        "--connect",
-        &connect,
-        "--duration",
-        "2",
-        "--direction",
-        "down",
-        "--rate",
-        "200",
-        "--scheme",
-        "sprout-ewma",
-    ]));
+    let cli = client(
+        port,
+        &[
+            "--duration",
+            "2",
+            "--direction",
+            "down",
+            "--rate",
+            "200",
+            "--scheme",
+            "sprout-ewma",
+        ],
+    );
     let out = finish(cli, Duration::from_secs(20));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
@@ -217,9 +211,9 @@ fn ewma_in_text_mode_prints_lines_and_a_summary() {
 
 #[test]
 fn client_without_a_server_ends_with_a_clear_message() {
-    let connect = format!("127.0.0.1:{}", free_port());
+    let port = free_port();
     let start = Instant::now();
-    let cli = spawn(sprout().args(["client", "--connect", &connect, "--duration", "2"]));
+    let cli = client(port, &["--duration", "2"]);
     let out = finish(cli, Duration::from_secs(15));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

@@ -94,6 +94,18 @@ fn set_receive_buffer(sock: &UdpSocket, bytes: libc::c_int) {
     }
 }
 
+/// A UDP socket on the emulator's outside address (any port), reading with a 50 ms timeout so
+/// its thread notices when to stop; and its address.
+fn outside_receiver(emu: &Emulator) -> Result<(UdpSocket, SocketAddr), EmuError> {
+    let receiver = UdpSocket::bind(SocketAddr::new(emu.outside_addr().into(), 0))
+        .map_err(io_err("bind the receiver"))?;
+    receiver
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .map_err(io_err("receiver timeout"))?;
+    let target = receiver.local_addr().map_err(io_err("receiver address"))?;
+    Ok((receiver, target))
+}
+
 /// Floods the uplink of an emulator on a constant `rate_mbit` trace (20 ms delay, unlimited
 /// queue) with 1500-byte IP packets paced at 1.1 times the capacity, and measures over
 /// `[warmup_s, warmup_s + window_s)` how many bytes the model delivered (uplink log) and how
@@ -113,13 +125,8 @@ pub fn flood(rate_mbit: f64, warmup_s: f64, window_s: f64) -> Result<FloodResult
     let window_end_ns = window_start_ns + (window_s * 1e9) as u64;
     let send_until_ns = window_end_ns + 100_000_000;
 
-    let receiver = UdpSocket::bind(SocketAddr::new(emu.outside_addr().into(), 0))
-        .map_err(io_err("bind the receiver"))?;
+    let (receiver, target) = outside_receiver(&emu)?;
     set_receive_buffer(&receiver, 16 << 20);
-    receiver
-        .set_read_timeout(Some(Duration::from_millis(50)))
-        .map_err(io_err("receiver timeout"))?;
-    let target = receiver.local_addr().map_err(io_err("receiver address"))?;
     let done = Arc::new(AtomicBool::new(false));
     let done_rx = done.clone();
     let receiving = std::thread::spawn(move || {
@@ -247,12 +254,7 @@ pub fn probe(delay_ms: u64, rate_per_s: u32, seconds: f64) -> Result<ProbeResult
     let emu = Emulator::start_recording(config, count as usize + 1000)?;
     let epoch = emu.epoch_ns();
 
-    let receiver = UdpSocket::bind(SocketAddr::new(emu.outside_addr().into(), 0))
-        .map_err(io_err("bind the receiver"))?;
-    receiver
-        .set_read_timeout(Some(Duration::from_millis(50)))
-        .map_err(io_err("receiver timeout"))?;
-    let target = receiver.local_addr().map_err(io_err("receiver address"))?;
+    let (receiver, target) = outside_receiver(&emu)?;
     let done = Arc::new(AtomicBool::new(false));
     let done_rx = done.clone();
     let receiving = std::thread::spawn(move || {
