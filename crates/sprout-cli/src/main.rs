@@ -85,7 +85,7 @@ struct SimArgs {
     /// The downlink's loss probability, overriding --loss.
     #[arg(long)]
     downlink_loss: Option<f64>,
-    /// Simulated seconds (default: the longer trace's length).
+    /// Simulated seconds (default: the shorter trace's length; the run ends when either trace does).
     #[arg(long)]
     duration: Option<f64>,
     /// Seconds skipped before measuring (paper: 60).

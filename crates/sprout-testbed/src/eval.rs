@@ -619,7 +619,7 @@ fn run_job(j: &Job) -> Result<JobOut> {
         let fig = j.figure1.then(|| figure1_series(&out.downlink));
         (out.downlink.metrics, out.uplink.metrics, fig)
     } else {
-        let duration = j.up.duration_us().max(j.down.duration_us());
+        let duration = sim::default_duration_us(&j.up, &j.down);
         (
             omniscient_metrics(&j.down, &j.cfg, duration),
             omniscient_metrics(&j.up, &j.cfg, duration),

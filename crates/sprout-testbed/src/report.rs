@@ -681,14 +681,14 @@ fn report(res: &EvalResults, charts: &[(Experiment, String)]) -> String {
 const DEPARTURE_NOTES: &str = "\
 - The paper's Verizon LTE points come from the full drive trace; `Verizon-LTE-short` is a 140 s \
 excerpt of it, so only 80 s are measured after the 60 s skip.
-- Outages dominate the 95th percentile on some links (the AT&T uplink has a 78 s gap, EV-DO \
-gaps of 11 s): a few seconds of difference in how a scheme drains its queue after an outage move \
-the self-inflicted delay by hundreds of milliseconds. A Sprout sender's 50 ms heartbeats pile up \
-in the queue during an outage (1560 of them in the AT&T uplink's gap, about 1.2 s of its capacity \
-once it returns), and on the EV-DO downlink after its 11.6 s gap the link delivers one or two \
-packets a second, less than the heartbeats themselves. The paper's Cellsim did not loop traces; \
-we replay each direction's own trace once for its metrics but keep the shorter one looping so \
-the other direction's feedback keeps flowing.
+- A run ends when the shorter of its two traces does, as the paper's Cellsim, which did not \
+loop traces, ended. On AT&T this measures 786 s of the 1012 s uplink and leaves out its 78 s gap \
+(787-865 s), which begins as the downlink recording ends and looks like an artefact of the capture.
+- Outages dominate the 95th percentile on some links (EV-DO has gaps of 11 s): a few seconds of \
+difference in how a scheme drains its queue after an outage move the self-inflicted delay by \
+hundreds of milliseconds. A Sprout sender's 50 ms heartbeats pile up in the queue during an \
+outage, and on the EV-DO downlink after its 11.6 s gap the link delivers one or two packets a \
+second, less than the heartbeats themselves.
 - Our Sprout sends more than the paper's (see the averages): its window skips the forecast tick spent in transit, as the \
 authors' code does, which the paper's text does not say; read literally, the paper's sender \
 locks itself in at low rates instead.

@@ -68,7 +68,8 @@ pub struct SimConfig {
     pub uplink: DirectionOverride,
     /// Queue and loss of the downlink alone, overriding `link`'s.
     pub downlink: DirectionOverride,
-    /// Simulated time, in microseconds; `None` = the longer trace's length.
+    /// Simulated time, in microseconds; `None` = the shorter trace's length: the run ends when
+    /// either trace does, as the paper's Cellsim, which did not loop its traces, ended.
     pub duration_us: Option<u64>,
     /// Start of the measured window, in microseconds (paper: 60 s).
     pub skip_us: u64,
@@ -315,7 +316,7 @@ pub fn run(
 ) -> anyhow::Result<SimOutput> {
     let duration = cfg
         .duration_us
-        .unwrap_or_else(|| uplink.duration_us().max(downlink.duration_us()));
+        .unwrap_or_else(|| default_duration_us(&uplink, &downlink));
     let overhead = cfg.protocol.link_overhead_bytes;
     let (down_link, up_link) = (cfg.link_for(Direction::Down), cfg.link_for(Direction::Up));
     let starts: [u64; 2] = if cfg.seed == 0 {
@@ -446,6 +447,13 @@ pub fn run(
         uplink: finish(up_side, uplink),
         duration_us: duration,
     })
+}
+
+/// A run's length when none is given: the shorter trace's, so that no direction is scored
+/// over a replay of the other direction's trace (AT&T's uplink, 1012 s, would otherwise be
+/// measured against 226 s of looped downlink feedback, through its 78 s gap at 787 s).
+pub fn default_duration_us(uplink: &Trace, downlink: &Trace) -> u64 {
+    uplink.duration_us().min(downlink.duration_us())
 }
 
 /// The paper's metrics of one direction of a run that lasted `duration_us`: over the

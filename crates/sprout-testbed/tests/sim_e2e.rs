@@ -188,3 +188,38 @@ fn one_direction_can_have_its_own_queue_and_loss() {
     );
     assert_eq!(drops(&dl), 0, "the downlink keeps the default: no loss");
 }
+
+#[test]
+fn a_run_ends_with_the_shorter_trace_unless_told_otherwise() {
+    // 10 s of uplink against 20 s of downlink, one opportunity per millisecond each way.
+    let trace = |name: &str, ms: u64| {
+        Arc::new(Trace::from_opportunities_ms(name, (1..=ms).collect()).unwrap())
+    };
+    let (up, down) = (trace("short.up", 10_000), trace("long.down", 20_000));
+    assert_eq!(sim::default_duration_us(&up, &down), 10_000_000);
+    let cfg = SimConfig {
+        skip_us: 0,
+        ..SimConfig::default()
+    };
+    let out = sim::run(up.clone(), down.clone(), &cfg, None).unwrap();
+    assert_eq!(out.duration_us, 10_000_000);
+    // The downlink is scored over the 10 s the run lasted, not its trace's 20 s.
+    assert!(
+        (out.downlink.metrics.window_s - 10.0).abs() < 1e-9,
+        "{}",
+        out.downlink.metrics.window_s
+    );
+    assert!(out
+        .downlink
+        .arrivals
+        .iter()
+        .all(|a| a.arrived_us <= 10_000_000));
+    // An explicit duration still wins (the shorter trace then loops).
+    let cfg = SimConfig {
+        duration_us: Some(15_000_000),
+        ..cfg
+    };
+    let out = sim::run(up, down, &cfg, None).unwrap();
+    assert_eq!(out.duration_us, 15_000_000);
+    assert!(out.downlink.metrics.window_s > 14.9);
+}
