@@ -277,8 +277,12 @@ struct Tick {
     sent_bytes: u64,
     /// Application bytes received so far.
     received_bytes: u64,
-    /// The sender's window, link bytes.
+    /// The sender's window: what the forecast lets it have in the network (its queue estimate
+    /// plus the room left), link bytes. A saturating sender keeps its room near 0, so this,
+    /// not the room, shows how much the forecast allows.
     window_bytes: u64,
+    /// Room left in the window now, link bytes.
+    room_bytes: u64,
     /// The sender's estimate of its bytes queued in the network, link bytes.
     queue_estimate_bytes: u64,
     /// Packets the peer forecasts it will receive over the next 8 ticks (160 ms).
@@ -626,7 +630,8 @@ fn print_tick(
         ),
         sent_bytes: s.app_bytes_sent - base.app_bytes_sent,
         received_bytes: s.app_bytes_received - base.app_bytes_received,
-        window_bytes: s.window_bytes,
+        window_bytes: s.queue_estimate_bytes + s.window_bytes,
+        room_bytes: s.window_bytes,
         queue_estimate_bytes: s.queue_estimate_bytes,
         forecast_packets: s.peer_forecast_packets,
         forecast: s.peer_forecast.clone(),

@@ -145,6 +145,19 @@ fn saturating_transfer_in_both_directions() {
         assert!(t[key].is_number(), "tick lacks {key}: {t}");
     }
     assert!(f(t, "forecast_packets") > 0.0);
+    // A saturating sender has no room left most of the time, but its window (what is in the
+    // network plus the room) shows what the forecast allows.
+    assert!(
+        cticks.iter().any(|t| f(t, "window_bytes") > 0.0),
+        "the window was 0 every second"
+    );
+    for t in &cticks {
+        assert_eq!(
+            f(t, "window_bytes"),
+            f(t, "queue_estimate_bytes") + f(t, "room_bytes"),
+            "{t}"
+        );
+    }
 }
 
 #[test]
