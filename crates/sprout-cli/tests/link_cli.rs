@@ -5,9 +5,9 @@ use std::io::Read;
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use sprout_emu::leftovers::{interface_names, process_gone, remains};
+use sprout_emu::leftovers::{interface_names, process_gone, remains, wait_until};
 
 fn sprout() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sprout"))
@@ -60,19 +60,6 @@ fn link_cmd(trace: &Path) -> Command {
 /// The outside TUN device name prefix of the emulator with process id `pid`.
 fn iface_prefix(pid: u32) -> String {
     format!("spo{pid:x}-")
-}
-
-fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + limit;
-    loop {
-        if f() {
-            return true;
-        }
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Live children of `pid`.
@@ -138,13 +125,9 @@ fn assert_clean(pid: u32, addrs: &[String]) {
 
 /// Waits at most `limit` for `child` to exit, then kills it; returns its output.
 fn output_within(mut child: Child, limit: Duration) -> Output {
-    let until = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("sprout link did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if !wait_until(limit, || child.try_wait().unwrap().is_some()) {
+        let _ = child.kill();
+        panic!("sprout link did not exit within {limit:?}");
     }
     let mut stderr = String::new();
     if let Some(mut e) = child.stderr.take() {

@@ -60,3 +60,18 @@ pub fn remains(iface_prefix: &str, addrs: &[String]) -> Vec<String> {
     }
     left
 }
+
+/// Polls `done` every 20 ms until it returns true (then true) or `limit` has passed (then
+/// false): clean-up by the kernel and by killed processes takes a moment.
+pub fn wait_until(limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if std::time::Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -5,28 +5,15 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use sprout_emu::leftovers::{interface_names, process_gone, remains};
+use sprout_emu::leftovers::{interface_names, process_gone, remains, wait_until};
 use sprout_emu::{has_network_privileges, Emulator, EmulatorConfig};
 use sprout_link::constant_rate_trace;
 
 fn config() -> EmulatorConfig {
     let trace = Arc::new(constant_rate_trace("12mbit", 12.0, 1.0).unwrap());
     EmulatorConfig::new(trace.clone(), trace)
-}
-
-fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + limit;
-    loop {
-        if f() {
-            return true;
-        }
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn assert_no_trace_of(iface: &str, addrs: &[String]) {
