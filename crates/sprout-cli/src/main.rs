@@ -11,6 +11,7 @@ use sprout_link::{QueueConfig, Trace};
 use sprout_testbed::emulate::{self, EmulateOptions};
 use sprout_testbed::eval::{self, EvalOptions, Experiment, Scheme};
 use sprout_testbed::metrics::DirectionMetrics;
+use sprout_testbed::overrides;
 use sprout_testbed::sim::{self, DirectionOverride, Load, Logs, SimConfig};
 
 mod link_cmd;
@@ -43,6 +44,16 @@ enum Command {
     Link(link_cmd::LinkArgs),
     /// Kernel TCP bulk transfers (Cubic, Reno, BBR, ...) for the emulated evaluation.
     Tcp(tcp_cmd::TcpArgs),
+    /// Print a Sprout scheme's configuration: every parameter `--param` can change, with its
+    /// default value.
+    Params {
+        /// sprout or sprout-ewma.
+        #[arg(long, default_value = "sprout")]
+        scheme: Scheme,
+        /// Changes to show applied, as in `sim` and `eval`.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+    },
     /// Manage cellular traces.
     Traces {
         #[command(subcommand)]
@@ -64,6 +75,10 @@ struct SimArgs {
     /// Forecast confidence, strictly between 0 and 1 (paper: 0.95).
     #[arg(long)]
     confidence: Option<f64>,
+    /// Change a Sprout parameter, KEY=VALUE (repeatable; `sprout params` lists them), e.g.
+    /// `--param window_skip_ticks=0 --param model.sigma=250`.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
     /// Seed for anything random (loss; when not 0, the endpoints' start times too).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -128,6 +143,10 @@ struct EvalArgs {
     /// Parallel jobs (default: one per core).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Change a Sprout parameter of both Sprout schemes, KEY=VALUE (repeatable; `sprout params`
+    /// lists them). Not with --emulate.
+    #[arg(long = "param", value_name = "KEY=VALUE", conflicts_with = "emulate")]
+    params: Vec<String>,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -201,6 +220,10 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
         }
         cfg.protocol.confidence = c;
     }
+    if !a.params.is_empty() && !a.scheme.is_sprout() {
+        bail!("--param applies to sprout and sprout-ewma only");
+    }
+    overrides::apply(&mut cfg.protocol, &a.params).map_err(anyhow::Error::msg)?;
     cfg.protocol.validate().map_err(anyhow::Error::msg)?;
     if let QueueArg::Codel = a.queue {
         cfg.link.queue = QueueConfig::codel();
@@ -256,6 +279,7 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
             "load": a.load,
             "duration_s": out.duration_us as f64 / 1e6,
             "skip_s": cfg.skip_us as f64 / 1e6,
+            "params": a.params,
             "uplink": { "trace": out.uplink.trace.name(), "metrics": out.uplink.metrics },
             "downlink": { "trace": out.downlink.trace.name(), "metrics": out.downlink.metrics },
         });
@@ -273,6 +297,9 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
             out.duration_us as f64 / 1e6,
             cfg.skip_us as f64 / 1e6
         );
+        if !a.params.is_empty() {
+            println!("with {}", a.params.join(" "));
+        }
         print_table(&[
             ("uplink", out.uplink.trace.name(), &out.uplink.metrics),
             ("downlink", out.downlink.trace.name(), &out.downlink.metrics),
@@ -337,9 +364,21 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
         skip_us: seconds_to_us(a.skip, "skip")?,
         jobs: a.jobs,
         progress: !a.quiet,
+        protocol_params: a.params,
     };
     let summary = eval::run(&opts)?;
     println!("{summary}");
+    Ok(())
+}
+
+fn cmd_params(scheme: Scheme, params: &[String]) -> Result<()> {
+    if !scheme.is_sprout() {
+        bail!("`sprout params` describes sprout and sprout-ewma; other schemes have no Sprout parameters");
+    }
+    let mut cfg = SimConfig::default();
+    scheme.configure(&mut cfg);
+    overrides::apply(&mut cfg.protocol, params).map_err(anyhow::Error::msg)?;
+    println!("{}", overrides::describe(&cfg.protocol));
     Ok(())
 }
 
@@ -352,6 +391,7 @@ fn main() {
         Command::Client(a) => net_cmd::client(a),
         Command::Link(a) => link_cmd::run(a),
         Command::Tcp(a) => tcp_cmd::run(a),
+        Command::Params { scheme, params } => cmd_params(scheme, &params),
         Command::Traces {
             command: TracesCommand::Fetch { dir },
         } => eval::fetch_traces(&dir).map(|msg| println!("{msg}")),

@@ -2,7 +2,7 @@
 //! discrete values of lambda, evolved by Brownian motion with a sticky outage value and updated
 //! by Bayes' rule from the packets that arrive in each tick.
 
-use crate::params::ModelParams;
+use crate::params::{ModelParams, RateGrid};
 
 /// Standard normal cumulative distribution function.
 pub(crate) fn normal_cdf(x: f64) -> f64 {
@@ -38,7 +38,18 @@ impl Evolution {
         let w = p.bin_width();
         let s = p.sigma * p.tau().sqrt();
         let reach = ((p.kernel_sigmas * s) / w).ceil() as usize;
-        let lower = |j: usize| if j == 0 { 0.0 } else { p.rate(j) - w / 2.0 };
+        let midpoint = p.grid == RateGrid::Midpoint;
+        let lower = |j: usize| {
+            if j == 0 {
+                if midpoint {
+                    f64::NEG_INFINITY
+                } else {
+                    0.0
+                }
+            } else {
+                p.rate(j) - w / 2.0
+            }
+        };
         let upper = |j: usize| {
             if j + 1 == n {
                 f64::INFINITY
@@ -59,7 +70,12 @@ impl Evolution {
                     normal_cdf((hi - centre) / s) - normal_cdf((lo - centre) / s)
                 })
                 .collect();
-            if i == 0 {
+            if i == 0 && midpoint {
+                let stay = (-p.outage_escape_rate * p.tau()).exp();
+                for (k, x) in weights.iter_mut().enumerate() {
+                    *x *= if start + k == 0 { stay } else { 1.0 - stay };
+                }
+            } else if i == 0 {
                 // The outage is sticky: it lasts an exponential time with rate lambda_z.
                 let stay = (-p.outage_escape_rate * p.tau()).exp();
                 weights[0] = 0.0;
@@ -222,8 +238,13 @@ impl RateModel {
                     .cloned()
                     .fold(f64::NEG_INFINITY, f64::max);
             }
-            self.prob[0] = 0.0;
-            for (p, &ll) in self.prob.iter_mut().zip(&self.scratch).skip(1) {
+            let first = if self.mean[0] > 0.0 {
+                0
+            } else {
+                self.prob[0] = 0.0;
+                1
+            };
+            for (p, &ll) in self.prob.iter_mut().zip(&self.scratch).skip(first) {
                 *p *= (ll - best).exp();
             }
         }

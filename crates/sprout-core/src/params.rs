@@ -30,6 +30,24 @@ pub struct ModelParams {
     /// Size of the model's "packet" in bytes: byte counts are divided by it (default 1500,
     /// the size of one delivery opportunity in the traces).
     pub mtu_bytes: u32,
+    /// Where the rate values sit on the grid and how the lowest one behaves.
+    #[serde(default)]
+    pub grid: RateGrid,
+}
+
+/// The rate grid of the model and the meaning of its lowest bin.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RateGrid {
+    /// As the paper describes: `bins` values from 0 to the top rate; bin 0 is the outage
+    /// (lambda = 0), which lasts an exponential time of mean `1 / outage_escape_rate`.
+    #[default]
+    ZeroOutage,
+    /// As the authors' code: bin `i` is the midpoint of `[i w, (i + 1) w)` with
+    /// `w = max / (bins - 1)` (bin 0 is about 1.95 packets/s, never 0); the Gaussian's mass
+    /// below the grid goes to bin 0 and above it to the top bin, and from bin 0 the escape rate
+    /// only weighs what stays (`exp(-lambda_z tau)`) against what leaves (the rest), without
+    /// renormalising, so the lowest bin is not sticky.
+    Midpoint,
 }
 
 impl Default for ModelParams {
@@ -45,6 +63,7 @@ impl Default for ModelParams {
             max_arrivals_per_tick: None,
             forecast_model: ForecastModel::PerTick,
             mtu_bytes: 1500,
+            grid: RateGrid::ZeroOutage,
         }
     }
 }
@@ -60,9 +79,13 @@ impl ModelParams {
         self.max_rate_pps / (self.bins - 1) as f64
     }
 
-    /// The rate of bin `i`, in packets/s (bin 0 is the outage, lambda = 0).
+    /// The rate of bin `i`, in packets/s (with [`RateGrid::ZeroOutage`], bin 0 is the
+    /// outage, lambda = 0).
     pub fn rate(&self, i: usize) -> f64 {
-        i as f64 * self.bin_width()
+        match self.grid {
+            RateGrid::ZeroOutage => i as f64 * self.bin_width(),
+            RateGrid::Midpoint => (i as f64 + 0.5) * self.bin_width(),
+        }
     }
 
     /// Truncation of the per-tick packet count used in the forecast tables.

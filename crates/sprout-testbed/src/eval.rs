@@ -250,6 +250,9 @@ pub struct EvalOptions {
     pub jobs: Option<usize>,
     /// Show a progress bar.
     pub progress: bool,
+    /// Changes to the Sprout configuration of both Sprout schemes, `KEY=VALUE` as
+    /// [`crate::overrides::apply`] takes them; empty = the paper's defaults.
+    pub protocol_params: Vec<String>,
 }
 
 impl Default for EvalOptions {
@@ -262,6 +265,7 @@ impl Default for EvalOptions {
             skip_us: metrics::DEFAULT_SKIP_US,
             jobs: None,
             progress: false,
+            protocol_params: Vec::new(),
         }
     }
 }
@@ -335,6 +339,9 @@ pub struct EvalResults {
     pub source: String,
     /// Seconds skipped before measuring.
     pub skip_s: f64,
+    /// Changes to the Sprout schemes' configuration (`KEY=VALUE`); empty = the defaults.
+    #[serde(default)]
+    pub protocol_params: Vec<String>,
     /// The experiments run.
     pub experiments: Vec<Experiment>,
     /// The schemes of `fig7`, in the order asked.
@@ -465,6 +472,11 @@ fn job(
         ..SimConfig::default()
     };
     scheme.configure(&mut cfg);
+    if scheme.is_sprout() {
+        // Checked once before any job is built (see `run`).
+        crate::overrides::apply(&mut cfg.protocol, &opts.protocol_params)
+            .expect("protocol parameters were checked before the jobs were built");
+    }
     let confidence = if scheme.is_sprout() {
         Some(confidence.unwrap_or(cfg.protocol.confidence))
     } else {
@@ -723,6 +735,12 @@ pub fn run(opts: &EvalOptions) -> Result<String> {
     if opts.schemes.is_empty() {
         anyhow::bail!("no scheme given");
     }
+    for scheme in [Scheme::Sprout, Scheme::SproutEwma] {
+        let mut cfg = SimConfig::default();
+        scheme.configure(&mut cfg);
+        crate::overrides::apply(&mut cfg.protocol, &opts.protocol_params)
+            .map_err(anyhow::Error::msg)?;
+    }
     let links = load_links(opts.traces.as_deref())?;
     fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating output folder {}", opts.out.display()))?;
@@ -792,6 +810,7 @@ pub fn run(opts: &EvalOptions) -> Result<String> {
     let results = EvalResults {
         source: links.source.clone(),
         skip_s: opts.skip_us as f64 / 1e6,
+        protocol_params: opts.protocol_params.clone(),
         experiments: opts.experiments.clone(),
         schemes: opts.schemes.iter().map(|s| s.key().to_string()).collect(),
         rows,

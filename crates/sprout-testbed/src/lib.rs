@@ -8,6 +8,7 @@ pub mod emulate_report;
 pub mod eval;
 pub mod logscore;
 pub mod metrics;
+pub mod overrides;
 pub mod paper;
 pub mod report;
 pub mod sim;

@@ -417,6 +417,13 @@ fn report(res: &EvalResults, charts: &[(Experiment, String)]) -> String {
         res.simulations,
         res.wall_s
     );
+    if !res.protocol_params.is_empty() {
+        let _ = writeln!(
+            s,
+            "**Not the paper's defaults:** both Sprout schemes ran with `{}`.\n",
+            res.protocol_params.join(" ")
+        );
+    }
     let _ = writeln!(
         s,
         "`p95_delay_ms` and `self_inflicted_ms` are the paper's all-packet figures (heartbeats \
@@ -885,6 +892,9 @@ pub fn summary(res: &EvalResults, out: &Path) -> String {
         res.source,
         res.wall_s
     );
+    if !res.protocol_params.is_empty() {
+        let _ = writeln!(s, "Sprout schemes with {}", res.protocol_params.join(" "));
+    }
     if !res.averages.is_empty() {
         let _ = writeln!(
             s,

@@ -1,0 +1,136 @@
+//! Changing any parameter of a Sprout configuration from the command line: `KEY=VALUE`, where
+//! KEY is a field of [`sprout_core::Config`] as `sprout params` prints it (nested fields joined
+//! by dots, e.g. `model.sigma=250` or `window_skip_ticks=0`) and VALUE is JSON, or a bare word
+//! for a named choice (`model.grid=Midpoint`).
+
+use serde_json::Value;
+use sprout_core::Config;
+
+/// Applies `assignments` (`KEY=VALUE`, in order) to `cfg`. The result is validated; on any
+/// error `cfg` is left unchanged and the message names the assignment at fault.
+pub fn apply(cfg: &mut Config, assignments: &[String]) -> Result<(), String> {
+    if assignments.is_empty() {
+        return Ok(());
+    }
+    let mut tree = serde_json::to_value(&*cfg).map_err(|e| e.to_string())?;
+    for a in assignments {
+        let (key, value) = a
+            .split_once('=')
+            .ok_or_else(|| format!("parameter '{a}': expected KEY=VALUE"))?;
+        let slot = field_mut(&mut tree, key.trim()).map_err(|e| format!("parameter '{a}': {e}"))?;
+        *slot = parse_value(value.trim());
+        // Check each assignment on its own so that a type error names it.
+        serde_json::from_value::<Config>(tree.clone())
+            .map_err(|e| format!("parameter '{a}': {e}"))?;
+    }
+    let new: Config = serde_json::from_value(tree).map_err(|e| e.to_string())?;
+    new.validate()
+        .map_err(|e| format!("parameters {}: {e}", assignments.join(" ")))?;
+    *cfg = new;
+    Ok(())
+}
+
+/// The configuration as pretty JSON: every key [`apply`] accepts, with its value.
+pub fn describe(cfg: &Config) -> String {
+    serde_json::to_string_pretty(cfg).unwrap_or_default()
+}
+
+fn field_mut<'a>(tree: &'a mut Value, key: &str) -> Result<&'a mut Value, String> {
+    if key.is_empty() {
+        return Err("empty key".into());
+    }
+    let mut node = tree;
+    let mut path = String::new();
+    for part in key.split('.') {
+        let Value::Object(map) = node else {
+            return Err(format!("'{path}' has no fields"));
+        };
+        if !map.contains_key(part) {
+            let known: Vec<&str> = map.keys().map(String::as_str).collect();
+            let at = if path.is_empty() {
+                String::new()
+            } else {
+                format!(" in '{path}'")
+            };
+            return Err(format!(
+                "unknown key '{part}'{at} (known: {})",
+                known.join(", ")
+            ));
+        }
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(part);
+        node = map.get_mut(part).expect("checked above");
+    }
+    Ok(node)
+}
+
+/// JSON if it parses as JSON, otherwise the text as a string (an enum variant's name).
+fn parse_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sprout_core::params::{QueueDrain, RateGrid};
+
+    fn set(a: &[&str]) -> Result<Config, String> {
+        let mut c = Config::default();
+        let list: Vec<String> = a.iter().map(|s| s.to_string()).collect();
+        apply(&mut c, &list).map(|()| c)
+    }
+
+    #[test]
+    fn numbers_nested_fields_and_named_choices() {
+        let c = set(&[
+            "window_skip_ticks=0",
+            "model.sigma=250",
+            "queue_drain=Increment",
+            "model.grid=Midpoint",
+            "model.bins=257",
+            "feedback_interval_us=20000",
+        ])
+        .unwrap();
+        assert_eq!(c.window_skip_ticks, 0);
+        assert_eq!(c.model.sigma, 250.0);
+        assert_eq!(c.queue_drain, QueueDrain::Increment);
+        assert_eq!(c.model.grid, RateGrid::Midpoint);
+        assert_eq!(c.model.bins, 257);
+        assert_eq!(c.feedback_interval_us, Some(20_000));
+        let back = set(&["feedback_interval_us=null"]).unwrap();
+        assert_eq!(back.feedback_interval_us, None);
+    }
+
+    #[test]
+    fn bad_assignments_are_named_and_change_nothing() {
+        for (a, expect) in [
+            ("sigma=3", "unknown key 'sigma' (known:"),
+            ("model.nope=1", "unknown key 'nope' in 'model'"),
+            ("confidence", "expected KEY=VALUE"),
+            ("confidence=high", "parameter 'confidence=high'"),
+            ("queue_drain=Sideways", "parameter 'queue_drain=Sideways'"),
+            (
+                "confidence=1.5",
+                "confidence must be strictly between 0 and 1",
+            ),
+            ("model.sigma.x=1", "'model.sigma' has no fields"),
+        ] {
+            let mut c = Config::default();
+            let err = apply(&mut c, &[a.to_string()]).unwrap_err();
+            assert!(err.contains(expect), "{a}: {err}");
+            assert_eq!(c, Config::default(), "{a} changed the configuration");
+        }
+    }
+
+    #[test]
+    fn describe_lists_every_key_apply_accepts() {
+        let text = describe(&Config::default());
+        let tree: Value = serde_json::from_str(&text).unwrap();
+        for key in ["confidence", "window_skip_ticks", "model"] {
+            assert!(tree.get(key).is_some(), "{key} missing from {text}");
+        }
+        assert!(tree["model"].get("sigma").is_some());
+    }
+}
