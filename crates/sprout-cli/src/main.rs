@@ -82,6 +82,10 @@ struct SimArgs {
     /// Seed for anything random (loss; when not 0, the endpoints' start times too).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Hosts' timer wake-up latency: each timer fires late by a uniform random 0..this many
+    /// milliseconds, drawn from the seed.
+    #[arg(long)]
+    host_jitter_ms: Option<f64>,
     /// Bernoulli loss probability at each direction's queue, 0..1.
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
@@ -247,6 +251,10 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
         skip_us: seconds_to_us(a.skip, "skip")?,
         load: a.load,
         seed: a.seed,
+        host_jitter_us: match a.host_jitter_ms {
+            Some(ms) => seconds_to_us(ms / 1e3, "host-jitter-ms")?,
+            None => cfg.host_jitter_us,
+        },
         ..cfg
     };
     let out = match (&a.uplink_log, &a.downlink_log) {

@@ -206,9 +206,14 @@ impl Connection {
         self.config.link_overhead_bytes as u64
     }
 
-    /// Link bytes of the smallest data datagram the application could send next.
+    /// Link bytes of the smallest data datagram the application could send next (its header
+    /// carries a forecast only if one is waiting to go out).
     fn min_data_link_bytes(&self) -> u64 {
-        let header = wire::header_bytes(self.config.model.forecast_ticks) as u64;
+        let header = if self.receiver.has_unsent_feedback(self.last_feedback_sent) {
+            wire::header_bytes(self.config.model.forecast_ticks)
+        } else {
+            wire::FIXED_HEADER_BYTES
+        } as u64;
         let payload = if self.bulk {
             1
         } else {

@@ -30,7 +30,8 @@ pub struct ModelParams {
     /// Size of the model's "packet" in bytes: byte counts are divided by it (default 1500,
     /// the size of one delivery opportunity in the traces).
     pub mtu_bytes: u32,
-    /// Where the rate values sit on the grid and how the lowest one behaves.
+    /// Where the rate values sit on the grid and how the lowest one behaves (default: the
+    /// authors' [`RateGrid::Midpoint`]).
     #[serde(default)]
     pub grid: RateGrid,
 }
@@ -38,15 +39,18 @@ pub struct ModelParams {
 /// The rate grid of the model and the meaning of its lowest bin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RateGrid {
-    /// As the paper describes: `bins` values from 0 to the top rate; bin 0 is the outage
-    /// (lambda = 0), which lasts an exponential time of mean `1 / outage_escape_rate`.
-    #[default]
+    /// As the paper's text reads: `bins` values from 0 to the top rate; bin 0 is the outage
+    /// (lambda = 0), which lasts an exponential time of mean `1 / outage_escape_rate`. More
+    /// willing to forecast deliveries at low observed rates than the authors' grid, so it sends
+    /// more (8-link Sprout utilization 54.7% against the paper's 42.1%).
     ZeroOutage,
     /// As the authors' code: bin `i` is the midpoint of `[i w, (i + 1) w)` with
     /// `w = max / (bins - 1)` (bin 0 is about 1.95 packets/s, never 0); the Gaussian's mass
     /// below the grid goes to bin 0 and above it to the top bin, and from bin 0 the escape rate
     /// only weighs what stays (`exp(-lambda_z tau)`) against what leaves (the rest), without
-    /// renormalising, so the lowest bin is not sticky.
+    /// renormalising, so the lowest bin is not sticky. Its forecasts equal an independent
+    /// re-computation of the authors' arithmetic to the packet (`tests/authors_arithmetic.rs`).
+    #[default]
     Midpoint,
 }
 
@@ -63,7 +67,7 @@ impl Default for ModelParams {
             max_arrivals_per_tick: None,
             forecast_model: ForecastModel::PerTick,
             mtu_bytes: 1500,
-            grid: RateGrid::ZeroOutage,
+            grid: RateGrid::Midpoint,
         }
     }
 }

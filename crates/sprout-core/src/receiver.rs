@@ -188,6 +188,12 @@ impl Receiver {
         ))
     }
 
+    /// Whether [`Receiver::feedback`] would now give a forecast other than `last_sent` (the id
+    /// of the forecast last piggybacked), without computing it.
+    pub fn has_unsent_feedback(&self, last_sent: Option<u32>) -> bool {
+        self.next_tick_us.is_some() && (!self.forecast_fresh || Some(self.forecast_id) != last_sent)
+    }
+
     /// The estimator's current rate estimate, in packets/s.
     pub fn rate_pps(&self) -> f64 {
         self.estimator.rate_pps()

@@ -44,6 +44,14 @@ impl std::str::FromStr for Load {
 /// keeps 5-6 MB queued on Verizon-LTE-short).
 pub const LINUX_RECEIVE_WINDOW_BYTES: u64 = 6_291_456;
 
+/// Default host wake-up latency, µs: real event loops sleep in whole milliseconds (ours in
+/// `epoll_wait`, through mio, rounds each timeout up to the next millisecond; the authors'
+/// `select` loop kept time in milliseconds), so a timer fires up to 1 ms late. With timers
+/// exactly on time, a 50 ms heartbeat and 20 ms ticks keep one phase for a whole run, and a
+/// one-direction transfer's throughput then depends on that phase (the start times) far more
+/// than any real run does.
+pub const DEFAULT_HOST_JITTER_US: u64 = 1_000;
+
 /// Which transport both endpoints run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Transport {
@@ -79,6 +87,10 @@ pub struct SimConfig {
     /// it) and, when not 0, the endpoints' start times (each starts 0-100 ms late, drawn from
     /// the seed), so that seeds give independent runs of the same experiment.
     pub seed: u64,
+    /// Host wake-up latency, in microseconds: each endpoint's timers fire late by a uniform
+    /// random 0..=this (drawn from the seed); a datagram's arrival still wakes it at once.
+    /// Default [`DEFAULT_HOST_JITTER_US`]; 0 = exactly on time.
+    pub host_jitter_us: u64,
 }
 
 /// What one direction of the link does differently from [`SimConfig::link`].
@@ -145,6 +157,7 @@ impl Default for SimConfig {
             skip_us: metrics::DEFAULT_SKIP_US,
             load: Load::Both,
             seed: 0,
+            host_jitter_us: DEFAULT_HOST_JITTER_US,
         }
     }
 }
@@ -301,6 +314,10 @@ struct Side {
     host: Option<Host>,
     /// When this endpoint starts (µs).
     start_us: u64,
+    /// When the host next wakes for its timers (its next deadline plus its wake-up latency).
+    wake_us: u64,
+    /// Draws the host's wake-up latencies.
+    jitter: rand_chacha::ChaCha8Rng,
     bulk: bool,
     /// Link this endpoint sends on.
     link: Link<WirePacket>,
@@ -330,6 +347,8 @@ pub fn run(
         Side {
             host: None,
             start_us: starts[0],
+            wake_us: 0,
+            jitter: rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x4a49_5454_4552_0000),
             bulk: cfg.load != Load::Up,
             link: Link::new(downlink.clone(), down_link.clone()),
             arrivals: Vec::new(),
@@ -337,6 +356,8 @@ pub fn run(
         Side {
             host: None,
             start_us: starts[1],
+            wake_us: 0,
+            jitter: rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x4a49_5454_4552_0001),
             bulk: cfg.load != Load::Down,
             link: Link::new(uplink.clone(), up_link.clone()),
             arrivals: Vec::new(),
@@ -352,6 +373,7 @@ pub fn run(
 
     let mut buf = Vec::with_capacity(2048);
     let mut delivered: Vec<(usize, sprout_link::Delivery<WirePacket>)> = Vec::new();
+    let mut woken = [false; 2];
     let mut now = 0u64;
     let mut log_error: Option<std::io::Error> = None;
     loop {
@@ -382,20 +404,33 @@ pub fn run(
             // An endpoint that has not started yet (seeded start times) drops what reaches it.
             if let Some(h) = sides[receiver].host.as_mut() {
                 h.receive(d.delivered_us, &p.body)?;
+                woken[receiver] = true;
             }
         }
         // 3. Endpoints start, run their timers and send.
-        for side in sides.iter_mut() {
+        for (i, side) in sides.iter_mut().enumerate() {
             if side.host.is_none() && now >= side.start_us {
                 side.host = Some(Host::new(cfg, side.bulk, now)?);
+                woken[i] = true;
             }
             let Some(host) = side.host.as_mut() else {
                 continue;
             };
+            // A host acts when a datagram arrives or when it wakes for its timers.
+            if !std::mem::take(&mut woken[i]) && now < side.wake_us {
+                continue;
+            }
             host.timeout(now);
             while let Some((packet, bytes)) = host.transmit(now, overhead, &mut buf) {
                 side.link.send(now, bytes, packet);
             }
+            side.wake_us = match host.next_timeout() {
+                Some(t) if cfg.host_jitter_us > 0 => {
+                    t.max(now) + side.jitter.gen_range(0..=cfg.host_jitter_us)
+                }
+                Some(t) => t,
+                None => u64::MAX,
+            };
         }
         // 4. Jump to the next thing that can happen.
         let mut next = u64::MAX;
@@ -403,12 +438,8 @@ pub fn run(
             if let Some(t) = side.link.next_event_us() {
                 next = next.min(t);
             }
-            match side.host.as_mut() {
-                Some(h) => {
-                    if let Some(t) = h.next_timeout() {
-                        next = next.min(t);
-                    }
-                }
+            match side.host {
+                Some(_) => next = next.min(side.wake_us),
                 None => next = next.min(side.start_us),
             }
         }
