@@ -332,9 +332,16 @@ mod tests {
         assert!((m.rate_std() - 56.6).abs() < 0.1, "std {}", m.rate_std());
     }
 
+    fn literal() -> ModelParams {
+        ModelParams {
+            grid: RateGrid::ZeroOutage,
+            ..ModelParams::default()
+        }
+    }
+
     #[test]
     fn outage_is_sticky_with_escape_rate() {
-        let p = ModelParams::default();
+        let p = literal();
         let mut m = RateModel::new(&p);
         m.set_probabilities(&point_mass(&p, 0));
         m.evolve();
@@ -342,6 +349,26 @@ mod tests {
         assert!((m.probabilities()[0] - stay).abs() < 1e-12);
         // The escaping mass goes to positive rates only.
         assert!((m.probabilities()[1..].iter().sum::<f64>() - (1.0 - stay)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_authors_lowest_bin_is_not_sticky() {
+        // Bin 0 keeps exp(-0.02) of the Gaussian's share that stays in it (everything below
+        // 3.92 packets/s, about half, since its midpoint is 1.96), and sends out only 2% of the
+        // rest: once renormalised, it holds about 98% of what is left, but the lost mass makes
+        // it lose ground to any neighbour each tick.
+        let p = ModelParams::default();
+        assert_eq!(p.grid, RateGrid::Midpoint);
+        let mut m = RateModel::new(&p);
+        let mut two = vec![0.0; p.bins];
+        two[0] = 0.5;
+        two[40] = 0.5;
+        m.set_probabilities(&two);
+        m.evolve();
+        let low: f64 = m.probabilities()[..5].iter().sum();
+        assert!(low < 0.4, "the lowest bins kept {low} of an even split");
+        let total: f64 = m.probabilities().iter().sum();
+        assert!((total - 1.0).abs() < 1e-12);
     }
 
     #[test]
@@ -383,12 +410,22 @@ mod tests {
 
     #[test]
     fn packets_after_certain_outage_recover() {
-        let p = ModelParams::default();
+        let p = literal();
         let mut m = RateModel::new(&p);
         m.set_probabilities(&point_mass(&p, 0));
         m.observe(3.0);
         let total: f64 = m.probabilities().iter().sum();
         assert!((total - 1.0).abs() < 1e-12);
         assert!(m.mean_rate() > 50.0);
+        // On the authors' grid the lowest bin can deliver packets; a few ticks of them move
+        // the belief up.
+        let p = ModelParams::default();
+        let mut m = RateModel::new(&p);
+        m.set_probabilities(&point_mass(&p, 0));
+        for _ in 0..5 {
+            m.evolve();
+            m.observe(3.0);
+        }
+        assert!(m.mean_rate() > 50.0, "mean {}", m.mean_rate());
     }
 }
