@@ -696,11 +696,16 @@ difference in how a scheme drains its queue after an outage move the self-inflic
 hundreds of milliseconds. A Sprout sender's 50 ms heartbeats pile up in the queue during an \
 outage, and on the EV-DO downlink after its 11.6 s gap the link delivers one or two packets a \
 second, less than the heartbeats themselves.
-- Our Sprout sends more than the paper's (see the averages): its window skips the forecast tick \
-spent in transit, as the authors' code does, which the paper's text does not say. Read literally \
-(`window_skip_ticks` 0), the paper's sender reproduces the paper's averages more closely (39% \
-utilization, Sprout-EWMA 2.1 times it) but locks itself in at low rates when feedback comes only \
-on 50 ms heartbeats (one direction loaded: 16% and 9% on Verizon LTE).
+- The receiver's model uses the authors' rate grid (bins at the midpoints of 1000/256 packets/s \
+steps, the lowest, at about 2 packets/s, not sticky); its forecasts equal the authors' arithmetic \
+to the packet. The grid as the paper's text reads (`model.grid=ZeroOutage`: bin 0 a sticky \
+outage at exactly 0) forecasts more from a trickle of packets and sends about 15% more (54.7% \
+utilization, Sprout-EWMA 1.47 times it). The window skips the forecast tick spent in transit, as \
+the authors' code does (`counts(i + 5) - counts(i)`), which the paper's text does not say.
+- Simulated hosts wake for their timers up to 1 ms late (uniform, from the seed), as real event \
+loops that sleep in whole milliseconds do. With one direction loaded, feedback rides only on the \
+idle side's 50 ms heartbeats, and throughput depends on how they fall against the 20 ms ticks: \
+seeds of the same run differ by up to 20 points (Verizon LTE, 120 s: 35-52% down, 35-58% up).
 - Loss-based peers (Cubic, Reno, Compound) see no loss over unlimited queues and keep their \
 whole receive window (Linux's 6 MiB) queued, so their delay is tens of seconds; with both \
 directions saturated, each direction's ACKs wait behind the other's data, which slows one \
