@@ -383,10 +383,9 @@ fn cmd_params(scheme: Scheme, params: &[String]) -> Result<()> {
     if !scheme.is_sprout() {
         bail!("`sprout params` describes sprout and sprout-ewma; other schemes have no Sprout parameters");
     }
-    let mut cfg = SimConfig::default();
-    scheme.configure(&mut cfg);
-    overrides::apply(&mut cfg.protocol, params).map_err(anyhow::Error::msg)?;
-    println!("{}", overrides::describe(&cfg.protocol));
+    let mut cfg = scheme.protocol_config();
+    overrides::apply(&mut cfg, params).map_err(anyhow::Error::msg)?;
+    println!("{}", overrides::describe(&cfg));
     Ok(())
 }
 

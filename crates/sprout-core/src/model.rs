@@ -1,6 +1,7 @@
 //! The receiver's model of the link rate (paper §3.1–3.2): a probability distribution over
-//! discrete values of lambda, evolved by Brownian motion with a sticky outage value and updated
-//! by Bayes' rule from the packets that arrive in each tick.
+//! discrete values of lambda, evolved by Brownian motion and updated by Bayes' rule from the
+//! packets that arrive in each tick. The lowest value is the authors' non-sticky bin near 0 or,
+//! on the paper-literal grid, a sticky outage at exactly 0 (see [`RateGrid`]).
 
 use crate::params::{ModelParams, RateGrid};
 
@@ -20,12 +21,15 @@ pub(crate) struct KernelRow {
 
 /// The per-tick evolution of the rate (Brownian motion with an outage bin), as a banded matrix.
 ///
-/// Each bin `j > 0` stands for the rate interval `[r_j - w/2, r_j + w/2)`; bin 0 stands for
-/// everything at or below `w/2` (the outage), the top bin for everything above its lower edge.
-/// From a bin `i > 0` the rate moves by a Gaussian of standard deviation `sigma * sqrt(tau)`,
-/// integrated over each destination interval and truncated at `kernel_sigmas`. From the outage
-/// the rate stays put with probability `exp(-lambda_z * tau)`, and otherwise escapes by the same
-/// Gaussian restricted to positive rates, so outages last `1 / lambda_z` seconds on average.
+/// Each bin `j > 0` stands for the rate interval `[r_j - w/2, r_j + w/2)`, the top bin for
+/// everything above its lower edge. From a bin `i > 0` the rate moves by a Gaussian of standard
+/// deviation `sigma * sqrt(tau)`, integrated over each destination interval and truncated at
+/// `kernel_sigmas`. Bin 0 depends on the [`RateGrid`]: on the authors' grid it stands for
+/// everything below its upper edge, and from it the Gaussian's share that stays is weighed by
+/// `exp(-lambda_z * tau)` and the share that leaves by the rest (the lost mass is renormalised
+/// away, so the bin is not sticky); on the paper-literal grid it is the outage, left with
+/// probability `1 - exp(-lambda_z * tau)` by the Gaussian restricted to positive rates, so
+/// outages last `1 / lambda_z` seconds on average.
 #[derive(Clone, Debug)]
 pub struct Evolution {
     rows: Vec<KernelRow>,
@@ -39,17 +43,9 @@ impl Evolution {
         let s = p.sigma * p.tau().sqrt();
         let reach = ((p.kernel_sigmas * s) / w).ceil() as usize;
         let midpoint = p.grid == RateGrid::Midpoint;
-        let lower = |j: usize| {
-            if j == 0 {
-                if midpoint {
-                    f64::NEG_INFINITY
-                } else {
-                    0.0
-                }
-            } else {
-                p.rate(j) - w / 2.0
-            }
-        };
+        let bottom = if midpoint { f64::NEG_INFINITY } else { 0.0 };
+        let lower = |j: usize| if j == 0 { bottom } else { p.rate(j) - w / 2.0 };
+        let stay = (-p.outage_escape_rate * p.tau()).exp();
         let upper = |j: usize| {
             if j + 1 == n {
                 f64::INFINITY
@@ -71,13 +67,11 @@ impl Evolution {
                 })
                 .collect();
             if i == 0 && midpoint {
-                let stay = (-p.outage_escape_rate * p.tau()).exp();
                 for (k, x) in weights.iter_mut().enumerate() {
                     *x *= if start + k == 0 { stay } else { 1.0 - stay };
                 }
             } else if i == 0 {
                 // The outage is sticky: it lasts an exponential time with rate lambda_z.
-                let stay = (-p.outage_escape_rate * p.tau()).exp();
                 weights[0] = 0.0;
                 let escape_mass: f64 = weights.iter().sum();
                 for x in weights.iter_mut() {

@@ -457,25 +457,48 @@ struct Job {
     figure1: bool,
 }
 
+/// What every job of a run shares: the measured window's start and the two Sprout schemes'
+/// configurations, with the run's `--param` changes applied once.
+struct Plan {
+    skip_us: u64,
+    sprout: sprout_core::Config,
+    ewma: sprout_core::Config,
+}
+
+impl Plan {
+    fn new(opts: &EvalOptions) -> Result<Plan> {
+        let changed = |scheme: Scheme| -> Result<sprout_core::Config> {
+            let mut c = scheme.protocol_config();
+            crate::overrides::apply(&mut c, &opts.protocol_params).map_err(anyhow::Error::msg)?;
+            Ok(c)
+        };
+        Ok(Plan {
+            skip_us: opts.skip_us,
+            sprout: changed(Scheme::Sprout)?,
+            ewma: changed(Scheme::SproutEwma)?,
+        })
+    }
+}
+
 fn job(
     experiment: Experiment,
     pair: &Pair,
     scheme: Scheme,
-    opts: &EvalOptions,
+    plan: &Plan,
     confidence: Option<f64>,
     loss: f64,
     seed: u64,
 ) -> Job {
     let mut cfg = SimConfig {
-        skip_us: opts.skip_us,
+        skip_us: plan.skip_us,
         seed,
         ..SimConfig::default()
     };
     scheme.configure(&mut cfg);
-    if scheme.is_sprout() {
-        // Checked once before any job is built (see `run`).
-        crate::overrides::apply(&mut cfg.protocol, &opts.protocol_params)
-            .expect("protocol parameters were checked before the jobs were built");
+    match scheme {
+        Scheme::Sprout => cfg.protocol = plan.sprout.clone(),
+        Scheme::SproutEwma => cfg.protocol = plan.ewma.clone(),
+        _ => {}
     }
     let confidence = if scheme.is_sprout() {
         Some(confidence.unwrap_or(cfg.protocol.confidence))
@@ -513,13 +536,13 @@ pub const DISTRIBUTIONS_LINK: &str = "Verizon-LTE-short";
 /// The two links of the sensitivity experiment.
 pub const SENSITIVITY_LINKS: [&str; 2] = ["Verizon-LTE-short", "TMobile-UMTS-driving"];
 
-fn build_jobs(opts: &EvalOptions, links: &LinkSet) -> Vec<Job> {
+fn build_jobs(opts: &EvalOptions, plan: &Plan, links: &LinkSet) -> Vec<Job> {
     let mut jobs = Vec::new();
     let want = |e: Experiment| opts.experiments.contains(&e);
     if want(Experiment::Fig7) || want(Experiment::Fig8) || want(Experiment::Summary) {
         for pair in &links.pairs {
             for &s in &opts.schemes {
-                jobs.push(job(Experiment::Fig7, pair, s, opts, None, 0.0, 0));
+                jobs.push(job(Experiment::Fig7, pair, s, plan, None, 0.0, 0));
             }
         }
     }
@@ -530,7 +553,7 @@ fn build_jobs(opts: &EvalOptions, links: &LinkSet) -> Vec<Job> {
                 Experiment::Confidence,
                 pair,
                 Scheme::Sprout,
-                opts,
+                plan,
                 Some(c),
                 0.0,
                 0,
@@ -540,7 +563,7 @@ fn build_jobs(opts: &EvalOptions, links: &LinkSet) -> Vec<Job> {
             Experiment::Confidence,
             pair,
             Scheme::SproutEwma,
-            opts,
+            plan,
             None,
             0.0,
             0,
@@ -553,7 +576,7 @@ fn build_jobs(opts: &EvalOptions, links: &LinkSet) -> Vec<Job> {
                 Experiment::Loss,
                 pair,
                 Scheme::Sprout,
-                opts,
+                plan,
                 None,
                 l,
                 0,
@@ -580,7 +603,7 @@ fn build_jobs(opts: &EvalOptions, links: &LinkSet) -> Vec<Job> {
                 )),
             );
             for s in Scheme::ALL {
-                jobs.push(job(Experiment::Distributions, &pair, s, opts, None, 0.0, 0));
+                jobs.push(job(Experiment::Distributions, &pair, s, plan, None, 0.0, 0));
             }
         }
     }
@@ -597,7 +620,7 @@ fn build_jobs(opts: &EvalOptions, links: &LinkSet) -> Vec<Job> {
             let pair = links.named(name);
             for &s in opts.schemes.iter().filter(|s| s.is_simulated()) {
                 for seed in SEEDS {
-                    jobs.push(job(Experiment::Sensitivity, pair, s, opts, None, 0.0, seed));
+                    jobs.push(job(Experiment::Sensitivity, pair, s, plan, None, 0.0, seed));
                 }
             }
         }
@@ -735,16 +758,11 @@ pub fn run(opts: &EvalOptions) -> Result<String> {
     if opts.schemes.is_empty() {
         anyhow::bail!("no scheme given");
     }
-    for scheme in [Scheme::Sprout, Scheme::SproutEwma] {
-        let mut cfg = SimConfig::default();
-        scheme.configure(&mut cfg);
-        crate::overrides::apply(&mut cfg.protocol, &opts.protocol_params)
-            .map_err(anyhow::Error::msg)?;
-    }
+    let plan = Plan::new(opts)?;
     let links = load_links(opts.traces.as_deref())?;
     fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating output folder {}", opts.out.display()))?;
-    let jobs = build_jobs(opts, &links);
+    let jobs = build_jobs(opts, &plan, &links);
     let bar = if opts.progress {
         let b = ProgressBar::new(jobs.len() as u64);
         b.set_style(

@@ -318,6 +318,8 @@ struct Side {
     wake_us: u64,
     /// Draws the host's wake-up latencies.
     jitter: rand_chacha::ChaCha8Rng,
+    /// A datagram reached the host (or it started) in this step, which wakes it.
+    woken: bool,
     bulk: bool,
     /// Link this endpoint sends on.
     link: Link<WirePacket>,
@@ -349,6 +351,7 @@ pub fn run(
             start_us: starts[0],
             wake_us: 0,
             jitter: rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x4a49_5454_4552_0000),
+            woken: false,
             bulk: cfg.load != Load::Up,
             link: Link::new(downlink.clone(), down_link.clone()),
             arrivals: Vec::new(),
@@ -358,6 +361,7 @@ pub fn run(
             start_us: starts[1],
             wake_us: 0,
             jitter: rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x4a49_5454_4552_0001),
+            woken: false,
             bulk: cfg.load != Load::Down,
             link: Link::new(uplink.clone(), up_link.clone()),
             arrivals: Vec::new(),
@@ -373,7 +377,6 @@ pub fn run(
 
     let mut buf = Vec::with_capacity(2048);
     let mut delivered: Vec<(usize, sprout_link::Delivery<WirePacket>)> = Vec::new();
-    let mut woken = [false; 2];
     let mut now = 0u64;
     let mut log_error: Option<std::io::Error> = None;
     loop {
@@ -404,20 +407,20 @@ pub fn run(
             // An endpoint that has not started yet (seeded start times) drops what reaches it.
             if let Some(h) = sides[receiver].host.as_mut() {
                 h.receive(d.delivered_us, &p.body)?;
-                woken[receiver] = true;
+                sides[receiver].woken = true;
             }
         }
         // 3. Endpoints start, run their timers and send.
-        for (i, side) in sides.iter_mut().enumerate() {
+        for side in sides.iter_mut() {
             if side.host.is_none() && now >= side.start_us {
                 side.host = Some(Host::new(cfg, side.bulk, now)?);
-                woken[i] = true;
+                side.woken = true;
             }
             let Some(host) = side.host.as_mut() else {
                 continue;
             };
             // A host acts when a datagram arrives or when it wakes for its timers.
-            if !std::mem::take(&mut woken[i]) && now < side.wake_us {
+            if !std::mem::take(&mut side.woken) && now < side.wake_us {
                 continue;
             }
             host.timeout(now);
