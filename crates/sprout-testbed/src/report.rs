@@ -699,8 +699,8 @@ second, less than the heartbeats themselves.
 - The receiver's model uses the authors' rate grid (bins at the midpoints of 1000/256 packets/s \
 steps, the lowest, at about 2 packets/s, not sticky); its forecasts equal the authors' arithmetic \
 to the packet. The grid as the paper's text reads (`model.grid=ZeroOutage`: bin 0 a sticky \
-outage at exactly 0) forecasts more from a trickle of packets and sends about 15% more (54.7% \
-utilization, Sprout-EWMA 1.47 times it). The window skips the forecast tick spent in transit, as \
+outage at exactly 0) forecasts more from a trickle of packets and sends about 15% more (52.9% \
+utilization and 428 ms, Sprout-EWMA 1.51 times it). The window skips the forecast tick spent in transit, as \
 the authors' code does (`counts(i + 5) - counts(i)`), which the paper's text does not say.
 - Simulated hosts wake for their timers up to 1 ms late (uniform, from the seed), as real event \
 loops that sleep in whole milliseconds do. With one direction loaded, feedback rides only on the \
