@@ -82,8 +82,8 @@ struct SimArgs {
     /// Seed for anything random (loss; when not 0, the endpoints' start times too).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Hosts' timer wake-up latency: each timer fires late by a uniform random 0..this many
-    /// milliseconds, drawn from the seed.
+    /// Sprout hosts' timer wake-up latency: each timer fires late by a uniform random 0..this
+    /// many milliseconds, drawn from the seed (TCP peers, kernel stacks, are always on time).
     #[arg(long)]
     host_jitter_ms: Option<f64>,
     /// Bernoulli loss probability at each direction's queue, 0..1.

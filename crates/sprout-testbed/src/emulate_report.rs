@@ -98,8 +98,16 @@ pub fn markdown(res: &EmulateResults, charts: &[String]) -> String {
          {:.0} s). Sprout and Sprout-EWMA are `sprout server` / `sprout client` over UDP; cubic, \
          reno and bbr are the Linux kernel's own TCP (`sprout tcp`, TCP_CONGESTION), cubic-codel \
          is kernel Cubic behind CoDel. The simulator ran the same configuration (same traces, \
-         duration and window) for the `simulated` rows. Traces: {}. Wall time {:.0} s.\n",
-        res.duration_s, res.skip_s, res.duration_s, res.source, res.wall_s
+         duration and window) with seeds {}-{}, each starting the endpoints at its own random \
+         offsets as a real run does; a `simulated` row is the run with the median \
+         self-inflicted delay (its seed is in `results.csv`). Traces: {}. Wall time {:.0} s.\n",
+        res.duration_s,
+        res.skip_s,
+        res.duration_s,
+        crate::emulate::SIMULATED_SEEDS.start(),
+        crate::emulate::SIMULATED_SEEDS.end(),
+        res.source,
+        res.wall_s
     );
     let _ = writeln!(s, "## Simulation against emulation\n");
     let _ = writeln!(

@@ -87,8 +87,9 @@ pub struct SimConfig {
     /// it) and, when not 0, the endpoints' start times (each starts 0-100 ms late, drawn from
     /// the seed), so that seeds give independent runs of the same experiment.
     pub seed: u64,
-    /// Host wake-up latency, in microseconds: each endpoint's timers fire late by a uniform
-    /// random 0..=this (drawn from the seed); a datagram's arrival still wakes it at once.
+    /// Host wake-up latency, in microseconds: each Sprout endpoint's timers fire late by a
+    /// uniform random 0..=this (drawn from the seed); a datagram's arrival still wakes it at
+    /// once. TCP endpoints, which stand for kernel stacks, are always on time.
     /// Default [`DEFAULT_HOST_JITTER_US`]; 0 = exactly on time.
     pub host_jitter_us: u64,
 }
@@ -280,6 +281,13 @@ impl Host {
         }
     }
 
+    /// Whether the host's timers fire with [`SimConfig::host_jitter_us`] of latency: a Sprout
+    /// endpoint is a user-space event loop woken by `epoll_wait` (whole milliseconds); a TCP
+    /// endpoint stands for a kernel stack, whose pacing timers are high-resolution.
+    fn wakes_late(&self) -> bool {
+        matches!(self, Host::Sprout(_))
+    }
+
     fn next_timeout(&mut self) -> Option<u64> {
         match self {
             Host::Sprout(c) => c.poll_timeout(),
@@ -428,7 +436,7 @@ pub fn run(
                 side.link.send(now, bytes, packet);
             }
             side.wake_us = match host.next_timeout() {
-                Some(t) if cfg.host_jitter_us > 0 => {
+                Some(t) if cfg.host_jitter_us > 0 && host.wakes_late() => {
                     t.max(now) + side.jitter.gen_range(0..=cfg.host_jitter_us)
                 }
                 Some(t) => t,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use sprout_core::Config;
 use sprout_link::{MmLog, Trace};
+use sprout_testbed::eval::Scheme;
 use sprout_testbed::logscore;
 use sprout_testbed::sim::{self, Load, Logs, SimConfig};
 
@@ -222,4 +223,25 @@ fn a_run_ends_with_the_shorter_trace_unless_told_otherwise() {
     let out = sim::run(up, down, &cfg, None).unwrap();
     assert_eq!(out.duration_us, 15_000_000);
     assert!(out.downlink.metrics.window_s > 14.9);
+}
+
+/// The hosts' timer latency models Sprout's user-space event loop: it changes a Sprout run, and
+/// leaves a TCP peer (a kernel stack, BBR's pacing timers included) exactly on time.
+#[test]
+fn host_jitter_delays_sprout_hosts_and_not_tcp_peers() {
+    let Some(dir) = traces() else { return };
+    let (up, down) = pair(&dir, "Verizon-LTE-short");
+    let run = |scheme: Scheme, jitter_us: u64| {
+        let mut cfg = SimConfig {
+            duration_us: Some(30_000_000),
+            skip_us: 5_000_000,
+            host_jitter_us: jitter_us,
+            ..SimConfig::default()
+        };
+        scheme.configure(&mut cfg);
+        let (_, ul, dl) = run_with_logs(&cfg, &up, &down);
+        (ul, dl)
+    };
+    assert_ne!(run(Scheme::Sprout, 0), run(Scheme::Sprout, 1_000));
+    assert_eq!(run(Scheme::Bbr, 0), run(Scheme::Bbr, 1_000));
 }
