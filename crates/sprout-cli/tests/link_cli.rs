@@ -327,8 +327,8 @@ fn end_to_end_round_trips_are_twice_the_delay_and_logs_parse() {
     let down_log = dir.path().join("down.log");
     let script = format!(
         "exec 3<>/dev/udp/$SPROUT_LINK_OUTSIDE/{port}; \
-         for i in 1 2 3 4 5; do t0=$EPOCHREALTIME; echo p$i >&3; read -t 2 -N 1 -u 3 c; \
-         t1=$EPOCHREALTIME; echo \"rtt $t0 $t1 $c\"; sleep 0.1; done"
+         for i in $(seq 20); do t0=$EPOCHREALTIME; echo p$i >&3; read -t 2 -N 1 -u 3 c; \
+         t1=$EPOCHREALTIME; echo \"rtt $t0 $t1 $c\"; sleep 0.05; done"
     );
     let child = link_cmd(&trace)
         .arg("--duration")
@@ -360,10 +360,11 @@ fn end_to_end_round_trips_are_twice_the_delay_and_logs_parse() {
         })
         .collect();
     eprintln!("round trips (ms): {rtts_ms:?}");
-    assert_eq!(rtts_ms.len(), 5, "{stdout}\n{stderr}");
-    // 2 x 20 ms, plus up to 1 ms of opportunity wait each way, plus bash and the kernel. No echo
-    // can beat the two propagation delays; the median must sit within 5 ms of them. One echo may
-    // be late on a busy 2-core machine (bash is descheduled), so the worst is only bounded.
+    assert_eq!(rtts_ms.len(), 20, "{stdout}\n{stderr}");
+    // 2 x 20 ms, plus up to 1 ms of opportunity wait each way, plus bash and the kernel.
+    // Scheduling noise on this 2-core VM only adds time, so the fastest echo is the sharp
+    // figure: none beats the two propagation delays, and the fastest is within 5 ms of them.
+    // The median is only bounded.
     let mut sorted = rtts_ms.clone();
     sorted.sort_by(f64::total_cmp);
     assert!(
@@ -371,14 +372,14 @@ fn end_to_end_round_trips_are_twice_the_delay_and_logs_parse() {
         "round trip {} ms beats 2 x 20 ms",
         sorted[0]
     );
-    assert!(sorted[2] < 45.0, "median round trip {} ms", sorted[2]);
-    assert!(sorted[4] < 100.0, "round trip {} ms", sorted[4]);
+    assert!(sorted[0] < 45.0, "fastest round trip {} ms", sorted[0]);
+    assert!(sorted[10] < 60.0, "median round trip {} ms", sorted[10]);
     for (path, dir) in [(&up_log, "uplink"), (&down_log, "downlink")] {
         let log = sprout_link::MmLog::load(path).unwrap();
         assert_eq!(log.direction.as_deref(), Some(dir));
         assert_eq!(log.propagation_delay_ms, Some(20));
-        assert_eq!(log.departures.len(), 5, "{dir}");
-        assert_eq!(log.arrivals.len(), 5, "{dir}");
+        assert_eq!(log.departures.len(), 20, "{dir}");
+        assert_eq!(log.arrivals.len(), 20, "{dir}");
         assert!(log.opportunities.len() > 500, "{dir}");
         assert!(log.departures.iter().all(|d| d.delay_ms <= 1));
     }

@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 use sprout_emu::{has_network_privileges, Emulator, EmulatorConfig};
 use sprout_link::constant_rate_trace;
 
+/// Echoes measured.
+const ECHOES: usize = 20;
+
 #[test]
 fn echo_round_trip_is_twice_the_delay() {
     if !has_network_privileges() || !std::path::Path::new("/dev/net/tun").exists() {
@@ -22,7 +25,7 @@ fn echo_round_trip_is_twice_the_delay() {
         .unwrap();
     let echo = std::thread::spawn(move || {
         let mut buf = [0u8; 2048];
-        for _ in 0..5 {
+        for _ in 0..ECHOES {
             let (n, from) = server.recv_from(&mut buf).unwrap();
             server.send_to(&buf[..n], from).unwrap();
         }
@@ -34,7 +37,7 @@ fn echo_round_trip_is_twice_the_delay() {
             sock.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
             sock.connect(server_addr).unwrap();
             let mut rtts = Vec::new();
-            for i in 0..5u8 {
+            for i in 0..ECHOES as u8 {
                 let t = Instant::now();
                 sock.send(&[i; 100]).unwrap();
                 let mut buf = [0u8; 2048];
@@ -49,13 +52,19 @@ fn echo_round_trip_is_twice_the_delay() {
     let rtts = client.join().unwrap();
     echo.join().unwrap();
     eprintln!("rtts (ms): {rtts:?}");
-    // No echo beats the two 20 ms propagation delays; the median is within 3 ms of them. One echo
-    // may be late when the 2-core machine is busy, so the worst is only bounded.
+    // Scheduling noise on this 2-core VM only ever adds time (echoes of 45-58 ms were seen in
+    // a busy moment), so the fastest of the echoes is the sharp figure: no echo beats the two
+    // 20 ms propagation delays, and the fastest is within 4 ms of them (1 ms of opportunity wait
+    // each way, the host's loopback and scheduling). The median is only bounded.
     let mut sorted = rtts.clone();
     sorted.sort_by(f64::total_cmp);
     assert!(sorted[0] >= 40.0, "rtt {} ms beats 2 x 20 ms", sorted[0]);
-    assert!(sorted[2] < 43.0, "median rtt {} ms", sorted[2]);
-    assert!(sorted[4] < 100.0, "rtt {} ms", sorted[4]);
+    assert!(sorted[0] < 44.0, "fastest rtt {} ms", sorted[0]);
+    assert!(
+        sorted[ECHOES / 2] < 60.0,
+        "median rtt {} ms",
+        sorted[ECHOES / 2]
+    );
     let report = emu.stop().unwrap();
     eprintln!("{:?}", report.uplink.stats);
     eprintln!(
@@ -64,6 +73,6 @@ fn echo_round_trip_is_twice_the_delay() {
         report.uplink.lateness_us.quantile(0.99),
         report.uplink.lateness_us.max()
     );
-    assert_eq!(report.uplink.stats.packets_written, 5);
-    assert_eq!(report.downlink.stats.packets_written, 5);
+    assert_eq!(report.uplink.stats.packets_written, ECHOES as u64);
+    assert_eq!(report.downlink.stats.packets_written, ECHOES as u64);
 }
