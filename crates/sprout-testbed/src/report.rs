@@ -702,8 +702,9 @@ to the packet. The grid as the paper's text reads (`model.grid=ZeroOutage`: bin 
 outage at exactly 0) forecasts more from a trickle of packets and sends about 15% more (52.9% \
 utilization and 428 ms, Sprout-EWMA 1.51 times it). The window skips the forecast tick spent in transit, as \
 the authors' code does (`counts(i + 5) - counts(i)`), which the paper's text does not say.
-- Simulated hosts wake for their timers up to 1 ms late (uniform, from the seed), as real event \
-loops that sleep in whole milliseconds do. With one direction loaded, feedback rides only on the \
+- Simulated Sprout hosts wake for their timers up to 1 ms late (uniform, from the seed), as real \
+event loops that sleep in whole milliseconds do; the TCP peers stand for kernel stacks and keep \
+exact time. With one direction loaded, feedback rides only on the \
 idle side's 50 ms heartbeats, and throughput depends on how they fall against the 20 ms ticks: \
 seeds of the same run differ by up to 20 points (Verizon LTE, 120 s: 35-52% down, 35-58% up).
 - Loss-based peers (Cubic, Reno, Compound) see no loss over unlimited queues and keep their \
