@@ -61,6 +61,16 @@ fn link_cmd(trace: &Path) -> Command {
     c
 }
 
+/// Starts `sprout link` over `trace` both ways running `command`, its stderr piped.
+fn spawn_link(trace: &Path, command: &[&str]) -> Child {
+    link_cmd(trace)
+        .arg("--")
+        .args(command)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// The outside TUN device name prefix of the emulator with process id `pid`.
 fn iface_prefix(pid: u32) -> String {
     format!("spo{pid:x}-")
@@ -154,11 +164,7 @@ fn sigint_stops_the_command_and_removes_everything() {
         return;
     };
     let (_dir, trace) = trace_dir();
-    let child = link_cmd(&trace)
-        .args(["--", "sleep", "30"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_link(&trace, &["sleep", "30"]);
     let pid = child.id();
     let kids = wait_ready(&child);
     Command::new("kill")
@@ -181,11 +187,7 @@ fn crashing_command_gives_its_status_and_removes_everything() {
         return;
     };
     let (_dir, trace) = trace_dir();
-    let child = link_cmd(&trace)
-        .args(["--", "sh", "-c", "kill -SEGV $$"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_link(&trace, &["sh", "-c", "kill -SEGV $$"]);
     let pid = child.id();
     let out = output_within(child, Duration::from_secs(10));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -200,11 +202,7 @@ fn sigkill_of_the_emulator_leaves_nothing_and_kills_the_command() {
         return;
     };
     let (_dir, trace) = trace_dir();
-    let mut child = link_cmd(&trace)
-        .args(["--", "sleep", "30"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_link(&trace, &["sleep", "30"]);
     let pid = child.id();
     let kids = wait_ready(&child);
     child.kill().unwrap(); // SIGKILL

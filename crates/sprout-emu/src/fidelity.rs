@@ -71,6 +71,24 @@ impl FloodResult {
     pub fn received_utilization(&self) -> f64 {
         ratio(self.received_bytes, self.offered_bytes)
     }
+
+    /// Whether the lower of the two utilizations is at least `min_utilization` (0..1), with
+    /// the figures in the description.
+    fn check(&self, min_utilization: f64) -> (String, bool) {
+        let (model, received) = (self.model_utilization(), self.received_utilization());
+        let used = model.min(received);
+        (
+            format!(
+                "flood at {} Mbit/s uses {:.2}% of the capacity (model {:.2}%, received {:.2}%), at least {}%",
+                self.rate_mbit,
+                100.0 * used,
+                100.0 * model,
+                100.0 * received,
+                100.0 * min_utilization
+            ),
+            used >= min_utilization,
+        )
+    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -372,48 +390,33 @@ pub fn run_all(seconds: f64) -> Result<FidelityReport, EmuError> {
 }
 
 impl FidelityReport {
+    /// The floods' checks, (description with the figures, passed): at least 99% of a
+    /// 12 Mbit/s link and 95% of a 200 Mbit/s one used.
+    pub fn flood_checks(&self) -> [(String, bool); 2] {
+        [self.flood_12.check(0.99), self.flood_200.check(0.95)]
+    }
+
+    /// The probe's check: every datagram arrives, and the 99th percentile of the delay beyond
+    /// the model's opportunity wait is at most 1000 µs.
+    pub fn probe_check(&self) -> (String, bool) {
+        let q = |h: &Histogram, p: f64| h.quantile(p).unwrap_or(u64::MAX);
+        let p = &self.probe;
+        (
+            format!(
+                "probe: extra one-way delay beyond the model's opportunity wait p99 {} µs (p50 {} µs), at most 1000 µs; raw extra delay p99 {} µs of which the model's wait p99 {} µs",
+                q(&p.overhead_us, 0.99),
+                q(&p.overhead_us, 0.5),
+                q(&p.extra_us, 0.99),
+                q(&p.model_wait_us, 0.99)
+            ),
+            p.received == p.sent && q(&p.overhead_us, 0.99) <= 1000,
+        )
+    }
+
     /// The acceptance checks: (description with the figures, passed).
     pub fn checks(&self) -> Vec<(String, bool)> {
-        let q = |h: &Histogram, p: f64| h.quantile(p).unwrap_or(u64::MAX);
-        let u12 = self
-            .flood_12
-            .model_utilization()
-            .min(self.flood_12.received_utilization());
-        let u200 = self
-            .flood_200
-            .model_utilization()
-            .min(self.flood_200.received_utilization());
-        let p = &self.probe;
-        vec![
-            (
-                format!(
-                    "flood at 12 Mbit/s uses {:.2}% of the capacity (model {:.2}%, received {:.2}%), at least 99%",
-                    100.0 * u12,
-                    100.0 * self.flood_12.model_utilization(),
-                    100.0 * self.flood_12.received_utilization()
-                ),
-                u12 >= 0.99,
-            ),
-            (
-                format!(
-                    "probe: extra one-way delay beyond the model's opportunity wait p99 {} µs (p50 {} µs), at most 1000 µs; raw extra delay p99 {} µs of which the model's wait p99 {} µs",
-                    q(&p.overhead_us, 0.99),
-                    q(&p.overhead_us, 0.5),
-                    q(&p.extra_us, 0.99),
-                    q(&p.model_wait_us, 0.99)
-                ),
-                p.received == p.sent && q(&p.overhead_us, 0.99) <= 1000,
-            ),
-            (
-                format!(
-                    "flood at 200 Mbit/s uses {:.2}% of the capacity (model {:.2}%, received {:.2}%), at least 95%",
-                    100.0 * u200,
-                    100.0 * self.flood_200.model_utilization(),
-                    100.0 * self.flood_200.received_utilization()
-                ),
-                u200 >= 0.95,
-            ),
-        ]
+        let [flood_12, flood_200] = self.flood_checks();
+        vec![flood_12, self.probe_check(), flood_200]
     }
 }
 

@@ -322,12 +322,8 @@ fn run_simulated(
         downs.push((seed, out.downlink.metrics));
         ups.push((seed, out.uplink.metrics));
     }
-    Ok([median_run(downs), median_run(ups)])
-}
-
-/// The run with the median self-inflicted delay (the upper median of an even number).
-fn median_run(runs: Vec<(u64, DirectionMetrics)>) -> (u64, DirectionMetrics) {
-    median_by(runs, |r| r.1.self_inflicted_ms)
+    let delay = |r: &(u64, DirectionMetrics)| r.1.self_inflicted_ms;
+    Ok([median_by(downs, delay), median_by(ups, delay)])
 }
 
 /// The element whose `key` is the median (the upper one of an even count). Panics on none.
