@@ -7,6 +7,8 @@
 //! - [`mmlog`]: mahimahi `mm-link` log writer and reader.
 //! - [`synthetic`]: seeded synthetic traces from the paper's own link model, and constant-rate
 //!   traces.
+//! - [`testdata`]: for tests, the paper's traces and fixtures in `../shared`, and reporting the
+//!   tests that skip without them.
 //!
 //! All times are `u64` microseconds unless a name says otherwise (`_ms`, `_s`).
 //!
@@ -36,6 +38,7 @@ pub mod link;
 pub mod mmlog;
 pub mod queue;
 pub mod synthetic;
+pub mod testdata;
 pub mod trace;
 
 pub use link::{Delivery, Link, LinkConfig, LinkEvent, LinkStats};

@@ -1,22 +1,15 @@
-//! The paper's real traces from /work/shared/traces (skipped when absent), and link speed.
+//! The paper's real traces from ../shared/traces (skipped, and reported, when absent), and link
+//! speed.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use sprout_link::{constant_rate_trace, Link, LinkConfig, LinkEvent, Trace};
+use sprout_link::{constant_rate_trace, testdata, Link, LinkConfig, LinkEvent, Trace};
 
+/// The paper's traces in ../shared/traces; `None` (the test recorded as skipped) when absent.
 fn traces_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/traces"
-    ));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("skipping: no trace directory at {}", dir.display());
-        None
-    }
+    testdata::require("traces")
 }
 
 /// (file, mean capacity kbit/s, duration s) from the traces README.
@@ -35,11 +28,9 @@ const README: [(&str, f64, f64); 8] = [
 fn real_traces_load_and_match_readme() {
     let Some(dir) = traces_dir() else { return };
     for (file, kbps, seconds) in README {
-        let path = dir.join(file);
-        if !path.exists() {
-            println!("skipping {file}: not present");
+        let Some(path) = testdata::require(format!("traces/{file}")) else {
             continue;
-        }
+        };
         let t = Trace::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(t.name(), file);
         let got = t.mean_capacity_kbps();
@@ -82,9 +73,9 @@ fn real_trace_pairs_are_found() {
 /// ~500k packets near capacity: sending and advancing must be fast.
 #[test]
 fn full_trace_run_is_fast() {
-    let trace = traces_dir()
-        .and_then(|d| Trace::load(d.join("ATT-LTE-driving.down")).ok())
-        .unwrap_or_else(|| constant_rate_trace("stand-in", 5.0, 800.0).unwrap());
+    // Not a skip: without the real trace the stand-in is as long and as fast.
+    let trace = Trace::load(testdata::shared_dir().join("traces/ATT-LTE-driving.down"))
+        .unwrap_or_else(|_| constant_rate_trace("stand-in", 5.0, 800.0).unwrap());
     let trace = Arc::new(trace);
     let duration_us = trace.duration_us();
     let packets: u64 = 500_000;
