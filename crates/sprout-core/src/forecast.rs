@@ -7,9 +7,15 @@
 //! time a forecast is a weighted sum over the current belief per candidate count, found by
 //! binary search.
 //!
-//! The tables come from a backward recursion over the Markov chain of the rate. With `T` the
-//! evolution matrix, `Pois` the per-tick count distribution (truncated at a cap, the last value
-//! holding the tail) and `N_h` the deliveries in ticks `1..=h` starting from rate bin `b`:
+//! By default the tables are the authors' (`ProcessForecastInterval`): from each starting rate
+//! the distribution is evolved to each tick, that tick's count distribution is summed over the
+//! rates, and the ticks are added as independent counts; counts of 30 or more in a tick are
+//! left out ([`CountTail::Drop`]), and the quantile is the first count whose cumulative
+//! probability reaches 5%.
+//!
+//! The joint model's tables come from a backward recursion over the Markov chain of the rate.
+//! With `T` the evolution matrix, `Pois` the per-tick count distribution (truncated at a cap)
+//! and `N_h` the deliveries in ticks `1..=h` starting from rate bin `b`:
 //!
 //! ```text
 //! P_h(b, c) = sum_b' T(b, b') sum_k Pois(k; lambda_b' tau) P_{h-1}(b', c - k),   P_0(b, c) = [c = 0]
@@ -21,15 +27,18 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::model::Evolution;
-use crate::params::{ForecastModel, ModelParams};
+use crate::params::{CountTail, ForecastModel, ModelParams};
 
 /// Precomputed cumulative-delivery distributions for every starting rate and horizon.
 #[derive(Debug)]
 pub struct ForecastTables {
     params: ModelParams,
-    /// `cdf[h - 1][c * bins + b]` = P(N_h <= c | current rate bin b), for c in 0..=h*cap.
+    /// `cdf[h - 1][c * values + b]` = P(N_h <= c | current rate value b), for c in
+    /// 0..=h*top; it may end below 1 when the count tail is dropped.
     cdf: Vec<Vec<f64>>,
-    cap: usize,
+    /// Largest count one tick's distribution holds (cap - 1 when the tail is dropped, the cap
+    /// when it is lumped there).
+    top: usize,
 }
 
 impl ForecastTables {
@@ -51,14 +60,14 @@ impl ForecastTables {
     /// the distribution forward to each tick, take that tick's count distribution summed over
     /// the rates, and add the ticks up as independent counts.
     fn per_tick(params: &ModelParams, evolution: &Evolution) -> Self {
-        let n = params.bins;
-        let cap = params.arrivals_cap();
-        let h_max = params.forecast_ticks;
+        let n = params.values();
         let pois = poisson_table(params);
-        let mut tables: Vec<Vec<f64>> = (1..=h_max).map(|h| vec![0.0; (h * cap + 1) * n]).collect();
+        let top = pois[0].len() - 1;
+        let h_max = params.forecast_ticks;
+        let mut tables: Vec<Vec<f64>> = (1..=h_max).map(|h| vec![0.0; (h * top + 1) * n]).collect();
         let mut dist = vec![0.0; n];
         let mut next = vec![0.0; n];
-        let mut tick = vec![0.0; cap + 1];
+        let mut tick = vec![0.0; top + 1];
         for b in 0..n {
             dist.iter_mut().for_each(|x| *x = 0.0);
             dist[b] = 1.0;
@@ -76,38 +85,38 @@ impl ForecastTables {
                 // This tick's count distribution, summed over the rates.
                 tick.iter_mut().for_each(|x| *x = 0.0);
                 for (r, &pr) in dist.iter().enumerate() {
-                    if pr < 1e-15 {
+                    if pr == 0.0 {
                         continue;
                     }
                     for (t, &pk) in tick.iter_mut().zip(&pois[r]) {
                         *t += pr * pk;
                     }
                 }
-                cum = convolve(&cum, &tick, cum.len() + cap);
+                cum = convolve(&cum, &tick, cum.len() + top);
                 store_cdf(table, n, b, &cum);
-                debug_assert_eq!(cum.len(), (h + 1) * cap + 1);
+                debug_assert_eq!(cum.len(), (h + 1) * top + 1);
             }
         }
         ForecastTables {
             params: params.clone(),
             cdf: tables,
-            cap,
+            top,
         }
     }
 
     /// The exact joint model: the rate's path links the ticks' counts (see the module docs).
     fn joint(params: &ModelParams, evolution: &Evolution) -> Self {
-        let n = params.bins;
-        let cap = params.arrivals_cap();
-        let h_max = params.forecast_ticks;
+        let n = params.values();
         let pois = poisson_table(params);
+        let top = pois[0].len() - 1;
+        let h_max = params.forecast_ticks;
 
         // q[b][c]: distribution of (this tick's count + deliveries of the previous horizon)
         // starting from bin b at the start of this tick; P_0 is a point mass at 0.
         let mut prev: Vec<Vec<f64>> = vec![vec![1.0]; n];
         let mut cdf = Vec::with_capacity(h_max);
         for h in 1..=h_max {
-            let width = h * cap + 1;
+            let width = h * top + 1;
             // Convolve each bin's previous-horizon distribution with its one-tick counts.
             let q: Vec<Vec<f64>> = (0..n)
                 .map(|b| convolve(&prev[b], &pois[b], width))
@@ -137,7 +146,7 @@ impl ForecastTables {
         ForecastTables {
             params: params.clone(),
             cdf,
-            cap,
+            top,
         }
     }
 
@@ -161,12 +170,12 @@ impl ForecastTables {
 
     /// Largest cumulative count represented at horizon `h` ticks.
     pub fn max_count(&self, h: usize) -> usize {
-        h * self.cap
+        h * self.top
     }
 
     /// P(N_h <= c) under the belief `prob` (one probability per rate bin).
     pub fn cdf_at(&self, prob: &[f64], h: usize, c: usize) -> f64 {
-        let n = self.params.bins;
+        let n = self.params.values();
         let (lo, hi) = support(prob);
         self.mixture_cdf(prob, h, c.min(self.max_count(h)), n, lo, hi)
     }
@@ -176,24 +185,32 @@ impl ForecastTables {
         dot(&prob[lo..hi], &row[lo..hi])
     }
 
-    /// The cautious forecast: for each horizon `h = 1..=H` ticks, the largest count `c` such
-    /// that at least `c` packets are delivered by then with probability >= `confidence`
-    /// (i.e. the smallest `c` with P(N_h <= c) > 1 - confidence). Written into `out[h - 1]`,
-    /// in MTU-sized packets, cumulative. Non-decreasing in `h`; never smaller for a lower
-    /// confidence.
+    /// The cautious forecast: for each horizon `h = 1..=H` ticks, the smallest count `c`
+    /// with P(N_h <= c) >= 1 - confidence, as the authors' `lower_quantile` finds it (so at
+    /// least `c` packets are delivered by then with probability about `confidence`). Written
+    /// into `out[h - 1]`, in MTU-sized packets, cumulative. Non-decreasing in `h`; never
+    /// smaller for a lower confidence. When the tables drop the count tail and the belief sits
+    /// so high that even the largest count is not reached with that probability, the entry is
+    /// two past the largest count, as in the authors' code.
     pub fn cautious(&self, prob: &[f64], confidence: f64, out: &mut [u32]) {
-        let n = self.params.bins;
+        let n = self.params.values();
         debug_assert_eq!(prob.len(), n);
         let q = (1.0 - confidence).clamp(0.0, 1.0);
         let (lo, hi) = support(prob);
         let mut floor = 0usize;
         for (i, slot) in out.iter_mut().enumerate().take(self.cdf.len()) {
             let h = i + 1;
-            // Smallest c in [floor, max] with F(c) > q; F(max) = 1 > q.
-            let (mut a, mut b) = (floor, self.max_count(h));
+            let max = self.max_count(h);
+            if self.mixture_cdf(prob, h, max, n, lo, hi) < q {
+                *slot = (max + 2) as u32;
+                floor = max;
+                continue;
+            }
+            // Smallest c in [floor, max] with F(c) >= q.
+            let (mut a, mut b) = (floor.min(max), max);
             while a < b {
                 let mid = (a + b) / 2;
-                if self.mixture_cdf(prob, h, mid, n, lo, hi) > q {
+                if self.mixture_cdf(prob, h, mid, n, lo, hi) >= q {
                     b = mid;
                 } else {
                     a = mid + 1;
@@ -205,11 +222,18 @@ impl ForecastTables {
     }
 }
 
-/// One tick's count distribution for every rate bin (truncated at the cap, tail lumped there).
+/// One tick's count distribution for every rate value: counts `0..cap`, then, if the tail is
+/// lumped, P(count >= cap) at index `cap`.
 fn poisson_table(params: &ModelParams) -> Vec<Vec<f64>> {
     let cap = params.arrivals_cap();
-    (0..params.bins)
-        .map(|b| truncated_poisson(params.rate(b) * params.tau(), cap))
+    (0..params.values())
+        .map(|b| {
+            let mut v = truncated_poisson(params.rate(b) * params.tau(), cap);
+            if params.count_tail == CountTail::Drop {
+                v.pop();
+            }
+            v
+        })
         .collect()
 }
 
@@ -295,7 +319,7 @@ mod tests {
     }
 
     fn point_mass(bin: usize) -> Vec<f64> {
-        let mut v = vec![0.0; 256];
+        let mut v = vec![0.0; ModelParams::default().values()];
         v[bin] = 1.0;
         v
     }
@@ -305,7 +329,7 @@ mod tests {
     fn forward_cdf(params: &ModelParams, start: usize, h: usize) -> Vec<f64> {
         let ev = Evolution::new(params);
         let cap = params.arrivals_cap();
-        let n = params.bins;
+        let n = params.values();
         let mut joint = vec![vec![0.0; h * cap + 1]; n];
         joint[start][0] = 1.0;
         let mut probe = vec![0.0; n];
@@ -364,6 +388,7 @@ mod tests {
     fn backward_tables_match_forward_simulation() {
         let params = ModelParams {
             forecast_model: ForecastModel::Joint,
+            count_tail: CountTail::Lump,
             ..ModelParams::default()
         };
         let t = ForecastTables::shared(&params);
@@ -457,11 +482,10 @@ mod tests {
             t.cautious(&p, conf, &mut out);
             for h in 1..=8 {
                 let c = out[h - 1] as usize;
-                // At least c packets with probability >= confidence...
+                // The smallest count whose cumulative probability reaches 1 - confidence.
                 let below = if c == 0 { 0.0 } else { t.cdf_at(&p, h, c - 1) };
-                prop_assert!(below <= 1.0 - conf + 1e-12);
-                // ...and c is the largest such count.
-                prop_assert!(t.cdf_at(&p, h, c) > 1.0 - conf);
+                prop_assert!(below < 1.0 - conf);
+                prop_assert!(t.cdf_at(&p, h, c) >= 1.0 - conf);
             }
         }
     }

@@ -1,13 +1,73 @@
 //! The receiver's model of the link rate (paper §3.1–3.2): a probability distribution over
 //! discrete values of lambda, evolved by Brownian motion and updated by Bayes' rule from the
-//! packets that arrive in each tick. The lowest value is the authors' non-sticky bin near 0 or,
-//! on the paper-literal grid, a sticky outage at exactly 0 (see [`RateGrid`]).
+//! packets that arrive in each tick. By default it is the authors' arithmetic, detail for
+//! detail (see [`crate::params::ModelParams`]); the lowest value is an outage at exactly 0
+//! packets/s, weighted by the escape rate but not sticky, or on the paper-literal grid a sticky
+//! outage (see [`RateGrid`]).
 
-use crate::params::{ModelParams, RateGrid};
+use crate::params::{GaussianCdf, KernelSpan, ModelParams, RateGrid};
 
 /// Standard normal cumulative distribution function.
 pub(crate) fn normal_cdf(x: f64) -> f64 {
     0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
+}
+
+/// The CDF of the rate's change over one tick (a Gaussian of mean 0), exact or as the authors
+/// tabulate it.
+enum ChangeCdf {
+    Exact {
+        sd: f64,
+    },
+    /// The authors' `GaussianCache`: `cells + 1` entries over `[-range, range]` (128 cells per
+    /// spacing of the rate grid, 32,768 on the authors' grid), entry `k`
+    /// holding the CDF at `-range` (k = 0) or at `(k + 0.5) width - range`.
+    Table {
+        range: f64,
+        width: f64,
+        cdf: Vec<f64>,
+    },
+}
+
+impl ChangeCdf {
+    fn new(p: &ModelParams, sd: f64) -> Self {
+        match p.gaussian_cdf {
+            GaussianCdf::Exact => ChangeCdf::Exact { sd },
+            GaussianCdf::Table => {
+                let range = p.max_rate_pps;
+                // 128 cells per spacing of the rate grid, as the authors' `bins * 128`.
+                let cells = 128 * (p.values() - 1);
+                let width = (range - -range) / cells as f64;
+                let cdf = (0..=cells)
+                    .map(|k| {
+                        let x = if k == 0 {
+                            -range
+                        } else {
+                            (k as f64 + 0.5) * width + -range
+                        };
+                        normal_cdf(x / sd)
+                    })
+                    .collect();
+                ChangeCdf::Table { range, width, cdf }
+            }
+        }
+    }
+
+    /// P(change < d), `d` in packets/s (may be infinite).
+    fn at(&self, d: f64) -> f64 {
+        match self {
+            ChangeCdf::Exact { sd } => normal_cdf(d / sd),
+            ChangeCdf::Table { range, width, cdf } => {
+                // The authors' `to_bin`: truncation toward zero, clamped to the table.
+                let x = ((d - -range) / width).trunc();
+                let k = if x.is_nan() || x < 0.0 {
+                    0
+                } else {
+                    (x as usize).min(cdf.len() - 1)
+                };
+                cdf[k]
+            }
+        }
+    }
 }
 
 /// One row of the banded evolution matrix: where the mass of one source bin goes in one tick.
@@ -15,20 +75,24 @@ pub(crate) fn normal_cdf(x: f64) -> f64 {
 pub(crate) struct KernelRow {
     /// First destination bin.
     pub start: usize,
-    /// Probabilities for destination bins `start..start + weights.len()`; they sum to 1.
+    /// Probabilities for destination bins `start..start + weights.len()`; they sum to at most
+    /// 1 (the truncated Gaussian and the outage's escape weighting lose a little mass, which
+    /// normalisation removes).
     pub weights: Vec<f64>,
 }
 
-/// The per-tick evolution of the rate (Brownian motion with an outage bin), as a banded matrix.
+/// The per-tick evolution of the rate (Brownian motion with an outage value), as a banded
+/// matrix.
 ///
-/// Each bin `j > 0` stands for the rate interval `[r_j - w/2, r_j + w/2)`, the top bin for
-/// everything above its lower edge. From a bin `i > 0` the rate moves by a Gaussian of standard
-/// deviation `sigma * sqrt(tau)`, integrated over each destination interval and truncated at
-/// `kernel_sigmas`. Bin 0 depends on the [`RateGrid`]: on the authors' grid it stands for
-/// everything below its upper edge, and from it the Gaussian's share that stays is weighed by
-/// `exp(-lambda_z * tau)` and the share that leaves by the rest (the lost mass is renormalised
-/// away, so the bin is not sticky); on the paper-literal grid it is the outage, left with
-/// probability `1 - exp(-lambda_z * tau)` by the Gaussian restricted to positive rates, so
+/// From each value the rate moves by a Gaussian of standard deviation `sigma * sqrt(tau)`,
+/// integrated over each destination value's interval ([`ModelParams::lower_edge`] to
+/// [`ModelParams::upper_edge`]) and truncated at `kernel_sigmas`; the Gaussian is not reflected
+/// at 0: what falls below the grid goes to its lowest value's interval, which reaches down to
+/// minus infinity (or, on the paper-literal grid, is lost and normalised away). From the lowest
+/// value, on the authors' and the midpoint grid the Gaussian's share that stays is weighed by
+/// `exp(-lambda_z tau)` and the share that leaves by the rest (the lost mass is normalised
+/// away, so the value is not sticky); on the paper-literal grid it is the outage, left with
+/// probability `1 - exp(-lambda_z tau)` by the Gaussian restricted to positive rates, so
 /// outages last `1 / lambda_z` seconds on average.
 #[derive(Clone, Debug)]
 pub struct Evolution {
@@ -38,46 +102,43 @@ pub struct Evolution {
 impl Evolution {
     /// Builds the kernel for the given parameters (over one tick).
     pub fn new(p: &ModelParams) -> Self {
-        let n = p.bins;
+        let n = p.values();
         let w = p.bin_width();
         let s = p.sigma * p.tau().sqrt();
-        let reach = ((p.kernel_sigmas * s) / w).ceil() as usize;
-        let midpoint = p.grid == RateGrid::Midpoint;
-        let bottom = if midpoint { f64::NEG_INFINITY } else { 0.0 };
-        let lower = |j: usize| if j == 0 { bottom } else { p.rate(j) - w / 2.0 };
-        let stay = (-p.outage_escape_rate * p.tau()).exp();
-        let upper = |j: usize| {
-            if j + 1 == n {
-                f64::INFINITY
-            } else {
-                p.rate(j) + w / 2.0
-            }
-        };
+        let cdf = ChangeCdf::new(p, s);
+        let reach = p.kernel_sigmas * s;
+        let symmetric = ((p.kernel_sigmas * s) / w).ceil() as usize;
+        let sticky = p.grid == RateGrid::ZeroOutage;
+        let leave = 1.0 - (-p.outage_escape_rate * p.tau()).exp();
         let mut rows = Vec::with_capacity(n);
         for i in 0..n {
             let centre = p.rate(i);
-            let start = i.saturating_sub(reach);
-            let end = (i + reach).min(n - 1);
+            let (start, end) = match p.kernel_span {
+                KernelSpan::Authors => (
+                    p.value_of(centre - reach),
+                    (p.value_of(centre + reach) + 1).min(n - 1),
+                ),
+                KernelSpan::Symmetric => (i.saturating_sub(symmetric), (i + symmetric).min(n - 1)),
+            };
             let mut weights: Vec<f64> = (start..=end)
                 .map(|j| {
-                    let (lo, hi) = (lower(j), upper(j));
-                    // Rates can not go negative: the Gaussian is reflected at zero, so what
-                    // would fall below 0 comes back at the mirrored rate.
-                    normal_cdf((hi - centre) / s) - normal_cdf((lo - centre) / s)
+                    let hi = cdf.at(p.upper_edge(j) - centre);
+                    let lo = cdf.at(p.lower_edge(j) - centre);
+                    (hi - lo).max(0.0)
                 })
                 .collect();
-            if i == 0 && midpoint {
+            if i == 0 && !sticky {
                 for (k, x) in weights.iter_mut().enumerate() {
-                    *x *= if start + k == 0 { stay } else { 1.0 - stay };
+                    *x *= if start + k == 0 { 1.0 - leave } else { leave };
                 }
             } else if i == 0 {
                 // The outage is sticky: it lasts an exponential time with rate lambda_z.
                 weights[0] = 0.0;
                 let escape_mass: f64 = weights.iter().sum();
                 for x in weights.iter_mut() {
-                    *x *= (1.0 - stay) / escape_mass;
+                    *x *= leave / escape_mass;
                 }
-                weights[0] = stay;
+                weights[0] = 1.0 - leave;
             }
             rows.push(KernelRow { start, weights });
         }
@@ -106,7 +167,7 @@ impl Evolution {
 
 /// Probabilities below this are set to zero after each observation, which keeps the arithmetic
 /// away from subnormal numbers (slow) without measurably changing any forecast.
-const FLUSH_BELOW: f64 = 1e-30;
+const FLUSH_BELOW: f64 = 1e-300;
 
 /// The receiver's belief about the current link rate: a probability for each bin of the grid.
 #[derive(Clone, Debug)]
@@ -129,7 +190,7 @@ impl RateModel {
 
     /// A model reusing an already-built evolution kernel.
     pub fn with_evolution(params: &ModelParams, evolution: Evolution) -> Self {
-        let n = params.bins;
+        let n = params.values();
         let tau = params.tau();
         let mean: Vec<f64> = (0..n).map(|i| params.rate(i) * tau).collect();
         let ln_mean = mean
@@ -271,7 +332,7 @@ mod tests {
     use super::*;
 
     fn point_mass(p: &ModelParams, bin: usize) -> Vec<f64> {
-        let mut v = vec![0.0; p.bins];
+        let mut v = vec![0.0; p.values()];
         v[bin] = 1.0;
         v
     }
@@ -303,27 +364,40 @@ mod tests {
         assert!((m.probabilities().iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
 
-    #[test]
-    fn certain_rate_stays_centred_and_spreads_by_28_3_per_tick() {
-        let p = ModelParams::default();
-        let mut m = RateModel::new(&p);
-        m.set_probabilities(&point_mass(&p, 128));
-        let centre = p.rate(128);
-        // sigma * sqrt(tau) = 200 * sqrt(0.02) = 28.28 packets/s; integrating over bins of
-        // width w adds w^2/12 of variance (Sheppard): sqrt(800 + 3.92^2/12) = 28.31.
+    /// Mean and spread of the rate after 1 and 4 ticks from a certain 501.95 packets/s.
+    fn spread_from_value_128(p: &ModelParams) -> [(f64, f64); 2] {
+        let mut m = RateModel::new(p);
+        m.set_probabilities(&point_mass(p, 128));
         m.evolve();
-        assert!(
-            (m.mean_rate() - centre).abs() < 1e-9,
-            "mean {}",
-            m.mean_rate()
-        );
-        assert!((m.rate_std() - 28.3).abs() < 0.05, "std {}", m.rate_std());
-        // After four ticks the spread doubles (variances add): 2 x 28.28.
+        let one = (m.mean_rate() - p.rate(128), m.rate_std());
         for _ in 0..3 {
             m.evolve();
         }
-        assert!((m.mean_rate() - centre).abs() < 1e-9);
-        assert!((m.rate_std() - 56.6).abs() < 0.1, "std {}", m.rate_std());
+        [one, (m.mean_rate() - p.rate(128), m.rate_std())]
+    }
+
+    #[test]
+    fn certain_rate_stays_centred_and_spreads_by_28_3_per_tick() {
+        // With the exact CDF and a symmetric span: sigma * sqrt(tau) = 200 * sqrt(0.02) =
+        // 28.28 packets/s; integrating over values w apart adds w^2/12 of variance
+        // (Sheppard): sqrt(800 + 3.91^2/12) = 28.31. After four ticks the spread doubles.
+        let exact = ModelParams {
+            gaussian_cdf: GaussianCdf::Exact,
+            kernel_span: KernelSpan::Symmetric,
+            ..ModelParams::default()
+        };
+        let [(d1, s1), (d4, s4)] = spread_from_value_128(&exact);
+        assert!(d1.abs() < 1e-9 && d4.abs() < 1e-9, "drift {d1} {d4}");
+        assert!((s1 - 28.3).abs() < 0.05, "std {s1}");
+        assert!((s4 - 56.6).abs() < 0.1, "std {s4}");
+        // The authors' table reads the CDF at the midpoint of the cell holding each edge, half
+        // a cell (0.0305 packets/s) above it on average: the rate drifts down by about that
+        // much a tick (1.5 packets/s per second), with the same spread.
+        let [(d1, s1), (d4, s4)] = spread_from_value_128(&ModelParams::default());
+        assert!((d1 + 0.0305).abs() < 0.005, "drift {d1}");
+        assert!((d4 + 4.0 * 0.0305).abs() < 0.02, "drift {d4}");
+        assert!((s1 - 28.3).abs() < 0.05, "std {s1}");
+        assert!((s4 - 56.6).abs() < 0.1, "std {s4}");
     }
 
     fn literal() -> ModelParams {
@@ -347,14 +421,14 @@ mod tests {
 
     #[test]
     fn the_authors_lowest_bin_is_not_sticky() {
-        // Bin 0 keeps exp(-0.02) of the Gaussian's share that stays in it (everything below
-        // 3.92 packets/s, about half, since its midpoint is 1.96), and sends out only 2% of the
-        // rest: once renormalised, it holds about 98% of what is left, but the lost mass makes
-        // it lose ground to any neighbour each tick.
+        // Value 0 (0 packets/s) keeps exp(-0.02) of the Gaussian's share that stays in its
+        // interval (everything below 3.91 packets/s: 55%) and sends out only 2% of the rest:
+        // once renormalised, it holds about 98% of what is left, but the lost mass makes it
+        // lose ground to any neighbour each tick.
         let p = ModelParams::default();
-        assert_eq!(p.grid, RateGrid::Midpoint);
+        assert_eq!(p.grid, RateGrid::Authors);
         let mut m = RateModel::new(&p);
-        let mut two = vec![0.0; p.bins];
+        let mut two = vec![0.0; p.values()];
         two[0] = 0.5;
         two[40] = 0.5;
         m.set_probabilities(&two);
@@ -363,6 +437,71 @@ mod tests {
         assert!(low < 0.4, "the lowest bins kept {low} of an even split");
         let total: f64 = m.probabilities().iter().sum();
         assert!((total - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_authors_grid_has_257_values_and_an_outage_at_zero() {
+        let p = ModelParams::default();
+        assert_eq!(p.values(), 257);
+        assert_eq!(p.bin_width(), 3.906_25);
+        assert_eq!(p.rate(0), 0.0);
+        assert_eq!(p.rate(1), 1.5 * 3.906_25);
+        assert_eq!(p.rate(256), 256.5 * 3.906_25);
+        // Value 0 delivers nothing: one packet rules it out.
+        let mut m = RateModel::new(&p);
+        m.observe(1.0);
+        assert_eq!(m.probabilities()[0], 0.0);
+        // Their to_bin truncates toward zero and clamps.
+        assert_eq!(p.value_of(-141.4), 0);
+        assert_eq!(p.value_of(3.9), 0);
+        assert_eq!(p.value_of(3.906_25), 1);
+        assert_eq!(p.value_of(5000.0), 256);
+    }
+
+    #[test]
+    fn the_authors_kernel_runs_one_value_past_the_upper_reach() {
+        // From value 128 (501.95 packets/s), 5 sigma (141.42) reaches value 92 below and 164
+        // above; the authors' span runs to 165.
+        let p = ModelParams::default();
+        let ev = Evolution::new(&p);
+        let row = &ev.rows()[128];
+        assert_eq!(row.start, 92);
+        assert_eq!(row.start + row.weights.len() - 1, 165);
+        let sym = Evolution::new(&ModelParams {
+            kernel_span: KernelSpan::Symmetric,
+            ..ModelParams::default()
+        });
+        let row = &sym.rows()[128];
+        assert_eq!((row.start, row.start + row.weights.len() - 1), (91, 165));
+    }
+
+    #[test]
+    fn the_tabulated_cdf_is_the_exact_one_read_at_cell_midpoints() {
+        let p = ModelParams::default();
+        let s = p.sigma * p.tau().sqrt();
+        let table = ChangeCdf::new(&p, s);
+        let exact = ChangeCdf::new(
+            &ModelParams {
+                gaussian_cdf: GaussianCdf::Exact,
+                ..ModelParams::default()
+            },
+            s,
+        );
+        // A cell is 2000 / 32768 = 0.061 packets/s wide: the table's value is the exact CDF
+        // half a cell or less away, so it differs by at most 0.031 x the peak density.
+        let peak = 1.0 / (s * (2.0 * std::f64::consts::PI).sqrt());
+        let mut largest: f64 = 0.0;
+        for k in -2000..=2000 {
+            let d = k as f64 * 0.0731;
+            let diff = (table.at(d) - exact.at(d)).abs();
+            largest = largest.max(diff);
+            assert!(diff <= 0.0306 * peak + 1e-15, "at {d}: {diff}");
+        }
+        assert!(largest > 1e-5, "the table is not exact ({largest})");
+        // Cell 16384 holds [0, 0.061): the CDF at its midpoint, 0.0305.
+        assert_eq!(table.at(0.0), normal_cdf(0.030_517_578_125 / s));
+        assert_eq!(table.at(f64::NEG_INFINITY), normal_cdf(-1000.0 / s));
+        assert_eq!(table.at(f64::INFINITY), 1.0);
     }
 
     #[test]

@@ -4,13 +4,19 @@ use serde::{Deserialize, Serialize};
 
 /// Parameters of the receiver's stochastic model of the link (paper §3.1–3.3).
 ///
-/// The defaults are the paper's values, which were frozen before its traces were collected.
+/// The defaults are the paper's values, which were frozen before its traces were collected,
+/// computed as the authors' code computes them: their grid ([`RateGrid::Authors`]), their
+/// tabulated Gaussian ([`GaussianCdf::Table`]), their kernel span ([`KernelSpan::Authors`]) and
+/// their forecast tables, which leave out counts of 30 or more per tick ([`CountTail::Drop`]).
+/// With these defaults every forecast of the authors' fixtures is reproduced exactly
+/// (`tests/authors_fixtures.rs`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelParams {
-    /// Number of discrete values of the link rate lambda (paper: 256).
+    /// Number of rate intervals of the grid (paper and authors' code: 256). The authors' grid
+    /// holds one value more than this (see [`RateGrid::Authors`]); [`ModelParams::values`] is
+    /// the number of values of any grid.
     pub bins: usize,
     /// Largest modelled rate, in MTU-sized packets per second (paper: 1000, about 12 Mbit/s).
-    /// The grid is uniform from 0 (the outage value) to this.
     pub max_rate_pps: f64,
     /// Brownian-motion volatility sigma of lambda, in packets/s per sqrt(s) (paper: 200).
     pub sigma: f64,
@@ -22,36 +28,89 @@ pub struct ModelParams {
     pub forecast_ticks: usize,
     /// The evolution kernel is truncated at this many standard deviations (authors' code: 5).
     pub kernel_sigmas: f64,
-    /// Packets counted per tick are truncated at this value in the forecast tables (authors'
-    /// code: 30 at 1000 packets/s). `None` means 1.5 x the top rate's mean count per tick.
+    /// Packets counted per tick in the forecast tables: counts `0..cap` are kept and what lies
+    /// at or above the cap is dropped or lumped ([`CountTail`]) (authors' code: 30). `None`
+    /// means 1.5 x the top rate's mean count per tick (30 at the defaults).
     pub max_arrivals_per_tick: Option<usize>,
     /// How the forecast adds up the ticks' deliveries.
     pub forecast_model: ForecastModel,
     /// Size of the model's "packet" in bytes: byte counts are divided by it (default 1500,
     /// the size of one delivery opportunity in the traces).
     pub mtu_bytes: u32,
-    /// Where the rate values sit on the grid and how the lowest one behaves (default: the
-    /// authors' [`RateGrid::Midpoint`]).
+    /// Where the rate values sit on the grid and what the lowest one means (default: the
+    /// authors' [`RateGrid::Authors`]).
     #[serde(default)]
     pub grid: RateGrid,
+    /// How the evolution kernel's Gaussian CDF is computed (default: the authors' table).
+    #[serde(default)]
+    pub gaussian_cdf: GaussianCdf,
+    /// Which destination bins the evolution kernel spans from each source bin (default: the
+    /// authors' asymmetric span).
+    #[serde(default)]
+    pub kernel_span: KernelSpan,
+    /// What the forecast tables do with per-tick counts at or above the cap (default: drop
+    /// them, as the authors' code does).
+    #[serde(default)]
+    pub count_tail: CountTail,
 }
 
-/// The rate grid of the model and the meaning of its lowest bin.
+/// The rate grid of the model and the meaning of its lowest value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RateGrid {
-    /// As the paper's text reads: `bins` values from 0 to the top rate; bin 0 is the outage
+    /// As the authors' code (`SampledFunction(256, 1000, 0)`): `bins + 1` values of spacing
+    /// `w = max / bins` (3.90625 packets/s). Value 0 is exactly 0 packets/s (an outage, which
+    /// delivers nothing) and stands for every rate below `w`; value `i >= 1` is
+    /// `(i + 0.5) w` and stands for `[i w, (i + 1) w)`, the top one for everything from
+    /// `bins w` up (so the top value, 1001.95 packets/s, lies above the top rate). From value
+    /// 0 the escape rate weighs the Gaussian's share that stays (`exp(-lambda_z tau)`) against
+    /// the share that leaves (the rest), and the lost mass is normalised away, so the outage
+    /// is not sticky.
+    #[default]
+    Authors,
+    /// As the paper's text reads: `bins` values from 0 to the top rate; value 0 is the outage
     /// (lambda = 0), which lasts an exponential time of mean `1 / outage_escape_rate`. More
     /// willing to forecast deliveries at low observed rates than the authors' grid, so it sends
-    /// more (8-link Sprout utilization 52.9% and 428 ms, against the paper's 42.1% and 317 ms).
+    /// more.
     ZeroOutage,
-    /// As the authors' code: bin `i` is the midpoint of `[i w, (i + 1) w)` with
-    /// `w = max / (bins - 1)` (bin 0 is about 1.95 packets/s, never 0); the Gaussian's mass
-    /// below the grid goes to bin 0 and above it to the top bin, and from bin 0 the escape rate
-    /// only weighs what stays (`exp(-lambda_z tau)`) against what leaves (the rest), without
-    /// renormalising, so the lowest bin is not sticky. Its forecasts equal an independent
-    /// re-computation of the authors' arithmetic to the packet (`tests/authors_arithmetic.rs`).
-    #[default]
+    /// `bins` values at the midpoints of `[i w, (i + 1) w)` with `w = max / (bins - 1)`: the
+    /// authors' grid without its value at exactly 0 (the lowest value is about 1.96 packets/s,
+    /// so it delivers a trickle), with the authors' escape weighting of the lowest value. This
+    /// was the project's default before the authors' exact arithmetic was reproduced.
     Midpoint,
+}
+
+/// How the Gaussian CDF of the evolution kernel is evaluated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GaussianCdf {
+    /// As the authors' code (`GaussianCache`): tabulated once in `128 * bins` cells over
+    /// `[-max, max]` packets/s (32,768 cells of 0.061 packets/s), each cell holding the CDF at
+    /// its midpoint, and read at the cell that holds the argument.
+    #[default]
+    Table,
+    /// The exact CDF (`erfc`) at the bin edges.
+    Exact,
+}
+
+/// Which destination values the evolution kernel reaches from a source value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KernelSpan {
+    /// As the authors' code: from the value holding `rate - k sigma` to one value past the one
+    /// holding `rate + k sigma` (`k` = `kernel_sigmas`).
+    #[default]
+    Authors,
+    /// Symmetric: `ceil(k sigma / w)` values each side.
+    Symmetric,
+}
+
+/// What the forecast tables do with the probability of a tick count at or above the cap.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CountTail {
+    /// As the authors' code: left out, so a cumulative distribution may sum to less than 1
+    /// (at the top rate, 20 packets a tick, a tick count of 30 or more has probability 2%).
+    #[default]
+    Drop,
+    /// Lumped at the cap (a count of `cap` stands for `cap` or more).
+    Lump,
 }
 
 impl Default for ModelParams {
@@ -67,7 +126,10 @@ impl Default for ModelParams {
             max_arrivals_per_tick: None,
             forecast_model: ForecastModel::PerTick,
             mtu_bytes: 1500,
-            grid: RateGrid::Midpoint,
+            grid: RateGrid::Authors,
+            gaussian_cdf: GaussianCdf::Table,
+            kernel_span: KernelSpan::Authors,
+            count_tail: CountTail::Drop,
         }
     }
 }
@@ -78,21 +140,74 @@ impl ModelParams {
         self.tick_us as f64 / 1e6
     }
 
-    /// Spacing of the rate grid, in packets/s.
-    pub fn bin_width(&self) -> f64 {
-        self.max_rate_pps / (self.bins - 1) as f64
-    }
-
-    /// The rate of bin `i`, in packets/s (with [`RateGrid::ZeroOutage`], bin 0 is the
-    /// outage, lambda = 0).
-    pub fn rate(&self, i: usize) -> f64 {
+    /// Number of rate values of the grid: `bins + 1` on the authors' grid, `bins` otherwise.
+    pub fn values(&self) -> usize {
         match self.grid {
-            RateGrid::ZeroOutage => i as f64 * self.bin_width(),
-            RateGrid::Midpoint => (i as f64 + 0.5) * self.bin_width(),
+            RateGrid::Authors => self.bins + 1,
+            RateGrid::ZeroOutage | RateGrid::Midpoint => self.bins,
         }
     }
 
-    /// Truncation of the per-tick packet count used in the forecast tables.
+    /// Spacing of the rate grid, in packets/s.
+    pub fn bin_width(&self) -> f64 {
+        match self.grid {
+            RateGrid::Authors => self.max_rate_pps / self.bins as f64,
+            RateGrid::ZeroOutage | RateGrid::Midpoint => self.max_rate_pps / (self.bins - 1) as f64,
+        }
+    }
+
+    /// The rate of value `i`, in packets/s (value 0 is an outage, 0 packets/s, on the authors'
+    /// and the paper-literal grid).
+    pub fn rate(&self, i: usize) -> f64 {
+        let w = self.bin_width();
+        match self.grid {
+            RateGrid::Authors if i == 0 => 0.0,
+            RateGrid::ZeroOutage => i as f64 * w,
+            RateGrid::Authors | RateGrid::Midpoint => (i as f64 + 0.5) * w,
+        }
+    }
+
+    /// Lower edge of the rate interval value `i` stands for, in packets/s (`-inf` for the
+    /// lowest on the authors' and the midpoint grid, 0 on the paper-literal one).
+    pub fn lower_edge(&self, i: usize) -> f64 {
+        let w = self.bin_width();
+        match self.grid {
+            RateGrid::Authors | RateGrid::Midpoint if i == 0 => f64::NEG_INFINITY,
+            RateGrid::ZeroOutage if i == 0 => 0.0,
+            RateGrid::Authors | RateGrid::Midpoint => i as f64 * w,
+            RateGrid::ZeroOutage => (i as f64 - 0.5) * w,
+        }
+    }
+
+    /// Upper edge of the rate interval value `i` stands for, in packets/s (`+inf` for the top).
+    pub fn upper_edge(&self, i: usize) -> f64 {
+        if i + 1 >= self.values() {
+            return f64::INFINITY;
+        }
+        let w = self.bin_width();
+        match self.grid {
+            RateGrid::Authors | RateGrid::Midpoint => (i + 1) as f64 * w,
+            RateGrid::ZeroOutage => (i as f64 + 0.5) * w,
+        }
+    }
+
+    /// The value whose interval holds `rate` (clamped to the grid). On the authors' grid this
+    /// is their `to_bin`: the rate over the spacing, truncated toward zero.
+    pub fn value_of(&self, rate: f64) -> usize {
+        let w = self.bin_width();
+        let x = match self.grid {
+            RateGrid::Authors | RateGrid::Midpoint => (rate / w).trunc(),
+            RateGrid::ZeroOutage => (rate / w + 0.5).floor(),
+        };
+        if x.is_nan() || x < 0.0 {
+            0
+        } else {
+            (x as usize).min(self.values() - 1)
+        }
+    }
+
+    /// Truncation of the per-tick packet count used in the forecast tables: counts
+    /// `0..arrivals_cap()` are kept, larger ones dropped or lumped at the cap ([`CountTail`]).
     pub fn arrivals_cap(&self) -> usize {
         self.max_arrivals_per_tick
             .unwrap_or_else(|| (1.5 * self.max_rate_pps * self.tau()).ceil() as usize)
@@ -101,9 +216,9 @@ impl ModelParams {
 
     /// Checks that the parameters describe a usable model.
     pub fn validate(&self) -> Result<(), String> {
-        if self.bins < 2 {
+        if self.bins < 2 || self.bins > 65_536 {
             return Err(format!(
-                "model needs at least 2 rate bins, got {}",
+                "model needs 2..=65536 rate bins, got {}",
                 self.bins
             ));
         }
@@ -131,8 +246,11 @@ impl ModelParams {
                 self.forecast_ticks
             ));
         }
-        if self.kernel_sigmas <= 0.0 {
+        if !(self.kernel_sigmas > 0.0 && self.kernel_sigmas.is_finite()) {
             return Err("kernel truncation must be positive".into());
+        }
+        if self.count_tail == CountTail::Drop && self.arrivals_cap() < 2 {
+            return Err("dropping the count tail needs a cap of at least 2 per tick".into());
         }
         if self.mtu_bytes == 0 {
             return Err("MTU must be positive".into());
@@ -207,8 +325,8 @@ pub struct Config {
     pub feedback_interval_us: Option<u64>,
     /// How the queue estimate drains between forecasts.
     pub queue_drain: QueueDrain,
-    /// Ticks a forecast is taken to be old when it arrives (its first tick is the one in
-    /// progress at the receiver when it was made, spent in transit): 1.
+    /// Ticks a forecast is taken to be old when it arrives, beyond what the window already
+    /// skips (`window_skip_ticks`): default 0.
     pub forecast_age_ticks: usize,
     /// Forecast ticks the window skips before its target span: the window is the forecast's
     /// deliveries over ticks `applied + 1 + skip ..= applied + skip + target`, minus the queue
