@@ -10,6 +10,11 @@ pub const MAX_RTO_US: u64 = 60_000_000;
 /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2).
 pub const DUPACK_THRESHOLD: u32 = 3;
 
+/// Retransmission timeout when data transmission begins after a handshake whose SYN or SYN-ACK
+/// was retransmitted and that gave no RTT sample (µs): 3 s (RFC 6298 §5.7, Linux's
+/// `TCP_TIMEOUT_FALLBACK`). With timestamps the handshake nearly always gives a sample.
+pub const SYN_FALLBACK_RTO_US: u64 = 3_000_000;
+
 /// Parameters of a [`TcpEndpoint`](crate::TcpEndpoint). `Default` gives Linux-like values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TcpConfig {
@@ -28,14 +33,22 @@ pub struct TcpConfig {
     /// the RTO is at least SRTT + 200 ms (RFC 6298's formula otherwise, backoff ×2 per timeout up
     /// to 60 s).
     pub min_rto_us: u64,
-    /// Retransmission timeout before any RTT sample (µs). Default 1 000 000 (RFC 6298 §2.1).
+    /// Retransmission timeout before any RTT sample (µs), also the SYN's and SYN-ACK's first
+    /// timeout (doubled on each retransmission up to 60 s). Default 1 000 000 (RFC 6298 §2.1,
+    /// Linux's `TCP_TIMEOUT_INIT`).
     pub initial_rto_us: u64,
     /// Upper bound of the congestion window (segments), like Linux's `snd_cwnd_clamp`.
     /// Default 100 000.
     pub max_cwnd_segments: u32,
     /// Receive window (bytes): the sender never has more than this outstanding. Default 64 MiB,
-    /// so flow control does not limit the paper's runs.
+    /// so flow control does not limit; the simulator uses Linux's largest default receive
+    /// buffer (6 MiB).
     pub receive_window_bytes: u64,
+    /// Send buffer (bytes): the application's data waiting to be acknowledged never exceeds
+    /// this, so it bounds the flight as the receive window does (Linux: `net.ipv4.tcp_wmem`'s
+    /// largest value, 4 MiB by default; the send buffer holds every unacknowledged byte). Default
+    /// 64 MiB, so it does not limit; the simulator uses Linux's 4 MiB.
+    pub send_buffer_bytes: u64,
 }
 
 impl Default for TcpConfig {
@@ -48,6 +61,7 @@ impl Default for TcpConfig {
             initial_rto_us: 1_000_000,
             max_cwnd_segments: 100_000,
             receive_window_bytes: 64 << 20,
+            send_buffer_bytes: 64 << 20,
         }
     }
 }

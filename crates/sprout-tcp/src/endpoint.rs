@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cc::{new_controller, CcConfig, CcKind, CongestionControl};
-use crate::config::TcpConfig;
+use crate::config::{TcpConfig, SYN_FALLBACK_RTO_US};
+use crate::handshake::{ConnectionState, Handshake, Opening, Outcome};
 use crate::receiver::Receiver;
 use crate::segment::Segment;
 use crate::sender::Sender;
@@ -58,44 +59,94 @@ pub struct TcpStats {
     pub rto_us: u64,
     /// Pacing rate (payload bytes per second), if the controller paces.
     pub pacing_rate_bytes_per_s: Option<u64>,
+    /// Where the connection is in its handshake.
+    pub state: ConnectionState,
+    /// SYNs or SYN-ACKs retransmitted.
+    pub syn_retransmits: u32,
+    /// SYN, SYN-ACK and handshake ACK segments sent (not counted as ACKs or data).
+    pub handshake_segments_sent: u64,
 }
 
 /// A sans-IO TCP-like endpoint.
 ///
-/// Outgoing: data segments (when [`set_bulk`](Self::set_bulk) or [`write`](Self::write) gave it
-/// data) and pure ACKs for the peer's data; ACKs are not piggybacked on data. There is no
-/// handshake or teardown, and no SACK: loss recovery is NewReno. Drive it with
-/// [`handle_segment`](Self::handle_segment), [`handle_timeout`](Self::handle_timeout),
-/// [`poll_transmit`](Self::poll_transmit) and [`poll_timeout`](Self::poll_timeout).
+/// Outgoing: the handshake's segments, data segments (when [`set_bulk`](Self::set_bulk) or
+/// [`write`](Self::write) gave it data) and pure ACKs for the peer's data; ACKs are not
+/// piggybacked on data. [`connect`](Self::connect) and [`listen`](Self::listen) open the
+/// connection with a three-way handshake (see [`handshake`](crate::handshake)) and send no data
+/// before it completes; [`new`](Self::new) starts established, as if a handshake had already
+/// happened without an RTT sample. There is no teardown and no SACK: loss recovery is NewReno.
+/// Drive it with [`handle_segment`](Self::handle_segment),
+/// [`handle_timeout`](Self::handle_timeout), [`poll_transmit`](Self::poll_transmit) and
+/// [`poll_timeout`](Self::poll_timeout).
 #[derive(Debug)]
 pub struct TcpEndpoint {
     cfg: TcpConfig,
     sender: Sender,
     receiver: Receiver,
+    handshake: Handshake,
+    /// The controller to rebuild with a one-segment window if the handshake needed more than one
+    /// retransmission (only for endpoints built from a [`CcKind`]).
+    rebuild: Option<(CcKind, CcConfig)>,
     ack_segments_sent: u64,
+    handshake_segments_sent: u64,
     wire_bytes_sent: u64,
 }
 
 impl TcpEndpoint {
-    /// A new endpoint with congestion controller `cc`, nothing to send yet. `now_us` (µs) is
-    /// the creation time; all state is relative to the times later passed in.
+    /// A new endpoint with congestion controller `cc`, already established (no handshake),
+    /// nothing to send yet. `now_us` (µs) is the creation time; all state is relative to the
+    /// times later passed in.
     pub fn new(cfg: TcpConfig, cc: CcKind, now_us: u64) -> Self {
-        let controller = new_controller(cc, &CcConfig::from_tcp(&cfg));
-        Self::with_controller(cfg, controller, now_us)
+        Self::open(cfg, cc, Opening::Established, now_us)
     }
 
-    /// A new endpoint driven by a controller built elsewhere (e.g. with a non-default
-    /// [`CcConfig::seed`](crate::cc::CcConfig::seed), or a controller of your own). `now_us` (µs)
-    /// as for [`new`](Self::new).
+    /// A client: an endpoint that opens the connection actively, sending its SYN at the first
+    /// [`poll_transmit`](Self::poll_transmit). `now_us` (µs) as for [`new`](Self::new).
+    pub fn connect(cfg: TcpConfig, cc: CcKind, now_us: u64) -> Self {
+        Self::open(cfg, cc, Opening::Active, now_us)
+    }
+
+    /// A server: an endpoint that waits for the peer's SYN and answers it. `now_us` (µs) as for
+    /// [`new`](Self::new).
+    pub fn listen(cfg: TcpConfig, cc: CcKind, now_us: u64) -> Self {
+        Self::open(cfg, cc, Opening::Passive, now_us)
+    }
+
+    /// An endpoint with congestion controller `cc` that opens its connection as `opening` says.
+    /// `now_us` (µs) as for [`new`](Self::new).
+    pub fn open(cfg: TcpConfig, cc: CcKind, opening: Opening, now_us: u64) -> Self {
+        let cc_cfg = CcConfig::from_tcp(&cfg);
+        let mut e = Self::with_controller(cfg, new_controller(cc, &cc_cfg), now_us);
+        e.handshake = Handshake::new(opening, e.cfg.initial_rto_us);
+        e.rebuild = Some((cc, cc_cfg));
+        e
+    }
+
+    /// A new endpoint, already established (no handshake), driven by a controller built
+    /// elsewhere (e.g. with a non-default [`CcConfig::seed`](crate::cc::CcConfig::seed), or a
+    /// controller of your own). `now_us` (µs) as for [`new`](Self::new).
     pub fn with_controller(cfg: TcpConfig, cc: Box<dyn CongestionControl>, now_us: u64) -> Self {
         let _ = now_us;
         TcpEndpoint {
             sender: Sender::with_controller(&cfg, cc),
             receiver: Receiver::new(cfg.delayed_acks),
+            handshake: Handshake::new(Opening::Established, cfg.initial_rto_us),
+            rebuild: None,
             cfg,
             ack_segments_sent: 0,
+            handshake_segments_sent: 0,
             wire_bytes_sent: 0,
         }
+    }
+
+    /// Where the connection is in its handshake.
+    pub fn state(&self) -> ConnectionState {
+        self.handshake.state()
+    }
+
+    /// Whether the connection is established (data may flow).
+    pub fn is_established(&self) -> bool {
+        self.handshake.is_established()
     }
 
     /// The configuration.
@@ -119,9 +170,20 @@ impl TcpEndpoint {
         self.sender.unsent_app_bytes()
     }
 
-    /// Processes a segment from the peer arriving at `now_us` (µs): its data goes to the
-    /// receiver (which queues ACKs), its ACK field to the sender.
+    /// Processes a segment from the peer arriving at `now_us` (µs): a handshake segment goes to
+    /// the handshake; otherwise its data goes to the receiver (which queues ACKs), its ACK field
+    /// to the sender. Before the connection can take them, segments are dropped.
     pub fn handle_segment(&mut self, now_us: u64, seg: &Segment) {
+        match self.handshake.on_segment(now_us, seg) {
+            Outcome::Consumed => return,
+            Outcome::Established { rtt_us } => {
+                self.on_established(now_us, rtt_us);
+                if seg.syn {
+                    return;
+                }
+            }
+            Outcome::Pass => {}
+        }
         if seg.is_data() {
             self.receiver.on_data(now_us, seg);
         }
@@ -130,17 +192,53 @@ impl TcpEndpoint {
         }
     }
 
-    /// Fires whatever timers are due at `now_us` (µs): retransmission timeout, delayed ACK.
-    /// Pacing needs no call: [`poll_transmit`](Self::poll_transmit) checks the release time.
+    /// The handshake completed: the controller is told, with the handshake's RTT sample, which
+    /// also seeds the RTO. As in Linux (`tcp_init_transfer`), more than one retransmission of
+    /// the SYN or SYN-ACK leaves a one-segment initial window (RFC 5681 §3.1 asks for it after
+    /// any), and a handshake that needed retransmissions but gave no RTT sample leaves a 3 s RTO
+    /// (RFC 6298 §5.7).
+    fn on_established(&mut self, now_us: u64, rtt_us: Option<u64>) {
+        if self.handshake.retransmits() > 1 {
+            if let Some((kind, cc_cfg)) = &self.rebuild {
+                let one_segment = CcConfig {
+                    initial_cwnd_bytes: cc_cfg.mss,
+                    ..*cc_cfg
+                };
+                self.sender
+                    .set_controller(new_controller(*kind, &one_segment));
+            }
+        }
+        match rtt_us {
+            Some(r) => self.sender.on_handshake_rtt(r),
+            None if self.handshake.retransmits() > 0 => {
+                self.sender.set_rto_without_sample(SYN_FALLBACK_RTO_US)
+            }
+            None => {}
+        }
+        self.sender.cc_mut().on_established(now_us, rtt_us);
+    }
+
+    /// Fires whatever timers are due at `now_us` (µs): the SYN's or SYN-ACK's retransmission,
+    /// the retransmission timeout, the delayed ACK. Pacing needs no call:
+    /// [`poll_transmit`](Self::poll_transmit) checks the release time.
     pub fn handle_timeout(&mut self, now_us: u64) {
+        self.handshake.on_timeout(now_us);
         self.sender.on_timeout(now_us);
         self.receiver.on_timeout(now_us);
     }
 
-    /// The next segment to send at `now_us` (µs), if any: queued ACKs first, then data as the
-    /// window and pacing allow. Call until `None`.
+    /// The next segment to send at `now_us` (µs), if any: the handshake's segments first, then
+    /// queued ACKs, then data as the window and pacing allow (only once established). Call
+    /// until `None`.
     pub fn poll_transmit(&mut self, now_us: u64) -> Option<Segment> {
-        let seg = if let Some(a) = self.receiver.pop_ack() {
+        let seg = if let Some(h) = self.handshake.poll_transmit(
+            now_us,
+            self.receiver.delivered_bytes(),
+            self.sender.snd_max(),
+        ) {
+            self.handshake_segments_sent += 1;
+            h
+        } else if let Some(a) = self.receiver.pop_ack() {
             self.ack_segments_sent += 1;
             Segment {
                 seq: self.sender.snd_max(),
@@ -150,21 +248,34 @@ impl TcpEndpoint {
                 echo_us: a.echo_us,
                 one_way_delay_us: a.one_way_delay_us,
                 retransmission: false,
+                syn: false,
             }
-        } else {
+        } else if self.handshake.is_established() {
             self.sender.poll_transmit(now_us)?
+        } else {
+            return None;
         };
         self.wire_bytes_sent += u64::from(seg.wire_bytes());
         Some(seg)
     }
 
-    /// Earliest deadline (µs): retransmission timer, delayed-ACK timer, or the pacing release
-    /// time when pacing is what holds the next segment back. `None` if nothing is pending.
+    /// Earliest deadline (µs): the SYN's or SYN-ACK's retransmission, the retransmission
+    /// timer, the delayed-ACK timer, or the pacing release time when pacing is what holds the
+    /// next segment back. `None` if nothing is pending.
     pub fn poll_timeout(&self) -> Option<u64> {
-        match (self.sender.poll_timeout(), self.receiver.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let sender = if self.handshake.is_established() {
+            self.sender.poll_timeout()
+        } else {
+            None
+        };
+        [
+            self.handshake.poll_timeout(),
+            sender,
+            self.receiver.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Counters and current state.
@@ -196,6 +307,9 @@ impl TcpEndpoint {
             min_rtt_us: self.sender.rtt().min_rtt_us(),
             rto_us: self.sender.rto_us(),
             pacing_rate_bytes_per_s: cc.pacing_rate_bytes_per_s(),
+            state: self.handshake.state(),
+            syn_retransmits: self.handshake.retransmits(),
+            handshake_segments_sent: self.handshake_segments_sent,
         }
     }
 

@@ -10,6 +10,7 @@
 //! | segments (52 header bytes: IPv4, TCP, timestamps) | RFC 791, 9293, 7323 | [`segment`] |
 //! | reliability: cumulative ACKs, fast retransmit, NewReno fast recovery, RTO | RFC 5681, 6582, 6298 | `sender` |
 //! | receiver: in-order delivery, out-of-order buffer, (delayed) ACKs, timestamp echo | RFC 5681 §4.2, 1122, 7323 | `receiver` |
+//! | three-way handshake with Linux's SYN timers | RFC 9293 §3.5, 6298 | [`handshake`] |
 //! | delivery-rate samples | draft-cheng-iccrg-delivery-rate-estimation | `rate` |
 //! | pacing | Linux TCP internal pacing | `pacer` |
 //! | congestion controllers | see [`cc`] | [`cc`] |
@@ -33,9 +34,12 @@
 //!   before the timeout, duplicate ACKs do not trigger fast retransmit (RFC 6582 §4.1). A
 //!   timeout during fast recovery, or a repeated one, keeps ssthresh (RFC 5681 §3.1, Linux).
 //!
-//! Not implemented: SACK (RFC 2018/6675), limited transmit (RFC 3042), PRR (RFC 6937), F-RTO
-//! and spurious-timeout undo, HyStart, Nagle, handshake and teardown, ECN, piggybacked ACKs,
-//! window scaling and advertised windows (the receive window is a sender-side constant).
+//! - the flight is bounded by the window, the receive window and the send buffer; windows grow
+//!   only while the flow is cwnd-limited (Linux's `tcp_is_cwnd_limited`, RFC 7661).
+//!
+//! Not implemented: SACK (RFC 2018/6675), limited transmit (RFC 3042), PRR (RFC 6937), F-RTO,
+//! HyStart, Nagle, teardown, ECN, piggybacked ACKs, window scaling and advertised windows (the
+//! receive window is a sender-side constant).
 //!
 //! ```
 //! use sprout_tcp::{CcKind, TcpConfig, TcpEndpoint};
@@ -67,6 +71,7 @@
 pub mod cc;
 pub mod config;
 pub mod endpoint;
+pub mod handshake;
 mod pacer;
 mod rate;
 mod receiver;
@@ -77,4 +82,5 @@ mod sender;
 pub use cc::{CcKind, CongestionControl, ParseCcKindError};
 pub use config::TcpConfig;
 pub use endpoint::{TcpEndpoint, TcpStats};
+pub use handshake::{ConnectionState, Opening};
 pub use segment::Segment;

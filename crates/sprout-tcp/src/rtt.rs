@@ -56,6 +56,13 @@ impl RttEstimator {
         self.rto_us = rto.min(self.max_rto_us);
     }
 
+    /// Sets the RTO used until the first sample (µs), within the bounds.
+    pub fn set_initial_rto(&mut self, rto_us: u64) {
+        if self.srtt_us.is_none() {
+            self.rto_us = rto_us.clamp(self.min_rto_us, self.max_rto_us);
+        }
+    }
+
     /// Current RTO without backoff (µs).
     #[cfg(test)]
     pub fn rto_us(&self) -> u64 {

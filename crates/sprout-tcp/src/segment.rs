@@ -5,9 +5,14 @@
 /// timestamp option, RFC 7323, padded).
 pub const HEADER_BYTES: u32 = 52;
 
-/// A TCP-like segment: data, a pure ACK, or both.
+/// Header bytes of a SYN or SYN-ACK on the wire (bytes): 20 (IPv4) + 20 (TCP) + 20 of options
+/// as Linux sends them (MSS 4, SACK-permitted 2, timestamps 10, window scale 3, one NOP).
+pub const SYN_HEADER_BYTES: u32 = 60;
+
+/// A TCP-like segment: a SYN or SYN-ACK of the handshake, data, a pure ACK, or both.
 ///
-/// Sequence numbers count payload bytes from 0 (there is no handshake and no SYN/FIN).
+/// Sequence numbers count payload bytes from 0: the SYN does not take a sequence number (there
+/// is no FIN either), and a SYN-ACK acknowledges 0.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Segment {
     /// Sequence number of the first payload byte (bytes). For a pure ACK: the sender's next
@@ -27,14 +32,22 @@ pub struct Segment {
     /// as arrival time minus that segment's `sent_us` (µs; the simulator's clocks are shared).
     /// LEDBAT's delay signal.
     pub one_way_delay_us: Option<u64>,
-    /// Whether this data segment is a retransmission.
+    /// Whether this data segment (or SYN, or SYN-ACK) is a retransmission.
     pub retransmission: bool,
+    /// The SYN flag: a SYN (no `ack`) opens a connection, a SYN-ACK (with `ack`) answers it.
+    pub syn: bool,
 }
 
 impl Segment {
-    /// Size on the wire (bytes): payload plus [`HEADER_BYTES`]. A full 1448-byte segment is 1500.
+    /// Size on the wire (bytes): payload plus [`HEADER_BYTES`] ([`SYN_HEADER_BYTES`] for a SYN
+    /// or SYN-ACK). A full 1448-byte segment is 1500.
     pub fn wire_bytes(&self) -> u32 {
-        self.len + HEADER_BYTES
+        self.len
+            + if self.syn {
+                SYN_HEADER_BYTES
+            } else {
+                HEADER_BYTES
+            }
     }
 
     /// Whether the segment carries payload.
@@ -62,6 +75,7 @@ mod tests {
             echo_us: None,
             one_way_delay_us: None,
             retransmission: false,
+            syn: false,
         };
         assert_eq!(s.wire_bytes(), 1500);
         assert!(s.is_data());
@@ -69,5 +83,8 @@ mod tests {
         let ack = Segment { len: 0, ..s };
         assert_eq!(ack.wire_bytes(), 52);
         assert!(!ack.is_data());
+        let syn = Segment { syn: true, ..ack };
+        assert_eq!(syn.wire_bytes(), 60);
+        assert!(!syn.is_data());
     }
 }

@@ -14,6 +14,14 @@
 //! acknowledges an original transmission, so nothing was lost (the ACKs were only late, e.g.
 //! queued behind the other direction's data). The controller then gets back the state it had
 //! before the timeout and the go-back-N resend stops.
+//!
+//! The flight is bounded by the congestion window, the receive window and the send buffer.
+//! Controllers grow their window only while the flow is *cwnd-limited*, as Linux decides it
+//! (`tcp_cwnd_validate` and `tcp_is_cwnd_limited`, the idea of RFC 7661): after each burst of
+//! transmissions the sender records whether the flight filled the window and the largest flight
+//! of the current window of data; an ACK is cwnd-limited if the last window of data filled the
+//! congestion window, or, in slow start, while cwnd is below twice that largest flight. A flow
+//! held back by the receive window, the send buffer or the application does not inflate cwnd.
 
 use std::collections::VecDeque;
 
@@ -77,7 +85,8 @@ struct TimeoutUndo {
 #[derive(Debug)]
 pub(crate) struct Sender {
     mss: u32,
-    receive_window: u64,
+    /// The smaller of the receive window and the send buffer (bytes): the flight never exceeds it.
+    flow_window: u64,
     max_cwnd: u64,
     cc: Box<dyn CongestionControl>,
     bulk: bool,
@@ -109,13 +118,25 @@ pub(crate) struct Sender {
     rate: RateEstimator,
     pacer: Pacer,
     counters: SenderCounters,
+    /// Whether the flight filled the window in the current window of data (Linux's
+    /// `is_cwnd_limited`).
+    is_cwnd_limited: bool,
+    /// Largest flight of the current window of data (bytes; Linux's `max_packets_out`).
+    max_flight: u64,
+    /// The current window of data ends when `snd_una` reaches this (Linux's `cwnd_usage_seq`).
+    cwnd_usage_seq: u64,
+    /// Data was sent since the window's use was last recorded.
+    sent_since_validate: bool,
 }
 
 impl Sender {
     pub fn with_controller(cfg: &TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
         Sender {
             mss: cfg.smss(),
-            receive_window: cfg.receive_window_bytes.max(u64::from(cfg.smss())),
+            flow_window: cfg
+                .receive_window_bytes
+                .min(cfg.send_buffer_bytes)
+                .max(u64::from(cfg.smss())),
             max_cwnd: cfg.max_cwnd_bytes(),
             cc,
             bulk: false,
@@ -139,6 +160,34 @@ impl Sender {
             rate: RateEstimator::default(),
             pacer: Pacer::default(),
             counters: SenderCounters::default(),
+            is_cwnd_limited: false,
+            max_flight: 0,
+            cwnd_usage_seq: 0,
+            sent_since_validate: false,
+        }
+    }
+
+    /// Replaces the controller (before any data was sent).
+    pub fn set_controller(&mut self, cc: Box<dyn CongestionControl>) {
+        self.cc = cc;
+    }
+
+    /// The controller, to tell it about the connection's establishment.
+    pub fn cc_mut(&mut self) -> &mut dyn CongestionControl {
+        self.cc.as_mut()
+    }
+
+    /// Takes the handshake's RTT sample (µs), which seeds SRTT, RTTVAR and the RTO as any
+    /// sample does (Linux measures the SYN-ACK's, or the SYN-ACK's acknowledgment's, RTT).
+    pub fn on_handshake_rtt(&mut self, rtt_us: u64) {
+        self.rtt.on_sample(rtt_us);
+    }
+
+    /// Sets the RTO used until the first RTT sample (µs): RFC 6298 §5.7's 3 s after a handshake
+    /// that needed retransmissions and gave no sample.
+    pub fn set_rto_without_sample(&mut self, rto_us: u64) {
+        if self.rtt.srtt_us().is_none() {
+            self.rtt.set_initial_rto(rto_us);
         }
     }
 
@@ -227,8 +276,43 @@ impl Sender {
         };
         let len64 = u64::from(len);
         let fits_cwnd = in_flight + len64 <= window;
-        let fits_rwnd = self.snd_max + len64 - self.snd_una <= self.receive_window;
-        (fits_cwnd && fits_rwnd).then_some(Candidate::New(len))
+        let fits_flow = self.snd_max + len64 - self.snd_una <= self.flow_window;
+        (fits_cwnd && fits_flow).then_some(Candidate::New(len))
+    }
+
+    /// Whether the flight fills the window: not even one more full segment fits (Linux:
+    /// `packets_in_flight >= cwnd`).
+    fn window_full(&self) -> bool {
+        self.in_flight() + u64::from(self.mss) > self.window()
+    }
+
+    /// Records how the window was used after a burst of transmissions (Linux's
+    /// `tcp_cwnd_validate`): whether the flight filled it, and the largest flight of the current
+    /// window of data, which starts again once `snd_una` passes its end.
+    fn cwnd_validate(&mut self) {
+        let full = self.window_full();
+        if !std::mem::take(&mut self.sent_since_validate) && !full {
+            return;
+        }
+        let flight = self.in_flight();
+        if self.snd_una >= self.cwnd_usage_seq
+            || full
+            || (!self.is_cwnd_limited && flight > self.max_flight)
+        {
+            self.is_cwnd_limited = full;
+            self.max_flight = flight;
+            self.cwnd_usage_seq = self.snd_max;
+        }
+    }
+
+    /// Whether the window may grow on an ACK now (Linux's `tcp_is_cwnd_limited`): the current
+    /// window of data filled cwnd, or, in slow start, cwnd is below twice its largest flight.
+    pub fn cwnd_limited(&self) -> bool {
+        if self.is_cwnd_limited {
+            return true;
+        }
+        let cwnd = self.cc.cwnd_bytes().min(self.max_cwnd);
+        cwnd < self.cc.ssthresh_bytes() && cwnd < 2 * self.max_flight
     }
 
     /// The next data segment to send at `now_us`, if window and pacing allow.
@@ -240,12 +324,15 @@ impl Sender {
                     self.rate.mark_app_limited(in_flight);
                 }
             }
+            self.cwnd_validate();
             return None;
         };
         let pacing = self.cc.pacing_rate_bytes_per_s();
         if pacing.is_some() && !self.pacer.can_send(now_us) {
+            self.cwnd_validate();
             return None;
         }
+        self.sent_since_validate = true;
         let nothing_in_flight = self.in_flight() == 0;
         let tx = self.rate.on_send(now_us, nothing_in_flight);
         let (seq, len, retransmission) = match candidate {
@@ -295,6 +382,7 @@ impl Sender {
             echo_us: None,
             one_way_delay_us: None,
             retransmission,
+            syn: false,
         })
     }
 
@@ -447,7 +535,7 @@ impl Sender {
             snd_una: self.snd_una,
             snd_max: self.snd_max,
             in_recovery: was_in_recovery,
-            cwnd_limited: self.has_new_data() || self.snd_nxt < self.snd_max,
+            cwnd_limited: self.cwnd_limited(),
             delivered_bytes: self.rate.delivered,
             rate_sample,
         };

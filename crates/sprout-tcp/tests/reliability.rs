@@ -22,6 +22,7 @@ fn data(seq: u64, len: u32, sent_us: u64) -> Segment {
         echo_us: None,
         one_way_delay_us: None,
         retransmission: false,
+        syn: false,
     }
 }
 
@@ -34,6 +35,7 @@ fn ack(ack: u64, echo_us: u64) -> Segment {
         echo_us: Some(echo_us),
         one_way_delay_us: Some(20_000),
         retransmission: false,
+        syn: false,
     }
 }
 

@@ -137,8 +137,9 @@ pub struct Bbr {
 
 impl Bbr {
     /// A BBR controller in STARTUP with cwnd = `cfg.initial_cwnd_bytes`. Until the first RTT
-    /// sample the pacing rate is `HIGH_GAIN * initial cwnd / 1 ms`; at the first sample it is
-    /// re-initialised to `HIGH_GAIN * initial cwnd / RTT` (standing in for the handshake's RTT).
+    /// sample the pacing rate is `HIGH_GAIN * initial cwnd / 1 ms`, as Linux's without SRTT; the
+    /// handshake's RTT ([`on_established`](CongestionControl::on_established)) or, without a
+    /// handshake, the first ACK's re-initialises it to `HIGH_GAIN * initial cwnd / RTT`.
     pub fn new(cfg: &CcConfig) -> Self {
         let init_cwnd = cfg.initial_cwnd_bytes.clamp(cfg.mss, cfg.max_cwnd_bytes);
         Bbr {
@@ -404,6 +405,19 @@ impl Bbr {
 impl CongestionControl for Bbr {
     fn kind(&self) -> CcKind {
         CcKind::Bbr
+    }
+
+    /// Linux's `bbr_init` after the handshake: RTprop from the handshake's RTT, and the first
+    /// pacing rate `HIGH_GAIN * cwnd / SRTT` (`bbr_init_pacing_rate_from_rtt`).
+    fn on_established(&mut self, now_us: u64, rtt_us: Option<u64>) {
+        let Some(rtt) = rtt_us else { return };
+        let rtt = rtt.max(1);
+        self.rtprop_us = Some(rtt);
+        self.rtprop_stamp_us = now_us;
+        self.pacing_from_rtt = true;
+        if self.btlbw == 0.0 {
+            self.pacing_rate = HIGH_GAIN * self.cwnd as f64 / (rtt as f64 * 1e-6);
+        }
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {

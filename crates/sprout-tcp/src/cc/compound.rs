@@ -1,19 +1,29 @@
 //! Compound TCP (Tan, Song, Zhang, Sridharan, "A Compound TCP Approach for High-Speed and Long
-//! Distance Networks", INFOCOM 2006).
+//! Distance Networks", INFOCOM 2006; draft-sridharan-tcpm-ctcp-02).
 //!
-//! The sending window is `win = cwnd + dwnd`: `cwnd` is a Reno window (slow start, then
-//! `cwnd += 1/win` per segment acknowledged, i.e. one segment per RTT), `dwnd` a delay-based
-//! window updated once per RTT from the Vegas-like estimate
-//! `diff = win * (RTT - baseRTT) / RTT` (segments queued; `RTT` the minimum sample of the round,
-//! `baseRTT` the minimum ever):
+//! The sending window is `win = min(cwnd + dwnd, awnd)`, `awnd` the receive window: `cwnd` is a
+//! Reno window (slow start, then `cwnd += 1/(cwnd + dwnd)` per segment acknowledged, i.e. one
+//! segment per RTT), `dwnd` a delay-based window updated once per RTT (a round ends when the
+//! cumulative ACK passes what was the next sequence number at its start) from the Vegas
+//! estimate of the segments the flow has queued,
+//! `Expected = win / baseRTT`, `Actual = win / RTT`,
+//! `diff = (Expected - Actual) * baseRTT = win * (RTT - baseRTT) / RTT` (segments; `RTT` the
+//! minimum sample of the round, `baseRTT` the minimum ever):
 //! - `diff < gamma`: `dwnd += max(alpha * win^k - 1, 0)`;
 //! - `diff >= gamma`: `dwnd = max(dwnd - zeta * diff, 0)`;
 //! - on loss: `cwnd = cwnd / 2` and `dwnd = max(win * (1 - beta) - cwnd / 2, 0)`, so the total
 //!   window halves.
 //!
-//! `dwnd` stays 0 in slow start and after a timeout until congestion avoidance. Omitted: the
+//! with `alpha = 1/8`, `k = 0.75`, `gamma = 30` packets, `zeta = 1`, `beta = 1/2`.
+//! `dwnd` stays 0 in slow start and after a timeout until congestion avoidance. Like `cwnd`'s
+//! growth, `dwnd`'s increase needs a cwnd-limited flow ([`AckEvent::cwnd_limited`]): a flow held
+//! at `awnd` or by the send buffer grows neither; its decrease applies always. Omitted: the
 //! Windows implementation's `low_wnd` threshold below which dwnd is disabled, and gamma
 //! auto-tuning (gamma is fixed at 30 packets, the paper's value).
+//!
+//! Over a deep buffer that the loss-based `cwnd` alone fills, `diff` exceeds gamma every round
+//! and `dwnd` stays 0: Compound then behaves exactly as Reno (the paper's design, "CTCP is as
+//! aggressive as standard TCP when the network is congested").
 
 use std::any::Any;
 
@@ -37,6 +47,8 @@ pub struct Compound {
     w: RenoWindow,
     /// Delay-based window (bytes).
     dwnd: f64,
+    /// The receive window `awnd` (bytes).
+    awnd: f64,
     round: RttRound,
     last_diff: Option<f64>,
 }
@@ -47,6 +59,7 @@ impl Compound {
         Compound {
             w: RenoWindow::new(cfg),
             dwnd: 0.0,
+            awnd: cfg.receive_window_bytes as f64,
             round: RttRound::new(),
             last_diff: None,
         }
@@ -72,19 +85,29 @@ impl Compound {
         (self.round.base_rtt_us != u64::MAX).then_some(self.round.base_rtt_us)
     }
 
-    fn win_bytes(&self) -> f64 {
+    /// `cwnd + dwnd` (bytes).
+    fn sum_bytes(&self) -> f64 {
         self.w.cwnd as f64 + self.dwnd
     }
 
-    fn update_dwnd(&mut self) {
+    /// `win = min(cwnd + dwnd, awnd)` (bytes).
+    fn win_bytes(&self) -> f64 {
+        self.sum_bytes().min(self.awnd)
+    }
+
+    /// The once-per-RTT update; `may_grow` is false when the flow is not cwnd-limited.
+    fn update_dwnd(&mut self, may_grow: bool) {
         let mss = self.w.mss as f64;
         let win = self.win_bytes() / mss;
         let rtt = self.round.min_rtt_us as f64;
         let base = self.round.base_rtt_us as f64;
-        let diff = win * (rtt - base) / rtt;
+        // diff = (Expected - Actual) * baseRTT, Expected = win / baseRTT, Actual = win / RTT.
+        let diff = (win / base - win / rtt) * base;
         self.last_diff = Some(diff);
         if diff < GAMMA {
-            self.dwnd += (ALPHA * win.powf(K) - 1.0).max(0.0) * mss;
+            if may_grow {
+                self.dwnd += (ALPHA * win.powf(K) - 1.0).max(0.0) * mss;
+            }
         } else {
             self.dwnd = (self.dwnd - ZETA * diff * mss).max(0.0);
         }
@@ -107,13 +130,13 @@ impl CongestionControl for Compound {
             if self.w.in_slow_start() {
                 self.w.slow_start(ack.acked_bytes);
             } else {
-                let win = self.win_bytes() as u64;
-                self.w.congestion_avoidance(ack.acked_bytes, win);
+                let sum = self.sum_bytes() as u64;
+                self.w.congestion_avoidance(ack.acked_bytes, sum);
             }
         }
         if round_end {
-            if !self.w.in_slow_start() && self.round.samples > 2 && ack.cwnd_limited {
-                self.update_dwnd();
+            if !self.w.in_slow_start() && self.round.samples > 2 {
+                self.update_dwnd(ack.cwnd_limited);
             }
             self.round.reset(ack.snd_max);
         }
@@ -142,8 +165,10 @@ impl CongestionControl for Compound {
         self.round.restart();
     }
 
+    /// `cwnd + dwnd` (bytes). The sender applies `awnd` itself; the sum is not capped by it here
+    /// so that the sender sees a flow held at `awnd` as not cwnd-limited.
     fn cwnd_bytes(&self) -> u64 {
-        (self.win_bytes() as u64).min(self.w.max_cwnd)
+        (self.sum_bytes() as u64).min(self.w.max_cwnd)
     }
 
     fn ssthresh_bytes(&self) -> u64 {

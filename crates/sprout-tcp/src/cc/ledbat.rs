@@ -8,7 +8,8 @@
 //! `flightsize + ALLOWED_INCREASE * MSS` and floored at `MIN_CWND * MSS`.
 //! Base delay: minimum one-way delay over `BASE_HISTORY` one-minute intervals; current delay:
 //! minimum of the last `CURRENT_FILTER` samples. On loss cwnd halves (at most once per
-//! recovery episode, so at most once per RTT); on a timeout cwnd = 1 MSS.
+//! recovery episode, so at most once per RTT); on a timeout cwnd = 1 MSS. Increases need a
+//! cwnd-limited flow ([`AckEvent::cwnd_limited`]); decreases apply always.
 //!
 //! One-way delays come from the receiver (`Segment::one_way_delay_us`). The RFC specifies no
 //! slow start and none is used: the window starts at `INIT_CWND` = 2 segments and grows by at
@@ -115,7 +116,7 @@ impl CongestionControl for Ledbat {
             self.update_base_delay(ack.now_us, d);
             self.update_current_delay(d);
         }
-        if ack.in_recovery || !ack.cwnd_limited {
+        if ack.in_recovery {
             return;
         }
         let Some(queuing_delay) = self.queuing_delay_us() else {
@@ -123,6 +124,10 @@ impl CongestionControl for Ledbat {
         };
         let target = TARGET_US as f64;
         let off_target = (target - queuing_delay as f64) / target;
+        if off_target > 0.0 && !ack.cwnd_limited {
+            // Below target, but the window is not what limits the flow: no increase.
+            return;
+        }
         self.cwnd += GAIN * off_target * ack.acked_bytes as f64 * self.mss / self.cwnd;
         let max_allowed = ack.prior_in_flight_bytes as f64 + ALLOWED_INCREASE as f64 * self.mss;
         self.cwnd = self

@@ -17,6 +17,14 @@
 //! fast recovery the sender itself inflates the window by one segment per duplicate ACK and
 //! deflates it on partial ACKs (RFC 6582), on top of the controller's window; controllers do not
 //! grow their window while `in_recovery` (except BBR, which keeps modelling the path).
+//!
+//! Controllers grow their window only on ACKs with [`AckEvent::cwnd_limited`] set, which the
+//! sender computes as Linux's `tcp_is_cwnd_limited` does: a flow held back by the receive
+//! window, the send buffer or the application does not inflate cwnd (so a loss then reduces a
+//! window that was really in use). Delay-based decreases (Vegas, Compound's dwnd, LEDBAT) still
+//! apply. BBR sets its window from its path model (`2 BtlBw RTprop` plus three send quanta), whose
+//! bandwidth is the measured delivery rate, so a flow limited elsewhere keeps a window of about
+//! twice its flight without the flag, as in Linux, where BBR ignores it too.
 
 use std::any::Any;
 use std::fmt;
@@ -135,6 +143,8 @@ pub struct CcConfig {
     pub max_cwnd_bytes: u64,
     /// Seed for controllers that randomise (BBR's first PROBE_BW phase).
     pub seed: u64,
+    /// The peer's receive window (bytes): Compound's `awnd`, which caps `cwnd + dwnd`.
+    pub receive_window_bytes: u64,
 }
 
 impl CcConfig {
@@ -145,6 +155,7 @@ impl CcConfig {
             initial_cwnd_bytes: cfg.initial_cwnd_bytes(),
             max_cwnd_bytes: cfg.max_cwnd_bytes(),
             seed: 1,
+            receive_window_bytes: cfg.receive_window_bytes.max(u64::from(cfg.smss())),
         }
     }
 }
@@ -191,8 +202,11 @@ pub struct AckEvent {
     /// Whether the sender is (still, or was until this ACK) in fast recovery. Controllers other
     /// than BBR do not grow their window on such ACKs.
     pub in_recovery: bool,
-    /// Whether the sender has more data than its window lets out (RFC 7661's "cwnd-limited").
-    /// Windows grow only when true.
+    /// Whether the window is what limits the flow (Linux's `tcp_is_cwnd_limited`, RFC 7661's
+    /// "cwnd-limited"): the last window of data filled cwnd, or, in slow start (cwnd below
+    /// ssthresh), cwnd is below twice that window's largest flight. False while the receive
+    /// window, the send buffer or the application holds the flight below cwnd. Windows grow only
+    /// when true.
     pub cwnd_limited: bool,
     /// Total bytes delivered so far (bytes).
     pub delivered_bytes: u64,
@@ -228,6 +242,12 @@ pub trait CongestionControl: CloneCongestionControl + fmt::Debug + Send {
 
     /// Fast recovery ended with a full ACK (RFC 6582).
     fn on_recovery_exit(&mut self, _now_us: u64) {}
+
+    /// The three-way handshake completed at `now_us` (µs), before any data was sent;
+    /// `rtt_us` is its RTT sample (µs), if any. Linux initialises a controller at this point,
+    /// with the handshake's RTT already in SRTT (BBR derives its first pacing rate and RTprop
+    /// from it). Not called on endpoints created without a handshake.
+    fn on_established(&mut self, _now_us: u64, _rtt_us: Option<u64>) {}
 
     /// The retransmission timer expired; `in_flight_bytes` is the FlightSize. `same_episode` is
     /// true when the loss episode was already reacted to: the timed-out data had already been

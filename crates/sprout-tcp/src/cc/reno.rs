@@ -161,6 +161,7 @@ pub(crate) mod tests {
             initial_cwnd_bytes: 10_000,
             max_cwnd_bytes: 100_000_000,
             seed: 1,
+            receive_window_bytes: 100_000_000,
         }
     }
 

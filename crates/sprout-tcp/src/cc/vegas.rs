@@ -15,6 +15,10 @@
 //!   round;
 //! - in congestion avoidance: `cwnd += 1` segment if `diff < alpha`, `-= 1` if `diff > beta`.
 //!
+//! Increases (slow start's and avoidance's) need a cwnd-limited flow
+//! ([`AckEvent::cwnd_limited`]); decreases apply always. (Linux's Vegas grows on `diff < alpha`
+//! even when the receive window holds the flow, which inflates cwnd without bound.)
+//!
 //! With fewer than three RTT samples in a round, or during loss recovery, it behaves as Reno; on
 //! loss and timeout it reacts exactly as Reno.
 
@@ -85,8 +89,9 @@ impl Vegas {
         }
     }
 
-    /// Congestion avoidance, once per round: +1 segment if diff < alpha, -1 if diff > beta.
-    fn congestion_avoidance_round(&mut self) {
+    /// Congestion avoidance, once per round: +1 segment if diff < alpha (and the flow is
+    /// cwnd-limited), -1 if diff > beta.
+    fn congestion_avoidance_round(&mut self, cwnd_limited: bool) {
         let mss = self.w.mss;
         let rtt = self.round.min_rtt_us as f64;
         let base = self.round.base_rtt_us as f64;
@@ -96,7 +101,7 @@ impl Vegas {
         if diff > BETA {
             self.w.cwnd = self.w.cwnd.saturating_sub(mss);
             self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd.saturating_sub(mss));
-        } else if diff < ALPHA {
+        } else if diff < ALPHA && cwnd_limited {
             self.w.cwnd += mss;
         }
         self.w.cwnd = self.w.cwnd.clamp(2 * mss, self.w.max_cwnd);
@@ -128,7 +133,7 @@ impl CongestionControl for Vegas {
         if round_end {
             if !self.w.in_slow_start() {
                 if self.round.samples > 2 {
-                    self.congestion_avoidance_round();
+                    self.congestion_avoidance_round(ack.cwnd_limited);
                 } else if ack.cwnd_limited {
                     self.w.grow(ack.acked_bytes);
                 }

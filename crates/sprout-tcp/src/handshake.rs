@@ -1,0 +1,230 @@
+//! The three-way handshake (RFC 9293 §3.5) with Linux's timers: an active opener sends a SYN, a
+//! passive listener answers with a SYN-ACK, and the opener's ACK completes the connection. No
+//! data leaves either side before its end is established: the opener once the SYN-ACK arrives,
+//! the listener once the ACK (or, if that ACK was lost, the opener's first data segment)
+//! arrives.
+//!
+//! Timers: the SYN and the SYN-ACK are retransmitted after 1 s (`TcpConfig::initial_rto_us`,
+//! Linux's `TCP_TIMEOUT_INIT`, RFC 6298 §2.1), doubling on each retransmission up to 60 s; a
+//! listener also answers a retransmitted SYN with its SYN-ACK at once (Linux's
+//! `inet_rtx_syn_ack`). Retransmission never gives up (Linux stops after `tcp_syn_retries` = 6
+//! SYNs, 127 s; a simulated run has no use for a connection that failed).
+//!
+//! Timestamps (RFC 7323) give each end an RTT sample: the opener from the SYN-ACK, which echoes
+//! the SYN that reached the listener; the listener from the ACK, which echoes the SYN-ACK. The
+//! sample seeds SRTT, RTTVAR and the RTO as any sample does (Linux's `tcp_ack_update_rtt` on
+//! the SYN-ACK, `tcp_synack_rtt_meas` on the ACK).
+//!
+//! A segment that reaches an endpoint before the handshake lets it accept one is dropped, as a
+//! host that does not exist yet drops it; after establishment a duplicate SYN or SYN-ACK (its
+//! ACK was lost or late) is answered with an ACK.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::MAX_RTO_US;
+use crate::segment::Segment;
+
+/// Where an endpoint is in opening its connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ConnectionState {
+    /// A passive opener waiting for a SYN (RFC 9293's LISTEN).
+    Listen,
+    /// An active opener that sent its SYN and waits for the SYN-ACK (SYN-SENT).
+    SynSent,
+    /// A passive opener that answered a SYN and waits for the ACK (SYN-RECEIVED).
+    SynReceived,
+    /// Data may flow (ESTABLISHED).
+    #[default]
+    Established,
+}
+
+/// How an endpoint opens its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Opening {
+    /// No handshake: the connection exists from the start (the endpoint sends data at once).
+    Established,
+    /// Active open: send a SYN and wait for the SYN-ACK (a client's `connect`).
+    Active,
+    /// Passive open: wait for a SYN and answer it (a server's `listen`).
+    Passive,
+}
+
+/// What a segment did to the handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The segment was the handshake's, or arrived before the connection could take it: it
+    /// goes no further.
+    Consumed,
+    /// The connection was established by this segment, with the handshake's RTT sample (µs) if
+    /// it gave one; a segment carrying data or an ACK goes on to the receiver and sender.
+    Established { rtt_us: Option<u64> },
+    /// An ordinary segment of an established connection.
+    Pass,
+}
+
+/// The handshake's state and timer.
+#[derive(Clone, Debug)]
+pub(crate) struct Handshake {
+    state: ConnectionState,
+    initial_rto_us: u64,
+    /// When the SYN or SYN-ACK is retransmitted (µs).
+    deadline_us: Option<u64>,
+    /// Retransmissions of the SYN or SYN-ACK so far.
+    retransmits: u32,
+    /// The SYN or SYN-ACK is due.
+    transmit_pending: bool,
+    /// An ACK of the peer's SYN-ACK (or a reply to a duplicate SYN) is due.
+    ack_pending: bool,
+    /// Timestamp of the peer's SYN or SYN-ACK, echoed in the reply (µs).
+    peer_tsval_us: Option<u64>,
+}
+
+impl Handshake {
+    pub fn new(opening: Opening, initial_rto_us: u64) -> Self {
+        let state = match opening {
+            Opening::Established => ConnectionState::Established,
+            Opening::Active => ConnectionState::SynSent,
+            Opening::Passive => ConnectionState::Listen,
+        };
+        Handshake {
+            state,
+            initial_rto_us,
+            deadline_us: None,
+            retransmits: 0,
+            transmit_pending: opening == Opening::Active,
+            ack_pending: false,
+            peer_tsval_us: None,
+        }
+    }
+
+    pub fn state(&self) -> ConnectionState {
+        self.state
+    }
+
+    pub fn is_established(&self) -> bool {
+        self.state == ConnectionState::Established
+    }
+
+    /// SYNs or SYN-ACKs retransmitted.
+    pub fn retransmits(&self) -> u32 {
+        self.retransmits
+    }
+
+    /// The SYN or SYN-ACK's timeout after `retransmits` retransmissions (µs).
+    fn timeout_us(&self) -> u64 {
+        let factor = 1u64 << self.retransmits.min(20);
+        self.initial_rto_us.saturating_mul(factor).min(MAX_RTO_US)
+    }
+
+    /// Takes a segment arriving at `now_us` (µs).
+    pub fn on_segment(&mut self, now_us: u64, seg: &Segment) -> Outcome {
+        match self.state {
+            ConnectionState::Listen => {
+                if seg.syn && seg.ack.is_none() {
+                    self.state = ConnectionState::SynReceived;
+                    self.peer_tsval_us = Some(seg.sent_us);
+                    self.transmit_pending = true;
+                }
+                Outcome::Consumed
+            }
+            ConnectionState::SynSent => {
+                if seg.syn && seg.ack.is_some() {
+                    self.state = ConnectionState::Established;
+                    self.deadline_us = None;
+                    self.transmit_pending = false;
+                    self.peer_tsval_us = Some(seg.sent_us);
+                    self.ack_pending = true;
+                    let rtt_us = seg.echo_us.map(|e| now_us.saturating_sub(e));
+                    return Outcome::Established { rtt_us };
+                }
+                Outcome::Consumed
+            }
+            ConnectionState::SynReceived => {
+                if seg.syn {
+                    if seg.ack.is_none() {
+                        // The opener retransmitted its SYN: our SYN-ACK may be lost; resend it.
+                        self.peer_tsval_us = Some(seg.sent_us);
+                        if !self.transmit_pending {
+                            self.transmit_pending = true;
+                            self.retransmits += 1;
+                        }
+                    }
+                    return Outcome::Consumed;
+                }
+                if seg.ack.is_none() && !seg.is_data() {
+                    return Outcome::Consumed;
+                }
+                // The ACK of our SYN-ACK, or, if it was lost, the opener's data.
+                self.state = ConnectionState::Established;
+                self.deadline_us = None;
+                self.transmit_pending = false;
+                let rtt_us = seg
+                    .echo_us
+                    .filter(|_| seg.ack.is_some())
+                    .map(|e| now_us.saturating_sub(e));
+                Outcome::Established { rtt_us }
+            }
+            ConnectionState::Established => {
+                if seg.syn {
+                    // A duplicate SYN-ACK (our ACK was lost) or SYN: acknowledge it again.
+                    self.peer_tsval_us = Some(seg.sent_us);
+                    self.ack_pending = true;
+                    return Outcome::Consumed;
+                }
+                Outcome::Pass
+            }
+        }
+    }
+
+    /// Fires the SYN or SYN-ACK retransmission timer if due.
+    pub fn on_timeout(&mut self, now_us: u64) {
+        if self.deadline_us.is_some_and(|d| d <= now_us) {
+            self.deadline_us = None;
+            self.retransmits += 1;
+            self.transmit_pending = true;
+        }
+    }
+
+    /// The SYN, SYN-ACK or handshake ACK due at `now_us`, if any. `rcv_nxt` is the receiver's
+    /// next expected byte (what an ACK acknowledges), `snd_max` the sender's next new byte (an
+    /// ACK's sequence number).
+    pub fn poll_transmit(&mut self, now_us: u64, rcv_nxt: u64, snd_max: u64) -> Option<Segment> {
+        let syn = |ack, echo_us, retransmission| Segment {
+            seq: 0,
+            len: 0,
+            ack,
+            sent_us: now_us,
+            echo_us,
+            one_way_delay_us: None,
+            retransmission,
+            syn: true,
+        };
+        match self.state {
+            ConnectionState::SynSent | ConnectionState::SynReceived if self.transmit_pending => {
+                self.transmit_pending = false;
+                self.deadline_us = Some(now_us + self.timeout_us());
+                let retransmission = self.retransmits > 0;
+                Some(if self.state == ConnectionState::SynSent {
+                    syn(None, None, retransmission)
+                } else {
+                    syn(Some(0), self.peer_tsval_us, retransmission)
+                })
+            }
+            ConnectionState::Established if self.ack_pending => {
+                self.ack_pending = false;
+                Some(Segment {
+                    seq: snd_max,
+                    ack: Some(rcv_nxt),
+                    syn: false,
+                    ..syn(None, self.peer_tsval_us, false)
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The retransmission deadline of the SYN or SYN-ACK (µs).
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.deadline_us
+    }
+}
