@@ -10,12 +10,10 @@ use std::path::PathBuf;
 
 use sprout_core::{estimator, Config};
 
+/// `../shared/fixtures`, or `None` with the skip recorded where a person sees it.
 fn fixtures_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures"
-    ));
-    dir.join("authors-forecasts.csv").is_file().then_some(dir)
+    sprout_link::testdata::require("fixtures/authors-forecasts.csv")
+        .and_then(|f| f.parent().map(|d| d.to_path_buf()))
 }
 
 fn parse_counts(field: &str) -> Vec<u32> {
