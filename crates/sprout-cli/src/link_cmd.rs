@@ -12,7 +12,7 @@ use sprout_emu::{
     fidelity, has_network_privileges, DirectionReport, EmuError, Emulator, EmulatorConfig,
     SignalWatcher,
 };
-use sprout_link::{LinkConfig, Trace};
+use sprout_link::LinkConfig;
 
 use crate::QueueArg;
 
@@ -38,19 +38,19 @@ pub struct LinkArgs {
     /// Queue discipline of both directions: infinite or codel.
     #[arg(long, default_value = "infinite")]
     queue: QueueArg,
-    /// The uplink's queue discipline, overriding --queue.
+    /// The uplink's queue discipline, overriding --queue [default: --queue].
     #[arg(long)]
     uplink_queue: Option<QueueArg>,
-    /// The downlink's queue discipline, overriding --queue.
+    /// The downlink's queue discipline, overriding --queue [default: --queue].
     #[arg(long)]
     downlink_queue: Option<QueueArg>,
     /// Bernoulli loss probability of both directions, 0..1.
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
-    /// The uplink's loss probability, overriding --loss.
+    /// The uplink's loss probability, overriding --loss [default: --loss].
     #[arg(long)]
     uplink_loss: Option<f64>,
-    /// The downlink's loss probability, overriding --loss.
+    /// The downlink's loss probability, overriding --loss [default: --loss].
     #[arg(long)]
     downlink_loss: Option<f64>,
     /// Seed of the loss generators (each direction has its own stream, as in `sprout sim`).
@@ -61,20 +61,21 @@ pub struct LinkArgs {
     #[arg(long)]
     no_loop: bool,
     /// Stop after this many seconds (SIGTERM to the command's process group, SIGKILL 1 s
-    /// later; exit status 0). With --fidelity: the length of each measurement (default 3).
+    /// later; exit status 0). With --fidelity: the length of each measurement [default: none,
+    /// run until the command exits; with --fidelity, 3].
     #[arg(long)]
     duration: Option<f64>,
-    /// Write the uplink's mahimahi mm-link log here.
+    /// Write the uplink's mahimahi mm-link log here [default: none written].
     #[arg(long)]
     uplink_log: Option<PathBuf>,
-    /// Write the downlink's mahimahi mm-link log here.
+    /// Write the downlink's mahimahi mm-link log here [default: none written].
     #[arg(long)]
     downlink_log: Option<PathBuf>,
     /// Measure the emulator's own fidelity (no traces needed): utilization of a UDP flood at
     /// 12 and 200 Mbit/s and the extra one-way delay of a light probe; prints a table.
     #[arg(long, conflicts_with_all = ["uplink", "downlink", "command"])]
     fidelity: bool,
-    /// The command to run in the mobile namespace, after `--` (default: $SHELL, or /bin/sh).
+    /// The command to run in the mobile namespace, after `--` [default: $SHELL, or /bin/sh].
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
@@ -90,11 +91,7 @@ fn configure(a: &LinkArgs) -> Result<(EmulatorConfig, Option<Duration>)> {
         bail!("--uplink and --downlink are required");
     };
     // The trace error's message already names the file, the line and the cause.
-    let load = |p: &PathBuf| {
-        Trace::load(p)
-            .map(Arc::new)
-            .map_err(|e| anyhow::anyhow!("{e}"))
-    };
+    let load = |p: &PathBuf| sprout_testbed::eval::load_trace(p).map(Arc::new);
     let up = load(up_path)?;
     let down = load(down_path)?;
     if !(a.delay.is_finite() && a.delay >= 0.0) {

@@ -1,8 +1,9 @@
-//! `sprout`: simulate Sprout on cellular traces, evaluate it against the paper, fetch traces.
+//! `sprout`: simulate Sprout on cellular traces, evaluate it against the paper, fetch traces,
+//! print the receiver's forecasts.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
@@ -14,6 +15,7 @@ use sprout_testbed::metrics::DirectionMetrics;
 use sprout_testbed::overrides;
 use sprout_testbed::sim::{self, DirectionOverride, Load, Logs, SimConfig};
 
+mod forecast_cmd;
 mod link_cmd;
 mod net_cmd;
 mod tcp_cmd;
@@ -44,13 +46,16 @@ enum Command {
     Link(link_cmd::LinkArgs),
     /// Kernel TCP bulk transfers (Cubic, Reno, BBR, ...) for the emulated evaluation.
     Tcp(tcp_cmd::TcpArgs),
+    /// Print the receiver's 8-tick forecast after every tick of a series of packet counts, as
+    /// CSV.
+    Forecast(forecast_cmd::ForecastArgs),
     /// Print a Sprout scheme's configuration: every parameter `--param` can change, with its
     /// default value.
     Params {
         /// sprout or sprout-ewma.
         #[arg(long, default_value = "sprout")]
         scheme: Scheme,
-        /// Changes to show applied, as in `sim` and `eval`.
+        /// Changes to show applied, as in `sim` and `eval` [default: none].
         #[arg(long = "param", value_name = "KEY=VALUE")]
         params: Vec<String>,
     },
@@ -72,11 +77,12 @@ struct SimArgs {
     /// Downlink trace (mahimahi format).
     #[arg(long)]
     downlink: PathBuf,
-    /// Forecast confidence, strictly between 0 and 1 (paper: 0.95).
+    /// Forecast confidence, strictly between 0 and 1 [default: 0.95, the paper's].
     #[arg(long)]
     confidence: Option<f64>,
     /// Change a Sprout parameter, KEY=VALUE (repeatable; `sprout params` lists them), e.g.
-    /// `--param window_skip_ticks=0 --param model.sigma=250`.
+    /// `--param window_skip_ticks=0 --param model.sigma=250` [default: none, the paper's
+    /// parameters].
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
     /// Seed for anything random (loss; when not 0, the endpoints' start times too).
@@ -84,27 +90,28 @@ struct SimArgs {
     seed: u64,
     /// Sprout hosts' timer wake-up latency: each timer fires late by a uniform random 0..this
     /// many milliseconds, drawn from the seed (TCP peers, kernel stacks, are always on time).
-    #[arg(long)]
-    host_jitter_ms: Option<f64>,
+    #[arg(long, default_value_t = SimConfig::default().host_jitter_us as f64 / 1e3)]
+    host_jitter_ms: f64,
     /// Bernoulli loss probability at each direction's queue, 0..1.
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
     /// Queue discipline of both directions: infinite or codel (cubic-codel always uses CoDel).
     #[arg(long, default_value = "infinite")]
     queue: QueueArg,
-    /// The uplink's queue discipline, overriding --queue.
+    /// The uplink's queue discipline, overriding --queue [default: --queue].
     #[arg(long)]
     uplink_queue: Option<QueueArg>,
-    /// The downlink's queue discipline, overriding --queue.
+    /// The downlink's queue discipline, overriding --queue [default: --queue].
     #[arg(long)]
     downlink_queue: Option<QueueArg>,
-    /// The uplink's loss probability, overriding --loss.
+    /// The uplink's loss probability, overriding --loss [default: --loss].
     #[arg(long)]
     uplink_loss: Option<f64>,
-    /// The downlink's loss probability, overriding --loss.
+    /// The downlink's loss probability, overriding --loss [default: --loss].
     #[arg(long)]
     downlink_loss: Option<f64>,
-    /// Simulated seconds (default: the shorter trace's length; the run ends when either trace does).
+    /// Simulated seconds; longer than a trace loops it [default: the shorter trace's length,
+    /// the run ends when either trace does].
     #[arg(long)]
     duration: Option<f64>,
     /// Seconds skipped before measuring (paper: 60).
@@ -116,18 +123,18 @@ struct SimArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// Write the uplink's mahimahi mm-link log here.
+    /// Write the uplink's mahimahi mm-link log here [default: none written].
     #[arg(long, requires = "downlink_log")]
     uplink_log: Option<PathBuf>,
-    /// Write the downlink's mahimahi mm-link log here.
+    /// Write the downlink's mahimahi mm-link log here [default: none written].
     #[arg(long, requires = "uplink_log")]
     downlink_log: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
 struct EvalArgs {
-    /// Folder of traces (NAME.up / NAME.down pairs). Default: ./traces if it holds traces,
-    /// otherwise a built-in synthetic link.
+    /// Folder of traces (NAME.up / NAME.down pairs) [default: ../shared/traces if it holds
+    /// traces, else ./traces if it does, else the built-in synthetic cellular link].
     #[arg(long)]
     traces: Option<PathBuf>,
     /// Comma-separated schemes of the fig7 (fig8, summary) and sensitivity experiments
@@ -144,11 +151,11 @@ struct EvalArgs {
     /// Seconds skipped before measuring (paper: 60).
     #[arg(long, default_value_t = 60.0)]
     skip: f64,
-    /// Parallel jobs (default: one per core).
+    /// Parallel jobs [default: one per core].
     #[arg(long)]
     jobs: Option<usize>,
     /// Change a Sprout parameter of both Sprout schemes, KEY=VALUE (repeatable; `sprout params`
-    /// lists them). Not with --emulate.
+    /// lists them). Not with --emulate [default: none, the paper's parameters].
     #[arg(long = "param", value_name = "KEY=VALUE", conflicts_with = "emulate")]
     params: Vec<String>,
     /// No progress bar.
@@ -206,8 +213,8 @@ fn seconds_to_us(s: f64, what: &str) -> Result<u64> {
     Ok((s * 1e6).round() as u64)
 }
 
-fn load_trace(path: &PathBuf) -> Result<Arc<Trace>> {
-    Ok(Arc::new(Trace::load(path)?))
+fn load_trace(path: &Path) -> Result<Arc<Trace>> {
+    Ok(Arc::new(eval::load_trace(path)?))
 }
 
 fn cmd_sim(a: SimArgs) -> Result<()> {
@@ -251,10 +258,7 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
         skip_us: seconds_to_us(a.skip, "skip")?,
         load: a.load,
         seed: a.seed,
-        host_jitter_us: match a.host_jitter_ms {
-            Some(ms) => seconds_to_us(ms / 1e3, "host-jitter-ms")?,
-            None => cfg.host_jitter_us,
-        },
+        host_jitter_us: seconds_to_us(a.host_jitter_ms / 1e3, "host-jitter-ms")?,
         ..cfg
     };
     let out = match (&a.uplink_log, &a.downlink_log) {
@@ -398,13 +402,29 @@ fn main() {
         Command::Client(a) => net_cmd::client(a),
         Command::Link(a) => link_cmd::run(a),
         Command::Tcp(a) => tcp_cmd::run(a),
+        Command::Forecast(a) => forecast_cmd::run(a),
         Command::Params { scheme, params } => cmd_params(scheme, &params),
         Command::Traces {
             command: TracesCommand::Fetch { dir },
         } => eval::fetch_traces(&dir).map(|msg| println!("{msg}")),
     };
     if let Err(e) = result {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", error_message(&e));
         std::process::exit(1);
     }
+}
+
+/// The error and its causes joined by ": ", each said once: a cause whose text its outer
+/// message already contains (`"{path}: {source}"` errors that also expose the source) is not
+/// repeated.
+fn error_message(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+    }
+    msg
 }

@@ -60,7 +60,7 @@ enum DirectionArg {
 
 /// Receiver estimator at both ends.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
-enum SchemeArg {
+pub(crate) enum SchemeArg {
     /// Sprout's Bayesian inference and cautious forecast.
     Sprout,
     /// Sprout-EWMA: a moving average of the observed rate.
@@ -77,8 +77,8 @@ pub struct ClientArgs {
     /// Loaded directions: up (client to server), down, or both.
     #[arg(long, value_enum, default_value = "both")]
     direction: DirectionArg,
-    /// A paced interactive stream at this application bit rate, in kbit/s (default: a
-    /// saturating bulk transfer).
+    /// A paced interactive stream at this application bit rate, in kbit/s [default: none, a
+    /// saturating bulk transfer].
     #[arg(long, value_name = "KBIT/S")]
     rate: Option<f64>,
     /// Seconds of transfer.
@@ -90,11 +90,11 @@ pub struct ClientArgs {
     /// Receiver estimator at both ends.
     #[arg(long, value_enum, default_value = "sprout")]
     scheme: SchemeArg,
-    /// Bytes per paced DATA message (24 up to the largest payload; default 1000). Bulk
-    /// datagrams are as large as the window allows.
-    #[arg(long)]
-    payload: Option<usize>,
-    /// Local address to send from (default: any address, a port chosen by the system).
+    /// Bytes per paced DATA message (24 up to the largest payload). Bulk datagrams are as large
+    /// as the window allows.
+    #[arg(long, default_value_t = PACED_PAYLOAD)]
+    payload: usize,
+    /// Local address to send from [default: any address, a port chosen by the system].
     #[arg(long)]
     bind: Option<String>,
     /// JSON lines (one object per second, then `"type":"summary"`) instead of text.
@@ -719,7 +719,7 @@ pub fn client(a: ClientArgs) -> Result<()> {
         Some(r) if r >= 1.0 && r <= u32::MAX as f64 => Some(r.round() as u32),
         Some(r) => bail!("--rate must be at least 1 kbit/s, got {r}"),
     };
-    let payload = a.payload.unwrap_or(PACED_PAYLOAD);
+    let payload = a.payload;
     let max_payload = sprout_core::Config::default().max_datagram_bytes
         - sprout_core::wire::header_bytes(sprout_core::Config::default().model.forecast_ticks);
     if !(DATA_HEADER_BYTES..=max_payload).contains(&payload) {

@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sprout_core::Config;
-use sprout_link::{QueueConfig, SyntheticLink, Trace};
+use sprout_link::{QueueConfig, SyntheticLink, Trace, TraceError};
 use sprout_tcp::CcKind;
 
 use crate::distributions::{self, InterArrival};
@@ -236,7 +236,8 @@ pub const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
 /// Options of an evaluation run.
 #[derive(Clone, Debug)]
 pub struct EvalOptions {
-    /// Folder of traces; `None` = ./traces if it holds traces, else a synthetic link.
+    /// Folder of traces; `None` = the first of [`DEFAULT_TRACE_DIRS`] that holds traces, else
+    /// a synthetic link.
     pub traces: Option<PathBuf>,
     /// Schemes of the `fig7` (and so `fig8`, `summary`) and `sensitivity` experiments.
     pub schemes: Vec<Scheme>,
@@ -337,6 +338,9 @@ pub struct SchemeAverage {
 pub struct EvalResults {
     /// Where the traces came from.
     pub source: String,
+    /// How the traces were chosen, when no folder was given and none was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_note: Option<String>,
     /// Seconds skipped before measuring.
     pub skip_s: f64,
     /// Changes to the Sprout schemes' configuration (`KEY=VALUE`); empty = the defaults.
@@ -374,6 +378,8 @@ pub(crate) type Pair = (String, Arc<Trace>, Arc<Trace>);
 /// The link pairs an evaluation runs, and where they came from.
 pub(crate) struct LinkSet {
     pub(crate) source: String,
+    /// How the links were chosen, when the user did not name a folder and none was found.
+    pub(crate) note: Option<String>,
     pub(crate) pairs: Vec<Pair>,
 }
 
@@ -387,59 +393,95 @@ impl LinkSet {
     }
 }
 
-/// The trace pairs in `traces`; with `None`, those of ./traces if it holds any, else the
-/// built-in synthetic link.
+/// Where an evaluation looks for traces when it is not given a folder, in order (relative to
+/// the current folder): the paper's traces beside the repository, then `./traces` (where
+/// `sprout traces fetch` puts them). With neither, it runs the built-in synthetic link.
+pub const DEFAULT_TRACE_DIRS: [&str; 2] = ["../shared/traces", "./traces"];
+
+/// Loads a trace file; a file that cannot be read is "cannot read trace PATH: why", once.
+pub fn load_trace(path: &Path) -> Result<Trace> {
+    Trace::load(path).map_err(|e| match e {
+        TraceError::Io { file, source } => {
+            anyhow::Error::new(source).context(format!("cannot read trace {file}"))
+        }
+        e => e.into(),
+    })
+}
+
+/// The trace pairs in `dir`, loaded; an error when there are none.
+fn load_pairs(dir: &Path) -> Result<Vec<Pair>> {
+    let found = Trace::find_pairs(dir).map_err(|e| match e {
+        TraceError::Io { source, .. } => {
+            let hint = if source.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    " (without --traces, eval uses {} if one holds traces, else the built-in \
+                     synthetic link)",
+                    DEFAULT_TRACE_DIRS.join(" or ")
+                )
+            } else {
+                String::new()
+            };
+            anyhow::anyhow!("cannot read trace folder {}: {source}{hint}", dir.display())
+        }
+        e => e.into(),
+    })?;
+    if found.is_empty() {
+        anyhow::bail!(
+            "no trace pairs (NAME.up and NAME.down) in {}",
+            dir.display()
+        );
+    }
+    found
+        .into_iter()
+        .map(|(name, up, down)| -> Result<_> {
+            Ok((
+                name,
+                Arc::new(load_trace(&up)?),
+                Arc::new(load_trace(&down)?),
+            ))
+        })
+        .collect()
+}
+
+/// The trace pairs in `traces`; with `None`, those of the first of [`DEFAULT_TRACE_DIRS`] that
+/// holds any, else the built-in synthetic link (with a note saying so).
 pub(crate) fn load_links(traces: Option<&Path>) -> Result<LinkSet> {
     let dir = match traces {
         Some(d) => Some(d.to_path_buf()),
-        None => {
-            let d = PathBuf::from("traces");
-            match Trace::find_pairs(&d) {
-                Ok(p) if !p.is_empty() => Some(d),
-                _ => None,
-            }
-        }
+        None => DEFAULT_TRACE_DIRS
+            .iter()
+            .map(PathBuf::from)
+            .find(|d| matches!(Trace::find_pairs(d), Ok(p) if !p.is_empty())),
     };
-    match dir {
-        Some(d) => {
-            let found = Trace::find_pairs(&d)?;
-            if found.is_empty() {
-                anyhow::bail!("no trace pairs (NAME.up and NAME.down) in {}", d.display());
-            }
-            let pairs = found
-                .into_iter()
-                .map(|(name, up, down)| -> Result<_> {
-                    Ok((
-                        name,
-                        Arc::new(Trace::load(&up)?),
-                        Arc::new(Trace::load(&down)?),
-                    ))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Ok(LinkSet {
-                source: d.display().to_string(),
-                pairs,
-            })
-        }
-        None => {
-            let make = |seed: u64, dir: &str| {
-                Arc::new(
-                    SyntheticLink {
-                        seed,
-                        duration_s: 300.0,
-                        ..SyntheticLink::default()
-                    }
-                    .generate(format!("Synthetic.{dir}")),
-                )
-            };
-            Ok(LinkSet {
-                source:
-                    "built-in synthetic cellular link (the paper's model, seeds 1 and 2, 300 s)"
-                        .into(),
-                pairs: vec![("Synthetic".into(), make(1, "up"), make(2, "down"))],
-            })
-        }
+    if let Some(d) = dir {
+        return Ok(LinkSet {
+            pairs: load_pairs(&d)?,
+            source: d.display().to_string(),
+            note: None,
+        });
     }
+    let make = |seed: u64, dir: &str| {
+        Arc::new(
+            SyntheticLink {
+                seed,
+                duration_s: 300.0,
+                ..SyntheticLink::default()
+            }
+            .generate(format!("Synthetic.{dir}")),
+        )
+    };
+    Ok(LinkSet {
+        source: "the built-in synthetic cellular link (the paper's model, seeds 1 and 2, 300 s)"
+            .into(),
+        note: Some(format!(
+            "No traces in {}, so this ran the built-in synthetic cellular link, and only the \
+             checks that hold on any link apply. For the paper's eight links, put its traces \
+             (NAME.up and NAME.down files) in ./traces (`sprout traces fetch` downloads them) or \
+             pass --traces DIR.",
+            DEFAULT_TRACE_DIRS.join(" or ")
+        )),
+        pairs: vec![("Synthetic".into(), make(1, "up"), make(2, "down"))],
+    })
 }
 
 /// One simulation (or, for the omniscient sender, one computation) to run.
@@ -827,6 +869,7 @@ pub fn run(opts: &EvalOptions) -> Result<String> {
     let averages = averages(&rows, &opts.schemes);
     let results = EvalResults {
         source: links.source.clone(),
+        source_note: links.note.clone(),
         skip_s: opts.skip_us as f64 / 1e6,
         protocol_params: opts.protocol_params.clone(),
         experiments: opts.experiments.clone(),

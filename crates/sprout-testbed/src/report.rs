@@ -209,9 +209,10 @@ pub fn write_outputs(
         if let Some(series) = fig1 {
             fs::write(
                 out.join("fig1-Verizon-LTE-short-down.svg"),
-                chart::time_series_chart(
+                chart::time_series_chart_measured(
                     "Sprout on the Verizon LTE downlink (Verizon-LTE-short.down)",
                     series,
+                    res.skip_s,
                 ),
             )?;
             write_csv(&out.join("fig1-Verizon-LTE-short-down.csv"), series)?;
@@ -417,6 +418,9 @@ fn report(res: &EvalResults, charts: &[(Experiment, String)]) -> String {
         res.simulations,
         res.wall_s
     );
+    if let Some(note) = &res.source_note {
+        let _ = writeln!(s, "**{note}**\n");
+    }
     if !res.protocol_params.is_empty() {
         let _ = writeln!(
             s,
@@ -432,8 +436,8 @@ fn report(res: &EvalResults, charts: &[(Experiment, String)]) -> String {
          measured at Cellsim; goodput counts application payload.\n"
     );
     let _ = writeln!(s, "## Checks against the paper's findings\n");
-    for line in checks(res) {
-        let _ = writeln!(s, "- {line}");
+    for c in checks(res) {
+        let _ = writeln!(s, "- {}", c.line());
     }
     let _ = writeln!(s);
     if !res.averages.is_empty() {
@@ -543,7 +547,12 @@ fn report(res: &EvalResults, charts: &[(Experiment, String)]) -> String {
             );
         }
         let _ = writeln!(s, "\n### Why some links depart from the paper\n");
-        if departures.is_empty() {
+        if !res
+            .rows_of(Experiment::Fig7)
+            .any(|r| r.paper_throughput_kbps.is_some())
+        {
+            let _ = writeln!(s, "The paper has no results for these links.\n");
+        } else if departures.is_empty() {
             let _ = writeln!(s, "No link departs from the paper by more than a third.\n");
         } else {
             let _ = writeln!(
@@ -722,11 +731,82 @@ swings after each back-off; the paper's LEDBAT (a 2012 uTP implementation) is no
 `sprout-tcp` crate), not the 2012 Linux kernel's; they have no HyStart, SACK or TSO.
 ";
 
-/// The paper's qualitative findings, checked on our numbers (✅ / ❌ lines).
-pub fn checks(res: &EvalResults) -> Vec<String> {
+/// One of the paper's findings checked on our numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    /// A few words naming the check, for the line that lists the skipped ones.
+    pub topic: &'static str,
+    /// The finding with our numbers.
+    pub text: String,
+    /// Whether our numbers agree (meaningless when the check does not apply).
+    pub ok: bool,
+    /// Why the check does not apply to this run's links, if it does not: it compares with the
+    /// paper's numbers for links this run did not use.
+    pub not_applicable: Option<String>,
+}
+
+impl Check {
+    /// The check as one line: ✅ or ❌ and the finding, or ➖ with why it does not apply.
+    pub fn line(&self) -> String {
+        match &self.not_applicable {
+            Some(why) => format!("➖ Not applicable ({why}): {}", self.text),
+            None => format!("{} {}", if self.ok { "✅" } else { "❌" }, self.text),
+        }
+    }
+}
+
+/// Why the checks of averages over the paper's eight link directions do not apply to this
+/// run's fig7 links, or `None` when those are exactly the paper's four link pairs.
+fn not_the_paper_links(fig7: &[&ResultRow]) -> Option<String> {
+    let mut links: Vec<&str> = fig7.iter().map(|r| r.link.as_str()).collect();
+    links.sort();
+    links.dedup();
+    let paper: Vec<&str> = paper::TRACE_LINKS.iter().map(|(t, _)| *t).collect();
+    let have = paper.iter().filter(|p| links.contains(p)).count();
+    if have == paper.len() && links.len() == paper.len() {
+        return None;
+    }
+    let what = if have == 0 {
+        format!("this run's links: {}", links.join(", "))
+    } else {
+        format!(
+            "this run has {have} of its {} link pairs{}",
+            paper.len(),
+            if links.len() > have {
+                " and others"
+            } else {
+                ""
+            }
+        )
+    };
+    Some(format!(
+        "the paper's averages are over its eight link directions; {what}"
+    ))
+}
+
+/// Why a check of the paper's results on one link (`paper_link`, our trace name) does not
+/// apply to `rows`, run on another; `None` when it does.
+fn not_the_link(rows: &[&ResultRow], paper_link: &str, what: &str) -> Option<String> {
+    let ran = rows.first().map(|r| r.link.as_str()).unwrap_or("");
+    (ran != paper_link)
+        .then(|| format!("the paper's {what} is on {paper_link}; this run's on {ran}"))
+}
+
+/// The paper's findings, checked on our numbers. Checks that compare with the paper's numbers
+/// for its links say so, and do not apply (`not_applicable`), when this run used other links:
+/// then only the checks that hold on any link count (Sprout is below Sprout-EWMA on each link).
+pub fn checks(res: &EvalResults) -> Vec<Check> {
     let mut out = Vec::new();
-    let mark = |ok: bool| if ok { "✅" } else { "❌" };
     let fig7: Vec<&ResultRow> = res.rows_of(Experiment::Fig7).collect();
+    let averages_na = not_the_paper_links(&fig7);
+    let mut check = |topic: &'static str, ok: bool, text: String, na: &Option<String>| {
+        out.push(Check {
+            topic,
+            text,
+            ok,
+            not_applicable: na.clone(),
+        })
+    };
     if let (Some(sp), Some(ew)) = (res.average("sprout"), res.average("sprout-ewma")) {
         let mut per_link_delay = true;
         let mut per_link_tput = true;
@@ -738,31 +818,48 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
                 per_link_tput &= r.throughput_kbps < e.throughput_kbps;
             }
         }
-        out.push(format!(
-            "{} On every link Sprout's self-inflicted delay is below Sprout-EWMA's.",
-            mark(per_link_delay)
-        ));
-        out.push(format!(
-            "{} On every link Sprout's throughput is below Sprout-EWMA's.",
-            mark(per_link_tput)
-        ));
+        // Sprout's forecast is a cautious quantile and Sprout-EWMA's the mean of the same
+        // observations: these two hold on any link.
+        check(
+            "Sprout's delay below Sprout-EWMA's on every link",
+            per_link_delay,
+            "On every link Sprout's self-inflicted delay is below Sprout-EWMA's.".into(),
+            &None,
+        );
+        check(
+            "Sprout's throughput below Sprout-EWMA's on every link",
+            per_link_tput,
+            "On every link Sprout's throughput is below Sprout-EWMA's.".into(),
+            &None,
+        );
         let u = sp.utilization;
-        out.push(format!(
-            "{} Sprout's average utilization {:.1}% is between 30% and 60% (paper 42.1%).",
-            mark((0.30..=0.60).contains(&u)),
-            100.0 * u
-        ));
-        out.push(format!(
-            "{} Sprout's average self-inflicted delay {:.0} ms is at most 400 ms (paper 317 ms).",
-            mark(sp.self_inflicted_ms <= 400.0),
-            sp.self_inflicted_ms
-        ));
+        check(
+            "Sprout's average utilization",
+            (0.30..=0.60).contains(&u),
+            format!(
+                "Sprout's average utilization {:.1}% is between 30% and 60% (paper 42.1%).",
+                100.0 * u
+            ),
+            &averages_na,
+        );
+        check(
+            "Sprout's average delay",
+            sp.self_inflicted_ms <= 400.0,
+            format!(
+                "Sprout's average self-inflicted delay {:.0} ms is at most 400 ms (paper 317 ms).",
+                sp.self_inflicted_ms
+            ),
+            &averages_na,
+        );
         let ratio = ew.utilization / sp.utilization.max(1e-9);
-        out.push(format!(
-            "{} Sprout-EWMA's utilization is {:.2} times Sprout's, at least 1.5 (paper 1.9).",
-            mark(ratio >= 1.5),
-            ratio
-        ));
+        check(
+            "Sprout-EWMA's utilization against Sprout's",
+            ratio >= 1.5,
+            format!(
+                "Sprout-EWMA's utilization is {ratio:.2} times Sprout's, at least 1.5 (paper 1.9)."
+            ),
+            &averages_na,
+        );
     }
     if let Some(sp) = res.average("sprout") {
         let others: Vec<_> = res
@@ -779,28 +876,38 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
                 .min_by(|a, b| a.self_inflicted_ms.total_cmp(&b.self_inflicted_ms))
                 .map(|a| format!("{} {:.0} ms", a.scheme, a.self_inflicted_ms))
                 .unwrap_or_default();
-            out.push(format!(
-                "{} Sprout has the lowest average self-inflicted delay of all schemes ({:.0} ms; next: {next}).",
-                mark(lowest),
-                sp.self_inflicted_ms
-            ));
+            check(
+                "Sprout's delay the lowest",
+                lowest,
+                format!(
+                    "Sprout has the lowest average self-inflicted delay of all schemes ({:.0} ms; next: {next}).",
+                    sp.self_inflicted_ms
+                ),
+                &averages_na,
+            );
         }
         if let Some(c) = res.average("cubic") {
             let r = c.self_inflicted_ms / sp.self_inflicted_ms.max(1e-9);
-            out.push(format!(
-                "{} Cubic's average self-inflicted delay is {:.1} times Sprout's, at least 10 (paper 79).",
-                mark(r >= 10.0),
-                r
-            ));
+            check(
+                "Cubic's delay against Sprout's",
+                r >= 10.0,
+                format!(
+                    "Cubic's average self-inflicted delay is {r:.1} times Sprout's, at least 10 (paper 79)."
+                ),
+                &averages_na,
+            );
         }
     }
     if let (Some(c), Some(cc)) = (res.average("cubic"), res.average("cubic-codel")) {
         let r = c.self_inflicted_ms / cc.self_inflicted_ms.max(1e-9);
-        out.push(format!(
-            "{} CoDel cuts Cubic's average self-inflicted delay {:.1}-fold, at least 10 (paper 50).",
-            mark(r >= 10.0),
-            r
-        ));
+        check(
+            "CoDel's cut of Cubic's delay",
+            r >= 10.0,
+            format!(
+                "CoDel cuts Cubic's average self-inflicted delay {r:.1}-fold, at least 10 (paper 50)."
+            ),
+            &averages_na,
+        );
     }
     if let Some(ew) = res.average("sprout-ewma") {
         let others: Vec<_> = res
@@ -812,16 +919,20 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
             let best = others
                 .iter()
                 .all(|a| ew.throughput_kbps > a.throughput_kbps);
-            out.push(format!(
-                "{} Sprout-EWMA has the highest average throughput of the delay-based schemes ({:.0} kbit/s against {}).",
-                mark(best),
-                ew.throughput_kbps,
-                others
-                    .iter()
-                    .map(|a| format!("{} {:.0}", a.scheme, a.throughput_kbps))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            check(
+                "Sprout-EWMA's throughput among the delay-based schemes",
+                best,
+                format!(
+                    "Sprout-EWMA has the highest average throughput of the delay-based schemes ({:.0} kbit/s against {}).",
+                    ew.throughput_kbps,
+                    others
+                        .iter()
+                        .map(|a| format!("{} {:.0}", a.scheme, a.throughput_kbps))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                &averages_na,
+            );
         }
     }
     let sweep: Vec<&ResultRow> = res
@@ -842,21 +953,25 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
         let delay = by_conf
             .windows(2)
             .all(|w| w[0].self_inflicted_ms >= w[1].self_inflicted_ms);
-        out.push(format!(
-            "{} Lowering the confidence raises throughput and delay monotonically (uplink, {} points: {}).",
-            mark(tput && delay),
-            by_conf.len(),
-            by_conf
-                .iter()
-                .map(|r| format!(
-                    "{} {:.0} kbit/s {:.0} ms",
-                    pct(r.confidence.unwrap_or(0.0)),
-                    r.throughput_kbps,
-                    r.self_inflicted_ms
-                ))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ));
+        check(
+            "the confidence sweep",
+            tput && delay,
+            format!(
+                "Lowering the confidence raises throughput and delay monotonically (uplink, {} points: {}).",
+                by_conf.len(),
+                by_conf
+                    .iter()
+                    .map(|r| format!(
+                        "{} {:.0} kbit/s {:.0} ms",
+                        pct(r.confidence.unwrap_or(0.0)),
+                        r.throughput_kbps,
+                        r.self_inflicted_ms
+                    ))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            &not_the_link(&sweep, crate::eval::CONFIDENCE_LINK, "confidence sweep"),
+        );
     }
     let loss: Vec<&ResultRow> = res.rows_of(Experiment::Loss).collect();
     let mut kept = Vec::new();
@@ -872,17 +987,57 @@ pub fn checks(res: &EvalResults) -> Vec<String> {
     }
     if !kept.is_empty() {
         let mean = kept.iter().map(|(_, k)| k).sum::<f64>() / kept.len() as f64;
-        out.push(format!(
-            "{} At 10% loss each way Sprout keeps {:.0}% of its loss-free throughput on average, at least 40% ({}; paper 58% down, 31% up, 45% on average).",
-            mark(mean >= 0.4),
-            100.0 * mean,
-            kept.iter()
-                .map(|(d, k)| format!("{d} {:.0}%", 100.0 * k))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        check(
+            "the throughput kept under loss",
+            mean >= 0.4,
+            format!(
+                "At 10% loss each way Sprout keeps {:.0}% of its loss-free throughput on average, at least 40% ({}; paper 58% down, 31% up, 45% on average).",
+                100.0 * mean,
+                kept.iter()
+                    .map(|(d, k)| format!("{d} {:.0}%", 100.0 * k))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            &not_the_link(&loss, crate::eval::LOSS_LINK, "loss table"),
+        );
     }
     out
+}
+
+/// The terminal's lines for `checks`: each that applies, then one line per reason naming the
+/// checks that do not (report.md has them in full, with this run's numbers).
+pub fn check_lines(checks: &[Check]) -> Vec<String> {
+    let mut lines: Vec<String> = checks
+        .iter()
+        .filter(|c| c.not_applicable.is_none())
+        .map(Check::line)
+        .collect();
+    let mut reasons: Vec<&String> = Vec::new();
+    for c in checks {
+        if let Some(why) = &c.not_applicable {
+            if !reasons.contains(&why) {
+                reasons.push(why);
+            }
+        }
+    }
+    for why in reasons {
+        let topics: Vec<&str> = checks
+            .iter()
+            .filter(|c| c.not_applicable.as_ref() == Some(why))
+            .map(|c| c.topic)
+            .collect();
+        lines.push(format!(
+            "➖ Not applicable ({why}), {} skipped: {}; report.md lists {} with this run's numbers.",
+            if topics.len() == 1 {
+                "1 check".to_string()
+            } else {
+                format!("{} checks", topics.len())
+            },
+            topics.join(", "),
+            if topics.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    lines
 }
 
 /// A short summary for the terminal.
@@ -898,6 +1053,9 @@ pub fn summary(res: &EvalResults, out: &Path) -> String {
         res.source,
         res.wall_s
     );
+    if let Some(note) = &res.source_note {
+        let _ = writeln!(s, "{note}");
+    }
     if !res.protocol_params.is_empty() {
         let _ = writeln!(s, "Sprout schemes with {}", res.protocol_params.join(" "));
     }
@@ -918,8 +1076,8 @@ pub fn summary(res: &EvalResults, out: &Path) -> String {
             );
         }
     }
-    for c in checks(res) {
-        let _ = writeln!(s, "{c}");
+    for line in check_lines(&checks(res)) {
+        let _ = writeln!(s, "{line}");
     }
     let _ = write!(
         s,

@@ -1,25 +1,18 @@
-//! End-to-end runs of the simulator over the paper's real traces (read from ../shared/traces).
+//! End-to-end runs of the simulator over the paper's real traces (read from ../shared/traces;
+//! skipped, and reported, when absent).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use sprout_core::Config;
-use sprout_link::{MmLog, Trace};
+use sprout_link::{testdata, MmLog, Trace};
 use sprout_testbed::eval::Scheme;
 use sprout_testbed::logscore;
 use sprout_testbed::sim::{self, Load, Logs, SimConfig};
 
+/// The paper's traces in ../shared/traces; `None` (the test recorded as skipped) when absent.
 fn traces() -> Option<PathBuf> {
-    let d = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/traces"
-    ));
-    if d.join("Verizon-LTE-short.up").exists() {
-        Some(d)
-    } else {
-        eprintln!("skipped: the paper's traces are not at {}", d.display());
-        None
-    }
+    testdata::require("traces")
 }
 
 fn pair(dir: &std::path::Path, name: &str) -> (Arc<Trace>, Arc<Trace>) {

@@ -1,0 +1,133 @@
+//! `sprout forecast`: the receiver's forecast after every tick of a series of packet counts.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use sprout_core::{estimator, Config};
+use sprout_testbed::eval::Scheme;
+use sprout_testbed::overrides;
+
+use crate::net_cmd::SchemeArg;
+
+/// `sprout forecast` arguments.
+#[derive(clap::Args)]
+#[command(after_long_help = "\
+Input: the packets (1500-byte units, may be fractional) that arrived in each 20 ms tick, in \
+order: one tick per line, or several per line separated by spaces, tabs or commas. Blank lines \
+and everything after a `#` are ignored.
+
+Output, CSV on stdout: a header `tick,count,f1,...,f8`, then one row per tick: the tick's number \
+(from 1), its count as given, and the forecast made at its end: fK is the cumulative number of \
+packets the link will deliver by the end of the K-th next tick with the confidence asked for \
+(Sprout's cautious forecast; Sprout-EWMA's expected count), so f1 <= f2 <= ... <= f8. There are \
+as many f columns as model.forecast_ticks.
+
+Each tick is what a fresh receiver does with it: evolve the rate belief by a tick, observe the \
+count, forecast (sprout_core::estimator::build, then evolve, observe and forecast per tick).
+
+Example: printf '10\\n%.0s' $(seq 300) | sprout forecast - | tail -1")]
+pub struct ForecastArgs {
+    /// File of per-tick packet counts, or `-` for stdin.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Receiver estimator.
+    #[arg(long, value_enum, default_value = "sprout")]
+    scheme: SchemeArg,
+    /// Forecast confidence, strictly between 0 and 1 (Sprout's; Sprout-EWMA has none)
+    /// [default: 0.95, the paper's].
+    #[arg(long)]
+    confidence: Option<f64>,
+    /// Change a model parameter, KEY=VALUE as in `sim` (repeatable; `sprout params` lists them),
+    /// e.g. `--param model.sigma=250` [default: none, the paper's parameters].
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+}
+
+/// The configuration the arguments ask for: the scheme's, then --confidence, then --param.
+fn config(a: &ForecastArgs) -> Result<Config> {
+    let scheme = match a.scheme {
+        SchemeArg::Sprout => Scheme::Sprout,
+        SchemeArg::SproutEwma => Scheme::SproutEwma,
+    };
+    let mut cfg = scheme.protocol_config();
+    if let Some(c) = a.confidence {
+        cfg.confidence = c;
+    }
+    overrides::apply(&mut cfg, &a.params).map_err(anyhow::Error::msg)?;
+    cfg.validate()
+        .map_err(|e| anyhow::anyhow!("--confidence or --param: {e}"))?;
+    Ok(cfg)
+}
+
+/// The packet counts on one line of input (`line_no` from 1), or an error naming the line and
+/// the token.
+fn parse_line(name: &str, line_no: usize, line: &str) -> Result<Vec<f64>> {
+    let text = line.split('#').next().unwrap_or("");
+    text.split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|t| !t.is_empty())
+        .map(|token| match token.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => bail!("{name}:{line_no}: `{token}` is not a packet count (a non-negative number)"),
+        })
+        .collect()
+}
+
+/// Runs `sprout forecast`.
+pub fn run(a: ForecastArgs) -> Result<()> {
+    let cfg = config(&a)?;
+    let (name, input): (String, Box<dyn BufRead>) = if a.file.as_os_str() == "-" {
+        ("stdin".into(), Box::new(BufReader::new(io::stdin().lock())))
+    } else {
+        let f = File::open(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
+        (a.file.display().to_string(), Box::new(BufReader::new(f)))
+    };
+    match write_forecasts(&cfg, &name, input, &mut BufWriter::new(io::stdout().lock())) {
+        // A reader that stops early (`| head`) is not an error.
+        Err(e)
+            if e.downcast_ref::<io::Error>()
+                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+/// Reads the counts from `input` and writes the CSV to `out`, a row per tick as it comes.
+fn write_forecasts(
+    cfg: &Config,
+    name: &str,
+    input: impl BufRead,
+    out: &mut impl Write,
+) -> Result<()> {
+    let horizons = cfg.model.forecast_ticks;
+    let mut estimator = estimator::build(cfg);
+    let mut forecast = vec![0u32; horizons];
+    write!(out, "tick,count")?;
+    for k in 1..=horizons {
+        write!(out, ",f{k}")?;
+    }
+    writeln!(out)?;
+    let mut tick = 0u64;
+    for (i, line) in input.lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read {name}"))?;
+        for count in parse_line(name, i + 1, &line)? {
+            tick += 1;
+            estimator.evolve();
+            estimator.observe(count);
+            estimator.forecast(&mut forecast);
+            write!(out, "{tick},{count}")?;
+            for f in &forecast {
+                write!(out, ",{f}")?;
+            }
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    if tick == 0 {
+        bail!("{name}: no packet counts");
+    }
+    Ok(())
+}
