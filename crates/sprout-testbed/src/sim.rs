@@ -44,6 +44,11 @@ impl std::str::FromStr for Load {
 /// keeps 5-6 MB queued on Verizon-LTE-short).
 pub const LINUX_RECEIVE_WINDOW_BYTES: u64 = 6_291_456;
 
+/// The TCP peers' send buffer in the simulator, bytes: Linux's default largest send buffer
+/// (`net.ipv4.tcp_wmem` max, 4 MiB). A bulk sender's unacknowledged data never exceeds it, so
+/// it bounds the flight below the receive window.
+pub const LINUX_SEND_BUFFER_BYTES: u64 = 4_194_304;
+
 /// Default host wake-up latency, µs: real event loops sleep in whole milliseconds (ours in
 /// `epoll_wait`, through mio, rounds each timeout up to the next millisecond; the authors'
 /// `select` loop kept time in milliseconds), so a timer fires up to 1 ms late. With timers
@@ -57,7 +62,9 @@ pub const DEFAULT_HOST_JITTER_US: u64 = 1_000;
 pub enum Transport {
     /// Sprout (or Sprout-EWMA), configured by [`SimConfig::protocol`].
     Sprout,
-    /// A TCP peer with this congestion controller, configured by [`SimConfig::tcp`].
+    /// A TCP peer with this congestion controller, configured by [`SimConfig::tcp`]. The mobile
+    /// opens the connection (as `sprout tcp client` does in the emulated evaluation) and the
+    /// server listens: no data flows before the three-way handshake.
     Tcp(CcKind),
 }
 
@@ -85,7 +92,9 @@ pub struct SimConfig {
     pub load: Load,
     /// Seed for anything random: the links' loss generators (direction-specific streams of
     /// it) and, when not 0, the endpoints' start times (each starts 0-100 ms late, drawn from
-    /// the seed), so that seeds give independent runs of the same experiment.
+    /// the seed), so that seeds give independent runs of the same experiment. Until it starts,
+    /// an endpoint drops what reaches it (a TCP mobile's SYN to a server not yet listening is
+    /// lost and retransmitted after 1 s).
     pub seed: u64,
     /// Host wake-up latency, in microseconds: each Sprout endpoint's timers fire late by a
     /// uniform random 0..=this (drawn from the seed); a datagram's arrival still wakes it at
@@ -149,6 +158,7 @@ impl Default for SimConfig {
             protocol: Config::default(),
             tcp: TcpConfig {
                 receive_window_bytes: LINUX_RECEIVE_WINDOW_BYTES,
+                send_buffer_bytes: LINUX_SEND_BUFFER_BYTES,
                 ..TcpConfig::default()
             },
             link: LinkConfig::default(),
@@ -213,7 +223,9 @@ enum Host {
 }
 
 impl Host {
-    fn new(cfg: &SimConfig, bulk: bool, now_us: u64) -> anyhow::Result<Host> {
+    /// A host that starts at `now_us`; `opens` says whether it opens the TCP connection (the
+    /// mobile) or listens (the server).
+    fn new(cfg: &SimConfig, bulk: bool, opens: bool, now_us: u64) -> anyhow::Result<Host> {
         Ok(match cfg.transport {
             Transport::Sprout => {
                 let mut c =
@@ -223,7 +235,11 @@ impl Host {
                 Host::Sprout(Box::new(c))
             }
             Transport::Tcp(cc) => {
-                let mut t = TcpEndpoint::new(cfg.tcp.clone(), cc, now_us);
+                let mut t = if opens {
+                    TcpEndpoint::connect(cfg.tcp.clone(), cc, now_us)
+                } else {
+                    TcpEndpoint::listen(cfg.tcp.clone(), cc, now_us)
+                };
                 t.set_bulk(bulk);
                 Host::Tcp(Box::new(t))
             }
@@ -304,7 +320,10 @@ impl Host {
             }
             Host::Tcp(t) => {
                 let s = t.stats();
-                (s.data_segments_sent + s.ack_segments_sent, 0)
+                (
+                    s.data_segments_sent + s.ack_segments_sent + s.handshake_segments_sent,
+                    0,
+                )
             }
         }
     }
@@ -419,9 +438,10 @@ pub fn run(
             }
         }
         // 3. Endpoints start, run their timers and send.
-        for side in sides.iter_mut() {
+        for (i, side) in sides.iter_mut().enumerate() {
             if side.host.is_none() && now >= side.start_us {
-                side.host = Some(Host::new(cfg, side.bulk, now)?);
+                // The mobile (side 1) opens a TCP connection, the server listens.
+                side.host = Some(Host::new(cfg, side.bulk, i == 1, now)?);
                 side.woken = true;
             }
             let Some(host) = side.host.as_mut() else {

@@ -51,6 +51,9 @@ pub struct Spec {
     /// Forward opportunities (ms) replacing the constant-rate trace (`rate_mbps` is then only
     /// used for reporting).
     pub trace_ms: Option<Vec<u64>>,
+    /// Deterministic losses: the first data segment leaving the forward link at or after each
+    /// of these times is lost (µs, ascending).
+    pub drop_data_at_us: Vec<u64>,
 }
 
 impl Spec {
@@ -70,6 +73,7 @@ impl Spec {
             ack_loss: 0.0,
             loss_seed: 7,
             trace_ms: None,
+            drop_data_at_us: Vec::new(),
         }
     }
 
@@ -194,6 +198,7 @@ pub fn run(spec: &Spec) -> Run {
     let mut rng = ChaCha8Rng::seed_from_u64(spec.loss_seed);
     let mut fwd_arrivals = Vec::new();
     let mut rev_arrivals = Vec::new();
+    let mut drops_left = spec.drop_data_at_us.iter().peekable();
     loop {
         // 1. Link arrivals.
         fwd.advance(now, &mut |e| match e {
@@ -212,6 +217,10 @@ pub fn run(spec: &Spec) -> Run {
                     .push((d.delivered_us, d.delivered_us - d.enqueued_us));
             }
             if spec.data_loss > 0.0 && rng.gen_bool(spec.data_loss) {
+                out.random_losses += 1;
+                continue;
+            }
+            if d.payload.is_data() && drops_left.next_if(|&&t| t <= now).is_some() {
                 out.random_losses += 1;
                 continue;
             }
