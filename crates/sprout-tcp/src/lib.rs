@@ -65,6 +65,26 @@
 //! assert_eq!(b.stats().delivered_app_bytes, 14_480);
 //! assert_eq!(a.cwnd_bytes(), 20 * 1448); // slow start doubled the window
 //! ```
+//!
+//! [`TcpEndpoint::new`] starts established; a client and a server open with a handshake:
+//!
+//! ```
+//! use sprout_tcp::{CcKind, TcpConfig, TcpEndpoint};
+//!
+//! let mut client = TcpEndpoint::connect(TcpConfig::default(), CcKind::Cubic, 0);
+//! let mut server = TcpEndpoint::listen(TcpConfig::default(), CcKind::Cubic, 0);
+//! client.set_bulk(true);
+//! server.set_bulk(true);
+//! assert!(server.poll_transmit(0).is_none()); // no peer yet
+//! let syn = client.poll_transmit(0).unwrap();
+//! assert!(syn.syn && client.poll_transmit(0).is_none()); // only the SYN
+//! server.handle_segment(20_000, &syn);
+//! let syn_ack = server.poll_transmit(20_000).unwrap();
+//! assert!(server.poll_transmit(20_000).is_none()); // no data before the ACK
+//! client.handle_segment(40_000, &syn_ack);
+//! assert!(client.is_established());
+//! assert_eq!(client.stats().rto_us, 240_000); // 40 ms + max(4 RTTVAR, 200 ms)
+//! ```
 
 #![warn(missing_docs)]
 
