@@ -3,15 +3,34 @@
 //! # Approach
 //!
 //! The charts are built by a small SVG writer in this module (plain string building), not by
-//! a plotting crate. `plotters`' SVG backend would build without system font libraries (it
-//! only estimates text extents), but these charts need a *reversed logarithmic* delay axis,
-//! hollow-versus-filled markers per scheme, label placement that avoids collisions, and
-//! machine-checkable output; with a hand-written writer all of that is a few dozen lines,
-//! the output is deterministic, and the crate gains no dependency. Text is emitted as SVG
-//! `<text>` in a generic sans-serif font and laid out with a conservative width estimate.
+//! a plotting crate: these charts need a *reversed logarithmic* delay axis, hollow-versus-filled
+//! markers per scheme, label placement that avoids collisions, and machine-checkable output;
+//! with a hand-written writer all of that is short, the output is deterministic, and the crate
+//! gains no dependency. Text is emitted as SVG `<text>` in a generic sans-serif font.
 //!
-//! Every data marker carries `class="point"`, `data-label`, `data-delay-ms` and
-//! `data-paper` attributes so that tests and tools can find it.
+//! # Labels
+//!
+//! No text overlaps another text, a marker or a line. Every text's extent is estimated
+//! conservatively ([`CHAR_WIDTH_EM`], [`BOLD_CHAR_WIDTH_EM`] per character at the least, wider
+//! for wide glyphs; [`ASCENT_EM`] above the baseline and [`DESCENT_EM`] below), and point labels
+//! are placed greedily by a small placer: first the eight positions touching the point, then
+//! rings of positions further out joined to the point by a leader line, then a scan of the whole
+//! plot; a position is taken only if its box stays inside the plot and meets no label placed
+//! before, no marker and no line (the paper-to-ours connectors and the leaders of earlier
+//! labels), and if its leader crosses no label. Points whose markers overlap (or whose values are
+//! equal) share one label, `"reno = compound"` for equal values and `"cubic ≈ reno"` for
+//! markers that merely overlap. Tick labels that would collide are left out.
+//!
+//! # Machine-readable output
+//!
+//! Every data marker is a `<circle class="point">` with an `id` (`p0`, `p1`, ...) and
+//! `data-label`, `data-delay-ms`, `data-y` and `data-paper` attributes; every point label is a
+//! `<text class="point-label">` with an `id` (`l0`, ...) and `data-points` naming the markers it
+//! labels; a leader is a `<line class="leader">` whose `data-for` names its label. Other classes:
+//! `grid` (grid lines, the only lines a text may cross), `tick`, `frame` (plot borders),
+//! `connector` (ours to the paper's), `marker` (legend swatches, the arrow head), `reference`
+//! (the 100 ms target), `shade` (the unmeasured start of a time series) and, on time series,
+//! `capacity`, `throughput`, `delay`, `delay-data`.
 //!
 //! Units: delays in milliseconds, throughputs in kbit/s, utilization as a fraction 0..1
 //! (plotted as percent), time in seconds. The charts are [`WIDTH`] x [`HEIGHT`] pixels.
@@ -27,10 +46,32 @@ pub const WIDTH: f64 = 840.0;
 /// Height of every chart, pixels.
 pub const HEIGHT: f64 = 560.0;
 
+/// Least width of a character of regular (or italic) text, in units of its font size: the
+/// floor of the charts' own estimate, which is wider for wide glyphs ("m", "W", capitals).
+/// A test that rebuilds text boxes from the SVG with this figure gets boxes no larger than the
+/// ones the charts kept clear.
+pub const CHAR_WIDTH_EM: f64 = 0.6;
+/// Least width of a character of bold text, in units of its font size (see [`CHAR_WIDTH_EM`]).
+pub const BOLD_CHAR_WIDTH_EM: f64 = 0.66;
+/// Height of text above its baseline, in units of its font size.
+pub const ASCENT_EM: f64 = 0.8;
+/// Depth of text below its baseline, in units of its font size.
+pub const DESCENT_EM: f64 = 0.25;
+
+/// Distance between the baselines of the lines of a label of several lines, in units of its
+/// font size (each line is a `<tspan>` with this `dy` in pixels).
+pub const LINE_EM: f64 = 1.2;
+
+/// Clearance kept around every estimated text box, pixels.
+const PAD: f64 = 1.5;
+
 const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 const GRID: &str = "#e3e3e3";
 const AXIS: &str = "#333333";
 const TEXT: &str = "#222222";
+const MUTED: &str = "#666666";
+const HALO: &str =
+    r#"stroke="white" stroke-width="3" stroke-linejoin="round" paint-order="stroke""#;
 
 /// One point of a Figure-7-style chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +97,174 @@ pub struct UtilizationPoint {
     pub delay_ms: f64,
     /// True for a published value from the paper (hollow marker), false for ours (filled).
     pub paper: bool,
+}
+
+// ---------------------------------------------------------------------------------------
+// Text extents.
+
+/// Advance width of a glyph in units of the font size, rounded up from DejaVu Sans (the
+/// first font the charts ask for; Helvetica and Arial are narrower).
+fn glyph_em(ch: char, bold: bool) -> f64 {
+    let (regular, heavy) = match ch {
+        ' ' | '.' | ',' | ':' | ';' | '!' | '\'' | '|' | 'i' | 'j' | 'l' | 'I' => (0.34, 0.40),
+        'f' | 't' | 'r' | '(' | ')' | '[' | ']' | '{' | '}' | '-' | '/' | '\\' | '"' | '`' => {
+            (0.44, 0.50)
+        }
+        'm' | 'w' | 'M' | 'W' | '%' | '@' | '&' | '—' => (1.0, 1.11),
+        '=' | '+' | '<' | '>' | '~' | '#' | '≈' | '×' | '±' | '→' | '←' | '↑' | '↓' => {
+            (0.84, 0.84)
+        }
+        c if c.is_ascii_uppercase() => (0.80, 0.86),
+        c if c.is_ascii() => (0.66, 0.72),
+        _ => (1.0, 1.11),
+    };
+    if bold {
+        heavy
+    } else {
+        regular
+    }
+}
+
+/// Conservative width of a text run, pixels: per-glyph widths, and never less than
+/// [`CHAR_WIDTH_EM`] (or [`BOLD_CHAR_WIDTH_EM`]) per character.
+fn text_width(s: &str, size: f64, bold: bool) -> f64 {
+    let n = s.chars().count() as f64;
+    let flat = n
+        * size
+        * if bold {
+            BOLD_CHAR_WIDTH_EM
+        } else {
+            CHAR_WIDTH_EM
+        };
+    let glyphs: f64 = s.chars().map(|c| glyph_em(c, bold)).sum::<f64>() * size;
+    flat.max(glyphs)
+}
+
+/// The largest font size, at most `size` and at least `min`, at which `s` fits in `width`.
+fn fit_size(s: &str, width: f64, size: f64, min: f64, bold: bool) -> f64 {
+    let w = text_width(s, size, bold);
+    if w <= width {
+        size
+    } else {
+        (size * width / w).floor().max(min)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Geometry.
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct BBox {
+    x0: f64,
+    y0: f64,
+    x1: f64,
+    y1: f64,
+}
+
+type Pt = (f64, f64);
+
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    a: Pt,
+    b: Pt,
+}
+
+impl BBox {
+    fn inflate(&self, d: f64) -> BBox {
+        BBox {
+            x0: self.x0 - d,
+            y0: self.y0 - d,
+            x1: self.x1 + d,
+            y1: self.y1 + d,
+        }
+    }
+
+    fn intersects(&self, o: &BBox) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
+
+    fn contains(&self, o: &BBox) -> bool {
+        o.x0 >= self.x0 && o.x1 <= self.x1 && o.y0 >= self.y0 && o.y1 <= self.y1
+    }
+
+    fn nearest(&self, p: Pt) -> Pt {
+        (p.0.clamp(self.x0, self.x1), p.1.clamp(self.y0, self.y1))
+    }
+
+    fn hits_circle(&self, cx: f64, cy: f64, r: f64) -> bool {
+        let (nx, ny) = self.nearest((cx, cy));
+        (nx - cx).powi(2) + (ny - cy).powi(2) < r * r
+    }
+
+    /// Whether the segment meets the box (Liang-Barsky clipping).
+    fn hits_seg(&self, s: Seg) -> bool {
+        let (dx, dy) = (s.b.0 - s.a.0, s.b.1 - s.a.1);
+        let (mut t0, mut t1) = (0.0f64, 1.0f64);
+        for (p, q) in [
+            (-dx, s.a.0 - self.x0),
+            (dx, self.x1 - s.a.0),
+            (-dy, s.a.1 - self.y0),
+            (dy, self.y1 - s.a.1),
+        ] {
+            if p == 0.0 {
+                if q < 0.0 {
+                    return false;
+                }
+            } else {
+                let r = q / p;
+                if p < 0.0 {
+                    t0 = t0.max(r);
+                } else {
+                    t1 = t1.min(r);
+                }
+                if t0 > t1 {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+fn dist(a: Pt, b: Pt) -> f64 {
+    ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt()
+}
+
+fn segs_cross(s: Seg, t: Seg) -> bool {
+    let orient = |a: Pt, b: Pt, c: Pt| (b.0 - a.0) * (c.1 - a.1) - (b.1 - a.1) * (c.0 - a.0);
+    let d1 = orient(t.a, t.b, s.a);
+    let d2 = orient(t.a, t.b, s.b);
+    let d3 = orient(s.a, s.b, t.a);
+    let d4 = orient(s.a, s.b, t.b);
+    ((d1 > 0.0 && d2 < 0.0) || (d1 < 0.0 && d2 > 0.0))
+        && ((d3 > 0.0 && d4 < 0.0) || (d3 < 0.0 && d4 > 0.0))
+}
+
+fn seg_hits_circle(s: Seg, c: Pt, r: f64) -> bool {
+    let (dx, dy) = (s.b.0 - s.a.0, s.b.1 - s.a.1);
+    let len2 = dx * dx + dy * dy;
+    let t = if len2 > 0.0 {
+        (((c.0 - s.a.0) * dx + (c.1 - s.a.1) * dy) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    dist((s.a.0 + t * dx, s.a.1 + t * dy), c) < r
+}
+
+/// The segments of a polyline.
+fn polyline_segs(pts: &[Pt]) -> impl Iterator<Item = Seg> + '_ {
+    pts.windows(2).map(|w| Seg { a: w[0], b: w[1] })
+}
+
+/// The four edges of a rectangle.
+fn edges(b: &BBox) -> [Seg; 4] {
+    let (a, c, d, e) = ((b.x0, b.y0), (b.x1, b.y0), (b.x1, b.y1), (b.x0, b.y1));
+    [
+        Seg { a, b: c },
+        Seg { a: c, b: d },
+        Seg { a: d, b: e },
+        Seg { a: e, b: a },
+    ]
 }
 
 // ---------------------------------------------------------------------------------------
@@ -87,7 +296,7 @@ fn c(v: f64) -> String {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Anchor {
     Start,
     Middle,
@@ -102,6 +311,54 @@ impl Anchor {
             Anchor::End => "end",
         }
     }
+}
+
+/// How a text run looks.
+#[derive(Clone, Copy)]
+struct Font {
+    size: f64,
+    bold: bool,
+    italic: bool,
+}
+
+impl Font {
+    const fn plain(size: f64) -> Font {
+        Font {
+            size,
+            bold: false,
+            italic: false,
+        }
+    }
+
+    const fn bold(size: f64) -> Font {
+        Font {
+            size,
+            bold: true,
+            italic: false,
+        }
+    }
+}
+
+/// Height of a text of `n` lines from the top of the first to the bottom of the last.
+fn lines_height(n: usize, f: Font) -> f64 {
+    (ASCENT_EM + DESCENT_EM) * f.size + n.saturating_sub(1) as f64 * LINE_EM * f.size
+}
+
+/// The conservative box of a text run at `(x, y)` (baseline), padded by [`PAD`].
+fn text_box(x: f64, y: f64, s: &str, f: Font, anchor: Anchor) -> BBox {
+    let w = text_width(s, f.size, f.bold);
+    let x0 = match anchor {
+        Anchor::Start => x,
+        Anchor::Middle => x - w / 2.0,
+        Anchor::End => x - w,
+    };
+    BBox {
+        x0,
+        y0: y - ASCENT_EM * f.size,
+        x1: x0 + w,
+        y1: y + DESCENT_EM * f.size,
+    }
+    .inflate(PAD)
 }
 
 struct Svg {
@@ -120,78 +377,167 @@ impl Svg {
         let _ = write!(buf, "<title>{}</title>", esc(title));
         let _ = write!(
             buf,
-            r#"<rect x="0" y="0" width="{}" height="{}" fill="white"/>"#,
+            r#"<rect class="background" x="0" y="0" width="{}" height="{}" fill="white"/>"#,
             c(WIDTH),
             c(HEIGHT)
         );
         Svg { buf }
     }
 
-    fn raw(&mut self, s: &str) {
-        self.buf.push_str(s);
-    }
-
     #[allow(clippy::too_many_arguments)]
-    fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str, w: f64, dash: &str) {
+    fn line(&mut self, class: &str, a: Pt, b: Pt, stroke: &str, w: f64, dash: &str, extra: &str) {
         let _ = write!(
             self.buf,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}" stroke-width="{}""#,
-            c(x1),
-            c(y1),
-            c(x2),
-            c(y2),
+            r#"<line class="{class}" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}" stroke-width="{}""#,
+            c(a.0),
+            c(a.1),
+            c(b.0),
+            c(b.1),
             c(w)
         );
         if !dash.is_empty() {
             let _ = write!(self.buf, r#" stroke-dasharray="{dash}""#);
         }
+        if !extra.is_empty() {
+            let _ = write!(self.buf, " {extra}");
+        }
         self.buf.push_str("/>");
     }
 
-    fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: &str) {
+    fn rect(&mut self, class: &str, b: &BBox, fill: &str, stroke: &str, extra: &str) {
         let _ = write!(
             self.buf,
-            r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}" stroke="{stroke}"/>"#,
-            c(x),
-            c(y),
-            c(w.max(0.0)),
-            c(h.max(0.0))
+            r#"<rect class="{class}" x="{}" y="{}" width="{}" height="{}" fill="{fill}" stroke="{stroke}"{}{}/>"#,
+            c(b.x0),
+            c(b.y0),
+            c((b.x1 - b.x0).max(0.0)),
+            c((b.y1 - b.y0).max(0.0)),
+            if extra.is_empty() { "" } else { " " },
+            extra
         );
     }
 
+    #[allow(clippy::too_many_arguments)]
+    fn circle(
+        &mut self,
+        class: &str,
+        p: Pt,
+        r: f64,
+        fill: &str,
+        stroke: &str,
+        sw: f64,
+        extra: &str,
+    ) {
+        let _ = write!(
+            self.buf,
+            r#"<circle class="{class}" cx="{}" cy="{}" r="{}" fill="{fill}" stroke="{stroke}" stroke-width="{}"{}{}/>"#,
+            c(p.0),
+            c(p.1),
+            c(r),
+            c(sw),
+            if extra.is_empty() { "" } else { " " },
+            extra
+        );
+    }
+
+    /// Writes a text run and returns its conservative box.
     #[allow(clippy::too_many_arguments)]
     fn text(
         &mut self,
         x: f64,
         y: f64,
         s: &str,
-        size: f64,
+        f: Font,
         anchor: Anchor,
         fill: &str,
         extra: &str,
-    ) {
+    ) -> BBox {
         let _ = write!(
             self.buf,
-            r#"<text x="{}" y="{}" font-size="{}" text-anchor="{}" fill="{fill}"{}{}>{}</text>"#,
+            r#"<text x="{}" y="{}" font-size="{}" text-anchor="{}" fill="{fill}"{}{}{}{}>{}</text>"#,
             c(x),
             c(y),
-            c(size),
+            c(f.size),
             anchor.as_str(),
+            if f.bold { r#" font-weight="bold""# } else { "" },
+            if f.italic {
+                r#" font-style="italic""#
+            } else {
+                ""
+            },
             if extra.is_empty() { "" } else { " " },
             extra,
             esc(s)
         );
+        text_box(x, y, s, f, anchor)
     }
 
-    fn vtext(&mut self, x: f64, y: f64, s: &str, size: f64) {
+    /// A text of several lines, the first line's baseline at `y`, one `<tspan>` per line.
+    #[allow(clippy::too_many_arguments)]
+    fn text_lines(
+        &mut self,
+        x: f64,
+        y: f64,
+        lines: &[String],
+        f: Font,
+        anchor: Anchor,
+        fill: &str,
+        extra: &str,
+    ) {
+        if lines.len() == 1 {
+            self.text(x, y, &lines[0], f, anchor, fill, extra);
+            return;
+        }
+        let _ = write!(
+            self.buf,
+            r#"<text x="{}" y="{}" font-size="{}" text-anchor="{}" fill="{fill}"{}{}{}{}>"#,
+            c(x),
+            c(y),
+            c(f.size),
+            anchor.as_str(),
+            if f.bold { r#" font-weight="bold""# } else { "" },
+            if f.italic {
+                r#" font-style="italic""#
+            } else {
+                ""
+            },
+            if extra.is_empty() { "" } else { " " },
+            extra,
+        );
+        for (k, line) in lines.iter().enumerate() {
+            let _ = write!(
+                self.buf,
+                r#"<tspan x="{}" dy="{}">{}</tspan>"#,
+                c(x),
+                if k == 0 {
+                    "0".to_string()
+                } else {
+                    c(LINE_EM * f.size)
+                },
+                esc(line)
+            );
+        }
+        self.buf.push_str("</text>");
+    }
+
+    /// Text turned a quarter to the left, centred on `(x, y)`'s baseline; returns its box.
+    fn vtext(&mut self, x: f64, y: f64, s: &str, f: Font) -> BBox {
         let _ = write!(
             self.buf,
             r#"<text x="{x}" y="{y}" font-size="{}" text-anchor="middle" fill="{TEXT}" transform="rotate(-90 {x} {y})">{}</text>"#,
-            c(size),
+            c(f.size),
             esc(s),
             x = c(x),
             y = c(y)
         );
+        let w = text_width(s, f.size, f.bold);
+        BBox {
+            x0: x - ASCENT_EM * f.size,
+            y0: y - w / 2.0,
+            x1: x + DESCENT_EM * f.size,
+            y1: y + w / 2.0,
+        }
+        .inflate(PAD)
     }
 
     fn path(&mut self, d: &str, stroke: &str, w: f64, fill: &str, extra: &str) {
@@ -208,6 +554,358 @@ impl Svg {
         self.buf.push_str("</svg>\n");
         self.buf
     }
+}
+
+/// Path data of a polyline.
+fn polyline_d(pts: &[Pt]) -> String {
+    let mut d = String::new();
+    for (k, p) in pts.iter().enumerate() {
+        let _ = write!(
+            d,
+            "{}{} {} ",
+            if k == 0 { "M" } else { "L" },
+            c(p.0),
+            c(p.1)
+        );
+    }
+    d.trim_end().to_string()
+}
+
+/// The chart's title, centred at the top: shrunk to fit the width, down to 13 px; then on two
+/// lines (down to 10 px); then cut short with an ellipsis.
+fn title_text(svg: &mut Svg, title: &str) {
+    let room = WIDTH - 24.0;
+    let size = fit_size(title, room, 18.0, 13.0, true);
+    if text_width(title, size, true) <= room {
+        svg.text(
+            WIDTH / 2.0,
+            30.0,
+            title,
+            Font::bold(size),
+            Anchor::Middle,
+            TEXT,
+            "",
+        );
+        return;
+    }
+    // Two lines, broken at the space nearest the middle.
+    let chars: Vec<char> = title.chars().collect();
+    let mid = chars.len() / 2;
+    let split = (0..chars.len())
+        .filter(|&k| chars[k] == ' ')
+        .min_by_key(|&k| k.abs_diff(mid));
+    let mut lines: Vec<String> = match split {
+        Some(k) => vec![chars[..k].iter().collect(), chars[k + 1..].iter().collect()],
+        None => vec![title.to_string()],
+    };
+    let longest = lines
+        .iter()
+        .max_by(|a, b| text_width(a, 13.0, true).total_cmp(&text_width(b, 13.0, true)))
+        .cloned()
+        .unwrap_or_default();
+    let size = fit_size(&longest, room, 13.0, 10.0, true);
+    for line in &mut lines {
+        while text_width(line, size, true) > room && line.chars().count() > 1 {
+            line.pop();
+            while line.ends_with('…') {
+                line.pop();
+            }
+            line.pop();
+            line.push('…');
+        }
+    }
+    let y = if lines.len() == 2 { 22.0 } else { 30.0 };
+    svg.text_lines(
+        WIDTH / 2.0,
+        y,
+        &lines,
+        Font::bold(size),
+        Anchor::Middle,
+        TEXT,
+        "",
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Label placement.
+
+/// Where a label went: the text's anchor and first baseline point, and the leader
+/// joining it to its point when it is not beside it.
+struct Placement {
+    anchor: Anchor,
+    x: f64,
+    y: f64,
+    leader: Option<Seg>,
+    /// False if no free position was found (the label then overlaps something).
+    free: bool,
+}
+
+/// What labels must keep clear of: the labels already placed, markers (circles) and lines.
+#[derive(Default, Clone)]
+struct Placer {
+    boxes: Vec<BBox>,
+    circles: Vec<(Pt, f64)>,
+    segs: Vec<Seg>,
+}
+
+/// Which side of its attachment point a label's box lies on.
+#[derive(Clone, Copy)]
+enum Side {
+    E,
+    W,
+    N,
+    S,
+    NE,
+    NW,
+    SE,
+    SW,
+}
+
+impl Placer {
+    fn box_free(&self, bb: &BBox) -> bool {
+        self.boxes.iter().all(|b| !b.intersects(bb))
+            && self
+                .circles
+                .iter()
+                .all(|&((x, y), r)| !bb.hits_circle(x, y, r))
+            && self.segs.iter().all(|s| !bb.hits_seg(*s))
+    }
+
+    /// Whether a label beside the point `p` (radius `r`) would be as close to another marker.
+    fn ambiguous(&self, bb: &BBox, p: Pt, r: f64) -> bool {
+        let own = dist(p, bb.nearest(p)) - r;
+        self.circles
+            .iter()
+            .any(|&(c, cr)| dist(c, p) + cr > r + 0.5 && dist(c, bb.nearest(c)) - cr < own + 4.0)
+    }
+
+    fn leader_ok(&self, s: Seg) -> bool {
+        self.boxes.iter().all(|b| !b.hits_seg(s))
+    }
+
+    /// How bad a leader from the point `own` (radius `r`) is: markers and lines it crosses.
+    fn leader_cost(&self, s: Seg, own: Pt, r: f64) -> f64 {
+        let mut cost = 0.0;
+        for &(p, pr) in &self.circles {
+            if dist(p, own) + pr <= r + 0.5 {
+                continue; // one of the labelled markers
+            }
+            if seg_hits_circle(s, p, pr) {
+                cost += 80.0;
+            }
+        }
+        for t in &self.segs {
+            if segs_cross(s, *t) {
+                cost += 25.0;
+            }
+        }
+        cost
+    }
+
+    /// A box of size `w` x `h` on `side` of the point `p`.
+    fn box_at(p: Pt, w: f64, h: f64, side: Side) -> (BBox, Anchor) {
+        let (x0, y0, anchor) = match side {
+            Side::E => (p.0, p.1 - h / 2.0, Anchor::Start),
+            Side::W => (p.0 - w, p.1 - h / 2.0, Anchor::End),
+            Side::N => (p.0 - w / 2.0, p.1 - h, Anchor::Middle),
+            Side::S => (p.0 - w / 2.0, p.1, Anchor::Middle),
+            Side::NE => (p.0, p.1 - h, Anchor::Start),
+            Side::NW => (p.0 - w, p.1 - h, Anchor::End),
+            Side::SE => (p.0, p.1, Anchor::Start),
+            Side::SW => (p.0 - w, p.1, Anchor::End),
+        };
+        (
+            BBox {
+                x0,
+                y0,
+                x1: x0 + w,
+                y1: y0 + h,
+            },
+            anchor,
+        )
+    }
+
+    /// Places a label for the point (or group of points) at `p` whose markers lie within `r`
+    /// of it: the cheapest free position beside it, else on rings further out with a leader,
+    /// else anywhere in `bounds` with a leader. Records the label (and leader) as obstacles.
+    /// If nothing is free (never seen in practice) the label goes to the right of the point.
+    fn place(&mut self, p: Pt, r: f64, lines: &[String], f: Font, bounds: &BBox) -> Placement {
+        let w = lines
+            .iter()
+            .map(|s| text_width(s, f.size, f.bold))
+            .fold(0.0, f64::max)
+            + 2.0 * PAD;
+        let h = lines_height(lines.len(), f) + 2.0 * PAD;
+        let mut best = None;
+        type Best = Option<(f64, BBox, Anchor, Option<Seg>)>;
+        let consider = |best: &mut Best,
+                        cost: f64,
+                        bb: BBox,
+                        anchor: Anchor,
+                        leader: Option<Seg>,
+                        me: &Placer| {
+            if best.as_ref().is_some_and(|b| b.0 <= cost) {
+                return;
+            }
+            if !bounds.contains(&bb) || !me.box_free(&bb) {
+                return;
+            }
+            if let Some(l) = leader {
+                if !me.leader_ok(l) {
+                    return;
+                }
+            }
+            *best = Some((cost, bb, anchor, leader));
+        };
+
+        // Beside the point, in order of preference.
+        let g = r + 2.0;
+        let k = g * std::f64::consts::FRAC_1_SQRT_2;
+        let beside = [
+            ((p.0 + g, p.1), Side::E),
+            ((p.0 - g, p.1), Side::W),
+            ((p.0, p.1 - g), Side::N),
+            ((p.0, p.1 + g), Side::S),
+            ((p.0 + k, p.1 - k), Side::NE),
+            ((p.0 - k, p.1 - k), Side::NW),
+            ((p.0 + k, p.1 + k), Side::SE),
+            ((p.0 - k, p.1 + k), Side::SW),
+            ((p.0 + g, p.1 - h / 3.0), Side::E),
+            ((p.0 + g, p.1 + h / 3.0), Side::E),
+            ((p.0 - g, p.1 - h / 3.0), Side::W),
+            ((p.0 - g, p.1 + h / 3.0), Side::W),
+        ];
+        for (i, &(q, side)) in beside.iter().enumerate() {
+            let (bb, anchor) = Self::box_at(q, w, h, side);
+            let cost = i as f64 + if self.ambiguous(&bb, p, r) { 12.0 } else { 0.0 };
+            consider(&mut best, cost, bb, anchor, None, self);
+        }
+
+        // Further out, with a leader.
+        let leader_for = |bb: &BBox| -> Option<Seg> {
+            let q = bb.nearest(p);
+            let d = dist(p, q);
+            if d <= r + 3.0 {
+                return None;
+            }
+            let u = ((q.0 - p.0) / d, (q.1 - p.1) / d);
+            let start = (p.0 + u.0 * (r + 1.0), p.1 + u.1 * (r + 1.0));
+            Some(Seg { a: start, b: q })
+        };
+        if best.is_none() {
+            for d in [
+                12.0, 22.0, 34.0, 48.0, 64.0, 82.0, 104.0, 130.0, 160.0, 200.0,
+            ] {
+                for j in 0..24 {
+                    let th = j as f64 * std::f64::consts::PI / 12.0;
+                    let (cs, sn) = (th.cos(), th.sin());
+                    let q = (p.0 + (r + d) * cs, p.1 + (r + d) * sn);
+                    let side = if cs > 0.5 {
+                        Side::E
+                    } else if cs < -0.5 {
+                        Side::W
+                    } else if sn < 0.0 {
+                        Side::N
+                    } else {
+                        Side::S
+                    };
+                    let (bb, anchor) = Self::box_at(q, w, h, side);
+                    let leader = leader_for(&bb);
+                    let cost = 20.0
+                        + d
+                        + leader.map_or(0.0, |l| self.leader_cost(l, p, r))
+                        + j as f64 * 0.01;
+                    consider(&mut best, cost, bb, anchor, leader, self);
+                }
+            }
+        }
+
+        // Anywhere.
+        if best.is_none() {
+            let mut y = bounds.y0;
+            while y + h <= bounds.y1 {
+                let mut x = bounds.x0;
+                while x + w <= bounds.x1 {
+                    let bb = BBox {
+                        x0: x,
+                        y0: y,
+                        x1: x + w,
+                        y1: y + h,
+                    };
+                    let anchor = if bb.x0 >= p.0 {
+                        Anchor::Start
+                    } else if bb.x1 <= p.0 {
+                        Anchor::End
+                    } else {
+                        Anchor::Middle
+                    };
+                    let leader = leader_for(&bb);
+                    let cost = 20.0
+                        + dist(p, bb.nearest(p))
+                        + leader.map_or(0.0, |l| self.leader_cost(l, p, r));
+                    consider(&mut best, cost, bb, anchor, leader, self);
+                    x += 6.0;
+                }
+                y += 6.0;
+            }
+        }
+
+        let free = best.is_some();
+        let (bb, anchor, leader) = match best {
+            Some((_, bb, anchor, leader)) => (bb, anchor, leader),
+            None => {
+                let (bb, anchor) = Self::box_at((p.0 + g, p.1), w, h, Side::E);
+                (bb, anchor, None)
+            }
+        };
+        self.boxes.push(bb);
+        if let Some(l) = leader {
+            self.segs.push(l);
+        }
+        let x = match anchor {
+            Anchor::Start => bb.x0 + PAD,
+            Anchor::End => bb.x1 - PAD,
+            Anchor::Middle => (bb.x0 + bb.x1) / 2.0,
+        };
+        Placement {
+            anchor,
+            x,
+            y: bb.y0 + PAD + ASCENT_EM * f.size,
+            leader,
+            free,
+        }
+    }
+
+    /// The first of `candidates` (boxes with their anchors) that is free and inside its
+    /// bounds; recorded as an obstacle.
+    fn first_free(&mut self, candidates: &[(BBox, Anchor, BBox)]) -> Option<(BBox, Anchor)> {
+        let found = candidates
+            .iter()
+            .find(|(bb, _, bounds)| bounds.contains(bb) && self.box_free(bb))
+            .map(|&(bb, anchor, _)| (bb, anchor));
+        if let Some((bb, _)) = found {
+            self.boxes.push(bb);
+        }
+        found
+    }
+}
+
+/// A box of a text run of `s` in font `f`, of which one point (per `anchor`: left, centre or
+/// right) is at `x` and whose top is at `top`.
+fn box_from_top(x: f64, top: f64, s: &str, f: Font, anchor: Anchor) -> BBox {
+    let y = top + PAD + ASCENT_EM * f.size;
+    text_box(x, y, s, f, anchor)
+}
+
+/// The text position (anchor point and baseline) of a padded box from [`box_from_top`] or
+/// [`Placer::place`].
+fn text_pos(bb: &BBox, f: Font, anchor: Anchor) -> Pt {
+    let x = match anchor {
+        Anchor::Start => bb.x0 + PAD,
+        Anchor::End => bb.x1 - PAD,
+        Anchor::Middle => (bb.x0 + bb.x1) / 2.0,
+    };
+    (x, bb.y0 + PAD + ASCENT_EM * f.size)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -295,19 +993,19 @@ impl Linear {
     }
 }
 
-/// A logarithmic axis over `[10^llo, 10^lhi]`, REVERSED: `10^lhi` maps to `p0` (left) and
-/// `10^llo` to `p1` (right).
+/// A logarithmic axis over `[10^llo, 10^lhi]`: `10^llo` maps to pixel `plo` and `10^lhi` to
+/// `phi` (a reversed horizontal axis has `plo` on the right).
 #[derive(Clone, Copy)]
-struct LogRev {
+struct LogAxis {
     llo: f64,
     lhi: f64,
-    p0: f64,
-    p1: f64,
+    plo: f64,
+    phi: f64,
 }
 
-impl LogRev {
+impl LogAxis {
     /// Covers `[min, max]` (both >= 1) with some padding in log space, at least one decade.
-    fn covering(min: f64, max: f64, p0: f64, p1: f64) -> LogRev {
+    fn covering(min: f64, max: f64, plo: f64, phi: f64) -> LogAxis {
         let (mut a, mut b) = (min.max(1.0).log10(), max.max(1.0).log10());
         if a > b {
             std::mem::swap(&mut a, &mut b);
@@ -319,25 +1017,27 @@ impl LogRev {
             llo = mid - 0.5;
             lhi = mid + 0.5;
         }
-        LogRev { llo, lhi, p0, p1 }
+        LogAxis { llo, lhi, plo, phi }
     }
 
     fn map(&self, v: f64) -> f64 {
         let l = v.max(1e-9).log10();
-        self.p0 + (self.lhi - l) / (self.lhi - self.llo) * (self.p1 - self.p0)
+        self.plo + (l - self.llo) / (self.lhi - self.llo) * (self.phi - self.plo)
     }
 
-    /// (value, labelled?) tick positions: labelled 1-2-5 (or decades only on wide axes),
-    /// unlabelled minor grid lines at the other integer mantissas.
-    fn ticks(&self) -> Vec<(f64, bool)> {
-        let span = self.lhi - self.llo;
-        let labelled: &[f64] = if span <= 1.6 {
+    /// (value, labelled?) tick positions. Labels go at the densest of the mantissa sets
+    /// 1-2-3-5-7, 1-2-5 and 1 whose closest labels are at least `label_px` pixels apart;
+    /// unlabelled minor grid lines at the other integer mantissas when there is room.
+    fn ticks(&self, label_px: f64) -> Vec<(f64, bool)> {
+        let per_decade = (self.phi - self.plo).abs() / (self.lhi - self.llo);
+        let labelled: &[f64] = if per_decade * (10f64 / 7.0).log10() >= label_px {
             &[1.0, 2.0, 3.0, 5.0, 7.0]
-        } else if span <= 3.2 {
+        } else if per_decade * 2f64.log10() >= label_px {
             &[1.0, 2.0, 5.0]
         } else {
             &[1.0]
         };
+        let minor = per_decade >= 100.0;
         let mut out = Vec::new();
         let (d0, d1) = (self.llo.floor() as i32, self.lhi.ceil() as i32);
         for d in d0..=d1 {
@@ -348,13 +1048,33 @@ impl LogRev {
                     continue;
                 }
                 let lab = labelled.contains(&(m as f64));
-                if lab || span <= 5.0 {
+                if lab || minor {
                     out.push((v, lab));
                 }
             }
         }
         out
     }
+}
+
+/// The largest of 1, 2, 5 times a power of ten that is at most `v` (> 0).
+fn floor125(v: f64) -> f64 {
+    let mag = 10f64.powf(v.log10().floor());
+    [5.0, 2.0, 1.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|&x| x <= v * (1.0 + 1e-9))
+        .unwrap_or(mag)
+}
+
+/// The smallest of 1, 2, 5 times a power of ten that is at least `v` (> 0).
+fn ceil125(v: f64) -> f64 {
+    let mag = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|&x| x >= v * (1.0 - 1e-9))
+        .unwrap_or(10.0 * mag)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -419,41 +1139,6 @@ impl Palette {
 }
 
 // ---------------------------------------------------------------------------------------
-// Label placement.
-
-#[derive(Clone, Copy)]
-struct BBox {
-    x0: f64,
-    y0: f64,
-    x1: f64,
-    y1: f64,
-}
-
-impl BBox {
-    fn overlap(&self, o: &BBox) -> f64 {
-        let w = (self.x1.min(o.x1) - self.x0.max(o.x0)).max(0.0);
-        let h = (self.y1.min(o.y1) - self.y0.max(o.y0)).max(0.0);
-        w * h
-    }
-}
-
-/// Estimated extent of a text run (generous average glyph width for sans-serif).
-fn text_bbox(x: f64, y: f64, s: &str, size: f64, anchor: Anchor) -> BBox {
-    let w = 0.6 * size * s.chars().count() as f64;
-    let x0 = match anchor {
-        Anchor::Start => x,
-        Anchor::Middle => x - w / 2.0,
-        Anchor::End => x - w,
-    };
-    BBox {
-        x0,
-        y0: y - 0.8 * size,
-        x1: x0 + w,
-        y1: y + 0.25 * size,
-    }
-}
-
-// ---------------------------------------------------------------------------------------
 // Scatter charts (Figures 7 and 8).
 
 struct Mark {
@@ -464,18 +1149,112 @@ struct Mark {
     paper: bool,
 }
 
-const PLOT_L: f64 = 84.0;
 const PLOT_T: f64 = 58.0;
-const PLOT_R: f64 = WIDTH - 205.0;
 const PLOT_B: f64 = HEIGHT - 74.0;
+/// Room right of the plot for the legend.
+const LEGEND_W: f64 = 205.0;
 const MARKER_R: f64 = 6.0;
+
+/// Whether two values are equal to within rounding.
+fn same(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
+/// The text of the one label of a group of points whose markers overlap: one name per point,
+/// `=` between points of equal values and `≈` between the others; a published point beside
+/// ours of the same scheme adds nothing, and one beside other schemes of ours says "(paper)".
+fn group_text(marks: &[Mark], members: &[usize]) -> String {
+    let has_ours = members.iter().any(|&i| !marks[i].paper);
+    let mut groups: Vec<(f64, f64, Vec<String>)> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for &i in members {
+        let m = &marks[i];
+        if m.paper
+            && members
+                .iter()
+                .any(|&j| !marks[j].paper && marks[j].key == m.key)
+        {
+            continue;
+        }
+        let name = if m.paper && has_ours && !m.label.contains('(') {
+            format!("{} (paper)", m.label)
+        } else {
+            m.label.clone()
+        };
+        if names.contains(&name) {
+            continue;
+        }
+        names.push(name.clone());
+        match groups
+            .iter_mut()
+            .find(|g| same(g.0, m.delay_ms.max(1.0)) && same(g.1, m.y))
+        {
+            Some(g) => g.2.push(name),
+            None => groups.push((m.delay_ms.max(1.0), m.y, vec![name])),
+        }
+    }
+    // "cubic TMobile = reno TMobile" says "cubic = reno TMobile".
+    let last_word = |n: &str| n.rsplit_once(' ').map(|(_, w)| w.to_string());
+    let common = last_word(&names[0]).filter(|w| {
+        names.len() > 1
+            && names
+                .iter()
+                .all(|n| !n.contains('(') && last_word(n).as_ref() == Some(w))
+    });
+    let short = |n: &String| match &common {
+        Some(w) => n[..n.len() - w.len() - 1].to_string(),
+        None => n.clone(),
+    };
+    let text = groups
+        .iter()
+        .map(|g| g.2.iter().map(short).collect::<Vec<_>>().join(" = "))
+        .collect::<Vec<_>>()
+        .join(" ≈ ");
+    match common {
+        Some(w) => format!("{text} {w}"),
+        None => text,
+    }
+}
+
+/// A group label as lines no wider than `max_w` where it can be broken (after a `=` or `≈`).
+fn wrap_group_text(text: &str, f: Font, max_w: f64) -> Vec<String> {
+    if text_width(text, f.size, f.bold) <= max_w {
+        return vec![text.to_string()];
+    }
+    // Pieces that end with their separator.
+    let mut pieces: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+        if word == "=" || word == "≈" {
+            pieces.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        pieces.push(cur);
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for piece in pieces {
+        match lines.last_mut() {
+            Some(last) if text_width(&format!("{last} {piece}"), f.size, f.bold) <= max_w => {
+                last.push(' ');
+                last.push_str(&piece);
+            }
+            _ => lines.push(piece),
+        }
+    }
+    lines
+}
 
 fn scatter_chart(
     title: &str,
     x_title: &str,
     y_title: &str,
     marks: Vec<Mark>,
-    y_axis: Linear,
+    mut y_axis: Linear,
     y_fmt: fn(f64) -> String,
 ) -> String {
     let mut svg = Svg::new(title);
@@ -483,6 +1262,22 @@ fn scatter_chart(
         .into_iter()
         .filter(|m| m.delay_ms.is_finite() && m.y.is_finite())
         .collect();
+    let tick_font = Font::plain(12.0);
+
+    // The plot's frame: room on the left for the widest y tick label and the axis title.
+    let y_labels: Vec<(f64, String)> = y_axis.ticks().into_iter().map(|v| (v, y_fmt(v))).collect();
+    let widest = y_labels
+        .iter()
+        .map(|(_, s)| text_width(s, tick_font.size, false))
+        .fold(0.0, f64::max);
+    let frame = BBox {
+        x0: (widest + 40.0).max(84.0),
+        y0: PLOT_T,
+        x1: WIDTH - LEGEND_W,
+        y1: PLOT_B,
+    };
+    y_axis.p0 = frame.y1;
+    y_axis.p1 = frame.y0;
 
     // X axis: reversed log over the delays (clamped to >= 1 ms).
     let (mut dmin, mut dmax) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -493,297 +1288,422 @@ fn scatter_chart(
     if !dmin.is_finite() {
         (dmin, dmax) = (10.0, 1000.0);
     }
-    let x_axis = LogRev::covering(dmin, dmax, PLOT_L, PLOT_R);
+    let x_axis = LogAxis::covering(dmin, dmax, frame.x1, frame.x0);
 
-    // Title.
-    svg.text(
-        WIDTH / 2.0,
-        30.0,
-        title,
-        18.0,
-        Anchor::Middle,
-        TEXT,
-        r#"font-weight="bold""#,
-    );
+    title_text(&mut svg, title);
 
-    // Grid and ticks.
-    for (v, lab) in x_axis.ticks() {
+    // Grid, ticks and tick labels (a label that would touch the previous one is left out).
+    let mut kept: Vec<BBox> = Vec::new();
+    for (v, lab) in x_axis.ticks(56.0) {
         let x = x_axis.map(v);
         svg.line(
-            x,
-            PLOT_T,
-            x,
-            PLOT_B,
+            "grid",
+            (x, frame.y0),
+            (x, frame.y1),
             GRID,
             if lab { 1.0 } else { 0.6 },
             if lab { "" } else { "2 3" },
-        );
-        if lab {
-            svg.line(x, PLOT_B, x, PLOT_B + 5.0, AXIS, 1.0, "");
-            svg.text(
-                x,
-                PLOT_B + 19.0,
-                &fmt_num(v),
-                12.0,
-                Anchor::Middle,
-                TEXT,
-                "",
-            );
-        }
-    }
-    for v in y_axis.ticks() {
-        let y = y_axis.map(v);
-        svg.line(PLOT_L, y, PLOT_R, y, GRID, 1.0, "");
-        svg.line(PLOT_L - 5.0, y, PLOT_L, y, AXIS, 1.0, "");
-        svg.text(
-            PLOT_L - 8.0,
-            y + 4.0,
-            &y_fmt(v),
-            12.0,
-            Anchor::End,
-            TEXT,
             "",
         );
+        if lab {
+            svg.line(
+                "tick",
+                (x, frame.y1),
+                (x, frame.y1 + 5.0),
+                AXIS,
+                1.0,
+                "",
+                "",
+            );
+            let s = fmt_num(v);
+            let bb = text_box(x, frame.y1 + 19.0, &s, tick_font, Anchor::Middle);
+            if bb.x0 >= 0.0 && bb.x1 <= WIDTH && !kept.iter().any(|k| k.intersects(&bb)) {
+                svg.text(
+                    x,
+                    frame.y1 + 19.0,
+                    &s,
+                    tick_font,
+                    Anchor::Middle,
+                    TEXT,
+                    r#"class="tick-label""#,
+                );
+                kept.push(bb.inflate(2.0));
+            }
+        }
     }
-    svg.rect(
-        PLOT_L,
-        PLOT_T,
-        PLOT_R - PLOT_L,
-        PLOT_B - PLOT_T,
-        "none",
-        AXIS,
-    );
+    for (v, s) in &y_labels {
+        let y = y_axis.map(*v);
+        svg.line("grid", (frame.x0, y), (frame.x1, y), GRID, 1.0, "", "");
+        svg.line(
+            "tick",
+            (frame.x0 - 5.0, y),
+            (frame.x0, y),
+            AXIS,
+            1.0,
+            "",
+            "",
+        );
+        svg.text(
+            frame.x0 - 8.0,
+            y + 4.0,
+            s,
+            tick_font,
+            Anchor::End,
+            TEXT,
+            r#"class="tick-label""#,
+        );
+    }
+    svg.rect("frame", &frame, "none", AXIS, "");
+    let mid = (frame.x0 + frame.x1) / 2.0;
+    let axis_font = Font::plain(fit_size(x_title, frame.x1 - frame.x0, 13.0, 9.0, false));
     svg.text(
-        (PLOT_L + PLOT_R) / 2.0,
-        PLOT_B + 44.0,
+        mid,
+        frame.y1 + 44.0,
         x_title,
-        13.0,
+        axis_font,
         Anchor::Middle,
         TEXT,
         "",
     );
     svg.text(
-        (PLOT_L + PLOT_R) / 2.0,
-        PLOT_B + 62.0,
+        mid,
+        frame.y1 + 62.0,
         "(log scale, reversed: lower delay to the right)",
-        11.0,
+        Font::plain(11.0),
         Anchor::Middle,
-        "#666666",
+        MUTED,
         "",
     );
-    svg.vtext(22.0, (PLOT_T + PLOT_B) / 2.0, y_title, 13.0);
+    let y_title_font = Font::plain(fit_size(y_title, frame.y1 - frame.y0, 13.0, 9.0, false));
+    svg.vtext(22.0, (frame.y0 + frame.y1) / 2.0, y_title, y_title_font);
 
-    // Colours and positions.
+    // Positions, colours and the markers' outer radii.
     let mut palette = Palette::new();
-    let placed: Vec<(f64, f64, &'static str)> = marks
+    let pos: Vec<Pt> = marks
         .iter()
-        .map(|m| {
-            (
-                x_axis.map(m.delay_ms.max(1.0)),
-                y_axis.map(m.y),
-                palette.color(&m.key),
-            )
-        })
+        .map(|m| (x_axis.map(m.delay_ms.max(1.0)), y_axis.map(m.y)))
         .collect();
+    let colour: Vec<&'static str> = marks.iter().map(|m| palette.color(&m.key)).collect();
+    let stroke_w = |m: &Mark| if m.paper { 2.0 } else { 1.0 };
+    let outer: Vec<f64> = marks.iter().map(|m| MARKER_R + stroke_w(m) / 2.0).collect();
+
+    // Points whose markers overlap form one group with one label (union-find).
+    let n = marks.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            let equal = same(marks[i].delay_ms.max(1.0), marks[j].delay_ms.max(1.0))
+                && same(marks[i].y, marks[j].y);
+            if equal || dist(pos[i], pos[j]) < outer[i] + outer[j] + 1.0 {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of = vec![0usize; n];
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        match (0..groups.len()).find(|&g| groups[g][0] == r) {
+            Some(g) => {
+                groups[g].push(i);
+                group_of[i] = g;
+            }
+            None => {
+                group_of[i] = groups.len();
+                groups.push(vec![i]);
+            }
+        }
+    }
+    for g in &mut groups {
+        g.sort_by_key(|&i| (marks[i].paper, i)); // ours first
+    }
+
+    let mut under = Svg { buf: String::new() };
+    let mut over = Svg { buf: String::new() };
+    let mut placer = Placer::default();
 
     // Faint connectors between a scheme's published point and ours.
-    for (i, m) in marks.iter().enumerate().filter(|(_, m)| !m.paper) {
-        for (j, o) in marks.iter().enumerate() {
-            if o.paper && o.key == m.key {
-                let (a, b) = (placed[i], placed[j]);
-                svg.line(a.0, a.1, b.0, b.1, a.2, 1.0, "3 3");
+    for i in (0..n).filter(|&i| !marks[i].paper) {
+        for j in (0..n).filter(|&j| marks[j].paper && marks[j].key == marks[i].key) {
+            let d = dist(pos[i], pos[j]);
+            if group_of[i] == group_of[j] || d <= outer[i] + outer[j] + 2.0 {
+                continue;
             }
+            let u = ((pos[j].0 - pos[i].0) / d, (pos[j].1 - pos[i].1) / d);
+            let a = (pos[i].0 + u.0 * outer[i], pos[i].1 + u.1 * outer[i]);
+            let b = (pos[j].0 - u.0 * outer[j], pos[j].1 - u.1 * outer[j]);
+            under.line("connector", a, b, colour[i], 1.0, "3 3", "");
+            placer.segs.push(Seg { a, b });
         }
     }
 
     // Markers: published hollow (drawn first), ours filled on top.
-    let mut obstacles: Vec<BBox> = Vec::new();
-    let mut order: Vec<usize> = (0..marks.len()).collect();
-    order.sort_by_key(|&i| !marks[i].paper); // paper first
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| !marks[i].paper);
+    let mut markers = Svg { buf: String::new() };
     for &i in &order {
         let m = &marks[i];
-        let (x, y, col) = placed[i];
-        let (fill, stroke, sw) = if m.paper {
-            ("white", col, 2.0)
+        let (fill, stroke) = if m.paper {
+            ("white", colour[i])
         } else {
-            (col, "#222222", 1.0)
+            (colour[i], "#222222")
         };
-        let _ = write!(
-            svg.buf,
-            r#"<circle class="point" cx="{}" cy="{}" r="{}" fill="{fill}" stroke="{stroke}" stroke-width="{}" data-label="{}" data-delay-ms="{}" data-paper="{}"/>"#,
-            c(x),
-            c(y),
-            c(MARKER_R),
-            c(sw),
-            esc(&m.label),
-            m.delay_ms,
-            m.paper
+        markers.circle(
+            "point",
+            pos[i],
+            MARKER_R,
+            fill,
+            stroke,
+            stroke_w(m),
+            &format!(
+                r#"id="p{i}" data-label="{}" data-delay-ms="{}" data-y="{}" data-paper="{}""#,
+                esc(&m.label),
+                m.delay_ms,
+                m.y,
+                m.paper
+            ),
         );
-        obstacles.push(BBox {
-            x0: x - MARKER_R - 1.0,
-            y0: y - MARKER_R - 1.0,
-            x1: x + MARKER_R + 1.0,
-            y1: y + MARKER_R + 1.0,
-        });
+        placer.circles.push((pos[i], outer[i] + 1.0));
     }
 
-    // Labels: ours first (they get the best spots), then the published ones.
-    let plot_box = BBox {
-        x0: PLOT_L + 2.0,
-        y0: PLOT_T + 2.0,
-        x1: PLOT_R - 2.0,
-        y1: PLOT_B - 2.0,
+    // One label per group: groups with our points first, crowded ones before lonely ones.
+    let centre: Vec<(Pt, f64)> = groups
+        .iter()
+        .map(|g| {
+            let k = g.len() as f64;
+            let c = (
+                g.iter().map(|&i| pos[i].0).sum::<f64>() / k,
+                g.iter().map(|&i| pos[i].1).sum::<f64>() / k,
+            );
+            let r = g
+                .iter()
+                .map(|&i| dist(c, pos[i]) + outer[i])
+                .fold(0.0, f64::max);
+            (c, r)
+        })
+        .collect();
+    let crowd = |g: usize| {
+        centre
+            .iter()
+            .enumerate()
+            .filter(|&(h, (c, _))| h != g && dist(*c, centre[g].0) < 90.0)
+            .count()
     };
-    let mut label_order: Vec<usize> = (0..marks.len()).collect();
-    label_order.sort_by_key(|&i| marks[i].paper);
-    let candidates: [(f64, f64, Anchor); 8] = [
-        (9.0, 4.0, Anchor::Start),
-        (-9.0, 4.0, Anchor::End),
-        (0.0, -10.0, Anchor::Middle),
-        (0.0, 19.0, Anchor::Middle),
-        (7.0, -8.0, Anchor::Start),
-        (-7.0, -8.0, Anchor::End),
-        (7.0, 16.0, Anchor::Start),
-        (-7.0, 16.0, Anchor::End),
-    ];
-    for &i in &label_order {
-        let m = &marks[i];
-        let (x, y, col) = placed[i];
-        let size = if m.paper { 11.0 } else { 12.0 };
-        let mut best: Option<(f64, f64, f64, Anchor, BBox)> = None;
-        for &(dx, dy, anchor) in &candidates {
-            let (tx, ty) = (x + dx, y + dy);
-            let bb = text_bbox(tx, ty, &m.label, size, anchor);
-            let mut score: f64 = obstacles.iter().map(|o| o.overlap(&bb)).sum();
-            let inside = bb.x0 >= plot_box.x0
-                && bb.x1 <= plot_box.x1
-                && bb.y0 >= plot_box.y0
-                && bb.y1 <= plot_box.y1;
-            if !inside {
-                score += 1e6;
-            }
-            let better = match &best {
-                Some(b) => score < b.0,
-                None => true,
-            };
-            if better {
-                best = Some((score, tx, ty, anchor, bb));
-            }
-            if score == 0.0 {
-                break;
-            }
-        }
-        if let Some((_, tx, ty, anchor, bb)) = best {
-            let extra = if m.paper {
-                r#"font-style="italic" class="point-label""#
+    let mut label_order: Vec<usize> = (0..groups.len()).collect();
+    label_order.sort_by_key(|&g| {
+        (
+            groups[g].iter().all(|&i| marks[i].paper),
+            std::cmp::Reverse(crowd(g)),
+            g,
+        )
+    });
+    // Greedy placement in that order; if a label finds no free position, the placement is
+    // redone with the labels that failed placed first (a few times at most).
+    let bounds = frame.inflate(-2.0);
+    let texts: Vec<(Vec<String>, Font, &'static str)> = groups
+        .iter()
+        .map(|members| {
+            let ours = members.iter().any(|&i| !marks[i].paper);
+            let font = if ours {
+                Font::bold(12.0)
             } else {
-                r#"font-weight="bold" class="point-label""#
+                Font {
+                    size: 11.0,
+                    bold: false,
+                    italic: true,
+                }
             };
-            svg.text(tx, ty, &m.label, size, anchor, col, extra);
-            obstacles.push(bb);
+            let col = if members.iter().all(|&i| colour[i] == colour[members[0]]) {
+                colour[members[0]]
+            } else {
+                TEXT
+            };
+            (
+                wrap_group_text(&group_text(&marks, members), font, 240.0),
+                font,
+                col,
+            )
+        })
+        .collect();
+    let mut best: Option<(usize, Vec<(usize, Placement)>)> = None;
+    for _attempt in 0..8 {
+        let mut pl = placer.clone();
+        let mut placed = Vec::new();
+        let mut failed = Vec::new();
+        for &g in &label_order {
+            let (c, r) = centre[g];
+            let p = pl.place(c, r, &texts[g].0, texts[g].1, &bounds);
+            if !p.free {
+                failed.push(g);
+            }
+            placed.push((g, p));
         }
+        let n_failed = failed.len();
+        if best.as_ref().map_or(true, |b| n_failed < b.0) {
+            best = Some((n_failed, placed));
+        }
+        if n_failed == 0 {
+            break;
+        }
+        label_order.retain(|g| !failed.contains(g));
+        failed.extend(label_order);
+        label_order = failed;
     }
+    for (g, p) in best.map(|b| b.1).unwrap_or_default() {
+        let (lines, font, col) = &texts[g];
+        if let Some(l) = p.leader {
+            under.line(
+                "leader",
+                l.a,
+                l.b,
+                col,
+                1.0,
+                "",
+                &format!(r#"data-for="l{g}""#),
+            );
+        }
+        let ids: Vec<String> = groups[g].iter().map(|i| format!("p{i}")).collect();
+        over.text_lines(
+            p.x,
+            p.y,
+            lines,
+            *font,
+            p.anchor,
+            col,
+            &format!(
+                r#"class="point-label" id="l{g}" data-points="{}" {HALO}"#,
+                ids.join(" ")
+            ),
+        );
+    }
+    svg.buf.push_str(&under.buf);
+    svg.buf.push_str(&markers.buf);
+    svg.buf.push_str(&over.buf);
 
     // Legend (outside the plot, on the right).
-    let lx = PLOT_R + 18.0;
-    let mut ly = PLOT_T + 8.0;
-    svg.text(
-        lx,
-        ly,
-        "Scheme",
-        12.0,
-        Anchor::Start,
-        TEXT,
-        r#"font-weight="bold""#,
-    );
-    ly += 20.0;
-    let mut seen: Vec<String> = Vec::new();
+    let mut entries: Vec<(String, &'static str)> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
     for (i, m) in marks.iter().enumerate() {
-        if seen.contains(&m.key) {
+        if seen.contains(&m.key.as_str()) {
             continue;
         }
+        seen.push(&m.key);
         // Prefer our label's spelling for the legend.
         let name = marks
             .iter()
             .find(|o| o.key == m.key && !o.paper)
             .map_or(&m.label, |o| &o.label);
-        seen.push(m.key.clone());
-        let _ = write!(
-            svg.buf,
-            r#"<circle cx="{}" cy="{}" r="5" fill="{}" stroke="none"/>"#,
-            c(lx + 6.0),
-            c(ly - 4.0),
-            placed[i].2
-        );
-        svg.text(lx + 18.0, ly, name, 12.0, Anchor::Start, TEXT, "");
-        ly += 19.0;
+        entries.push((name.clone(), colour[i]));
     }
-    ly += 10.0;
     let has_ours = marks.iter().any(|m| !m.paper);
     let has_paper = marks.iter().any(|m| m.paper);
+    let rows = entries.len() + usize::from(has_ours) + usize::from(has_paper);
+    let lx = frame.x1 + 18.0;
+    let top = PLOT_T + 8.0;
+    let avail = HEIGHT - 8.0 - top;
+    let need = |step: f64| 20.0 + rows as f64 * step + 26.0 + 44.0;
+    let step = if need(19.0) <= avail {
+        19.0
+    } else {
+        ((avail - 90.0) / rows.max(1) as f64).clamp(12.0, 19.0)
+    };
+    let show_arrow = need(step) <= avail;
+    let entry_size = (step - 6.0).clamp(9.0, 12.0);
+    let text_room = WIDTH - 6.0 - (lx + 18.0);
+    let mut ly = top;
+    svg.text(lx, ly, "Scheme", Font::bold(12.0), Anchor::Start, TEXT, "");
+    ly += 20.0;
+    let swatch_r = (entry_size / 2.0 - 1.0).min(5.0);
+    let swatch = |svg: &mut Svg, ly: f64, fill: &str, stroke: &str, sw: f64| {
+        svg.circle(
+            "legend-marker",
+            (lx + 6.0, ly - entry_size * 0.35),
+            swatch_r,
+            fill,
+            stroke,
+            sw,
+            "",
+        );
+    };
+    for (name, col) in &entries {
+        swatch(&mut svg, ly, col, "none", 0.0);
+        let f = Font::plain(fit_size(name, text_room, entry_size, 6.0, false));
+        svg.text(lx + 18.0, ly, name, f, Anchor::Start, TEXT, "");
+        ly += step;
+    }
+    ly += 10.0;
     if has_ours {
-        svg.raw(&format!(
-            r##"<circle cx="{}" cy="{}" r="5" fill="#555555" stroke="#222222"/>"##,
-            c(lx + 6.0),
-            c(ly - 4.0)
-        ));
-        svg.text(lx + 18.0, ly, "this run", 12.0, Anchor::Start, TEXT, "");
-        ly += 19.0;
+        swatch(&mut svg, ly, "#555555", "#222222", 1.0);
+        let f = Font::plain(entry_size);
+        svg.text(lx + 18.0, ly, "this run", f, Anchor::Start, TEXT, "");
+        ly += step;
     }
     if has_paper {
-        svg.raw(&format!(
-            r##"<circle cx="{}" cy="{}" r="5" fill="white" stroke="#555555" stroke-width="2"/>"##,
-            c(lx + 6.0),
-            c(ly - 4.0)
-        ));
+        swatch(&mut svg, ly, "white", "#555555", 2.0);
+        let f = Font::plain(entry_size);
         svg.text(
             lx + 18.0,
             ly,
             "paper (published)",
-            12.0,
+            f,
             Anchor::Start,
             TEXT,
             "",
         );
-        ly += 19.0;
+        ly += step;
     }
     // "Better" arrow.
-    ly += 16.0;
-    let (ax, ay) = (lx + 6.0, ly + 26.0);
-    svg.line(ax, ay, ax + 22.0, ay - 22.0, AXIS, 1.8, "");
-    svg.path(
-        &format!(
-            "M{} {} L{} {} L{} {} Z",
-            c(ax + 24.0),
-            c(ay - 24.0),
-            c(ax + 13.0),
-            c(ay - 21.0),
-            c(ax + 21.0),
-            c(ay - 13.0)
-        ),
-        AXIS,
-        1.0,
-        AXIS,
-        "",
-    );
-    svg.text(
-        lx + 36.0,
-        ly + 6.0,
-        "better:",
-        12.0,
-        Anchor::Start,
-        TEXT,
-        r#"font-weight="bold""#,
-    );
-    svg.text(
-        lx + 36.0,
-        ly + 21.0,
-        "up and to the right",
-        11.0,
-        Anchor::Start,
-        TEXT,
-        "",
-    );
+    if show_arrow {
+        ly += 16.0;
+        let (ax, ay) = (lx + 6.0, ly + 26.0);
+        svg.line(
+            "marker",
+            (ax, ay),
+            (ax + 20.0, ay - 20.0),
+            AXIS,
+            1.8,
+            "",
+            "",
+        );
+        svg.path(
+            &polyline_d(&[
+                (ax + 24.0, ay - 24.0),
+                (ax + 13.0, ay - 21.0),
+                (ax + 21.0, ay - 13.0),
+                (ax + 24.0, ay - 24.0),
+            ]),
+            AXIS,
+            1.0,
+            AXIS,
+            r#"class="marker""#,
+        );
+        svg.text(
+            lx + 36.0,
+            ly + 6.0,
+            "better:",
+            Font::bold(12.0),
+            Anchor::Start,
+            TEXT,
+            "",
+        );
+        svg.text(
+            lx + 36.0,
+            ly + 21.0,
+            "up and to the right",
+            Font::plain(11.0),
+            Anchor::Start,
+            TEXT,
+            "",
+        );
+    }
 
     svg.finish()
 }
@@ -791,8 +1711,9 @@ fn scatter_chart(
 /// A Figure-7-style chart (SVG text): x = 95th-percentile self-inflicted delay in ms on a
 /// reversed logarithmic axis (large delays on the left), y = throughput in kbit/s from 0.
 /// Our points are filled, the paper's hollow, in one colour per scheme (matched by label,
-/// ignoring case and any parenthesized suffix); each is labelled with its scheme name.
-/// Delays below 1 ms are drawn at 1 ms; points with non-finite values are skipped.
+/// ignoring case and any parenthesized suffix); each is labelled with its scheme name, and
+/// points whose markers overlap share one label. Delays below 1 ms are drawn at 1 ms; points
+/// with non-finite values are skipped.
 pub fn throughput_delay_chart(title: &str, points: &[ChartPoint]) -> String {
     let ymax = points
         .iter()
@@ -863,40 +1784,63 @@ pub fn utilization_delay_chart(title: &str, points: &[UtilizationPoint]) -> Stri
 // ---------------------------------------------------------------------------------------
 // Time series (Figure 1).
 
-/// Step-function path through `(t0, t1, value)` segments, mapped by `fx`, `fy`.
-fn step_path(segs: &[(f64, f64, f64)], fx: impl Fn(f64) -> f64, fy: impl Fn(f64) -> f64) -> String {
-    let mut d = String::new();
-    for (k, &(t0, t1, v)) in segs.iter().enumerate() {
-        let (x0, x1, y) = (fx(t0), fx(t1), fy(v));
-        let _ = write!(
-            d,
-            "{}{} {} L{} {} ",
-            if k == 0 { "M" } else { "L" },
-            c(x0),
-            c(y),
-            c(x1),
-            c(y)
-        );
+/// Polyline of a step function through `(t0, t1, value)` segments, mapped by `fx`, `fy`.
+fn step_points(
+    segs: &[(f64, f64, f64)],
+    fx: impl Fn(f64) -> f64,
+    fy: impl Fn(f64) -> f64,
+) -> Vec<Pt> {
+    let mut pts = Vec::with_capacity(2 * segs.len());
+    for &(t0, t1, v) in segs {
+        let y = fy(v);
+        pts.push((fx(t0), y));
+        pts.push((fx(t1), y));
     }
-    d.trim_end().to_string()
+    pts
+}
+
+/// A duration for a caption: "500 ms", "1 s", "2.5 s".
+fn fmt_duration(s: f64) -> String {
+    if s < 1.0 {
+        format!("{} ms", fmt_num((s * 1000.0 * 1000.0).round() / 1000.0))
+    } else {
+        format!("{} s", fmt_num((s * 1000.0).round() / 1000.0))
+    }
+}
+
+/// A legend swatch of the time series.
+enum Swatch {
+    Area(&'static str),
+    Line(&'static str, &'static str),
+}
+
+/// A Figure-1-style time series (SVG text); see [`time_series_chart_measured`]. Nothing is
+/// shaded as unmeasured.
+pub fn time_series_chart(title: &str, points: &[TimeSeriesPoint]) -> String {
+    time_series_chart_measured(title, points, 0.0)
 }
 
 /// A Figure-1-style time series (SVG text). Top panel: the trace's capacity (grey, filled)
 /// and the delivered throughput (blue line), kbit/s, against time in seconds. Bottom panel:
-/// the per-bin maximum of the all-packet delay function (red), ms, on a linear axis with a
-/// dotted 100 ms target line; the data-only delay is added (orange, dashed) where it differs.
-/// Points are the bins of [`crate::metrics::time_series`], drawn as steps over each bin.
-pub fn time_series_chart(title: &str, points: &[TimeSeriesPoint]) -> String {
-    const L: f64 = 84.0;
-    const R: f64 = WIDTH - 30.0;
-    const T1: f64 = 74.0;
-    const B1: f64 = 300.0;
-    const T2: f64 = 336.0;
-    const B2: f64 = HEIGHT - 70.0;
+/// the per-bin maximum of the all-packet delay function (red), ms, on a logarithmic axis
+/// from a round value below the typical delays to one above the highest, with a dotted 100 ms
+/// target line and the highest value marked and written; the data-only delay is added
+/// (orange, dashed) where it differs. Points are the bins of
+/// [`crate::metrics::time_series`], drawn as steps over each bin, and a caption states the bin
+/// length. The time before `measured_from_s` (the start-up the metrics skip) is shaded in
+/// both panels and labelled "not measured"; 0 shades nothing.
+pub fn time_series_chart_measured(
+    title: &str,
+    points: &[TimeSeriesPoint],
+    measured_from_s: f64,
+) -> String {
     const CAP: &str = "#9a9a9a";
     const TPUT: &str = "#1f5fb4";
     const DELAY: &str = "#c62828";
     const DDATA: &str = "#ef8a00";
+    const TARGET: &str = "#444444";
+    let tick_font = Font::plain(12.0);
+    let small = Font::plain(11.0);
 
     let pts: Vec<&TimeSeriesPoint> = points
         .iter()
@@ -922,122 +1866,219 @@ pub fn time_series_chart(title: &str, points: &[TimeSeriesPoint]) -> String {
             (a, a + 1.0)
         }
     };
-    // Time axis: nice ticks inside [t0, t1], exact ends.
-    let tick_axis = Linear::nice(0.0, t1 - t0, 8.0, 0.0, 1.0);
-    let fx = |t: f64| L + (t - t0) / (t1 - t0) * (R - L);
+    let has_data_delay = pts
+        .iter()
+        .any(|p| p.delay_data_ms.is_finite() && (p.delay_data_ms - p.delay_ms).abs() > 1e-9);
+    let shade_to = measured_from_s.min(t1);
+    let shaded = measured_from_s.is_finite() && shade_to > t0;
 
+    let mut svg = Svg::new(title);
+    title_text(&mut svg, title);
+
+    // Left margin: room for the widest tick label and the axis title.
     let rate_max = pts
         .iter()
         .map(|p| p.capacity_kbps.max(p.throughput_kbps))
         .fold(0.0, f64::max);
-    let ya = Linear::nice(0.0, rate_max.max(1.0), 5.0, B1, T1);
-    let has_data_delay = pts
+    let mut ya = Linear::nice(0.0, rate_max.max(1.0), 5.0, 0.0, 1.0);
+    let rate_labels: Vec<String> = ya.ticks().into_iter().map(fmt_num).collect();
+    let widest = rate_labels
         .iter()
-        .any(|p| p.delay_data_ms.is_finite() && (p.delay_data_ms - p.delay_ms).abs() > 1e-9);
-    let delay_max = pts
-        .iter()
-        .map(|p| {
-            if has_data_delay && p.delay_data_ms.is_finite() {
-                p.delay_ms.max(p.delay_data_ms)
-            } else {
-                p.delay_ms
-            }
-        })
-        .fold(0.0, f64::max);
-    let yd = Linear::nice(0.0, delay_max.max(120.0), 4.0, B2, T2);
+        .map(|s| text_width(s, tick_font.size, false))
+        .fold(text_width("10,000", tick_font.size, false), f64::max);
+    let l = (widest + 40.0).max(84.0);
+    let r = WIDTH - 30.0;
 
-    let mut svg = Svg::new(title);
-    svg.text(
-        WIDTH / 2.0,
-        30.0,
-        title,
-        18.0,
-        Anchor::Middle,
-        TEXT,
-        r#"font-weight="bold""#,
-    );
-
-    // Legend row.
-    let mut lx = L;
-    let ly = 56.0;
-    svg.rect(lx, ly - 10.0, 22.0, 11.0, CAP, "none");
-    svg.text(
-        lx + 28.0,
-        ly,
-        "capacity (trace)",
-        12.0,
-        Anchor::Start,
-        TEXT,
-        "",
-    );
-    lx += 150.0;
-    svg.line(lx, ly - 4.0, lx + 22.0, ly - 4.0, TPUT, 2.0, "");
-    svg.text(lx + 28.0, ly, "throughput", 12.0, Anchor::Start, TEXT, "");
-    lx += 115.0;
-    svg.line(lx, ly - 4.0, lx + 22.0, ly - 4.0, DELAY, 2.0, "");
-    svg.text(
-        lx + 28.0,
-        ly,
-        "delay (max per bin)",
-        12.0,
-        Anchor::Start,
-        TEXT,
-        "",
-    );
-    lx += 160.0;
+    // Legend rows, flowing to a second row if need be.
+    let mut items: Vec<(Swatch, &str)> = vec![
+        (Swatch::Area(CAP), "capacity"),
+        (Swatch::Line(TPUT, ""), "throughput"),
+        (Swatch::Line(DELAY, ""), "delay (max per bin)"),
+    ];
     if has_data_delay {
-        svg.line(lx, ly - 4.0, lx + 22.0, ly - 4.0, DDATA, 2.0, "5 3");
-        svg.text(
-            lx + 28.0,
-            ly,
-            "delay, data packets only",
-            12.0,
-            Anchor::Start,
-            TEXT,
-            "",
-        );
+        items.push((Swatch::Line(DDATA, "5 3"), "delay, data only"));
+    }
+    items.push((Swatch::Line(TARGET, "2 3"), "100 ms target"));
+    let legend_font = Font::plain(12.0);
+    let (mut lx, mut ly) = (l, 56.0);
+    for (sw, text) in &items {
+        let w = 28.0 + text_width(text, legend_font.size, false);
+        if lx > l && lx + w > r {
+            lx = l;
+            ly += 19.0;
+        }
+        match sw {
+            Swatch::Area(col) => svg.rect(
+                "marker",
+                &BBox {
+                    x0: lx,
+                    y0: ly - 10.0,
+                    x1: lx + 22.0,
+                    y1: ly + 1.0,
+                },
+                col,
+                "none",
+                r#"fill-opacity="0.55""#,
+            ),
+            Swatch::Line(col, dash) => svg.line(
+                "marker",
+                (lx, ly - 4.0),
+                (lx + 22.0, ly - 4.0),
+                col,
+                2.0,
+                dash,
+                "",
+            ),
+        }
+        svg.text(lx + 28.0, ly, text, legend_font, Anchor::Start, TEXT, "");
+        lx += w + 16.0;
     }
 
-    // Grids.
-    for (top, bottom, axis, unit) in [(T1, B1, ya, ""), (T2, B2, yd, "")] {
-        for v in axis.ticks() {
-            let y = axis.map(v);
-            svg.line(L, y, R, y, GRID, 1.0, "");
-            svg.line(L - 5.0, y, L, y, AXIS, 1.0, "");
+    // Panels.
+    let t1_top = ly + 16.0;
+    let b2 = HEIGHT - 66.0;
+    let gap = 30.0;
+    let panel_h = (b2 - t1_top - gap) / 2.0;
+    let top = BBox {
+        x0: l,
+        y0: t1_top,
+        x1: r,
+        y1: t1_top + panel_h,
+    };
+    let bottom = BBox {
+        x0: l,
+        y0: top.y1 + gap,
+        x1: r,
+        y1: b2,
+    };
+    ya.p0 = top.y1;
+    ya.p1 = top.y0;
+    let fx = |t: f64| l + (t - t0) / (t1 - t0) * (r - l);
+
+    // Delay axis: logarithmic, from a round value below the typical delays (the 2nd
+    // percentile, and at most 50 ms so that the 100 ms target shows) to one above the highest.
+    let shown = |p: &TimeSeriesPoint| {
+        if has_data_delay && p.delay_data_ms.is_finite() {
+            p.delay_ms.max(p.delay_data_ms)
+        } else {
+            p.delay_ms
+        }
+    };
+    let mut delays: Vec<f64> = pts
+        .iter()
+        .map(|p| p.delay_ms)
+        .filter(|&d| d > 0.0)
+        .collect();
+    delays.sort_by(f64::total_cmp);
+    let typical_low = delays
+        .get(delays.len() / 50)
+        .copied()
+        .unwrap_or(10.0)
+        .clamp(1.0, 50.0);
+    let delay_max = pts.iter().map(|p| shown(p)).fold(200.0, f64::max);
+    let yd = LogAxis {
+        llo: floor125(typical_low).log10(),
+        lhi: ceil125(delay_max).log10(),
+        plo: bottom.y1,
+        phi: bottom.y0,
+    };
+    let fyd = |v: f64| yd.map(v.max(10f64.powf(yd.llo)));
+
+    // Grids and tick labels.
+    let mut ticks_a: Vec<(f64, String, bool)> = ya
+        .ticks()
+        .into_iter()
+        .map(|v| (ya.map(v), fmt_num(v), true))
+        .collect();
+    for (v, lab) in yd.ticks(18.0) {
+        ticks_a.push((yd.map(v), fmt_num(v), lab));
+    }
+    let mut kept: Vec<BBox> = Vec::new();
+    for (y, s, lab) in &ticks_a {
+        svg.line(
+            "grid",
+            (l, *y),
+            (r, *y),
+            GRID,
+            if *lab { 1.0 } else { 0.6 },
+            if *lab { "" } else { "2 3" },
+            "",
+        );
+        if *lab {
+            svg.line("tick", (l - 5.0, *y), (l, *y), AXIS, 1.0, "", "");
+            let bb = text_box(l - 8.0, y + 4.0, s, tick_font, Anchor::End);
+            if !kept.iter().any(|k| k.intersects(&bb)) {
+                svg.text(
+                    l - 8.0,
+                    y + 4.0,
+                    s,
+                    tick_font,
+                    Anchor::End,
+                    TEXT,
+                    r#"class="tick-label""#,
+                );
+                kept.push(bb.inflate(1.0));
+            }
+        }
+    }
+    let tick_axis = Linear::nice(0.0, t1 - t0, 8.0, 0.0, 1.0);
+    let time_ticks: Vec<f64> = tick_axis
+        .ticks()
+        .into_iter()
+        .filter(|&v| v <= t1 - t0 + 1e-9)
+        .collect();
+    let mut placer = Placer::default();
+    for &v in &time_ticks {
+        let x = fx(t0 + v);
+        for panel in [&top, &bottom] {
+            svg.line("grid", (x, panel.y0), (x, panel.y1), GRID, 1.0, "", "");
+        }
+        let under_top = Seg {
+            a: (x, top.y1),
+            b: (x, top.y1 + 4.0),
+        };
+        svg.line("tick", under_top.a, under_top.b, AXIS, 1.0, "", "");
+        placer.segs.push(under_top);
+        svg.line(
+            "tick",
+            (x, bottom.y1),
+            (x, bottom.y1 + 5.0),
+            AXIS,
+            1.0,
+            "",
+            "",
+        );
+        let s = fmt_num(t0 + v);
+        let bb = text_box(x, bottom.y1 + 19.0, &s, tick_font, Anchor::Middle);
+        if bb.x0 >= 0.0 && bb.x1 <= WIDTH && !kept.iter().any(|k| k.intersects(&bb)) {
             svg.text(
-                L - 8.0,
-                y + 4.0,
-                &format!("{}{unit}", fmt_num(v)),
-                12.0,
-                Anchor::End,
+                x,
+                bottom.y1 + 19.0,
+                &s,
+                tick_font,
+                Anchor::Middle,
                 TEXT,
-                "",
+                r#"class="tick-label""#,
+            );
+            kept.push(bb.inflate(2.0));
+        }
+    }
+
+    // The unmeasured start, shaded in both panels.
+    if shaded {
+        for panel in [&top, &bottom] {
+            svg.rect(
+                "shade",
+                &BBox {
+                    x0: fx(t0),
+                    x1: fx(shade_to),
+                    ..*panel
+                },
+                "#000000",
+                "none",
+                r#"fill-opacity="0.07""#,
             );
         }
-        for v in tick_axis.ticks() {
-            if v > t1 - t0 + 1e-9 {
-                continue;
-            }
-            let x = fx(t0 + v);
-            svg.line(x, top, x, bottom, GRID, 1.0, "");
-        }
-    }
-    for v in tick_axis.ticks() {
-        if v > t1 - t0 + 1e-9 {
-            continue;
-        }
-        let x = fx(t0 + v);
-        svg.line(x, B1, x, B1 + 4.0, AXIS, 1.0, "");
-        svg.line(x, B2, x, B2 + 5.0, AXIS, 1.0, "");
-        svg.text(
-            x,
-            B2 + 19.0,
-            &fmt_num(t0 + v),
-            12.0,
-            Anchor::Middle,
-            TEXT,
-            "",
-        );
     }
 
     // Top panel: capacity area and throughput line.
@@ -1050,45 +2091,47 @@ pub fn time_series_chart(title: &str, points: &[TimeSeriesPoint]) -> String {
         .map(|p| (p.t_s, bin_end(p), p.throughput_kbps))
         .collect();
     if !cap.is_empty() {
-        let line = step_path(&cap, fx, |v| ya.map(v));
-        let area = format!(
-            "M{} {} {} L{} {} Z",
-            c(fx(cap[0].0)),
-            c(B1),
-            line.replacen('M', "L", 1),
-            c(fx(cap[cap.len() - 1].1)),
-            c(B1)
-        );
+        let mut outline = vec![(fx(cap[0].0), top.y1)];
+        outline.extend(step_points(&cap, fx, |v| ya.map(v)));
+        outline.push((fx(cap[cap.len() - 1].1), top.y1));
+        outline.push(outline[0]);
         svg.path(
-            &area,
+            &polyline_d(&outline),
             "none",
             0.0,
             CAP,
             r#"fill-opacity="0.55" class="capacity""#,
         );
+        placer.segs.extend(polyline_segs(&outline));
+        let line = step_points(&tput, fx, |v| ya.map(v));
         svg.path(
-            &step_path(&tput, fx, |v| ya.map(v)),
+            &polyline_d(&line),
             TPUT,
             1.6,
             "none",
             r#"class="throughput""#,
         );
+        placer.segs.extend(polyline_segs(&line));
     }
-    svg.rect(L, T1, R - L, B1 - T1, "none", AXIS);
-    svg.vtext(24.0, (T1 + B1) / 2.0, "Throughput (kbit/s)", 13.0);
+    svg.rect("frame", &top, "none", AXIS, "");
+    placer.segs.extend(edges(&top));
 
     // Bottom panel: delay.
     let target = yd.map(100.0);
-    svg.line(L, target, R, target, "#444444", 1.2, "2 3");
-    svg.text(
-        R - 6.0,
-        target - 5.0,
-        "100 ms target",
-        11.0,
-        Anchor::End,
-        "#444444",
+    let target_seg = Seg {
+        a: (l, target),
+        b: (r, target),
+    };
+    svg.line(
+        "reference",
+        target_seg.a,
+        target_seg.b,
+        TARGET,
+        1.2,
+        "2 3",
         "",
     );
+    placer.segs.push(target_seg);
     if has_data_delay {
         let dd: Vec<(f64, f64, f64)> = pts
             .iter()
@@ -1096,13 +2139,15 @@ pub fn time_series_chart(title: &str, points: &[TimeSeriesPoint]) -> String {
             .map(|p| (p.t_s, bin_end(p), p.delay_data_ms))
             .collect();
         if !dd.is_empty() {
+            let line = step_points(&dd, fx, fyd);
             svg.path(
-                &step_path(&dd, fx, |v| yd.map(v)),
+                &polyline_d(&line),
                 DDATA,
                 1.4,
                 "none",
                 r#"stroke-dasharray="5 3" class="delay-data""#,
             );
+            placer.segs.extend(polyline_segs(&line));
         }
     }
     let dl: Vec<(f64, f64, f64)> = pts
@@ -1110,25 +2155,164 @@ pub fn time_series_chart(title: &str, points: &[TimeSeriesPoint]) -> String {
         .map(|p| (p.t_s, bin_end(p), p.delay_ms))
         .collect();
     if !dl.is_empty() {
-        svg.path(
-            &step_path(&dl, fx, |v| yd.map(v)),
+        let line = step_points(&dl, fx, fyd);
+        svg.path(&polyline_d(&line), DELAY, 1.6, "none", r#"class="delay""#);
+        placer.segs.extend(polyline_segs(&line));
+    }
+    svg.rect("frame", &bottom, "none", AXIS, "");
+    placer.segs.extend(edges(&bottom));
+
+    // The highest delay, marked and written.
+    let peak = pts
+        .iter()
+        .map(|p| (p, shown(p)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let peak_mark = peak.map(|(p, v)| ((fx(p.t_s) + fx(bin_end(p))) / 2.0, fyd(v), v, p));
+    if let Some((x, y, _, _)) = peak_mark {
+        svg.circle(
+            "marker",
+            (x, y),
+            3.5,
+            "white",
             DELAY,
-            1.6,
-            "none",
-            r#"class="delay""#,
+            1.5,
+            r#"data-role="peak""#,
+        );
+        placer.circles.push(((x, y), 5.5));
+    }
+
+    // "Not measured" on the shaded start: inside a panel where it is clear of the lines,
+    // else between the panels.
+    if shaded {
+        let text = format!("not measured (first {})", fmt_duration(shade_to - t0));
+        let (sx0, sx1) = (fx(t0), fx(shade_to));
+        let sxm = (sx0 + sx1) / 2.0;
+        let h = (ASCENT_EM + DESCENT_EM) * small.size + 2.0 * PAD;
+        let inside = |p: &BBox| p.inflate(-2.0);
+        let mut cands: Vec<(BBox, Anchor, BBox)> = Vec::new();
+        for panel in [&top, &bottom] {
+            for (x, anchor) in [(sx0 + 4.0, Anchor::Start), (sxm, Anchor::Middle)] {
+                for y_top in [panel.y0 + 4.0, panel.y1 - 4.0 - h] {
+                    cands.push((
+                        box_from_top(x, y_top, &text, small, anchor),
+                        anchor,
+                        inside(panel),
+                    ));
+                }
+            }
+        }
+        let between = BBox {
+            x0: 0.0,
+            y0: top.y1 + 4.5,
+            x1: WIDTH,
+            y1: bottom.y0 - 0.5,
+        };
+        let mid_gap = (between.y0 + between.y1 - h) / 2.0;
+        for (x, anchor) in [(sxm, Anchor::Middle), (sx0, Anchor::Start)] {
+            cands.push((
+                box_from_top(x, mid_gap, &text, small, anchor),
+                anchor,
+                between,
+            ));
+        }
+        let (bb, anchor) = placer.first_free(&cands).unwrap_or_else(|| {
+            let (bb, anchor, _) = cands[cands.len() - 1];
+            placer.boxes.push(bb);
+            (bb, anchor)
+        });
+        let (x, y) = text_pos(&bb, small, anchor);
+        svg.text(
+            x,
+            y,
+            &text,
+            small,
+            anchor,
+            MUTED,
+            &format!(r#"class="shade-label" {HALO}"#),
         );
     }
-    svg.rect(L, T2, R - L, B2 - T2, "none", AXIS);
-    svg.vtext(24.0, (T2 + B2) / 2.0, "Delay (ms)", 13.0);
+    if let Some((x, y, v, p)) = peak_mark {
+        let which = if has_data_delay && p.delay_data_ms > p.delay_ms {
+            ", data packets"
+        } else {
+            ""
+        };
+        let text = format!(
+            "highest: {} ms at {} s{which}",
+            fmt_num(v.round()),
+            fmt_num((p.t_s * 10.0).round() / 10.0)
+        );
+        let pl = placer.place(
+            (x, y),
+            5.5,
+            std::slice::from_ref(&text),
+            small,
+            &bottom.inflate(-2.0),
+        );
+        if let Some(ld) = pl.leader {
+            svg.line(
+                "leader",
+                ld.a,
+                ld.b,
+                DELAY,
+                1.0,
+                "",
+                r#"data-for="peak-label""#,
+            );
+        }
+        svg.text(
+            pl.x,
+            pl.y,
+            &text,
+            small,
+            pl.anchor,
+            DELAY,
+            &format!(r#"class="peak-label" id="peak-label" {HALO}"#),
+        );
+    }
+
+    // Axis titles and caption.
+    let title_font = Font::plain(13.0);
+    svg.vtext(
+        22.0,
+        (top.y0 + top.y1) / 2.0,
+        "Throughput (kbit/s)",
+        Font::plain(fit_size("Throughput (kbit/s)", panel_h, 13.0, 9.0, false)),
+    );
+    let dt = "Delay (ms, log scale)";
+    svg.vtext(
+        22.0,
+        (bottom.y0 + bottom.y1) / 2.0,
+        dt,
+        Font::plain(fit_size(dt, panel_h, 13.0, 9.0, false)),
+    );
     svg.text(
-        (L + R) / 2.0,
-        B2 + 44.0,
+        (l + r) / 2.0,
+        bottom.y1 + 38.0,
         "Time (s)",
-        13.0,
+        title_font,
         Anchor::Middle,
         TEXT,
         "",
     );
+    let bin = pts
+        .first()
+        .map(|p| p.bin_s)
+        .filter(|&b| b > 0.0)
+        .map(fmt_duration);
+    if let Some(bin) = bin {
+        let caption =
+            format!("Throughput and capacity in {bin} bins; delay is the maximum in each bin.");
+        svg.text(
+            (l + r) / 2.0,
+            bottom.y1 + 56.0,
+            &caption,
+            Font::plain(fit_size(&caption, r - l, 11.0, 8.0, false)),
+            Anchor::Middle,
+            MUTED,
+            r#"class="caption""#,
+        );
+    }
 
     svg.finish()
 }
@@ -1145,14 +2329,25 @@ mod tests {
         assert_eq!(fmt_num(2.5), "2.5");
         assert_eq!(fmt_num(0.0), "0");
         assert_eq!(c(-0.001), "0");
+        assert_eq!(fmt_duration(0.5), "500 ms");
+        assert_eq!(fmt_duration(2.0), "2 s");
     }
 
     #[test]
     fn log_axis_is_reversed() {
-        let a = LogRev::covering(50.0, 5000.0, 100.0, 500.0);
+        let a = LogAxis::covering(50.0, 5000.0, 500.0, 100.0);
         assert!(a.map(5000.0) < a.map(50.0));
         assert!(a.map(5000.0) >= 100.0 && a.map(50.0) <= 500.0);
-        assert!(a.ticks().iter().any(|&(v, lab)| lab && v == 100.0));
+        assert!(a.ticks(50.0).iter().any(|&(v, lab)| lab && v == 100.0));
+    }
+
+    #[test]
+    fn round_values() {
+        assert_eq!(floor125(48.0), 20.0);
+        assert_eq!(floor125(10.0), 10.0);
+        assert_eq!(ceil125(3102.0), 5000.0);
+        assert_eq!(ceil125(200.0), 200.0);
+        assert_eq!(ceil125(0.7), 1.0);
     }
 
     #[test]
@@ -1161,5 +2356,40 @@ mod tests {
         assert!(a.hi >= 4741.0);
         assert_eq!(a.step, 1000.0);
         assert_eq!(a.ticks().first(), Some(&0.0));
+    }
+
+    #[test]
+    fn text_estimate_is_at_least_the_flat_one_and_wider_for_wide_glyphs() {
+        for s in ["iiii", "sprout", "WWW", "1,000", "reno = compound"] {
+            let n = s.chars().count() as f64;
+            assert!(text_width(s, 10.0, false) >= n * 10.0 * CHAR_WIDTH_EM);
+            assert!(text_width(s, 10.0, true) >= n * 10.0 * BOLD_CHAR_WIDTH_EM);
+        }
+        assert!(text_width("WWW", 10.0, false) > 3.0 * 10.0 * 0.95);
+    }
+
+    #[test]
+    fn segment_and_box_geometry() {
+        let b = BBox {
+            x0: 0.0,
+            y0: 0.0,
+            x1: 10.0,
+            y1: 10.0,
+        };
+        let s = |a: Pt, b: Pt| Seg { a, b };
+        assert!(b.hits_seg(s((-5.0, 5.0), (15.0, 5.0))));
+        assert!(b.hits_seg(s((5.0, 5.0), (6.0, 6.0))));
+        assert!(!b.hits_seg(s((-5.0, -1.0), (15.0, -1.0))));
+        assert!(!b.hits_seg(s((11.0, 0.0), (20.0, 20.0))));
+        assert!(segs_cross(
+            s((0.0, 0.0), (2.0, 2.0)),
+            s((0.0, 2.0), (2.0, 0.0))
+        ));
+        assert!(!segs_cross(
+            s((0.0, 0.0), (1.0, 1.0)),
+            s((0.0, 2.0), (2.0, 3.0))
+        ));
+        assert!(b.hits_circle(12.0, 5.0, 2.5));
+        assert!(!b.hits_circle(12.0, 12.0, 2.5));
     }
 }

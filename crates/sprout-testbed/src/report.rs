@@ -209,9 +209,10 @@ pub fn write_outputs(
         if let Some(series) = fig1 {
             fs::write(
                 out.join("fig1-Verizon-LTE-short-down.svg"),
-                chart::time_series_chart(
+                chart::time_series_chart_measured(
                     "Sprout on the Verizon LTE downlink (Verizon-LTE-short.down)",
                     series,
+                    res.skip_s,
                 ),
             )?;
             write_csv(&out.join("fig1-Verizon-LTE-short-down.csv"), series)?;

@@ -1,0 +1,789 @@
+//! The charts are fit to publish: no text overlaps another text, a marker or a line, nothing is
+//! cut off at the edges, and points whose markers overlap share one label.
+//!
+//! Each SVG is parsed (roxmltree) and every `<text>` gets a box from its `x`, `y`, `font-size`,
+//! `text-anchor`, `font-weight`, rotation and character count, with the chart module's own
+//! per-character width floor ([`CHAR_WIDTH_EM`], [`BOLD_CHAR_WIDTH_EM`]; the charts keep wider
+//! boxes clear) and its ascent and descent. Tick labels, titles, legends, captions and
+//! annotations count as texts. Markers are every `<circle>` and every `<rect>` or `<path>` of
+//! class `marker`; lines are every `<line>` but grid lines, every other `<path>` (series, areas)
+//! and the edges of the plot frames (`<rect class="frame">`). A leader may end at its own label.
+//!
+//! Covered: every chart that `eval --experiments all` writes on the real traces (skipped, with
+//! a message, when ../shared/traces is absent), every chart it writes on a synthetic link (always),
+//! and charts of hand-made and random point sets.
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use sprout_link::{testdata, SyntheticLink};
+use sprout_testbed::chart::{
+    throughput_delay_chart, time_series_chart, time_series_chart_measured, utilization_delay_chart,
+    ChartPoint, UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, HEIGHT,
+    WIDTH,
+};
+use sprout_testbed::eval::{self, EvalOptions, Experiment};
+use sprout_testbed::metrics::TimeSeriesPoint;
+
+#[derive(Clone, Copy, Debug)]
+struct Rect {
+    x0: f64,
+    y0: f64,
+    x1: f64,
+    y1: f64,
+}
+
+impl Rect {
+    fn overlaps(&self, o: &Rect) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
+
+    fn shrink(&self, d: f64) -> Rect {
+        Rect {
+            x0: self.x0 + d,
+            y0: self.y0 + d,
+            x1: self.x1 - d,
+            y1: self.y1 - d,
+        }
+    }
+
+    fn hits_circle(&self, cx: f64, cy: f64, r: f64) -> bool {
+        let nx = cx.clamp(self.x0, self.x1);
+        let ny = cy.clamp(self.y0, self.y1);
+        (nx - cx).powi(2) + (ny - cy).powi(2) < r * r
+    }
+
+    /// Whether the segment passes through the box (Liang-Barsky).
+    fn hits_segment(&self, a: (f64, f64), b: (f64, f64)) -> bool {
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let (mut t0, mut t1) = (0.0f64, 1.0f64);
+        for (p, q) in [
+            (-dx, a.0 - self.x0),
+            (dx, self.x1 - a.0),
+            (-dy, a.1 - self.y0),
+            (dy, self.y1 - a.1),
+        ] {
+            if p == 0.0 {
+                if q < 0.0 {
+                    return false;
+                }
+            } else {
+                let r = q / p;
+                if p < 0.0 {
+                    t0 = t0.max(r);
+                } else {
+                    t1 = t1.min(r);
+                }
+                if t0 > t1 {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+struct Label {
+    text: String,
+    id: Option<String>,
+    class: String,
+    points: Vec<String>,
+    bb: Rect,
+}
+
+enum Shape {
+    Circle(f64, f64, f64),
+    Box(Rect),
+}
+
+struct Marker {
+    shape: Shape,
+    what: String,
+}
+
+struct Line {
+    a: (f64, f64),
+    b: (f64, f64),
+    what: String,
+    leader_for: Option<String>,
+}
+
+struct Point {
+    id: String,
+    label: String,
+    cx: f64,
+    cy: f64,
+    r: f64,
+    values: (String, String),
+}
+
+#[derive(Default, Debug, Clone, Copy)]
+struct Counts {
+    charts: usize,
+    texts: usize,
+    point_labels: usize,
+    points: usize,
+    markers: usize,
+    lines: usize,
+}
+
+impl std::ops::AddAssign for Counts {
+    fn add_assign(&mut self, o: Counts) {
+        self.charts += o.charts;
+        self.texts += o.texts;
+        self.point_labels += o.point_labels;
+        self.points += o.points;
+        self.markers += o.markers;
+        self.lines += o.lines;
+    }
+}
+
+fn num(n: roxmltree::Node, attr: &str) -> f64 {
+    n.attribute(attr)
+        .unwrap_or_else(|| panic!("<{}> without {attr}", n.tag_name().name()))
+        .parse()
+        .unwrap_or_else(|_| panic!("<{}> {attr} is not a number", n.tag_name().name()))
+}
+
+fn classes(n: roxmltree::Node) -> String {
+    n.attribute("class").unwrap_or("").to_string()
+}
+
+fn has_class(n: roxmltree::Node, c: &str) -> bool {
+    n.attribute("class")
+        .is_some_and(|s| s.split_whitespace().any(|x| x == c))
+}
+
+/// Half the stroke width of a shape that has a stroke.
+fn half_stroke(n: roxmltree::Node) -> f64 {
+    match n.attribute("stroke") {
+        None | Some("none") => 0.0,
+        Some(_) => {
+            n.attribute("stroke-width")
+                .map_or(1.0, |w| w.parse().unwrap())
+                / 2.0
+        }
+    }
+}
+
+/// The points of a path made of absolute M, L and Z commands (all the charts write).
+fn path_points(d: &str) -> Vec<Vec<(f64, f64)>> {
+    let mut subpaths: Vec<Vec<(f64, f64)>> = Vec::new();
+    for c in d.chars().filter(|c| c.is_ascii_alphabetic()) {
+        assert!(matches!(c, 'M' | 'L' | 'Z'), "path command {c} not handled");
+    }
+    // Walk the commands in order with their coordinates.
+    let mut rest = d;
+    while let Some(pos) = rest.find(['M', 'L', 'Z']) {
+        let cmd = rest.as_bytes()[pos] as char;
+        let after = &rest[pos + 1..];
+        let end = after.find(['M', 'L', 'Z']).unwrap_or(after.len());
+        let nums: Vec<f64> = after[..end]
+            .split([' ', ','])
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().expect("path coordinate"))
+            .collect();
+        match cmd {
+            'M' => subpaths.push(Vec::new()),
+            'Z' => {
+                if let Some(sp) = subpaths.last_mut() {
+                    if let Some(&first) = sp.first() {
+                        sp.push(first);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let sp = subpaths.last_mut().expect("path starts with M");
+        for xy in nums.chunks(2) {
+            sp.push((xy[0], xy[1]));
+        }
+        rest = &after[end..];
+    }
+    subpaths
+}
+
+/// The lines of a `<text>`: its `<tspan>`s (each at the text's `x`, `dy` pixels below the
+/// previous line), or its text.
+fn text_lines(n: roxmltree::Node) -> Vec<(String, f64)> {
+    let spans: Vec<roxmltree::Node> = n.children().filter(|c| c.has_tag_name("tspan")).collect();
+    if spans.is_empty() {
+        return vec![(n.text().unwrap_or("").to_string(), 0.0)];
+    }
+    spans
+        .iter()
+        .map(|t| {
+            assert_eq!(t.attribute("x"), n.attribute("x"), "tspan x");
+            let dy = t
+                .attribute("dy")
+                .map_or(0.0, |d| d.parse().expect("dy in pixels"));
+            (t.text().unwrap_or("").to_string(), dy)
+        })
+        .collect()
+}
+
+/// The box of a `<text>`, from its attributes and character count (the longest line's).
+fn text_box(n: roxmltree::Node, lines: &[(String, f64)]) -> Rect {
+    let (x, y, size) = (num(n, "x"), num(n, "y"), num(n, "font-size"));
+    let bold = n.attribute("font-weight") == Some("bold");
+    let chars = lines.iter().map(|l| l.0.chars().count()).max().unwrap_or(0);
+    let below: f64 = lines.iter().map(|l| l.1).sum();
+    let w = chars as f64
+        * size
+        * if bold {
+            BOLD_CHAR_WIDTH_EM
+        } else {
+            CHAR_WIDTH_EM
+        };
+    let x0 = match n.attribute("text-anchor").unwrap_or("start") {
+        "start" => x,
+        "middle" => x - w / 2.0,
+        "end" => x - w,
+        a => panic!("text-anchor {a}"),
+    };
+    let (up, down) = (ASCENT_EM * size, DESCENT_EM * size);
+    match n.attribute("transform") {
+        None => Rect {
+            x0,
+            y0: y - up,
+            x1: x0 + w,
+            y1: y + below + down,
+        },
+        Some(t) => {
+            assert_eq!(lines.len(), 1, "turned text of several lines");
+            // Only a quarter turn to the left about the text's own anchor point is written.
+            let args: Vec<f64> = t
+                .trim_start_matches("rotate(")
+                .trim_end_matches(')')
+                .split([' ', ','])
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse().unwrap())
+                .collect();
+            assert_eq!(args, vec![-90.0, x, y], "transform {t} not handled");
+            // (x + dx, y + dy) turns to (x + dy, y - dx).
+            Rect {
+                x0: x - up,
+                y0: y - (x0 + w - x),
+                x1: x + down,
+                y1: y - (x0 - x),
+            }
+        }
+    }
+}
+
+/// Checks one chart; returns what it counted. Panics with every problem found.
+fn check_svg(name: &str, svg: &str) -> Counts {
+    // For a look at them: SPROUT_CHART_DIR=/some/dir writes every chart checked here.
+    if let Ok(dir) = std::env::var("SPROUT_CHART_DIR") {
+        let file: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let file = if file.ends_with(".svg") {
+            file
+        } else {
+            format!("{file}.svg")
+        };
+        let _ = std::fs::write(Path::new(&dir).join(file), svg);
+    }
+    let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let root = doc.root_element();
+    assert_eq!(num(root, "width"), WIDTH, "{name}");
+    assert_eq!(num(root, "height"), HEIGHT, "{name}");
+    let mut labels = Vec::new();
+    let mut markers = Vec::new();
+    let mut lines = Vec::new();
+    let mut points = Vec::new();
+    for n in doc.descendants().filter(|n| n.is_element()) {
+        let class = classes(n);
+        match n.tag_name().name() {
+            "text" => {
+                let lines = text_lines(n);
+                let text = lines
+                    .iter()
+                    .map(|l| l.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if text.trim().is_empty() {
+                    continue;
+                }
+                labels.push(Label {
+                    bb: text_box(n, &lines),
+                    id: n.attribute("id").map(str::to_string),
+                    points: n
+                        .attribute("data-points")
+                        .map(|p| p.split_whitespace().map(str::to_string).collect())
+                        .unwrap_or_default(),
+                    class,
+                    text,
+                });
+            }
+            "circle" => {
+                let (cx, cy) = (num(n, "cx"), num(n, "cy"));
+                let r = num(n, "r") + half_stroke(n);
+                markers.push(Marker {
+                    shape: Shape::Circle(cx, cy, r),
+                    what: format!("circle {class} at ({cx:.0}, {cy:.0})"),
+                });
+                if has_class(n, "point") {
+                    points.push(Point {
+                        id: n.attribute("id").expect("point id").to_string(),
+                        label: n.attribute("data-label").expect("data-label").to_string(),
+                        cx,
+                        cy,
+                        r,
+                        values: (
+                            n.attribute("data-delay-ms").unwrap_or("").to_string(),
+                            n.attribute("data-y").unwrap_or("").to_string(),
+                        ),
+                    });
+                }
+            }
+            "rect" => {
+                let b = Rect {
+                    x0: num(n, "x"),
+                    y0: num(n, "y"),
+                    x1: num(n, "x") + num(n, "width"),
+                    y1: num(n, "y") + num(n, "height"),
+                };
+                if has_class(n, "marker") {
+                    let h = half_stroke(n);
+                    markers.push(Marker {
+                        shape: Shape::Box(b.shrink(-h)),
+                        what: format!("rect {class}"),
+                    });
+                } else if has_class(n, "frame") {
+                    let c = [(b.x0, b.y0), (b.x1, b.y0), (b.x1, b.y1), (b.x0, b.y1)];
+                    for k in 0..4 {
+                        lines.push(Line {
+                            a: c[k],
+                            b: c[(k + 1) % 4],
+                            what: "plot frame".into(),
+                            leader_for: None,
+                        });
+                    }
+                }
+            }
+            "path" => {
+                let subpaths = path_points(n.attribute("d").expect("path d"));
+                if has_class(n, "marker") {
+                    let h = half_stroke(n);
+                    let all: Vec<&(f64, f64)> = subpaths.iter().flatten().collect();
+                    let b = Rect {
+                        x0: all.iter().map(|p| p.0).fold(f64::INFINITY, f64::min) - h,
+                        y0: all.iter().map(|p| p.1).fold(f64::INFINITY, f64::min) - h,
+                        x1: all.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max) + h,
+                        y1: all.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max) + h,
+                    };
+                    markers.push(Marker {
+                        shape: Shape::Box(b),
+                        what: format!("path {class}"),
+                    });
+                } else {
+                    for sp in subpaths {
+                        for w in sp.windows(2) {
+                            lines.push(Line {
+                                a: w[0],
+                                b: w[1],
+                                what: format!("path {class}"),
+                                leader_for: None,
+                            });
+                        }
+                    }
+                }
+            }
+            "line" if !has_class(n, "grid") => lines.push(Line {
+                a: (num(n, "x1"), num(n, "y1")),
+                b: (num(n, "x2"), num(n, "y2")),
+                what: format!("line {class}"),
+                leader_for: n.attribute("data-for").map(str::to_string),
+            }),
+            _ => {}
+        }
+    }
+
+    let mut problems: Vec<String> = Vec::new();
+    let canvas = Rect {
+        x0: 0.0,
+        y0: 0.0,
+        x1: WIDTH,
+        y1: HEIGHT,
+    };
+    for (i, l) in labels.iter().enumerate() {
+        let b = &l.bb;
+        if b.x0 < canvas.x0 || b.y0 < canvas.y0 || b.x1 > canvas.x1 || b.y1 > canvas.y1 {
+            problems.push(format!("{:?} is cut off: {b:?}", l.text));
+        }
+        for o in &labels[i + 1..] {
+            if b.overlaps(&o.bb) {
+                problems.push(format!("{:?} overlaps {:?}", l.text, o.text));
+            }
+        }
+        for m in &markers {
+            let hit = match m.shape {
+                Shape::Circle(cx, cy, r) => b.hits_circle(cx, cy, r),
+                Shape::Box(mb) => b.overlaps(&mb),
+            };
+            if hit {
+                problems.push(format!("{:?} covers the marker {}", l.text, m.what));
+            }
+        }
+        for s in &lines {
+            let own = s.leader_for.is_some() && s.leader_for == l.id;
+            let bb = if own { b.shrink(1.0) } else { *b };
+            if bb.hits_segment(s.a, s.b) {
+                problems.push(format!(
+                    "{:?} is crossed by the {} from ({:.0}, {:.0}) to ({:.0}, {:.0})",
+                    l.text, s.what, s.a.0, s.a.1, s.b.0, s.b.1
+                ));
+            }
+        }
+    }
+
+    // Points: each has exactly one label, which names it; overlapping or equal points share it.
+    let point_labels: Vec<&Label> = labels.iter().filter(|l| l.class == "point-label").collect();
+    let label_of = |id: &str| -> Vec<usize> {
+        point_labels
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.points.iter().any(|p| p == id))
+            .map(|(k, _)| k)
+            .collect()
+    };
+    for p in &points {
+        let ls = label_of(&p.id);
+        if ls.len() != 1 {
+            problems.push(format!(
+                "point {} ({}) has {} labels",
+                p.id,
+                p.label,
+                ls.len()
+            ));
+            continue;
+        }
+        let text = &point_labels[ls[0]].text;
+        let name = p.label.split(" (").next().unwrap_or(&p.label);
+        for word in name.split_whitespace() {
+            if !text.contains(word) {
+                problems.push(format!(
+                    "label {text:?} of point {:?} lacks {word:?}",
+                    p.label
+                ));
+            }
+        }
+    }
+    for (i, p) in points.iter().enumerate() {
+        for q in &points[i + 1..] {
+            let touch = ((p.cx - q.cx).powi(2) + (p.cy - q.cy).powi(2)).sqrt() < p.r + q.r;
+            let equal = !p.values.0.is_empty() && p.values == q.values;
+            if (touch || equal) && label_of(&p.id) != label_of(&q.id) {
+                problems.push(format!(
+                    "points {:?} and {:?} {} but have different labels",
+                    p.label,
+                    q.label,
+                    if equal { "are equal" } else { "overlap" }
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{name}: {} problems:\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
+    Counts {
+        charts: 1,
+        texts: labels.len(),
+        point_labels: point_labels.len(),
+        points: points.len(),
+        markers: markers.len(),
+        lines: lines.len(),
+    }
+}
+
+/// Checks every SVG in `dir`; returns the counts and the files' names.
+fn check_dir(dir: &Path) -> (Counts, Vec<String>) {
+    let mut total = Counts::default();
+    let mut names = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        total += check_svg(&name, &svg);
+        names.push(name);
+    }
+    (total, names)
+}
+
+fn run_eval(traces: &Path, out: &Path) {
+    eval::run(&EvalOptions {
+        traces: Some(traces.to_path_buf()),
+        experiments: Experiment::ALL.to_vec(),
+        out: out.to_path_buf(),
+        ..EvalOptions::default()
+    })
+    .expect("evaluation runs");
+}
+
+fn expect_every_chart(names: &[String], fig7_links: usize) {
+    for want in [
+        "fig1-Verizon-LTE-short-down.svg",
+        "fig8-averages.svg",
+        "summary.svg",
+        "confidence.svg",
+        "loss.svg",
+        "sensitivity.svg",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+    }
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("fig7-")).count(),
+        2 * fig7_links
+    );
+    assert!(names.iter().any(|n| n.starts_with("distributions-")));
+}
+
+#[test]
+fn every_chart_of_the_evaluation_on_the_real_traces() {
+    let Some(traces) = testdata::require("traces") else {
+        eprintln!("SKIPPED: needs ../shared/traces");
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    run_eval(&traces, out.path());
+    let (counts, names) = check_dir(out.path());
+    expect_every_chart(&names, 4);
+    eprintln!(
+        "real traces: {} charts, {} texts ({} point labels for {} points), {} markers, {} lines checked",
+        counts.charts, counts.texts, counts.point_labels, counts.points, counts.markers, counts.lines
+    );
+    check_figure1(
+        &std::fs::read_to_string(out.path().join("fig1-Verizon-LTE-short-down.svg")).unwrap(),
+    );
+}
+
+/// A synthetic link from the paper's model, written as mahimahi traces under the Figure-1
+/// link's name so that the evaluation draws every chart, Figure 1 included.
+#[test]
+fn every_chart_of_the_evaluation_on_a_synthetic_link() {
+    let dir = tempfile::tempdir().unwrap();
+    for (seed, dir_name) in [(11, "up"), (12, "down")] {
+        let trace = SyntheticLink {
+            seed,
+            duration_s: 150.0,
+            ..SyntheticLink::default()
+        }
+        .generate(format!("Verizon-LTE-short.{dir_name}"));
+        let mut text = String::new();
+        for ms in trace.opportunities_ms() {
+            text.push_str(&format!("{ms}\n"));
+        }
+        std::fs::write(
+            dir.path().join(format!("Verizon-LTE-short.{dir_name}")),
+            text,
+        )
+        .unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    run_eval(dir.path(), out.path());
+    let (counts, names) = check_dir(out.path());
+    expect_every_chart(&names, 1);
+    eprintln!(
+        "synthetic link: {} charts, {} texts ({} point labels for {} points), {} markers, {} lines checked",
+        counts.charts, counts.texts, counts.point_labels, counts.points, counts.markers, counts.lines
+    );
+    check_figure1(
+        &std::fs::read_to_string(out.path().join("fig1-Verizon-LTE-short-down.svg")).unwrap(),
+    );
+}
+
+/// Figure 1: a logarithmic delay axis, the skipped start shaded and said to be unmeasured,
+/// the bin stated, the highest delay written.
+fn check_figure1(svg: &str) {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::to_string))
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("log scale")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("500 ms bins")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.starts_with("not measured")),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t.starts_with("highest: ")),
+        "{texts:?}"
+    );
+    assert!(doc.descendants().any(|n| has_class(n, "shade")));
+    assert!(doc.descendants().any(|n| has_class(n, "reference")));
+}
+
+// ---------------------------------------------------------------------------------------
+// Hand-made and random charts.
+
+fn pt(label: &str, kbps: f64, ms: f64, paper: bool) -> ChartPoint {
+    ChartPoint {
+        label: label.into(),
+        throughput_kbps: kbps,
+        delay_ms: ms,
+        paper,
+    }
+}
+
+#[test]
+fn coincident_points_share_one_label() {
+    let pts = vec![
+        pt("cubic", 4900.0, 21000.0, false),
+        pt("reno", 4900.0, 21000.0, false),
+        pt("compound", 4900.0, 21000.0, false),
+        pt("vegas", 3000.0, 150.0, false),
+        pt("vegas", 3010.0, 152.0, true),
+        pt("ledbat", 2000.0, 400.0, false),
+        pt("bbr", 2030.0, 410.0, false),
+        pt("sprout", 3000.0, 60.0, false),
+    ];
+    let svg = throughput_delay_chart("Coincident points", &pts);
+    check_svg("coincident", &svg);
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let labels: Vec<&str> = doc
+        .descendants()
+        .filter(|n| has_class(*n, "point-label"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(labels.contains(&"cubic = reno = compound"), "{labels:?}");
+    assert!(labels.contains(&"vegas"), "{labels:?}");
+    assert!(labels.contains(&"ledbat ≈ bbr"), "{labels:?}");
+    assert_eq!(labels.len(), 4, "{labels:?}");
+}
+
+#[test]
+fn crowded_points_and_long_names() {
+    let mut pts = Vec::new();
+    for k in 0..18 {
+        // About 24 px apart along a diagonal: crowded, but no two markers touch.
+        let f = k as f64;
+        pts.push(pt(
+            &format!("scheme number {k} Verizon"),
+            1000.0 + 37.0 * f,
+            200.0 * 1.1f64.powf(f),
+            k % 3 == 0,
+        ));
+    }
+    // Six points on top of each other with long names: one label of several lines.
+    for k in 0..6 {
+        pts.push(pt(
+            &format!("long scheme name {k} TMobile"),
+            500.0,
+            3000.0,
+            k % 2 == 0,
+        ));
+    }
+    pts.push(pt("a very long scheme name indeed", 900.0, 180.0, false));
+    check_svg("crowded", &throughput_delay_chart("Crowded", &pts));
+    let u: Vec<UtilizationPoint> = (0..12)
+        .map(|k| UtilizationPoint {
+            label: format!("s{k}"),
+            utilization: 0.5 + 0.01 * k as f64,
+            delay_ms: 300.0 + k as f64,
+            paper: k % 2 == 1,
+        })
+        .collect();
+    check_svg(
+        "crowded utilization",
+        &utilization_delay_chart("Crowded", &u),
+    );
+    check_svg("empty", &throughput_delay_chart("empty", &[]));
+    check_svg(
+        "a title far too long for the width of the chart",
+        &throughput_delay_chart(&"A title far too long for the chart ".repeat(4), &pts),
+    );
+}
+
+/// A synthetic series: a rate that swings, one outage with a long delay spike, a skipped start.
+fn series(bin_s: f64, len_s: f64, spike_ms: f64) -> Vec<TimeSeriesPoint> {
+    let n = (len_s / bin_s) as usize;
+    (0..n)
+        .map(|i| {
+            let t = i as f64 * bin_s;
+            let cap = 6000.0 + 5000.0 * (t * 0.2).sin();
+            let delay = if (60.0..64.0).contains(&t) {
+                spike_ms * (t - 59.0) / 5.0
+            } else {
+                70.0 + 40.0 * (t * 1.3).sin().abs()
+            };
+            TimeSeriesPoint {
+                t_s: t,
+                bin_s,
+                capacity_kbps: cap,
+                throughput_kbps: cap * 0.6,
+                goodput_kbps: cap * 0.55,
+                delay_ms: delay,
+                delay_data_ms: delay * 1.2,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn time_series_charts() {
+    for (bin, len, spike, skip) in [
+        (0.5, 140.0, 3000.0, 60.0),
+        (0.1, 30.0, 900.0, 10.0),
+        (1.0, 800.0, 60000.0, 60.0),
+        (0.5, 50.0, 200.0, 60.0),
+    ] {
+        let pts = series(bin, len, spike);
+        let svg = time_series_chart_measured("Synthetic series", &pts, skip);
+        check_svg(&format!("series {bin} s bins, {len} s"), &svg);
+    }
+    check_svg(
+        "series, nothing shaded",
+        &time_series_chart("x", &series(0.5, 100.0, 1000.0)),
+    );
+    check_svg("empty series", &time_series_chart("empty", &[]));
+    let svg = time_series_chart_measured("Synthetic", &series(0.5, 140.0, 3000.0), 60.0);
+    check_figure1(&svg);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random point sets, up to 24 points, some on top of each other, some far apart.
+    #[test]
+    fn random_scatter_charts_are_clear(
+        raw in prop::collection::vec(
+            (0usize..12, 0.0f64..1.0, 0.0f64..1.0, any::<bool>(), 0usize..4),
+            0..24,
+        ),
+        spread in 0.05f64..4.0,
+    ) {
+        let names = ["sprout", "sprout-ewma", "cubic", "reno", "vegas", "ledbat", "bbr",
+                     "compound", "cubic-codel", "sprout 95%", "down 10%", "bbr TMobile"];
+        let mut pts: Vec<ChartPoint> = Vec::new();
+        for (k, x, y, paper, dup) in raw {
+            let p = pt(names[k], 100.0 + 9000.0 * y, 10f64.powf(1.5 + spread * x), paper);
+            // Some points repeat an earlier point's values exactly.
+            if dup == 0 && !pts.is_empty() {
+                let q = pts[pts.len() / 2].clone();
+                pts.push(ChartPoint { label: p.label, paper: p.paper, ..q });
+            } else {
+                pts.push(p);
+            }
+        }
+        check_svg("random", &throughput_delay_chart("Random points", &pts));
+    }
+}
