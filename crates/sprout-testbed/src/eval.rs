@@ -160,11 +160,60 @@ pub enum Experiment {
     Distributions,
     /// Five seeds of each scheme on two links: mean and standard deviation.
     Sensitivity,
+    /// Sprout with each named variant of the receiver's model ([`MODEL_VARIANTS`]) on every
+    /// link: what each detail of the authors' arithmetic changes.
+    Model,
 }
+
+/// The named variants of the receiver's model that the `model` experiment compares: a name
+/// (the `variant` column of results.csv), what it changes, and its `--param` assignments.
+pub const MODEL_VARIANTS: [(&str, &str, &[&str]); 7] = [
+    (
+        "authors",
+        "the default: the authors' arithmetic, every forecast of their fixtures reproduced",
+        &[],
+    ),
+    (
+        "exact-cdf",
+        "the exact Gaussian CDF instead of their table of 32,768 cells read at cell midpoints",
+        &["model.gaussian_cdf=Exact"],
+    ),
+    (
+        "lowest-1.95",
+        "the lowest rate at 1.95 packets/s (a trickle) instead of an outage at exactly 0",
+        &["model.grid=Midpoint", "model.bins=257"],
+    ),
+    (
+        "lump-tail",
+        "tick counts of 30 or more lumped at 30 in the forecast tables instead of dropped",
+        &["model.count_tail=Lump"],
+    ),
+    (
+        "symmetric-kernel",
+        "a symmetric evolution kernel instead of one running a value past the upper reach",
+        &["model.kernel_span=Symmetric"],
+    ),
+    (
+        "former",
+        "all four of the above: this project's model before it reproduced the authors' code",
+        &[
+            "model.gaussian_cdf=Exact",
+            "model.grid=Midpoint",
+            "model.bins=257",
+            "model.count_tail=Lump",
+            "model.kernel_span=Symmetric",
+        ],
+    ),
+    (
+        "paper-literal",
+        "the paper's text: 256 values from 0, value 0 a sticky outage",
+        &["model.grid=ZeroOutage"],
+    ),
+];
 
 impl Experiment {
     /// Every experiment, in run order.
-    pub const ALL: [Experiment; 7] = [
+    pub const ALL: [Experiment; 8] = [
         Experiment::Fig7,
         Experiment::Fig8,
         Experiment::Summary,
@@ -172,6 +221,7 @@ impl Experiment {
         Experiment::Loss,
         Experiment::Distributions,
         Experiment::Sensitivity,
+        Experiment::Model,
     ];
 
     /// The experiment's key, as on the command line and in results.csv.
@@ -184,6 +234,7 @@ impl Experiment {
             Experiment::Loss => "loss",
             Experiment::Distributions => "distributions",
             Experiment::Sensitivity => "sensitivity",
+            Experiment::Model => "model",
         }
     }
 
@@ -314,6 +365,9 @@ pub struct ResultRow {
     pub paper_self_inflicted_ms: Option<f64>,
     /// Length of the measured window, s.
     pub window_s: f64,
+    /// The model variant of the `model` experiment ([`MODEL_VARIANTS`]); empty elsewhere.
+    #[serde(default)]
+    pub variant: String,
 }
 
 /// Per-scheme averages over all links and directions of the `fig7` experiment.
@@ -497,6 +551,8 @@ struct Job {
     cfg: SimConfig,
     /// Keep the downlink's Figure-1 time series.
     figure1: bool,
+    /// The model variant (the `model` experiment), empty otherwise.
+    variant: &'static str,
 }
 
 /// What every job of a run shares: the measured window's start and the two Sprout schemes'
@@ -505,6 +561,8 @@ struct Plan {
     skip_us: u64,
     sprout: sprout_core::Config,
     ewma: sprout_core::Config,
+    /// Sprout's configuration under each of [`MODEL_VARIANTS`], after the run's changes.
+    variants: Vec<(&'static str, sprout_core::Config)>,
 }
 
 impl Plan {
@@ -514,10 +572,22 @@ impl Plan {
             crate::overrides::apply(&mut c, &opts.protocol_params).map_err(anyhow::Error::msg)?;
             Ok(c)
         };
+        let sprout = changed(Scheme::Sprout)?;
+        let variants = MODEL_VARIANTS
+            .iter()
+            .map(|(name, _, params)| {
+                let mut c = sprout.clone();
+                let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+                crate::overrides::apply(&mut c, &params)
+                    .map_err(|e| anyhow::anyhow!("model variant {name}: {e}"))?;
+                Ok((*name, c))
+            })
+            .collect::<Result<_>>()?;
         Ok(Plan {
             skip_us: opts.skip_us,
-            sprout: changed(Scheme::Sprout)?,
+            sprout,
             ewma: changed(Scheme::SproutEwma)?,
+            variants,
         })
     }
 }
@@ -564,6 +634,7 @@ fn job(
             && scheme == Scheme::Sprout
             && pair.0 == FIGURE1_LINK,
         cfg,
+        variant: "",
     }
 }
 
@@ -649,6 +720,16 @@ fn build_jobs(opts: &EvalOptions, plan: &Plan, links: &LinkSet) -> Vec<Job> {
             }
         }
     }
+    if want(Experiment::Model) {
+        for pair in &links.pairs {
+            for (name, config) in &plan.variants {
+                let mut j = job(Experiment::Model, pair, Scheme::Sprout, plan, None, 0.0, 0);
+                j.cfg.protocol = config.clone();
+                j.variant = name;
+                jobs.push(j);
+            }
+        }
+    }
     if want(Experiment::Sensitivity) {
         let mut names: Vec<&str> = SENSITIVITY_LINKS
             .iter()
@@ -710,7 +791,7 @@ fn run_job(j: &Job) -> Result<JobOut> {
 }
 
 fn row(j: &Job, direction: &str, m: &DirectionMetrics) -> ResultRow {
-    ResultRow::new(
+    let mut row = ResultRow::new(
         &RunLabel {
             experiment: j.experiment.key(),
             link: &j.link,
@@ -723,7 +804,9 @@ fn row(j: &Job, direction: &str, m: &DirectionMetrics) -> ResultRow {
         },
         direction,
         m,
-    )
+    );
+    row.variant = j.variant.to_string();
+    row
 }
 
 /// What a [`ResultRow`] is about, besides its direction and metrics.
@@ -779,6 +862,7 @@ impl ResultRow {
             paper_throughput_kbps: p.map(|p| p.throughput_kbps),
             paper_self_inflicted_ms: p.map(|p| p.self_inflicted_ms),
             window_s: m.window_s,
+            variant: String::new(),
         }
     }
 }
