@@ -676,7 +676,7 @@ impl Placer {
         let own = dist(p, bb.nearest(p)) - r;
         self.circles
             .iter()
-            .any(|&(c, cr)| dist(c, p) + cr > r + 0.5 && dist(c, bb.nearest(c)) - cr < own + 4.0)
+            .any(|&(c, cr)| dist(c, p) + cr > r + 1.5 && dist(c, bb.nearest(c)) - cr < own + 4.0)
     }
 
     fn leader_ok(&self, s: Seg) -> bool {
@@ -687,7 +687,7 @@ impl Placer {
     fn leader_cost(&self, s: Seg, own: Pt, r: f64) -> f64 {
         let mut cost = 0.0;
         for &(p, pr) in &self.circles {
-            if dist(p, own) + pr <= r + 0.5 {
+            if dist(p, own) + pr <= r + 1.5 {
                 continue; // one of the labelled markers
             }
             if seg_hits_circle(s, p, pr) {
@@ -1294,7 +1294,7 @@ fn scatter_chart(
 
     // Grid, ticks and tick labels (a label that would touch the previous one is left out).
     let mut kept: Vec<BBox> = Vec::new();
-    for (v, lab) in x_axis.ticks(56.0) {
+    for (v, lab) in x_axis.ticks(46.0) {
         let x = x_axis.map(v);
         svg.line(
             "grid",

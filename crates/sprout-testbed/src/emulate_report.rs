@@ -63,9 +63,10 @@ pub fn write(out: &Path, res: &EmulateResults, fig1: Option<&[TimeSeriesPoint]>)
         let file = "fig1-Verizon-LTE-short-down-emulated.svg";
         fs::write(
             out.join(file),
-            chart::time_series_chart(
+            chart::time_series_chart_measured(
                 "Sprout on the emulated Verizon LTE downlink (Verizon-LTE-short.down)",
                 series,
+                res.skip_s,
             ),
         )?;
         write_csv(
