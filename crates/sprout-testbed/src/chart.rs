@@ -11,8 +11,9 @@
 //! # Labels
 //!
 //! No text overlaps another text, a marker or a line. Every text's extent is estimated
-//! conservatively ([`CHAR_WIDTH_EM`], [`BOLD_CHAR_WIDTH_EM`] per character at the least, wider
-//! for wide glyphs; [`ASCENT_EM`] above the baseline and [`DESCENT_EM`] below), and point labels
+//! conservatively ([`text_width`]: per-glyph widths, at least [`CHAR_WIDTH_EM`] or
+//! [`BOLD_CHAR_WIDTH_EM`] per character; [`ASCENT_EM`] above the baseline and [`DESCENT_EM`]
+//! below; [`LINE_EM`] between the lines of a label of several lines), and point labels
 //! are placed greedily by a small placer: first the eight positions touching the point, then
 //! rings of positions further out joined to the point by a leader line, then a scan of the whole
 //! plot; a position is taken only if its box stays inside the plot and meets no label placed
@@ -47,9 +48,8 @@ pub const WIDTH: f64 = 840.0;
 pub const HEIGHT: f64 = 560.0;
 
 /// Least width of a character of regular (or italic) text, in units of its font size: the
-/// floor of the charts' own estimate, which is wider for wide glyphs ("m", "W", capitals).
-/// A test that rebuilds text boxes from the SVG with this figure gets boxes no larger than the
-/// ones the charts kept clear.
+/// floor of the charts' estimate [`text_width`], which is wider for wide glyphs ("m", "W",
+/// capitals).
 pub const CHAR_WIDTH_EM: f64 = 0.6;
 /// Least width of a character of bold text, in units of its font size (see [`CHAR_WIDTH_EM`]).
 pub const BOLD_CHAR_WIDTH_EM: f64 = 0.66;
@@ -125,9 +125,13 @@ fn glyph_em(ch: char, bold: bool) -> f64 {
     }
 }
 
-/// Conservative width of a text run, pixels: per-glyph widths, and never less than
-/// [`CHAR_WIDTH_EM`] (or [`BOLD_CHAR_WIDTH_EM`]) per character.
-fn text_width(s: &str, size: f64, bold: bool) -> f64 {
+/// Conservative width of a text run of `s` at font size `size` (pixels): per-glyph widths
+/// rounded up from DejaVu Sans (bold or regular; italic is as wide as regular), and never less
+/// than [`CHAR_WIDTH_EM`] (or [`BOLD_CHAR_WIDTH_EM`]) per character. The charts keep this
+/// width, [`ASCENT_EM`] above the baseline and [`DESCENT_EM`] below, plus 1.5 px all round,
+/// clear of other texts, markers and lines. Rendered with librsvg, the ink of every text of
+/// the evaluation's charts stays within 0.6 px of this estimate.
+pub fn text_width(s: &str, size: f64, bold: bool) -> f64 {
     let n = s.chars().count() as f64;
     let flat = n
         * size
@@ -1875,6 +1879,29 @@ pub fn time_series_chart_measured(
     let mut svg = Svg::new(title);
     title_text(&mut svg, title);
 
+    // Delay axis: logarithmic, from a round value below the typical delays (the 2nd
+    // percentile, and at most 50 ms so that the 100 ms target shows) to one above the highest.
+    let shown = |p: &TimeSeriesPoint| {
+        if has_data_delay && p.delay_data_ms.is_finite() {
+            p.delay_ms.max(p.delay_data_ms)
+        } else {
+            p.delay_ms
+        }
+    };
+    let mut delays: Vec<f64> = pts
+        .iter()
+        .map(|p| p.delay_ms)
+        .filter(|&d| d > 0.0)
+        .collect();
+    delays.sort_by(f64::total_cmp);
+    let typical_low = delays
+        .get(delays.len() / 50)
+        .copied()
+        .unwrap_or(10.0)
+        .clamp(1.0, 50.0);
+    let delay_max = pts.iter().map(|p| shown(p)).fold(200.0, f64::max);
+    let (delay_lo, delay_hi) = (floor125(typical_low), ceil125(delay_max));
+
     // Left margin: room for the widest tick label and the axis title.
     let rate_max = pts
         .iter()
@@ -1885,7 +1912,8 @@ pub fn time_series_chart_measured(
     let widest = rate_labels
         .iter()
         .map(|s| text_width(s, tick_font.size, false))
-        .fold(text_width("10,000", tick_font.size, false), f64::max);
+        .fold(text_width("10,000", tick_font.size, false), f64::max)
+        .max(text_width(&fmt_num(delay_hi), tick_font.size, false));
     let l = (widest + 40.0).max(84.0);
     let r = WIDTH - 30.0;
 
@@ -1955,30 +1983,9 @@ pub fn time_series_chart_measured(
     ya.p1 = top.y0;
     let fx = |t: f64| l + (t - t0) / (t1 - t0) * (r - l);
 
-    // Delay axis: logarithmic, from a round value below the typical delays (the 2nd
-    // percentile, and at most 50 ms so that the 100 ms target shows) to one above the highest.
-    let shown = |p: &TimeSeriesPoint| {
-        if has_data_delay && p.delay_data_ms.is_finite() {
-            p.delay_ms.max(p.delay_data_ms)
-        } else {
-            p.delay_ms
-        }
-    };
-    let mut delays: Vec<f64> = pts
-        .iter()
-        .map(|p| p.delay_ms)
-        .filter(|&d| d > 0.0)
-        .collect();
-    delays.sort_by(f64::total_cmp);
-    let typical_low = delays
-        .get(delays.len() / 50)
-        .copied()
-        .unwrap_or(10.0)
-        .clamp(1.0, 50.0);
-    let delay_max = pts.iter().map(|p| shown(p)).fold(200.0, f64::max);
     let yd = LogAxis {
-        llo: floor125(typical_low).log10(),
-        lhi: ceil125(delay_max).log10(),
+        llo: delay_lo.log10(),
+        lhi: delay_hi.log10(),
         plo: bottom.y1,
         phi: bottom.y0,
     };
@@ -2231,6 +2238,7 @@ pub fn time_series_chart_measured(
             &format!(r#"class="shade-label" {HALO}"#),
         );
     }
+    let mut peak_in_caption: Option<String> = None;
     if let Some((x, y, v, p)) = peak_mark {
         let which = if has_data_delay && p.delay_data_ms > p.delay_ms {
             ", data packets"
@@ -2242,6 +2250,8 @@ pub fn time_series_chart_measured(
             fmt_num(v.round()),
             fmt_num((p.t_s * 10.0).round() / 10.0)
         );
+        // Beside the peak in the delay panel; else between the panels; else in the caption.
+        let before = placer.clone();
         let pl = placer.place(
             (x, y),
             5.5,
@@ -2249,26 +2259,63 @@ pub fn time_series_chart_measured(
             small,
             &bottom.inflate(-2.0),
         );
-        if let Some(ld) = pl.leader {
-            svg.line(
-                "leader",
-                ld.a,
-                ld.b,
+        if pl.free {
+            if let Some(ld) = pl.leader {
+                svg.line(
+                    "leader",
+                    ld.a,
+                    ld.b,
+                    DELAY,
+                    1.0,
+                    "",
+                    r#"data-for="peak-label""#,
+                );
+            }
+            svg.text(
+                pl.x,
+                pl.y,
+                &text,
+                small,
+                pl.anchor,
                 DELAY,
-                1.0,
-                "",
-                r#"data-for="peak-label""#,
+                &format!(r#"class="peak-label" id="peak-label" {HALO}"#),
             );
+        } else {
+            placer = before;
+            let h = (ASCENT_EM + DESCENT_EM) * small.size + 2.0 * PAD;
+            let between = BBox {
+                x0: 0.0,
+                y0: top.y1 + 4.5,
+                x1: WIDTH,
+                y1: bottom.y0 - 0.5,
+            };
+            let mid_gap = (between.y0 + between.y1 - h) / 2.0;
+            let cands: Vec<(BBox, Anchor, BBox)> = [(r, Anchor::End), (l, Anchor::Start)]
+                .into_iter()
+                .map(|(x, anchor)| {
+                    (
+                        box_from_top(x, mid_gap, &text, small, anchor),
+                        anchor,
+                        between,
+                    )
+                })
+                .collect();
+            match placer.first_free(&cands) {
+                Some((bb, anchor)) => {
+                    let (tx, ty) = text_pos(&bb, small, anchor);
+                    svg.text(
+                        tx,
+                        ty,
+                        &text,
+                        small,
+                        anchor,
+                        DELAY,
+                        &format!(r#"class="peak-label" id="peak-label" {HALO}"#),
+                    );
+                }
+                None => peak_in_caption = Some(text),
+            }
         }
-        svg.text(
-            pl.x,
-            pl.y,
-            &text,
-            small,
-            pl.anchor,
-            DELAY,
-            &format!(r#"class="peak-label" id="peak-label" {HALO}"#),
-        );
     }
 
     // Axis titles and caption.
@@ -2301,8 +2348,11 @@ pub fn time_series_chart_measured(
         .filter(|&b| b > 0.0)
         .map(fmt_duration);
     if let Some(bin) = bin {
-        let caption =
+        let mut caption =
             format!("Throughput and capacity in {bin} bins; delay is the maximum in each bin.");
+        if let Some(peak) = &peak_in_caption {
+            caption.push_str(&format!(" Circled, the {peak}."));
+        }
         svg.text(
             (l + r) / 2.0,
             bottom.y1 + 56.0,

@@ -2,9 +2,10 @@
 //! cut off at the edges, and points whose markers overlap share one label.
 //!
 //! Each SVG is parsed (roxmltree) and every `<text>` gets a box from its `x`, `y`, `font-size`,
-//! `text-anchor`, `font-weight`, rotation and character count, with the chart module's own
-//! per-character width floor ([`CHAR_WIDTH_EM`], [`BOLD_CHAR_WIDTH_EM`]; the charts keep wider
-//! boxes clear) and its ascent and descent. Tick labels, titles, legends, captions and
+//! `text-anchor`, `font-weight`, rotation, lines (`<tspan>`s) and characters, with the chart
+//! module's own width estimate ([`text_width`]: per glyph, never under [`CHAR_WIDTH_EM`] or
+//! [`BOLD_CHAR_WIDTH_EM`] per character; the charts keep it plus a margin clear) and its ascent
+//! and descent. Tick labels, titles, legends, captions and
 //! annotations count as texts. Markers are every `<circle>` and every `<rect>` or `<path>` of
 //! class `marker`; lines are every `<line>` but grid lines, every other `<path>` (series, areas)
 //! and the edges of the plot frames (`<rect class="frame">`). A leader may end at its own label.
@@ -18,9 +19,9 @@ use std::path::Path;
 use proptest::prelude::*;
 use sprout_link::{testdata, SyntheticLink};
 use sprout_testbed::chart::{
-    throughput_delay_chart, time_series_chart, time_series_chart_measured, utilization_delay_chart,
-    ChartPoint, UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, HEIGHT,
-    WIDTH,
+    text_width, throughput_delay_chart, time_series_chart, time_series_chart_measured,
+    utilization_delay_chart, ChartPoint, UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM,
+    CHAR_WIDTH_EM, DESCENT_EM, HEIGHT, WIDTH,
 };
 use sprout_testbed::eval::{self, EvalOptions, Experiment};
 use sprout_testbed::metrics::TimeSeriesPoint;
@@ -226,15 +227,11 @@ fn text_lines(n: roxmltree::Node) -> Vec<(String, f64)> {
 fn text_box(n: roxmltree::Node, lines: &[(String, f64)]) -> Rect {
     let (x, y, size) = (num(n, "x"), num(n, "y"), num(n, "font-size"));
     let bold = n.attribute("font-weight") == Some("bold");
-    let chars = lines.iter().map(|l| l.0.chars().count()).max().unwrap_or(0);
+    let w = lines
+        .iter()
+        .map(|l| text_width(&l.0, size, bold))
+        .fold(0.0, f64::max);
     let below: f64 = lines.iter().map(|l| l.1).sum();
-    let w = chars as f64
-        * size
-        * if bold {
-            BOLD_CHAR_WIDTH_EM
-        } else {
-            CHAR_WIDTH_EM
-        };
     let x0 = match n.attribute("text-anchor").unwrap_or("start") {
         "start" => x,
         "middle" => x - w / 2.0,
@@ -755,6 +752,24 @@ fn time_series_charts() {
         &time_series_chart("x", &series(0.5, 100.0, 1000.0)),
     );
     check_svg("empty series", &time_series_chart("empty", &[]));
+    // Delays all over a 6-decade axis: no room in the delay panel for the highest's label.
+    let noisy: Vec<TimeSeriesPoint> = series(0.5, 140.0, 1000.0)
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let u = ((i as f64 * 12.9898).sin() * 43758.5453).fract().abs();
+            let delay = 10f64.powf(6.0 * u);
+            TimeSeriesPoint {
+                delay_ms: delay,
+                delay_data_ms: delay,
+                ..p
+            }
+        })
+        .collect();
+    check_svg(
+        "noisy series",
+        &time_series_chart_measured("Noisy", &noisy, 60.0),
+    );
     let svg = time_series_chart_measured("Synthetic", &series(0.5, 140.0, 3000.0), 60.0);
     check_figure1(&svg);
 }
@@ -785,5 +800,49 @@ proptest! {
             }
         }
         check_svg("random", &throughput_delay_chart("Random points", &pts));
+    }
+
+    /// Random series: any rates, delays from 1 ms to minutes, any bin, any skipped start.
+    #[test]
+    fn random_time_series_are_clear(
+        raw in prop::collection::vec((0.0f64..30000.0, 0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0), 1..400),
+        bin_s in 0.05f64..5.0,
+        skip_frac in -0.2f64..1.2,
+    ) {
+        let pts: Vec<TimeSeriesPoint> = raw
+            .iter()
+            .enumerate()
+            .map(|(i, &(cap, used, d, dd))| {
+                let delay = 10f64.powf(6.0 * d * d);
+                TimeSeriesPoint {
+                    t_s: i as f64 * bin_s,
+                    bin_s,
+                    capacity_kbps: cap,
+                    throughput_kbps: cap * used,
+                    goodput_kbps: cap * used * 0.9,
+                    delay_ms: delay,
+                    delay_data_ms: delay * (1.0 + dd),
+                }
+            })
+            .collect();
+        let skip = skip_frac * bin_s * raw.len() as f64;
+        check_svg("random series", &time_series_chart_measured("Random series", &pts, skip));
+    }
+}
+
+#[test]
+fn width_estimate_is_never_below_the_flat_floor() {
+    for s in [
+        "",
+        "iiii",
+        "sprout-ewma",
+        "WWW",
+        "1,000",
+        "reno = compound",
+        "ledbat ≈ bbr",
+    ] {
+        let n = s.chars().count() as f64;
+        assert!(text_width(s, 12.0, false) >= n * 12.0 * CHAR_WIDTH_EM);
+        assert!(text_width(s, 12.0, true) >= n * 12.0 * BOLD_CHAR_WIDTH_EM);
     }
 }
