@@ -650,7 +650,15 @@ struct Placer {
     boxes: Vec<BBox>,
     circles: Vec<(Pt, f64)>,
     segs: Vec<Seg>,
+    /// The leaders of the labels placed so far.
+    leaders: Vec<Seg>,
+    /// What a position beside the point costs more when it could be read as another marker's
+    /// label: 0, or [`AMBIGUOUS`] to prefer a position on the nearer rings, with a leader.
+    ambiguity: f64,
 }
+
+/// See [`Placer::ambiguity`].
+const AMBIGUOUS: f64 = 45.0;
 
 /// Which side of its attachment point a label's box lies on.
 #[derive(Clone, Copy)]
@@ -673,14 +681,19 @@ impl Placer {
                 .iter()
                 .all(|&((x, y), r)| !bb.hits_circle(x, y, r))
             && self.segs.iter().all(|s| !bb.hits_seg(*s))
+            && self.leaders.iter().all(|s| !bb.hits_seg(*s))
     }
 
-    /// Whether a label beside the point `p` (radius `r`) would be as close to another marker.
+    /// Whether a label beside the point `p` (radius `r`) could be read as another marker's:
+    /// another marker is nearly as close to its box, or closer to its centre.
     fn ambiguous(&self, bb: &BBox, p: Pt, r: f64) -> bool {
         let own = dist(p, bb.nearest(p)) - r;
-        self.circles
-            .iter()
-            .any(|&(c, cr)| dist(c, p) + cr > r + 1.5 && dist(c, bb.nearest(c)) - cr < own + 4.0)
+        let mid = ((bb.x0 + bb.x1) / 2.0, (bb.y0 + bb.y1) / 2.0);
+        let own_mid = dist(p, mid) - r;
+        self.circles.iter().any(|&(c, cr)| {
+            dist(c, p) + cr > r + 1.5
+                && (dist(c, bb.nearest(c)) - cr < own + 4.0 || dist(c, mid) - cr < own_mid)
+        })
     }
 
     fn leader_ok(&self, s: Seg) -> bool {
@@ -700,7 +713,12 @@ impl Placer {
         }
         for t in &self.segs {
             if segs_cross(s, *t) {
-                cost += 25.0;
+                cost += 15.0;
+            }
+        }
+        for t in &self.leaders {
+            if segs_cross(s, *t) {
+                cost += 80.0;
             }
         }
         cost
@@ -781,7 +799,12 @@ impl Placer {
         ];
         for (i, &(q, side)) in beside.iter().enumerate() {
             let (bb, anchor) = Self::box_at(q, w, h, side);
-            let cost = i as f64 + if self.ambiguous(&bb, p, r) { 12.0 } else { 0.0 };
+            let cost = i as f64
+                + if self.ambiguous(&bb, p, r) {
+                    self.ambiguity
+                } else {
+                    0.0
+                };
             consider(&mut best, cost, bb, anchor, None, self);
         }
 
@@ -796,7 +819,7 @@ impl Placer {
             let start = (p.0 + u.0 * (r + 1.0), p.1 + u.1 * (r + 1.0));
             Some(Seg { a: start, b: q })
         };
-        if best.is_none() {
+        if best.as_ref().map_or(true, |b| b.0 >= AMBIGUOUS) {
             for d in [
                 12.0, 22.0, 34.0, 48.0, 64.0, 82.0, 104.0, 130.0, 160.0, 200.0,
             ] {
@@ -864,7 +887,7 @@ impl Placer {
         };
         self.boxes.push(bb);
         if let Some(l) = leader {
-            self.segs.push(l);
+            self.leaders.push(l);
         }
         let x = match anchor {
             Anchor::Start => bb.x0 + PAD,
@@ -1512,7 +1535,7 @@ fn scatter_chart(
     // Greedy placement in that order; if a label finds no free position, the placement is
     // redone with the labels that failed placed first (a few times at most).
     let bounds = frame.inflate(-2.0);
-    let texts: Vec<(Vec<String>, Font, &'static str)> = groups
+    let mut texts: Vec<(Vec<String>, Font, &'static str)> = groups
         .iter()
         .map(|members| {
             let ours = members.iter().any(|&i| !marks[i].paper);
@@ -1537,9 +1560,12 @@ fn scatter_chart(
             )
         })
         .collect();
-    let mut best: Option<(usize, Vec<(usize, Placement)>)> = None;
-    for _attempt in 0..8 {
+    type Placed = Vec<(usize, Placement, Vec<String>, Font)>;
+    let mut best: Option<(usize, Placed)> = None;
+    for attempt in 0..12 {
         let mut pl = placer.clone();
+        // Crowded charts: after four tries, a label may sit beside a point also near another.
+        pl.ambiguity = if attempt < 4 { AMBIGUOUS } else { 0.0 };
         let mut placed = Vec::new();
         let mut failed = Vec::new();
         for &g in &label_order {
@@ -1548,7 +1574,7 @@ fn scatter_chart(
             if !p.free {
                 failed.push(g);
             }
-            placed.push((g, p));
+            placed.push((g, p, texts[g].0.clone(), texts[g].1));
         }
         let n_failed = failed.len();
         if best.as_ref().map_or(true, |b| n_failed < b.0) {
@@ -1557,12 +1583,21 @@ fn scatter_chart(
         if n_failed == 0 {
             break;
         }
+        // Then smaller type, in narrower lines, for the labels that found no room.
+        if attempt >= 6 {
+            for &g in &failed {
+                let f = &mut texts[g].1;
+                f.size = (f.size - 1.0).max(8.0);
+                let text = group_text(&marks, &groups[g]);
+                texts[g].0 = wrap_group_text(&text, texts[g].1, 160.0);
+            }
+        }
         label_order.retain(|g| !failed.contains(g));
         failed.extend(label_order);
         label_order = failed;
     }
-    for (g, p) in best.map(|b| b.1).unwrap_or_default() {
-        let (lines, font, col) = &texts[g];
+    for (g, p, lines, font) in best.map(|b| b.1).unwrap_or_default() {
+        let (lines, font, col) = (&lines, &font, texts[g].2);
         if let Some(l) = p.leader {
             under.line(
                 "leader",
