@@ -819,7 +819,7 @@ impl Placer {
             let start = (p.0 + u.0 * (r + 1.0), p.1 + u.1 * (r + 1.0));
             Some(Seg { a: start, b: q })
         };
-        if best.as_ref().map_or(true, |b| b.0 >= AMBIGUOUS) {
+        if best.as_ref().is_none_or(|b| b.0 >= AMBIGUOUS) {
             for d in [
                 12.0, 22.0, 34.0, 48.0, 64.0, 82.0, 104.0, 130.0, 160.0, 200.0,
             ] {
@@ -1436,15 +1436,15 @@ fn scatter_chart(
     }
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut group_of = vec![0usize; n];
-    for i in 0..n {
+    for (i, slot) in group_of.iter_mut().enumerate() {
         let r = root(&mut parent, i);
         match (0..groups.len()).find(|&g| groups[g][0] == r) {
             Some(g) => {
                 groups[g].push(i);
-                group_of[i] = g;
+                *slot = g;
             }
             None => {
-                group_of[i] = groups.len();
+                *slot = groups.len();
                 groups.push(vec![i]);
             }
         }
@@ -1577,7 +1577,7 @@ fn scatter_chart(
             placed.push((g, p, texts[g].0.clone(), texts[g].1));
         }
         let n_failed = failed.len();
-        if best.as_ref().map_or(true, |b| n_failed < b.0) {
+        if best.as_ref().is_none_or(|b| n_failed < b.0) {
             best = Some((n_failed, placed));
         }
         if n_failed == 0 {
