@@ -456,9 +456,16 @@ impl Svg {
         fill: &str,
         extra: &str,
     ) -> BBox {
+        self.open_text(x, y, f, anchor, fill, extra);
+        let _ = write!(self.buf, "{}</text>", esc(s));
+        text_box(x, y, s, f, anchor)
+    }
+
+    /// The opening `<text>` tag with its position, font, anchor, fill and extra attributes.
+    fn open_text(&mut self, x: f64, y: f64, f: Font, anchor: Anchor, fill: &str, extra: &str) {
         let _ = write!(
             self.buf,
-            r#"<text x="{}" y="{}" font-size="{}" text-anchor="{}" fill="{fill}"{}{}{}{}>{}</text>"#,
+            r#"<text x="{}" y="{}" font-size="{}" text-anchor="{}" fill="{fill}"{}{}{}{}>"#,
             c(x),
             c(y),
             c(f.size),
@@ -471,9 +478,7 @@ impl Svg {
             },
             if extra.is_empty() { "" } else { " " },
             extra,
-            esc(s)
         );
-        text_box(x, y, s, f, anchor)
     }
 
     /// A text of several lines, the first line's baseline at `y`, one `<tspan>` per line.
@@ -492,22 +497,7 @@ impl Svg {
             self.text(x, y, &lines[0], f, anchor, fill, extra);
             return;
         }
-        let _ = write!(
-            self.buf,
-            r#"<text x="{}" y="{}" font-size="{}" text-anchor="{}" fill="{fill}"{}{}{}{}>"#,
-            c(x),
-            c(y),
-            c(f.size),
-            anchor.as_str(),
-            if f.bold { r#" font-weight="bold""# } else { "" },
-            if f.italic {
-                r#" font-style="italic""#
-            } else {
-                ""
-            },
-            if extra.is_empty() { "" } else { " " },
-            extra,
-        );
+        self.open_text(x, y, f, anchor, fill, extra);
         for (k, line) in lines.iter().enumerate() {
             let _ = write!(
                 self.buf,
