@@ -1744,6 +1744,27 @@ fn scatter_chart(
 /// points whose markers overlap share one label. Delays below 1 ms are drawn at 1 ms; points
 /// with non-finite values are skipped.
 pub fn throughput_delay_chart(title: &str, points: &[ChartPoint]) -> String {
+    delay_scatter(
+        title,
+        "95th-percentile self-inflicted delay (ms)",
+        "Throughput (kbit/s)",
+        points,
+    )
+}
+
+/// [`throughput_delay_chart`] for points that are means over several runs or links (each a
+/// mean throughput and a mean of the runs' 95th-percentile self-inflicted delays), with axis
+/// titles that say so.
+pub fn mean_throughput_delay_chart(title: &str, points: &[ChartPoint]) -> String {
+    delay_scatter(
+        title,
+        "Mean 95th-percentile self-inflicted delay (ms)",
+        "Mean throughput (kbit/s)",
+        points,
+    )
+}
+
+fn delay_scatter(title: &str, x_title: &str, y_title: &str, points: &[ChartPoint]) -> String {
     let ymax = points
         .iter()
         .map(|p| p.throughput_kbps)
@@ -1760,14 +1781,7 @@ pub fn throughput_delay_chart(title: &str, points: &[ChartPoint]) -> String {
             paper: p.paper,
         })
         .collect();
-    scatter_chart(
-        title,
-        "95th-percentile self-inflicted delay (ms)",
-        "Throughput (kbit/s)",
-        marks,
-        y_axis,
-        fmt_num,
-    )
+    scatter_chart(title, x_title, y_title, marks, y_axis, fmt_num)
 }
 
 /// A Figure-8-style chart (SVG text): x = average self-inflicted delay in ms on a reversed

@@ -308,7 +308,7 @@ pub fn write_outputs(
             .collect();
         fs::write(
             out.join("summary.svg"),
-            chart::throughput_delay_chart(
+            chart::mean_throughput_delay_chart(
                 "Average throughput against average self-inflicted delay, 8 links",
                 &points,
             ),
@@ -411,7 +411,7 @@ pub fn write_outputs(
             .collect();
         fs::write(
             out.join("sensitivity.svg"),
-            chart::throughput_delay_chart("Means over five seeds, downlinks", &points),
+            chart::mean_throughput_delay_chart("Means over five seeds, downlinks", &points),
         )?;
         charts.push((Experiment::Sensitivity, "sensitivity.svg".into()));
     }
@@ -429,7 +429,7 @@ pub fn write_outputs(
             .collect();
         fs::write(
             out.join("model.svg"),
-            chart::throughput_delay_chart(
+            chart::mean_throughput_delay_chart(
                 "Sprout under each variant of the model, averages over the links",
                 &points,
             ),
