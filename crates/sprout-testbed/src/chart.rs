@@ -365,6 +365,26 @@ fn text_box(x: f64, y: f64, s: &str, f: Font, anchor: Anchor) -> BBox {
     .inflate(PAD)
 }
 
+/// A tick mark below the x axis at `x` (the axis at height `axis_y`) and its label, left out
+/// when it would leave the canvas or touch a label in `kept` (which it then joins).
+fn x_tick(svg: &mut Svg, x: f64, axis_y: f64, label: &str, font: Font, kept: &mut Vec<BBox>) {
+    svg.line("tick", (x, axis_y), (x, axis_y + 5.0), AXIS, 1.0, "", "");
+    let y = axis_y + 19.0;
+    let bb = text_box(x, y, label, font, Anchor::Middle);
+    if bb.x0 >= 0.0 && bb.x1 <= WIDTH && !kept.iter().any(|k| k.intersects(&bb)) {
+        svg.text(
+            x,
+            y,
+            label,
+            font,
+            Anchor::Middle,
+            TEXT,
+            r#"class="tick-label""#,
+        );
+        kept.push(bb.inflate(2.0));
+    }
+}
+
 struct Svg {
     buf: String,
 }
@@ -1323,29 +1343,7 @@ fn scatter_chart(
             "",
         );
         if lab {
-            svg.line(
-                "tick",
-                (x, frame.y1),
-                (x, frame.y1 + 5.0),
-                AXIS,
-                1.0,
-                "",
-                "",
-            );
-            let s = fmt_num(v);
-            let bb = text_box(x, frame.y1 + 19.0, &s, tick_font, Anchor::Middle);
-            if bb.x0 >= 0.0 && bb.x1 <= WIDTH && !kept.iter().any(|k| k.intersects(&bb)) {
-                svg.text(
-                    x,
-                    frame.y1 + 19.0,
-                    &s,
-                    tick_font,
-                    Anchor::Middle,
-                    TEXT,
-                    r#"class="tick-label""#,
-                );
-                kept.push(bb.inflate(2.0));
-            }
+            x_tick(&mut svg, x, frame.y1, &fmt_num(v), tick_font, &mut kept);
         }
     }
     for (v, s) in &y_labels {
@@ -2085,29 +2083,14 @@ pub fn time_series_chart_measured(
         };
         svg.line("tick", under_top.a, under_top.b, AXIS, 1.0, "", "");
         placer.segs.push(under_top);
-        svg.line(
-            "tick",
-            (x, bottom.y1),
-            (x, bottom.y1 + 5.0),
-            AXIS,
-            1.0,
-            "",
-            "",
+        x_tick(
+            &mut svg,
+            x,
+            bottom.y1,
+            &fmt_num(t0 + v),
+            tick_font,
+            &mut kept,
         );
-        let s = fmt_num(t0 + v);
-        let bb = text_box(x, bottom.y1 + 19.0, &s, tick_font, Anchor::Middle);
-        if bb.x0 >= 0.0 && bb.x1 <= WIDTH && !kept.iter().any(|k| k.intersects(&bb)) {
-            svg.text(
-                x,
-                bottom.y1 + 19.0,
-                &s,
-                tick_font,
-                Anchor::Middle,
-                TEXT,
-                r#"class="tick-label""#,
-            );
-            kept.push(bb.inflate(2.0));
-        }
     }
 
     // The unmeasured start, shaded in both panels.
