@@ -2210,13 +2210,23 @@ pub fn time_series_chart_measured(
         placer.circles.push(((x, y), 5.5));
     }
 
+    // The gap between the two panels, where a small label that fits nowhere else goes, and
+    // the top at which a small label sits centred in it.
+    let between = BBox {
+        x0: 0.0,
+        y0: top.y1 + 4.5,
+        x1: WIDTH,
+        y1: bottom.y0 - 0.5,
+    };
+    let h = (ASCENT_EM + DESCENT_EM) * small.size + 2.0 * PAD;
+    let mid_gap = (between.y0 + between.y1 - h) / 2.0;
+
     // "Not measured" on the shaded start: inside a panel where it is clear of the lines,
     // else between the panels.
     if shaded {
         let text = format!("not measured (first {})", fmt_duration(shade_to - t0));
         let (sx0, sx1) = (fx(t0), fx(shade_to));
         let sxm = (sx0 + sx1) / 2.0;
-        let h = (ASCENT_EM + DESCENT_EM) * small.size + 2.0 * PAD;
         let inside = |p: &BBox| p.inflate(-2.0);
         let mut cands: Vec<(BBox, Anchor, BBox)> = Vec::new();
         for panel in [&top, &bottom] {
@@ -2230,13 +2240,6 @@ pub fn time_series_chart_measured(
                 }
             }
         }
-        let between = BBox {
-            x0: 0.0,
-            y0: top.y1 + 4.5,
-            x1: WIDTH,
-            y1: bottom.y0 - 0.5,
-        };
-        let mid_gap = (between.y0 + between.y1 - h) / 2.0;
         for (x, anchor) in [(sxm, Anchor::Middle), (sx0, Anchor::Start)] {
             cands.push((
                 box_from_top(x, mid_gap, &text, small, anchor),
@@ -2304,14 +2307,6 @@ pub fn time_series_chart_measured(
             );
         } else {
             placer = before;
-            let h = (ASCENT_EM + DESCENT_EM) * small.size + 2.0 * PAD;
-            let between = BBox {
-                x0: 0.0,
-                y0: top.y1 + 4.5,
-                x1: WIDTH,
-                y1: bottom.y0 - 0.5,
-            };
-            let mid_gap = (between.y0 + between.y1 - h) / 2.0;
             let cands: Vec<(BBox, Anchor, BBox)> = [(r, Anchor::End), (l, Anchor::Start)]
                 .into_iter()
                 .map(|(x, anchor)| {

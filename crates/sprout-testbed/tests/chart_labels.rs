@@ -555,16 +555,26 @@ fn expect_every_chart(names: &[String], fig7_links: usize) {
 #[test]
 fn every_chart_of_the_evaluation_on_the_real_traces() {
     let Some(traces) = testdata::require("traces") else {
-        eprintln!("SKIPPED: needs ../shared/traces");
         return;
     };
+    check_evaluation_charts("real traces", &traces, 4);
+}
+
+/// Runs every experiment on the traces in `traces` (`links` link pairs), checks every chart it
+/// draws, prints what was checked, and checks Figure 1's axis, shading, bin and peak.
+fn check_evaluation_charts(what: &str, traces: &std::path::Path, links: usize) {
     let out = tempfile::tempdir().unwrap();
-    run_eval(&traces, out.path());
+    run_eval(traces, out.path());
     let (counts, names) = check_dir(out.path());
-    expect_every_chart(&names, 4);
+    expect_every_chart(&names, links);
     eprintln!(
-        "real traces: {} charts, {} texts ({} point labels for {} points), {} markers, {} lines checked",
-        counts.charts, counts.texts, counts.point_labels, counts.points, counts.markers, counts.lines
+        "{what}: {} charts, {} texts ({} point labels for {} points), {} markers, {} lines checked",
+        counts.charts,
+        counts.texts,
+        counts.point_labels,
+        counts.points,
+        counts.markers,
+        counts.lines
     );
     check_figure1(
         &std::fs::read_to_string(out.path().join("fig1-Verizon-LTE-short-down.svg")).unwrap(),
@@ -593,17 +603,7 @@ fn every_chart_of_the_evaluation_on_a_synthetic_link() {
         )
         .unwrap();
     }
-    let out = tempfile::tempdir().unwrap();
-    run_eval(dir.path(), out.path());
-    let (counts, names) = check_dir(out.path());
-    expect_every_chart(&names, 1);
-    eprintln!(
-        "synthetic link: {} charts, {} texts ({} point labels for {} points), {} markers, {} lines checked",
-        counts.charts, counts.texts, counts.point_labels, counts.points, counts.markers, counts.lines
-    );
-    check_figure1(
-        &std::fs::read_to_string(out.path().join("fig1-Verizon-LTE-short-down.svg")).unwrap(),
-    );
+    check_evaluation_charts("synthetic link", dir.path(), 1);
 }
 
 /// Figure 1: a logarithmic delay axis, the skipped start shaded and said to be unmeasured,
