@@ -1,0 +1,32 @@
+//! Fuzz harnesses on stable Rust for every decoder of Sprout.
+//!
+//! `cargo-fuzz` needs a nightly compiler and `cargo-afl` an AFL installation; this crate needs
+//! neither: a small mutation-based driver ([`runner`]) feeds each [`Target`] random bytes and
+//! mutations of well-formed seeds (bit flips, boundary integers, cuts, splices), runs it under
+//! `catch_unwind`, and reports any panic with the seed and the input in hex, so it reproduces.
+//!
+//! ```text
+//! cargo run --release -p sprout-fuzz -- all --iterations 10000000
+//! ```
+//!
+//! | target | what it drives |
+//! |---|---|
+//! | [`wire`] | `sprout_core::wire::decode` on any bytes |
+//! | [`connection`] | `sprout_core::Connection::handle_datagram` with decoded-but-hostile headers, between real traffic |
+//! | [`secure`] | the security layer's open path (`sprout_secure::Server::handle`, `Client::handle`) |
+
+pub mod connection;
+pub mod runner;
+pub mod secure;
+pub mod wire;
+
+pub use runner::{run, Report, Target};
+
+/// Every target, by name.
+pub fn targets() -> Vec<Box<dyn Target>> {
+    vec![
+        Box::new(wire::WireTarget::default()),
+        Box::new(connection::ConnectionTarget::new()),
+        Box::new(secure::SecureTarget::new()),
+    ]
+}

@@ -1,0 +1,56 @@
+//! `sprout-fuzz TARGET|all --iterations N --seed S`: runs the fuzz targets and exits non-zero
+//! on the first panic, printing the input that caused it.
+
+use anyhow::{bail, Result};
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(name = "sprout-fuzz", about = "Fuzz Sprout's decoders on stable Rust")]
+struct Args {
+    /// A target (wire, connection, secure) or all.
+    target: String,
+    /// Inputs per target.
+    #[arg(long, default_value_t = 1_000_000)]
+    iterations: u64,
+    /// Seed of the input generator (the same seed gives the same inputs).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let mut targets = sprout_fuzz::targets();
+    if args.target != "all" {
+        targets.retain(|t| t.name() == args.target);
+        if targets.is_empty() {
+            bail!("no target {:?} (targets: wire, connection, secure, all)", args.target);
+        }
+    }
+    let mut failed = false;
+    for t in targets.iter_mut() {
+        let name = t.name();
+        let report = sprout_fuzz::run(t.as_mut(), args.iterations, args.seed, &mut |n| {
+            eprint!("\r{name}: {n} inputs");
+        });
+        eprint!("\r");
+        match &report.panic {
+            None => println!(
+                "{name}: {} inputs in {:.1} s ({:.0}/s), no panic",
+                report.iterations,
+                report.seconds,
+                report.rate()
+            ),
+            Some((hex, msg)) => {
+                failed = true;
+                println!(
+                    "{name}: PANIC after {} inputs (seed {}): {msg}\n  input: {hex}",
+                    report.iterations, args.seed
+                );
+            }
+        }
+    }
+    if failed {
+        bail!("a target panicked");
+    }
+    Ok(())
+}

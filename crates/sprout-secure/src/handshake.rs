@@ -1,0 +1,1 @@
+//! The Noise IK handshake messages (through `snow`) and `mac1`.

@@ -1,0 +1,111 @@
+//! The security layer of Sprout, sans-IO: it sits between the protocol core
+//! ([`sprout_core::Connection`](https://docs.rs/sprout-core)) and the UDP socket, so that the
+//! simulator and the tests drive it without sockets, exactly as the runtime does.
+//!
+//! - A Noise `IK` handshake (`Noise_IK_25519_ChaChaPoly_BLAKE2s`, through the `snow` crate, as
+//!   WireGuard does) gives every session fresh keys; the client knows the server's public key,
+//!   the server learns the client's and checks it against its allowed keys.
+//! - Every datagram is sealed with ChaCha20-Poly1305; the nonce is a per-direction 64-bit
+//!   counter carried in the clear; a sliding replay window (RFC 6479 style) of
+//!   [`replay::WINDOW`] datagrams refuses replays.
+//! - A 32-bit connection id (the receiver's index, chosen by the receiver) lets one socket
+//!   serve many sessions; a key epoch lets a session rekey (a fresh handshake) without losing
+//!   a datagram.
+//! - Nothing unauthenticated changes state: forged, replayed, truncated, wrong-key,
+//!   wrong-session and downgraded datagrams are dropped and counted by [`DropReason`].
+//!   Handshakes are cheap to refuse (a keyed BLAKE2s `mac1` over the server's public key, as in
+//!   WireGuard), rate-limited, and their state is bounded.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`keys`] | private and public keys, key files, the allowed-clients file |
+//! | [`wire`] | the version-2 datagram layouts and their checked parsing |
+//! | [`replay`] | the sliding replay window |
+//! | [`handshake`] | the Noise IK handshake messages and `mac1` |
+//! | [`ratelimit`] | token buckets for handshakes |
+//! | [`server`] | [`Server`]: many sessions on one socket |
+//! | [`client`] | [`Client`]: one session to a server |
+//! | [`stats`] | [`SecureStats`], [`DropReason`] |
+
+pub mod client;
+pub mod handshake;
+pub mod keys;
+pub mod ratelimit;
+pub mod replay;
+pub mod server;
+pub mod stats;
+pub mod wire;
+
+pub use client::{Client, ClientConfig, ClientReceived};
+pub use keys::{read_allowed_keys, KeyError, PrivateKey, PublicKey};
+pub use server::{AllowedClients, Server, ServerConfig, ServerEvent, ServerReceived, SessionInfo};
+pub use stats::{DropReason, SecureStats};
+pub use wire::{OVERHEAD_BYTES, VERSION};
+
+use thiserror::Error;
+
+/// Identifies a session at the server: the server's 32-bit receiver index for it (random,
+/// unique among the server's sessions).
+pub type SessionId = u32;
+
+/// Time limits and counter limits of a session's keys. Times are in microseconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The client starts a fresh handshake (rekey) when its keys are this old (default 120 s).
+    pub rekey_after_us: u64,
+    /// ... or when it has sealed this many datagrams with them (default 2^60).
+    pub rekey_after_messages: u64,
+    /// Keys older than this are never used again, to seal or to open (default 180 s).
+    pub reject_after_us: u64,
+    /// Datagrams sealed with one key at most (default 2^64 - 2^16); sealing beyond fails.
+    pub reject_after_messages: u64,
+    /// The client repeats an unanswered handshake after this long (default 250 ms).
+    pub handshake_retry_us: u64,
+    /// The client gives up a handshake nobody answers after this long (default 10 s).
+    pub handshake_timeout_us: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            rekey_after_us: 120_000_000,
+            rekey_after_messages: 1 << 60,
+            reject_after_us: 180_000_000,
+            reject_after_messages: u64::MAX - (1 << 16),
+            handshake_retry_us: 250_000,
+            handshake_timeout_us: 10_000_000,
+        }
+    }
+}
+
+/// Why [`Server::seal`] or [`Client::seal`] could not seal a datagram.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum SealError {
+    /// The client's handshake has not completed yet.
+    #[error("the session is not established yet")]
+    NotEstablished,
+    /// No session with this id (closed, expired, or never there).
+    #[error("no session {0:#010x}")]
+    UnknownSession(SessionId),
+    /// The keys are past [`Limits::reject_after_us`] or [`Limits::reject_after_messages`] and
+    /// no rekey has completed.
+    #[error("the session's keys expired before a rekey completed")]
+    KeysExpired,
+    /// The plaintext does not fit one datagram.
+    #[error("plaintext of {0} bytes is too long for one datagram")]
+    TooLong(usize),
+}
+
+/// Why a client's session ended or could not start.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum SecureError {
+    /// Nobody answered the handshake within [`Limits::handshake_timeout_us`].
+    #[error("no handshake answer from the server in {0} s (is it running, reachable, a build that speaks wire version 2, and does it allow this client's key?)")]
+    HandshakeTimeout(u64),
+    /// A greeting longer than [`wire::MAX_GREETING_BYTES`].
+    #[error("greeting of {0} bytes exceeds the {max} allowed", max = wire::MAX_GREETING_BYTES)]
+    GreetingTooLong(usize),
+    /// The keys could not be used (a bad key, or the Noise library refused them).
+    #[error("key error: {0}")]
+    Key(String),
+}

@@ -1,0 +1,1 @@
+//! Token buckets that bound how many handshakes are processed per second.
