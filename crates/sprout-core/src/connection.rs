@@ -17,13 +17,200 @@
 //! assert_eq!(b.recv().unwrap(), b"hello");
 //! assert!(a.poll_timeout().is_some());
 //! ```
+//!
+//! # What the peer can have sent: the checks on every datagram
+//!
+//! A datagram that decodes is still checked against what a conforming peer can actually send
+//! before it changes anything; one that breaks a rule is dropped, counted by [`Reject`] reason
+//! in [`ConnectionStats::rejected`], and returned as [`DatagramError::Rejected`], and the
+//! connection is exactly as if it never arrived (no tick runs, no other counter moves). Both
+//! ends are assumed to run the same [`Config`] (the runtime sends the scheme in its greeting
+//! and both build the configuration from it): the bounds on the peer are computed from ours.
+//! Each bound keeps generous slack, since dropping a genuine datagram is a bug.
+//!
+//! - **Forecast length and counts** ([`Reject::ForecastLength`], [`Reject::ForecastCount`]):
+//!   the peer's receiver forecasts `model.forecast_ticks` ticks, and its count at horizon `h`
+//!   is at most what the shared model can forecast over `h` ticks
+//!   ([`crate::Estimator::max_forecast`]: the forecast tables' largest count plus the 2 the
+//!   cautious forecast may add for Sprout, the clamped rate for Sprout-EWMA).
+//! - **Forecast id** ([`Reject::ForecastIdAhead`]): the peer's receiver makes at most one new
+//!   forecast id per tick, so an id may be ahead of the forecast in use by at most the ticks
+//!   elapsed since that one arrived, plus one, plus [`DELAY_SLACK_US`] worth of ticks for the
+//!   difference between the two datagrams' delays (wrap-around handled; older ids are ignored
+//!   as before). Without this, one id 2^31 - 1 ahead made every genuine forecast look stale.
+//! - **Received-or-lost** ([`Reject::ReceivedOrLostAhead`]): the peer can not have received
+//!   more of our link bytes than we sent; slack of one largest datagram (the runtime's greeting
+//!   shares sequence number 0 with the first datagram).
+//! - **Sequence and throwaway numbers** ([`Reject::ThrowawayAhead`], [`Reject::SeqAhead`]):
+//!   the end of the datagram (`seq` + its link bytes) and the throwaway number (never above
+//!   `seq`) may be at most [`Connection::seq_bound`] ahead of what we have accounted
+//!   ([`crate::receiver::Receiver::accounted`]: received-or-lost, or the end of the highest
+//!   datagram seen). Derivation: the peer sends data only within its window. Each forecast it
+//!   takes from us resets its queue estimate to its bytes sent minus the received-or-lost we
+//!   reported (at most ours now), the window is at most the forecast's largest count, and
+//!   until the next forecast the estimate drains by at most the sum of the forecast's
+//!   (capped) cumulative counts. So the peer's bytes sent minus our received-or-lost are at
+//!   most `(max_forecast(H) + sum_h max_forecast(h)) * mtu` (about 1.9 MB at the defaults)
+//!   plus what it sends outside the window: heartbeats, at most one per heartbeat interval and
+//!   one per tick (feedback), each at most a largest header, over the time since our last
+//!   accepted datagram plus [`DELAY_SLACK_US`]. The bound is twice the window term, plus
+//!   [`SEQ_SLACK_BYTES`], plus the heartbeat term. Without it a number near `u64::MAX`
+//!   overflowed and a throwaway far ahead wrote off every later datagram as lost.
+//! - **Time-to-next** ([`Reject::TimeToNext`]): a conforming sender announces 0 or its
+//!   heartbeat interval, at most [`crate::params::MAX_HEARTBEAT_INTERVAL_US`]; more would hide
+//!   an outage from the receiver's model.
+//!
+//! Within these bounds a peer holding the session's keys can still mislead the model, but no
+//! more than it can by forecasting and sending as it likes; nothing it sends can overflow,
+//! grow state without bound, or stall the connection for longer than the slack.
 
 use std::collections::VecDeque;
 
-use crate::params::Config;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::params::{Config, MAX_HEARTBEAT_INTERVAL_US};
 use crate::receiver::{Receiver, ReceiverStats};
 use crate::sender::Sender;
-use crate::wire::{self, Header, WireError};
+use crate::wire::{self, Header, WireError, MAX_FORECAST_TICKS};
+
+/// Slack for the variation of the one-way delay between two of the peer's datagrams, in
+/// microseconds (30 s): used for the forecast-id and heartbeat bounds.
+pub const DELAY_SLACK_US: u64 = 30_000_000;
+
+/// Slack of the sequence-number bound, in link bytes (1 MiB).
+pub const SEQ_SLACK_BYTES: u64 = 1 << 20;
+
+/// Why a datagram that decoded was dropped: a value no conforming peer can send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Reject {
+    /// A forecast longer than the model forecasts.
+    ForecastLength,
+    /// A forecast count above what the model can forecast over that many ticks.
+    ForecastCount,
+    /// A forecast id further ahead of the current one than the peer can have made.
+    ForecastIdAhead,
+    /// A received-or-lost count above the link bytes we have sent.
+    ReceivedOrLostAhead,
+    /// A throwaway number further ahead than the peer can have sent.
+    ThrowawayAhead,
+    /// A sequence number (plus the datagram) further ahead than the peer can have sent.
+    SeqAhead,
+    /// A time-to-next above the protocol's maximum.
+    TimeToNext,
+}
+
+impl Reject {
+    /// Every reason, in a fixed order.
+    pub const ALL: [Reject; 7] = [
+        Reject::ForecastLength,
+        Reject::ForecastCount,
+        Reject::ForecastIdAhead,
+        Reject::ReceivedOrLostAhead,
+        Reject::ThrowawayAhead,
+        Reject::SeqAhead,
+        Reject::TimeToNext,
+    ];
+
+    /// A short name for statistics and logs (snake case).
+    pub fn name(self) -> &'static str {
+        match self {
+            Reject::ForecastLength => "forecast_length",
+            Reject::ForecastCount => "forecast_count",
+            Reject::ForecastIdAhead => "forecast_id_ahead",
+            Reject::ReceivedOrLostAhead => "received_or_lost_ahead",
+            Reject::ThrowawayAhead => "throwaway_ahead",
+            Reject::SeqAhead => "seq_ahead",
+            Reject::TimeToNext => "time_to_next",
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Reject::ForecastLength => "forecast longer than the model forecasts",
+            Reject::ForecastCount => "forecast count beyond what the model can forecast",
+            Reject::ForecastIdAhead => "forecast id too far ahead of the current one",
+            Reject::ReceivedOrLostAhead => "received-or-lost count beyond the bytes sent",
+            Reject::ThrowawayAhead => "throwaway number beyond what the peer can have sent",
+            Reject::SeqAhead => "sequence number beyond what the peer can have sent",
+            Reject::TimeToNext => "time-to-next above the protocol maximum",
+        }
+    }
+}
+
+impl std::fmt::Display for Reject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.describe(), self.name())
+    }
+}
+
+/// Datagrams dropped because a value was impossible for the peer, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejections {
+    /// [`Reject::ForecastLength`].
+    pub forecast_length: u64,
+    /// [`Reject::ForecastCount`].
+    pub forecast_count: u64,
+    /// [`Reject::ForecastIdAhead`].
+    pub forecast_id_ahead: u64,
+    /// [`Reject::ReceivedOrLostAhead`].
+    pub received_or_lost_ahead: u64,
+    /// [`Reject::ThrowawayAhead`].
+    pub throwaway_ahead: u64,
+    /// [`Reject::SeqAhead`].
+    pub seq_ahead: u64,
+    /// [`Reject::TimeToNext`].
+    pub time_to_next: u64,
+}
+
+impl Rejections {
+    fn slot(&mut self, r: Reject) -> &mut u64 {
+        match r {
+            Reject::ForecastLength => &mut self.forecast_length,
+            Reject::ForecastCount => &mut self.forecast_count,
+            Reject::ForecastIdAhead => &mut self.forecast_id_ahead,
+            Reject::ReceivedOrLostAhead => &mut self.received_or_lost_ahead,
+            Reject::ThrowawayAhead => &mut self.throwaway_ahead,
+            Reject::SeqAhead => &mut self.seq_ahead,
+            Reject::TimeToNext => &mut self.time_to_next,
+        }
+    }
+
+    /// Datagrams dropped for reason `r`.
+    pub fn get(&self, r: Reject) -> u64 {
+        match r {
+            Reject::ForecastLength => self.forecast_length,
+            Reject::ForecastCount => self.forecast_count,
+            Reject::ForecastIdAhead => self.forecast_id_ahead,
+            Reject::ReceivedOrLostAhead => self.received_or_lost_ahead,
+            Reject::ThrowawayAhead => self.throwaway_ahead,
+            Reject::SeqAhead => self.seq_ahead,
+            Reject::TimeToNext => self.time_to_next,
+        }
+    }
+
+    /// Datagrams dropped for any reason.
+    pub fn total(&self) -> u64 {
+        Reject::ALL.iter().map(|&r| self.get(r)).sum()
+    }
+
+    fn count(&mut self, r: Reject) {
+        let slot = self.slot(r);
+        *slot = slot.saturating_add(1);
+    }
+}
+
+/// Why [`Connection::handle_datagram`] dropped a datagram.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum DatagramError {
+    /// It did not parse (counted in [`ConnectionStats::malformed`]).
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    /// It parsed but holds a value the peer can not have sent (counted in
+    /// [`ConnectionStats::rejected`]).
+    #[error("datagram rejected: {0}")]
+    Rejected(Reject),
+}
 
 /// What [`Connection::poll_transmit`] put in the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +224,7 @@ pub struct Transmit {
 }
 
 /// Counters and live figures of an endpoint.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConnectionStats {
     /// Datagrams sent (data and heartbeats).
     pub datagrams_sent: u64,
@@ -51,6 +238,14 @@ pub struct ConnectionStats {
     pub app_bytes_received: u64,
     /// Datagrams that failed to parse (dropped, never fatal).
     pub malformed: u64,
+    /// Datagrams that parsed but held values the peer can not have sent, by reason (dropped,
+    /// never fatal; the connection is as if they never arrived).
+    pub rejected: Rejections,
+    /// Received application datagrams dropped because the incoming queue held
+    /// [`Config::max_incoming_bytes`] already (the application did not call `recv`).
+    pub incoming_dropped: u64,
+    /// Application bytes of those datagrams.
+    pub incoming_dropped_bytes: u64,
     /// The receiver's counters.
     pub receiver: ReceiverStats,
 }
@@ -63,8 +258,56 @@ enum Payload {
     Bytes(Vec<u8>),
 }
 
+/// The bounds a datagram from the peer is checked against (module docs), computed once.
+#[derive(Clone, Debug)]
+struct Limits {
+    /// Ticks the peer's forecasts hold.
+    forecast_ticks: usize,
+    /// Largest count at horizon `h` is `max_counts[h - 1]`.
+    max_counts: [u32; MAX_FORECAST_TICKS],
+    /// Forecast ids a forecast may be ahead beyond the ticks elapsed.
+    forecast_id_slack_ticks: u64,
+    /// Received-or-lost may exceed our bytes sent by this much (link bytes).
+    received_or_lost_slack: u64,
+    /// The window term plus slack of the sequence bound (link bytes).
+    seq_base: u64,
+    /// Link bytes of the largest heartbeat.
+    heartbeat_link_bytes: u64,
+    /// Shortest gap between two of the peer's datagrams sent outside its window (µs).
+    heartbeat_gap_us: u64,
+}
+
+impl Limits {
+    fn new(config: &Config, receiver: &Receiver) -> Limits {
+        let h_max = config.model.forecast_ticks.min(MAX_FORECAST_TICKS);
+        let mut max_counts = [0u32; MAX_FORECAST_TICKS];
+        for (h, slot) in (1..).zip(max_counts.iter_mut().take(h_max)) {
+            *slot = receiver.max_forecast(h);
+        }
+        let mtu = config.model.mtu_bytes as u64;
+        let window = max_counts[h_max - 1] as u64;
+        let drain: u64 = max_counts[..h_max].iter().map(|&c| c as u64).sum();
+        let overhead = config.link_overhead_bytes as u64;
+        let tick = config.model.tick_us.max(1);
+        Limits {
+            forecast_ticks: h_max,
+            max_counts,
+            forecast_id_slack_ticks: DELAY_SLACK_US / tick + 1,
+            received_or_lost_slack: config.max_datagram_bytes as u64 + overhead,
+            seq_base: window
+                .saturating_add(drain)
+                .saturating_mul(mtu)
+                .saturating_add(config.max_datagram_bytes as u64 + overhead)
+                .saturating_mul(2)
+                .saturating_add(SEQ_SLACK_BYTES),
+            heartbeat_link_bytes: wire::MAX_HEADER_BYTES as u64 + overhead,
+            heartbeat_gap_us: config.heartbeat_interval_us.min(tick).max(1),
+        }
+    }
+}
+
 /// One endpoint of a Sprout connection.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Connection {
     config: Config,
     sender: Sender,
@@ -73,9 +316,13 @@ pub struct Connection {
     outgoing_bytes: usize,
     bulk: bool,
     incoming: VecDeque<Vec<u8>>,
+    incoming_bytes: usize,
     keep_incoming: bool,
     created_us: u64,
     last_feedback_sent: Option<u32>,
+    /// When the last datagram that passed the checks arrived, in microseconds.
+    last_accepted_us: Option<u64>,
+    limits: Limits,
     stats: ConnectionStats,
 }
 
@@ -89,17 +336,22 @@ impl Connection {
         let mut prior = vec![0u32; config.model.forecast_ticks.min(wire::MAX_FORECAST_TICKS)];
         crate::estimator::build(&config).forecast(&mut prior);
         sender.on_feedback(now_us, &wire::Feedback::new(0, 0, &prior));
+        let receiver = Receiver::new(&config);
+        let limits = Limits::new(&config, &receiver);
         Ok(Connection {
             sender,
-            receiver: Receiver::new(&config),
+            receiver,
             config,
             outgoing: VecDeque::new(),
             outgoing_bytes: 0,
             bulk: false,
             incoming: VecDeque::new(),
+            incoming_bytes: 0,
             keep_incoming: true,
             created_us: now_us,
             last_feedback_sent: None,
+            last_accepted_us: None,
+            limits,
             stats: ConnectionStats::default(),
         })
     }
@@ -140,31 +392,110 @@ impl Connection {
 
     /// The next received application datagram, if any.
     pub fn recv(&mut self) -> Option<Vec<u8>> {
-        self.incoming.pop_front()
+        let d = self.incoming.pop_front()?;
+        self.incoming_bytes -= d.len();
+        Some(d)
     }
 
-    /// Takes in a datagram that arrived at `now_us`. A malformed datagram is counted and
-    /// returned as an error; the connection is unaffected.
-    pub fn handle_datagram(&mut self, now_us: u64, datagram: &[u8]) -> Result<(), WireError> {
+    /// Application bytes received and waiting for [`Connection::recv`].
+    pub fn incoming_bytes(&self) -> usize {
+        self.incoming_bytes
+    }
+
+    /// Takes in a datagram that arrived at `now_us`. A malformed datagram, or one holding a
+    /// value the peer can not have sent (see the module docs), is counted and returned as an
+    /// error; the connection is otherwise exactly as if it never arrived.
+    pub fn handle_datagram(&mut self, now_us: u64, datagram: &[u8]) -> Result<(), DatagramError> {
         let d = match wire::decode(datagram) {
             Ok(d) => d,
             Err(e) => {
-                self.stats.malformed += 1;
-                return Err(e);
+                self.stats.malformed = self.stats.malformed.saturating_add(1);
+                return Err(e.into());
             }
         };
-        let link_bytes = datagram.len() as u64 + self.config.link_overhead_bytes as u64;
+        let link_bytes = (datagram.len() as u64).saturating_add(self.overhead());
+        // Everything is checked before anything changes.
+        if let Err(r) = self.check(now_us, &d.header, link_bytes) {
+            self.stats.rejected.count(r);
+            return Err(DatagramError::Rejected(r));
+        }
+        self.last_accepted_us = Some(self.last_accepted_us.map_or(now_us, |t| t.max(now_us)));
         self.receiver.on_datagram(now_us, &d.header, link_bytes);
         if let Some(fb) = &d.header.feedback {
             self.sender.on_feedback(now_us, fb);
         }
         if !d.header.heartbeat && !d.payload.is_empty() {
-            self.stats.app_bytes_received += d.payload.len() as u64;
+            let n = d.payload.len();
+            self.stats.app_bytes_received = self.stats.app_bytes_received.saturating_add(n as u64);
             if self.keep_incoming {
-                self.incoming.push_back(d.payload.to_vec());
+                if self.incoming_bytes.saturating_add(n) <= self.config.max_incoming_bytes {
+                    self.incoming_bytes += n;
+                    self.incoming.push_back(d.payload.to_vec());
+                } else {
+                    self.stats.incoming_dropped = self.stats.incoming_dropped.saturating_add(1);
+                    self.stats.incoming_dropped_bytes =
+                        self.stats.incoming_dropped_bytes.saturating_add(n as u64);
+                }
             }
         }
         Ok(())
+    }
+
+    /// How far ahead of what the receiver has accounted the end of a datagram arriving at
+    /// `now_us` may be, in link bytes (module docs): the window term, twice, plus
+    /// [`SEQ_SLACK_BYTES`], plus the heartbeats the peer can have sent since our last accepted
+    /// datagram (or our creation) and [`DELAY_SLACK_US`].
+    pub fn seq_bound(&self, now_us: u64) -> u64 {
+        let l = &self.limits;
+        let since = self.last_accepted_us.unwrap_or(self.created_us);
+        let span = now_us.saturating_sub(since).saturating_add(DELAY_SLACK_US);
+        let heartbeats = (span / l.heartbeat_gap_us).saturating_add(2);
+        l.seq_base
+            .saturating_add(heartbeats.saturating_mul(l.heartbeat_link_bytes))
+    }
+
+    /// Checks a decoded header against what the peer can have sent (module docs); changes
+    /// nothing.
+    fn check(&self, now_us: u64, h: &Header, link_bytes: u64) -> Result<(), Reject> {
+        let l = &self.limits;
+        if h.time_to_next_us as u64 > MAX_HEARTBEAT_INTERVAL_US {
+            return Err(Reject::TimeToNext);
+        }
+        if let Some(fb) = &h.feedback {
+            let counts = fb.forecast();
+            if counts.len() > l.forecast_ticks {
+                return Err(Reject::ForecastLength);
+            }
+            if counts.iter().zip(&l.max_counts).any(|(c, max)| c > max) {
+                return Err(Reject::ForecastCount);
+            }
+            let ahead = self.sender.forecast_id_ahead(fb.forecast_id) as u64;
+            if ahead > 0 {
+                let arrived = self.sender.forecast_arrived_us().unwrap_or(self.created_us);
+                let elapsed_ticks = now_us.saturating_sub(arrived) / self.config.model.tick_us;
+                let allowed = elapsed_ticks
+                    .saturating_add(1)
+                    .saturating_add(l.forecast_id_slack_ticks);
+                if ahead > allowed {
+                    return Err(Reject::ForecastIdAhead);
+                }
+            }
+            let sent = self.sender.bytes_sent();
+            if fb.received_or_lost > sent.saturating_add(l.received_or_lost_slack) {
+                return Err(Reject::ReceivedOrLostAhead);
+            }
+        }
+        let limit = self
+            .receiver
+            .accounted()
+            .saturating_add(self.seq_bound(now_us));
+        if h.throwaway > limit {
+            return Err(Reject::ThrowawayAhead);
+        }
+        match h.seq.checked_add(link_bytes) {
+            Some(end) if end <= limit => Ok(()),
+            _ => Err(Reject::SeqAhead),
+        }
     }
 
     /// Runs the timers due by `now_us` (the receiver's ticks).
@@ -193,7 +524,7 @@ impl Connection {
 
     fn heartbeat_due_us(&self) -> u64 {
         match self.sender.last_send_us() {
-            Some(t) => t + self.config.heartbeat_interval_us,
+            Some(t) => t.saturating_add(self.config.heartbeat_interval_us),
             None => self.created_us,
         }
     }
@@ -310,8 +641,8 @@ impl Connection {
             Payload::Bytes(d) => buf.extend_from_slice(&d),
         }
         self.stats.datagrams_sent += 1;
-        self.stats.link_bytes_sent += link_bytes;
-        self.stats.app_bytes_sent += app_bytes as u64;
+        self.stats.link_bytes_sent = self.stats.link_bytes_sent.saturating_add(link_bytes);
+        self.stats.app_bytes_sent = self.stats.app_bytes_sent.saturating_add(app_bytes as u64);
         if header.heartbeat {
             self.stats.heartbeats_sent += 1;
         }
@@ -336,6 +667,12 @@ impl Connection {
             return 0;
         }
         self.config.heartbeat_interval_us.min(u32::MAX as u64) as u32
+    }
+
+    /// The receiver's bookkeeping of the peer's datagrams: datagrams tracked as received and
+    /// not yet written off (at most [`crate::receiver::MAX_TRACKED`]).
+    pub fn tracked_datagrams(&self) -> usize {
+        self.receiver.tracked()
     }
 
     /// The current window, in link bytes.

@@ -19,10 +19,22 @@ pub trait Estimator: Send + std::fmt::Debug {
     fn forecast(&self, out: &mut [u32]);
     /// Current best estimate of the rate, in packets/s (for statistics).
     fn rate_pps(&self) -> f64;
+    /// The largest cumulative count, in MTU-sized packets, this estimator can ever write at
+    /// horizon `h` ticks (`out[h - 1]` of [`Estimator::forecast`]), whatever it has observed.
+    /// An endpoint drops a peer's forecast that goes beyond it (both ends share the model).
+    fn max_forecast(&self, h: usize) -> u32;
+    /// A copy of this estimator, in the same state.
+    fn box_clone(&self) -> Box<dyn Estimator>;
+}
+
+impl Clone for Box<dyn Estimator> {
+    fn clone(&self) -> Self {
+        self.box_clone()
+    }
 }
 
 /// Sprout's estimator: the Bayesian rate model and the cautious forecast at a confidence.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct SproutEstimator {
     model: RateModel,
     tables: Arc<ForecastTables>,
@@ -62,6 +74,17 @@ impl Estimator for SproutEstimator {
 
     fn rate_pps(&self) -> f64 {
         self.model.mean_rate()
+    }
+
+    /// The tables hold counts up to [`ForecastTables::max_count`] at each horizon; when even
+    /// that is not reached with the required probability, the cautious forecast writes two past
+    /// it (as the authors' code does), so the largest entry is `max_count(h) + 2`.
+    fn max_forecast(&self, h: usize) -> u32 {
+        u32::try_from(self.tables.max_count(h).saturating_add(2)).unwrap_or(u32::MAX)
+    }
+
+    fn box_clone(&self) -> Box<dyn Estimator> {
+        Box::new(self.clone())
     }
 }
 

@@ -4,6 +4,13 @@
 use crate::estimator::Estimator;
 use crate::params::ModelParams;
 
+/// The EWMA's forecast assumes at most this many times the model's top rate
+/// ([`ModelParams::max_rate_pps`]; 10,000 packets/s, 120 Mbit/s, at the defaults). The average
+/// itself has no bound (a tick's observation is whatever arrived), so without this clamp a
+/// peer's forecast could hold any count up to `u32::MAX`; with it, both ends know the largest
+/// count a conforming forecast can hold ([`Estimator::max_forecast`]).
+pub const MAX_RATE_FACTOR: f64 = 10.0;
+
 /// An EWMA of the observed per-tick rate, in packets/s.
 #[derive(Clone, Debug)]
 pub struct EwmaEstimator {
@@ -11,6 +18,8 @@ pub struct EwmaEstimator {
     tau: f64,
     rate: f64,
     seeded: bool,
+    /// Most packets per tick the forecast assumes ([`MAX_RATE_FACTOR`] x the top rate x tau).
+    max_per_tick: f64,
 }
 
 impl EwmaEstimator {
@@ -21,6 +30,7 @@ impl EwmaEstimator {
             tau: params.tau(),
             rate: 0.0,
             seeded: false,
+            max_per_tick: MAX_RATE_FACTOR * params.max_rate_pps * params.tau(),
         }
     }
 }
@@ -40,7 +50,7 @@ impl Estimator for EwmaEstimator {
     }
 
     fn forecast(&self, out: &mut [u32]) {
-        let per_tick = self.rate * self.tau;
+        let per_tick = (self.rate * self.tau).min(self.max_per_tick);
         for (i, slot) in out.iter_mut().enumerate() {
             *slot = (per_tick * (i + 1) as f64).floor() as u32;
         }
@@ -48,6 +58,14 @@ impl Estimator for EwmaEstimator {
 
     fn rate_pps(&self) -> f64 {
         self.rate
+    }
+
+    fn max_forecast(&self, h: usize) -> u32 {
+        (self.max_per_tick * h as f64).floor() as u32
+    }
+
+    fn box_clone(&self) -> Box<dyn Estimator> {
+        Box::new(self.clone())
     }
 }
 
@@ -66,5 +84,20 @@ mod tests {
         let mut out = [0u32; 8];
         e.forecast(&mut out); // 7.5 packets per tick, no caution
         assert_eq!(out, [7, 15, 22, 30, 37, 45, 52, 60]);
+    }
+
+    #[test]
+    fn forecast_is_clamped_to_its_documented_maximum() {
+        let p = ModelParams::default();
+        let mut e = EwmaEstimator::new(&p, 0.25);
+        e.observe(1e9); // a flood: far beyond any link
+        let mut out = [0u32; 8];
+        e.forecast(&mut out);
+        // 10 x 1000 packets/s x 20 ms = 200 packets per tick.
+        assert_eq!(out[0], 200);
+        assert_eq!(out[7], 1600);
+        for (h, &c) in (1..).zip(&out) {
+            assert!(c <= e.max_forecast(h));
+        }
     }
 }

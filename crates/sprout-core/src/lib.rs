@@ -26,7 +26,7 @@ pub mod receiver;
 pub mod sender;
 pub mod wire;
 
-pub use connection::{Connection, ConnectionStats, Transmit};
+pub use connection::{Connection, ConnectionStats, DatagramError, Reject, Rejections, Transmit};
 pub use estimator::{Estimator, SproutEstimator};
 pub use ewma::EwmaEstimator;
 pub use forecast::ForecastTables;

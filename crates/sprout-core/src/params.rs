@@ -337,12 +337,45 @@ pub struct Config {
     /// forecast of the first tick is often 0 at low rates, lets Sprout lock itself in at a low
     /// rate (10% loss, or feedback only every 50 ms, drop it below 20% utilization).
     pub window_skip_ticks: usize,
-    /// Largest datagram the endpoint sends (header and payload), in bytes.
+    /// Largest core datagram the endpoint sends (Sprout header and payload), in bytes. The core
+    /// datagram travels inside a sealed datagram of the security layer, which adds
+    /// [`SECURE_OVERHEAD_BYTES`]; the default, 1472 - 32 = 1440, keeps the sealed datagram
+    /// within a 1500-byte IPv4 MTU (1472 bytes of UDP payload).
     pub max_datagram_bytes: usize,
-    /// Bytes a datagram occupies on the link beyond itself (IPv4 + UDP headers: 28). Sequence
-    /// numbers, the queue estimate and the receiver's counts are all in link bytes.
+    /// Bytes a core datagram occupies on the link beyond itself, in bytes: IPv4 + UDP headers
+    /// (28) plus the security layer's header and tag ([`SECURE_OVERHEAD_BYTES`], 32), since the
+    /// core datagram travels inside a sealed datagram; default 60. Sequence numbers, the queue
+    /// estimate and the receiver's counts are all in link bytes. Both ends must use the same
+    /// value (the receiver counts the peer's datagrams with it).
     pub link_overhead_bytes: u32,
+    /// Most application bytes received and not yet taken by [`crate::Connection::recv`], in
+    /// bytes (default [`DEFAULT_MAX_INCOMING_BYTES`], 4 MiB). Payloads that would go beyond it
+    /// are dropped and counted ([`crate::ConnectionStats::incoming_dropped`]): the application
+    /// must call `recv`; back-pressure is not possible for datagrams already received.
+    #[serde(default = "default_max_incoming_bytes")]
+    pub max_incoming_bytes: usize,
 }
+
+/// Bytes the security layer adds to every core datagram: its data header (16 bytes) and the
+/// AEAD tag (16 bytes). `sprout_secure::wire::OVERHEAD_BYTES` must equal it.
+pub const SECURE_OVERHEAD_BYTES: usize = 32;
+
+/// IPv4 and UDP headers, in bytes.
+pub const IP_UDP_HEADER_BYTES: usize = 28;
+
+/// Default bound of the incoming application queue, in bytes (4 MiB).
+pub const DEFAULT_MAX_INCOMING_BYTES: usize = 4 << 20;
+
+fn default_max_incoming_bytes() -> usize {
+    DEFAULT_MAX_INCOMING_BYTES
+}
+
+/// Longest heartbeat interval [`Config::validate`] allows, in microseconds (1 s), and so the
+/// protocol's maximum time-to-next: a conforming sender announces either 0 or its heartbeat
+/// interval, so a datagram announcing more is dropped. Beyond a second of silence the peer's
+/// 8-tick (160 ms) forecast has long run out, so a longer interval would serve no purpose, and
+/// a longer announced pause would hide that much of an outage from the receiver's model.
+pub const MAX_HEARTBEAT_INTERVAL_US: u64 = 1_000_000;
 
 impl Default for Config {
     fn default() -> Self {
@@ -357,8 +390,9 @@ impl Default for Config {
             queue_drain: QueueDrain::ForecastEntry,
             forecast_age_ticks: 0,
             window_skip_ticks: 1,
-            max_datagram_bytes: 1472,
-            link_overhead_bytes: 28,
+            max_datagram_bytes: 1472 - SECURE_OVERHEAD_BYTES,
+            link_overhead_bytes: (IP_UDP_HEADER_BYTES + SECURE_OVERHEAD_BYTES) as u32,
+            max_incoming_bytes: DEFAULT_MAX_INCOMING_BYTES,
         }
     }
 }
@@ -407,8 +441,12 @@ impl Config {
                 self.max_datagram_bytes
             ));
         }
-        if self.heartbeat_interval_us == 0 {
-            return Err("heartbeat interval must be positive".into());
+        if self.heartbeat_interval_us == 0 || self.heartbeat_interval_us > MAX_HEARTBEAT_INTERVAL_US
+        {
+            return Err(format!(
+                "heartbeat interval must be 1..={MAX_HEARTBEAT_INTERVAL_US} us, got {}",
+                self.heartbeat_interval_us
+            ));
         }
         Ok(())
     }

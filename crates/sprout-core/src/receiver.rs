@@ -2,18 +2,21 @@
 //! sender's time-to-next, counts bytes received or written off as lost, and produces the
 //! forecast that goes back to the sender.
 
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 use crate::estimator::{self, Estimator};
 use crate::params::Config;
 use crate::wire::{Feedback, Header, MAX_FORECAST_TICKS};
 
 /// Most received-but-not-yet-written-off datagrams remembered; a peer that never advances its
-/// throwaway number can not make the receiver grow without bound.
-const MAX_TRACKED: usize = 1 << 16;
+/// throwaway number can not make the receiver grow without bound. When full, the lowest one is
+/// written off (everything below its end counts as received or lost).
+pub const MAX_TRACKED: usize = 1 << 16;
 
 /// Counters kept by a receiver.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReceiverStats {
     /// Datagrams taken in.
     pub datagrams: u64,
@@ -30,7 +33,7 @@ pub struct ReceiverStats {
 }
 
 /// The receiver: estimator, tick clock, time-to-next hold, received-or-lost count, forecast.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Receiver {
     estimator: Box<dyn Estimator>,
     tick_us: u64,
@@ -41,9 +44,17 @@ pub struct Receiver {
     bytes_this_tick: u64,
     /// No observation of an empty tick before this time (arrival + time-to-next).
     hold_until_us: u64,
+    /// Every link byte of the peer's below this is received or written off as lost.
     written_off: u64,
-    recent: VecDeque<(u64, u64)>,
+    /// Datagrams received at or above `written_off`: sequence number -> link bytes. Keyed by
+    /// sequence number, so a duplicate anywhere in the window is found in O(log n) and the
+    /// ones a new throwaway number writes off are the first entries (O(log n) each, each entry
+    /// removed once: O(log n) amortised per datagram, n <= [`MAX_TRACKED`]).
+    recent: BTreeMap<u64, u64>,
+    /// Sum of the link bytes in `recent`.
     recent_bytes: u64,
+    /// End (sequence number + link bytes) of the highest datagram received.
+    highest_end: u64,
     forecast: [u32; MAX_FORECAST_TICKS],
     forecast_id: u32,
     forecast_fresh: bool,
@@ -62,8 +73,9 @@ impl Receiver {
             bytes_this_tick: 0,
             hold_until_us: 0,
             written_off: 0,
-            recent: VecDeque::new(),
+            recent: BTreeMap::new(),
             recent_bytes: 0,
+            highest_end: 0,
             forecast: [0; MAX_FORECAST_TICKS],
             forecast_id: 0,
             forecast_fresh: false,
@@ -72,14 +84,17 @@ impl Receiver {
     }
 
     /// Takes in a datagram's header that arrived at `now_us`, occupying `link_bytes` on the link.
+    /// The header's values are taken as they come: [`crate::Connection::handle_datagram`]
+    /// checks them against what the peer can have sent before calling this. All arithmetic
+    /// saturates, so even unchecked values can not overflow.
     pub fn on_datagram(&mut self, now_us: u64, header: &Header, link_bytes: u64) {
         self.run_ticks(now_us);
-        self.stats.datagrams += 1;
-        self.stats.link_bytes += link_bytes;
+        self.stats.datagrams = self.stats.datagrams.saturating_add(1);
+        self.stats.link_bytes = self.stats.link_bytes.saturating_add(link_bytes);
         if self.next_tick_us.is_none() {
-            self.next_tick_us = Some(now_us + self.tick_us);
+            self.next_tick_us = Some(now_us.saturating_add(self.tick_us));
         }
-        self.bytes_this_tick += link_bytes;
+        self.bytes_this_tick = self.bytes_this_tick.saturating_add(link_bytes);
         self.hold_until_us = now_us.saturating_add(header.time_to_next_us as u64);
         self.account(header.seq, link_bytes, header.throwaway);
     }
@@ -88,47 +103,61 @@ impl Receiver {
     fn account(&mut self, seq: u64, len: u64, throwaway: u64) {
         if throwaway > self.written_off {
             self.written_off = throwaway;
-            while let Some(&(s, l)) = self.recent.front() {
-                if s >= throwaway {
+            // Entries are ordered by sequence number: the ones below the mark come first.
+            while let Some(entry) = self.recent.first_entry() {
+                if *entry.key() >= throwaway {
                     break;
                 }
-                self.recent_bytes -= l;
-                self.recent.pop_front();
-            }
-            // Out-of-order leftovers below the mark elsewhere in the queue.
-            if self.recent.iter().any(|&(s, _)| s < throwaway) {
-                let mut kept = 0;
-                self.recent.retain(|&(s, l)| {
-                    let keep = s >= throwaway;
-                    if keep {
-                        kept += l;
-                    }
-                    keep
-                });
-                self.recent_bytes = kept;
+                let l = entry.remove();
+                self.recent_bytes = self.recent_bytes.saturating_sub(l);
             }
         }
+        let end = seq.saturating_add(len);
+        self.highest_end = self.highest_end.max(end);
         if seq < self.written_off {
-            self.stats.late += 1;
+            self.stats.late = self.stats.late.saturating_add(1);
             return;
         }
-        if self.recent.iter().rev().take(64).any(|&(s, _)| s == seq) {
-            self.stats.duplicates += 1;
+        if self.recent.contains_key(&seq) {
+            self.stats.duplicates = self.stats.duplicates.saturating_add(1);
             return;
         }
         if self.recent.len() >= MAX_TRACKED {
-            if let Some((s, l)) = self.recent.pop_front() {
-                self.recent_bytes -= l;
-                self.written_off = self.written_off.max(s + l);
+            if let Some((s, l)) = self.recent.pop_first() {
+                self.recent_bytes = self.recent_bytes.saturating_sub(l);
+                self.written_off = self.written_off.max(s.saturating_add(l));
+            }
+            if seq < self.written_off {
+                self.stats.late = self.stats.late.saturating_add(1);
+                return;
             }
         }
-        self.recent.push_back((seq, len));
-        self.recent_bytes += len;
+        self.recent.insert(seq, len);
+        self.recent_bytes = self.recent_bytes.saturating_add(len);
     }
 
     /// Link bytes of the peer's data received, or sent long enough ago to be written off.
     pub fn received_or_lost(&self) -> u64 {
-        self.written_off + self.recent_bytes
+        self.written_off.saturating_add(self.recent_bytes)
+    }
+
+    /// How far into the peer's byte stream this receiver has accounted, in link bytes: the
+    /// larger of [`Receiver::received_or_lost`] and the end of the highest datagram received.
+    /// The peer can not have sent much beyond it (see `Connection`'s sequence bound).
+    pub fn accounted(&self) -> u64 {
+        self.received_or_lost().max(self.highest_end)
+    }
+
+    /// Datagrams currently tracked as received and not yet written off (at most
+    /// [`MAX_TRACKED`]).
+    pub fn tracked(&self) -> usize {
+        self.recent.len()
+    }
+
+    /// The largest cumulative count the estimator can forecast at horizon `h` ticks, in
+    /// MTU-sized packets ([`Estimator::max_forecast`]).
+    pub fn max_forecast(&self, h: usize) -> u32 {
+        self.estimator.max_forecast(h)
     }
 
     /// When the next tick is due, in microseconds (`None` before any datagram has arrived).
@@ -147,23 +176,26 @@ impl Receiver {
                 break;
             }
             self.tick(t);
-            self.next_tick_us = Some(t + self.tick_us);
+            self.next_tick_us = Some(t.saturating_add(self.tick_us));
+            if t == u64::MAX {
+                break;
+            }
         }
     }
 
     /// One tick ending at `end_us`: evolve, then observe (unless the sender announced a pause
     /// that covers the tick and nothing came), then mark the forecast stale.
     fn tick(&mut self, end_us: u64) {
-        self.stats.ticks += 1;
+        self.stats.ticks = self.stats.ticks.saturating_add(1);
         self.estimator.evolve();
         if self.bytes_this_tick > 0 {
             // A tick that saw some bytes but less than one MTU counts as one packet.
             let packets = (self.bytes_this_tick as f64 / self.mtu_bytes).max(1.0);
             self.estimator.observe(packets);
-        } else if self.hold_until_us > end_us - self.tick_us {
+        } else if self.hold_until_us > end_us.saturating_sub(self.tick_us) {
             // The sender said it would not send before this tick began: an empty tick says
             // nothing about the link.
-            self.stats.skipped_observations += 1;
+            self.stats.skipped_observations = self.stats.skipped_observations.saturating_add(1);
         } else {
             self.estimator.observe(0.0);
         }

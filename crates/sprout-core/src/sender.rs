@@ -15,6 +15,8 @@ struct ActiveForecast {
     len: usize,
     /// When this forecast first arrived: tick `i` of it ends at `anchor + i * tick`.
     anchor_us: u64,
+    /// When this forecast first arrived, in microseconds.
+    arrived_us: u64,
     /// Forecast ticks whose deliveries have been taken off the queue estimate.
     applied: usize,
     /// Estimated link bytes in the queue toward the receiver.
@@ -26,7 +28,9 @@ impl ActiveForecast {
     fn drained(&self, tick: usize, drain: QueueDrain) -> u64 {
         match drain {
             QueueDrain::ForecastEntry => self.cumulative(tick),
-            QueueDrain::Increment => self.cumulative(tick) - self.cumulative(tick - 1),
+            QueueDrain::Increment => self
+                .cumulative(tick)
+                .saturating_sub(self.cumulative(tick - 1)),
         }
     }
 
@@ -40,7 +44,7 @@ impl ActiveForecast {
 }
 
 /// The sender: bookkeeping of what was sent, and the window.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Sender {
     tick_us: u64,
     target_ticks: usize,
@@ -103,11 +107,33 @@ impl Sender {
                     // The forecast's first tick began when the receiver made it, about one
                     // one-way delay (a tick) before it arrived.
                     anchor_us: now_us.saturating_sub(self.forecast_age_us),
+                    arrived_us: now_us,
                     applied: 0,
                     queue,
                 });
             }
         }
+    }
+
+    /// How many ids `forecast_id` is ahead of the forecast in use (wrapping), or 0 if it is the
+    /// same or older (such a forecast is ignored or only refreshes the queue estimate).
+    pub fn forecast_id_ahead(&self, forecast_id: u32) -> u32 {
+        match &self.forecast {
+            Some(cur) => {
+                let ahead = forecast_id.wrapping_sub(cur.id);
+                if (ahead as i32) > 0 {
+                    ahead
+                } else {
+                    0
+                }
+            }
+            None => 0,
+        }
+    }
+
+    /// When the forecast in use arrived, in microseconds (`None` without one).
+    pub fn forecast_arrived_us(&self) -> Option<u64> {
+        self.forecast.as_ref().map(|f| f.arrived_us)
     }
 
     /// Takes each elapsed forecast tick's deliveries off the queue estimate (never below 0).
@@ -117,7 +143,9 @@ impl Sender {
             let elapsed = (now_us.saturating_sub(f.anchor_us) / tick) as usize;
             let upto = elapsed.min(f.len);
             while f.applied < upto {
-                let drained = f.drained(f.applied + 1, self.drain) * self.mtu_bytes;
+                let drained = f
+                    .drained(f.applied + 1, self.drain)
+                    .saturating_mul(self.mtu_bytes);
                 f.queue = f.queue.saturating_sub(drained);
                 f.applied += 1;
             }
@@ -141,7 +169,9 @@ impl Sender {
         }
         let lo = (i + self.window_skip).min(f.len);
         let hi = (i + self.window_skip + self.target_ticks).min(f.len);
-        ((f.cumulative(hi) - f.cumulative(lo)) * self.mtu_bytes).saturating_sub(queue)
+        (f.cumulative(hi).saturating_sub(f.cumulative(lo)))
+            .saturating_mul(self.mtu_bytes)
+            .saturating_sub(queue)
     }
 
     /// The earliest forecast tick boundary after `now_us` at which the window, with nothing
@@ -151,10 +181,13 @@ impl Sender {
         let f = self.forecast.as_ref()?;
         let mut queue = f.queue;
         for j in f.applied + 1..=f.len {
-            let drained = f.drained(j, self.drain) * self.mtu_bytes;
+            let drained = f.drained(j, self.drain).saturating_mul(self.mtu_bytes);
             queue = queue.saturating_sub(drained);
             if self.window_at(f, j, queue) >= need_bytes {
-                return Some(f.anchor_us + j as u64 * self.tick_us);
+                return Some(
+                    f.anchor_us
+                        .saturating_add((j as u64).saturating_mul(self.tick_us)),
+                );
             }
         }
         None
@@ -165,7 +198,7 @@ impl Sender {
         // Everything sent more than the throwaway window ago is assumed not to be reordered
         // with what is sent now.
         while let Some(&(t, end)) = self.history.front() {
-            if t + self.throwaway_window_us < now_us {
+            if t.saturating_add(self.throwaway_window_us) < now_us {
                 self.throwaway = end;
                 self.history.pop_front();
             } else {
@@ -178,11 +211,11 @@ impl Sender {
     /// Records a datagram of `link_bytes` sent at `now_us`.
     pub fn on_sent(&mut self, now_us: u64, link_bytes: u64) {
         self.advance(now_us);
-        self.sent += link_bytes;
+        self.sent = self.sent.saturating_add(link_bytes);
         self.history.push_back((now_us, self.sent));
         self.last_send_us = Some(now_us);
         if let Some(f) = &mut self.forecast {
-            f.queue += link_bytes;
+            f.queue = f.queue.saturating_add(link_bytes);
         }
     }
 

@@ -1,11 +1,13 @@
 //! The versioned binary wire format of a Sprout datagram, with checked parsing.
 //!
-//! Layout (all integers big-endian), version 1:
+//! Layout (all integers big-endian), version 2 (the same fields as version 1; the number went
+//! up with the security layer, whose sealed datagrams carry these, so that a version-1 peer,
+//! which sends them in the clear, is refused with a clear error):
 //!
 //! ```text
 //! offset size field
 //!   0     1   magic 0x53 ('S')
-//!   1     1   version (1)
+//!   1     1   version (2)
 //!   2     1   flags: bit 0 = carries a forecast, bit 1 = heartbeat (no application data)
 //!   3     1   reserved, 0
 //!   4     8   sequence number: link bytes sent before this datagram
@@ -23,13 +25,15 @@
 //! ```
 //!
 //! Parsing never panics: a short, truncated, foreign or unknown datagram is a [`WireError`].
+//! Parsing checks only the format; whether the values are possible for the peer is checked by
+//! [`crate::Connection::handle_datagram`].
 
 use thiserror::Error;
 
 /// First byte of every Sprout datagram.
 pub const MAGIC: u8 = 0x53;
 /// The wire format version this code writes and reads.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Size of the fixed part of the header, in bytes.
 pub const FIXED_HEADER_BYTES: usize = 32;
 /// Most forecast ticks a datagram can carry.
@@ -58,7 +62,7 @@ pub enum WireError {
     #[error("not a Sprout datagram (first byte {0:#04x})")]
     BadMagic(u8),
     /// A version this implementation does not speak.
-    #[error("unsupported wire version {0} (this build speaks {VERSION})")]
+    #[error("unsupported Sprout wire version {0} (this build speaks only version {VERSION}; version 1 is the unencrypted format of older builds)")]
     UnknownVersion(u8),
     /// Flag bits this version does not define.
     #[error("unknown flags {0:#04x}")]
@@ -326,7 +330,7 @@ mod tests {
         };
         let mut buf = Vec::new();
         encode(&h, &[0xAB], &mut buf);
-        let mut want = vec![0x53, 1, 0, 0];
+        let mut want = vec![0x53, 2, 0, 0];
         want.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
         want.extend_from_slice(&[0; 8]);
         want.extend_from_slice(&[0, 0, 0, 2]);
@@ -343,8 +347,11 @@ mod tests {
         assert_eq!(decode(&buf[..10]), Err(WireError::TooShort { len: 10 }));
         assert_eq!(decode(&[0x45, 0, 0]), Err(WireError::BadMagic(0x45)));
         let mut b = buf.clone();
-        b[1] = 2;
-        assert_eq!(decode(&b), Err(WireError::UnknownVersion(2)));
+        b[1] = 1;
+        assert_eq!(decode(&b), Err(WireError::UnknownVersion(1)));
+        assert!(WireError::UnknownVersion(1)
+            .to_string()
+            .contains("version 1"));
         let mut b = buf.clone();
         b[2] |= 0x80;
         assert!(matches!(decode(&b), Err(WireError::UnknownFlags(_))));
