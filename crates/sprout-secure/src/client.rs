@@ -8,8 +8,12 @@
 //! [`Limits::rekey_after_messages`], and keeps sealing with the old keys until the answer
 //! comes.
 
+use crate::handshake::{self, InitiationPayload, Initiator, Mac1, KIND_NEW, KIND_REKEY};
 use crate::keys::{PrivateKey, PublicKey};
+use crate::keyset::KeySet;
+use crate::server::{prefix_reason, random_u32};
 use crate::stats::{DropReason, SecureStats};
+use crate::wire::{self, DataHeader};
 use crate::{Limits, SealError, SecureError};
 
 /// Configuration of a [`Client`].
@@ -36,9 +40,36 @@ pub enum ClientReceived {
     Dropped(DropReason),
 }
 
+/// A handshake the client has sent and waits an answer for.
+struct Attempt {
+    initiator: Initiator,
+    kind: u8,
+    started_us: u64,
+    /// When the initiation was last sent (`None`: not yet).
+    last_sent_us: Option<u64>,
+    /// The initiation is due to be (re)sent by [`Client::poll_transmit`].
+    send: bool,
+}
+
 /// The client side of one session.
 pub struct Client {
-    _private: (),
+    config: ClientConfig,
+    mac1: Mac1,
+    /// The client's receiver index (connection id of datagrams from the server).
+    index: u32,
+    /// The server's session id (from its response).
+    session: u32,
+    current: Option<KeySet>,
+    previous: Option<KeySet>,
+    attempt: Option<Attempt>,
+    greeting: Vec<u8>,
+    /// Handshake number of the last initiation made.
+    number: u64,
+    established: bool,
+    error: Option<SecureError>,
+    /// An empty datagram under the current keys is due (confirms a handshake).
+    keepalive: bool,
+    stats: SecureStats,
 }
 
 impl Client {
@@ -46,59 +77,314 @@ impl Client {
     /// [`crate::wire::MAX_GREETING_BYTES`]), which the server's application receives with the
     /// new session.
     pub fn new(config: ClientConfig, now_us: u64, greeting: &[u8]) -> Result<Client, SecureError> {
-        let _ = (config, now_us, greeting);
-        todo!()
+        if greeting.len() > wire::MAX_GREETING_BYTES {
+            return Err(SecureError::GreetingTooLong(greeting.len()));
+        }
+        let index = loop {
+            match random_u32() {
+                Some(0) => continue,
+                Some(i) => break i,
+                None => {
+                    return Err(SecureError::Key(
+                        "the operating system's random generator failed".into(),
+                    ))
+                }
+            }
+        };
+        let mut client = Client {
+            mac1: Mac1::new(&config.server_key),
+            config,
+            index,
+            session: 0,
+            current: None,
+            previous: None,
+            attempt: None,
+            greeting: greeting.to_vec(),
+            number: 0,
+            established: false,
+            error: None,
+            keepalive: false,
+            stats: SecureStats::default(),
+        };
+        client.start_attempt(now_us, KIND_NEW)?;
+        Ok(client)
+    }
+
+    /// Makes a fresh initiation (new ephemeral, next handshake number) and queues it.
+    fn start_attempt(&mut self, now_us: u64, kind: u8) -> Result<(), SecureError> {
+        self.number = self.number.saturating_add(1);
+        let payload = InitiationPayload {
+            kind,
+            client_index: self.index,
+            session: if kind == KIND_NEW { 0 } else { self.session },
+            number: self.number,
+            greeting: if kind == KIND_NEW {
+                self.greeting.clone()
+            } else {
+                Vec::new()
+            },
+        };
+        let initiator = handshake::initiate(
+            &self.config.private_key,
+            &self.config.server_key,
+            &self.mac1,
+            &payload,
+        )
+        .map_err(|e| SecureError::Key(e.to_string()))?;
+        self.attempt = Some(Attempt {
+            initiator,
+            kind,
+            started_us: now_us,
+            last_sent_us: None,
+            send: true,
+        });
+        Ok(())
+    }
+
+    /// Starts a rekey if none is under way, the session is up, and the keys are due one
+    /// (by age at `now_us`, or by a counter of `counter`).
+    fn maybe_rekey(&mut self, now_us: u64, counter: u64) {
+        if self.attempt.is_some() || self.error.is_some() {
+            return;
+        }
+        let Some(k) = &self.current else { return };
+        let limits = &self.config.limits;
+        let due = now_us.saturating_sub(k.created_us) >= limits.rekey_after_us
+            || counter >= limits.rekey_after_messages
+            || k.send_counter >= limits.rekey_after_messages;
+        if due {
+            if let Err(e) = self.start_attempt(now_us, KIND_REKEY) {
+                self.error = Some(e);
+            }
+        }
     }
 
     /// Whether the handshake has completed.
     pub fn is_established(&self) -> bool {
-        todo!()
+        self.established
     }
 
     /// Why the session failed, if it did (the handshake timed out).
     pub fn error(&self) -> Option<&SecureError> {
-        todo!()
+        self.error.as_ref()
+    }
+
+    /// This client's receiver index (the connection id of datagrams the server sends it).
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The server's id of this session (0 before the handshake completes).
+    pub fn session_id(&self) -> u32 {
+        self.session
+    }
+
+    fn drop_with(&mut self, reason: DropReason) -> ClientReceived {
+        self.stats.drop(reason);
+        ClientReceived::Dropped(reason)
     }
 
     /// Takes one datagram from the server that arrived at `now_us`; a core datagram goes into
     /// `plaintext` (cleared first). Never panics; nothing that fails a check changes any state
     /// but a counter.
-    pub fn handle(&mut self, now_us: u64, datagram: &[u8], plaintext: &mut Vec<u8>) -> ClientReceived {
-        let _ = (now_us, datagram, plaintext);
-        todo!()
+    pub fn handle(
+        &mut self,
+        now_us: u64,
+        datagram: &[u8],
+        plaintext: &mut Vec<u8>,
+    ) -> ClientReceived {
+        plaintext.clear();
+        if datagram.len() > wire::MAX_DATAGRAM_BYTES {
+            return self.drop_with(DropReason::Malformed);
+        }
+        match wire::message_type(datagram) {
+            Err(e) => self.drop_with(prefix_reason(e)),
+            Ok(wire::TYPE_RESPONSE) => self.handle_response(now_us, datagram),
+            Ok(wire::TYPE_DATA) => self.handle_data(now_us, datagram, plaintext),
+            Ok(_) => self.drop_with(DropReason::Malformed),
+        }
+    }
+
+    fn handle_response(&mut self, now_us: u64, d: &[u8]) -> ClientReceived {
+        let receiver = match handshake::response_receiver(d) {
+            Ok(r) => r,
+            Err(r) => return self.drop_with(r),
+        };
+        if receiver != self.index || self.error.is_some() {
+            return self.drop_with(DropReason::UnexpectedResponse);
+        }
+        let Some(attempt) = self.attempt.as_mut() else {
+            return self.drop_with(DropReason::UnexpectedResponse);
+        };
+        let Ok((epoch, session)) = handshake::read_response(&mut attempt.initiator.state, d) else {
+            // snow restored the state: the genuine response can still complete it.
+            return self.drop_with(DropReason::HandshakeFailed);
+        };
+        // Authenticated by the server's key: the attempt is used up either way.
+        let Some(attempt) = self.attempt.take() else {
+            return self.drop_with(DropReason::UnexpectedResponse);
+        };
+        let rekey = attempt.kind == KIND_REKEY;
+        let consistent = if rekey {
+            session == self.session && self.current.as_ref().is_some_and(|k| k.epoch != epoch)
+        } else {
+            session != 0
+        };
+        let transport = match attempt.initiator.state.into_stateless_transport_mode() {
+            Ok(t) if consistent => t,
+            // A server that answers inconsistently: the next timer starts a new attempt.
+            _ => return self.drop_with(DropReason::HandshakeFailed),
+        };
+        self.session = session;
+        let keys = KeySet::new(epoch, transport, now_us, session);
+        self.previous = self.current.replace(keys);
+        self.keepalive = true;
+        self.stats.handshakes += 1;
+        if rekey {
+            self.stats.rekeys += 1;
+            ClientReceived::Control
+        } else {
+            self.previous = None;
+            self.established = true;
+            ClientReceived::Established
+        }
+    }
+
+    fn handle_data(&mut self, now_us: u64, d: &[u8], plaintext: &mut Vec<u8>) -> ClientReceived {
+        let Some(h) = DataHeader::parse(d) else {
+            return self.drop_with(DropReason::Truncated);
+        };
+        if h.receiver != self.index || self.current.is_none() {
+            return self.drop_with(DropReason::UnknownSession);
+        }
+        let limits = &self.config.limits;
+        let (is_current, keys) = match (self.current.as_mut(), self.previous.as_mut()) {
+            (Some(k), _) if k.epoch == h.epoch => (true, k),
+            (_, Some(k)) if k.epoch == h.epoch => (false, k),
+            _ => return self.drop_with(DropReason::UnknownEpoch),
+        };
+        if let Err(r) = keys.open(now_us, limits, &h, d, plaintext) {
+            return self.drop_with(r);
+        }
+        self.stats.opened += 1;
+        if is_current {
+            self.maybe_rekey(now_us, h.counter);
+        }
+        if plaintext.is_empty() {
+            ClientReceived::Control
+        } else {
+            ClientReceived::Data
+        }
     }
 
     /// Seals the core datagram `plaintext` into `out` (cleared first).
-    pub fn seal(&mut self, now_us: u64, plaintext: &[u8], out: &mut Vec<u8>) -> Result<(), SealError> {
-        let _ = (now_us, plaintext, out);
-        todo!()
+    pub fn seal(
+        &mut self,
+        now_us: u64,
+        plaintext: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), SealError> {
+        out.clear();
+        let Some(keys) = self.current.as_mut() else {
+            return Err(SealError::NotEstablished);
+        };
+        keys.seal(now_us, &self.config.limits, plaintext, out)?;
+        self.stats.sealed += 1;
+        self.maybe_rekey(now_us, 0);
+        Ok(())
     }
 
     /// The next datagram the layer itself must send (a handshake initiation or its repeat, a
     /// keepalive), written into `out` (cleared first); `false` when there is none.
     pub fn poll_transmit(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {
-        let _ = (now_us, out);
-        todo!()
+        out.clear();
+        if self.error.is_some() {
+            return false;
+        }
+        if let Some(a) = self.attempt.as_mut().filter(|a| a.send) {
+            a.send = false;
+            a.last_sent_us = Some(now_us);
+            out.extend_from_slice(&a.initiator.datagram);
+            return true;
+        }
+        if self.keepalive {
+            self.keepalive = false;
+            return self.seal(now_us, &[], out).is_ok();
+        }
+        false
     }
 
     /// Runs the timers due by `now_us` (handshake repeats and timeout, rekeys).
     pub fn handle_timeout(&mut self, now_us: u64) {
-        let _ = now_us;
-        todo!()
+        if self.error.is_some() {
+            return;
+        }
+        let limits = self.config.limits.clone();
+        if let Some(a) = self.attempt.as_mut() {
+            if now_us.saturating_sub(a.started_us) >= limits.handshake_timeout_us {
+                let kind = a.kind;
+                self.attempt = None;
+                let keys_alive = self
+                    .current
+                    .as_ref()
+                    .is_some_and(|k| !k.expired(now_us, &limits));
+                if kind == KIND_REKEY && keys_alive {
+                    // Keep trying while the old keys last.
+                    if let Err(e) = self.start_attempt(now_us, KIND_REKEY) {
+                        self.error = Some(e);
+                    }
+                } else {
+                    self.error = Some(SecureError::HandshakeTimeout(
+                        limits.handshake_timeout_us / 1_000_000,
+                    ));
+                }
+            } else if let Some(sent) = a.last_sent_us {
+                if now_us.saturating_sub(sent) >= limits.handshake_retry_us {
+                    a.send = true;
+                }
+            }
+            return;
+        }
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|k| k.expired(now_us, &limits))
+        {
+            self.error = Some(SecureError::HandshakeTimeout(
+                limits.handshake_timeout_us / 1_000_000,
+            ));
+            return;
+        }
+        self.maybe_rekey(now_us, 0);
     }
 
     /// When [`Client::handle_timeout`] is next needed, in microseconds.
     pub fn poll_timeout(&self) -> Option<u64> {
-        todo!()
+        if self.error.is_some() {
+            return None;
+        }
+        let limits = &self.config.limits;
+        if let Some(a) = &self.attempt {
+            let give_up = a.started_us.saturating_add(limits.handshake_timeout_us);
+            let retry = a.last_sent_us.map_or(a.started_us, |t| {
+                t.saturating_add(limits.handshake_retry_us)
+            });
+            return Some(give_up.min(retry));
+        }
+        self.current
+            .as_ref()
+            .map(|k| k.created_us.saturating_add(limits.rekey_after_us))
     }
 
     /// The server's public key.
     pub fn server_key(&self) -> PublicKey {
-        todo!()
+        self.config.server_key
     }
 
     /// Counters.
     pub fn stats(&self) -> SecureStats {
-        todo!()
+        let mut s = self.stats.clone();
+        s.sessions = u64::from(self.established && self.error.is_none());
+        s
     }
 }

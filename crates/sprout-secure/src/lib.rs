@@ -30,6 +30,7 @@
 pub mod client;
 pub mod handshake;
 pub mod keys;
+mod keyset;
 pub mod ratelimit;
 pub mod replay;
 pub mod server;

@@ -15,11 +15,17 @@
 //! them arrives. An authenticated data datagram whose counter is the highest yet seen moves the
 //! session to the address it came from (roaming).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 
+use blake2::{Blake2s256, Digest};
+
+use crate::handshake::{self, InitiationError, Mac1, KIND_NEW};
 use crate::keys::{PrivateKey, PublicKey};
+use crate::keyset::KeySet;
+use crate::ratelimit::HandshakeLimiter;
 use crate::stats::{DropReason, SecureStats};
+use crate::wire::{self, DataHeader, PrefixError};
 use crate::{Limits, SealError, SessionId};
 
 /// Which clients may open sessions.
@@ -129,21 +135,114 @@ pub struct SessionInfo {
     pub roams: u64,
 }
 
+/// Most handshake responses waiting for [`Server::poll_transmit`]; beyond, the oldest is
+/// dropped (the client repeats its initiation).
+pub const MAX_QUEUED_TRANSMITS: usize = 1024;
+/// Most events waiting for [`Server::poll_event`]; beyond, the oldest is dropped.
+pub const MAX_QUEUED_EVENTS: usize = 4096;
+
+/// One session (pending or established).
+struct Session {
+    peer: PublicKey,
+    addr: SocketAddr,
+    /// Confirmed by a datagram under its first keys (and reported to the application).
+    established: bool,
+    /// The keys the server seals with.
+    current: KeySet,
+    /// A rekey answered but not yet confirmed by a datagram under its keys.
+    next: Option<KeySet>,
+    /// The keys before the last rekey, kept to open reordered datagrams.
+    previous: Option<KeySet>,
+    greeting: Vec<u8>,
+    created_us: u64,
+    last_received_us: u64,
+    sealed: u64,
+    opened: u64,
+    rekeys: u64,
+    roams: u64,
+    /// Handshake number of the last initiation accepted for this session.
+    number: u64,
+    /// Client ephemeral of that initiation (the key of `Server::by_ephemeral`).
+    ephemeral: [u8; 32],
+    /// Hash of that initiation, to recognise an identical repeat.
+    initiation_hash: [u8; 32],
+    /// The response sent to it (sent again to an identical repeat).
+    response: Vec<u8>,
+}
+
+/// Which keys of a session opened a datagram.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Current,
+    Next,
+    Previous,
+}
+
 /// The server side: sessions, pending handshakes, rate limits, counters.
 pub struct Server {
-    _private: (),
+    config: ServerConfig,
+    public: PublicKey,
+    mac1: Mac1,
+    limiter: HandshakeLimiter,
+    sessions: HashMap<SessionId, Session>,
+    /// The latest initiation's client ephemeral of each session.
+    by_ephemeral: HashMap<[u8; 32], SessionId>,
+    /// Pending session ids, oldest first (may hold ids no longer pending; skipped).
+    pending_order: VecDeque<SessionId>,
+    pending: usize,
+    established: usize,
+    transmits: VecDeque<(SocketAddr, Vec<u8>)>,
+    events: VecDeque<ServerEvent>,
+    stats: SecureStats,
+    /// No timer is due before this (a conservative, early bound).
+    next_timer_us: Option<u64>,
+}
+
+/// A random 32-bit value from the operating system.
+pub(crate) fn random_u32() -> Option<u32> {
+    let mut b = [0u8; 4];
+    getrandom::getrandom(&mut b).ok()?;
+    Some(u32::from_be_bytes(b))
+}
+
+fn hash32(bytes: &[u8]) -> [u8; 32] {
+    Blake2s256::digest(bytes).into()
 }
 
 impl Server {
     /// A server with `config`.
     pub fn new(config: ServerConfig) -> Server {
-        let _ = config;
-        todo!()
+        let public = config.private_key.public_key();
+        let limiter = HandshakeLimiter::new(
+            config.handshakes_per_s,
+            config.handshakes_per_s_per_source,
+            0,
+        );
+        Server {
+            mac1: Mac1::new(&public),
+            public,
+            limiter,
+            config,
+            sessions: HashMap::new(),
+            by_ephemeral: HashMap::new(),
+            pending_order: VecDeque::new(),
+            pending: 0,
+            established: 0,
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: SecureStats::default(),
+            next_timer_us: None,
+        }
     }
 
     /// The server's public key.
     pub fn public_key(&self) -> PublicKey {
-        todo!()
+        self.public
+    }
+
+    fn drop_with(&mut self, reason: DropReason) -> ServerReceived {
+        self.stats.drop(reason);
+        ServerReceived::Dropped(reason)
     }
 
     /// Takes one datagram from `from` that arrived at `now_us`; the plaintext (a core
@@ -156,8 +255,277 @@ impl Server {
         datagram: &[u8],
         plaintext: &mut Vec<u8>,
     ) -> ServerReceived {
-        let _ = (now_us, from, datagram, plaintext);
-        todo!()
+        plaintext.clear();
+        if datagram.len() > wire::MAX_DATAGRAM_BYTES {
+            return self.drop_with(DropReason::Malformed);
+        }
+        match wire::message_type(datagram) {
+            Err(e) => self.drop_with(prefix_reason(e)),
+            Ok(wire::TYPE_INITIATION) => self.handle_initiation(now_us, from, datagram),
+            Ok(wire::TYPE_DATA) => self.handle_data(now_us, from, datagram, plaintext),
+            Ok(_) => self.drop_with(DropReason::UnexpectedResponse),
+        }
+    }
+
+    fn handle_initiation(&mut self, now_us: u64, from: SocketAddr, d: &[u8]) -> ServerReceived {
+        if let Err(r) = handshake::initiation_shape_ok(d) {
+            return self.drop_with(r);
+        }
+        if !self.mac1.verify(d) {
+            return self.drop_with(DropReason::BadMac);
+        }
+        if !self.limiter.allow(from.ip(), now_us) {
+            return self.drop_with(DropReason::RateLimited);
+        }
+        // An identical repeat of the latest initiation of a session (the client's retry, or a
+        // replay) is answered with the same response: no new keys, no new session.
+        let ephemeral = handshake::initiation_ephemeral(d);
+        let digest = hash32(d);
+        if let Some(s) = self
+            .by_ephemeral
+            .get(&ephemeral)
+            .and_then(|id| self.sessions.get(id))
+        {
+            if s.initiation_hash == digest {
+                let response = s.response.clone();
+                self.queue_transmit(from, response);
+                return ServerReceived::Control;
+            }
+        }
+        let r = match handshake::respond(&self.config.private_key, d) {
+            Ok(r) => r,
+            Err(InitiationError::Noise) => return self.drop_with(DropReason::HandshakeFailed),
+            Err(InitiationError::Malformed) => return self.drop_with(DropReason::Malformed),
+        };
+        if let AllowedClients::Keys(keys) = &self.config.allowed {
+            if !keys.contains(&r.client) {
+                return self.drop_with(DropReason::NotAllowed);
+            }
+        }
+        if r.payload.kind == KIND_NEW {
+            self.new_session(now_us, from, r, ephemeral, digest)
+        } else {
+            self.rekey(now_us, from, r, ephemeral, digest)
+        }
+    }
+
+    /// Forgets the oldest pending session, if any; whether one was.
+    fn forget_oldest_pending(&mut self) -> bool {
+        while let Some(id) = self.pending_order.pop_front() {
+            if self.sessions.get(&id).is_some_and(|s| !s.established) {
+                self.remove(id);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn new_session(
+        &mut self,
+        now_us: u64,
+        from: SocketAddr,
+        r: handshake::Responder,
+        ephemeral: [u8; 32],
+        digest: [u8; 32],
+    ) -> ServerReceived {
+        if r.payload.session != 0 {
+            return self.drop_with(DropReason::Malformed);
+        }
+        if self.sessions.len() >= self.config.max_sessions && !self.forget_oldest_pending() {
+            return self.drop_with(DropReason::TooManySessions);
+        }
+        if self.pending >= self.config.max_pending.max(1) {
+            self.forget_oldest_pending();
+        }
+        let Some(id) = self.fresh_id() else {
+            return self.drop_with(DropReason::HandshakeFailed);
+        };
+        let (response, transport) =
+            match handshake::write_response(r.state, r.payload.client_index, 0, id) {
+                Ok(x) => x,
+                Err(_) => return self.drop_with(DropReason::HandshakeFailed),
+            };
+        let session = Session {
+            peer: r.client,
+            addr: from,
+            established: false,
+            current: KeySet::new(0, transport, now_us, r.payload.client_index),
+            next: None,
+            previous: None,
+            greeting: r.payload.greeting,
+            created_us: now_us,
+            last_received_us: now_us,
+            sealed: 0,
+            opened: 0,
+            rekeys: 0,
+            roams: 0,
+            number: r.payload.number,
+            ephemeral,
+            initiation_hash: digest,
+            response: response.clone(),
+        };
+        self.sessions.insert(id, session);
+        self.by_ephemeral.insert(ephemeral, id);
+        self.pending += 1;
+        self.pending_order.push_back(id);
+        if self.pending_order.len() > 2 * self.config.max_pending.max(1) + 64 {
+            let sessions = &self.sessions;
+            self.pending_order
+                .retain(|id| sessions.get(id).is_some_and(|s| !s.established));
+        }
+        self.timer_at(now_us.saturating_add(self.config.limits.handshake_timeout_us));
+        self.queue_transmit(from, response);
+        ServerReceived::Control
+    }
+
+    fn rekey(
+        &mut self,
+        now_us: u64,
+        from: SocketAddr,
+        r: handshake::Responder,
+        ephemeral: [u8; 32],
+        digest: [u8; 32],
+    ) -> ServerReceived {
+        let id = r.payload.session;
+        let Some(s) = self.sessions.get_mut(&id).filter(|s| s.established) else {
+            return self.drop_with(DropReason::UnknownSession);
+        };
+        if s.peer != r.client {
+            return self.drop_with(DropReason::NotAllowed);
+        }
+        if r.payload.number <= s.number {
+            // An older initiation of this client replayed: it must not replace keys.
+            return self.drop_with(DropReason::Replayed);
+        }
+        let epoch = s.current.epoch.wrapping_add(1);
+        let (response, transport) =
+            match handshake::write_response(r.state, r.payload.client_index, epoch, id) {
+                Ok(x) => x,
+                Err(_) => return self.drop_with(DropReason::HandshakeFailed),
+            };
+        s.next = Some(KeySet::new(
+            epoch,
+            transport,
+            now_us,
+            r.payload.client_index,
+        ));
+        s.number = r.payload.number;
+        let old_ephemeral = std::mem::replace(&mut s.ephemeral, ephemeral);
+        s.initiation_hash = digest;
+        s.response = response.clone();
+        self.by_ephemeral.remove(&old_ephemeral);
+        self.by_ephemeral.insert(ephemeral, id);
+        self.timer_at(now_us.saturating_add(self.config.limits.handshake_timeout_us));
+        self.queue_transmit(from, response);
+        ServerReceived::Control
+    }
+
+    fn handle_data(
+        &mut self,
+        now_us: u64,
+        from: SocketAddr,
+        d: &[u8],
+        plaintext: &mut Vec<u8>,
+    ) -> ServerReceived {
+        let Some(h) = DataHeader::parse(d) else {
+            return self.drop_with(DropReason::Truncated);
+        };
+        let limits = &self.config.limits;
+        let Some(s) = self.sessions.get_mut(&h.receiver) else {
+            return self.drop_with(DropReason::UnknownSession);
+        };
+        let (slot, keys) = if s.current.epoch == h.epoch {
+            (Slot::Current, &mut s.current)
+        } else if let Some(k) = s.next.as_mut().filter(|k| k.epoch == h.epoch) {
+            (Slot::Next, k)
+        } else if let Some(k) = s.previous.as_mut().filter(|k| k.epoch == h.epoch) {
+            (Slot::Previous, k)
+        } else {
+            return self.drop_with(DropReason::UnknownEpoch);
+        };
+        let newest = match keys.open(now_us, limits, &h, d, plaintext) {
+            Ok(n) => n,
+            Err(r) => return self.drop_with(r),
+        };
+        // Authenticated: from here on the datagram may change state.
+        s.last_received_us = now_us;
+        s.opened += 1;
+        self.stats.opened += 1;
+        if slot == Slot::Next {
+            if let Some(next) = s.next.take() {
+                s.previous = Some(std::mem::replace(&mut s.current, next));
+                s.rekeys += 1;
+                self.stats.rekeys += 1;
+                self.stats.handshakes += 1;
+            }
+        }
+        if newest && slot != Slot::Previous && s.addr != from {
+            s.addr = from;
+            if s.established {
+                s.roams += 1;
+                self.stats.roams += 1;
+            }
+        }
+        if !s.established {
+            s.established = true;
+            self.pending = self.pending.saturating_sub(1);
+            self.established += 1;
+            self.stats.handshakes += 1;
+            let deadline = s
+                .current
+                .created_us
+                .saturating_add(self.config.idle_timeout_us);
+            let addr = s.addr;
+            let peer = s.peer;
+            self.timer_at(deadline);
+            return ServerReceived::NewSession {
+                id: h.receiver,
+                peer,
+                addr,
+                data: !plaintext.is_empty(),
+            };
+        }
+        if plaintext.is_empty() {
+            ServerReceived::Control
+        } else {
+            ServerReceived::Data { id: h.receiver }
+        }
+    }
+
+    /// A random session id, not 0 and not in use.
+    fn fresh_id(&self) -> Option<SessionId> {
+        for _ in 0..64 {
+            let id = random_u32()?;
+            if id != 0 && !self.sessions.contains_key(&id) {
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    fn queue_transmit(&mut self, to: SocketAddr, datagram: Vec<u8>) {
+        if self.transmits.len() >= MAX_QUEUED_TRANSMITS {
+            self.transmits.pop_front();
+        }
+        self.transmits.push_back((to, datagram));
+    }
+
+    fn timer_at(&mut self, at_us: u64) {
+        self.next_timer_us = Some(self.next_timer_us.map_or(at_us, |t| t.min(at_us)));
+    }
+
+    /// Removes a session and its index entries (no event).
+    fn remove(&mut self, id: SessionId) -> Option<Session> {
+        let s = self.sessions.remove(&id)?;
+        if self.by_ephemeral.get(&s.ephemeral) == Some(&id) {
+            self.by_ephemeral.remove(&s.ephemeral);
+        }
+        if s.established {
+            self.established = self.established.saturating_sub(1);
+        } else {
+            self.pending = self.pending.saturating_sub(1);
+        }
+        Some(s)
     }
 
     /// Seals the core datagram `plaintext` for session `id` into `out` (cleared first) and
@@ -169,60 +537,165 @@ impl Server {
         plaintext: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<SocketAddr, SealError> {
-        let _ = (now_us, id, plaintext, out);
-        todo!()
+        out.clear();
+        let Some(s) = self.sessions.get_mut(&id).filter(|s| s.established) else {
+            return Err(SealError::UnknownSession(id));
+        };
+        s.current
+            .seal(now_us, &self.config.limits, plaintext, out)?;
+        s.sealed += 1;
+        self.stats.sealed += 1;
+        Ok(s.addr)
     }
 
     /// The next datagram the layer itself must send (a handshake response), written into
     /// `out` (cleared first), with its destination; `None` when there is none.
     pub fn poll_transmit(&mut self, out: &mut Vec<u8>) -> Option<SocketAddr> {
-        let _ = out;
-        todo!()
+        out.clear();
+        let (to, datagram) = self.transmits.pop_front()?;
+        out.extend_from_slice(&datagram);
+        Some(to)
     }
 
     /// Runs the timers due by `now_us`: idle sessions and expired keys closed (reported by
     /// [`Server::poll_event`]), pending handshakes expired, rate limits refilled.
     pub fn handle_timeout(&mut self, now_us: u64) {
-        let _ = now_us;
-        todo!()
+        match self.next_timer_us {
+            Some(t) if t <= now_us => {}
+            _ => return,
+        }
+        let limits = self.config.limits.clone();
+        let idle = self.config.idle_timeout_us;
+        let mut gone = Vec::new();
+        let mut next: Option<u64> = None;
+        let mut at = |t: u64| next = Some(next.map_or(t, |n: u64| n.min(t)));
+        for (&id, s) in self.sessions.iter_mut() {
+            if !s.established {
+                let deadline = s.created_us.saturating_add(limits.handshake_timeout_us);
+                if now_us >= deadline {
+                    gone.push((id, false));
+                } else {
+                    at(deadline);
+                }
+                continue;
+            }
+            let idle_at = s.last_received_us.saturating_add(idle);
+            let expire_at = s.current.created_us.saturating_add(limits.reject_after_us);
+            if now_us >= idle_at || now_us >= expire_at {
+                gone.push((id, true));
+                continue;
+            }
+            at(idle_at);
+            at(expire_at);
+            if let Some(p) = &s.previous {
+                let t = p.created_us.saturating_add(limits.reject_after_us);
+                if now_us >= t {
+                    s.previous = None;
+                } else {
+                    at(t);
+                }
+            }
+            if let Some(n) = &s.next {
+                let t = n.created_us.saturating_add(limits.handshake_timeout_us);
+                if now_us >= t {
+                    s.next = None;
+                } else {
+                    at(t);
+                }
+            }
+        }
+        self.next_timer_us = next;
+        for (id, report) in gone {
+            self.remove(id);
+            if report {
+                if self.events.len() >= MAX_QUEUED_EVENTS {
+                    self.events.pop_front();
+                }
+                self.events.push_back(ServerEvent::Closed { id });
+            }
+        }
+        let sessions = &self.sessions;
+        self.pending_order
+            .retain(|id| sessions.get(id).is_some_and(|s| !s.established));
     }
 
     /// When [`Server::handle_timeout`] is next needed, in microseconds.
     pub fn poll_timeout(&self) -> Option<u64> {
-        todo!()
+        self.next_timer_us
     }
 
     /// The next session event, if any.
     pub fn poll_event(&mut self) -> Option<ServerEvent> {
-        todo!()
+        self.events.pop_front()
     }
 
     /// Forgets a session at once (the application closed it); later datagrams for it are
     /// dropped as [`DropReason::UnknownSession`].
     pub fn close(&mut self, id: SessionId) {
-        let _ = id;
-        todo!()
+        self.remove(id);
     }
 
     /// The greeting of session `id`'s client handshake (empty once taken, or if none).
     pub fn take_greeting(&mut self, id: SessionId) -> Vec<u8> {
-        let _ = id;
-        todo!()
+        self.sessions
+            .get_mut(&id)
+            .map(|s| std::mem::take(&mut s.greeting))
+            .unwrap_or_default()
     }
 
     /// What the server knows of session `id`.
     pub fn session(&self, id: SessionId) -> Option<SessionInfo> {
-        let _ = id;
-        todo!()
+        let s = self.sessions.get(&id).filter(|s| s.established)?;
+        Some(SessionInfo {
+            peer: s.peer,
+            addr: s.addr,
+            last_received_us: s.last_received_us,
+            sealed: s.sealed,
+            opened: s.opened,
+            rekeys: s.rekeys,
+            roams: s.roams,
+        })
     }
 
     /// Established sessions now.
     pub fn session_count(&self) -> usize {
-        todo!()
+        self.established
+    }
+
+    /// Pending sessions now (answered, not yet confirmed by the client).
+    pub fn pending_count(&self) -> usize {
+        self.pending
+    }
+
+    /// Ids of the established sessions now (in no particular order).
+    pub fn session_ids(&self) -> Vec<SessionId> {
+        self.sessions
+            .iter()
+            .filter(|(_, s)| s.established)
+            .map(|(&id, _)| id)
+            .collect()
     }
 
     /// Counters.
     pub fn stats(&self) -> SecureStats {
-        todo!()
+        let mut s = self.stats.clone();
+        s.sessions = self.established as u64;
+        s
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+}
+
+/// The drop reason of a refused prefix.
+pub(crate) fn prefix_reason(e: PrefixError) -> DropReason {
+    match e {
+        PrefixError::Truncated => DropReason::Truncated,
+        PrefixError::NotSprout => DropReason::NotSprout,
+        PrefixError::OldVersion => DropReason::OldVersion,
+        PrefixError::UnknownVersion => DropReason::UnknownVersion,
+        PrefixError::UnknownType => DropReason::Malformed,
     }
 }

@@ -90,10 +90,7 @@ impl DropReason {
     }
 
     fn index(self) -> usize {
-        DropReason::ALL
-            .iter()
-            .position(|&r| r == self)
-            .unwrap_or(0)
+        DropReason::ALL.iter().position(|&r| r == self).unwrap_or(0)
     }
 }
 
