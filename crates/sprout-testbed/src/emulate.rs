@@ -16,6 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use sprout_emu::{Emulator, EmulatorConfig};
 use sprout_link::{LinkConfig, MmLog, QueueConfig, Trace};
+use sprout_secure::{PrivateKey, PublicKey};
 
 use crate::emulate_report;
 use crate::eval::{self, ResultRow, RunLabel, Scheme};
@@ -154,16 +155,39 @@ fn link_config(scheme: Scheme) -> LinkConfig {
     cfg
 }
 
-/// The server and client command lines of a scheme, given the server's address.
-fn peer_commands(exe: &Path, scheme: Scheme, server: &str, seconds: f64) -> (Command, Command) {
+/// The server's keys for a Sprout run: a fresh private key written to `path` (mode 0600) and
+/// its public key, which the client is given. The server accepts any client key (the client
+/// makes an ephemeral one): every datagram is still sealed, as in a real deployment.
+fn server_key(path: &Path) -> Result<PublicKey> {
+    if path.exists() {
+        fs::remove_file(path).with_context(|| format!("removing the old {}", path.display()))?;
+    }
+    let key = PrivateKey::generate();
+    key.write_file(path)?;
+    Ok(key.public_key())
+}
+
+/// The server and client command lines of a scheme, given the server's address and, for
+/// Sprout, the server's key file and public key.
+fn peer_commands(
+    exe: &Path,
+    scheme: Scheme,
+    server: &str,
+    seconds: f64,
+    keys: Option<(&Path, PublicKey)>,
+) -> (Command, Command) {
     let secs = format!("{seconds}");
     let mut srv = Command::new(exe);
     let mut cli = Command::new(exe);
     match scheme {
         Scheme::Sprout | Scheme::SproutEwma => {
             srv.args(["server", "--once", "--json", "--listen", server]);
+            cli.args(["client"]);
+            if let Some((key_file, public)) = keys {
+                srv.arg("--key").arg(key_file).arg("--allow-any-client");
+                cli.args(["--server-key", &public.to_base64()]);
+            }
             cli.args([
-                "client",
                 "--json",
                 "--direction",
                 "both",
@@ -239,7 +263,15 @@ fn run_emulated(
     .context("starting the link emulator")?;
     let server_addr = format!("{}:{PORT}", emu.outside_addr());
     let seconds = opts.duration_us as f64 / 1e6;
-    let (mut srv_cmd, mut cli_cmd) = peer_commands(&opts.sprout_exe, scheme, &server_addr, seconds);
+    let key_file = PathBuf::from(format!("{base}.server.key"));
+    let public = if scheme.is_sprout() {
+        Some(server_key(&key_file)?)
+    } else {
+        None
+    };
+    let keys = public.map(|p| (key_file.as_path(), p));
+    let (mut srv_cmd, mut cli_cmd) =
+        peer_commands(&opts.sprout_exe, scheme, &server_addr, seconds, keys);
     redirect(&mut srv_cmd, &format!("{base}.server"))?;
     redirect(&mut cli_cmd, &format!("{base}.client"))?;
     let mut server = srv_cmd
