@@ -187,14 +187,8 @@ fn peer_commands(
                 srv.arg("--key").arg(key_file).arg("--allow-any-client");
                 cli.args(["--server-key", &public.to_base64()]);
             }
-            cli.args([
-                "--json",
-                "--direction",
-                "both",
-                "--connect",
-                server,
-            ])
-            .args(["--duration", &secs, "--scheme", scheme.key()]);
+            cli.args(["--json", "--direction", "both", "--connect", server])
+                .args(["--duration", &secs, "--scheme", scheme.key()]);
         }
         _ => {
             let cc = match scheme {
