@@ -471,10 +471,12 @@ impl Server {
             self.pending = self.pending.saturating_sub(1);
             self.established += 1;
             self.stats.handshakes += 1;
-            let deadline = s
-                .current
-                .created_us
-                .saturating_add(self.config.idle_timeout_us);
+            // Idle, or keys too old: whichever comes first.
+            let deadline = s.current.created_us.saturating_add(
+                self.config
+                    .idle_timeout_us
+                    .min(self.config.limits.reject_after_us),
+            );
             let addr = s.addr;
             let peer = s.peer;
             self.timer_at(deadline);
