@@ -449,7 +449,9 @@ fn a_replayed_handshake_does_not_change_the_session() {
     assert_eq!((server.session_count(), server.pending_count()), (0, 1));
     let deadline = 20 + Limits::default().handshake_timeout_us;
     for _ in 0..10 {
-        let t = server.poll_timeout().expect("a timer while a session is pending");
+        let t = server
+            .poll_timeout()
+            .expect("a timer while a session is pending");
         assert!(t <= deadline);
         server.handle_timeout(t);
         if server.pending_count() == 0 {
