@@ -28,7 +28,8 @@ pub struct ReceiverStats {
     pub skipped_observations: u64,
     /// Datagrams that arrived after being written off (reordered by more than 10 ms).
     pub late: u64,
-    /// Datagrams seen twice.
+    /// Datagrams seen twice, or covering bytes of a datagram already counted (not counted
+    /// again in received-or-lost).
     pub duplicates: u64,
 }
 
@@ -118,7 +119,21 @@ impl Receiver {
             self.stats.late = self.stats.late.saturating_add(1);
             return;
         }
-        if self.recent.contains_key(&seq) {
+        // The peer's datagrams tile its byte stream: one that covers bytes already counted is
+        // a duplicate (or a forgery) and adds nothing to received-or-lost. Counting it would
+        // let the count run ahead of what the peer sent, and the peer drops feedback that
+        // does. Found in O(log n) from the neighbours by sequence number.
+        let overlaps_below = self
+            .recent
+            .range(..=seq)
+            .next_back()
+            .is_some_and(|(&s, &l)| s.saturating_add(l) > seq);
+        let overlaps_above = self
+            .recent
+            .range(seq..)
+            .next()
+            .is_some_and(|(&s, _)| s < end);
+        if overlaps_below || overlaps_above {
             self.stats.duplicates = self.stats.duplicates.saturating_add(1);
             return;
         }
@@ -315,5 +330,37 @@ mod tests {
         }
         assert!(r.recent.len() <= MAX_TRACKED);
         assert_eq!(r.received_or_lost(), (MAX_TRACKED as u64 + 100) * 10);
+    }
+
+    #[test]
+    fn duplicates_are_found_anywhere_in_the_window() {
+        let mut r = Receiver::new(&Config::default());
+        for i in 0..1000u64 {
+            r.on_datagram(0, &header(i * 100, 0, 0), 100);
+        }
+        assert_eq!(r.received_or_lost(), 100_000);
+        // A repeat of the very first one, 1000 datagrams back (the old scan saw only 64).
+        r.on_datagram(0, &header(0, 0, 0), 100);
+        // One that starts inside a counted datagram, and one that runs into the next.
+        r.on_datagram(0, &header(150, 0, 0), 10);
+        r.on_datagram(0, &header(99_950, 0, 0), 100);
+        assert_eq!(r.stats().duplicates, 3);
+        assert_eq!(r.received_or_lost(), 100_000, "nothing counted twice");
+        assert_eq!(r.tracked(), 1000);
+        // A throwaway number writes off what lies below it, in order.
+        r.on_datagram(0, &header(100_000, 50_000, 0), 100);
+        assert_eq!(r.tracked(), 501);
+        assert_eq!(r.received_or_lost(), 100_100);
+    }
+
+    #[test]
+    fn numbers_near_the_top_do_not_overflow() {
+        let mut r = Receiver::new(&Config::default());
+        r.on_datagram(0, &header(u64::MAX - 10, u64::MAX - 10, u32::MAX), 1500);
+        r.on_datagram(1, &header(u64::MAX, u64::MAX, 0), 1500);
+        assert_eq!(r.received_or_lost(), u64::MAX);
+        assert_eq!(r.accounted(), u64::MAX);
+        r.on_timeout(100_000);
+        assert!(r.feedback().is_some());
     }
 }
