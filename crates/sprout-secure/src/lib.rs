@@ -26,6 +26,46 @@
 //! | [`server`] | [`Server`]: many sessions on one socket |
 //! | [`client`] | [`Client`]: one session to a server |
 //! | [`stats`] | [`SecureStats`], [`DropReason`] |
+//!
+//! A session in memory (the runtime does the same with a socket in between):
+//!
+//! ```
+//! use sprout_secure::*;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let client_key = PrivateKey::generate();
+//! let allowed = AllowedClients::Keys([client_key.public_key()].into_iter().collect());
+//! let mut server = Server::new(ServerConfig::new(PrivateKey::generate(), allowed));
+//! let config = ClientConfig {
+//!     private_key: client_key,
+//!     server_key: server.public_key(),
+//!     limits: Limits::default(),
+//! };
+//! let mut client = Client::new(config, 0, b"greeting")?;
+//! let from: std::net::SocketAddr = "192.0.2.1:4000".parse()?;
+//! let (mut wire, mut plain) = (Vec::new(), Vec::new());
+//! // Initiation, response, keepalive.
+//! assert!(client.poll_transmit(0, &mut wire));
+//! assert_eq!(server.handle(0, from, &wire, &mut plain), ServerReceived::Control);
+//! assert_eq!(server.poll_transmit(&mut wire), Some(from));
+//! assert_eq!(client.handle(0, &wire, &mut plain), ClientReceived::Established);
+//! assert!(client.poll_transmit(0, &mut wire));
+//! let ServerReceived::NewSession { id, .. } = server.handle(0, from, &wire, &mut plain) else {
+//!     panic!("no session")
+//! };
+//! assert_eq!(server.take_greeting(id), b"greeting");
+//! // Core datagrams, sealed and opened.
+//! client.seal(1, b"core datagram", &mut wire)?;
+//! assert_eq!(wire.len(), 13 + OVERHEAD_BYTES);
+//! assert_eq!(server.handle(1, from, &wire, &mut plain), ServerReceived::Data { id });
+//! assert_eq!(plain, b"core datagram");
+//! // The same datagram again is a replay.
+//! assert_eq!(
+//!     server.handle(1, from, &wire, &mut plain),
+//!     ServerReceived::Dropped(DropReason::Replayed)
+//! );
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod client;
 pub mod handshake;

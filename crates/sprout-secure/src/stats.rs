@@ -7,7 +7,8 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DropReason {
-    /// Shorter than its type's fixed layout, or cut inside the AEAD tag.
+    /// Shorter than its type's fixed layout (for data: than the header and the tag). A data
+    /// message cut at any longer length fails its tag and counts as [`DropReason::Forged`].
     Truncated,
     /// Not a Sprout datagram (first byte is not 0x53).
     NotSprout,
