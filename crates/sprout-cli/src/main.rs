@@ -16,6 +16,7 @@ use sprout_testbed::overrides;
 use sprout_testbed::sim::{self, DirectionOverride, Load, Logs, SimConfig};
 
 mod forecast_cmd;
+mod keygen_cmd;
 mod link_cmd;
 mod net_cmd;
 mod tcp_cmd;
@@ -37,10 +38,14 @@ enum Command {
     Sim(SimArgs),
     /// Run every link pair and scheme, write results.csv/json, report.md and SVG charts.
     Eval(EvalArgs),
-    /// Run a Sprout server: accepts one client and runs the transfer it asks for.
+    /// Run a Sprout server: serves many clients at once on one UDP socket, every datagram
+    /// encrypted and authenticated, each session running the transfer its client asks for.
     Server(net_cmd::ServerArgs),
-    /// Run a Sprout client: connects to a server, runs a saturating or paced transfer.
+    /// Run a Sprout client: a secure session with a server, a saturating or paced transfer.
     Client(net_cmd::ClientArgs),
+    /// Make a key for secure sessions: `--out FILE` writes a new private key (mode 0600) and
+    /// prints its public key; `--public FILE` prints an existing key's public key.
+    Keygen(keygen_cmd::KeygenArgs),
     /// The trace-driven link emulator: run a command in a "mobile" network namespace behind
     /// an emulated cellular link (like `mm-delay 20 mm-link UP DOWN -- cmd`).
     Link(link_cmd::LinkArgs),
@@ -400,6 +405,7 @@ fn main() {
         Command::Eval(a) => cmd_eval(a),
         Command::Server(a) => net_cmd::server(a),
         Command::Client(a) => net_cmd::client(a),
+        Command::Keygen(a) => keygen_cmd::run(a),
         Command::Link(a) => link_cmd::run(a),
         Command::Tcp(a) => tcp_cmd::run(a),
         Command::Forecast(a) => forecast_cmd::run(a),

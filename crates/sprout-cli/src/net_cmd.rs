@@ -1,15 +1,19 @@
-//! `sprout server` and `sprout client`: Sprout over real UDP, a saturating (bulk) or paced
-//! transfer in one or both directions, with a line per second and a summary.
+//! `sprout server` and `sprout client`: Sprout over real UDP, every datagram sealed by the
+//! security layer, a saturating (bulk) or paced transfer in one or both directions, with a line
+//! per second and a summary.
 //!
 //! The client greets the server with a HELLO (direction, mode, rate, duration, scheme,
-//! confidence; see [`sprout_net::message`]), sent outside the window until the server answers,
-//! so that the server builds its connection with the same scheme; the server answers ACCEPT and
+//! confidence; see [`sprout_net::message`]) carried inside its encrypted handshake, so that the
+//! server builds the session's connection with the same scheme; the server answers ACCEPT and
 //! both sides send timestamped DATA messages (CLOCK_REALTIME, so one-way delays are exact when
-//! both ends share a clock) for the duration, then BYE with their totals.
+//! both ends share a clock) for the duration, then BYE with their totals. One server serves
+//! many clients at once, each session on its own thread, on one UDP socket.
 
+use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -18,7 +22,11 @@ use serde::Serialize;
 use sprout_net::message::{
     self, Bye, Data, Direction, Hello, Message, Mode, Scheme, DATA_HEADER_BYTES,
 };
-use sprout_net::{realtime_us, Endpoint, EndpointStats};
+use sprout_net::secure::{
+    read_allowed_keys, AllowedClients, ClientConfig, Limits, PrivateKey, PublicKey, SecureStats,
+    ServerConfig,
+};
+use sprout_net::{realtime_us, Endpoint, EndpointStats, Server, ServerOptions, Session};
 
 /// A session ends when nothing has come from the peer for this long.
 const SILENCE: Duration = Duration::from_secs(5);
@@ -35,14 +43,40 @@ const BYE_COPIES: usize = 3;
 
 /// `sprout server` arguments.
 #[derive(clap::Args)]
+#[command(group(
+    clap::ArgGroup::new("clients")
+        .required(true)
+        .args(["allowed_clients", "allow_any_client"])
+))]
 pub struct ServerArgs {
     /// Address and port to listen on (IPv4 or IPv6, or a host name).
     #[arg(long, default_value = "0.0.0.0:9100")]
     listen: String,
-    /// Exit after one session instead of waiting for the next client.
+    /// The server's private key file (from `sprout keygen --out FILE`) [default: a new
+    /// ephemeral key for this run; its public key, which clients need for --server-key, is
+    /// printed at startup either way].
+    #[arg(long, value_name = "FILE")]
+    key: Option<PathBuf>,
+    /// File of the client public keys allowed to open sessions: one base64 key per line, `#`
+    /// starts a comment. Exactly one of --allowed-clients and --allow-any-client is required.
+    #[arg(long, value_name = "FILE")]
+    allowed_clients: Option<PathBuf>,
+    /// Accept any client key (an open test server; every session is still encrypted and
+    /// authenticated).
+    #[arg(long)]
+    allow_any_client: bool,
+    /// Most sessions at once; handshakes beyond are refused.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    max_sessions: usize,
+    /// A session with no authenticated datagram from its client for this long is closed, in
+    /// seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    idle_timeout: f64,
+    /// Exit after the first session ends instead of serving clients until killed.
     #[arg(long)]
     once: bool,
-    /// JSON lines (one object per second, then `"type":"summary"`) instead of text.
+    /// JSON lines (one object per session per second, then `"type":"summary"` per session,
+    /// each with a `session` field) instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -97,6 +131,14 @@ pub struct ClientArgs {
     /// Local address to send from [default: any address, a port chosen by the system].
     #[arg(long)]
     bind: Option<String>,
+    /// The server's public key: base64 (as `sprout server` prints it at startup), or a file
+    /// holding it.
+    #[arg(long, value_name = "BASE64|FILE")]
+    server_key: String,
+    /// This client's private key file (from `sprout keygen --out FILE`) [default: a new
+    /// ephemeral key, which only a server started with --allow-any-client accepts].
+    #[arg(long, value_name = "FILE")]
+    key: Option<PathBuf>,
     /// JSON lines (one object per second, then `"type":"summary"`) instead of text.
     #[arg(long)]
     json: bool,
@@ -110,10 +152,68 @@ fn resolve(addr: &str) -> Result<SocketAddr> {
         .with_context(|| format!("address {addr:?} resolves to nothing"))
 }
 
+/// What `run_session` needs of a client endpoint or a server's session.
+trait Peer: Send + Sync + 'static {
+    fn send(&self, d: Vec<u8>);
+    fn set_bulk(&self, bulk: bool);
+    fn set_bulk_writer(&self, write: Box<dyn FnMut(&mut [u8]) + Send>);
+    fn max_payload(&self) -> usize;
+    fn recv_timeout(&self, t: Duration) -> Option<Vec<u8>>;
+    fn wait_writable(&self, threshold: usize, t: Duration) -> bool;
+    fn stats(&self) -> EndpointStats;
+}
+
+impl Peer for Endpoint {
+    fn send(&self, d: Vec<u8>) {
+        Endpoint::send(self, d)
+    }
+    fn set_bulk(&self, bulk: bool) {
+        Endpoint::set_bulk(self, bulk)
+    }
+    fn set_bulk_writer(&self, write: Box<dyn FnMut(&mut [u8]) + Send>) {
+        Endpoint::set_bulk_writer(self, write)
+    }
+    fn max_payload(&self) -> usize {
+        Endpoint::max_payload(self)
+    }
+    fn recv_timeout(&self, t: Duration) -> Option<Vec<u8>> {
+        Endpoint::recv_timeout(self, t)
+    }
+    fn wait_writable(&self, threshold: usize, t: Duration) -> bool {
+        Endpoint::wait_writable(self, threshold, t)
+    }
+    fn stats(&self) -> EndpointStats {
+        Endpoint::stats(self)
+    }
+}
+
+impl Peer for Session {
+    fn send(&self, d: Vec<u8>) {
+        Session::send(self, d)
+    }
+    fn set_bulk(&self, bulk: bool) {
+        Session::set_bulk(self, bulk)
+    }
+    fn set_bulk_writer(&self, write: Box<dyn FnMut(&mut [u8]) + Send>) {
+        Session::set_bulk_writer(self, write)
+    }
+    fn max_payload(&self) -> usize {
+        Session::max_payload(self)
+    }
+    fn recv_timeout(&self, t: Duration) -> Option<Vec<u8>> {
+        Session::recv_timeout(self, t)
+    }
+    fn wait_writable(&self, threshold: usize, t: Duration) -> bool {
+        Session::wait_writable(self, threshold, t)
+    }
+    fn stats(&self) -> EndpointStats {
+        Session::stats(self)
+    }
+}
+
 /// What the receiving thread has seen.
 #[derive(Default)]
 struct Inbox {
-    hello: Option<Hello>,
     accepted: bool,
     bye: Option<Bye>,
     /// One-way delays of DATA received this second, ms.
@@ -132,8 +232,8 @@ struct Listener {
 }
 
 impl Listener {
-    /// Starts reading `ep`; a server (`accept_hellos`) answers every HELLO of its session.
-    fn start(ep: Arc<Endpoint>, accept_hellos: bool) -> Listener {
+    /// Starts reading `ep`.
+    fn start(ep: Arc<dyn Peer>) -> Listener {
         let inbox = Arc::new(Mutex::new(Inbox::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let (inbox2, stop2) = (inbox.clone(), stop.clone());
@@ -153,12 +253,8 @@ impl Listener {
                         ib.accepted = true;
                     }
                     Ok(Message::Filler) => {}
-                    Ok(Message::Hello(h)) => {
-                        let first = ib.hello.get_or_insert(h);
-                        if accept_hellos && first.session == h.session {
-                            ep.send(message::encode_accept(h.session));
-                        }
-                    }
+                    // The HELLO travels in the handshake; one sent as data is ignored.
+                    Ok(Message::Hello(_)) => {}
                     Ok(Message::Accept(_)) => ib.accepted = true,
                     Ok(Message::Bye(b)) => ib.bye = Some(b),
                     Err(_) => ib.bad_messages += 1,
@@ -194,13 +290,13 @@ struct DataSender {
 }
 
 impl DataSender {
-    fn start(ep: &Arc<Endpoint>, hello: &Hello) -> DataSender {
+    fn start(ep: &Arc<dyn Peer>, hello: &Hello) -> DataSender {
         let sent = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = match hello.mode {
             Mode::Bulk => {
                 let counter = sent.clone();
-                ep.set_bulk_writer(move |buf| {
+                ep.set_bulk_writer(Box::new(move |buf: &mut [u8]| {
                     let seq = counter.load(Ordering::Relaxed);
                     let m = Data {
                         seq,
@@ -209,7 +305,7 @@ impl DataSender {
                     if m.write(buf) {
                         counter.store(seq + 1, Ordering::Relaxed);
                     }
-                });
+                }));
                 None
             }
             Mode::Paced => {
@@ -251,7 +347,7 @@ impl DataSender {
     }
 
     /// Stops sending; returns the DATA messages sent.
-    fn stop(mut self, ep: &Endpoint) -> u64 {
+    fn stop(mut self, ep: &dyn Peer) -> u64 {
         ep.set_bulk(false);
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
@@ -267,6 +363,12 @@ struct Tick {
     #[serde(rename = "type")]
     kind: &'static str,
     role: &'static str,
+    /// The server's id of the session, 8 hex digits (server lines only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    /// The client's address (server lines only; it follows a roaming client).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peer: Option<SocketAddr>,
     /// Seconds since the session started.
     elapsed_s: f64,
     /// Application data sent in the last second, kbit/s.
@@ -297,8 +399,12 @@ struct Tick {
     owd_p50_ms: Option<f64>,
     /// 95th percentile one-way delay of those, ms.
     owd_p95_ms: Option<f64>,
+    /// Authenticated datagrams the protocol core refused so far.
     malformed: u64,
-    bad_peers: u64,
+    /// Datagrams the security layer dropped so far (forged, replayed, wrong key, ...): the
+    /// client's own; on the server, the whole server's (unauthenticated datagrams belong to no
+    /// session).
+    dropped: u64,
 }
 
 /// The end of a session.
@@ -307,6 +413,12 @@ struct Summary {
     #[serde(rename = "type")]
     kind: &'static str,
     role: &'static str,
+    /// The server's id of the session, 8 hex digits (server summaries only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    /// The client's public key (server summaries only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peer_key: Option<String>,
     peer: Option<SocketAddr>,
     scheme: &'static str,
     confidence: f64,
@@ -319,7 +431,8 @@ struct Summary {
     /// Length of the session, s.
     elapsed_s: f64,
     /// Why it ended: "bye" (the peer's BYE came), "duration" (the duration and the grace for
-    /// the peer's BYE ran out) or "silence" (nothing from the peer for 5 s).
+    /// the peer's BYE ran out), "silence" (nothing from the peer for 5 s) or "closed" (the
+    /// server closed the session: idle timeout, or the server stopped).
     end: &'static str,
     sent_bytes: u64,
     received_bytes: u64,
@@ -337,8 +450,14 @@ struct Summary {
     datagrams_sent: u64,
     datagrams_received: u64,
     heartbeats_sent: u64,
+    /// Authenticated datagrams the protocol core refused.
     malformed: u64,
-    bad_peers: u64,
+    /// Datagrams the security layer dropped (as in the ticks).
+    dropped: u64,
+    /// Those drops by reason (only reasons that occurred).
+    drops: BTreeMap<&'static str, u64>,
+    /// Times the client's address changed during the session (server summaries; roaming).
+    roams: u64,
     bad_messages: u64,
     send_errors: u64,
 }
@@ -367,10 +486,12 @@ fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.1}"))
 }
 
-fn print_header(json: bool) {
+/// The column titles of the text lines; a server's lines start with the session.
+fn print_header(json: bool, server: bool) {
     if !json {
         println!(
-            "{:>6} {:>12} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "{}{:>6} {:>12} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            if server { "session  " } else { "" },
             "time s",
             "sent kbit/s",
             "recv kbit/s",
@@ -379,7 +500,7 @@ fn print_header(json: bool) {
             "owd p50",
             "owd p95",
             "malformed",
-            "bad peer"
+            "dropped"
         );
     }
 }
@@ -392,8 +513,13 @@ impl Tick {
                 serde_json::to_string(self).expect("a tick serializes")
             );
         } else {
+            let prefix = self
+                .session
+                .as_ref()
+                .map(|s| format!("{s} "))
+                .unwrap_or_default();
             println!(
-                "{:>6.1} {:>12.1} {:>12.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                "{prefix}{:>6.1} {:>12.1} {:>12.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
                 self.elapsed_s,
                 self.sent_kbps,
                 self.received_kbps,
@@ -402,7 +528,7 @@ impl Tick {
                 opt(self.owd_p50_ms),
                 opt(self.owd_p95_ms),
                 self.malformed,
-                self.bad_peers
+                self.dropped
             );
         }
     }
@@ -418,8 +544,15 @@ impl Summary {
             return;
         }
         let peer = self.peer.map_or_else(|| "-".into(), |p| p.to_string());
-        println!(
-            "{} summary: peer {peer}, {} {} {}, confidence {}, {:.1} s (ended by {})",
+        let session = self
+            .session
+            .as_ref()
+            .map(|s| format!("session {s}, "))
+            .unwrap_or_default();
+        // One print for the whole summary, so that concurrent sessions' summaries do not
+        // interleave line by line.
+        let mut text = format!(
+            "{} summary: {session}peer {peer}, {} {} {}, confidence {}, {:.1} s (ended by {})\n",
             self.role,
             self.scheme,
             self.direction.as_str(),
@@ -431,35 +564,45 @@ impl Summary {
             self.elapsed_s,
             self.end
         );
-        println!(
-            "  sent     {:>12} bytes {:>10.1} kbit/s  {} DATA",
+        if let Some(k) = &self.peer_key {
+            text += &format!("  client key {k}\n");
+        }
+        text += &format!(
+            "  sent     {:>12} bytes {:>10.1} kbit/s  {} DATA\n",
             self.sent_bytes, self.sent_kbps, self.data_sent
         );
         let lost = self
             .peer_data_sent
             .map(|n| format!(" of {n} the peer sent"))
             .unwrap_or_default();
-        println!(
-            "  received {:>12} bytes {:>10.1} kbit/s  {} DATA{lost}",
+        text += &format!(
+            "  received {:>12} bytes {:>10.1} kbit/s  {} DATA{lost}\n",
             self.received_bytes, self.received_kbps, self.data_received
         );
-        println!(
-            "  one-way delay ms: p50 {}  p95 {}  p99 {}  mean {}",
+        text += &format!(
+            "  one-way delay ms: p50 {}  p95 {}  p99 {}  mean {}\n",
             opt(self.owd_p50_ms),
             opt(self.owd_p95_ms),
             opt(self.owd_p99_ms),
             opt(self.owd_mean_ms)
         );
-        println!(
-            "  datagrams sent {} ({} heartbeats), received {}; malformed {}, bad peers {}, bad messages {}, send errors {}",
+        let drops = if self.drops.is_empty() {
+            String::new()
+        } else {
+            let by: Vec<String> = self.drops.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            format!(" ({})", by.join(", "))
+        };
+        text += &format!(
+            "  datagrams sent {} ({} heartbeats), received {}; malformed {}, dropped {}{drops}, bad messages {}, send errors {}",
             self.datagrams_sent,
             self.heartbeats_sent,
             self.datagrams_received,
             self.malformed,
-            self.bad_peers,
+            self.dropped,
             self.bad_messages,
             self.send_errors
         );
+        println!("{text}");
     }
 }
 
@@ -476,11 +619,16 @@ struct Plan {
     /// How long past the duration to wait for the peer's BYE.
     grace: Duration,
     json: bool,
+    /// A server's session: its id (8 hex digits) and client key, for the lines.
+    session: Option<(String, String)>,
+    /// Where the security layer's drop counters come from: a client's endpoint has its own;
+    /// a server's session reads the server's.
+    drops: Arc<dyn Fn() -> SecureStats + Send + Sync>,
 }
 
 /// Runs the data phase of a session on `ep` (after the handshake) and prints its lines and
 /// summary. Returns the summary.
-fn run_session(ep: &Arc<Endpoint>, listener: &Listener, plan: &Plan) -> Summary {
+fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) -> Summary {
     let h = &plan.hello;
     let duration = Duration::from_millis(h.duration_ms as u64);
     let start = Instant::now();
@@ -492,17 +640,19 @@ fn run_session(ep: &Arc<Endpoint>, listener: &Listener, plan: &Plan) -> Summary 
     let mut bye_sent = false;
     let mut last = base.clone();
     let mut next_tick = 1u32;
-    print_header(plan.json);
+    if plan.session.is_none() {
+        print_header(plan.json, false);
+    }
     let end = loop {
         thread::sleep(Duration::from_millis(20));
         let elapsed = start.elapsed();
         let s = ep.stats();
         if elapsed >= duration && !bye_sent {
             if let Some(snd) = sender.take() {
-                data_sent = snd.stop(ep);
+                data_sent = snd.stop(ep.as_ref());
             }
             send_bye(
-                ep,
+                ep.as_ref(),
                 h.session,
                 data_sent,
                 s.app_bytes_sent - base.app_bytes_sent,
@@ -514,6 +664,9 @@ fn run_session(ep: &Arc<Endpoint>, listener: &Listener, plan: &Plan) -> Summary 
             print_tick(plan, elapsed, &base, &last, &s, sorted(delays));
             last = s.clone();
             next_tick += 1;
+        }
+        if !s.running {
+            break "closed";
         }
         let silent = s
             .since_last_received_s
@@ -538,11 +691,11 @@ fn run_session(ep: &Arc<Endpoint>, listener: &Listener, plan: &Plan) -> Summary 
     let elapsed = start.elapsed();
     if !bye_sent {
         if let Some(snd) = sender.take() {
-            data_sent = snd.stop(ep);
+            data_sent = snd.stop(ep.as_ref());
         }
         let s = ep.stats();
         send_bye(
-            ep,
+            ep.as_ref(),
             h.session,
             data_sent,
             s.app_bytes_sent - base.app_bytes_sent,
@@ -556,10 +709,13 @@ fn run_session(ep: &Arc<Endpoint>, listener: &Listener, plan: &Plan) -> Summary 
     let secs = elapsed.min(duration).as_secs_f64().max(1e-3);
     let sent_bytes = s.app_bytes_sent - base.app_bytes_sent;
     let received_bytes = s.app_bytes_received - base.app_bytes_received;
+    let secure = (plan.drops)();
     let summary = Summary {
         kind: "summary",
         role: plan.role,
-        peer: ep.peer_addr(),
+        session: plan.session.as_ref().map(|(id, _)| id.clone()),
+        peer_key: plan.session.as_ref().map(|(_, k)| k.clone()),
+        peer: s.peer_addr,
         scheme: h.scheme.as_str(),
         confidence: h.confidence,
         direction: h.direction,
@@ -584,7 +740,9 @@ fn run_session(ep: &Arc<Endpoint>, listener: &Listener, plan: &Plan) -> Summary 
         datagrams_received: s.datagrams_received,
         heartbeats_sent: s.heartbeats_sent,
         malformed: s.malformed,
-        bad_peers: s.bad_peers,
+        dropped: secure.dropped_total(),
+        drops: secure.drops_by_name().into_iter().collect(),
+        roams: s.roams,
         bad_messages: ib.bad_messages,
         send_errors: s.send_errors,
     };
@@ -596,7 +754,7 @@ fn start_plus(secs: u32) -> Duration {
     Duration::from_secs(secs as u64)
 }
 
-fn send_bye(ep: &Endpoint, session: u64, data_sent: u64, app_bytes_sent: u64) {
+fn send_bye(ep: &dyn Peer, session: u64, data_sent: u64, app_bytes_sent: u64) {
     let bye = Bye {
         session,
         data_sent,
@@ -619,6 +777,8 @@ fn print_tick(
     Tick {
         kind: "tick",
         role: plan.role,
+        session: plan.session.as_ref().map(|(id, _)| id.clone()),
+        peer: plan.session.as_ref().and(s.peer_addr),
         elapsed_s: (elapsed.as_secs_f64() * 10.0).round() / 10.0,
         sent_kbps: round(
             (s.app_bytes_sent - last.app_bytes_sent) as f64 * 8.0 / 1000.0 / dt,
@@ -640,62 +800,162 @@ fn print_tick(
         owd_p50_ms: quantile(&delays, 0.5).map(|x| round(x, 3)),
         owd_p95_ms: quantile(&delays, 0.95).map(|x| round(x, 3)),
         malformed: s.malformed,
-        bad_peers: s.bad_peers,
+        dropped: (plan.drops)().dropped_total(),
     }
     .print(plan.json);
+}
+
+/// The server's private key: read from `path`, or a new ephemeral one.
+fn server_private_key(path: Option<&PathBuf>) -> Result<PrivateKey> {
+    match path {
+        Some(p) => PrivateKey::read_file(p).map_err(|e| anyhow::anyhow!("--key: {e}")),
+        None => Ok(PrivateKey::generate()),
+    }
+}
+
+/// The security layer's drop counters by name, "reason count, ...".
+fn drops_text(s: &SecureStats) -> String {
+    let by: Vec<String> = s
+        .drops_by_name()
+        .into_iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    by.join(", ")
 }
 
 /// Runs `sprout server`.
 pub fn server(a: ServerArgs) -> Result<()> {
     let listen = resolve(&a.listen)?;
-    let mut announced = false;
-    loop {
-        let ep = Endpoint::accept(listen, |_, payload| match Message::decode(payload) {
+    if a.max_sessions == 0 {
+        bail!("--max-sessions must be at least 1");
+    }
+    if !(a.idle_timeout.is_finite() && a.idle_timeout > 0.0 && a.idle_timeout <= 86_400.0) {
+        bail!(
+            "--idle-timeout must be a positive number of seconds (at most a day), got {}",
+            a.idle_timeout
+        );
+    }
+    let key = server_private_key(a.key.as_ref())?;
+    let allowed = match (&a.allowed_clients, a.allow_any_client) {
+        (Some(path), false) => {
+            let keys =
+                read_allowed_keys(path).map_err(|e| anyhow::anyhow!("--allowed-clients: {e}"))?;
+            if keys.is_empty() {
+                bail!(
+                    "--allowed-clients: {} holds no key (one base64 public key per line, from `sprout keygen`)",
+                    path.display()
+                );
+            }
+            AllowedClients::Keys(keys.into_iter().collect())
+        }
+        (None, true) => AllowedClients::Any,
+        _ => bail!("give exactly one of --allowed-clients FILE and --allow-any-client"),
+    };
+    let mut options = ServerOptions::new(ServerConfig::new(key, allowed));
+    options.max_sessions = a.max_sessions;
+    options.idle_timeout = Duration::from_secs_f64(a.idle_timeout);
+    let server = Server::bind(listen, options, |_, _, greeting| {
+        match Message::decode(greeting) {
             Ok(Message::Hello(h)) => Some(h.config()),
             _ => None,
-        })
-        .with_context(|| format!("cannot listen on {listen}"))?;
-        let ep = Arc::new(ep);
-        if !announced {
-            eprintln!("sprout server listening on {}", ep.local_addr());
-            announced = true;
         }
-        let listener = Listener::start(ep.clone(), true);
-        let hello = loop {
-            if let Some(h) = listener.inbox().hello {
-                break h;
+    })
+    .with_context(|| format!("cannot listen on {listen}"))?;
+    let server = Arc::new(server);
+    eprintln!(
+        "sprout server listening on {} with public key {}{}",
+        server.local_addr(),
+        server.public_key(),
+        if a.key.is_none() { " (ephemeral)" } else { "" }
+    );
+    print_header(a.json, true);
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let mut last_drops = SecureStats::default();
+    let mut next_report = Instant::now() + Duration::from_secs(1);
+    loop {
+        if let Some(session) = server.accept_timeout(Duration::from_millis(100)) {
+            let Ok(Message::Hello(hello)) = Message::decode(session.greeting()) else {
+                // The acceptor only lets HELLOs through.
+                continue;
+            };
+            let label = format!("{:08x}", session.id());
+            let peer_key = session.peer_key().to_base64();
+            eprintln!(
+                "session {label} from {} (key {peer_key}): {} {} {}, {} s",
+                session.peer_addr(),
+                hello.scheme.as_str(),
+                hello.direction.as_str(),
+                match hello.mode {
+                    Mode::Bulk => "bulk".to_string(),
+                    Mode::Paced => format!("paced {} kbit/s", hello.rate_kbps),
+                },
+                hello.duration_ms as f64 / 1000.0
+            );
+            let srv = server.clone();
+            let plan = Plan {
+                role: "server",
+                hello,
+                sends: hello.direction.server_sends(),
+                peer_sends: hello.direction.client_sends(),
+                ends_at_duration: false,
+                grace: SERVER_GRACE,
+                json: a.json,
+                session: Some((label.clone(), peer_key)),
+                drops: Arc::new(move || srv.stats().secure),
+            };
+            let done = done_tx.clone();
+            let session: Arc<Session> = Arc::new(session);
+            thread::spawn(move || {
+                let ep: Arc<dyn Peer> = session.clone();
+                for _ in 0..BYE_COPIES {
+                    ep.send(message::encode_accept(plan.hello.session));
+                }
+                let listener = Listener::start(ep.clone());
+                let summary = run_session(&ep, &listener, &plan);
+                match summary.end {
+                    "silence" => eprintln!("session {label}: the client fell silent"),
+                    "closed" => eprintln!(
+                        "session {label}: closed ({})",
+                        session.end_reason().unwrap_or_default()
+                    ),
+                    _ => {}
+                }
+                drop(listener);
+                session.close();
+                let _ = done.send(());
+            });
+        }
+        if Instant::now() >= next_report {
+            next_report += Duration::from_secs(1);
+            let s = server.stats();
+            if s.secure.dropped != last_drops.dropped {
+                eprintln!(
+                    "server: {} sessions open; dropped datagrams so far: {}",
+                    s.sessions_open,
+                    drops_text(&s.secure)
+                );
+                last_drops = s.secure;
             }
-            thread::sleep(Duration::from_millis(10));
-        };
-        eprintln!(
-            "session {:016x} from {}: {} {} {}, {} s",
-            hello.session,
-            ep.peer_addr().map_or_else(|| "?".into(), |p| p.to_string()),
-            hello.scheme.as_str(),
-            hello.direction.as_str(),
-            match hello.mode {
-                Mode::Bulk => "bulk".to_string(),
-                Mode::Paced => format!("paced {} kbit/s", hello.rate_kbps),
-            },
-            hello.duration_ms as f64 / 1000.0
-        );
-        let plan = Plan {
-            role: "server",
-            hello,
-            sends: hello.direction.server_sends(),
-            peer_sends: hello.direction.client_sends(),
-            ends_at_duration: false,
-            grace: SERVER_GRACE,
-            json: a.json,
-        };
-        let summary = run_session(&ep, &listener, &plan);
-        if summary.end == "silence" {
-            eprintln!("session {:016x}: the client fell silent", hello.session);
         }
-        drop(listener);
-        ep.close();
-        if a.once {
+        if a.once && done_rx.try_recv().is_ok() {
+            let s = server.stats();
+            eprintln!(
+                "server: {} sessions accepted, {} refused; dropped datagrams: {}",
+                s.sessions_accepted,
+                s.sessions_refused,
+                if s.secure.dropped_total() == 0 {
+                    "none".to_string()
+                } else {
+                    drops_text(&s.secure)
+                }
+            );
             return Ok(());
+        }
+        if !server.is_running() {
+            bail!(
+                "the server stopped: {}",
+                server.fatal_error().unwrap_or_default()
+            );
         }
     }
 }
@@ -725,6 +985,12 @@ pub fn client(a: ClientArgs) -> Result<()> {
     if !(DATA_HEADER_BYTES..=max_payload).contains(&payload) {
         bail!("--payload must be {DATA_HEADER_BYTES}..={max_payload} bytes, got {payload}");
     }
+    let server_key =
+        PublicKey::from_arg(&a.server_key).map_err(|e| anyhow::anyhow!("--server-key: {e}"))?;
+    let private_key = match &a.key {
+        Some(p) => PrivateKey::read_file(p).map_err(|e| anyhow::anyhow!("--key: {e}"))?,
+        None => PrivateKey::generate(),
+    };
     let remote = resolve(&a.connect)?;
     let local = match &a.bind {
         Some(b) => resolve(b)?,
@@ -752,16 +1018,32 @@ pub fn client(a: ClientArgs) -> Result<()> {
         duration_ms: (a.duration * 1000.0).round().max(1.0) as u32,
         payload_bytes: payload as u16,
     };
-    let ep = Endpoint::connect_with_greeting(local, remote, hello.config(), hello.encode())
+    let keys = ClientConfig {
+        private_key,
+        server_key,
+        limits: Limits::default(),
+    };
+    let ep = Endpoint::connect(local, remote, keys, hello.config(), &hello.encode())
         .with_context(|| format!("cannot reach {remote} from {local}"))?;
     let ep = Arc::new(ep);
-    let listener = Listener::start(ep.clone(), false);
+    let peer: Arc<dyn Peer> = ep.clone();
+    let listener = Listener::start(peer.clone());
     let wait = HANDSHAKE.min(Duration::from_secs_f64(a.duration));
     let t0 = Instant::now();
     while !listener.inbox().accepted {
+        if let Some(e) = ep.error() {
+            bail!("no session with {remote}: {e}");
+        }
         if t0.elapsed() >= wait {
+            let how = if ep.is_established() {
+                "the handshake completed but the server did not accept the session (it refuses a greeting it does not understand, and sessions beyond its limit)"
+            } else if a.key.is_none() {
+                "is `sprout server` running there and reachable over UDP, is --server-key its public key, and does it accept any client (--allow-any-client)? Without --key this client uses an ephemeral key, which a server with --allowed-clients refuses"
+            } else {
+                "is `sprout server` running there and reachable over UDP, is --server-key its public key, and is this client's public key (`sprout keygen --public FILE`) in its --allowed-clients file?"
+            };
             bail!(
-                "no answer from {remote} within {:.1} s: is `sprout server` running there and reachable over UDP?",
+                "no answer from {remote} within {:.1} s: {how}",
                 wait.as_secs_f64()
             );
         }
@@ -776,6 +1058,7 @@ pub fn client(a: ClientArgs) -> Result<()> {
             a.duration
         );
     }
+    let stats_ep = ep.clone();
     let plan = Plan {
         role: "client",
         hello,
@@ -784,9 +1067,12 @@ pub fn client(a: ClientArgs) -> Result<()> {
         ends_at_duration: true,
         grace: CLIENT_GRACE,
         json: a.json,
+        session: None,
+        drops: Arc::new(move || stats_ep.stats().secure.unwrap_or_default()),
     };
-    let summary = run_session(&ep, &listener, &plan);
+    let summary = run_session(&peer, &listener, &plan);
     drop(listener);
+    drop(plan);
     ep.close();
     if summary.end == "silence" {
         bail!(

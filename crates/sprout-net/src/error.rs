@@ -1,8 +1,9 @@
 //! Errors of the UDP runtime.
 
+use sprout_secure::SecureError;
 use thiserror::Error;
 
-/// Why an endpoint could not be set up.
+/// Why an endpoint or a server could not be set up, or a client's session could not start.
 #[derive(Debug, Error)]
 pub enum NetError {
     /// The socket, poller or driver thread could not be created.
@@ -16,6 +17,12 @@ pub enum NetError {
     /// The Sprout configuration is invalid.
     #[error("invalid Sprout configuration: {0}")]
     Config(String),
+    /// The security layer refused the keys or the greeting, or the handshake failed.
+    #[error(transparent)]
+    Secure(#[from] SecureError),
+    /// The endpoint stopped before its session was established.
+    #[error("the endpoint stopped before its session was established")]
+    Stopped,
 }
 
 impl NetError {

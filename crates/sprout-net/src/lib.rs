@@ -1,45 +1,85 @@
-//! Sprout over real UDP sockets: a blocking [`Endpoint`] on top of the unchanged sans-IO
-//! [`sprout_core::Connection`].
+//! Sprout over real UDP sockets, every datagram sealed by the security layer
+//! ([`sprout_secure`], re-exported as [`secure`]): a client [`Endpoint`], a [`Server`] that
+//! holds many [`Session`]s on one socket, and an async (tokio) API in [`mod@tokio`].
 //!
-//! An endpoint binds a UDP socket and runs the connection on a background thread (a `mio`
-//! poller with the socket and a waker): it reads datagrams, runs the receiver's 20 ms ticks,
-//! sends what the Sprout window allows and sleeps until the connection's next deadline. The
-//! protocol's time is microseconds since the endpoint was created ([`clock::Clock`]).
+//! The protocol itself is the unchanged sans-IO [`sprout_core::Connection`]; its datagrams
+//! travel as the plaintext of sealed version-2 datagrams. A background thread per endpoint or
+//! server (a `mio` poller with the socket and a waker) reads and opens datagrams, runs the
+//! receiver's 20 ms ticks, seals and sends what each Sprout window allows, and sleeps until
+//! the next deadline. The protocol's time is microseconds since the endpoint or server was
+//! created ([`clock::Clock`]).
+//!
+//! - A client [`Endpoint::connect`]s with its private key and the server's public key; its
+//!   greeting travels inside the handshake. Nothing is sealed before the handshake completes;
+//!   if it times out, [`Endpoint::error`] says so. [`Endpoint::rebind`] moves it to a new
+//!   local socket mid-session, and the server follows (roaming).
+//! - A [`Server::bind`] takes the server's key, the allowed clients, a session limit and an
+//!   idle timeout ([`ServerOptions`]) and an acceptor that chooses each session's
+//!   configuration from the client's address, public key and greeting;
+//!   [`Server::accept_timeout`] hands out [`Session`]s.
+//! - Unauthenticated datagrams change nothing but the security layer's counters
+//!   ([`ServerStats::secure`], [`EndpointStats::secure`]); network input never panics a driver.
 //!
 //! | module | what |
 //! |---|---|
-//! | [`endpoint`] | [`Endpoint`]: `bind` / `accept` (server), `connect` (client), `send`, `recv_timeout`, bulk modes, `stats` |
-//! | [`driver`] | the background thread and the state it shares with the application |
+//! | [`endpoint`] | [`Endpoint`]: the client: `connect`, `send`, `recv_timeout`, bulk modes, `rebind`, `stats` |
+//! | [`server`] | [`Server`], [`ServerOptions`], [`Session`]: many sessions on one socket |
+//! | [`mod@tokio`] | the async API (feature `tokio`, on by default) |
+//! | [`driver`] | the client's background thread |
 //! | [`clock`] | the monotonic protocol clock and the wall clock for one-way delays |
-//! | [`stats`] | [`EndpointStats`], a serializable snapshot |
+//! | [`stats`] | [`EndpointStats`], [`ServerStats`], serializable snapshots |
 //! | [`message`] | the application messages of `sprout server` / `sprout client` (HELLO, ACCEPT, DATA, BYE) |
 //!
 //! ```no_run
 //! use std::time::Duration;
 //! use sprout_core::Config;
-//! use sprout_net::Endpoint;
+//! use sprout_net::secure::{AllowedClients, ClientConfig, Limits, PrivateKey, ServerConfig};
+//! use sprout_net::{Endpoint, Server, ServerOptions};
 //!
-//! let server = Endpoint::bind("127.0.0.1:9000".parse().unwrap(), Config::default()).unwrap();
+//! let server_key = PrivateKey::generate();
+//! let server_public = server_key.public_key();
+//! let options = ServerOptions::new(ServerConfig::new(server_key, AllowedClients::Any));
+//! let server = Server::bind("127.0.0.1:9000".parse().unwrap(), options, |_addr, _key, _greeting| {
+//!     Some(Config::default())
+//! })
+//! .unwrap();
+//! let keys = ClientConfig {
+//!     private_key: PrivateKey::generate(),
+//!     server_key: server_public,
+//!     limits: Limits::default(),
+//! };
 //! let client = Endpoint::connect(
 //!     "127.0.0.1:0".parse().unwrap(),
 //!     "127.0.0.1:9000".parse().unwrap(),
+//!     keys,
 //!     Config::default(),
+//!     b"hello, server",
 //! )
 //! .unwrap();
 //! client.send(b"hello".to_vec());
-//! assert_eq!(server.recv_timeout(Duration::from_secs(1)).unwrap(), b"hello");
+//! let session = server.accept_timeout(Duration::from_secs(2)).unwrap();
+//! assert_eq!(session.greeting(), b"hello, server");
+//! assert_eq!(session.recv_timeout(Duration::from_secs(1)).unwrap(), b"hello");
 //! println!("{}", serde_json::to_string(&client.stats()).unwrap());
 //! ```
 
 pub mod clock;
+mod conn;
 pub mod driver;
 pub mod endpoint;
 pub mod error;
 pub mod message;
+pub mod server;
 pub mod stats;
+#[cfg(feature = "tokio")]
+pub mod tokio;
+
+/// The security layer (keys, configurations, counters), re-exported.
+pub use sprout_secure as secure;
 
 pub use clock::{realtime_us, Clock};
-pub use driver::{Acceptor, BulkWriter};
+pub use conn::BulkWriter;
 pub use endpoint::Endpoint;
 pub use error::NetError;
-pub use stats::{EndpointStats, SocketCounters};
+pub use server::{Acceptor, Server, ServerOptions, Session};
+pub use stats::{EndpointStats, ServerStats, SocketCounters};

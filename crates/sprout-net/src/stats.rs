@@ -1,51 +1,56 @@
-//! Counters and live figures of an endpoint.
+//! Counters and live figures of an endpoint, a session and a server.
 
 use std::net::SocketAddr;
 
 use serde::Serialize;
+use sprout_secure::SecureStats;
 
-/// Counters kept by the driver beside the connection's own.
+/// Counters kept by a driver for one connection, beside the connection's own.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SocketCounters {
-    /// UDP datagrams written to the socket (data and heartbeats).
+    /// UDP datagrams written to the socket for this connection (sealed data, heartbeats and
+    /// keepalives; a client's handshake initiations too).
     pub datagrams_sent: u64,
-    /// UDP payload bytes written to the socket (Sprout header and application data).
+    /// UDP payload bytes of those datagrams (sealed: header, ciphertext and tag).
     pub bytes_sent: u64,
-    /// UDP datagrams from the peer handed to the connection (including malformed ones).
+    /// Authenticated datagrams handed to the connection.
     pub datagrams_received: u64,
-    /// UDP payload bytes of those datagrams.
+    /// UDP payload bytes of those datagrams (as sealed on the wire).
     pub bytes_received: u64,
-    /// Datagrams that were not well-formed Sprout datagrams (counted and dropped).
+    /// Authenticated datagrams whose plaintext the core refused (counted and dropped).
     pub malformed: u64,
-    /// Datagrams from an address other than the peer's (counted and dropped).
-    pub bad_peers: u64,
-    /// Well-formed datagrams that arrived before a peer was accepted and that the acceptor
-    /// turned down (counted and dropped).
-    pub unaccepted: u64,
+    /// Datagrams a client received from an address other than its server's (dropped before
+    /// the security layer).
+    pub other_sources: u64,
+    /// Core datagrams the security layer could not seal (dropped).
+    pub seal_errors: u64,
     /// Sends the socket refused with an error other than "would block" (the datagram is lost).
     pub send_errors: u64,
     /// Receive calls that failed with an error other than "would block".
     pub recv_errors: u64,
 }
 
-/// A snapshot of an endpoint: traffic counters, the sender's window and the peer's forecast.
+/// A snapshot of a client [`crate::Endpoint`] or a server's [`crate::Session`]: traffic
+/// counters, the sender's window and the peer's forecast.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct EndpointStats {
-    /// Seconds since the endpoint was created.
+    /// Seconds since the endpoint was created (a session: since it was accepted).
     pub elapsed_s: f64,
     /// The local socket address.
     pub local_addr: Option<SocketAddr>,
-    /// The peer's address, once known.
+    /// The peer's address (a session's follows its client when it roams).
     pub peer_addr: Option<SocketAddr>,
-    /// UDP datagrams sent (data and heartbeats).
+    /// Whether the secure session is established and the Sprout connection runs.
+    pub established: bool,
+    /// UDP datagrams sent (sealed data, heartbeats, keepalives, a client's handshakes).
     pub datagrams_sent: u64,
     /// UDP payload bytes sent.
     pub bytes_sent: u64,
-    /// Heartbeats sent (datagrams without application data).
+    /// Heartbeats sent (core datagrams without application data).
     pub heartbeats_sent: u64,
-    /// UDP datagrams received from the peer (including malformed ones).
+    /// Authenticated datagrams received from the peer.
     pub datagrams_received: u64,
-    /// UDP payload bytes received from the peer.
+    /// UDP payload bytes of those.
     pub bytes_received: u64,
     /// Application bytes sent (payloads, bulk filler included).
     pub app_bytes_sent: u64,
@@ -64,12 +69,12 @@ pub struct EndpointStats {
     pub peer_forecast_packets: u64,
     /// The receiver's estimate of the incoming link rate, in packets per second.
     pub incoming_rate_pps: f64,
-    /// Datagrams that were not well-formed Sprout datagrams (dropped).
+    /// Authenticated datagrams whose plaintext the core refused (dropped).
     pub malformed: u64,
-    /// Datagrams from an address other than the peer's (dropped).
-    pub bad_peers: u64,
-    /// Well-formed datagrams turned down before a peer was accepted (dropped).
-    pub unaccepted: u64,
+    /// Datagrams a client received from another address than its server's (dropped).
+    pub other_sources: u64,
+    /// Core datagrams that could not be sealed (dropped).
+    pub seal_errors: u64,
     /// Sends the socket refused (the datagram is lost).
     pub send_errors: u64,
     /// Receive calls that failed.
@@ -78,8 +83,51 @@ pub struct EndpointStats {
     pub late: u64,
     /// Peer datagrams received twice.
     pub duplicates: u64,
-    /// Seconds since the last datagram from the peer (`None` before the first).
+    /// Times the peer's address changed (a session whose client roamed).
+    pub roams: u64,
+    /// Seconds since the last authenticated datagram from the peer (`None` before the first).
     pub since_last_received_s: Option<f64>,
-    /// Whether the driver thread is running (false after `close` or a fatal socket error).
+    /// Whether the connection still runs (false once it ended: closed, idle, failed).
+    pub running: bool,
+    /// Why it ended (e.g. the handshake timed out, the session was idle), if it did.
+    pub end: Option<String>,
+    /// A client's security-layer counters: handshakes, sealed and opened datagrams, drops by
+    /// reason (`None` for a server's session: the server's counters are in [`ServerStats`]).
+    pub secure: Option<SecureStats>,
+}
+
+/// A snapshot of a [`crate::Server`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ServerStats {
+    /// Seconds since the server was bound.
+    pub elapsed_s: f64,
+    /// The local socket address.
+    pub local_addr: Option<SocketAddr>,
+    /// Sessions open now (accepted and not yet closed).
+    pub sessions_open: u64,
+    /// Sessions accepted so far.
+    pub sessions_accepted: u64,
+    /// Established sessions the acceptor turned down, or refused because the accept backlog
+    /// was full.
+    pub sessions_refused: u64,
+    /// Sessions closed so far, for any reason.
+    pub sessions_closed: u64,
+    /// Of those, closed by the security layer for idleness (or keys that expired).
+    pub sessions_expired: u64,
+    /// UDP datagrams read from the socket (all of them, hostile ones included).
+    pub datagrams_received: u64,
+    /// UDP payload bytes read.
+    pub bytes_received: u64,
+    /// UDP datagrams written (sealed data and handshake responses).
+    pub datagrams_sent: u64,
+    /// UDP payload bytes written.
+    pub bytes_sent: u64,
+    /// Sends the socket refused (the datagram is lost).
+    pub send_errors: u64,
+    /// Receive calls that failed.
+    pub recv_errors: u64,
+    /// The security layer's counters, drops by reason included.
+    pub secure: SecureStats,
+    /// Whether the driver thread runs.
     pub running: bool,
 }
