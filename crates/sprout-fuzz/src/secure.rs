@@ -6,16 +6,24 @@
 //! was sealed, and the session must still be at the client's address: hostile bytes change
 //! nothing but a drop counter. Seeds are real handshake initiations and responses and data
 //! datagrams, captured from the session's own exchange (so they are replays by the time the
-//! target runs, as an attacker on the path would have them).
+//! target runs, as an attacker on the path would have them), including a rekey. The session
+//! rekeys every [`REKEY_US`] of the target's clock (one microsecond per input), so hostile
+//! inputs also land in the middle of rekeys.
 
 use std::net::SocketAddr;
 
+use sprout_secure::wire;
 use sprout_secure::{
-    AllowedClients, Client, ClientConfig, ClientReceived, Limits, PrivateKey, Server, ServerConfig,
-    ServerReceived, SessionId,
+    AllowedClients, Client, ClientConfig, ClientReceived, Limits, PrivateKey, SecureStats, Server,
+    ServerConfig, ServerReceived, SessionId,
 };
 
 use crate::Target;
+
+/// The session's rekey interval, in microseconds of the target's clock (one per input): a
+/// rekey every 20,000 inputs, 50 a second of that clock, within the server's per-source
+/// handshake rate.
+pub const REKEY_US: u64 = 20_000;
 
 /// A server and a client with an established session, fed hostile datagrams.
 pub struct SecureTarget {
@@ -36,8 +44,13 @@ impl SecureTarget {
         let server_key = PrivateKey::generate();
         let client_key = PrivateKey::generate();
         let allowed = AllowedClients::Keys([client_key.public_key()].into_iter().collect());
-        let mut server = Server::new(ServerConfig::new(server_key, allowed));
-        let limits = Limits::default();
+        let limits = Limits {
+            rekey_after_us: REKEY_US,
+            ..Limits::default()
+        };
+        let mut config = ServerConfig::new(server_key, allowed);
+        config.limits = limits.clone();
+        let mut server = Server::new(config);
         let client_addr: SocketAddr = "192.0.2.1:40000".parse().expect("an address");
         let other_addr: SocketAddr = "198.51.100.7:5555".parse().expect("an address");
         let mut client = Client::new(
@@ -77,17 +90,90 @@ impl SecureTarget {
             seeds.push(buf.clone());
             client.handle(0, &buf, &mut pt);
         }
+        // A rekey, captured too.
+        let now = REKEY_US;
+        client.handle_timeout(now);
+        assert!(client.poll_transmit(now, &mut buf), "a rekey initiation");
+        seeds.push(buf.clone());
+        assert_eq!(
+            server.handle(now, client_addr, &buf, &mut pt),
+            ServerReceived::Control
+        );
+        server.poll_transmit(&mut buf).expect("a rekey response");
+        seeds.push(buf.clone());
+        assert_eq!(client.handle(now, &buf, &mut pt), ClientReceived::Control);
+        assert!(
+            client.poll_transmit(now, &mut buf),
+            "a keepalive under the new keys"
+        );
+        seeds.push(buf.clone());
+        assert_eq!(
+            server.handle(now, client_addr, &buf, &mut pt),
+            ServerReceived::Control
+        );
+        client
+            .seal(now, b"after the rekey", &mut buf)
+            .expect("client seals");
+        seeds.push(buf.clone());
+        server.handle(now, client_addr, &buf, &mut pt);
+        server
+            .seal(now, id, b"after the rekey", &mut buf)
+            .expect("server seals");
+        seeds.push(buf.clone());
+        client.handle(now, &buf, &mut pt);
         SecureTarget {
             server,
             client,
             id,
-            now_us: 1,
+            now_us: now,
             client_addr,
             other_addr,
             seeds,
             plaintext: Vec::new(),
             buf: Vec::new(),
         }
+    }
+
+    /// The server's and the client's counters so far (rekeys done, datagrams dropped by
+    /// reason).
+    pub fn stats(&self) -> (SecureStats, SecureStats) {
+        (self.server.stats(), self.client.stats())
+    }
+
+    /// Runs the timers and carries the layer's own datagrams (rekey initiations, answers,
+    /// keepalives) between the two; answers the server sent elsewhere (to replays) are lost.
+    fn pump(&mut self, now: u64) {
+        if self.client.poll_timeout().is_some_and(|t| t <= now) {
+            self.client.handle_timeout(now);
+        }
+        if self.server.poll_timeout().is_some_and(|t| t <= now) {
+            self.server.handle_timeout(now);
+        }
+        for _ in 0..4 {
+            let mut moved = false;
+            while self.client.poll_transmit(now, &mut self.buf) {
+                moved = true;
+                let r = self
+                    .server
+                    .handle(now, self.client_addr, &self.buf, &mut self.plaintext);
+                assert!(
+                    matches!(r, ServerReceived::Control | ServerReceived::Dropped(_)),
+                    "{r:?}"
+                );
+            }
+            while let Some(to) = self.server.poll_transmit(&mut self.buf) {
+                if to == self.client_addr {
+                    moved = true;
+                    let r = self.client.handle(now, &self.buf, &mut self.plaintext);
+                    assert_ne!(r, ClientReceived::Data);
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        assert!(self.client.error().is_none(), "{:?}", self.client.error());
+        assert!(self.server.poll_event().is_none(), "the session stays up");
     }
 
     /// A genuine datagram each way still opens, and the session has not moved.
@@ -136,21 +222,37 @@ impl Target for SecureTarget {
     fn run(&mut self, input: &[u8]) {
         self.now_us += 1;
         let now = self.now_us;
+        // Half the data-shaped inputs (those of even length) are addressed to the live session
+        // under its current key epoch, so that they reach the replay window and the AEAD
+        // rather than stop at the connection id.
+        let aimed = input.len() >= wire::OVERHEAD_BYTES
+            && input[2] == wire::TYPE_DATA
+            && input.len() & 1 == 0;
+        let mut to_server = input.to_vec();
+        let mut to_client = input.to_vec();
+        if aimed {
+            let epoch = self.client.key_epoch().unwrap_or(0);
+            to_server[3] = epoch;
+            to_server[4..8].copy_from_slice(&self.id.to_be_bytes());
+            to_client[3] = epoch;
+            to_client[4..8].copy_from_slice(&self.client.index().to_be_bytes());
+        }
         for from in [self.client_addr, self.other_addr] {
-            let r = self.server.handle(now, from, input, &mut self.plaintext);
+            let r = self
+                .server
+                .handle(now, from, &to_server, &mut self.plaintext);
             // Hostile bytes never carry data nor open a session.
             assert!(
                 matches!(r, ServerReceived::Dropped(_) | ServerReceived::Control),
                 "the server accepted hostile bytes: {r:?}"
             );
         }
-        while self.server.poll_transmit(&mut self.buf).is_some() {}
-        let r = self.client.handle(now, input, &mut self.plaintext);
+        let r = self.client.handle(now, &to_client, &mut self.plaintext);
         assert!(
             matches!(r, ClientReceived::Dropped(_)),
             "the client accepted hostile bytes: {r:?}"
         );
-        while self.client.poll_transmit(now, &mut self.buf) {}
+        self.pump(now);
         self.check_session();
     }
 }

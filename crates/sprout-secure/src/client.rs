@@ -174,6 +174,11 @@ impl Client {
         self.index
     }
 
+    /// The key epoch the client seals with now (`None` before the handshake completes).
+    pub fn key_epoch(&self) -> Option<u8> {
+        self.current.as_ref().map(|k| k.epoch)
+    }
+
     /// The server's id of this session (0 before the handshake completes).
     pub fn session_id(&self) -> u32 {
         self.session

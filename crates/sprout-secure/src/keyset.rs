@@ -97,8 +97,12 @@ impl KeySet {
         plaintext: &mut Vec<u8>,
     ) -> Result<bool, DropReason> {
         plaintext.clear();
-        if self.expired(now_us, limits) || h.counter >= limits.reject_after_messages {
+        if self.expired(now_us, limits) {
             return Err(DropReason::KeysExpired);
+        }
+        if h.counter >= limits.reject_after_messages {
+            // No genuine peer seals beyond the limit: this one was made up.
+            return Err(DropReason::Forged);
         }
         self.replay.check(h.counter).map_err(|e| match e {
             ReplayError::Replayed => DropReason::Replayed,
