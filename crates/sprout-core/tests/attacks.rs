@@ -168,13 +168,13 @@ impl Net {
     }
 
     /// Hands A a datagram as if from B; whether A refused it.
-    fn into_a(&mut self, h: &Header, payload: &[u8]) -> bool {
+    fn forge_to_a(&mut self, h: &Header, payload: &[u8]) -> bool {
         wire::encode(h, payload, &mut self.buf);
         self.a.handle_datagram(self.now, &self.buf).is_err()
     }
 
     /// Hands B a datagram as if from A; whether B refused it.
-    fn into_b(&mut self, h: &Header, payload: &[u8]) -> bool {
+    fn forge_to_b(&mut self, h: &Header, payload: &[u8]) -> bool {
         wire::encode(h, payload, &mut self.buf);
         self.b.handle_datagram(self.now, &self.buf).is_err()
     }
@@ -201,7 +201,7 @@ fn forecast_id_far_ahead_is_dropped() {
         let mut h = net.last_ba();
         let fb = h.feedback.as_mut().unwrap();
         fb.forecast_id = fb.forecast_id.wrapping_add(0x7fff_0000);
-        assert!(net.into_a(&h, &[]));
+        assert!(net.forge_to_a(&h, &[]));
     });
     assert_eq!(net.a.stats().rejected.forecast_id_ahead, 1); // NEW
     assert_eq!(net.a.stats().rejected.total(), 1); // NEW
@@ -222,7 +222,7 @@ fn forecast_counts_near_u32_max_are_dropped() {
             fb.received_or_lost,
             &counts,
         ));
-        assert!(net.into_a(&h, &[]));
+        assert!(net.forge_to_a(&h, &[]));
         let window = net.a.window_bytes(net.now);
         assert!(window < 1 << 21, "window of {window} bytes");
     });
@@ -236,12 +236,12 @@ fn sequence_numbers_near_u64_max_are_dropped() {
         let mut h = net.last_ab();
         for i in 0..1000u64 {
             h.seq = u64::MAX - 5000 - 2000 * i;
-            assert!(net.into_b(&h, &[0x55; 1400]));
+            assert!(net.forge_to_b(&h, &[0x55; 1400]));
         }
         h.seq = u64::MAX;
         h.heartbeat = true;
         h.feedback = None;
-        assert!(net.into_b(&h, &[]));
+        assert!(net.forge_to_b(&h, &[]));
     });
     assert_eq!(net.b.stats().rejected.seq_ahead, 1001); // NEW
     assert_eq!(net.b.stats().rejected.total(), 1001); // NEW
@@ -254,7 +254,7 @@ fn throwaway_near_u64_max_is_dropped() {
         let mut h = net.last_ab();
         h.seq = u64::MAX - 10;
         h.throwaway = u64::MAX - 10;
-        assert!(net.into_b(&h, &[0x55; 10]));
+        assert!(net.forge_to_b(&h, &[0x55; 10]));
     });
     assert_eq!(net.b.stats().rejected.throwaway_ahead, 1); // NEW
     assert_eq!(net.b.stats().receiver.late, 0);
@@ -266,7 +266,7 @@ fn throwaway_far_ahead_is_dropped() {
         let mut h = net.last_ab();
         h.seq += 10_000_000_000;
         h.throwaway = h.seq;
-        assert!(net.into_b(&h, &[0x55; 10]));
+        assert!(net.forge_to_b(&h, &[0x55; 10]));
     });
     assert_eq!(net.b.stats().rejected.throwaway_ahead, 1); // NEW
                                                            // Had it been taken, every later genuine datagram would have been written off as lost.
@@ -284,7 +284,7 @@ fn outage(forge: bool) -> (f64, u64, u64, f64, Net) {
         let mut h = net.last_ab();
         h.time_to_next_us = 3_600_000_000;
         h.heartbeat = true;
-        assert!(net.into_b(&h, &[]));
+        assert!(net.forge_to_b(&h, &[]));
     }
     let start = net.b.stats().receiver;
     net.run_for(1_000_000);

@@ -335,7 +335,7 @@ impl Target for ConnectionTarget {
 
     fn run(&mut self, input: &[u8]) {
         self.inputs += 1;
-        if self.inputs % RESET_EVERY == 0 {
+        if self.inputs.is_multiple_of(RESET_EVERY) {
             self.live = self.prepared.clone();
         }
         let mut u = Unstructured::new(input);
