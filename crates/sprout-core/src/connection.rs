@@ -767,4 +767,174 @@ mod tests {
         };
         assert!(Connection::new(c, 0).is_err());
     }
+
+    #[test]
+    fn heartbeat_interval_is_bounded_by_the_protocol_maximum() {
+        let c = Config {
+            heartbeat_interval_us: MAX_HEARTBEAT_INTERVAL_US,
+            ..Config::default()
+        };
+        assert!(Connection::new(c, 0).is_ok());
+        let c = Config {
+            heartbeat_interval_us: MAX_HEARTBEAT_INTERVAL_US + 1,
+            ..Config::default()
+        };
+        assert!(Connection::new(c, 0).is_err());
+    }
+
+    fn datagram(h: &Header, payload: &[u8]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        wire::encode(h, payload, &mut buf);
+        buf
+    }
+
+    fn plain(seq: u64) -> Header {
+        Header {
+            seq,
+            throwaway: 0,
+            time_to_next_us: 0,
+            sent_us: 0,
+            heartbeat: false,
+            feedback: None,
+        }
+    }
+
+    fn with_forecast(id: u32, rol: u64, counts: &[u32]) -> Header {
+        Header {
+            feedback: Some(wire::Feedback::new(id, rol, counts)),
+            ..plain(0)
+        }
+    }
+
+    #[track_caller]
+    fn rejects(c: &mut Connection, now: u64, h: &Header, r: Reject) {
+        let before = c.stats().rejected.get(r);
+        let err = c.handle_datagram(now, &datagram(h, b"x")).unwrap_err();
+        assert_eq!(err, DatagramError::Rejected(r), "{h:?}");
+        assert!(err.to_string().contains(r.name()));
+        assert_eq!(c.stats().rejected.get(r), before + 1);
+    }
+
+    #[test]
+    fn each_rule_rejects_with_its_reason() {
+        let mut c = Connection::new(Config::default(), 0).unwrap();
+        let now = 1_000_000;
+        // Time-to-next: up to the protocol maximum.
+        let mut h = plain(0);
+        h.time_to_next_us = MAX_HEARTBEAT_INTERVAL_US as u32 + 1;
+        rejects(&mut c, now, &h, Reject::TimeToNext);
+        h.time_to_next_us = MAX_HEARTBEAT_INTERVAL_US as u32;
+        assert!(c.handle_datagram(now, &datagram(&h, b"x")).is_ok());
+        // Forecast length and counts: the model's 8 ticks, at most 29 h + 2 packets by tick h.
+        rejects(
+            &mut c,
+            now,
+            &with_forecast(1, 0, &[1; 9]),
+            Reject::ForecastLength,
+        );
+        let mut counts: Vec<u32> = (1..=8).map(|h| 29 * h + 2).collect();
+        assert!(c
+            .handle_datagram(now, &datagram(&with_forecast(1, 0, &counts), b""))
+            .is_ok());
+        counts[7] += 1;
+        rejects(
+            &mut c,
+            now,
+            &with_forecast(2, 0, &counts),
+            Reject::ForecastCount,
+        );
+        // Received-or-lost: nothing sent yet, so at most one largest datagram of slack.
+        let slack = 1440 + 60;
+        assert!(c
+            .handle_datagram(now, &datagram(&with_forecast(2, slack, &[1; 8]), b""))
+            .is_ok());
+        let h = with_forecast(3, slack + 1, &[1; 8]);
+        rejects(&mut c, now, &h, Reject::ReceivedOrLostAhead);
+        // Forecast ids: the current one (2) arrived at 1 s; 2 s later, 100 ticks, plus one,
+        // plus the slack (30 s = 1500 ticks, plus one) are allowed: 1602.
+        let later = 3_000_000;
+        let h = with_forecast(2 + 1603, 0, &[1; 8]);
+        rejects(&mut c, later, &h, Reject::ForecastIdAhead);
+        let h = with_forecast(2 + 1602, 0, &[1; 8]);
+        assert!(c.handle_datagram(later, &datagram(&h, b"")).is_ok());
+        // Wrapped around: an id "behind" is stale and ignored, not rejected.
+        let h = with_forecast(1604u32.wrapping_sub(0x8000_0000), 0, &[2; 8]);
+        assert!(c.handle_datagram(later, &datagram(&h, b"")).is_ok());
+        assert_eq!(c.peer_forecast(), Some(&[1u32; 8][..]));
+        // Sequence and throwaway numbers: bounded ahead of what was accounted.
+        let bound = c.seq_bound(later);
+        let accounted = c.receiver.accounted();
+        let len = (FIXED + 1 + 60) as u64;
+        assert!(c
+            .handle_datagram(later, &datagram(&plain(accounted + bound - len), b"x"))
+            .is_ok());
+        let accounted = c.receiver.accounted();
+        rejects(
+            &mut c,
+            later,
+            &plain(accounted + bound - len + 1),
+            Reject::SeqAhead,
+        );
+        let mut h = plain(u64::MAX - 1);
+        rejects(&mut c, later, &h, Reject::SeqAhead);
+        h.throwaway = u64::MAX - 1;
+        rejects(&mut c, later, &h, Reject::ThrowawayAhead);
+        assert_eq!(c.stats().rejected.total(), 8);
+        assert_eq!(c.stats().malformed, 0);
+    }
+
+    const FIXED: usize = wire::FIXED_HEADER_BYTES;
+
+    #[test]
+    fn the_sequence_bound_grows_with_silence() {
+        let c = Connection::new(Config::default(), 0).unwrap();
+        // At the defaults: (234 + sum of 29 h + 2 over 8 ticks = 1060) packets of 1500 bytes,
+        // plus a largest datagram, twice, plus 1 MiB, plus heartbeats over 30 s + silence.
+        let base = ((234 + 1060) * 1500 + 1500) * 2 + (1 << 20);
+        let hb = (wire::MAX_HEADER_BYTES + 60) as u64;
+        assert_eq!(c.seq_bound(0), base + (1500 + 2) * hb);
+        assert_eq!(c.seq_bound(60_000_000), base + (4500 + 2) * hb);
+    }
+
+    #[test]
+    fn the_incoming_queue_is_bounded_in_bytes() {
+        let config = Config {
+            max_incoming_bytes: 2500,
+            ..Config::default()
+        };
+        let mut b = Connection::new(config, 0).unwrap();
+        let len = (FIXED + 1000 + 60) as u64;
+        for i in 0..4 {
+            b.handle_datagram(i, &datagram(&plain(i * len), &[7; 1000]))
+                .unwrap();
+        }
+        let s = b.stats();
+        assert_eq!(s.app_bytes_received, 4000);
+        assert_eq!((s.incoming_dropped, s.incoming_dropped_bytes), (2, 2000));
+        assert_eq!(b.incoming_bytes(), 2000);
+        assert_eq!(b.recv().unwrap().len(), 1000);
+        assert_eq!(b.incoming_bytes(), 1000);
+        b.handle_datagram(5, &datagram(&plain(4 * len), &[7; 1000]))
+            .unwrap();
+        assert_eq!(b.incoming_bytes(), 2000);
+        assert_eq!(b.stats().incoming_dropped, 2);
+    }
+
+    #[test]
+    fn ewma_forecasts_are_capped_by_its_clamp() {
+        let mut c = Connection::new(Config::ewma(), 0).unwrap();
+        // 10 x 1000 packets/s x 20 ms = 200 packets a tick.
+        let ok: Vec<u32> = (1..=8).map(|h| 200 * h).collect();
+        assert!(c
+            .handle_datagram(0, &datagram(&with_forecast(1, 0, &ok), b""))
+            .is_ok());
+        let mut too_many = ok.clone();
+        too_many[0] = 201;
+        rejects(
+            &mut c,
+            0,
+            &with_forecast(2, 0, &too_many),
+            Reject::ForecastCount,
+        );
+    }
 }
