@@ -15,6 +15,7 @@
 //! | the sender: queue estimate and window (§3.5) | [`sender`] |
 //! | the wire format (§3.4) | [`wire`] |
 //! | an endpoint that is both (§3.4) | [`connection`] |
+//! | what a peer can have sent: every wire value checked, impossible ones dropped by reason | [`connection`] |
 
 pub mod connection;
 pub mod estimator;
