@@ -245,9 +245,13 @@ impl Server {
         ServerReceived::Dropped(reason)
     }
 
-    /// Takes one datagram from `from` that arrived at `now_us`; the plaintext (a core
-    /// datagram, or a new session's greeting) goes into `plaintext` (cleared first). Never
-    /// panics; nothing that fails a check changes any state but a counter.
+    /// Takes one datagram from `from` that arrived at `now_us`; the core datagram it carries,
+    /// if any ([`ServerReceived::Data`], or [`ServerReceived::NewSession`] with `data`), goes
+    /// into `plaintext` (cleared first; a new session's greeting is kept for
+    /// [`Server::take_greeting`]). Never panics; nothing that fails a check changes any state
+    /// but a counter. (A handshake initiation that passes `mac1` uses a rate-limit token
+    /// whatever becomes of it; an answered one queues its response for
+    /// [`Server::poll_transmit`].)
     pub fn handle(
         &mut self,
         now_us: u64,
