@@ -18,6 +18,7 @@ use sprout_testbed::sim::{self, DirectionOverride, Load, Logs, SimConfig};
 mod forecast_cmd;
 mod keygen_cmd;
 mod link_cmd;
+mod load_cmd;
 mod net_cmd;
 mod tcp_cmd;
 
@@ -63,6 +64,11 @@ enum Command {
         /// Changes to show applied, as in `sim` and `eval` [default: none].
         #[arg(long = "param", value_name = "KEY=VALUE")]
         params: Vec<String>,
+    },
+    /// Benchmarks of the runtime.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
     },
     /// Manage cellular traces.
     Traces {
@@ -199,6 +205,14 @@ impl QueueArg {
 
 fn parse_experiments(s: &str) -> std::result::Result<Vec<Experiment>, String> {
     Experiment::parse_list(s)
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// One `sprout server` holding many concurrent paced sessions on loopback while a flood of
+    /// bogus handshakes hits it: sessions lost, delivered/released per session, server CPU and
+    /// memory per session.
+    Load(load_cmd::LoadArgs),
 }
 
 #[derive(Subcommand)]
@@ -406,6 +420,9 @@ fn main() {
         Command::Server(a) => net_cmd::server(a),
         Command::Client(a) => net_cmd::client(a),
         Command::Keygen(a) => keygen_cmd::run(a),
+        Command::Bench {
+            command: BenchCommand::Load(a),
+        } => load_cmd::run(a),
         Command::Link(a) => link_cmd::run(a),
         Command::Tcp(a) => tcp_cmd::run(a),
         Command::Forecast(a) => forecast_cmd::run(a),
