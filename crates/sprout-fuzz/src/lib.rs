@@ -14,10 +14,14 @@
 //! | [`wire`] | `sprout_core::wire::decode` on any bytes |
 //! | [`connection`] | `sprout_core::Connection::handle_datagram` with decoded-but-hostile headers, between real traffic |
 //! | [`secure`] | the security layer's open path (`sprout_secure::Server::handle`, `Client::handle`) |
+//! | [`message`] | `sprout_net::message::Message::decode`, the application messages of `sprout server` / `client` |
+//! | [`trace`] | `sprout_link::Trace::parse` (mahimahi traces) and `sprout_link::MmLog::parse` (mm-link logs) |
 
 pub mod connection;
+pub mod message;
 pub mod runner;
 pub mod secure;
+pub mod trace;
 pub mod wire;
 
 pub use runner::{run, Report, Target};
@@ -28,5 +32,8 @@ pub fn targets() -> Vec<Box<dyn Target>> {
         Box::new(wire::WireTarget::default()),
         Box::new(connection::ConnectionTarget::new()),
         Box::new(secure::SecureTarget::new()),
+        Box::new(message::MessageTarget),
+        Box::new(trace::TraceTarget),
+        Box::new(trace::MmLogTarget),
     ]
 }

@@ -1,13 +1,15 @@
 //! `sprout-fuzz TARGET|all --iterations N --seed S`: runs the fuzz targets and exits non-zero
 //! on the first panic, printing the input that caused it.
 
+use std::io::IsTerminal;
+
 use anyhow::{bail, Result};
 use clap::Parser;
 
 #[derive(Parser)]
 #[command(name = "sprout-fuzz", about = "Fuzz Sprout's decoders on stable Rust")]
 struct Args {
-    /// A target (wire, connection, secure) or all.
+    /// A target (wire, connection, secure, message, trace, mmlog) or all.
     target: String,
     /// Inputs per target.
     #[arg(long, default_value_t = 1_000_000)]
@@ -23,16 +25,25 @@ fn main() -> Result<()> {
     if args.target != "all" {
         targets.retain(|t| t.name() == args.target);
         if targets.is_empty() {
-            bail!("no target {:?} (targets: wire, connection, secure, all)", args.target);
+            bail!(
+                "no target {:?} (targets: wire, connection, secure, message, trace, mmlog, all)",
+                args.target
+            );
         }
     }
     let mut failed = false;
     for t in targets.iter_mut() {
         let name = t.name();
+        // Progress on a terminal only (a line rewritten in place, cleared at the end).
+        let tty = std::io::stderr().is_terminal();
         let report = sprout_fuzz::run(t.as_mut(), args.iterations, args.seed, &mut |n| {
-            eprint!("\r{name}: {n} inputs");
+            if tty {
+                eprint!("\r{name}: {n} inputs");
+            }
         });
-        eprint!("\r");
+        if tty {
+            eprint!("\r\x1b[K");
+        }
         match &report.panic {
             None => println!(
                 "{name}: {} inputs in {:.1} s ({:.0}/s), no panic",
