@@ -131,8 +131,9 @@ pub struct ClientArgs {
     /// Local address to send from [default: any address, a port chosen by the system].
     #[arg(long)]
     bind: Option<String>,
-    /// The server's public key: base64 (as `sprout server` prints it at startup), or a file
-    /// holding it.
+    /// The server's public key: base64 (as `sprout server` prints it at startup, or `sprout
+    /// keygen --public SERVER_KEY_FILE`), or a file holding that public key (not the server's
+    /// private key file). Required.
     #[arg(long, value_name = "BASE64|FILE")]
     server_key: String,
     /// This client's private key file (from `sprout keygen --out FILE`) [default: a new

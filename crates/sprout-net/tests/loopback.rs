@@ -190,7 +190,10 @@ fn the_greeting_reaches_the_acceptor_which_chooses_the_configuration() {
         &long,
     )
     .unwrap_err();
-    assert!(matches!(err, NetError::Secure(SecureError::GreetingTooLong(_))));
+    assert!(matches!(
+        err,
+        NetError::Secure(SecureError::GreetingTooLong(_))
+    ));
 }
 
 #[test]
@@ -225,19 +228,30 @@ fn nothing_is_sealed_before_the_handshake_and_a_silent_server_is_an_error() {
         matches!(err, NetError::Secure(SecureError::HandshakeTimeout(_))),
         "{err}"
     );
-    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
     assert!(client.error().is_some());
     assert!(!client.is_running());
     let s = client.stats();
     assert!(!s.established && !s.running);
-    assert!(s.end.as_deref().unwrap_or("").contains("handshake"), "{s:?}");
+    assert!(
+        s.end.as_deref().unwrap_or("").contains("handshake"),
+        "{s:?}"
+    );
     assert_eq!(client.recv_timeout(Duration::from_secs(1)), None);
     // Only handshake initiations (type 1) left the client, repeated, never a data datagram.
     let mut buf = [0u8; 2048];
     let mut initiations = 0;
     while let Ok(n) = silent.recv(&mut buf) {
         assert!(n >= 4);
-        assert_eq!(&buf[..3], &[0x53, 2, 1], "a datagram other than an initiation");
+        assert_eq!(
+            &buf[..3],
+            &[0x53, 2, 1],
+            "a datagram other than an initiation"
+        );
         initiations += 1;
     }
     assert!(initiations >= 2, "{initiations} initiations");
@@ -360,7 +374,9 @@ fn the_session_limit_refuses_more_clients() {
     assert_eq!(got, [Some(b"a".to_vec()), Some(b"b".to_vec())]);
     // One ends: the waiting client gets its session on its next handshake repeat.
     drop(sa);
-    let sc = server.accept_timeout(Duration::from_secs(3)).expect("room again");
+    let sc = server
+        .accept_timeout(Duration::from_secs(3))
+        .expect("room again");
     assert_eq!(sc.peer_addr(), c.local_addr());
 }
 
