@@ -58,7 +58,8 @@ pub struct ServerArgs {
     #[arg(long, value_name = "FILE")]
     key: Option<PathBuf>,
     /// File of the client public keys allowed to open sessions: one base64 key per line, `#`
-    /// starts a comment. Exactly one of --allowed-clients and --allow-any-client is required.
+    /// starts a comment. Exactly one of --allowed-clients and --allow-any-client is required
+    /// [default: none, then --allow-any-client must be given].
     #[arg(long, value_name = "FILE")]
     allowed_clients: Option<PathBuf>,
     /// Accept any client key (an open test server; every session is still encrypted and
