@@ -26,7 +26,9 @@ use sprout_net::secure::{
     read_allowed_keys, AllowedClients, ClientConfig, Limits, PrivateKey, PublicKey, SecureStats,
     ServerConfig,
 };
-use sprout_net::{realtime_us, Endpoint, EndpointStats, Server, ServerOptions, Session};
+use sprout_net::{
+    realtime_us, BulkWriter, Endpoint, EndpointStats, Server, ServerOptions, Session,
+};
 
 /// A session ends when nothing has come from the peer for this long.
 const SILENCE: Duration = Duration::from_secs(5);
@@ -158,7 +160,7 @@ fn resolve(addr: &str) -> Result<SocketAddr> {
 trait Peer: Send + Sync + 'static {
     fn send(&self, d: Vec<u8>);
     fn set_bulk(&self, bulk: bool);
-    fn set_bulk_writer(&self, write: Box<dyn FnMut(&mut [u8]) + Send>);
+    fn set_bulk_writer(&self, write: BulkWriter);
     fn max_payload(&self) -> usize;
     fn recv_timeout(&self, t: Duration) -> Option<Vec<u8>>;
     fn wait_writable(&self, threshold: usize, t: Duration) -> bool;
@@ -172,7 +174,7 @@ impl Peer for Endpoint {
     fn set_bulk(&self, bulk: bool) {
         Endpoint::set_bulk(self, bulk)
     }
-    fn set_bulk_writer(&self, write: Box<dyn FnMut(&mut [u8]) + Send>) {
+    fn set_bulk_writer(&self, write: BulkWriter) {
         Endpoint::set_bulk_writer(self, write)
     }
     fn max_payload(&self) -> usize {
@@ -196,7 +198,7 @@ impl Peer for Session {
     fn set_bulk(&self, bulk: bool) {
         Session::set_bulk(self, bulk)
     }
-    fn set_bulk_writer(&self, write: Box<dyn FnMut(&mut [u8]) + Send>) {
+    fn set_bulk_writer(&self, write: BulkWriter) {
         Session::set_bulk_writer(self, write)
     }
     fn max_payload(&self) -> usize {
