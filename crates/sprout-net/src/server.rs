@@ -19,7 +19,7 @@
 
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry as MapEntry;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -273,6 +273,7 @@ impl Server {
         let ctl = self.shared.lock();
         let mut s = ctl.stats.clone();
         s.elapsed_s = self.shared.clock.now_us() as f64 / 1e6;
+        s.drops = s.secure.drops_by_name().into_iter().collect();
         s.running = !ctl.stopped;
         s
     }
@@ -552,7 +553,7 @@ impl Driver {
         let mut pending: Vec<SessionId> = Vec::new();
         // Sessions to service this round (deduplicated through `mark`).
         let mut touched: Vec<SessionId> = Vec::new();
-        let mut mark: HashMap<SessionId, ()> = HashMap::new();
+        let mut mark: HashSet<SessionId> = HashSet::new();
         let mut timeout: Option<Duration> = None;
         loop {
             let wait = if more_input || !pending.is_empty() {
@@ -903,8 +904,8 @@ impl Driver {
 }
 
 /// Adds `id` to this round's sessions once.
-fn touch(touched: &mut Vec<SessionId>, mark: &mut HashMap<SessionId, ()>, id: SessionId) {
-    if mark.insert(id, ()).is_none() {
+fn touch(touched: &mut Vec<SessionId>, mark: &mut HashSet<SessionId>, id: SessionId) {
+    if mark.insert(id) {
         touched.push(id);
     }
 }

@@ -1,5 +1,6 @@
 //! Counters and live figures of an endpoint, a session and a server.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use serde::Serialize;
@@ -126,8 +127,11 @@ pub struct ServerStats {
     pub send_errors: u64,
     /// Receive calls that failed.
     pub recv_errors: u64,
-    /// The security layer's counters, drops by reason included.
+    /// The security layer's counters, drops by reason included (in the order of
+    /// [`sprout_secure::DropReason::ALL`]).
     pub secure: SecureStats,
+    /// The same drops by reason name, only the reasons that occurred (e.g. `"forged": 3`).
+    pub drops: BTreeMap<&'static str, u64>,
     /// Whether the driver thread runs.
     pub running: bool,
 }

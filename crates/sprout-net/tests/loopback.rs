@@ -439,3 +439,62 @@ fn a_client_whose_key_is_not_allowed_gets_no_session() {
         > 0));
     assert!(!confused.is_established());
 }
+
+#[test]
+fn rekeys_are_invisible_to_the_transfer() {
+    // Keys every 300 ms (the client starts each rekey), refused after 1 s: a transfer of 2.5 s
+    // crosses several rekeys and would stall if one went wrong.
+    let limits = Limits {
+        rekey_after_us: 300_000,
+        reject_after_us: 1_000_000,
+        ..Limits::default()
+    };
+    let (mut o, public) = options(AllowedClients::Any);
+    o.secure.limits = limits.clone();
+    let server = Server::bind(any_port(), o, |_, _, _| Some(Config::default())).unwrap();
+    let client = Endpoint::connect(
+        any_port(),
+        server.local_addr(),
+        ClientConfig {
+            private_key: PrivateKey::generate(),
+            server_key: public,
+            limits,
+        },
+        Config::default(),
+        b"",
+    )
+    .unwrap();
+    let session = server.accept_timeout(Duration::from_secs(3)).unwrap();
+    let mut sent = 0u32;
+    let mut got_up = Vec::new();
+    let mut got_down = Vec::new();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(2500) {
+        client.send(sent.to_be_bytes().to_vec());
+        session.send(sent.to_be_bytes().to_vec());
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(5));
+        while let Some(d) = session.try_recv() {
+            got_up.push(u32::from_be_bytes(d[..4].try_into().unwrap()));
+        }
+        while let Some(d) = client.try_recv() {
+            got_down.push(u32::from_be_bytes(d[..4].try_into().unwrap()));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    while let Some(d) = session.try_recv() {
+        got_up.push(u32::from_be_bytes(d[..4].try_into().unwrap()));
+    }
+    while let Some(d) = client.try_recv() {
+        got_down.push(u32::from_be_bytes(d[..4].try_into().unwrap()));
+    }
+    let cs = client.stats().secure.unwrap();
+    let ss = server.stats();
+    println!("client {cs:?}\nserver {:?}", ss.secure);
+    assert!(cs.rekeys >= 4, "{} rekeys", cs.rekeys);
+    assert_eq!(got_up, (0..sent).collect::<Vec<_>>(), "up");
+    assert_eq!(got_down, (0..sent).collect::<Vec<_>>(), "down");
+    assert_eq!(ss.sessions_accepted, 1);
+    assert_eq!(ss.secure.dropped_total(), 0, "{:?}", ss.drops);
+    assert_eq!(cs.dropped_total(), 0);
+}
