@@ -1,7 +1,7 @@
 //! Hostile datagrams over UDP to a running server change nothing but counters: garbage,
 //! version-1 datagrams, forged version-2 data datagrams for the live session's connection id,
-//! datagrams for other connection ids, truncated ones, and replays of captured genuine
-//! datagrams, sent both from another address and spoofed from the client's own address. A
+//! datagrams for other connection ids, truncated ones, bogus handshake initiations, and replays
+//! of captured genuine datagrams, sent both from another address and spoofed from the client's own address. A
 //! paced transfer both ways delivers as much with them as without (within 5%), the session
 //! stays where it is, and the drop counters rise by the right reasons.
 //!
@@ -201,7 +201,8 @@ fn hostile_datagrams_change_nothing_but_counters() {
 
     // The same with attacks: every 5 ms, one of each kind from each source.
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut sent = [0u64; 6]; // not_sprout, truncated, old_version, forged, unknown_session, replayed
+    // not_sprout, truncated, old_version, forged, unknown_session, replayed, bogus handshake
+    let mut sent = [0u64; 7];
     let id = session.id();
     let mut attack = || {
         let captured: Vec<Vec<u8>> = {
@@ -261,6 +262,11 @@ fn hostile_datagrams_change_nothing_but_counters() {
         // A replay of a genuine datagram the server has seen.
         let old = &captured[(rng.next() as usize) % captured.len()];
         datagrams.push((5, old.clone()));
+        // A bogus handshake initiation (its mac1 cannot be right).
+        let mut bogus = vec![0x53, 2, 1, 0];
+        let len = 200 + (rng.next() % 100) as usize;
+        bogus.extend(rng.bytes(len));
+        datagrams.push((6, bogus));
         for (kind, d) in &datagrams {
             for s in std::iter::once(&other).chain(spoofed.as_ref()) {
                 if s.send_to(d, to).is_ok() {
@@ -312,6 +318,16 @@ fn hostile_datagrams_change_nothing_but_counters() {
             sent[kind]
         );
     }
+    // Bogus handshakes are refused by their mac1, or by the rate limit first.
+    let refused = [DropReason::BadMac, DropReason::RateLimited]
+        .iter()
+        .map(|&r| after.dropped(r) - before.dropped(r))
+        .sum::<u64>();
+    assert!(
+        refused as f64 >= 0.98 * sent[6] as f64 && refused <= sent[6],
+        "bogus handshakes: {refused} refused of {}",
+        sent[6]
+    );
     assert_eq!(after.dropped_total() - before.dropped_total(), total);
     // Nothing else changed: the same session, at the same address, the core saw nothing bad.
     assert_eq!(session.peer_addr(), relay.back);
