@@ -5,8 +5,11 @@
 //! mutations of well-formed seeds (bit flips, boundary integers, cuts, splices), runs it under
 //! `catch_unwind`, and reports any panic with the seed and the input in hex, so it reproduces.
 //!
+//! The `fuzz` profile is the release profile with overflow checks and debug assertions on, so
+//! that arithmetic overflow on hostile input panics and is reported rather than wrapping:
+//!
 //! ```text
-//! cargo run --release -p sprout-fuzz -- all --iterations 10000000
+//! cargo run --profile fuzz -p sprout-fuzz -- all --iterations 10000000
 //! ```
 //!
 //! | target | what it drives |
