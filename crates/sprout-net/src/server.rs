@@ -712,10 +712,16 @@ impl Driver {
             } => {
                 let greeting = self.secure.take_greeting(id);
                 let backlog_full = self.shared.lock().incoming.len() >= self.accept_backlog;
+                // The acceptor is the application's code: if it panics, the session is refused
+                // and the driver goes on.
                 let config = if backlog_full {
                     None
                 } else {
-                    (self.acceptor)(addr, &peer, &greeting)
+                    let acceptor = &mut self.acceptor;
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        acceptor(addr, &peer, &greeting)
+                    }))
+                    .unwrap_or(None)
                 };
                 let conn = config
                     .as_ref()
