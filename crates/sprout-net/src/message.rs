@@ -1,15 +1,16 @@
 //! The application messages of `sprout server` and `sprout client`, carried as the payloads of
-//! Sprout datagrams. All integers are big-endian; the first byte is the message type.
+//! Sprout datagrams (the HELLO as the greeting inside the client's handshake). All integers
+//! are big-endian; the first byte is the message type.
 //!
 //! ```text
-//! HELLO  (client -> server, repeated until answered), 36 bytes
+//! HELLO  (client -> server, the greeting of the handshake), 36 bytes
 //!   0  1  type 1          1  1  version (1)     2  1  direction: 0 up, 1 down, 2 both
 //!   3  1  mode: 0 bulk (saturating), 1 paced    4  1  scheme: 0 sprout, 1 sprout-ewma
 //!   5  3  reserved, 0     8  8  session id (chosen by the client)
 //!  16  4  paced rate, kbit/s of application data (0 in bulk mode)
 //!  20  4  duration, ms    24  2  payload bytes per DATA message (0: as large as fits)
 //!  26  2  reserved, 0    28  8  forecast confidence (IEEE 754 double, 0 < p < 1)
-//! ACCEPT (server -> client, once per HELLO), 16 bytes
+//! ACCEPT (server -> client, a few copies when the session is accepted), 16 bytes
 //!   0  1  type 2          1  7  reserved, 0     8  8  session id
 //! DATA   (either way), at least 24 bytes
 //!   0  1  type 3          1  7  reserved, 0     8  8  sequence number (0, 1, 2, ... per sender)
