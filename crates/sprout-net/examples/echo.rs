@@ -80,8 +80,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     client.close();
     let (n, s) = echo.join().map_err(|_| "the echo thread panicked")?;
     println!(
-        "server: echoed {n} datagrams to {:?}; {} datagrams received",
-        s.peer_addr, s.datagrams_received
+        "server: echoed {n} datagrams to {}; {} datagrams received",
+        s.peer_addr
+            .map_or_else(|| "-".to_string(), |a| a.to_string()),
+        s.datagrams_received
     );
     println!("server: {}", serde_json::to_string(&server.stats())?);
     Ok(())
