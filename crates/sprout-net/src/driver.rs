@@ -4,7 +4,7 @@
 //! application call wakes it.
 //!
 //! The driver owns the socket and the security layer; the connection and the counters live in
-//! the [`ConnShared`] it shares with the application's [`crate::Endpoint`], locked only while
+//! the `ConnShared` it shares with the application's [`crate::Endpoint`], locked only while
 //! it processes a batch of events, never while it sleeps. Nothing is sealed before the
 //! handshake completes: the connection is created then, and what the application sent before
 //! goes into it.

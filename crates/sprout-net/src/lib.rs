@@ -25,7 +25,6 @@
 //! | [`endpoint`] | [`Endpoint`]: the client: `connect`, `send`, `recv_timeout`, bulk modes, `rebind`, `stats` |
 //! | [`server`] | [`Server`], [`ServerOptions`], [`Session`]: many sessions on one socket |
 //! | [`mod@tokio`] | the async API (feature `tokio`, on by default) |
-//! | [`driver`] | the client's background thread |
 //! | [`clock`] | the monotonic protocol clock and the wall clock for one-way delays |
 //! | [`stats`] | [`EndpointStats`], [`ServerStats`], serializable snapshots |
 //! | [`message`] | the application messages of `sprout server` / `sprout client` (HELLO, ACCEPT, DATA, BYE) |
@@ -65,7 +64,7 @@
 
 pub mod clock;
 mod conn;
-pub mod driver;
+mod driver;
 pub mod endpoint;
 pub mod error;
 pub mod message;
