@@ -418,6 +418,7 @@ impl ConnShared {
             s.app_bytes_received = cs.app_bytes_received;
             s.late = cs.receiver.late;
             s.duplicates = cs.receiver.duplicates;
+            s.rejected = cs.rejected;
             s.window_bytes = conn.window_bytes(now);
             s.queue_estimate_bytes = conn.queue_estimate(now);
             s.incoming_rate_pps = conn.incoming_rate_pps();

@@ -70,8 +70,12 @@ pub struct EndpointStats {
     pub peer_forecast_packets: u64,
     /// The receiver's estimate of the incoming link rate, in packets per second.
     pub incoming_rate_pps: f64,
-    /// Authenticated datagrams whose plaintext the core refused (dropped).
+    /// Authenticated datagrams whose plaintext the core refused (dropped): those that did not
+    /// parse plus those in `rejected`.
     pub malformed: u64,
+    /// Of those, the ones that parsed but held values the peer can not have sent, by reason
+    /// (the hardened core's checks, `sprout_core::connection::Reject`).
+    pub rejected: sprout_core::connection::Rejections,
     /// Datagrams a client received from another address than its server's (dropped).
     pub other_sources: u64,
     /// Core datagrams that could not be sealed (dropped).
