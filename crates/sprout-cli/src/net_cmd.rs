@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -31,17 +31,23 @@ use sprout_net::{
 };
 
 /// A session ends when nothing has come from the peer for this long.
-const SILENCE: Duration = Duration::from_secs(5);
+pub(crate) const SILENCE: Duration = Duration::from_secs(5);
 /// The server waits this long past the duration for the client's BYE.
 const SERVER_GRACE: Duration = Duration::from_secs(3);
 /// The client waits this long past the duration for the end of the server's data.
-const CLIENT_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const CLIENT_GRACE: Duration = Duration::from_secs(1);
 /// Longest wait for the server's answer to the HELLO.
 const HANDSHAKE: Duration = Duration::from_secs(5);
 /// Default size of a paced DATA message, in bytes.
-const PACED_PAYLOAD: usize = 1000;
+pub(crate) const PACED_PAYLOAD: usize = 1000;
 /// Copies of BYE sent at the end (it is not retransmitted).
-const BYE_COPIES: usize = 3;
+pub(crate) const BYE_COPIES: usize = 3;
+/// Longest sleep of a session's control loop: it checks the clock for the per-second line,
+/// the end of the duration and the peer's silence at least this often (the peer's BYE wakes
+/// it at once). Long enough that many sessions on one server cost few wake-ups.
+const SESSION_POLL: Duration = Duration::from_millis(200);
+/// How often the receiving thread checks whether it should stop when no data comes.
+const LISTEN_POLL: Duration = Duration::from_millis(200);
 
 /// `sprout server` arguments.
 #[derive(clap::Args)]
@@ -230,50 +236,88 @@ struct Inbox {
 
 /// The receiving thread: parses every application payload into the inbox.
 struct Listener {
-    inbox: Arc<Mutex<Inbox>>,
+    shared: Arc<InboxShared>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
+/// The inbox and the signal of its news (the peer's ACCEPT or BYE).
+#[derive(Default)]
+struct InboxShared {
+    inbox: Mutex<Inbox>,
+    /// Signalled when an ACCEPT or a BYE arrives, and when the receiving thread ends.
+    news: Condvar,
+}
+
 impl Listener {
-    /// Starts reading `ep`.
+    /// Starts reading `ep`. The thread blocks in `recv_timeout` (a datagram wakes it at
+    /// once), checking its stop flag every [`LISTEN_POLL`], and ends by itself once `ep` has
+    /// ended and nothing is left to read.
     fn start(ep: Arc<dyn Peer>) -> Listener {
-        let inbox = Arc::new(Mutex::new(Inbox::default()));
+        let shared = Arc::new(InboxShared::default());
         let stop = Arc::new(AtomicBool::new(false));
-        let (inbox2, stop2) = (inbox.clone(), stop.clone());
+        let (shared2, stop2) = (shared.clone(), stop.clone());
         let thread = thread::spawn(move || {
             while !stop2.load(Ordering::Relaxed) {
-                let Some(d) = ep.recv_timeout(Duration::from_millis(50)) else {
+                let asked = Instant::now();
+                let Some(d) = ep.recv_timeout(LISTEN_POLL) else {
+                    // `recv_timeout` returns None before its timeout only when the peer has
+                    // ended (and everything received was read): nothing more will come.
+                    if asked.elapsed() < LISTEN_POLL {
+                        break;
+                    }
                     continue;
                 };
                 let now = realtime_us();
-                let mut ib = inbox2.lock().unwrap_or_else(|e| e.into_inner());
+                let mut ib = shared2.inbox.lock().unwrap_or_else(|e| e.into_inner());
                 match Message::decode(&d) {
                     Ok(Message::Data(m)) => {
                         let owd_ms = (now as i64 - m.sent_us as i64) as f64 / 1000.0;
                         ib.second_delays.push(owd_ms);
                         ib.delays.push(owd_ms as f32);
                         ib.data_received += 1;
-                        ib.accepted = true;
+                        if !ib.accepted {
+                            ib.accepted = true;
+                            shared2.news.notify_all();
+                        }
                     }
                     Ok(Message::Filler) => {}
                     // The HELLO travels in the handshake; one sent as data is ignored.
                     Ok(Message::Hello(_)) => {}
-                    Ok(Message::Accept(_)) => ib.accepted = true,
-                    Ok(Message::Bye(b)) => ib.bye = Some(b),
+                    Ok(Message::Accept(_)) => {
+                        ib.accepted = true;
+                        shared2.news.notify_all();
+                    }
+                    Ok(Message::Bye(b)) => {
+                        ib.bye = Some(b);
+                        shared2.news.notify_all();
+                    }
                     Err(_) => ib.bad_messages += 1,
                 }
             }
+            shared2.news.notify_all();
         });
         Listener {
-            inbox,
+            shared,
             stop,
             thread: Some(thread),
         }
     }
 
     fn inbox(&self) -> std::sync::MutexGuard<'_, Inbox> {
-        self.inbox.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared.inbox.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits at most `timeout` until `cond` holds of the inbox (an ACCEPT or a BYE wakes the
+    /// wait); returns whether it holds.
+    fn wait_until(&self, timeout: Duration, cond: impl Fn(&Inbox) -> bool) -> bool {
+        let guard = self.inbox();
+        let (guard, _) = self
+            .shared
+            .news
+            .wait_timeout_while(guard, timeout, |ib| !cond(ib))
+            .unwrap_or_else(|e| e.into_inner());
+        cond(&guard)
     }
 }
 
@@ -648,7 +692,19 @@ fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) -> Summary 
         print_header(plan.json, false);
     }
     let end = loop {
-        thread::sleep(Duration::from_millis(20));
+        // Sleep until the next thing due (the per-second line, the end of the duration, the
+        // end of the grace), at most SESSION_POLL; the peer's BYE ends the wait at once.
+        let elapsed = start.elapsed();
+        let mut due = start_plus(next_tick).min(duration + plan.grace);
+        if !bye_sent {
+            due = due.min(duration);
+        }
+        let wait = due.saturating_sub(elapsed).min(SESSION_POLL);
+        if listener.inbox().bye.is_none() {
+            listener.wait_until(wait, |ib| ib.bye.is_some());
+        } else {
+            thread::sleep(wait);
+        }
         let elapsed = start.elapsed();
         let s = ep.stats();
         if elapsed >= duration && !bye_sent {
@@ -1034,7 +1090,7 @@ pub fn client(a: ClientArgs) -> Result<()> {
     let listener = Listener::start(peer.clone());
     let wait = HANDSHAKE.min(Duration::from_secs_f64(a.duration));
     let t0 = Instant::now();
-    while !listener.inbox().accepted {
+    while !listener.wait_until(Duration::from_millis(100), |ib| ib.accepted) {
         if let Some(e) = ep.error() {
             bail!("no session with {remote}: {e}");
         }
@@ -1051,7 +1107,6 @@ pub fn client(a: ClientArgs) -> Result<()> {
                 wait.as_secs_f64()
             );
         }
-        thread::sleep(Duration::from_millis(10));
     }
     if !a.json {
         eprintln!(
