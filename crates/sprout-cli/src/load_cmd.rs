@@ -76,6 +76,12 @@ pub struct LoadArgs {
     /// Least share of the released DATA each session must deliver, each way.
     #[arg(long, default_value_t = 0.98)]
     tolerance: f64,
+    /// Nice value of the clients' endpoint threads (0-19): on one machine the load generator
+    /// runs as many Sprout connections as the server, and at 19 they give way to the server
+    /// under test when the CPUs are short (the server, and the clients' pacing and receiving
+    /// threads, keep the bench's own priority).
+    #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(0..=19))]
+    client_nice: i32,
     /// One JSON object (the report) instead of text.
     #[arg(long)]
     json: bool,
@@ -123,6 +129,11 @@ struct LoadReport {
     /// Lowest delivered / released share over the sessions, downlink and uplink.
     min_down_share: f64,
     min_up_share: f64,
+    /// Lowest DATA released by a session over what the rate and duration call for, downlink
+    /// (the server's senders) and uplink (the bench's pacing): how close to the nominal rate
+    /// the streams ran.
+    min_down_released_of_nominal: f64,
+    min_up_released_of_nominal: f64,
     /// DATA delivered / released over all sessions, each way.
     total_down_share: f64,
     total_up_share: f64,
@@ -403,6 +414,50 @@ fn pace(starts: mpsc::Receiver<(Arc<Client>, Instant)>, duration: Duration, inte
     }
 }
 
+/// Opens the clients' endpoints on a thread of its own, whose nice value their driver threads
+/// inherit (on Linux a thread's nice value is its own and new threads take their creator's):
+/// the endpoints' drivers run as many Sprout connections as the server does, and at a high
+/// nice value they give way to the server under test when the CPUs are short, while the
+/// bench's pacing, receiving and control threads keep the bench's priority.
+struct Connector {
+    requests: mpsc::Sender<(Hello, ClientConfig)>,
+    answers: mpsc::Receiver<Result<Endpoint, sprout_net::NetError>>,
+}
+
+impl Connector {
+    fn start(server: SocketAddr, local: SocketAddr, nice: i32) -> Result<Connector> {
+        let (requests, rx) = mpsc::channel::<(Hello, ClientConfig)>();
+        let (tx, answers) = mpsc::channel();
+        thread::Builder::new()
+            .name("load connect".into())
+            .spawn(move || {
+                // SAFETY: setpriority with who = 0 (this thread) has no memory-safety
+                // preconditions. Failure leaves the bench's priority.
+                unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+                for (hello, keys) in rx {
+                    let ep =
+                        Endpoint::connect(local, server, keys, hello.config(), &hello.encode());
+                    if tx.send(ep).is_err() {
+                        break;
+                    }
+                }
+            })
+            .context("starting the connecting thread")?;
+        Ok(Connector { requests, answers })
+    }
+
+    /// A client endpoint for `hello` with `keys`.
+    fn connect(&self, hello: Hello, keys: ClientConfig) -> Result<Endpoint> {
+        self.requests
+            .send((hello, keys))
+            .map_err(|_| anyhow::anyhow!("the connecting thread stopped"))?;
+        Ok(self
+            .answers
+            .recv()
+            .map_err(|_| anyhow::anyhow!("the connecting thread stopped"))??)
+    }
+}
+
 /// Where a client is, on the control thread.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Phase {
@@ -610,6 +665,8 @@ pub fn run(a: LoadArgs) -> Result<()> {
     let min_of = |f: &dyn Fn(&SessionRow) -> f64| rows.iter().map(f).fold(f64::INFINITY, f64::min);
     let sum_of = |f: &dyn Fn(&SessionRow) -> u64| rows.iter().map(f).sum::<u64>();
     let server_cpu_s = cpu_after - cpu_before;
+    // DATA messages a session's sender releases over the duration at the nominal rate.
+    let nominal = (a.duration * a.rate.round() * 1000.0 / (8.0 * PACED_PAYLOAD as f64)).max(1.0);
     let report = LoadReport {
         sessions: a.sessions,
         rate_kbps: a.rate,
@@ -621,6 +678,8 @@ pub fn run(a: LoadArgs) -> Result<()> {
         tolerance: a.tolerance,
         min_down_share: min_of(&|r| share(r.down_delivered, r.down_released)),
         min_up_share: min_of(&|r| share(r.up_delivered, r.up_released)),
+        min_down_released_of_nominal: min_of(&|r| r.down_released as f64) / nominal,
+        min_up_released_of_nominal: min_of(&|r| r.up_released as f64) / nominal,
         total_down_share: share(sum_of(&|r| r.down_delivered), sum_of(&|r| r.down_released)),
         total_up_share: share(sum_of(&|r| r.up_delivered), sum_of(&|r| r.up_released)),
         max_accept_s: rows.iter().filter_map(|r| r.accept_s).fold(0.0, f64::max),
@@ -730,6 +789,7 @@ fn control(
     let limit = start + Duration::from_secs_f64(gap * a.sessions as f64 + a.duration + 30.0);
     let mut last_print = Instant::now();
     let mut last_check = Instant::now();
+    let connector = Connector::start(server, local, a.client_nice)?;
     let mut drops_seen: HashMap<u16, u64> = HashMap::new();
     let mut threads_peak = 0;
     let mut session_s = 0.0;
@@ -757,7 +817,7 @@ fn control(
                 limits: Limits::default(),
             };
             let slot = &mut clients[next_start];
-            match Endpoint::connect(local, server, keys, hello.config(), &hello.encode()) {
+            match connector.connect(hello, keys) {
                 Ok(ep) => {
                     let c = Arc::new(Client {
                         ep,
@@ -930,6 +990,10 @@ fn print_report(r: &LoadReport, json: bool) -> Result<()> {
     println!(
         "  delivered/released DATA: lowest session down {:.4}, up {:.4}; all sessions down {:.4}, up {:.4} (tolerance {})",
         r.min_down_share, r.min_up_share, r.total_down_share, r.total_up_share, r.tolerance
+    );
+    println!(
+        "  released DATA of the nominal rate: lowest session down {:.4}, up {:.4}",
+        r.min_down_released_of_nominal, r.min_up_released_of_nominal
     );
     println!(
         "  one-way delay down ms: p50 {:.1} p95 {:.1} p99 {:.1}; worst session's uplink p95 {:.1}",
