@@ -23,8 +23,8 @@ use sprout_net::message::{
     self, Bye, Data, Direction, Hello, Message, Mode, Scheme, DATA_HEADER_BYTES,
 };
 use sprout_net::secure::{
-    read_allowed_keys, AllowedClients, ClientConfig, Limits, PrivateKey, PublicKey, SecureStats,
-    ServerConfig,
+    read_allowed_keys, AllowedClients, ClientConfig, DropReason, Limits, PrivateKey, PublicKey,
+    SecureStats, ServerConfig,
 };
 use sprout_net::{
     realtime_us, BulkWriter, Endpoint, EndpointStats, Server, ServerOptions, Session,
@@ -988,6 +988,12 @@ pub fn server(a: ServerArgs) -> Result<()> {
         if Instant::now() >= next_report {
             next_report += Duration::from_secs(1);
             let s = server.stats();
+            let old = s.secure.dropped(DropReason::OldVersion);
+            if old > 0 && last_drops.dropped(DropReason::OldVersion) == 0 {
+                eprintln!(
+                    "server: refusing datagrams of wire version 1 (unencrypted, from a sprout build older than this one); this server speaks version 2 only: upgrade the client"
+                );
+            }
             if s.secure.dropped != last_drops.dropped {
                 eprintln!(
                     "server: {} sessions open; dropped datagrams so far: {}",
