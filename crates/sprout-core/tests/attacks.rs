@@ -482,6 +482,8 @@ fn a_dropped_datagram_changes_nothing_but_the_rejection_counter() {
     let net = Net::warmed();
     let strategy = header_strategy(net.last_ab(), net.last_ba());
     let mut runner = TestRunner::new(PropConfig {
+        // A runner made by hand has no source file to persist failures next to.
+        failure_persistence: None,
         cases: 2000,
         ..PropConfig::default()
     });

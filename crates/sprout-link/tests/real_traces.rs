@@ -26,7 +26,9 @@ const README: [(&str, f64, f64); 8] = [
 
 #[test]
 fn real_traces_load_and_match_readme() {
-    let Some(dir) = traces_dir() else { return };
+    if traces_dir().is_none() {
+        return;
+    }
     for (file, kbps, seconds) in README {
         let Some(path) = testdata::require(format!("traces/{file}")) else {
             continue;
