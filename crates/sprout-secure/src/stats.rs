@@ -1,7 +1,17 @@
 //! Counters of the security layer: what was sealed and opened, handshakes, and every dropped
 //! datagram by its reason.
 
-use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+/// Writes the drop counters as `{"truncated": 0, "not_sprout": 0, ...}`.
+fn dropped_by_name<S: Serializer>(dropped: &[u64; 17], s: S) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(dropped.len()))?;
+    for (reason, n) in DropReason::ALL.iter().zip(dropped) {
+        map.serialize_entry(reason.name(), n)?;
+    }
+    map.end()
+}
 
 /// Why the layer dropped an incoming datagram. Every drop is silent on the wire and counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -111,6 +121,9 @@ pub struct SecureStats {
     /// Sessions open now (server) or 1/0 (client).
     pub sessions: u64,
     /// Datagrams dropped, by reason, in the order of [`DropReason::ALL`].
+    /// (In JSON: an object with every reason's name and count, so scripts need not know the
+    /// order.)
+    #[serde(serialize_with = "dropped_by_name")]
     pub dropped: [u64; 17],
 }
 
