@@ -1,7 +1,7 @@
 //! Time for the endpoint: a monotonic microsecond clock for the protocol, and the wall clock
 //! (CLOCK_REALTIME) for one-way delay measurements between hosts.
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A monotonic clock that counts microseconds from its creation (the protocol's time base).
 #[derive(Clone, Copy, Debug)]
@@ -42,4 +42,16 @@ pub fn realtime_us() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_micros().min(u64::MAX as u128) as u64)
         .unwrap_or(0)
+}
+
+/// How long a blocking call may still wait for `deadline`: `None` once it has passed; with no
+/// deadline, a second, after which the caller checks again (so a lost wake-up costs at most
+/// that).
+pub(crate) fn wait_left(deadline: Option<Instant>) -> Option<Duration> {
+    match deadline {
+        Some(d) => d
+            .checked_duration_since(Instant::now())
+            .filter(|w| !w.is_zero()),
+        None => Some(Duration::from_secs(1)),
+    }
 }

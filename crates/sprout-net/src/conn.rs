@@ -325,17 +325,7 @@ impl ConnShared {
             if st.ended {
                 return None;
             }
-            let wait = match deadline {
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        return None;
-                    }
-                    d - now
-                }
-                // Re-check now and then: a lost wake-up costs at most this.
-                None => Duration::from_secs(1),
-            };
+            let wait = crate::clock::wait_left(deadline)?;
             st = self.readable.wait_timeout(st, wait);
         }
     }

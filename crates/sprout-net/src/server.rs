@@ -261,16 +261,7 @@ impl Server {
             if ctl.stopped || ctl.closed {
                 return None;
             }
-            let wait = match deadline {
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        return None;
-                    }
-                    d - now
-                }
-                None => Duration::from_secs(1),
-            };
+            let wait = crate::clock::wait_left(deadline)?;
             ctl = self.shared.accept.wait_timeout(ctl, wait);
         }
     }
