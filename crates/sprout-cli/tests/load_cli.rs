@@ -55,8 +55,8 @@ fn twenty_sessions_hold_under_a_handshake_flood() {
         .expect("stderr is piped")
         .read_to_string(&mut err)
         .unwrap();
-    let r: Value = serde_json::from_str(&out)
-        .unwrap_or_else(|e| panic!("{e}: stdout {out:?}\nstderr {err}"));
+    let r: Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: stdout {out:?}\nstderr {err}"));
     let show = || format!("{out}\nstderr: {err}");
     assert!(status.success(), "exit {status}: {}", show());
 
@@ -65,7 +65,11 @@ fn twenty_sessions_hold_under_a_handshake_flood() {
     assert_eq!(r["lost"], 0, "{}", show());
     let down = r["min_down_share"].as_f64().unwrap();
     let up = r["min_up_share"].as_f64().unwrap();
-    assert!(down >= 0.98 && up >= 0.98, "down {down}, up {up}: {}", show());
+    assert!(
+        down >= 0.98 && up >= 0.98,
+        "down {down}, up {up}: {}",
+        show()
+    );
     // Every session ran its paced stream: 200 kbit/s of 1000-byte DATA is 25 a second.
     let rows = r["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 20);

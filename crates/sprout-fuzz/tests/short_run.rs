@@ -14,7 +14,10 @@ fn every_target_survives_a_short_run() {
             r.rate()
         );
         if let Some((hex, msg)) = &r.panic {
-            panic!("{} panicked after {} inputs: {msg}\ninput: {hex}", r.target, r.iterations);
+            panic!(
+                "{} panicked after {} inputs: {msg}\ninput: {hex}",
+                r.target, r.iterations
+            );
         }
         assert_eq!(r.iterations, ITERATIONS);
     }
