@@ -12,8 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use sprout_secure::handshake::Mac1;
 use sprout_secure::wire::{MAX_INITIATION_BYTES, MIN_INITIATION_BYTES};
 use sprout_secure::{
-    AllowedClients, ClientReceived, DropReason, Limits, PrivateKey, Server, ServerConfig,
-    ServerReceived,
+    AllowedClients, DropReason, Limits, PrivateKey, Server, ServerConfig, ServerReceived,
 };
 
 const FLOOD: usize = 100_000;
@@ -54,16 +53,7 @@ fn flood_during_session(
         );
         while p.server.poll_transmit(&mut buf).is_some() {}
         if i % 100 == 0 {
-            let msg = (i as u64).to_be_bytes();
-            let d = p.client_seal(&msg);
-            assert_eq!(
-                p.server.handle(p.now_us, client_addr(), &d, &mut pt),
-                ServerReceived::Data { id: p.id }
-            );
-            assert_eq!(pt, msg);
-            let d = p.server_seal(&msg);
-            assert_eq!(p.client.handle(p.now_us, &d, &mut pt), ClientReceived::Data);
-            assert_eq!(pt, msg);
+            p.exchange(&(i as u64).to_be_bytes());
             genuine += 1;
         }
     }
@@ -78,20 +68,7 @@ fn a_flood_of_random_and_mac_valid_handshakes_stays_within_the_rate_limit() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let mac = Mac1::new(&p.server.public_key());
     // Genuine initiations from clients whose keys are not allowed (a pool, sent round).
-    let pool: Vec<Vec<u8>> = (0..200)
-        .map(|_| {
-            let mut c = client_with(
-                &PrivateKey::generate(),
-                &p.server,
-                Limits::default(),
-                0,
-                b"",
-            );
-            let mut d = Vec::new();
-            assert!(c.poll_transmit(0, &mut d));
-            d
-        })
-        .collect();
+    let pool = initiations_from_new_keys(&p.server, 200);
     let genuine = flood_during_session(&mut p, &mut rng, |i, rng| {
         let len = rng.gen_range(MIN_INITIATION_BYTES..=MAX_INITIATION_BYTES);
         let mut d = vec![0u8; len];
@@ -182,20 +159,7 @@ fn a_flood_of_valid_initiations_keeps_pending_sessions_bounded() {
         now_us: 0,
     };
     // Valid initiations from 1000 keys nobody will confirm (any key may open a session here).
-    let pool: Vec<Vec<u8>> = (0..1000)
-        .map(|_| {
-            let mut c = client_with(
-                &PrivateKey::generate(),
-                &p.server,
-                Limits::default(),
-                0,
-                b"",
-            );
-            let mut d = Vec::new();
-            assert!(c.poll_transmit(0, &mut d));
-            d
-        })
-        .collect();
+    let pool = initiations_from_new_keys(&p.server, 1000);
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     let mut max_pending = 0;
     let mut pt = Vec::new();

@@ -141,6 +141,24 @@ impl Pair {
         out
     }
 
+    /// Seals `msg` each way and asserts that it opens to `msg` at the other end.
+    pub fn exchange(&mut self, msg: &[u8]) {
+        let mut pt = Vec::new();
+        let d = self.client_seal(msg);
+        assert_eq!(d.len(), msg.len() + sprout_secure::OVERHEAD_BYTES);
+        assert_eq!(
+            self.server.handle(self.now_us, client_addr(), &d, &mut pt),
+            ServerReceived::Data { id: self.id }
+        );
+        assert_eq!(pt, msg);
+        let d = self.server_seal(msg);
+        assert_eq!(
+            self.client.handle(self.now_us, &d, &mut pt),
+            ClientReceived::Data
+        );
+        assert_eq!(pt, msg);
+    }
+
     /// Asserts that a fresh datagram each way still opens to what was sealed.
     pub fn assert_both_ways_open(&mut self) {
         let mut pt = Vec::new();
@@ -158,4 +176,16 @@ impl Pair {
         assert_eq!(pt, b"and you");
         assert_eq!(self.server.session(self.id).unwrap().addr, client_addr());
     }
+}
+
+/// The first handshake initiation of each of `n` clients with fresh keys, for `server`.
+pub fn initiations_from_new_keys(server: &Server, n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|_| {
+            let mut c = client_with(&PrivateKey::generate(), server, Limits::default(), 0, b"");
+            let mut d = Vec::new();
+            assert!(c.poll_transmit(0, &mut d));
+            d
+        })
+        .collect()
 }
