@@ -1,0 +1,90 @@
+//! Counters and snapshots of a tunnel end, for the status line, `--json` and tests.
+
+use std::net::SocketAddr;
+
+use serde::Serialize;
+
+use crate::control::Assignment;
+use crate::flow_queue::{FlowSnapshot, QueueStats};
+
+/// Packets the tunnel itself dropped (not the flow queue), by reason. Every packet read from
+/// the TUN device or out of a session is either forwarded, queued, or counted here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TunnelDrops {
+    /// Read from the TUN device: empty.
+    pub tun_empty: u64,
+    /// Read from the TUN device: version neither 4 nor 6.
+    pub tun_unknown_version: u64,
+    /// Read from the TUN device: fewer bytes than its header says.
+    pub tun_truncated: u64,
+    /// Read from the TUN device: an impossible header field.
+    pub tun_malformed: u64,
+    /// Read from the TUN device with a destination no client has (server) or before the
+    /// assignment arrived (client).
+    pub no_route: u64,
+    /// Read from the TUN device with a source other than this end's tunnel address (client).
+    pub wrong_source: u64,
+    /// Larger than the session's largest payload.
+    pub too_big: u64,
+    /// Out of a session: a payload that is neither an IP packet nor a control message, or an
+    /// IP packet that does not parse.
+    pub malformed_payload: u64,
+    /// Out of a session: an IP packet whose source is not the tunnel address that session was
+    /// given (server), or whose destination is not ours (client).
+    pub spoofed_source: u64,
+    /// Out of a session: destined to another client while forwarding between clients is off.
+    pub client_to_client: u64,
+    /// Packets to write to the TUN device beyond [`crate::MAX_TUN_BACKLOG`].
+    pub tun_backlog: u64,
+    /// A malformed or unexpected control message.
+    pub bad_control: u64,
+}
+
+/// One session's state as shown in status output.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionStatus {
+    /// The server's id of the session (the client's own session shows 0).
+    pub id: u32,
+    /// The peer's public key (base64).
+    pub peer: String,
+    /// The peer's UDP address.
+    pub addr: Option<SocketAddr>,
+    /// The addresses given to the client, once assigned.
+    pub assignment: Option<Assignment>,
+    /// The per-flow queue toward the peer.
+    pub queue: QueueStats,
+    /// The busiest flows toward the peer (at most [`crate::STATUS_FLOWS`]).
+    pub flows: Vec<FlowSnapshot>,
+    /// The forecast the sender works from: cumulative packets the link is forecast to deliver
+    /// by each tick ahead.
+    pub forecast: Vec<u32>,
+    /// The sender's window now, in link bytes.
+    pub window_bytes: u64,
+    /// The receiver's estimate of the incoming link rate, packets/s.
+    pub incoming_rate_pps: f64,
+    /// IP payload bytes sent into the session since it started.
+    pub sent_bytes: u64,
+    /// IP payload bytes received out of the session since it started.
+    pub received_bytes: u64,
+    /// Packets sent into the session.
+    pub sent_packets: u64,
+    /// Packets received out of the session.
+    pub received_packets: u64,
+}
+
+/// A whole tunnel end's status.
+#[derive(Clone, Debug, Serialize)]
+pub struct TunnelStatus {
+    /// When the snapshot was taken (µs of the caller's clock).
+    pub now_us: u64,
+    /// Sessions (one for a client).
+    pub sessions: Vec<SessionStatus>,
+    /// Drops by the tunnel itself.
+    pub drops: TunnelDrops,
+    /// Datagrams the security layer dropped, by reason name.
+    pub secure_drops: std::collections::BTreeMap<String, u64>,
+    /// Packets read from the TUN device.
+    pub tun_read_packets: u64,
+    /// Packets handed to be written to the TUN device.
+    pub tun_write_packets: u64,
+}
