@@ -16,6 +16,7 @@ use sprout_testbed::overrides;
 use sprout_testbed::sim::{self, DirectionOverride, Load, Logs, SimConfig};
 
 mod forecast_cmd;
+mod interactive_cmd;
 mod keygen_cmd;
 mod link_cmd;
 mod load_cmd;
@@ -52,6 +53,9 @@ enum Command {
     Link(link_cmd::LinkArgs),
     /// Kernel TCP bulk transfers (Cubic, Reno, BBR, ...) for the emulated evaluation.
     Tcp(tcp_cmd::TcpArgs),
+    /// Paced UDP both ways, every packet stamped (CLOCK_MONOTONIC) for its one-way delay: the
+    /// stand-in for a video call in the tunnel experiment.
+    Interactive(interactive_cmd::InteractiveArgs),
     /// Print the receiver's 8-tick forecast after every tick of a series of packet counts, as
     /// CSV.
     Forecast(forecast_cmd::ForecastArgs),
@@ -425,6 +429,7 @@ fn main() {
         } => load_cmd::run(a),
         Command::Link(a) => link_cmd::run(a),
         Command::Tcp(a) => tcp_cmd::run(a),
+        Command::Interactive(a) => interactive_cmd::run(a),
         Command::Forecast(a) => forecast_cmd::run(a),
         Command::Params { scheme, params } => cmd_params(scheme, &params),
         Command::Traces {
