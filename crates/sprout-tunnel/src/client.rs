@@ -1,12 +1,22 @@
 //! The mobile host's end of SproutTunnel, sans-IO: one secure session to the relay, the
 //! per-flow queue toward it, and the addresses the relay assigns.
 
-use sprout_core::Config;
-use sprout_secure::ClientConfig;
+use std::collections::VecDeque;
+use std::net::IpAddr;
 
-use crate::control::Assignment;
+use sprout_core::Config;
+use sprout_secure::{Client, ClientConfig, ClientReceived};
+
+use crate::control::{self, Assignment, Control, Greeting, PayloadKind};
 use crate::flow_queue::FlowQueueConfig;
-use crate::status::{TunnelDrops, TunnelStatus};
+use crate::packet;
+use crate::server::is_client_address;
+use crate::session::SessionPath;
+use crate::status::{bump, secure_drops, SessionStatus, TunnelDrops, TunnelStatus};
+use crate::{MAX_TUN_BACKLOG, MIN_DATAGRAM_BYTES};
+
+/// Most events waiting for [`TunnelClient::poll_event`]; beyond, the oldest is dropped.
+pub const MAX_QUEUED_EVENTS: usize = 64;
 
 /// Configuration of a [`TunnelClient`].
 #[derive(Clone, Debug)]
@@ -32,69 +42,273 @@ pub enum ClientTunnelEvent {
 
 /// The mobile host's end of the tunnel.
 pub struct TunnelClient {
-    _todo: (),
+    secure: Client,
+    core: Config,
+    queue: FlowQueueConfig,
+    /// The data path, once the secure session is up.
+    path: Option<SessionPath>,
+    assignment: Option<Assignment>,
+    tun_out: VecDeque<Vec<u8>>,
+    events: VecDeque<ClientTunnelEvent>,
+    drops: TunnelDrops,
+    tun_read_packets: u64,
+    tun_write_packets: u64,
+    /// The failure was reported.
+    failed: bool,
+    plaintext: Vec<u8>,
+    tx: Vec<u8>,
+    payloads: Vec<Vec<u8>>,
+}
+
+/// Whether `dst` is our tunnel address of its family.
+fn is_ours(a: &Option<Assignment>, dst: IpAddr) -> bool {
+    a.as_ref().is_some_and(|a| is_client_address(a, dst))
 }
 
 impl TunnelClient {
     /// A client whose handshake starts at `now_us`.
     pub fn new(settings: ClientSettings, now_us: u64) -> Result<TunnelClient, String> {
-        let _ = (settings, now_us);
-        todo!()
+        settings.core.validate()?;
+        let max = settings.core.max_datagram_bytes;
+        let max_datagram_bytes = u16::try_from(max)
+            .ok()
+            .filter(|&m| m >= MIN_DATAGRAM_BYTES)
+            .ok_or_else(|| {
+                format!(
+                    "the core's max_datagram_bytes ({max}) must be {MIN_DATAGRAM_BYTES}..=65535 for the tunnel"
+                )
+            })?;
+        let greeting = Greeting { max_datagram_bytes }.encode();
+        let secure = Client::new(settings.secure, now_us, &greeting).map_err(|e| e.to_string())?;
+        Ok(TunnelClient {
+            secure,
+            core: settings.core,
+            queue: settings.queue,
+            path: None,
+            assignment: None,
+            tun_out: VecDeque::new(),
+            events: VecDeque::new(),
+            drops: TunnelDrops::default(),
+            tun_read_packets: 0,
+            tun_write_packets: 0,
+            failed: false,
+            plaintext: Vec::with_capacity(2048),
+            tx: Vec::with_capacity(2048),
+            payloads: Vec::new(),
+        })
+    }
+
+    fn push_event(&mut self, e: ClientTunnelEvent) {
+        if self.events.len() >= MAX_QUEUED_EVENTS {
+            self.events.pop_front();
+        }
+        self.events.push_back(e);
+    }
+
+    /// Reports the security layer's failure once.
+    fn check_failed(&mut self) {
+        if self.failed {
+            return;
+        }
+        if let Some(e) = self.secure.error() {
+            let msg = e.to_string();
+            self.failed = true;
+            self.push_event(ClientTunnelEvent::Failed(msg));
+        }
     }
 
     /// Takes a UDP datagram from the server that arrived at `now_us`. Never panics.
     pub fn handle_udp(&mut self, now_us: u64, datagram: &[u8]) {
-        let _ = (now_us, datagram);
-        todo!()
+        match self.secure.handle(now_us, datagram, &mut self.plaintext) {
+            ClientReceived::Established => {
+                match SessionPath::new(self.core.clone(), self.queue.clone(), now_us) {
+                    Ok(p) => {
+                        self.path = Some(p);
+                        self.push_event(ClientTunnelEvent::Established);
+                    }
+                    Err(e) => {
+                        self.failed = true;
+                        self.push_event(ClientTunnelEvent::Failed(format!(
+                            "core configuration: {e}"
+                        )));
+                    }
+                }
+            }
+            ClientReceived::Data => self.deliver(now_us),
+            ClientReceived::Control | ClientReceived::Dropped(_) => {}
+        }
+        self.check_failed();
+    }
+
+    /// Takes the core datagram in `self.plaintext`.
+    fn deliver(&mut self, now_us: u64) {
+        let Some(path) = self.path.as_mut() else {
+            return;
+        };
+        // Malformed and rejected datagrams are counted by the core.
+        let _ = path.conn.handle_datagram(now_us, &self.plaintext);
+        let mut payloads = std::mem::take(&mut self.payloads);
+        while let Some(p) = path.recv() {
+            payloads.push(p);
+        }
+        for p in payloads.drain(..) {
+            self.on_payload(p);
+        }
+        self.payloads = payloads;
+    }
+
+    /// One payload out of the session.
+    fn on_payload(&mut self, mut payload: Vec<u8>) {
+        match control::kind(&payload) {
+            None => bump(&mut self.drops.malformed_payload),
+            Some(PayloadKind::Control) => match Control::decode(&payload) {
+                Ok(Control::Assign(a)) => {
+                    if self.assignment != Some(a) {
+                        self.assignment = Some(a);
+                        self.push_event(ClientTunnelEvent::Assigned(a));
+                    }
+                    if let Some(path) = self.path.as_mut() {
+                        path.send_control(Control::AssignAck.encode());
+                    }
+                }
+                _ => bump(&mut self.drops.bad_control),
+            },
+            Some(PayloadKind::Packet) => {
+                let Ok(info) = packet::parse(&payload) else {
+                    bump(&mut self.drops.malformed_payload);
+                    return;
+                };
+                if !is_ours(&self.assignment, info.dst()) {
+                    bump(&mut self.drops.spoofed_source);
+                    return;
+                }
+                payload.truncate(info.len);
+                if self.tun_out.len() >= MAX_TUN_BACKLOG {
+                    bump(&mut self.drops.tun_backlog);
+                } else {
+                    self.tun_write_packets = self.tun_write_packets.saturating_add(1);
+                    self.tun_out.push_back(payload);
+                }
+            }
+        }
     }
 
     /// Takes an IP packet read from the TUN device at `now_us`. Never panics.
     pub fn handle_tun(&mut self, now_us: u64, packet: &[u8]) {
-        let _ = (now_us, packet);
-        todo!()
+        self.tun_read_packets = self.tun_read_packets.saturating_add(1);
+        let info = match packet::parse(packet) {
+            Ok(i) => i,
+            Err(e) => {
+                self.drops.count_tun_error(&e);
+                return;
+            }
+        };
+        let (Some(a), Some(path)) = (self.assignment.as_ref(), self.path.as_mut()) else {
+            bump(&mut self.drops.no_route);
+            return;
+        };
+        if !is_client_address(a, info.src()) {
+            bump(&mut self.drops.wrong_source);
+            return;
+        }
+        if info.len > path.max_packet() {
+            bump(&mut self.drops.too_big);
+            return;
+        }
+        path.enqueue(now_us, info.flow, packet[..info.len].to_vec());
     }
 
     /// The next UDP datagram to send to the server at `now_us`, written into `buf`; `false`
     /// when none. Call until `false`.
     pub fn poll_udp(&mut self, now_us: u64, buf: &mut Vec<u8>) -> bool {
-        let _ = (now_us, buf);
-        todo!()
+        if self.secure.poll_transmit(now_us, buf) {
+            return true;
+        }
+        if self.failed || self.secure.error().is_some() {
+            self.check_failed();
+            buf.clear();
+            return false;
+        }
+        if let Some(path) = self.path.as_mut() {
+            while path.poll_transmit(now_us, &mut self.tx) {
+                match self.secure.seal(now_us, &self.tx, buf) {
+                    Ok(()) => return true,
+                    Err(_) => bump(&mut self.drops.seal_failed),
+                }
+            }
+        }
+        buf.clear();
+        false
     }
 
     /// The next IP packet to write to the TUN device.
     pub fn poll_tun(&mut self) -> Option<Vec<u8>> {
-        todo!()
+        self.tun_out.pop_front()
     }
 
     /// Runs the timers due by `now_us`.
     pub fn handle_timeout(&mut self, now_us: u64) {
-        let _ = now_us;
-        todo!()
+        self.secure.handle_timeout(now_us);
+        if let Some(path) = self.path.as_mut() {
+            path.conn.handle_timeout(now_us);
+            path.queue.expire(now_us);
+        }
+        self.check_failed();
     }
 
     /// When [`TunnelClient::handle_timeout`] or [`TunnelClient::poll_udp`] is next needed (µs).
     pub fn poll_timeout(&mut self) -> Option<u64> {
-        todo!()
+        if self.failed || self.secure.error().is_some() {
+            return None;
+        }
+        let mut next = self.secure.poll_timeout();
+        if let Some(t) = self.path.as_mut().and_then(|p| p.poll_timeout()) {
+            next = Some(next.map_or(t, |n| n.min(t)));
+        }
+        next
     }
 
     /// The next event.
     pub fn poll_event(&mut self) -> Option<ClientTunnelEvent> {
-        todo!()
+        self.check_failed();
+        self.events.pop_front()
     }
 
     /// The assignment, once it arrived.
     pub fn assignment(&self) -> Option<Assignment> {
-        todo!()
+        self.assignment
+    }
+
+    /// Whether the secure session is up (and has not failed).
+    pub fn is_established(&self) -> bool {
+        self.path.is_some() && !self.failed && self.secure.error().is_none()
+    }
+
+    /// The security layer's counters.
+    pub fn secure_stats(&self) -> sprout_secure::SecureStats {
+        self.secure.stats()
     }
 
     /// The tunnel's own drop counters.
     pub fn drops(&self) -> TunnelDrops {
-        todo!()
+        self.drops
     }
 
     /// Everything, for the status line and `--json`.
     pub fn status(&mut self, now_us: u64) -> TunnelStatus {
-        let _ = now_us;
-        todo!()
+        let peer = self.secure.server_key().to_base64();
+        let assignment = self.assignment;
+        let sessions = match self.path.as_mut() {
+            Some(path) => vec![SessionStatus::of(0, peer, None, assignment, path, now_us)],
+            None => Vec::new(),
+        };
+        TunnelStatus {
+            now_us,
+            sessions,
+            drops: self.drops,
+            secure_drops: secure_drops(&self.secure.stats()),
+            tun_read_packets: self.tun_read_packets,
+            tun_write_packets: self.tun_write_packets,
+        }
     }
 }

@@ -7,17 +7,41 @@
 //! packet read from the TUN device goes to the session that owns its destination; a packet
 //! from one client to another is forwarded directly (unless turned off); everything else from
 //! a client is handed to the TUN device, i.e. to the server's kernel and its network.
+//!
+//! Addresses: a client gets the addresses pinned to its key, else the lowest free host
+//! address of each configured network (never the network's first or last address, never the
+//! server's own, never one pinned to another key). A new session from a key that already has
+//! one replaces it (the client restarted): the old session is closed and reported
+//! ([`ServerTunnelEvent::ClientDown`]), so the client gets its addresses back. The assignment
+//! goes to the client at once and again every [`ASSIGN_RESEND_US`] until it answers.
 
-use std::collections::HashMap;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use ipnet::{Ipv4Net, Ipv6Net};
 use sprout_core::Config;
-use sprout_secure::{PublicKey, ServerConfig, SessionId};
+use sprout_secure::{
+    PublicKey, SealError, Server, ServerConfig, ServerEvent, ServerReceived, SessionId,
+};
 
-use crate::control::Assignment;
+use crate::control::{
+    self, Assignment, Control, ControlError, Greeting, PayloadKind, V4Assignment, V6Assignment,
+    MIN_TUN_MTU_V4, MIN_TUN_MTU_V6,
+};
 use crate::flow_queue::FlowQueueConfig;
-use crate::status::{TunnelDrops, TunnelStatus};
+use crate::packet;
+use crate::session::SessionPath;
+use crate::status::{bump, secure_drops, SessionStatus, TunnelDrops, TunnelStatus};
+use crate::{MAX_TUN_BACKLOG, MIN_DATAGRAM_BYTES};
+
+/// The server sends its assignment again after this long without the client's answer (µs).
+pub const ASSIGN_RESEND_US: u64 = 1_000_000;
+
+/// Idle flows are forgotten at most this often (µs).
+const EXPIRE_EVERY_US: u64 = 1_000_000;
+
+/// Most events waiting for [`TunnelServer::poll_event`]; beyond, the oldest is dropped.
+pub const MAX_QUEUED_EVENTS: usize = 4096;
 
 /// Addresses pinned to a client key (from the configuration file).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,77 +109,639 @@ pub enum ServerTunnelEvent {
     },
 }
 
+/// One client's session.
+struct ClientSession {
+    peer: PublicKey,
+    addr: SocketAddr,
+    assignment: Assignment,
+    path: SessionPath,
+    /// The client confirmed the assignment (or sent a valid packet from its address).
+    acked: bool,
+    /// When the assignment is sent again while not acknowledged (µs).
+    next_assign_us: u64,
+}
+
 /// The relay's end of the tunnel.
 pub struct TunnelServer {
-    _todo: (),
+    secure: Server,
+    core: Config,
+    v4: Option<Ipv4Net>,
+    v6: Option<Ipv6Net>,
+    pinned: HashMap<PublicKey, PinnedAddresses>,
+    pinned_v4: HashSet<Ipv4Addr>,
+    pinned_v6: HashSet<Ipv6Addr>,
+    queue: FlowQueueConfig,
+    tun_mtu: u16,
+    client_to_client: bool,
+    sessions: HashMap<SessionId, ClientSession>,
+    /// Session ids in the order they are served by [`TunnelServer::poll_udp`].
+    order: Vec<SessionId>,
+    /// Index in `order` of the session served first on the next call.
+    next_turn: usize,
+    by_v4: HashMap<Ipv4Addr, SessionId>,
+    by_v6: HashMap<Ipv6Addr, SessionId>,
+    by_key: HashMap<PublicKey, SessionId>,
+    tun_out: VecDeque<Vec<u8>>,
+    events: VecDeque<ServerTunnelEvent>,
+    drops: TunnelDrops,
+    tun_read_packets: u64,
+    tun_write_packets: u64,
+    next_expire_us: u64,
+    plaintext: Vec<u8>,
+    tx: Vec<u8>,
+    payloads: Vec<Vec<u8>>,
+}
+
+/// Checks a network's server address and size.
+fn check_v4(net: &Ipv4Net) -> Result<(), String> {
+    if net.prefix_len() > 30 {
+        return Err(format!(
+            "IPv4 tunnel network {net} is too small (a prefix of at most /30 is needed)"
+        ));
+    }
+    if net.addr() == net.network() || net.addr() == net.broadcast() {
+        return Err(format!(
+            "the server's IPv4 tunnel address in {net} must be a host address (e.g. {}/{})",
+            Ipv4Addr::from(u32::from(net.network()).saturating_add(1)),
+            net.prefix_len()
+        ));
+    }
+    Ok(())
+}
+
+fn check_v6(net: &Ipv6Net) -> Result<(), String> {
+    if net.prefix_len() > 126 {
+        return Err(format!(
+            "IPv6 tunnel network {net} is too small (a prefix of at most /126 is needed)"
+        ));
+    }
+    if net.addr() == net.network() || net.addr() == net.broadcast() {
+        return Err(format!(
+            "the server's IPv6 tunnel address in {net} must not be the network's first or last address"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `addr` is a host address of `net` a client may have (not the first or last, not
+/// the server's).
+fn v4_client_ok(net: &Ipv4Net, addr: Ipv4Addr) -> bool {
+    net.contains(&addr) && addr != net.network() && addr != net.broadcast() && addr != net.addr()
+}
+
+fn v6_client_ok(net: &Ipv6Net, addr: Ipv6Addr) -> bool {
+    net.contains(&addr) && addr != net.network() && addr != net.broadcast() && addr != net.addr()
+}
+
+/// Whether `src` is the tunnel address of its family in `a`.
+pub(crate) fn is_client_address(a: &Assignment, src: IpAddr) -> bool {
+    match src {
+        IpAddr::V4(s) => a.v4.is_some_and(|v| v.client == s),
+        IpAddr::V6(s) => a.v6.is_some_and(|v| v.client == s),
+    }
 }
 
 impl TunnelServer {
     /// A server; fails on an inconsistent configuration (no address family, a network too
     /// small, a pinned address outside the network, an invalid core configuration).
     pub fn new(settings: ServerSettings) -> Result<TunnelServer, String> {
-        let _ = settings;
-        todo!()
+        settings.core.validate()?;
+        if settings.core.max_datagram_bytes < usize::from(MIN_DATAGRAM_BYTES) {
+            return Err(format!(
+                "the core's max_datagram_bytes ({}) is below the tunnel's minimum of {MIN_DATAGRAM_BYTES}",
+                settings.core.max_datagram_bytes
+            ));
+        }
+        if settings.v4.is_none() && settings.v6.is_none() {
+            return Err("the tunnel needs an IPv4 or an IPv6 network (or both)".into());
+        }
+        if let Some(n) = &settings.v4 {
+            check_v4(n)?;
+        }
+        if let Some(n) = &settings.v6 {
+            check_v6(n)?;
+        }
+        let min_mtu = if settings.v6.is_some() {
+            MIN_TUN_MTU_V6
+        } else {
+            MIN_TUN_MTU_V4
+        };
+        if settings.tun_mtu < min_mtu {
+            return Err(format!(
+                "TUN MTU {} is below the minimum of {min_mtu} bytes{}",
+                settings.tun_mtu,
+                if settings.v6.is_some() { " (IPv6)" } else { "" }
+            ));
+        }
+        let mut pinned_v4 = HashSet::new();
+        let mut pinned_v6 = HashSet::new();
+        for (key, p) in &settings.pinned {
+            if let Some(a) = p.v4 {
+                match &settings.v4 {
+                    Some(n) if v4_client_ok(n, a) => {}
+                    Some(n) => {
+                        return Err(format!(
+                            "address {a} pinned to {key} is not a client address of {n}"
+                        ))
+                    }
+                    None => {
+                        return Err(format!(
+                            "address {a} pinned to {key}, but the tunnel carries no IPv4"
+                        ))
+                    }
+                }
+                if !pinned_v4.insert(a) {
+                    return Err(format!("address {a} is pinned to two keys"));
+                }
+            }
+            if let Some(a) = p.v6 {
+                match &settings.v6 {
+                    Some(n) if v6_client_ok(n, a) => {}
+                    Some(n) => {
+                        return Err(format!(
+                            "address {a} pinned to {key} is not a client address of {n}"
+                        ))
+                    }
+                    None => {
+                        return Err(format!(
+                            "address {a} pinned to {key}, but the tunnel carries no IPv6"
+                        ))
+                    }
+                }
+                if !pinned_v6.insert(a) {
+                    return Err(format!("address {a} is pinned to two keys"));
+                }
+            }
+        }
+        Ok(TunnelServer {
+            secure: Server::new(settings.secure),
+            core: settings.core,
+            v4: settings.v4,
+            v6: settings.v6,
+            pinned: settings.pinned,
+            pinned_v4,
+            pinned_v6,
+            queue: settings.queue,
+            tun_mtu: settings.tun_mtu,
+            client_to_client: settings.client_to_client,
+            sessions: HashMap::new(),
+            order: Vec::new(),
+            next_turn: 0,
+            by_v4: HashMap::new(),
+            by_v6: HashMap::new(),
+            by_key: HashMap::new(),
+            tun_out: VecDeque::new(),
+            events: VecDeque::new(),
+            drops: TunnelDrops::default(),
+            tun_read_packets: 0,
+            tun_write_packets: 0,
+            next_expire_us: 0,
+            plaintext: Vec::with_capacity(2048),
+            tx: Vec::with_capacity(2048),
+            payloads: Vec::new(),
+        })
+    }
+
+    fn push_event(&mut self, e: ServerTunnelEvent) {
+        if self.events.len() >= MAX_QUEUED_EVENTS {
+            self.events.pop_front();
+        }
+        self.events.push_back(e);
+    }
+
+    /// The lowest free IPv4 client address for `key` (its pinned one if any).
+    fn free_v4(&self, key: &PublicKey) -> Option<Ipv4Addr> {
+        let net = self.v4.as_ref()?;
+        if let Some(a) = self.pinned.get(key).and_then(|p| p.v4) {
+            return (!self.by_v4.contains_key(&a)).then_some(a);
+        }
+        // At most (addresses in use + pinned + 2) candidates are skipped before a free one.
+        let first = u32::from(net.network()).saturating_add(1);
+        let last = u32::from(net.broadcast());
+        (first..last).map(Ipv4Addr::from).find(|a| {
+            *a != net.addr() && !self.by_v4.contains_key(a) && !self.pinned_v4.contains(a)
+        })
+    }
+
+    /// The lowest free IPv6 client address for `key` (its pinned one if any).
+    fn free_v6(&self, key: &PublicKey) -> Option<Ipv6Addr> {
+        let net = self.v6.as_ref()?;
+        if let Some(a) = self.pinned.get(key).and_then(|p| p.v6) {
+            return (!self.by_v6.contains_key(&a)).then_some(a);
+        }
+        let first = u128::from(net.network()).saturating_add(1);
+        let last = u128::from(net.broadcast());
+        let mut a = first;
+        while a < last {
+            let ip = Ipv6Addr::from(a);
+            if ip != net.addr() && !self.by_v6.contains_key(&ip) && !self.pinned_v6.contains(&ip) {
+                return Some(ip);
+            }
+            a += 1;
+        }
+        None
+    }
+
+    /// Refuses session `id` after its handshake.
+    fn refuse(&mut self, id: SessionId, peer: PublicKey, reason: String) {
+        self.secure.close(id);
+        self.push_event(ServerTunnelEvent::ClientRefused { id, peer, reason });
+    }
+
+    /// Removes session `id` and frees its addresses; reports it if `report`.
+    fn remove(&mut self, id: SessionId, report: bool) {
+        let Some(s) = self.sessions.remove(&id) else {
+            return;
+        };
+        if let Some(v4) = s.assignment.v4 {
+            if self.by_v4.get(&v4.client) == Some(&id) {
+                self.by_v4.remove(&v4.client);
+            }
+        }
+        if let Some(v6) = s.assignment.v6 {
+            if self.by_v6.get(&v6.client) == Some(&id) {
+                self.by_v6.remove(&v6.client);
+            }
+        }
+        if self.by_key.get(&s.peer) == Some(&id) {
+            self.by_key.remove(&s.peer);
+        }
+        if let Some(i) = self.order.iter().position(|&x| x == id) {
+            self.order.remove(i);
+            if self.next_turn > i {
+                self.next_turn -= 1;
+            }
+        }
+        if self.next_turn >= self.order.len() {
+            self.next_turn = 0;
+        }
+        if report {
+            self.push_event(ServerTunnelEvent::ClientDown { id, peer: s.peer });
+        }
+    }
+
+    /// A new session from the security layer: checks the greeting, gives addresses, sends
+    /// the assignment. Returns whether the session was accepted.
+    fn accept(&mut self, now_us: u64, id: SessionId, peer: PublicKey, addr: SocketAddr) -> bool {
+        let greeting = self.secure.take_greeting(id);
+        let max = u16::try_from(self.core.max_datagram_bytes).unwrap_or(u16::MAX);
+        let greeting = match Greeting::decode(&greeting, (MIN_DATAGRAM_BYTES, max)) {
+            Ok(g) => g,
+            Err(e) => {
+                let reason = match e {
+                    ControlError::NotTunnel => "not a SproutTunnel client".to_string(),
+                    e => e.to_string(),
+                };
+                self.refuse(id, peer, reason);
+                return false;
+            }
+        };
+        // The same key again: the client restarted; the new session replaces the old.
+        if let Some(old) = self.by_key.get(&peer).copied() {
+            self.secure.close(old);
+            self.remove(old, true);
+        }
+        let mut config = self.core.clone();
+        config.max_datagram_bytes = usize::from(greeting.max_datagram_bytes);
+        let session_mtu =
+            crate::mtu::tun_mtu(config.max_datagram_bytes, config.model.forecast_ticks);
+        let mtu = u16::try_from(session_mtu)
+            .unwrap_or(u16::MAX)
+            .min(self.tun_mtu);
+        if self.v6.is_some() && mtu < MIN_TUN_MTU_V6 {
+            let reason = format!(
+                "its path carries packets of at most {mtu} bytes, IPv6 needs {MIN_TUN_MTU_V6}"
+            );
+            self.refuse(id, peer, reason);
+            return false;
+        }
+        let v4 = match &self.v4 {
+            None => None,
+            Some(net) => match self.free_v4(&peer) {
+                Some(client) => Some(V4Assignment {
+                    client,
+                    prefix: net.prefix_len(),
+                    server: net.addr(),
+                }),
+                None => {
+                    let reason = format!("no IPv4 address left in {}", net.trunc());
+                    self.refuse(id, peer, reason);
+                    return false;
+                }
+            },
+        };
+        let v6 = match &self.v6 {
+            None => None,
+            Some(net) => match self.free_v6(&peer) {
+                Some(client) => Some(V6Assignment {
+                    client,
+                    prefix: net.prefix_len(),
+                    server: net.addr(),
+                }),
+                None => {
+                    let reason = format!("no IPv6 address left in {}", net.trunc());
+                    self.refuse(id, peer, reason);
+                    return false;
+                }
+            },
+        };
+        let mut path = match SessionPath::new(config, self.queue.clone(), now_us) {
+            Ok(p) => p,
+            Err(e) => {
+                self.refuse(id, peer, format!("core configuration: {e}"));
+                return false;
+            }
+        };
+        let assignment = Assignment { v4, v6, mtu };
+        path.send_control(Control::Assign(assignment).encode());
+        if let Some(a) = v4 {
+            self.by_v4.insert(a.client, id);
+        }
+        if let Some(a) = v6 {
+            self.by_v6.insert(a.client, id);
+        }
+        self.by_key.insert(peer, id);
+        self.order.push(id);
+        self.sessions.insert(
+            id,
+            ClientSession {
+                peer,
+                addr,
+                assignment,
+                path,
+                acked: false,
+                next_assign_us: now_us.saturating_add(ASSIGN_RESEND_US),
+            },
+        );
+        self.push_event(ServerTunnelEvent::ClientUp {
+            id,
+            peer,
+            addr,
+            assignment,
+        });
+        true
+    }
+
+    /// Takes the core datagram in `self.plaintext` for session `id`.
+    fn deliver(&mut self, now_us: u64, id: SessionId) {
+        let Some(s) = self.sessions.get_mut(&id) else {
+            return;
+        };
+        // Malformed and rejected datagrams are counted by the core.
+        let _ = s.path.conn.handle_datagram(now_us, &self.plaintext);
+        let mut payloads = std::mem::take(&mut self.payloads);
+        while let Some(p) = s.path.recv() {
+            payloads.push(p);
+        }
+        for p in payloads.drain(..) {
+            self.on_payload(now_us, id, p);
+        }
+        self.payloads = payloads;
+    }
+
+    /// The session owning tunnel address `dst`, if any.
+    fn owner(&self, dst: IpAddr) -> Option<SessionId> {
+        match dst {
+            IpAddr::V4(a) => self.by_v4.get(&a).copied(),
+            IpAddr::V6(a) => self.by_v6.get(&a).copied(),
+        }
+    }
+
+    fn to_tun(&mut self, packet: Vec<u8>) {
+        if self.tun_out.len() >= MAX_TUN_BACKLOG {
+            bump(&mut self.drops.tun_backlog);
+        } else {
+            self.tun_write_packets = self.tun_write_packets.saturating_add(1);
+            self.tun_out.push_back(packet);
+        }
+    }
+
+    /// One payload out of session `id`.
+    fn on_payload(&mut self, now_us: u64, id: SessionId, mut payload: Vec<u8>) {
+        let Some(s) = self.sessions.get_mut(&id) else {
+            return;
+        };
+        match control::kind(&payload) {
+            None => bump(&mut self.drops.malformed_payload),
+            Some(PayloadKind::Control) => match Control::decode(&payload) {
+                Ok(Control::AssignAck) => s.acked = true,
+                _ => bump(&mut self.drops.bad_control),
+            },
+            Some(PayloadKind::Packet) => {
+                let Ok(info) = packet::parse(&payload) else {
+                    bump(&mut self.drops.malformed_payload);
+                    return;
+                };
+                if !is_client_address(&s.assignment, info.src()) {
+                    bump(&mut self.drops.spoofed_source);
+                    return;
+                }
+                s.acked = true;
+                payload.truncate(info.len);
+                match self.owner(info.dst()) {
+                    Some(to) if to != id => {
+                        if !self.client_to_client {
+                            bump(&mut self.drops.client_to_client);
+                            return;
+                        }
+                        let Some(t) = self.sessions.get_mut(&to) else {
+                            return;
+                        };
+                        if info.len > t.path.max_packet() {
+                            bump(&mut self.drops.too_big);
+                        } else {
+                            t.path.enqueue(now_us, info.flow, payload);
+                        }
+                    }
+                    _ => self.to_tun(payload),
+                }
+            }
+        }
+    }
+
+    /// Reports the sessions the security layer closed.
+    fn drain_secure_events(&mut self) {
+        while let Some(ServerEvent::Closed { id }) = self.secure.poll_event() {
+            self.remove(id, true);
+        }
     }
 
     /// Takes a UDP datagram from `from` that arrived at `now_us`. Never panics.
     pub fn handle_udp(&mut self, now_us: u64, from: SocketAddr, datagram: &[u8]) {
-        let _ = (now_us, from, datagram);
-        todo!()
+        match self
+            .secure
+            .handle(now_us, from, datagram, &mut self.plaintext)
+        {
+            ServerReceived::NewSession {
+                id,
+                peer,
+                addr,
+                data,
+            } => {
+                if self.accept(now_us, id, peer, addr) && data {
+                    self.deliver(now_us, id);
+                }
+            }
+            ServerReceived::Data { id } => self.deliver(now_us, id),
+            ServerReceived::Control | ServerReceived::Dropped(_) => {}
+        }
     }
 
     /// Takes an IP packet read from the TUN device at `now_us`. Never panics.
     pub fn handle_tun(&mut self, now_us: u64, packet: &[u8]) {
-        let _ = (now_us, packet);
-        todo!()
+        self.tun_read_packets = self.tun_read_packets.saturating_add(1);
+        let info = match packet::parse(packet) {
+            Ok(i) => i,
+            Err(e) => {
+                self.drops.count_tun_error(&e);
+                return;
+            }
+        };
+        let Some(s) = self
+            .owner(info.dst())
+            .and_then(|id| self.sessions.get_mut(&id))
+        else {
+            bump(&mut self.drops.no_route);
+            return;
+        };
+        if info.len > s.path.max_packet() {
+            bump(&mut self.drops.too_big);
+            return;
+        }
+        s.path
+            .enqueue(now_us, info.flow, packet[..info.len].to_vec());
     }
 
     /// The next UDP datagram to send at `now_us`, written into `buf`, with its destination.
     /// Call until `None`.
     pub fn poll_udp(&mut self, now_us: u64, buf: &mut Vec<u8>) -> Option<SocketAddr> {
-        let _ = (now_us, buf);
-        todo!()
+        if let Some(to) = self.secure.poll_transmit(buf) {
+            return Some(to);
+        }
+        let n = self.order.len();
+        for k in 0..n {
+            let i = (self.next_turn + k) % n;
+            let id = self.order[i];
+            let Some(s) = self.sessions.get_mut(&id) else {
+                continue;
+            };
+            while s.path.poll_transmit(now_us, &mut self.tx) {
+                match self.secure.seal(now_us, id, &self.tx, buf) {
+                    Ok(to) => {
+                        s.addr = to;
+                        self.next_turn = (i + 1) % n;
+                        return Some(to);
+                    }
+                    Err(SealError::UnknownSession(_)) => {
+                        bump(&mut self.drops.seal_failed);
+                        break;
+                    }
+                    Err(_) => bump(&mut self.drops.seal_failed),
+                }
+            }
+        }
+        buf.clear();
+        None
     }
 
     /// The next IP packet to write to the TUN device.
     pub fn poll_tun(&mut self) -> Option<Vec<u8>> {
-        todo!()
+        self.tun_out.pop_front()
     }
 
     /// Runs the timers due by `now_us`.
     pub fn handle_timeout(&mut self, now_us: u64) {
-        let _ = now_us;
-        todo!()
+        self.secure.handle_timeout(now_us);
+        self.drain_secure_events();
+        let expire = now_us >= self.next_expire_us;
+        if expire {
+            self.next_expire_us = now_us.saturating_add(EXPIRE_EVERY_US);
+        }
+        for s in self.sessions.values_mut() {
+            s.path.conn.handle_timeout(now_us);
+            if expire {
+                s.path.queue.expire(now_us);
+            }
+            if !s.acked && now_us >= s.next_assign_us {
+                s.path.send_control(Control::Assign(s.assignment).encode());
+                s.next_assign_us = now_us.saturating_add(ASSIGN_RESEND_US);
+            }
+        }
     }
 
     /// When [`TunnelServer::handle_timeout`] or [`TunnelServer::poll_udp`] is next needed (µs).
     pub fn poll_timeout(&mut self) -> Option<u64> {
-        todo!()
+        let mut next = self.secure.poll_timeout();
+        let mut at = |t: u64| next = Some(next.map_or(t, |n| n.min(t)));
+        if !self.sessions.is_empty() {
+            at(self.next_expire_us);
+        }
+        for s in self.sessions.values_mut() {
+            if let Some(t) = s.path.poll_timeout() {
+                at(t);
+            }
+            if !s.acked {
+                at(s.next_assign_us);
+            }
+        }
+        next
     }
 
     /// The next client event.
     pub fn poll_event(&mut self) -> Option<ServerTunnelEvent> {
-        todo!()
+        self.drain_secure_events();
+        self.events.pop_front()
     }
 
     /// The server's public key.
     pub fn public_key(&self) -> PublicKey {
-        todo!()
+        self.secure.public_key()
     }
 
     /// Clients connected now.
     pub fn client_count(&self) -> usize {
-        todo!()
+        self.sessions.len()
+    }
+
+    /// The assignment of session `id`, if it is connected.
+    pub fn assignment(&self, id: SessionId) -> Option<Assignment> {
+        self.sessions.get(&id).map(|s| s.assignment)
+    }
+
+    /// The security layer's counters.
+    pub fn secure_stats(&self) -> sprout_secure::SecureStats {
+        self.secure.stats()
     }
 
     /// The tunnel's own drop counters.
     pub fn drops(&self) -> TunnelDrops {
-        todo!()
+        self.drops
     }
 
     /// Everything, for the status line and `--json`.
     pub fn status(&mut self, now_us: u64) -> TunnelStatus {
-        let _ = now_us;
-        todo!()
+        let mut ids: Vec<SessionId> = self.sessions.keys().copied().collect();
+        ids.sort_unstable();
+        let mut sessions = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(s) = self.sessions.get_mut(&id) {
+                sessions.push(SessionStatus::of(
+                    id,
+                    s.peer.to_base64(),
+                    Some(s.addr),
+                    Some(s.assignment),
+                    &mut s.path,
+                    now_us,
+                ));
+            }
+        }
+        TunnelStatus {
+            now_us,
+            sessions,
+            drops: self.drops,
+            secure_drops: secure_drops(&self.secure.stats()),
+            tun_read_packets: self.tun_read_packets,
+            tun_write_packets: self.tun_write_packets,
+        }
     }
 }

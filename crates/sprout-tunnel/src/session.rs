@@ -6,6 +6,7 @@
 
 use sprout_core::{Config, Connection};
 
+use crate::control::{self, PayloadKind};
 use crate::flow_queue::{FlowQueue, FlowQueueConfig};
 use crate::packet::FlowKey;
 
@@ -22,21 +23,28 @@ pub struct SessionPath {
     pub conn: Connection,
     /// The per-flow queue toward the peer.
     pub queue: FlowQueue,
-    /// IP payload bytes and packets sent and received through it.
+    /// IP payload bytes handed to the connection (sent into the session).
     pub sent_bytes: u64,
     /// Packets handed to the connection.
     pub sent_packets: u64,
-    /// Bytes received out of the connection.
+    /// IP packet bytes received out of the connection (control messages not counted).
     pub received_bytes: u64,
-    /// Packets received out of the connection.
+    /// IP packets received out of the connection.
     pub received_packets: u64,
 }
 
 impl SessionPath {
     /// A new path created at `now_us`.
     pub fn new(config: Config, queue: FlowQueueConfig, now_us: u64) -> Result<SessionPath, String> {
-        let _ = (config, queue, now_us);
-        todo!()
+        let conn = Connection::new(config, now_us)?;
+        Ok(SessionPath {
+            conn,
+            queue: FlowQueue::new(queue),
+            sent_bytes: 0,
+            sent_packets: 0,
+            received_bytes: 0,
+            received_packets: 0,
+        })
     }
 
     /// Largest IP packet the session carries (bytes).
@@ -46,14 +54,27 @@ impl SessionPath {
 
     /// Queues an IP packet of `flow` toward the peer; returns the packets the cap dropped.
     pub fn enqueue(&mut self, now_us: u64, flow: FlowKey, packet: Vec<u8>) -> usize {
-        let _ = (now_us, flow, packet);
-        todo!()
+        let dropped = self.queue.push(now_us, flow, packet);
+        self.top_up(now_us);
+        dropped
     }
 
     /// Queues a control message toward the peer ahead of the flows.
     pub fn send_control(&mut self, message: Vec<u8>) {
-        let _ = message;
-        todo!()
+        self.conn.send(message);
+    }
+
+    /// Moves packets from the flow queue into the connection while it holds less than
+    /// [`CORE_BACKLOG_BYTES`].
+    fn top_up(&mut self, now_us: u64) {
+        while self.conn.queued_bytes() < CORE_BACKLOG_BYTES {
+            let Some(packet) = self.queue.pop(now_us) else {
+                break;
+            };
+            self.sent_bytes = self.sent_bytes.saturating_add(packet.len() as u64);
+            self.sent_packets = self.sent_packets.saturating_add(1);
+            self.conn.send(packet);
+        }
     }
 
     /// The cap from the peer's latest forecast (its last cumulative count times
@@ -61,12 +82,39 @@ impl SessionPath {
     /// queue, and the next core datagram to send written into `buf`; `false` when nothing
     /// goes now.
     pub fn poll_transmit(&mut self, now_us: u64, buf: &mut Vec<u8>) -> bool {
-        let _ = (now_us, buf);
-        todo!()
+        self.apply_forecast_cap();
+        self.top_up(now_us);
+        self.conn.poll_transmit(now_us, buf).is_some()
+    }
+
+    /// Sets the queue's cap from the peer's latest forecast, if there is one; returns the
+    /// packets that dropped.
+    pub fn apply_forecast_cap(&mut self) -> usize {
+        let cap = self
+            .conn
+            .peer_forecast()
+            .and_then(|f| f.last())
+            .map(|&last| (last as usize).saturating_mul(FORECAST_PACKET_BYTES));
+        match cap {
+            Some(cap) => self.queue.set_cap(cap),
+            None => 0,
+        }
+    }
+
+    /// The next payload received out of the connection (an IP packet or a control message),
+    /// counting IP packets in [`SessionPath::received_packets`] and
+    /// [`SessionPath::received_bytes`].
+    pub fn recv(&mut self) -> Option<Vec<u8>> {
+        let payload = self.conn.recv()?;
+        if control::kind(&payload) == Some(PayloadKind::Packet) {
+            self.received_packets = self.received_packets.saturating_add(1);
+            self.received_bytes = self.received_bytes.saturating_add(payload.len() as u64);
+        }
+        Some(payload)
     }
 
     /// When the path next needs attention (µs).
     pub fn poll_timeout(&mut self) -> Option<u64> {
-        todo!()
+        self.conn.poll_timeout()
     }
 }

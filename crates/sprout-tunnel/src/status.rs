@@ -6,6 +6,8 @@ use serde::Serialize;
 
 use crate::control::Assignment;
 use crate::flow_queue::{FlowSnapshot, QueueStats};
+use crate::packet::PacketError;
+use crate::session::SessionPath;
 
 /// Packets the tunnel itself dropped (not the flow queue), by reason. Every packet read from
 /// the TUN device or out of a session is either forwarded, queued, or counted here.
@@ -38,6 +40,52 @@ pub struct TunnelDrops {
     pub tun_backlog: u64,
     /// A malformed or unexpected control message.
     pub bad_control: u64,
+    /// Core datagrams the security layer could not seal (keys expired, session gone).
+    pub seal_failed: u64,
+}
+
+impl TunnelDrops {
+    /// Every counter with its name (snake case, as in JSON), in a fixed order.
+    pub fn by_name(&self) -> [(&'static str, u64); 13] {
+        [
+            ("tun_empty", self.tun_empty),
+            ("tun_unknown_version", self.tun_unknown_version),
+            ("tun_truncated", self.tun_truncated),
+            ("tun_malformed", self.tun_malformed),
+            ("no_route", self.no_route),
+            ("wrong_source", self.wrong_source),
+            ("too_big", self.too_big),
+            ("malformed_payload", self.malformed_payload),
+            ("spoofed_source", self.spoofed_source),
+            ("client_to_client", self.client_to_client),
+            ("tun_backlog", self.tun_backlog),
+            ("bad_control", self.bad_control),
+            ("seal_failed", self.seal_failed),
+        ]
+    }
+
+    /// All drops together.
+    pub fn total(&self) -> u64 {
+        self.by_name()
+            .iter()
+            .fold(0u64, |a, &(_, n)| a.saturating_add(n))
+    }
+
+    /// Counts a packet read from the TUN device that did not parse.
+    pub fn count_tun_error(&mut self, e: &PacketError) {
+        let c = match e {
+            PacketError::Empty => &mut self.tun_empty,
+            PacketError::UnknownVersion(_) => &mut self.tun_unknown_version,
+            PacketError::Truncated { .. } => &mut self.tun_truncated,
+            PacketError::Malformed(_) => &mut self.tun_malformed,
+        };
+        *c = c.saturating_add(1);
+    }
+}
+
+/// Adds one to a counter, saturating.
+pub(crate) fn bump(counter: &mut u64) {
+    *counter = counter.saturating_add(1);
 }
 
 /// One session's state as shown in status output.
@@ -87,4 +135,46 @@ pub struct TunnelStatus {
     pub tun_read_packets: u64,
     /// Packets handed to be written to the TUN device.
     pub tun_write_packets: u64,
+}
+
+impl SessionStatus {
+    /// A session's status at `now_us` from its data path (`id` 0 for the client's own).
+    pub fn of(
+        id: u32,
+        peer: String,
+        addr: Option<SocketAddr>,
+        assignment: Option<Assignment>,
+        path: &mut SessionPath,
+        now_us: u64,
+    ) -> SessionStatus {
+        let mut flows = path.queue.flows();
+        flows.truncate(crate::STATUS_FLOWS);
+        SessionStatus {
+            id,
+            peer,
+            addr,
+            assignment,
+            queue: path.queue.stats(),
+            flows,
+            forecast: path
+                .conn
+                .peer_forecast()
+                .map(<[u32]>::to_vec)
+                .unwrap_or_default(),
+            window_bytes: path.conn.window_bytes(now_us),
+            incoming_rate_pps: path.conn.incoming_rate_pps(),
+            sent_bytes: path.sent_bytes,
+            received_bytes: path.received_bytes,
+            sent_packets: path.sent_packets,
+            received_packets: path.received_packets,
+        }
+    }
+}
+
+/// The security layer's drop counters by reason name (every reason, zeros included).
+pub fn secure_drops(stats: &sprout_secure::SecureStats) -> std::collections::BTreeMap<String, u64> {
+    sprout_secure::DropReason::ALL
+        .iter()
+        .map(|&r| (r.name().to_string(), stats.dropped(r)))
+        .collect()
 }
