@@ -2384,6 +2384,321 @@ pub fn time_series_chart_measured(
     svg.finish()
 }
 
+// ---------------------------------------------------------------------------------------
+// Delay over time of several runs (the tunnel experiment).
+
+/// One line of a [`delay_over_time_chart`] panel: its legend label and its bins, each
+/// `(start_s, delay_ms)` (time in seconds, delay in ms); bins that are not consecutive (a bin
+/// with no packet left out) break the line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelaySeries {
+    /// Legend label (the same label in every panel gets the same colour).
+    pub label: String,
+    /// `(bin start, s; delay, ms)`, in time order.
+    pub bins: Vec<(f64, f64)>,
+}
+
+/// One panel of a [`delay_over_time_chart`]: its vertical axis title and its lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelayPanel {
+    /// Title of the panel's delay axis, e.g. "Downlink delay (ms)".
+    pub axis_title: String,
+    /// The lines, drawn in order.
+    pub series: Vec<DelaySeries>,
+}
+
+/// Delay over time of several runs (SVG text): one panel per entry of `panels` (stacked, all
+/// on one logarithmic delay axis in ms, from a round value below the lowest delay to one above
+/// the highest), each line a step function over bins of `bin_s` seconds, time in seconds on
+/// the horizontal axis. Colours follow the labels' order of first appearance (red, blue, then
+/// others). The time before `measured_from_s` is shaded (0 shades nothing); `caption` is
+/// written under the time axis. Nothing is written inside the panels, so no text can meet a
+/// line.
+pub fn delay_over_time_chart(
+    title: &str,
+    panels: &[DelayPanel],
+    bin_s: f64,
+    measured_from_s: f64,
+    caption: &str,
+) -> String {
+    const COLOURS: [&str; 6] = [
+        "#c62828", "#1f5fb4", "#2e7d32", "#ef8a00", "#6a1b9a", "#555555",
+    ];
+    let tick_font = Font::plain(12.0);
+    let bin_s = if bin_s.is_finite() && bin_s > 0.0 {
+        bin_s
+    } else {
+        1.0
+    };
+    let panels: Vec<DelayPanel> = panels
+        .iter()
+        .map(|p| DelayPanel {
+            axis_title: p.axis_title.clone(),
+            series: p
+                .series
+                .iter()
+                .map(|s| DelaySeries {
+                    label: s.label.clone(),
+                    bins: s
+                        .bins
+                        .iter()
+                        .copied()
+                        .filter(|(t, d)| t.is_finite() && d.is_finite() && *d >= 0.0)
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect();
+    let all = || {
+        panels
+            .iter()
+            .flat_map(|p| p.series.iter())
+            .flat_map(|s| s.bins.iter())
+    };
+    let (t0, t1) = {
+        let a = all().map(|b| b.0).fold(f64::INFINITY, f64::min);
+        let b = all().map(|b| b.0 + bin_s).fold(f64::NEG_INFINITY, f64::max);
+        if a.is_finite() && b > a {
+            (a.min(0.0), b)
+        } else {
+            (0.0, 1.0)
+        }
+    };
+    let dmin = all().map(|b| b.1.max(1.0)).fold(f64::INFINITY, f64::min);
+    let dmax = all()
+        .map(|b| b.1.max(1.0))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let (delay_lo, delay_hi) = if dmin.is_finite() {
+        (floor125(dmin), ceil125(dmax.max(dmin * 2.0)))
+    } else {
+        (10.0, 1000.0)
+    };
+
+    let mut svg = Svg::new(title);
+    title_text(&mut svg, title);
+
+    // Colours by label, in order of first appearance.
+    let mut labels: Vec<String> = Vec::new();
+    for s in panels.iter().flat_map(|p| p.series.iter()) {
+        if !labels.contains(&s.label) {
+            labels.push(s.label.clone());
+        }
+    }
+    let colour = |label: &str| {
+        let k = labels.iter().position(|l| l == label).unwrap_or(0);
+        COLOURS[k % COLOURS.len()]
+    };
+
+    // Left margin: the widest delay tick label, and the axis title.
+    let l = (text_width(&fmt_num(delay_hi), tick_font.size, false) + 40.0).max(84.0);
+    let r = WIDTH - 30.0;
+
+    // Legend rows, flowing to more rows if need be.
+    let legend_font = Font::plain(12.0);
+    let (mut lx, mut ly) = (l, 56.0);
+    let mut legend_items: Vec<(String, &str, bool)> = labels
+        .iter()
+        .map(|s| (s.clone(), colour(s), false))
+        .collect();
+    let shaded = measured_from_s.is_finite() && measured_from_s.min(t1) > t0;
+    if shaded {
+        legend_items.push((
+            format!("not measured (first {})", fmt_duration(measured_from_s)),
+            "#000000",
+            true,
+        ));
+    }
+    for (text, col, shade) in &legend_items {
+        let w = 28.0 + text_width(text, legend_font.size, false);
+        if lx > l && lx + w > r {
+            lx = l;
+            ly += 19.0;
+        }
+        if *shade {
+            svg.rect(
+                "marker",
+                &BBox {
+                    x0: lx,
+                    y0: ly - 10.0,
+                    x1: lx + 22.0,
+                    y1: ly + 1.0,
+                },
+                col,
+                "none",
+                r#"fill-opacity="0.07""#,
+            );
+        } else {
+            svg.line(
+                "marker",
+                (lx, ly - 4.0),
+                (lx + 22.0, ly - 4.0),
+                col,
+                2.0,
+                "",
+                "",
+            );
+        }
+        svg.text(lx + 28.0, ly, text, legend_font, Anchor::Start, TEXT, "");
+        lx += w + 16.0;
+    }
+
+    // Panels, stacked.
+    let n = panels.len().max(1);
+    let first_top = ly + 16.0;
+    let bottom_y = HEIGHT - 66.0;
+    let gap = 24.0;
+    let panel_h = (bottom_y - first_top - gap * (n - 1) as f64) / n as f64;
+    let frames: Vec<BBox> = (0..n)
+        .map(|k| {
+            let y0 = first_top + k as f64 * (panel_h + gap);
+            BBox {
+                x0: l,
+                y0,
+                x1: r,
+                y1: y0 + panel_h,
+            }
+        })
+        .collect();
+    let fx = |t: f64| l + (t - t0) / (t1 - t0) * (r - l);
+    let time_axis = Linear::nice(0.0, t1 - t0, 8.0, 0.0, 1.0);
+    let time_ticks: Vec<f64> = time_axis
+        .ticks()
+        .into_iter()
+        .filter(|&v| v <= t1 - t0 + 1e-9)
+        .collect();
+    let mut kept: Vec<BBox> = Vec::new();
+    for (k, frame) in frames.iter().enumerate() {
+        let axis = LogAxis {
+            llo: delay_lo.log10(),
+            lhi: delay_hi.log10(),
+            plo: frame.y1,
+            phi: frame.y0,
+        };
+        let fy = |v: f64| axis.map(v.clamp(delay_lo, delay_hi));
+        for (v, lab) in axis.ticks(18.0) {
+            let y = axis.map(v);
+            svg.line(
+                "grid",
+                (l, y),
+                (r, y),
+                GRID,
+                if lab { 1.0 } else { 0.6 },
+                if lab { "" } else { "2 3" },
+                "",
+            );
+            if lab {
+                svg.line("tick", (l - 5.0, y), (l, y), AXIS, 1.0, "", "");
+                let s = fmt_num(v);
+                let bb = text_box(l - 8.0, y + 4.0, &s, tick_font, Anchor::End);
+                if !kept.iter().any(|b| b.intersects(&bb)) {
+                    svg.text(
+                        l - 8.0,
+                        y + 4.0,
+                        &s,
+                        tick_font,
+                        Anchor::End,
+                        TEXT,
+                        r#"class="tick-label""#,
+                    );
+                    kept.push(bb.inflate(1.0));
+                }
+            }
+        }
+        for &v in &time_ticks {
+            let x = fx(t0 + v);
+            svg.line("grid", (x, frame.y0), (x, frame.y1), GRID, 1.0, "", "");
+            if k + 1 == frames.len() {
+                x_tick(
+                    &mut svg,
+                    x,
+                    frame.y1,
+                    &fmt_num(t0 + v),
+                    tick_font,
+                    &mut kept,
+                );
+            } else {
+                svg.line(
+                    "tick",
+                    (x, frame.y1),
+                    (x, frame.y1 + 4.0),
+                    AXIS,
+                    1.0,
+                    "",
+                    "",
+                );
+            }
+        }
+        if shaded {
+            svg.rect(
+                "shade",
+                &BBox {
+                    x0: fx(t0),
+                    x1: fx(measured_from_s.min(t1)),
+                    ..*frame
+                },
+                "#000000",
+                "none",
+                r#"fill-opacity="0.07""#,
+            );
+        }
+        if let Some(panel) = panels.get(k) {
+            for s in &panel.series {
+                // Runs of consecutive bins, each drawn as one step line.
+                let mut runs: Vec<Vec<(f64, f64, f64)>> = Vec::new();
+                for &(t, d) in &s.bins {
+                    let seg = (t, t + bin_s, d);
+                    match runs.last_mut() {
+                        Some(run) if run.last().is_some_and(|p| (p.1 - t).abs() < bin_s * 0.01) => {
+                            run.push(seg)
+                        }
+                        _ => runs.push(vec![seg]),
+                    }
+                }
+                for run in runs {
+                    let pts = step_points(&run, fx, fy);
+                    svg.path(
+                        &polyline_d(&pts),
+                        colour(&s.label),
+                        1.5,
+                        "none",
+                        r#"class="delay""#,
+                    );
+                }
+            }
+            let title_size = fit_size(&panel.axis_title, panel_h, 13.0, 8.0, false);
+            svg.vtext(
+                22.0,
+                (frame.y0 + frame.y1) / 2.0,
+                &panel.axis_title,
+                Font::plain(title_size),
+            );
+        }
+        svg.rect("frame", frame, "none", AXIS, "");
+    }
+    let last = frames[frames.len() - 1];
+    svg.text(
+        (l + r) / 2.0,
+        last.y1 + 38.0,
+        "Time (s)",
+        Font::plain(13.0),
+        Anchor::Middle,
+        TEXT,
+        "",
+    );
+    if !caption.is_empty() {
+        svg.text(
+            WIDTH / 2.0,
+            last.y1 + 56.0,
+            caption,
+            Font::plain(fit_size(caption, WIDTH - 20.0, 11.0, 7.0, false)),
+            Anchor::Middle,
+            MUTED,
+            r#"class="caption""#,
+        );
+    }
+    svg.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

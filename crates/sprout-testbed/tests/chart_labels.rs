@@ -19,9 +19,9 @@ use std::path::Path;
 use proptest::prelude::*;
 use sprout_link::{testdata, SyntheticLink};
 use sprout_testbed::chart::{
-    text_width, throughput_delay_chart, time_series_chart, time_series_chart_measured,
-    utilization_delay_chart, ChartPoint, UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM,
-    CHAR_WIDTH_EM, DESCENT_EM, HEIGHT, WIDTH,
+    delay_over_time_chart, text_width, throughput_delay_chart, time_series_chart,
+    time_series_chart_measured, utilization_delay_chart, ChartPoint, DelayPanel, DelaySeries,
+    UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, HEIGHT, WIDTH,
 };
 use sprout_testbed::eval::{self, EvalOptions, Experiment};
 use sprout_testbed::metrics::TimeSeriesPoint;
@@ -772,6 +772,62 @@ fn time_series_charts() {
     );
     let svg = time_series_chart_measured("Synthetic", &series(0.5, 140.0, 3000.0), 60.0);
     check_figure1(&svg);
+}
+
+/// The tunnel experiment's chart: two runs' delays in two panels, with gaps, a spike to
+/// minutes, one panel only, nothing at all.
+#[test]
+fn delay_over_time_charts() {
+    let line = |label: &str, base: f64, spike: f64, gap: bool| DelaySeries {
+        label: label.into(),
+        bins: (0..240)
+            .filter(|i| !(gap && (100..110).contains(i)))
+            .map(|i| {
+                let t = i as f64 * 0.5;
+                let d = base * (1.0 + 0.5 * (t * 0.7).sin().abs()) + spike * (t / 120.0).powi(2);
+                (t, d)
+            })
+            .collect(),
+    };
+    let panels = vec![
+        DelayPanel {
+            axis_title: "Downlink delay (ms)".into(),
+            series: vec![
+                line("direct", 300.0, 9000.0, true),
+                line("through the tunnel", 40.0, 0.0, false),
+            ],
+        },
+        DelayPanel {
+            axis_title: "Uplink delay (ms)".into(),
+            series: vec![
+                line("direct", 25.0, 10.0, false),
+                line("through the tunnel", 30.0, 200.0, true),
+            ],
+        },
+    ];
+    let caption = "One-way delay of the interactive stream by send time, the highest in each \
+                   500 ms bin; shaded: the start, not measured";
+    for skip in [0.0, 60.0, 500.0] {
+        let svg = delay_over_time_chart("Tunnel delays", &panels, 0.5, skip, caption);
+        check_svg(&format!("delay over time, skip {skip}"), &svg);
+        assert_eq!(
+            svg.matches(r#"class="delay""#).count(),
+            6,
+            "one line per run of bins"
+        );
+    }
+    let huge = vec![DelayPanel {
+        axis_title: "A rather long axis title for a single panel (ms, log scale)".into(),
+        series: vec![line("direct", 1.0, 600_000.0, false)],
+    }];
+    check_svg(
+        "delay over time, one panel",
+        &delay_over_time_chart(&"Long title ".repeat(12), &huge, 1.0, 10.0, ""),
+    );
+    check_svg(
+        "delay over time, empty",
+        &delay_over_time_chart("Nothing", &[], 0.5, 60.0, "nothing"),
+    );
 }
 
 proptest! {
