@@ -502,7 +502,7 @@ fn run_side(
         if send_end.is_some_and(|e| now >= e + linger) {
             break;
         }
-        let sending = send_start.is_some() && send_end.map_or(true, |e| now < e);
+        let sending = send_start.is_some() && send_end.is_none_or(|e| now < e);
         if let (true, Some(due), Some(to)) = (sending, next_due, peer) {
             if now >= due {
                 encode(

@@ -12,3 +12,4 @@ pub mod overrides;
 pub mod paper;
 pub mod report;
 pub mod sim;
+pub mod tunnel_experiment;
