@@ -18,6 +18,11 @@ use crate::{MAX_TUN_BACKLOG, MIN_DATAGRAM_BYTES};
 /// Most events waiting for [`TunnelClient::poll_event`]; beyond, the oldest is dropped.
 pub const MAX_QUEUED_EVENTS: usize = 64;
 
+/// The client gives up when the server sends no assignment this long after the secure session
+/// is up (µs): the server refused it (no address left, not a tunnel server) and can not say so
+/// on the wire.
+pub const ASSIGN_TIMEOUT_US: u64 = 10_000_000;
+
 /// Configuration of a [`TunnelClient`].
 #[derive(Clone, Debug)]
 pub struct ClientSettings {
@@ -36,7 +41,8 @@ pub enum ClientTunnelEvent {
     Established,
     /// The server's assignment arrived (first time, or changed).
     Assigned(Assignment),
-    /// The session failed (handshake timeout, keys refused); the tunnel is down.
+    /// The session failed (handshake timeout, keys refused, no assignment within
+    /// [`ASSIGN_TIMEOUT_US`]); the tunnel is down.
     Failed(String),
 }
 
@@ -55,6 +61,8 @@ pub struct TunnelClient {
     tun_write_packets: u64,
     /// The failure was reported.
     failed: bool,
+    /// When the secure session came up (µs).
+    established_us: Option<u64>,
     plaintext: Vec<u8>,
     tx: Vec<u8>,
     payloads: Vec<Vec<u8>>,
@@ -92,6 +100,7 @@ impl TunnelClient {
             tun_read_packets: 0,
             tun_write_packets: 0,
             failed: false,
+            established_us: None,
             plaintext: Vec::with_capacity(2048),
             tx: Vec::with_capacity(2048),
             payloads: Vec::new(),
@@ -124,6 +133,7 @@ impl TunnelClient {
                 match SessionPath::new(self.core.clone(), self.queue.clone(), now_us) {
                     Ok(p) => {
                         self.path = Some(p);
+                        self.established_us = Some(now_us);
                         self.push_event(ClientTunnelEvent::Established);
                     }
                     Err(e) => {
@@ -246,6 +256,14 @@ impl TunnelClient {
         self.tun_out.pop_front()
     }
 
+    /// When the client gives up waiting for its assignment (µs), while it waits.
+    fn assign_deadline(&self) -> Option<u64> {
+        match (self.assignment, self.established_us) {
+            (None, Some(t)) => Some(t.saturating_add(ASSIGN_TIMEOUT_US)),
+            _ => None,
+        }
+    }
+
     /// Runs the timers due by `now_us`.
     pub fn handle_timeout(&mut self, now_us: u64) {
         self.secure.handle_timeout(now_us);
@@ -254,6 +272,13 @@ impl TunnelClient {
             path.queue.expire(now_us);
         }
         self.check_failed();
+        if !self.failed && self.assign_deadline().is_some_and(|t| now_us >= t) {
+            self.failed = true;
+            self.push_event(ClientTunnelEvent::Failed(format!(
+                "the server gave this client no tunnel address within {} s of the handshake (no address left, or not a SproutTunnel server; its log says which)",
+                ASSIGN_TIMEOUT_US / 1_000_000
+            )));
+        }
     }
 
     /// When [`TunnelClient::handle_timeout`] or [`TunnelClient::poll_udp`] is next needed (µs).
@@ -262,7 +287,9 @@ impl TunnelClient {
             return None;
         }
         let mut next = self.secure.poll_timeout();
-        if let Some(t) = self.path.as_mut().and_then(|p| p.poll_timeout()) {
+        let deadline = self.assign_deadline();
+        let path = self.path.as_mut().and_then(|p| p.poll_timeout());
+        for t in [deadline, path].into_iter().flatten() {
             next = Some(next.map_or(t, |n| n.min(t)));
         }
         next

@@ -34,9 +34,14 @@ fn a_client_whose_key_is_not_allowed_gets_nothing() {
     net.run_for(2_000_000);
 
     // The allowed client is up with the first address; the intruder has no session.
-    assert_eq!(net.client(a).assignment().unwrap().v4.unwrap().client, v4(2));
+    assert_eq!(
+        net.client(a).assignment().unwrap().v4.unwrap().client,
+        v4(2)
+    );
     assert!(net.client(x).assignment().is_none());
-    assert!(!net.peers[x].events.contains(&ClientTunnelEvent::Established));
+    assert!(!net.peers[x]
+        .events
+        .contains(&ClientTunnelEvent::Established));
     assert_eq!(net.server.client_count(), 1);
     let ups = net
         .server_events
@@ -82,7 +87,10 @@ fn a_client_whose_key_is_not_allowed_gets_nothing() {
     net.run_for(100_000);
     let after = net.server.status(net.now).secure_drops;
     let total = |m: &std::collections::BTreeMap<String, u64>| m.values().sum::<u64>();
-    assert!(total(&after) >= total(&before) + 3, "{before:?} -> {after:?}");
+    assert!(
+        total(&after) >= total(&before) + 3,
+        "{before:?} -> {after:?}"
+    );
     assert_eq!(net.server.client_count(), 1);
     assert!(net.server_tun.is_empty());
 
@@ -103,7 +111,10 @@ fn a_client_whose_key_is_not_allowed_gets_nothing() {
 fn a_client_cannot_send_from_another_address() {
     // Client 0 is honest; client 1 is a raw client that puts any packet in its session.
     let (k0, k1) = (key(), key());
-    let mut net = Net::new(server_settings(key(), Some(&[k0.public_key(), k1.public_key()])));
+    let mut net = Net::new(server_settings(
+        key(),
+        Some(&[k0.public_key(), k1.public_key()]),
+    ));
     let a = net.add_client(k0);
     net.connect_all();
     let m = net.add_raw(k1, None);
@@ -114,7 +125,10 @@ fn a_client_cannot_send_from_another_address() {
     };
     assert_eq!(assigned.v4.unwrap().client, v4(3));
     assert_eq!(assigned.v6.unwrap().client, v6(3));
-    assert_eq!(net.client(a).assignment().unwrap().v4.unwrap().client, v4(2));
+    assert_eq!(
+        net.client(a).assignment().unwrap().v4.unwrap().client,
+        v4(2)
+    );
 
     // From its own address: forwarded (so the path works and the test can fail).
     let own = udp4(v4(3), 4000, INTERNET_V4, 80, b"mine");
@@ -130,8 +144,20 @@ fn a_client_cannot_send_from_another_address() {
         udp4(v4(2), 4000, v4(2), 80, b"as client 0, to client 0"),
         tcp4(v4(2), 4000, SERVER_V4, 22, b"as client 0, to the server"),
         icmp4(v4(2), INTERNET_V4, 1),
-        udp4("10.99.0.5".parse().unwrap(), 4000, INTERNET_V4, 80, b"outside"),
-        udp4("192.0.2.1".parse().unwrap(), 4000, v4(2), 80, b"outside, to client 0"),
+        udp4(
+            "10.99.0.5".parse().unwrap(),
+            4000,
+            INTERNET_V4,
+            80,
+            b"outside",
+        ),
+        udp4(
+            "192.0.2.1".parse().unwrap(),
+            4000,
+            v4(2),
+            80,
+            b"outside, to client 0",
+        ),
         udp4(SERVER_V4, 4000, v4(2), 80, b"as the server"),
         udp6(v6(2), 4000, INTERNET_V6, 80, b"as client 0 (v6)"),
         udp6(v6(99), 4000, v6(2), 80, b"unassigned v6"),
@@ -153,8 +179,10 @@ fn a_client_cannot_send_from_another_address() {
 
     // The honest client's own end refuses to send from an address not its own.
     let now = net.now;
-    net.client(a).handle_tun(now, &udp4(v4(3), 1, INTERNET_V4, 2, b"x"));
-    net.client(a).handle_tun(now, &udp6(v6(3), 1, INTERNET_V6, 2, b"x"));
+    net.client(a)
+        .handle_tun(now, &udp4(v4(3), 1, INTERNET_V4, 2, b"x"));
+    net.client(a)
+        .handle_tun(now, &udp6(v6(3), 1, INTERNET_V6, 2, b"x"));
     net.run_for(200_000);
     assert_eq!(net.client(a).drops().wrong_source, 2);
     assert!(net.server_tun.is_empty());
@@ -186,7 +214,10 @@ fn client_to_client_forwarding_and_its_switch() {
         let ping6 = icmp6(v6(3), v6(2), 1);
         net.client(b).handle_tun(now, &ping6);
         net.run_for(500_000);
-        assert!(net.server_tun.is_empty(), "between clients, not via the TUN");
+        assert!(
+            net.server_tun.is_empty(),
+            "between clients, not via the TUN"
+        );
         if allow {
             assert_eq!(net.peers[b].tun, to_b);
             assert_eq!(net.peers[a].tun, vec![ping6]);
@@ -263,8 +294,24 @@ fn addresses_are_given_in_order_pinned_honoured_exhaustion_refused_and_freed() {
         .collect();
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert_eq!(refused[0].0, keys[5].public_key());
-    assert!(refused[0].1.contains("no IPv4 address left"), "{}", refused[0].1);
+    assert!(
+        refused[0].1.contains("no IPv4 address left"),
+        "{}",
+        refused[0].1
+    );
     assert_eq!(net.server.client_count(), 5);
+    // It can not be told on the wire; it gives up 10 s after its handshake.
+    assert_eq!(
+        net.peers[sixth].events,
+        vec![ClientTunnelEvent::Established]
+    );
+    net.run_for(9_500_000);
+    match net.peers[sixth].events.as_slice() {
+        [ClientTunnelEvent::Established, ClientTunnelEvent::Failed(why)] => {
+            assert!(why.contains("no tunnel address"), "{why}")
+        }
+        e => panic!("{e:?}"),
+    }
     net.peers[sixth].muted = true;
 
     // Client 1 (.3) goes away; after the idle timeout its session ends and .3 is free.
@@ -282,19 +329,26 @@ fn addresses_are_given_in_order_pinned_honoured_exhaustion_refused_and_freed() {
     assert_eq!(net.server.client_count(), 4);
     // Nothing is routed to .3 any more.
     let now = net.now;
-    net.server.handle_tun(now, &udp4(INTERNET_V4, 1, v4(3), 2, b"gone"));
+    net.server
+        .handle_tun(now, &udp4(INTERNET_V4, 1, v4(3), 2, b"gone"));
     assert_eq!(net.server.drops().no_route, 1);
     // A new client gets the freed address.
     let seventh = net.add_client(keys[6].clone());
     net.connect_all();
-    assert_eq!(net.client(seventh).assignment().unwrap().v4.unwrap().client, v4(3));
+    assert_eq!(
+        net.client(seventh).assignment().unwrap().v4.unwrap().client,
+        v4(3)
+    );
 
     // The pinned client restarts (a new session from the same key): its old session is
     // replaced and it gets its pinned address again.
     net.peers[2].muted = true;
     let again = net.add_client(keys[2].clone());
     net.connect_all();
-    assert_eq!(net.client(again).assignment().unwrap().v4.unwrap().client, v4(6));
+    assert_eq!(
+        net.client(again).assignment().unwrap().v4.unwrap().client,
+        v4(6)
+    );
     assert_eq!(net.server.client_count(), 5);
     let now = net.now;
     let p = udp4(INTERNET_V4, 1, v4(6), 2, b"to the pinned client");
@@ -328,7 +382,10 @@ fn greetings_of_other_applications_and_versions_are_refused() {
         })
         .collect();
     assert_eq!(reasons.len(), 3, "{reasons:?}");
-    assert!(reasons[0].contains("not a SproutTunnel client"), "{reasons:?}");
+    assert!(
+        reasons[0].contains("not a SproutTunnel client"),
+        "{reasons:?}"
+    );
     assert!(reasons[1].contains("version 9"), "{reasons:?}");
     assert!(reasons[2].contains("max_datagram_bytes"), "{reasons:?}");
     assert_eq!(net.server.client_count(), 0);
@@ -449,7 +506,10 @@ fn malformed_and_oversized_tun_packets_are_counted_and_dropped() {
 #[test]
 fn hostile_payloads_inside_a_valid_session_change_nothing_else() {
     let (k0, k1) = (key(), key());
-    let mut net = Net::new(server_settings(key(), Some(&[k0.public_key(), k1.public_key()])));
+    let mut net = Net::new(server_settings(
+        key(),
+        Some(&[k0.public_key(), k1.public_key()]),
+    ));
     let a = net.add_client(k0);
     net.connect_all();
     let m = net.add_raw(k1, None);
@@ -526,7 +586,10 @@ fn hostile_payloads_inside_a_valid_session_change_nothing_else() {
     assert!(net.peers[a].tun.is_empty());
     assert_eq!(net.server.client_count(), 2);
     // The honest client's assignment and path are untouched.
-    assert_eq!(net.client(a).assignment().unwrap().v4.unwrap().client, v4(2));
+    assert_eq!(
+        net.client(a).assignment().unwrap().v4.unwrap().client,
+        v4(2)
+    );
     let ping = icmp4(v4(2), INTERNET_V4, 1);
     let now = net.now;
     net.client(a).handle_tun(now, &ping);

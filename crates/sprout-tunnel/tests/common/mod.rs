@@ -327,9 +327,10 @@ impl Net {
         let mut buf = std::mem::take(&mut self.buf);
         while let Some(to) = self.server.poll_udp(now, &mut buf) {
             match self.peers.iter().position(|p| p.addr == to) {
-                Some(i) => self
-                    .wire
-                    .push_back((now + DELAY_US, Some(i), self.server_addr, buf.clone())),
+                Some(i) => {
+                    self.wire
+                        .push_back((now + DELAY_US, Some(i), self.server_addr, buf.clone()))
+                }
                 None => self.datagrams_to_nobody += 1,
             }
         }
@@ -342,7 +343,8 @@ impl Net {
                 if !more {
                     break;
                 }
-                self.wire.push_back((now + DELAY_US, None, p.addr, buf.clone()));
+                self.wire
+                    .push_back((now + DELAY_US, None, p.addr, buf.clone()));
             }
             if let Host::Tunnel(c) = &mut p.host {
                 while let Some(pkt) = c.poll_tun() {
