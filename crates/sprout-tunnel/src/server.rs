@@ -507,7 +507,7 @@ impl TunnelServer {
         }
     }
 
-    fn to_tun(&mut self, packet: Vec<u8>) {
+    fn push_tun(&mut self, packet: Vec<u8>) {
         if self.tun_out.len() >= MAX_TUN_BACKLOG {
             bump(&mut self.drops.tun_backlog);
         } else {
@@ -553,7 +553,7 @@ impl TunnelServer {
                             t.path.enqueue(now_us, info.flow, payload);
                         }
                     }
-                    _ => self.to_tun(payload),
+                    _ => self.push_tun(payload),
                 }
             }
         }

@@ -173,7 +173,7 @@ impl RawClient {
 /// A client of the test network.
 pub enum Host {
     /// A real tunnel client.
-    Tunnel(TunnelClient),
+    Tunnel(Box<TunnelClient>),
     /// A raw (possibly hostile) client.
     Raw(RawClient),
 }
@@ -253,7 +253,7 @@ impl Net {
             queue: FlowQueueConfig::default(),
         };
         let c = TunnelClient::new(settings, self.now).unwrap();
-        self.add_host(Host::Tunnel(c), key.public_key())
+        self.add_host(Host::Tunnel(Box::new(c)), key.public_key())
     }
 
     /// Adds a raw client (see [`RawClient`]); returns its index.
