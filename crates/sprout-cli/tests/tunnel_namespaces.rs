@@ -1,0 +1,498 @@
+//! SproutTunnel end to end between network namespaces: one `sprout tunnel server` in the host
+//! namespace and two `sprout tunnel client`s, each in the mobile namespace of its own link
+//! emulator (fast constant links), connected to the server at once. A ping (ICMP echo from a
+//! raw socket) goes through the tunnel to the server's tunnel address and to the other
+//! client's; both clients download 20 MB of pseudo-random bytes through the tunnel at the same
+//! time and check that every byte arrived intact (length and hash). Then Ctrl-C (SIGINT) ends
+//! the tunnels, and nothing of them is left on the host. Needs root; prints "SKIPPED: ..."
+//! otherwise. Takes well under 90 s (checked).
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::Hasher;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use sprout_emu::leftovers::{interface_names, process_gone, remains, wait_until};
+use sprout_emu::{Emulator, EmulatorConfig};
+use sprout_link::constant_rate_trace;
+
+/// Bytes each client downloads through the tunnel.
+const TRANSFER_BYTES: usize = 20_000_000;
+/// Rate of both emulated links, each way (Mbit/s).
+const LINK_MBPS: f64 = 80.0;
+/// The whole test must end within this.
+const BUDGET: Duration = Duration::from_secs(90);
+
+fn uid_is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A peer process whose stdout lines arrive on a channel (and are kept for messages).
+struct Peer {
+    name: String,
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+    stderr: std::path::PathBuf,
+}
+
+impl Peer {
+    fn start(name: &str, cmd: &mut Command, emu: Option<&Emulator>, dir: &Path) -> Peer {
+        let stderr = dir.join(format!("{name}.err"));
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap());
+        let mut child = match emu {
+            Some(e) => e.spawn_in_namespace(cmd),
+            None => cmd.spawn(),
+        }
+        .unwrap_or_else(|e| panic!("starting {name}: {e}"));
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Peer {
+            name: name.into(),
+            child,
+            lines: rx,
+            seen: Vec::new(),
+            stderr,
+        }
+    }
+
+    fn stderr_text(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Waits for a JSON line whose `event` is `event`; panics with the peer's output if it
+    /// does not come within `limit`.
+    fn wait_event(&mut self, event: &str, limit: Duration) -> serde_json::Value {
+        let until = Instant::now() + limit;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left.min(Duration::from_millis(200))) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                        if v["event"] == event {
+                            return v;
+                        }
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) if left > Duration::ZERO => {}
+                Err(_) => panic!(
+                    "{}: no \"{event}\" line within {limit:?} (exit: {:?})\nstdout:\n{}\nstderr:\n{}",
+                    self.name,
+                    self.child.try_wait(),
+                    self.seen.join("\n"),
+                    self.stderr_text()
+                ),
+            }
+        }
+    }
+
+    /// SIGINT, then waits for a clean exit and the "exit" line.
+    fn interrupt_and_wait(&mut self) {
+        // SAFETY: kill with our own child's pid and a valid signal.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
+        let until = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                Instant::now() < until,
+                "{} did not exit within 10 s of SIGINT",
+                self.name
+            );
+            thread::sleep(Duration::from_millis(20));
+        };
+        self.wait_event("exit", Duration::from_secs(2));
+        assert!(
+            status.success(),
+            "{} exited with {status} after SIGINT; stderr:\n{}",
+            self.name,
+            self.stderr_text()
+        );
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// The internet checksum (RFC 1071).
+fn checksum(data: &[u8]) -> u16 {
+    let mut sum: u32 = data
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Sends ICMP echo requests (id `id`, sequence numbers 1..=`count`) from a raw socket in the
+/// calling thread's namespace to `dst`, each retried up to 3 times, 1 s apart; returns how many
+/// sequence numbers got their echo reply from `dst`.
+fn ping(dst: Ipv4Addr, id: u16, count: u16) -> u16 {
+    // SAFETY: plain socket calls on a descriptor owned by this function.
+    unsafe {
+        let fd = libc::socket(
+            libc::AF_INET,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            libc::IPPROTO_ICMP,
+        );
+        assert!(fd >= 0, "raw socket: {}", std::io::Error::last_os_error());
+        let tv = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 200_000,
+        };
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&tv as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        );
+        let to = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: 0,
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(dst).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let mut answered = 0;
+        for seq in 1..=count {
+            let mut ok = false;
+            for _attempt in 0..3 {
+                let mut req = vec![8u8, 0, 0, 0];
+                req.extend_from_slice(&id.to_be_bytes());
+                req.extend_from_slice(&seq.to_be_bytes());
+                req.extend_from_slice(b"sprout tunnel ping payload 0123456789");
+                let c = checksum(&req);
+                req[2..4].copy_from_slice(&c.to_be_bytes());
+                libc::sendto(
+                    fd,
+                    req.as_ptr().cast(),
+                    req.len(),
+                    0,
+                    (&to as *const libc::sockaddr_in).cast(),
+                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+                );
+                let until = Instant::now() + Duration::from_secs(1);
+                while Instant::now() < until && !ok {
+                    let mut buf = [0u8; 1500];
+                    let n = libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0);
+                    if n < 20 {
+                        continue;
+                    }
+                    let n = n as usize;
+                    let ihl = usize::from(buf[0] & 0x0f) * 4;
+                    if n < ihl + 8 || buf[12..16] != dst.octets() {
+                        continue;
+                    }
+                    let icmp = &buf[ihl..n];
+                    ok = icmp[0] == 0
+                        && icmp[4..6] == id.to_be_bytes()
+                        && icmp[6..8] == seq.to_be_bytes()
+                        && icmp.ends_with(b"0123456789");
+                }
+                if ok {
+                    break;
+                }
+            }
+            answered += u16::from(ok);
+        }
+        libc::close(fd);
+        answered
+    }
+}
+
+/// `n` pseudo-random bytes from `seed` (xorshift64*), fed to `sink` in 64 KiB chunks.
+fn pseudo_random(seed: u64, n: usize, mut sink: impl FnMut(&[u8])) {
+    let mut x = seed | 1;
+    let mut buf = vec![0u8; 65_536];
+    let mut left = n;
+    while left > 0 {
+        let len = left.min(buf.len());
+        for chunk in buf[..len].chunks_mut(8) {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            let v = x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+        sink(&buf[..len]);
+        left -= len;
+    }
+}
+
+fn expected_hash(seed: u64) -> u64 {
+    let mut h = DefaultHasher::new();
+    pseudo_random(seed, TRANSFER_BYTES, |b| h.write(b));
+    h.finish()
+}
+
+/// A /24 in 10.77.0.0/16 with no address of this host in it.
+fn free_network() -> u8 {
+    let taken = sprout_emu::tun_device::existing_ipv4_addresses();
+    let start = std::process::id() % 240;
+    (0..240u32)
+        .map(|k| (10 + (start + k * 7) % 240) as u8)
+        .find(|&n| !taken.iter().any(|a| a.octets()[..3] == [10, 77, n]))
+        .expect("a free 10.77.N.0/24")
+}
+
+#[test]
+fn two_clients_ping_and_download_through_one_server() {
+    if !uid_is_root() {
+        eprintln!("SKIPPED: the tunnel and the link emulator need root (TUN devices, namespaces)");
+        return;
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        eprintln!("SKIPPED: no /dev/net/tun");
+        return;
+    }
+    let started = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = env!("CARGO_BIN_EXE_sprout");
+
+    // The server's key and a free UDP port on every address of the host.
+    let key_file = dir.path().join("server.key");
+    let keygen = Command::new(exe)
+        .args(["keygen", "--out"])
+        .arg(&key_file)
+        .output()
+        .unwrap();
+    assert!(keygen.status.success(), "{keygen:?}");
+    let server_key = String::from_utf8(keygen.stdout).unwrap().trim().to_string();
+    let port = UdpSocket::bind("0.0.0.0:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let net = free_network();
+    let server_v4 = Ipv4Addr::new(10, 77, net, 1);
+    let pid = std::process::id();
+    let server_dev = format!("tns{pid:x}");
+
+    let mut server = Peer::start(
+        "tunnel server",
+        Command::new(exe)
+            .args(["tunnel", "server", "--key"])
+            .arg(&key_file)
+            .args(["--allow-any-client", "--listen", &format!("0.0.0.0:{port}")])
+            .args([
+                "--address",
+                &format!("{server_v4}/24"),
+                "--address6",
+                "none",
+            ])
+            .args(["--device", &server_dev, "--json"]),
+        None,
+        dir.path(),
+    );
+    server.wait_event("listening", Duration::from_secs(10));
+    assert!(interface_names().contains(&server_dev));
+
+    // Two emulators with fast constant links, a client in each one's mobile namespace.
+    let trace = Arc::new(constant_rate_trace("const", LINK_MBPS, 1.0).unwrap());
+    let emus: Vec<Emulator> = (0..2)
+        .map(|_| Emulator::start(EmulatorConfig::new(trace.clone(), trace.clone())).unwrap())
+        .collect();
+    let emu_names: Vec<(String, [String; 2])> = emus
+        .iter()
+        .map(|e| {
+            (
+                e.outside_interface().to_string(),
+                [e.outside_addr().to_string(), e.mobile_addr().to_string()],
+            )
+        })
+        .collect();
+    let mut clients: Vec<Peer> = emus
+        .iter()
+        .enumerate()
+        .map(|(k, emu)| {
+            Peer::start(
+                &format!("tunnel client {k}"),
+                Command::new(exe)
+                    .args(["tunnel", "client", "--server"])
+                    .arg(format!("{}:{port}", emu.outside_addr()))
+                    .args(["--server-key", &server_key])
+                    .args(["--device", &format!("tnc{pid:x}{k}"), "--json"]),
+                Some(emu),
+                dir.path(),
+            )
+        })
+        .collect();
+    let client_v4: Vec<Ipv4Addr> = clients
+        .iter_mut()
+        .map(|c| {
+            let up = c.wait_event("up", Duration::from_secs(20));
+            assert_eq!(up["server_v4"], server_v4.to_string(), "{up}");
+            let v4 = up["v4"].as_str().unwrap_or_default();
+            v4.split('/').next().unwrap().parse().unwrap()
+        })
+        .collect();
+    assert_ne!(client_v4[0], client_v4[1]);
+    for v4 in &client_v4 {
+        assert_eq!(
+            v4.octets()[..3],
+            [10, 77, net],
+            "{v4} outside the tunnel network"
+        );
+    }
+    eprintln!(
+        "both clients up ({} and {}) after {:.1} s",
+        client_v4[0],
+        client_v4[1],
+        started.elapsed().as_secs_f64()
+    );
+
+    // Pings through the tunnel: to the server's tunnel address, and to the other client's
+    // (forwarded by the server between its clients).
+    for (k, emu) in emus.iter().enumerate() {
+        let other = client_v4[1 - k];
+        let id = (pid as u16).wrapping_add(k as u16);
+        let replies = emu
+            .run_on_namespace_thread(move || (ping(server_v4, id, 3), ping(other, id, 3)))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(
+            replies,
+            (3, 3),
+            "client {k}: echo replies from the server and from the other client"
+        );
+    }
+
+    // 20 MB to each client at once, through the tunnel.
+    let listener = TcpListener::bind(SocketAddr::from((server_v4, 0))).unwrap();
+    let tcp_addr = listener.local_addr().unwrap();
+    let serving = thread::spawn(move || {
+        let mut sent = Vec::new();
+        for _ in 0..2 {
+            let (mut conn, peer) = listener.accept().unwrap();
+            sent.push(thread::spawn(move || {
+                let mut seed = [0u8; 8];
+                conn.read_exact(&mut seed).unwrap();
+                let seed = u64::from_be_bytes(seed);
+                pseudo_random(seed, TRANSFER_BYTES, |b| conn.write_all(b).unwrap());
+                conn.shutdown(std::net::Shutdown::Write).unwrap();
+                peer
+            }));
+        }
+        sent.into_iter()
+            .map(|t| t.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let transfer_started = Instant::now();
+    let downloads: Vec<_> = emus
+        .iter()
+        .enumerate()
+        .map(|(k, emu)| {
+            let seed = 0x5eed_0000 + k as u64;
+            emu.run_on_namespace_thread(move || {
+                let mut s = TcpStream::connect_timeout(&tcp_addr, Duration::from_secs(10))
+                    .expect("connect through the tunnel");
+                s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                s.write_all(&seed.to_be_bytes()).unwrap();
+                let mut h = DefaultHasher::new();
+                let mut total = 0usize;
+                let mut buf = vec![0u8; 65_536];
+                loop {
+                    match s.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            h.write(&buf[..n]);
+                            total += n;
+                        }
+                        Err(e) => panic!("client {k}: reading after {total} bytes: {e}"),
+                    }
+                }
+                (seed, total, h.finish())
+            })
+            .unwrap()
+        })
+        .collect();
+    for (k, d) in downloads.into_iter().enumerate() {
+        let (seed, total, hash) = d.join().unwrap();
+        assert_eq!(total, TRANSFER_BYTES, "client {k}: bytes received");
+        assert_eq!(hash, expected_hash(seed), "client {k}: content differs");
+    }
+    let peers = serving.join().unwrap();
+    let mut from: Vec<Ipv4Addr> = peers
+        .iter()
+        .map(|p| match p.ip() {
+            std::net::IpAddr::V4(a) => a,
+            other => panic!("peer {other}"),
+        })
+        .collect();
+    from.sort();
+    let mut expected = client_v4.clone();
+    expected.sort();
+    assert_eq!(
+        from, expected,
+        "the server saw each client's tunnel address"
+    );
+    let secs = transfer_started.elapsed().as_secs_f64();
+    eprintln!(
+        "2 x {} MB through the tunnel in {secs:.1} s ({:.1} Mbit/s each)",
+        TRANSFER_BYTES / 1_000_000,
+        TRANSFER_BYTES as f64 * 8.0 / 1e6 / secs
+    );
+
+    // Ctrl-C ends every tunnel end cleanly, and nothing of them is left.
+    let pids: Vec<u32> = clients
+        .iter()
+        .map(|c| c.child.id())
+        .chain([server.child.id()])
+        .collect();
+    for c in &mut clients {
+        c.interrupt_and_wait();
+    }
+    server.interrupt_and_wait();
+    let addrs = [server_v4.to_string(), format!("10.77.{net}.0/24")];
+    let mut left = Vec::new();
+    let clean = wait_until(Duration::from_secs(5), || {
+        left = remains(&server_dev, &addrs);
+        left.is_empty()
+    });
+    assert!(clean, "left by the tunnel server: {left:?}");
+    for e in emus {
+        e.stop().unwrap();
+    }
+    for (iface, addrs) in &emu_names {
+        let clean = wait_until(Duration::from_secs(5), || {
+            left = remains(iface, addrs);
+            left.is_empty()
+        });
+        assert!(clean, "left by an emulator: {left:?}");
+    }
+    for p in pids {
+        assert!(process_gone(p), "process {p} still running");
+    }
+    let took = started.elapsed();
+    eprintln!("whole test: {:.1} s", took.as_secs_f64());
+    assert!(took < BUDGET, "took {took:?}, more than {BUDGET:?}");
+}
