@@ -14,6 +14,7 @@ use sprout_testbed::eval::{self, EvalOptions, Experiment, Scheme};
 use sprout_testbed::metrics::DirectionMetrics;
 use sprout_testbed::overrides;
 use sprout_testbed::sim::{self, DirectionOverride, Load, Logs, SimConfig};
+use sprout_testbed::tunnel_experiment::{self, EmulatedExperiment, TunnelOptions};
 
 mod forecast_cmd;
 mod interactive_cmd;
@@ -157,9 +158,12 @@ struct EvalArgs {
     #[arg(long, value_delimiter = ',')]
     schemes: Option<Vec<Scheme>>,
     /// Comma-separated experiments (fig7, fig8, summary, confidence, loss, distributions,
-    /// sensitivity), or all.
-    #[arg(long, default_value = "fig7", value_parser = parse_experiments)]
-    experiments: Vec<Vec<Experiment>>,
+    /// sensitivity, model), or all [default: fig7]. With --emulate: fig7 (the schemes through
+    /// the emulator), tunnel (a Cubic download and an interactive stream, direct and through
+    /// SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant
+    /// 10 Mbit/s link), or all [default: fig7].
+    #[arg(long, value_delimiter = ',')]
+    experiments: Vec<String>,
     /// Output folder.
     #[arg(long, default_value = "results")]
     out: PathBuf,
@@ -183,9 +187,9 @@ struct EvalArgs {
     /// With --emulate: comma-separated link pairs to run [default: Verizon-LTE-short].
     #[arg(long, value_delimiter = ',', requires = "emulate")]
     links: Vec<String>,
-    /// With --emulate: seconds of each run.
-    #[arg(long, default_value_t = 140.0, requires = "emulate")]
-    duration: f64,
+    /// With --emulate: seconds of each run [default: 140; tunnel: 120; tunnel-cost: 30].
+    #[arg(long, requires = "emulate")]
+    duration: Option<f64>,
 }
 
 /// Queue discipline on the command line (`sprout sim`, `sprout link`).
@@ -207,8 +211,12 @@ impl QueueArg {
     }
 }
 
-fn parse_experiments(s: &str) -> std::result::Result<Vec<Experiment>, String> {
-    Experiment::parse_list(s)
+/// The experiments of `--experiments` (none given: fig7).
+fn parse_experiments(given: &[String]) -> Result<Vec<Experiment>> {
+    if given.is_empty() {
+        return Ok(vec![Experiment::Fig7]);
+    }
+    Experiment::parse_list(&given.join(",")).map_err(|e| anyhow::anyhow!("--experiments: {e}"))
 }
 
 #[derive(Subcommand)]
@@ -376,25 +384,48 @@ fn print_table(rows: &[(&str, &str, &DirectionMetrics)]) {
 
 fn cmd_eval(a: EvalArgs) -> Result<()> {
     if a.emulate {
+        let exps = EmulatedExperiment::parse_list(&a.experiments.join(","))
+            .map_err(|e| anyhow::anyhow!("--experiments: {e}"))?;
+        let tunnel = TunnelOptions {
+            isolation: exps.contains(&EmulatedExperiment::Tunnel),
+            cost: exps.contains(&EmulatedExperiment::TunnelCost),
+            traces: a.traces.clone(),
+            link: a.links.first().cloned(),
+            duration_us: a
+                .duration
+                .map(|d| seconds_to_us(d, "duration"))
+                .transpose()?,
+            skip_us: Some(seconds_to_us(a.skip, "skip")?),
+            out: a.out.clone(),
+            sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
+            progress: !a.quiet,
+        };
+        if !exps.contains(&EmulatedExperiment::Fig7) {
+            println!("{}", tunnel_experiment::run(&tunnel)?);
+            return Ok(());
+        }
         let opts = EmulateOptions {
             traces: a.traces,
             links: a.links,
             schemes: a
                 .schemes
                 .unwrap_or_else(|| emulate::EMULATED_SCHEMES.to_vec()),
-            duration_us: seconds_to_us(a.duration, "duration")?,
+            duration_us: seconds_to_us(a.duration.unwrap_or(140.0), "duration")?,
             skip_us: seconds_to_us(a.skip, "skip")?,
             out: a.out,
             sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
             progress: !a.quiet,
         };
         println!("{}", emulate::run(&opts)?);
+        if tunnel.isolation || tunnel.cost {
+            println!("{}", tunnel_experiment::run(&tunnel)?);
+        }
         return Ok(());
     }
     let opts = EvalOptions {
         traces: a.traces,
         schemes: a.schemes.unwrap_or_else(|| Scheme::ALL.to_vec()),
-        experiments: a.experiments.into_iter().flatten().collect(),
+        experiments: parse_experiments(&a.experiments)?,
         out: a.out,
         skip_us: seconds_to_us(a.skip, "skip")?,
         jobs: a.jobs,
