@@ -7,6 +7,9 @@
 //! - [`mmlog`]: mahimahi `mm-link` log writer and reader.
 //! - [`synthetic`]: seeded synthetic traces from the paper's own link model, and constant-rate
 //!   traces.
+//! - [`trace_stats`]: a trace's figures (duration, mean and peak rate, outages, the
+//!   inter-arrival histogram of the paper's Figure 2); [`convert`]: per-interval throughput
+//!   CSVs to traces, and writing traces.
 //! - [`testdata`]: for tests, the paper's traces and fixtures in `../shared`, and reporting the
 //!   tests that skip without them.
 //!
@@ -34,12 +37,14 @@
 
 #![warn(missing_docs)]
 
+pub mod convert;
 pub mod link;
 pub mod mmlog;
 pub mod queue;
 pub mod synthetic;
 pub mod testdata;
 pub mod trace;
+pub mod trace_stats;
 
 pub use link::{Delivery, Link, LinkConfig, LinkEvent, LinkStats};
 pub use mmlog::{MmArrival, MmDeparture, MmDrop, MmLog, MmLogError, MmLogWriter, MmOpportunity};

@@ -273,6 +273,86 @@ pub fn constant_rate_trace(
     Trace::from_opportunities_ms(name, ops)
 }
 
+/// Random outages laid over any trace (for `sprout traces synth`): in each whole second of the
+/// trace an outage starts with probability [`OutageOverlay::probability_per_s`], at a uniformly
+/// drawn millisecond of that second, and lasts an exponentially distributed time of mean
+/// [`OutageOverlay::mean_length_s`] (at least 1 ms); outages that overlap merge. Seeded and
+/// deterministic like [`SyntheticLink`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutageOverlay {
+    /// Seed of the ChaCha8 generator.
+    pub seed: u64,
+    /// Chance that an outage starts in any given second, 0..1 (clamped).
+    pub probability_per_s: f64,
+    /// Mean length of an outage (seconds).
+    pub mean_length_s: f64,
+}
+
+impl OutageOverlay {
+    /// The outages over `duration_ms` as `(start_ms, end_ms)` intervals, in order, not
+    /// overlapping, clipped to `[0, duration_ms]`. Empty when the probability or the mean
+    /// length is 0 (or not a number).
+    pub fn outages(&self, duration_ms: u64) -> Vec<(u64, u64)> {
+        let p = non_negative(self.probability_per_s).min(1.0);
+        let mean_s = non_negative(self.mean_length_s);
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        if p <= 0.0 || mean_s <= 0.0 {
+            return out;
+        }
+        let mut rng = Rng(ChaCha8Rng::seed_from_u64(self.seed));
+        for second in 0..duration_ms.div_ceil(1000) {
+            // Three draws per second, whether or not an outage starts: the outages of the
+            // first seconds do not depend on the trace's length.
+            let starts = rng.uniform() < p;
+            let offset = (rng.uniform() * 1000.0) as u64;
+            let length_ms = outage_length_ms(&mut rng, 1.0 / mean_s);
+            if !starts {
+                continue;
+            }
+            let start = second * 1000 + offset.min(999);
+            if start >= duration_ms {
+                continue;
+            }
+            let end = start.saturating_add(length_ms).min(duration_ms);
+            match out.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => out.push((start, end)),
+            }
+        }
+        out
+    }
+
+    /// `trace` without the opportunities inside its outages (`start_ms <= t < end_ms`),
+    /// keeping the final one so that the loop period does not change; returns the outages
+    /// too. Same name.
+    pub fn apply(&self, trace: &Trace) -> (Trace, Vec<(u64, u64)>) {
+        let ops = trace.opportunities_ms();
+        let period = trace.period_ms();
+        let outages = self.outages(period);
+        if outages.is_empty() {
+            return (trace.clone(), outages);
+        }
+        let last = ops.len() - 1;
+        let mut k = 0;
+        let kept: Vec<u64> = ops
+            .iter()
+            .enumerate()
+            .filter(|&(i, &t)| {
+                while k < outages.len() && outages[k].1 <= t {
+                    k += 1;
+                }
+                i == last || !(k < outages.len() && outages[k].0 <= t)
+            })
+            .map(|(_, &t)| t)
+            .collect();
+        // A subsequence of a valid trace that keeps its last opportunity: valid.
+        (
+            Trace::from_valid_parts(trace.name().to_string(), kept),
+            outages,
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
