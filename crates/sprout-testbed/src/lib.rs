@@ -11,5 +11,6 @@ pub mod metrics;
 pub mod overrides;
 pub mod paper;
 pub mod report;
+pub mod saturator;
 pub mod sim;
 pub mod tunnel_experiment;
