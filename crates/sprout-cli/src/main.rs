@@ -23,6 +23,7 @@ mod link_cmd;
 mod load_cmd;
 mod net_cmd;
 mod tcp_cmd;
+mod traces_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -235,6 +236,17 @@ enum TracesCommand {
         #[arg(default_value = "traces")]
         dir: PathBuf,
     },
+    /// Figures of traces: duration, mean and peak rate, outages, the inter-arrival histogram
+    /// of the paper's Figure 2 and the per-second counts; text or --json.
+    Stats(traces_cmd::StatsArgs),
+    /// Chart (SVG) of traces' capacity over time, both directions of a pair on one chart.
+    Plot(traces_cmd::PlotArgs),
+    /// Write synthetic traces: constant, the paper's Brownian-motion-with-outages model, or
+    /// the published reproduction's inter-arrival distributions; seeded.
+    Synth(traces_cmd::SynthArgs),
+    /// Convert a per-interval throughput CSV (time, Mbit/s) to a trace: an approximation,
+    /// see --help.
+    Convert(traces_cmd::ConvertArgs),
 }
 
 fn seconds_to_us(s: f64, what: &str) -> Result<u64> {
@@ -466,6 +478,18 @@ fn main() {
         Command::Traces {
             command: TracesCommand::Fetch { dir },
         } => eval::fetch_traces(&dir).map(|msg| println!("{msg}")),
+        Command::Traces {
+            command: TracesCommand::Stats(a),
+        } => traces_cmd::stats(a),
+        Command::Traces {
+            command: TracesCommand::Plot(a),
+        } => traces_cmd::plot(a),
+        Command::Traces {
+            command: TracesCommand::Synth(a),
+        } => traces_cmd::synth(a),
+        Command::Traces {
+            command: TracesCommand::Convert(a),
+        } => traces_cmd::convert(a),
     };
     if let Err(e) = result {
         eprintln!("error: {}", error_message(&e));

@@ -13,4 +13,5 @@ pub mod paper;
 pub mod report;
 pub mod saturator;
 pub mod sim;
+pub mod trace_plot;
 pub mod tunnel_experiment;
