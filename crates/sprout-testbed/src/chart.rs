@@ -2699,6 +2699,283 @@ pub fn delay_over_time_chart(
     svg.finish()
 }
 
+// ---------------------------------------------------------------------------------------
+// Rate over time of link traces (`sprout traces plot`).
+
+/// One series of a [`rate_over_time_chart`] panel: its legend label and its values, one per
+/// bin, bin `k` covering `[k * bin_s, (k + 1) * bin_s)` seconds (values in the panel's unit,
+/// e.g. Mbit/s; values that are not finite or are negative are drawn as 0).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateSeries {
+    /// Legend label (the same label in every panel gets the same colour).
+    pub label: String,
+    /// One value per bin, from time 0.
+    pub values: Vec<f64>,
+}
+
+/// One panel of a [`rate_over_time_chart`]: its vertical axis title and its series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatePanel {
+    /// Title of the panel's axis, e.g. "Downlink (Mbit/s)".
+    pub axis_title: String,
+    /// The series, drawn in order.
+    pub series: Vec<RateSeries>,
+}
+
+/// Rate over time (SVG text), as mahimahi's capacity graphs: one panel per entry of `panels`
+/// (stacked, each with its own linear axis from 0), each series a step function over bins of
+/// `bin_s` seconds, time in seconds on the horizontal axis. A panel with one series draws it
+/// as a filled area (class `capacity`), a panel with several draws lines (class `rate`).
+/// Colours follow the labels' order of first appearance; the legend names them. `caption` is
+/// written under the time axis. Nothing is written inside the panels, so no text can meet a
+/// line.
+pub fn rate_over_time_chart(
+    title: &str,
+    panels: &[RatePanel],
+    bin_s: f64,
+    caption: &str,
+) -> String {
+    const COLOURS: [&str; 8] = [
+        "#1f5fb4", "#c62828", "#2e7d32", "#ef8a00", "#6a1b9a", "#555555", "#00838f", "#8d6e63",
+    ];
+    let tick_font = Font::plain(12.0);
+    let bin_s = if bin_s.is_finite() && bin_s > 0.0 {
+        bin_s
+    } else {
+        1.0
+    };
+    let clean = |v: f64| if v.is_finite() && v > 0.0 { v } else { 0.0 };
+    let bins = panels
+        .iter()
+        .flat_map(|p| p.series.iter())
+        .map(|s| s.values.len())
+        .max()
+        .unwrap_or(0);
+    let t1 = (bins as f64 * bin_s).max(bin_s);
+
+    let mut svg = Svg::new(title);
+    title_text(&mut svg, title);
+
+    // Colours by label, in order of first appearance.
+    let mut labels: Vec<String> = Vec::new();
+    for s in panels.iter().flat_map(|p| p.series.iter()) {
+        if !labels.contains(&s.label) {
+            labels.push(s.label.clone());
+        }
+    }
+    let colour = |label: &str| {
+        let k = labels.iter().position(|l| l == label).unwrap_or(0);
+        COLOURS[k % COLOURS.len()]
+    };
+
+    // Axes per panel, and the left margin: room for the widest tick label and the axis title.
+    let axes: Vec<Linear> = panels
+        .iter()
+        .map(|p| {
+            let max = p
+                .series
+                .iter()
+                .flat_map(|s| s.values.iter())
+                .map(|&v| clean(v))
+                .fold(0.0, f64::max);
+            Linear::nice(0.0, if max > 0.0 { max } else { 1.0 }, 4.0, 0.0, 1.0)
+        })
+        .collect();
+    let widest = axes
+        .iter()
+        .flat_map(|a| a.ticks())
+        .map(|v| text_width(&fmt_num(v), tick_font.size, false))
+        .fold(text_width("100", tick_font.size, false), f64::max);
+    let l = (widest + 40.0).max(84.0);
+    let r = WIDTH - 30.0;
+
+    // Legend rows, flowing to more rows if need be.
+    let legend_font = Font::plain(12.0);
+    let (mut lx, mut ly) = (l, 56.0);
+    for label in &labels {
+        let text = fit_legend(label, r - l - 28.0, legend_font);
+        let w = 28.0 + text_width(&text, legend_font.size, false);
+        if lx > l && lx + w > r {
+            lx = l;
+            ly += 19.0;
+        }
+        svg.rect(
+            "marker",
+            &BBox {
+                x0: lx,
+                y0: ly - 10.0,
+                x1: lx + 22.0,
+                y1: ly + 1.0,
+            },
+            colour(label),
+            "none",
+            r#"fill-opacity="0.6""#,
+        );
+        svg.text(lx + 28.0, ly, &text, legend_font, Anchor::Start, TEXT, "");
+        lx += w + 16.0;
+    }
+
+    // Panels, stacked.
+    let n = panels.len().max(1);
+    let first_top = ly + 16.0;
+    let bottom_y = HEIGHT - 66.0;
+    let gap = 24.0;
+    let panel_h = ((bottom_y - first_top - gap * (n - 1) as f64) / n as f64).max(10.0);
+    let frames: Vec<BBox> = (0..n)
+        .map(|k| {
+            let y0 = first_top + k as f64 * (panel_h + gap);
+            BBox {
+                x0: l,
+                y0,
+                x1: r,
+                y1: y0 + panel_h,
+            }
+        })
+        .collect();
+    let fx = |t: f64| l + t / t1 * (r - l);
+    let time_axis = Linear::nice(0.0, t1, 8.0, 0.0, 1.0);
+    let time_ticks: Vec<f64> = time_axis
+        .ticks()
+        .into_iter()
+        .filter(|&v| v <= t1 + 1e-9)
+        .collect();
+    let mut kept: Vec<BBox> = Vec::new();
+    for (k, frame) in frames.iter().enumerate() {
+        let mut axis = axes
+            .get(k)
+            .copied()
+            .unwrap_or_else(|| Linear::nice(0.0, 1.0, 4.0, 0.0, 1.0));
+        axis.p0 = frame.y1;
+        axis.p1 = frame.y0;
+        // Tick labels at least 16 px apart: every other one (or fewer) on small panels.
+        let ticks = axis.ticks();
+        let px_per_tick = panel_h / (ticks.len().max(2) - 1) as f64;
+        let every = (16.0 / px_per_tick).ceil().max(1.0) as usize;
+        for (i, &v) in ticks.iter().enumerate() {
+            let y = axis.map(v);
+            svg.line("grid", (l, y), (r, y), GRID, 1.0, "", "");
+            svg.line("tick", (l - 5.0, y), (l, y), AXIS, 1.0, "", "");
+            if i % every != 0 {
+                continue;
+            }
+            let s = fmt_num(v);
+            let bb = text_box(l - 8.0, y + 4.0, &s, tick_font, Anchor::End);
+            if !kept.iter().any(|b| b.intersects(&bb)) {
+                svg.text(
+                    l - 8.0,
+                    y + 4.0,
+                    &s,
+                    tick_font,
+                    Anchor::End,
+                    TEXT,
+                    r#"class="tick-label""#,
+                );
+                kept.push(bb.inflate(1.0));
+            }
+        }
+        for &v in &time_ticks {
+            let x = fx(v);
+            svg.line("grid", (x, frame.y0), (x, frame.y1), GRID, 1.0, "", "");
+            if k + 1 == frames.len() {
+                x_tick(&mut svg, x, frame.y1, &fmt_num(v), tick_font, &mut kept);
+            } else {
+                svg.line(
+                    "tick",
+                    (x, frame.y1),
+                    (x, frame.y1 + 4.0),
+                    AXIS,
+                    1.0,
+                    "",
+                    "",
+                );
+            }
+        }
+        if let Some(panel) = panels.get(k) {
+            let fy = |v: f64| axis.map(clean(v).min(axis.hi));
+            let filled = panel.series.len() == 1;
+            for s in &panel.series {
+                if s.values.is_empty() {
+                    continue;
+                }
+                let segs: Vec<(f64, f64, f64)> = s
+                    .values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| (i as f64 * bin_s, (i + 1) as f64 * bin_s, v))
+                    .collect();
+                let line = step_points(&segs, fx, fy);
+                if filled {
+                    let mut outline = vec![(fx(0.0), frame.y1)];
+                    outline.extend(line.iter().copied());
+                    outline.push((fx(segs[segs.len() - 1].1), frame.y1));
+                    outline.push(outline[0]);
+                    svg.path(
+                        &polyline_d(&outline),
+                        colour(&s.label),
+                        1.0,
+                        colour(&s.label),
+                        r#"fill-opacity="0.45" class="capacity""#,
+                    );
+                } else {
+                    svg.path(
+                        &polyline_d(&line),
+                        colour(&s.label),
+                        1.3,
+                        "none",
+                        r#"class="rate""#,
+                    );
+                }
+            }
+            let title_size = fit_size(&panel.axis_title, panel_h, 13.0, 8.0, false);
+            svg.vtext(
+                22.0,
+                (frame.y0 + frame.y1) / 2.0,
+                &panel.axis_title,
+                Font::plain(title_size),
+            );
+        }
+        svg.rect("frame", frame, "none", AXIS, "");
+    }
+    let last = frames[frames.len() - 1];
+    svg.text(
+        (l + r) / 2.0,
+        last.y1 + 38.0,
+        "Time (s)",
+        Font::plain(13.0),
+        Anchor::Middle,
+        TEXT,
+        "",
+    );
+    if !caption.is_empty() {
+        svg.text(
+            WIDTH / 2.0,
+            last.y1 + 56.0,
+            caption,
+            Font::plain(fit_size(caption, WIDTH - 20.0, 11.0, 7.0, false)),
+            Anchor::Middle,
+            MUTED,
+            r#"class="caption""#,
+        );
+    }
+    svg.finish()
+}
+
+/// `text` cut short with an ellipsis to fit `width` pixels in `font` (a legend entry).
+fn fit_legend(text: &str, width: f64, font: Font) -> String {
+    if text_width(text, font.size, font.bold) <= width {
+        return text.to_string();
+    }
+    let mut chars: Vec<char> = text.chars().collect();
+    while !chars.is_empty() {
+        chars.pop();
+        let s: String = chars.iter().collect::<String>() + "…";
+        if text_width(&s, font.size, font.bold) <= width {
+            return s;
+        }
+    }
+    "…".into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

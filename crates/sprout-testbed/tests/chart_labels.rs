@@ -902,3 +902,84 @@ fn width_estimate_is_never_below_the_flat_floor() {
         assert!(text_width(s, 12.0, true) >= n * 12.0 * BOLD_CHAR_WIDTH_EM);
     }
 }
+
+/// `sprout traces plot`'s chart (trace_plot over rate_over_time_chart): the paper's pairs (when
+/// ../shared/traces is there), synthetic pairs, a link that is mostly outage, rates from
+/// kbit/s to Gbit/s, fine bins, and sixteen traces with long names on one chart.
+#[test]
+fn trace_plot_charts() {
+    use sprout_link::{constant_rate_trace, Trace};
+    use sprout_testbed::trace_plot::plot_svg;
+
+    let mut checked = 0;
+    if let Some(dir) = testdata::require("traces") {
+        let mut all = Vec::new();
+        for (name, up, down) in Trace::find_pairs(&dir).unwrap() {
+            let pair = vec![
+                (up.display().to_string(), Trace::load(&up).unwrap()),
+                (down.display().to_string(), Trace::load(&down).unwrap()),
+            ];
+            for bin in [1000, 100] {
+                let svg = plot_svg(&pair, bin, None).unwrap();
+                check_svg(&format!("trace plot {name} {bin} ms"), &svg);
+                checked += 1;
+            }
+            all.extend(pair);
+        }
+        check_svg("trace plot all", &plot_svg(&all, 1000, None).unwrap());
+        checked += 1;
+    }
+    let brownian = |seed: u64, s: f64| {
+        SyntheticLink {
+            seed,
+            duration_s: s,
+            ..SyntheticLink::default()
+        }
+        .generate("b")
+    };
+    let pair = vec![
+        ("syn.up".to_string(), brownian(1, 120.0)),
+        ("syn.down".to_string(), brownian(2, 90.0)),
+    ];
+    // 1 ms bins over 120 s would be 120,000 steps: refused.
+    assert!(plot_svg(&pair, 1, None).unwrap_err().contains("more than 100000 bins"));
+    for bin in [2, 20, 500, 1000, 60_000] {
+        let svg = plot_svg(&pair, bin, None).unwrap();
+        check_svg(&format!("trace plot synthetic {bin} ms"), &svg);
+        checked += 1;
+    }
+    let outage = Trace::from_opportunities_ms("o", vec![5, 6, 100_000]).unwrap();
+    let fast = constant_rate_trace("f", 50_000.0, 2.0).unwrap();
+    let slow = constant_rate_trace("s", 0.02, 600.0).unwrap();
+    for (name, set) in [
+        ("outage", vec![("o.down".to_string(), outage.clone())]),
+        ("fast", vec![("f".to_string(), fast.clone())]),
+        (
+            "mixed",
+            vec![
+                ("f.up".to_string(), fast),
+                ("s.down".to_string(), slow),
+                ("o".to_string(), outage),
+            ],
+        ),
+    ] {
+        check_svg(&format!("trace plot {name}"), &plot_svg(&set, 1000, None).unwrap());
+        checked += 1;
+    }
+    let many: Vec<(String, Trace)> = (0..16)
+        .map(|k| {
+            (
+                format!(
+                    "a-rather-long-trace-name-from-a-measurement-campaign-{k}.{}",
+                    if k % 2 == 0 { "up" } else { "down" }
+                ),
+                brownian(k, 30.0 + k as f64),
+            )
+        })
+        .collect();
+    let svg = plot_svg(&many, 1000, Some(&"A long title ".repeat(10))).unwrap();
+    check_svg("trace plot sixteen", &svg);
+    assert_eq!(svg.matches(r#"class="rate""#).count(), 16);
+    checked += 1;
+    assert!(checked >= 9);
+}
