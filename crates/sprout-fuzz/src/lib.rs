@@ -19,9 +19,13 @@
 //! | [`secure`] | the security layer's open path (`sprout_secure::Server::handle`, `Client::handle`) |
 //! | [`message`] | `sprout_net::message::Message::decode`, the application messages of `sprout server` / `client` |
 //! | [`trace`] | `sprout_link::Trace::parse` (mahimahi traces) and `sprout_link::MmLog::parse` (mm-link logs) |
+//! | [`packet`] | `sprout_tunnel::packet::parse`, SproutTunnel's IP header reader |
+//! | [`control`] | `sprout_tunnel::control::{Greeting, Control}::decode`, SproutTunnel's greeting and control messages |
 
 pub mod connection;
+pub mod control;
 pub mod message;
+pub mod packet;
 pub mod runner;
 pub mod secure;
 pub mod trace;
@@ -38,5 +42,7 @@ pub fn targets() -> Vec<Box<dyn Target>> {
         Box::new(message::MessageTarget),
         Box::new(trace::TraceTarget),
         Box::new(trace::MmLogTarget),
+        Box::new(packet::PacketTarget),
+        Box::new(control::ControlTarget),
     ]
 }

@@ -9,7 +9,7 @@ use clap::Parser;
 #[derive(Parser)]
 #[command(name = "sprout-fuzz", about = "Fuzz Sprout's decoders on stable Rust")]
 struct Args {
-    /// A target (wire, connection, secure, message, trace, mmlog) or all.
+    /// A target (wire, connection, secure, message, trace, mmlog, packet, control) or all.
     target: String,
     /// Inputs per target.
     #[arg(long, default_value_t = 1_000_000)]
@@ -26,7 +26,7 @@ fn main() -> Result<()> {
         targets.retain(|t| t.name() == args.target);
         if targets.is_empty() {
             bail!(
-                "no target {:?} (targets: wire, connection, secure, message, trace, mmlog, all)",
+                "no target {:?} (targets: wire, connection, secure, message, trace, mmlog, packet, control, all)",
                 args.target
             );
         }
