@@ -24,6 +24,7 @@ mod load_cmd;
 mod net_cmd;
 mod tcp_cmd;
 mod traces_cmd;
+mod tunnel_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -55,6 +56,9 @@ enum Command {
     Link(link_cmd::LinkArgs),
     /// Kernel TCP bulk transfers (Cubic, Reno, BBR, ...) for the emulated evaluation.
     Tcp(tcp_cmd::TcpArgs),
+    /// SproutTunnel: any IP traffic between a mobile host and a relay through secure Sprout
+    /// sessions, one queue per flow (`sprout tunnel server`, `sprout tunnel client`; root).
+    Tunnel(tunnel_cmd::TunnelArgs),
     /// Paced UDP both ways, every packet stamped (CLOCK_MONOTONIC) for its one-way delay: the
     /// stand-in for a video call in the tunnel experiment.
     Interactive(interactive_cmd::InteractiveArgs),
@@ -472,6 +476,7 @@ fn main() {
         } => load_cmd::run(a),
         Command::Link(a) => link_cmd::run(a),
         Command::Tcp(a) => tcp_cmd::run(a),
+        Command::Tunnel(a) => tunnel_cmd::run(a),
         Command::Interactive(a) => interactive_cmd::run(a),
         Command::Forecast(a) => forecast_cmd::run(a),
         Command::Params { scheme, params } => cmd_params(scheme, &params),

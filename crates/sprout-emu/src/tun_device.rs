@@ -75,7 +75,9 @@ fn ioctl(
 
 impl TunDevice {
     /// Creates TUN device `name` (at most [`MAX_IFNAME_LEN`] bytes) in the *calling thread's*
-    /// network namespace. Fails if an interface of that name exists. The descriptor is
+    /// network namespace. Fails (`EBUSY`) if an interface of that name exists. `name` may
+    /// hold one `%d`, which the kernel replaces by the lowest free number (`sprout%d` →
+    /// `sprout0`); [`TunDevice::name`] is the name the kernel gave. The descriptor is
     /// non-blocking and close-on-exec.
     pub fn create(name: &str) -> io::Result<TunDevice> {
         let mut req = ifreq_named(name)?;
@@ -94,10 +96,18 @@ impl TunDevice {
         // SAFETY: TUNSETIFF takes a pointer to an ifreq.
         cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF as _, &mut req) })
             .map_err(|e| io::Error::new(e.kind(), format!("TUNSETIFF {name}: {e}")))?;
-        Ok(TunDevice {
-            fd,
-            name: name.to_string(),
-        })
+        // The kernel writes the device's real name back (a `%d` pattern resolved).
+        let given: Vec<u8> = req
+            .ifr_name
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        let name = match String::from_utf8(given) {
+            Ok(n) if !n.is_empty() => n,
+            _ => name.to_string(),
+        };
+        Ok(TunDevice { fd, name })
     }
 
     /// The interface name.

@@ -18,11 +18,16 @@
 
 #![warn(missing_docs)]
 
+pub mod cleanup;
 pub mod client;
+pub mod config;
 pub mod control;
+pub mod device;
 pub mod flow_queue;
 pub mod mtu;
 pub mod packet;
+pub mod routes;
+pub mod runtime;
 pub mod server;
 pub mod session;
 pub mod status;
