@@ -46,7 +46,7 @@ pub const COMMON_BYTES: usize = 16;
 /// send time, the sender's window and RTT.
 pub const DATA_HEADER_BYTES: usize = COMMON_BYTES + 24;
 /// Bytes of an [`AckInfo`] on the wire.
-pub const ACK_INFO_BYTES: usize = 36;
+pub const ACK_INFO_BYTES: usize = 40;
 /// The IP packet size the Saturator fills by default, bytes (an Ethernet MTU).
 pub const DEFAULT_MTU_BYTES: u32 = 1500;
 /// IPv4 and UDP headers, bytes: an IP packet of [`DEFAULT_MTU_BYTES`] carries 1472 bytes of UDP
@@ -229,6 +229,11 @@ pub struct AckInfo {
     pub received: u64,
     /// Packets missing below the highest sequence number (sequence gaps not filled since).
     pub lost: u64,
+    /// The queueing delay of the echoed packet as the receiver sees it: its one-way delay
+    /// (arrival on the receiver's clock minus its send stamp) minus the smallest one-way delay
+    /// of the recording, µs (saturated). Clock offsets cancel; the sender uses it to leave the
+    /// reverse path's queue out of its RTT when feedback shares a loaded path.
+    pub queue_delay_us: u32,
 }
 
 /// A data packet's header.
@@ -413,6 +418,7 @@ fn put_ack_info(out: &mut Vec<u8>, a: &AckInfo) {
     put_u32(out, a.ack_delay_us);
     put_u64(out, a.received);
     put_u64(out, a.lost);
+    put_u32(out, a.queue_delay_us);
 }
 
 fn put_meta(out: &mut Vec<u8>, m: &ResultMeta) {
@@ -562,6 +568,7 @@ impl<'a> Reader<'a> {
             ack_delay_us: self.u32()?,
             received: self.u64()?,
             lost: self.u64()?,
+            queue_delay_us: self.u32()?,
         })
     }
 
@@ -818,6 +825,8 @@ pub struct Sender {
     decrease_mark: u64,
     srtt_us: Option<u64>,
     last_rtt_us: Option<u64>,
+    min_rtt_us: Option<u64>,
+    judged_rtt_us: Option<u64>,
     stopped: bool,
     stats: SenderStats,
 }
@@ -841,6 +850,8 @@ impl Sender {
             decrease_mark: 0,
             srtt_us: None,
             last_rtt_us: None,
+            min_rtt_us: None,
+            judged_rtt_us: None,
             stopped: false,
             stats: SenderStats::default(),
         }
@@ -873,6 +884,17 @@ impl Sender {
     /// The latest RTT sample, µs.
     pub fn last_rtt_us(&self) -> Option<u64> {
         self.last_rtt_us
+    }
+
+    /// The smallest RTT sample so far, µs.
+    pub fn min_rtt_us(&self) -> Option<u64> {
+        self.min_rtt_us
+    }
+
+    /// The RTT the window rule last judged, µs: the latest sample, or less when the ack said
+    /// the forward queue held less than the sample's excess over the minimum RTT.
+    pub fn judged_rtt_us(&self) -> Option<u64> {
+        self.judged_rtt_us
     }
 
     /// Counters.
@@ -988,6 +1010,13 @@ impl Sender {
             None => rtt,
             Some(s) => (s * 7 + rtt) / 8,
         });
+        let min_rtt = self.min_rtt_us.map_or(rtt, |m| m.min(rtt));
+        self.min_rtt_us = Some(min_rtt);
+        // The RTT the rule judges: the measured one, or less when the receiver saw less queue
+        // on the way here than the RTT holds beyond its minimum (the rest is the feedback's
+        // own queue, on a shared loaded path). Never more than the measured RTT.
+        let rtt = rtt.min(min_rtt.saturating_add(u64::from(a.queue_delay_us)));
+        self.judged_rtt_us = Some(rtt);
         if rtt < self.cfg.low_rtt_us {
             self.window = self.window.saturating_add(newly).min(self.max_window());
         } else if rtt > self.cfg.high_rtt_us && a.highest_seq >= self.decrease_mark {
@@ -1091,6 +1120,9 @@ pub struct Recorder {
     first_unacked_us: u64,
     echo_sent_us: u64,
     echo_arrival_us: u64,
+    echo_queue_delay_us: u32,
+    /// Smallest one-way delay of the recording (two clocks), µs.
+    min_owd: Option<i64>,
     last_arrival_us: Option<u64>,
 }
 
@@ -1112,6 +1144,8 @@ impl Recorder {
             first_unacked_us: 0,
             echo_sent_us: 0,
             echo_arrival_us: 0,
+            echo_queue_delay_us: 0,
+            min_owd: None,
             last_arrival_us: None,
         }
     }
@@ -1179,6 +1213,11 @@ impl Recorder {
             self.counters.late = self.counters.late.saturating_add(1);
             return Verdict::Late;
         }
+        let owd = (now_us as i128 - h.sent_us as i128).clamp(i64::MIN as i128 + 1, i64::MAX as i128)
+            as i64;
+        let min_owd = self.min_owd.map_or(owd, |m| m.min(owd));
+        self.min_owd = Some(min_owd);
+        let queue_delay_us = u32::try_from(owd.saturating_sub(min_owd)).unwrap_or(u32::MAX);
         let verdict = match self.highest {
             Some(hi) if h.seq <= hi => {
                 if hi - h.seq >= SEEN_WINDOW {
@@ -1218,6 +1257,7 @@ impl Recorder {
                 self.counters.unique += 1;
                 self.echo_sent_us = h.sent_us;
                 self.echo_arrival_us = now_us;
+                self.echo_queue_delay_us = queue_delay_us;
                 Verdict::InOrder
             }
         };
@@ -1233,8 +1273,6 @@ impl Recorder {
             if self.owd_min.len() <= second {
                 self.owd_min.resize(second + 1, i64::MAX);
             }
-            let owd = (now_us as i128 - h.sent_us as i128)
-                .clamp(i64::MIN as i128 + 1, i64::MAX as i128) as i64;
             self.owd_min[second] = self.owd_min[second].min(owd);
         }
         if self.unacked == 0 {
@@ -1255,6 +1293,7 @@ impl Recorder {
                 .unwrap_or(u32::MAX),
             received: self.counters.packets,
             lost: self.counters.lost,
+            queue_delay_us: self.echo_queue_delay_us,
         })
     }
 
@@ -1690,6 +1729,7 @@ mod tests {
             ack_delay_us: 0,
             received: highest_seq + 1,
             lost: 0,
+            queue_delay_us: u32::MAX,
         }
     }
 
@@ -1772,6 +1812,29 @@ mod tests {
         s.on_ack(800_000, &a);
         assert_eq!(s.last_rtt_us(), Some(780_000));
         assert_eq!(s.window(), 10, "780 ms is between the marks");
+    }
+
+    #[test]
+    fn the_reverse_queue_is_left_out_of_the_judged_rtt() {
+        let mut s = sender(10);
+        drain(&mut s, 0);
+        // A first sample of 40 ms sets the minimum (the window grows by the 2 packets).
+        s.on_ack(40_000, &ack(1, 0));
+        assert_eq!((s.min_rtt_us(), s.window()), (Some(40_000), 12));
+        // 1.6 s measured, but the receiver saw only 300 ms of queue on the way: the other
+        // 1.26 s were the feedback's own queue. Judged 40 + 300 = 340 ms < 750 ms: grow by 2.
+        let mut a = ack(3, 0);
+        a.queue_delay_us = 300_000;
+        s.on_ack(1_600_000, &a);
+        assert_eq!(s.last_rtt_us(), Some(1_600_000));
+        assert_eq!(s.judged_rtt_us(), Some(340_000));
+        assert_eq!(s.window(), 14);
+        // A queue delay above the measured excess is not believed: judged = measured, 1 s.
+        let mut a = ack(5, 600_000);
+        a.queue_delay_us = 5_000_000;
+        s.on_ack(1_600_000, &a);
+        assert_eq!(s.judged_rtt_us(), Some(1_000_000));
+        assert_eq!(s.window(), 14);
     }
 
     #[test]
@@ -1933,6 +1996,22 @@ mod tests {
         assert_eq!(r.poll_ack(1_024_999), None);
         let a = r.poll_ack(1_025_000).unwrap();
         assert_eq!((a.highest_seq, a.ack_delay_us), (16, 20_000));
+    }
+
+    #[test]
+    fn acks_carry_the_forward_queueing_delay() {
+        let mut r = recorder();
+        // One-way delays (two clocks, offset 5 s): 5.020 s, then 5.520 s, then 5.010 s.
+        r.on_data(1_000_000, &data(0, 10_000_000 + 1_000_000 - 5_020_000), 200);
+        assert_eq!(r.ack_info(1_000_000).unwrap().queue_delay_us, 0);
+        r.on_data(2_000_000, &data(1, 10_000_000 + 2_000_000 - 5_520_000), 200);
+        assert_eq!(r.ack_info(2_000_000).unwrap().queue_delay_us, 500_000);
+        r.on_data(3_000_000, &data(2, 10_000_000 + 3_000_000 - 5_010_000), 200);
+        assert_eq!(
+            r.ack_info(3_000_000).unwrap().queue_delay_us,
+            0,
+            "new minimum"
+        );
     }
 
     #[test]

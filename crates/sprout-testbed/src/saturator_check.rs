@@ -1,0 +1,1372 @@
+//! Round trips of the Saturator (`sprout saturator check`): replay a trace pair, record both
+//! directions at once with the Saturator, and check that the recording is the replayed trace.
+//!
+//! For each link pair, the trace pair is replayed (the emulator in real time, or with
+//! `simulated` the same link model driven by a virtual clock) while the Saturator records both
+//! directions at once, its feedback travelling over a second, unloaded path (as the paper's
+//! second phone): in the emulator a veth pair between the mobile namespace and the host,
+//! outside the emulated link. The recorded arrivals are put on the replay's clock (from the
+//! recording's `start_clock_us`, then the whole-millisecond offset that lines most arrivals up
+//! with the replayed trace's opportunities, searched within ±2 ms of it) and compared over the
+//! window `[from_s, from_s + seconds)` of the replayed trace (second 0 is the warm-up: the
+//! recording starts a few hundred ms into the replay):
+//!
+//! - per-second delivery counts within 5% (`|recorded - replayed| <= 0.05 * replayed`, and
+//!   exactly 0 where the replay had 0) in at least 95% of the seconds where the replayed link
+//!   was not in an outage. An **outage second** is a second `[s, s + 1)` that overlaps a gap of
+//!   at least 1 s between two consecutive opportunities of the replayed trace (no delivery
+//!   opportunity for at least 1 s around it), and so also every second of an injected outage;
+//! - the total within 2%;
+//! - Sprout (the simulator, [`crate::sim`], seed 0, both directions loaded) on the recorded
+//!   window against Sprout on the replayed window: throughput within 5%, self-inflicted delay
+//!   within 20 ms or 10%, whichever is larger (measured after the first [`SIM_SKIP_US`]).
+//!
+//! The variant with `loss` (Bernoulli loss at each direction's queue, the emulator's
+//! [`LinkConfig::loss`]) and `outage_s` (the replayed traces with their opportunities removed
+//! for that long in the middle of the window, both directions) checks instead that the
+//! recording completes, that its summary reports the loss (within 1 percentage point or 20% of
+//! it) and the outage (a gap at least that long), and the per-second and total figures above.
+
+use std::fs::{self, File};
+use std::net::{Ipv4Addr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use sprout_link::{Link, LinkConfig, LinkEvent, Trace};
+
+use crate::saturator::{
+    AckInfo, DataHeader, Dir, Recorder, RecorderConfig, Sender, SenderConfig, Summary,
+};
+use crate::sim::{self, SimConfig};
+
+/// The recorded second must be within this share of the replayed one.
+pub const SECOND_TOLERANCE: f64 = 0.05;
+/// Share of the non-outage seconds that must be within [`SECOND_TOLERANCE`].
+pub const SECONDS_REQUIRED: f64 = 0.95;
+/// The recorded total must be within this share of the replayed one.
+pub const TOTAL_TOLERANCE: f64 = 0.02;
+/// A gap between opportunities at least this long makes the seconds it overlaps outage
+/// seconds, ms.
+pub const OUTAGE_GAP_MS: u64 = 1000;
+/// Sprout's throughput on the recording must be within this share of the replay's.
+pub const SIM_THROUGHPUT_TOLERANCE: f64 = 0.05;
+/// Sprout's self-inflicted delay on the recording must be within this many ms of the replay's
+/// (or [`SIM_DELAY_SHARE`] of it, whichever is larger).
+pub const SIM_DELAY_MS: f64 = 20.0;
+/// See [`SIM_DELAY_MS`].
+pub const SIM_DELAY_SHARE: f64 = 0.10;
+/// The simulated Sprout runs are measured from this time, µs (10 s).
+pub const SIM_SKIP_US: u64 = 10_000_000;
+
+// ---------------------------------------------------------------------------------------------
+// Comparing a recording with the replayed trace
+// ---------------------------------------------------------------------------------------------
+
+/// Counts per second of the window `[from_ms, from_ms + seconds * 1000)`, of times (ms) in any
+/// order.
+pub fn per_second_counts(
+    times_ms: impl IntoIterator<Item = i64>,
+    from_ms: i64,
+    seconds: usize,
+) -> Vec<u64> {
+    let mut counts = vec![0u64; seconds];
+    for t in times_ms {
+        let rel = t - from_ms;
+        if rel >= 0 {
+            let s = (rel / 1000) as usize;
+            if s < seconds {
+                counts[s] += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// Which seconds of the window `[from_ms, from_ms + seconds * 1000)` are outage seconds of a
+/// trace (sorted opportunity times, ms): those overlapping a gap of at least `min_gap_ms`
+/// between consecutive opportunities (or before the first one). The window must lie within the
+/// trace (before its last opportunity): the replay loops after it.
+pub fn outage_seconds(
+    sorted_ms: &[u64],
+    from_ms: u64,
+    seconds: usize,
+    min_gap_ms: u64,
+) -> Vec<bool> {
+    let mut out = vec![false; seconds];
+    let end_ms = from_ms + seconds as u64 * 1000;
+    let mut mark = |a: u64, b: u64| {
+        // The open interval (a, b) has no opportunity; mark seconds [s, s+1) with s < b, s+1 > a.
+        if b.saturating_sub(a) < min_gap_ms || b <= from_ms || a >= end_ms {
+            return;
+        }
+        for (i, o) in out.iter_mut().enumerate() {
+            let s = from_ms + i as u64 * 1000;
+            if s < b && s + 1000 > a {
+                *o = true;
+            }
+        }
+    };
+    let mut prev: Option<u64> = None;
+    for &t in sorted_ms {
+        match prev {
+            None => mark(0, t),
+            Some(p) => mark(p, t),
+        }
+        prev = Some(t);
+    }
+    out
+}
+
+/// Number of equal elements of two sorted lists (a multiset intersection).
+fn matches(a: &[i64], b: &[i64]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// The whole-millisecond offset to add to recorded times (ms, sorted) to put them on the
+/// replay's clock: of `estimate_ms - 2 ..= estimate_ms + 2`, the one that makes the most
+/// recorded times equal to opportunity times of the replay (sorted, ms), the estimate on ties.
+pub fn align_offset_ms(recorded_ms: &[u32], replay_ms: &[u64], estimate_ms: i64) -> i64 {
+    let replay: Vec<i64> = replay_ms.iter().map(|&t| t as i64).collect();
+    let mut best = (estimate_ms, 0usize);
+    for d in [0i64, -1, 1, -2, 2] {
+        let k = estimate_ms + d;
+        let shifted: Vec<i64> = recorded_ms.iter().map(|&t| i64::from(t) + k).collect();
+        let n = matches(&shifted, &replay);
+        if n > best.1 {
+            best = (k, n);
+        }
+    }
+    best.0
+}
+
+/// One direction's recording against its replayed trace.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SecondsComparison {
+    /// Seconds in the window.
+    pub seconds: usize,
+    /// Of which outage seconds (not judged).
+    pub outage_seconds: usize,
+    /// Non-outage seconds whose recorded count is within 5% of the replayed.
+    pub seconds_within: usize,
+    /// `seconds_within / (seconds - outage_seconds)`.
+    pub share_within: f64,
+    /// Whether `share_within >= 0.95`.
+    pub per_second_ok: bool,
+    /// Opportunities of the replayed trace in the window.
+    pub replayed_total: u64,
+    /// Recorded arrivals in the window.
+    pub recorded_total: u64,
+    /// `recorded_total / replayed_total - 1`.
+    pub total_error: f64,
+    /// Whether `|total_error| <= 2%`.
+    pub total_ok: bool,
+    /// Recorded arrivals that fell on a millisecond of the replayed trace with an opportunity
+    /// left (exact matches after alignment), share of the recorded ones in the window.
+    pub exact_ms_share: f64,
+    /// Offset added to the recorded times to put them on the replay's clock, ms.
+    pub offset_ms: i64,
+    /// Per second: (replayed, recorded, outage second).
+    pub per_second: Vec<(u64, u64, bool)>,
+}
+
+/// Compares recorded arrivals (ms on the replay's clock) with the replayed trace's
+/// opportunities (ms, sorted) over `[from_ms, from_ms + seconds * 1000)`.
+pub fn compare_seconds(
+    recorded_ms: &[i64],
+    replay_ms: &[u64],
+    from_ms: u64,
+    seconds: usize,
+) -> SecondsComparison {
+    let from = from_ms as i64;
+    let replayed = per_second_counts(replay_ms.iter().map(|&t| t as i64), from, seconds);
+    let recorded = per_second_counts(recorded_ms.iter().copied(), from, seconds);
+    let outage = outage_seconds(replay_ms, from_ms, seconds, OUTAGE_GAP_MS);
+    let mut within = 0;
+    let mut judged = 0;
+    for i in 0..seconds {
+        if outage[i] {
+            continue;
+        }
+        judged += 1;
+        let (o, r) = (replayed[i] as f64, recorded[i] as f64);
+        if (r - o).abs() <= SECOND_TOLERANCE * o + 1e-9 {
+            within += 1;
+        }
+    }
+    let replayed_total: u64 = replayed.iter().sum();
+    let recorded_total: u64 = recorded.iter().sum();
+    let total_error = if replayed_total > 0 {
+        recorded_total as f64 / replayed_total as f64 - 1.0
+    } else if recorded_total == 0 {
+        0.0
+    } else {
+        f64::INFINITY
+    };
+    let end = from + seconds as i64 * 1000;
+    let mut rec_in: Vec<i64> = recorded_ms
+        .iter()
+        .copied()
+        .filter(|t| (from..end).contains(t))
+        .collect();
+    rec_in.sort_unstable();
+    let rep_in: Vec<i64> = replay_ms
+        .iter()
+        .map(|&t| t as i64)
+        .filter(|t| (from..end).contains(t))
+        .collect();
+    let exact = matches(&rec_in, &rep_in);
+    let share_within = if judged > 0 {
+        within as f64 / judged as f64
+    } else {
+        1.0
+    };
+    SecondsComparison {
+        seconds,
+        outage_seconds: seconds - judged,
+        seconds_within: within,
+        share_within,
+        per_second_ok: share_within >= SECONDS_REQUIRED,
+        replayed_total,
+        recorded_total,
+        total_error,
+        total_ok: total_error.abs() <= TOTAL_TOLERANCE,
+        exact_ms_share: if rec_in.is_empty() {
+            0.0
+        } else {
+            exact as f64 / rec_in.len() as f64
+        },
+        offset_ms: 0,
+        per_second: (0..seconds)
+            .map(|i| (replayed[i], recorded[i], outage[i]))
+            .collect(),
+    }
+}
+
+/// The times (ms) in `[from_ms, from_ms + seconds * 1000)` shifted to start at 0, as a trace
+/// named `name`; `None` when the window holds no time.
+pub fn window_trace(name: &str, times_ms: &[i64], from_ms: u64, seconds: usize) -> Option<Trace> {
+    let from = from_ms as i64;
+    let end = from + seconds as i64 * 1000;
+    let mut v: Vec<u64> = times_ms
+        .iter()
+        .filter(|t| (from..end).contains(t))
+        .map(|&t| (t - from) as u64)
+        .collect();
+    v.sort_unstable();
+    Trace::from_opportunities_ms(name, v).ok()
+}
+
+/// Sprout in the simulator on the recorded window against the replayed window, one direction.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SproutComparison {
+    /// Throughput on the replayed trace, kbit/s.
+    pub replayed_kbps: f64,
+    /// Throughput on the recorded trace, kbit/s.
+    pub recorded_kbps: f64,
+    /// `recorded / replayed - 1`.
+    pub throughput_error: f64,
+    /// Whether `|throughput_error| <= 5%`.
+    pub throughput_ok: bool,
+    /// Self-inflicted delay on the replayed trace, ms.
+    pub replayed_delay_ms: f64,
+    /// Self-inflicted delay on the recorded trace, ms.
+    pub recorded_delay_ms: f64,
+    /// Whether they differ by at most max(20 ms, 10% of the replayed).
+    pub delay_ok: bool,
+}
+
+/// Runs Sprout (seed 0, both directions loaded, non-looping links, `seconds` long, measured
+/// after [`SIM_SKIP_US`]) on the replayed and the recorded windows; returns (uplink, downlink).
+pub fn compare_sprout(
+    replayed: (&Trace, &Trace),
+    recorded: (&Trace, &Trace),
+    seconds: usize,
+) -> Result<[SproutComparison; 2]> {
+    let mut cfg = SimConfig {
+        duration_us: Some(seconds as u64 * 1_000_000),
+        skip_us: SIM_SKIP_US,
+        ..SimConfig::default()
+    };
+    cfg.link.looping = false;
+    let run = |up: &Trace, down: &Trace| {
+        sim::run(Arc::new(up.clone()), Arc::new(down.clone()), &cfg, None)
+    };
+    let a = run(replayed.0, replayed.1)?;
+    let b = run(recorded.0, recorded.1)?;
+    let cmp = |x: &crate::metrics::DirectionMetrics, y: &crate::metrics::DirectionMetrics| {
+        let err = if x.throughput_kbps > 0.0 {
+            y.throughput_kbps / x.throughput_kbps - 1.0
+        } else {
+            0.0
+        };
+        let allowed = SIM_DELAY_MS.max(SIM_DELAY_SHARE * x.self_inflicted_ms.abs());
+        SproutComparison {
+            replayed_kbps: x.throughput_kbps,
+            recorded_kbps: y.throughput_kbps,
+            throughput_error: err,
+            throughput_ok: err.abs() <= SIM_THROUGHPUT_TOLERANCE,
+            replayed_delay_ms: x.self_inflicted_ms,
+            recorded_delay_ms: y.self_inflicted_ms,
+            delay_ok: (y.self_inflicted_ms - x.self_inflicted_ms).abs() <= allowed,
+        }
+    };
+    Ok([
+        cmp(&a.uplink.metrics, &b.uplink.metrics),
+        cmp(&a.downlink.metrics, &b.downlink.metrics),
+    ])
+}
+
+/// The replayed trace: `trace` without its opportunities in `[from_ms, from_ms + len_ms)` (an
+/// injected outage), or as it is when `len_ms` is 0.
+pub fn with_outage(trace: &Trace, from_ms: u64, len_ms: u64) -> Result<Trace> {
+    if len_ms == 0 {
+        return Ok(trace.clone());
+    }
+    let v: Vec<u64> = trace
+        .opportunities_ms()
+        .iter()
+        .copied()
+        .filter(|&t| t < from_ms || t >= from_ms + len_ms)
+        .collect();
+    Ok(Trace::from_opportunities_ms(trace.name(), v)?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Saturator over the link model, on a virtual clock
+// ---------------------------------------------------------------------------------------------
+
+/// A simulated recording's parameters.
+#[derive(Clone, Debug)]
+pub struct SimulateOptions {
+    /// Length of the recording (µs of link time from 0).
+    pub duration_us: u64,
+    /// When both ends start (µs of link time); the recordings' time 0 is the link's time 0.
+    pub start_us: u64,
+    /// Both senders' parameters.
+    pub sender: SenderConfig,
+    /// Both recorders' parameters.
+    pub recorder: RecorderConfig,
+    /// Both links' parameters (delay, queue, loss, looping).
+    pub link: LinkConfig,
+    /// One-way delay of the separate feedback path, µs (no capacity limit, no loss).
+    pub feedback_delay_us: u64,
+}
+
+impl Default for SimulateOptions {
+    /// 60 s from 0, default sender and recorder, default link, 10 ms feedback path.
+    fn default() -> Self {
+        SimulateOptions {
+            duration_us: 60_000_000,
+            start_us: 0,
+            sender: SenderConfig::default(),
+            recorder: RecorderConfig::default(),
+            link: LinkConfig::default(),
+            feedback_delay_us: 10_000,
+        }
+    }
+}
+
+/// The two recordings of a simulated run, and the senders' counters.
+#[derive(Clone, Debug)]
+pub struct SimulatedRecording {
+    /// The uplink's recording (at the server).
+    pub up: Recorder,
+    /// The downlink's recording (at the client).
+    pub down: Recorder,
+    /// The uplink's sender (at the client).
+    pub up_sender: Sender,
+    /// The downlink's sender (at the server).
+    pub down_sender: Sender,
+}
+
+/// Runs the Saturator in both directions at once over the link model (the emulator's, driven by
+/// a virtual clock): data over the links, feedback over a separate path of fixed delay.
+/// Deterministic.
+pub fn simulate_recording(
+    up: Arc<Trace>,
+    down: Arc<Trace>,
+    o: &SimulateOptions,
+) -> SimulatedRecording {
+    const SESSION: u64 = 1;
+    let bytes = o.recorder.payload_bytes as usize;
+    let wire = o.recorder.line_bytes;
+    let mut links = [
+        Link::<DataHeader>::new(
+            up,
+            LinkConfig {
+                seed: o.link.seed.wrapping_mul(2).wrapping_add(1),
+                ..o.link.clone()
+            },
+        ),
+        Link::<DataHeader>::new(
+            down,
+            LinkConfig {
+                seed: o.link.seed.wrapping_mul(2),
+                ..o.link.clone()
+            },
+        ),
+    ];
+    let mut senders = [
+        Sender::new(o.sender, SESSION, Dir::Up, o.start_us),
+        Sender::new(o.sender, SESSION, Dir::Down, o.start_us),
+    ];
+    let mut recorders = [
+        Recorder::new(o.recorder, SESSION, Dir::Up, 0),
+        Recorder::new(o.recorder, SESSION, Dir::Down, 0),
+    ];
+    // Feedback in flight: (arrival time, index of the sender it is for, info), FIFO per path.
+    let mut feedback: [std::collections::VecDeque<(u64, AckInfo)>; 2] = Default::default();
+    let mut now = o.start_us;
+    loop {
+        // Deliveries up to now.
+        for i in 0..2 {
+            let rec = &mut recorders[i];
+            links[i].advance(now, &mut |e| {
+                if let LinkEvent::Delivered(d) = e {
+                    rec.on_data(d.delivered_us, &d.payload, bytes);
+                }
+            });
+        }
+        // Feedback due.
+        for i in 0..2 {
+            while let Some(&(t, a)) = feedback[i].front() {
+                if t > now {
+                    break;
+                }
+                feedback[i].pop_front();
+                senders[i].on_ack(now, &a);
+            }
+        }
+        if now >= o.duration_us {
+            break;
+        }
+        for i in 0..2 {
+            if let Some(a) = recorders[i].poll_ack(now) {
+                feedback[i].push_back((now + o.feedback_delay_us, a));
+            }
+            while let Some(out) = senders[i].poll_transmit(now) {
+                let h = senders[i].data_header(&out, None);
+                links[i].send(now, wire, h);
+            }
+        }
+        let mut next = o.duration_us;
+        for i in 0..2 {
+            for t in [
+                links[i].next_event_us(),
+                feedback[i].front().map(|f| f.0),
+                senders[i].next_timeout_us(),
+                recorders[i].next_ack_us(),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                next = next.min(t);
+            }
+        }
+        now = next.max(now + 1);
+    }
+    let [mut up_rec, mut down_rec] = recorders;
+    up_rec.finish(o.duration_us);
+    down_rec.finish(o.duration_us);
+    let [up_sender, down_sender] = senders;
+    SimulatedRecording {
+        up: up_rec,
+        down: down_rec,
+        up_sender,
+        down_sender,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The round trips
+// ---------------------------------------------------------------------------------------------
+
+/// What `sprout saturator check` runs.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Folder of trace pairs.
+    pub traces: PathBuf,
+    /// Link pairs to run (empty: all in the folder).
+    pub links: Vec<String>,
+    /// Seconds compared.
+    pub seconds: u64,
+    /// First second compared (of the replayed trace).
+    pub from_s: u64,
+    /// Bernoulli loss at each direction's queue (0: none).
+    pub loss: f64,
+    /// Seconds of outage injected in the middle of the compared window (0: none).
+    pub outage_s: u64,
+    /// Seed of the loss.
+    pub seed: u64,
+    /// Run on the link model's virtual clock instead of the emulator.
+    pub simulated: bool,
+    /// Output folder.
+    pub out: PathBuf,
+    /// The `sprout` binary (`sprout saturator server|client` are run through the emulator).
+    pub sprout_exe: PathBuf,
+    /// Print a line per link on stderr while running.
+    pub progress: bool,
+}
+
+impl CheckOptions {
+    /// "plain", or "loss 5% + 10 s outage" and the like.
+    pub fn variant(&self) -> String {
+        let mut parts = Vec::new();
+        if self.loss > 0.0 {
+            parts.push(format!("loss {}%", self.loss * 100.0));
+        }
+        if self.outage_s > 0 {
+            parts.push(format!("{} s outage", self.outage_s));
+        }
+        if parts.is_empty() {
+            "plain".into()
+        } else {
+            parts.join(" + ")
+        }
+    }
+
+    /// The injected outage, `[from, from + len)` in ms of the replayed trace.
+    pub fn outage_ms(&self) -> (u64, u64) {
+        let len = self.outage_s * 1000;
+        let from = self.from_s * 1000 + (self.seconds * 1000).saturating_sub(len) / 2;
+        (from, len)
+    }
+
+    /// Seconds each recording lasts: the compared window and one second on either side.
+    pub fn record_s(&self) -> u64 {
+        self.from_s + self.seconds + 1
+    }
+}
+
+/// The checks of one direction of one link.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DirectionResult {
+    /// Link pair.
+    pub link: String,
+    /// "up" or "down".
+    pub direction: String,
+    /// "plain" or the loss/outage variant.
+    pub variant: String,
+    /// The recording completed (both files and summaries came back).
+    pub completed: bool,
+    /// The per-second and total comparison.
+    pub seconds: SecondsComparison,
+    /// Sprout on the recording against Sprout on the replay (plain variant only).
+    pub sprout: Option<SproutComparison>,
+    /// The recording's own summary.
+    pub summary: Summary,
+    /// Loss variant: whether the summary's loss is within 1 point or 20% of the injected loss.
+    pub loss_reported_ok: Option<bool>,
+    /// Outage variant: whether the summary reports a gap at least as long as the outage.
+    pub outage_reported_ok: Option<bool>,
+    /// The emulator's delivered bytes over its offered bytes during the run (how busy the
+    /// Saturator kept the link; the warm-up and the end count too). `None` when simulated.
+    pub link_utilization: Option<f64>,
+    /// Every check of this row passed.
+    pub ok: bool,
+}
+
+/// Everything a check produced.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CheckResults {
+    /// Where the traces came from.
+    pub source: String,
+    /// "plain" or the variant.
+    pub variant: String,
+    /// "emulator" or "link model (virtual clock)".
+    pub replay: String,
+    /// First second compared.
+    pub from_s: u64,
+    /// Seconds compared.
+    pub seconds: u64,
+    /// Injected loss.
+    pub loss: f64,
+    /// Injected outage, `[from, from + len)` ms of the replayed trace (len 0: none).
+    pub outage_ms: (u64, u64),
+    /// One row per link and direction.
+    pub rows: Vec<DirectionResult>,
+    /// Every check passed.
+    pub all_ok: bool,
+    /// Wall-clock time, s.
+    pub wall_s: f64,
+}
+
+/// A recording of one direction: its summary and its arrivals (ms since its start).
+struct Recorded {
+    summary: Summary,
+    arrivals_ms: Vec<u32>,
+    /// Offset estimate to the replay's clock, µs (recording start minus replay start).
+    offset_us: i64,
+}
+
+/// Runs the round trips and writes `saturator-check.csv`, `saturator-check.json` and
+/// `saturator-check-seconds.csv` into the output folder.
+pub fn run(o: &CheckOptions) -> Result<CheckResults> {
+    let started = Instant::now();
+    if !o.simulated {
+        sprout_emu::check_privileges()?;
+    }
+    let mut pairs = Trace::find_pairs(&o.traces)
+        .with_context(|| format!("looking for trace pairs in {}", o.traces.display()))?;
+    if !o.links.is_empty() {
+        for l in &o.links {
+            if !pairs.iter().any(|p| &p.0 == l) {
+                bail!("no link pair named {l} in {}", o.traces.display());
+            }
+        }
+        pairs.retain(|p| o.links.contains(&p.0));
+    }
+    if pairs.is_empty() {
+        bail!(
+            "no trace pairs (NAME.up and NAME.down) in {}",
+            o.traces.display()
+        );
+    }
+    fs::create_dir_all(&o.out).with_context(|| format!("creating {}", o.out.display()))?;
+    let (outage_from, outage_len) = o.outage_ms();
+    let seconds = o.seconds as usize;
+    let from_ms = o.from_s * 1000;
+    let mut rows = Vec::new();
+    for (i, (name, up_path, down_path)) in pairs.iter().enumerate() {
+        if o.progress {
+            eprintln!(
+                "[{}/{}] {name}: recording both directions for {} s ({}, {})",
+                i + 1,
+                pairs.len(),
+                o.record_s(),
+                o.variant(),
+                if o.simulated {
+                    "link model"
+                } else {
+                    "emulator, real time"
+                }
+            );
+        }
+        let up = crate::eval::load_trace(up_path)?;
+        let down = crate::eval::load_trace(down_path)?;
+        for t in [&up, &down] {
+            let last = t.opportunities_ms().last().copied().unwrap_or(0);
+            if last < (o.from_s + o.seconds) * 1000 {
+                bail!(
+                    "{} is {:.1} s long, shorter than the compared window ({} s from {} s)",
+                    t.name(),
+                    last as f64 / 1000.0,
+                    o.seconds,
+                    o.from_s
+                );
+            }
+        }
+        let up_r = Arc::new(with_outage(&up, outage_from, outage_len)?);
+        let down_r = Arc::new(with_outage(&down, outage_from, outage_len)?);
+        let (recs, utilization) = if o.simulated {
+            simulated(o, &up_r, &down_r)
+        } else {
+            emulated(o, name, &up_r, &down_r)
+                .with_context(|| format!("recording {name} through the emulator"))?
+        };
+        let mut on_replay: Vec<Option<Vec<i64>>> = Vec::new();
+        let mut dir_rows = Vec::new();
+        for (k, (dir, replay)) in [(Dir::Up, &up_r), (Dir::Down, &down_r)]
+            .into_iter()
+            .enumerate()
+        {
+            let rec = &recs[k];
+            let (cmp, times) = match rec {
+                Some(r) => {
+                    let est = r.offset_us.div_euclid(1000);
+                    let offset = align_offset_ms(&r.arrivals_ms, replay.opportunities_ms(), est);
+                    let times: Vec<i64> = r
+                        .arrivals_ms
+                        .iter()
+                        .map(|&t| i64::from(t) + offset)
+                        .collect();
+                    let mut c =
+                        compare_seconds(&times, replay.opportunities_ms(), from_ms, seconds);
+                    c.offset_ms = offset;
+                    (c, Some(times))
+                }
+                None => (
+                    compare_seconds(&[], replay.opportunities_ms(), from_ms, seconds),
+                    None,
+                ),
+            };
+            on_replay.push(times);
+            let summary = rec.as_ref().map(|r| r.summary.clone()).unwrap_or_default();
+            let loss_reported_ok = (o.loss > 0.0)
+                .then(|| (summary.loss_rate - o.loss).abs() <= (0.01f64).max(0.2 * o.loss));
+            let outage_reported_ok = (o.outage_s > 0)
+                .then(|| summary.outages >= 1 && summary.longest_gap_ms >= outage_len);
+            dir_rows.push(DirectionResult {
+                link: name.clone(),
+                direction: dir.name().into(),
+                variant: o.variant(),
+                completed: rec.is_some(),
+                seconds: cmp,
+                sprout: None,
+                summary,
+                loss_reported_ok,
+                outage_reported_ok,
+                link_utilization: utilization.map(|u| u[k]),
+                ok: false,
+            });
+        }
+        // Sprout on the recorded windows against the replayed ones (plain variant).
+        if o.loss == 0.0 && o.outage_s == 0 {
+            if let (Some(ru), Some(rd)) = (&on_replay[0], &on_replay[1]) {
+                let replay_ms = |t: &Trace| -> Vec<i64> {
+                    t.opportunities_ms().iter().map(|&x| x as i64).collect()
+                };
+                let windows = (
+                    window_trace("replayed.up", &replay_ms(&up_r), from_ms, seconds),
+                    window_trace("replayed.down", &replay_ms(&down_r), from_ms, seconds),
+                    window_trace("recorded.up", ru, from_ms, seconds),
+                    window_trace("recorded.down", rd, from_ms, seconds),
+                );
+                if let (Some(a), Some(b), Some(c), Some(d)) = windows {
+                    let [su, sd] = compare_sprout((&a, &b), (&c, &d), seconds)?;
+                    dir_rows[0].sprout = Some(su);
+                    dir_rows[1].sprout = Some(sd);
+                }
+            }
+        }
+        for r in &mut dir_rows {
+            r.ok = r.completed
+                && r.seconds.per_second_ok
+                && r.seconds.total_ok
+                && r.sprout
+                    .as_ref()
+                    .is_none_or(|s| s.throughput_ok && s.delay_ok)
+                && r.loss_reported_ok.unwrap_or(true)
+                && r.outage_reported_ok.unwrap_or(true)
+                && (o.loss > 0.0 || o.outage_s > 0 || r.sprout.is_some());
+            if o.progress {
+                eprintln!("    {}", row_line(r));
+            }
+        }
+        rows.extend(dir_rows);
+    }
+    let results = CheckResults {
+        source: o.traces.display().to_string(),
+        variant: o.variant(),
+        replay: if o.simulated {
+            "link model (virtual clock)".into()
+        } else {
+            "emulator (real time)".into()
+        },
+        from_s: o.from_s,
+        seconds: o.seconds,
+        loss: o.loss,
+        outage_ms: (outage_from, outage_len),
+        all_ok: rows.iter().all(|r| r.ok),
+        rows,
+        wall_s: started.elapsed().as_secs_f64(),
+    };
+    write_outputs(&o.out, &results)?;
+    Ok(results)
+}
+
+/// Both directions recorded over the link model on a virtual clock: (up, down) and no
+/// utilization.
+fn simulated(
+    o: &CheckOptions,
+    up: &Arc<Trace>,
+    down: &Arc<Trace>,
+) -> ([Option<Recorded>; 2], Option<[f64; 2]>) {
+    let mut so = SimulateOptions {
+        duration_us: o.record_s() * 1_000_000,
+        start_us: 300_000,
+        ..SimulateOptions::default()
+    };
+    so.link.loss = o.loss;
+    so.link.seed = o.seed;
+    let r = simulate_recording(up.clone(), down.clone(), &so);
+    let end = so.duration_us;
+    let rec = |x: &Recorder| {
+        Some(Recorded {
+            summary: x.summary(end),
+            arrivals_ms: x.sorted_arrivals_ms(),
+            offset_us: 0,
+        })
+    };
+    ([rec(&r.up), rec(&r.down)], None)
+}
+
+/// How much longer than its recording the client may take (the end, the transfer).
+const CLIENT_GRACE: Duration = Duration::from_secs(90);
+
+/// A free UDP port on the host (bound and released; the server binds it right after).
+fn free_udp_port() -> Result<u16> {
+    let s = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).context("finding a free UDP port")?;
+    Ok(s.local_addr()?.port())
+}
+
+fn redirect(cmd: &mut Command, prefix: &Path, what: &str) -> Result<PathBuf> {
+    let out = PathBuf::from(format!("{}.{what}.out", prefix.display()));
+    let err = PathBuf::from(format!("{}.{what}.err", prefix.display()));
+    cmd.stdin(Stdio::null())
+        .stdout(File::create(&out).with_context(|| format!("creating {}", out.display()))?)
+        .stderr(File::create(&err).with_context(|| format!("creating {}", err.display()))?);
+    Ok(out)
+}
+
+fn finish(child: &mut Child) {
+    if let Ok(None) = child.try_wait() {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+}
+
+/// The last `{"type":"summary", ...}` line of a JSON-lines output file.
+fn last_summary(path: &Path) -> Result<serde_json::Value> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    text.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "summary")
+        .with_context(|| format!("no summary line in {}", path.display()))
+}
+
+/// Reads a recorded trace (possibly empty) as ms values.
+fn read_recording(path: &Path) -> Result<Vec<u32>> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            l.trim()
+                .parse::<u32>()
+                .with_context(|| format!("{}: not a time: {l}", path.display()))
+        })
+        .collect()
+}
+
+/// Both directions recorded with `sprout saturator server|client` while the emulator replays
+/// the traces in real time; the feedback over a veth pair outside the emulated link.
+fn emulated(
+    o: &CheckOptions,
+    name: &str,
+    up: &Arc<Trace>,
+    down: &Arc<Trace>,
+) -> Result<([Option<Recorded>; 2], Option<[f64; 2]>)> {
+    use sprout_emu::{Emulator, EmulatorConfig};
+    let dir = o.out.join("recordings");
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tag = if o.loss > 0.0 || o.outage_s > 0 {
+        format!("{name}-loss{}-outage{}", o.loss, o.outage_s)
+    } else {
+        name.to_string()
+    };
+    let prefix = dir.join(&tag);
+    for suffix in [".up", ".down", ".json"] {
+        let _ = fs::remove_file(PathBuf::from(format!("{}{suffix}", prefix.display())));
+    }
+    let port = free_udp_port()?;
+    let server_dir = dir.join("server");
+    let mut srv = Command::new(&o.sprout_exe);
+    srv.args(["saturator", "server", "--once", "--json", "--quiet"])
+        .arg("--listen")
+        .arg(format!("0.0.0.0:{port}"))
+        .arg("--out")
+        .arg(&server_dir);
+    redirect(&mut srv, &prefix, "server")?;
+    let mut server = srv
+        .spawn()
+        .with_context(|| format!("starting {}", o.sprout_exe.display()))?;
+    let link = |stream: u64| LinkConfig {
+        loss: o.loss,
+        seed: o.seed.wrapping_mul(2).wrapping_add(stream),
+        ..LinkConfig::default()
+    };
+    let emu = match Emulator::start(EmulatorConfig {
+        uplink: up.clone(),
+        downlink: down.clone(),
+        uplink_link: link(1),
+        downlink_link: link(0),
+        uplink_log: None,
+        downlink_log: None,
+    }) {
+        Ok(e) => e,
+        Err(e) => {
+            finish(&mut server);
+            return Err(e).context("starting the link emulator");
+        }
+    };
+    let epoch_us = (emu.epoch_ns() / 1000) as i64;
+    let fb = match FeedbackPath::create(&emu) {
+        Ok(f) => f,
+        Err(e) => {
+            finish(&mut server);
+            let _ = emu.stop();
+            return Err(e);
+        }
+    };
+    let record_s = o.record_s();
+    let mut cli = Command::new(&o.sprout_exe);
+    cli.args(["saturator", "client", "--json", "--direction", "both"])
+        .arg("--connect")
+        .arg(format!("{}:{port}", emu.outside_addr()))
+        .arg("--feedback")
+        .arg(format!("{}:{port}", fb.root_addr))
+        .arg("--duration")
+        .arg(record_s.to_string())
+        .arg("--name")
+        .arg(&prefix);
+    let client_out = redirect(&mut cli, &prefix, "client")?;
+    let started = Instant::now();
+    let mut client = match emu.spawn_in_namespace(&mut cli) {
+        Ok(c) => c,
+        Err(e) => {
+            finish(&mut server);
+            let _ = emu.stop();
+            return Err(e).context("starting the client in the emulator's namespace");
+        }
+    };
+    let limit = Duration::from_secs(record_s) + CLIENT_GRACE;
+    let status = loop {
+        if let Some(s) = client.try_wait()? {
+            break Some(s);
+        }
+        if started.elapsed() > limit {
+            break None;
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    finish(&mut client);
+    // The server exits after the client's DONE; give it a moment.
+    for _ in 0..50 {
+        if let Ok(Some(_)) = server.try_wait() {
+            break;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    finish(&mut server);
+    let report = emu.stop().context("stopping the link emulator")?;
+    drop(fb);
+    match status {
+        Some(s) if s.success() => {}
+        Some(s) => bail!(
+            "the saturator client failed ({s}); see {}.client.err",
+            prefix.display()
+        ),
+        None => bail!(
+            "the saturator client did not end within {} s",
+            limit.as_secs()
+        ),
+    }
+    let summary = last_summary(&client_out)?;
+    let mut recs: [Option<Recorded>; 2] = [None, None];
+    for (k, dir) in [Dir::Up, Dir::Down].into_iter().enumerate() {
+        let v = &summary[dir.name()];
+        if v.is_null() {
+            continue;
+        }
+        let s: Summary = serde_json::from_value(v.clone())
+            .with_context(|| format!("reading the {} summary", dir.name()))?;
+        let path = PathBuf::from(format!("{}.{}", prefix.display(), dir.name()));
+        let arrivals_ms = read_recording(&path)?;
+        recs[k] = Some(Recorded {
+            offset_us: s.start_clock_us as i64 - epoch_us,
+            summary: s,
+            arrivals_ms,
+        });
+    }
+    let util = [
+        report.uplink.stats.capacity_used(),
+        report.downlink.stats.capacity_used(),
+    ];
+    Ok((recs, Some(util)))
+}
+
+/// Counts feedback paths made by this process (names and addresses).
+static FEEDBACK_PATHS: AtomicU32 = AtomicU32::new(0);
+
+/// A veth pair between the emulator's mobile namespace and the host, outside the emulated link:
+/// the Saturator's unloaded feedback path (the paper's second phone). Both ends disappear with
+/// the namespace; dropping this also deletes them.
+struct FeedbackPath {
+    root_if: String,
+    root_addr: Ipv4Addr,
+}
+
+fn ip(cmd: &mut Command, what: &str) -> Result<()> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .with_context(|| format!("running `ip` to {what} (is iproute2 installed?)"))?;
+    if !out.status.success() {
+        bail!(
+            "`ip` failed to {what}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+impl FeedbackPath {
+    fn create(emu: &sprout_emu::Emulator) -> Result<FeedbackPath> {
+        let pid = std::process::id();
+        let taken = sprout_emu::tun_device::existing_ipv4_addresses();
+        let (mut n, mut slot);
+        let mut attempts = 0;
+        loop {
+            n = FEEDBACK_PATHS.fetch_add(1, Ordering::Relaxed) % 1000;
+            slot = (u64::from(pid).wrapping_mul(2_654_435_761) + u64::from(n) * 7_919) % (256 * 64);
+            let a = Ipv4Addr::new(172, 31, (slot / 64) as u8, ((slot % 64) * 4 + 1) as u8);
+            attempts += 1;
+            if !taken.contains(&a) || attempts > 1000 {
+                break;
+            }
+        }
+        let root_addr = Ipv4Addr::new(172, 31, (slot / 64) as u8, ((slot % 64) * 4 + 1) as u8);
+        let ns_addr = Ipv4Addr::new(172, 31, (slot / 64) as u8, ((slot % 64) * 4 + 2) as u8);
+        let root_if = format!("sfb{pid:x}-{n}");
+        let ns_if = format!("sfn{pid:x}-{n}");
+        let in_ns = |args: &[&str], what: &str| -> Result<()> {
+            let mut c = Command::new("ip");
+            c.args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            let child = emu
+                .spawn_in_namespace(&mut c)
+                .with_context(|| format!("running `ip` in the namespace to {what}"))?;
+            let out = child.wait_with_output()?;
+            if !out.status.success() {
+                bail!(
+                    "`ip` failed to {what}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
+            Ok(())
+        };
+        let pid_s = pid.to_string();
+        in_ns(
+            &[
+                "link", "add", &ns_if, "type", "veth", "peer", "name", &root_if, "netns", &pid_s,
+            ],
+            "create the feedback path (veth)",
+        )?;
+        let path = FeedbackPath {
+            root_if: root_if.clone(),
+            root_addr,
+        };
+        in_ns(
+            &["addr", "add", &format!("{ns_addr}/30"), "dev", &ns_if],
+            "address the feedback path",
+        )?;
+        in_ns(&["link", "set", &ns_if, "up"], "bring the feedback path up")?;
+        ip(
+            Command::new("ip").args(["addr", "add", &format!("{root_addr}/30"), "dev", &root_if]),
+            "address the feedback path",
+        )?;
+        ip(
+            Command::new("ip").args(["link", "set", &root_if, "up"]),
+            "bring the feedback path up",
+        )?;
+        Ok(path)
+    }
+}
+
+impl Drop for FeedbackPath {
+    fn drop(&mut self) {
+        if sprout_emu::tun_device::interface_exists(&self.root_if) {
+            let _ = Command::new("ip")
+                .args(["link", "del", &self.root_if])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+fn mark(ok: bool) -> &'static str {
+    if ok {
+        "✅"
+    } else {
+        "❌"
+    }
+}
+
+/// One row of the table, as text.
+fn row_line(r: &DirectionResult) -> String {
+    let c = &r.seconds;
+    let judged = c.seconds - c.outage_seconds;
+    let mut line = format!(
+        "{:<22} {:<4} {} seconds within 5%: {}/{} ({:.1}%) {}  total {}/{} ({:+.2}%) {}",
+        r.link,
+        r.direction,
+        if r.completed { "" } else { "❌ incomplete" },
+        c.seconds_within,
+        judged,
+        100.0 * c.share_within,
+        mark(c.per_second_ok),
+        c.recorded_total,
+        c.replayed_total,
+        100.0 * c.total_error,
+        mark(c.total_ok),
+    );
+    if let Some(s) = &r.sprout {
+        line.push_str(&format!(
+            "  Sprout {:.0}/{:.0} kbit/s ({:+.1}%) {}  delay {:.0}/{:.0} ms {}",
+            s.recorded_kbps,
+            s.replayed_kbps,
+            100.0 * s.throughput_error,
+            mark(s.throughput_ok),
+            s.recorded_delay_ms,
+            s.replayed_delay_ms,
+            mark(s.delay_ok)
+        ));
+    }
+    if let Some(ok) = r.loss_reported_ok {
+        line.push_str(&format!(
+            "  loss reported {:.2}% {}",
+            100.0 * r.summary.loss_rate,
+            mark(ok)
+        ));
+    }
+    if let Some(ok) = r.outage_reported_ok {
+        line.push_str(&format!(
+            "  outage reported: longest gap {:.2} s {}",
+            r.summary.longest_gap_ms as f64 / 1000.0,
+            mark(ok)
+        ));
+    }
+    line
+}
+
+/// The results as a table with ✅/❌ per check, and a closing line.
+pub fn table(r: &CheckResults) -> String {
+    let mut out = format!(
+        "Saturator round trips ({}, {}), trace seconds {}-{} compared, from {}\n",
+        r.variant,
+        r.replay,
+        r.from_s,
+        r.from_s + r.seconds,
+        r.source
+    );
+    out.push_str(
+        "(per second: |recorded - replayed| <= 5% of replayed, in >= 95% of the seconds outside \
+         outages (seconds overlapping a >= 1 s gap between opportunities); total within 2%",
+    );
+    if r.loss == 0.0 && r.outage_ms.1 == 0 {
+        out.push_str("; Sprout in the simulator: throughput within 5%, self-inflicted delay within max(20 ms, 10%)");
+    }
+    out.push_str(")\n");
+    for row in &r.rows {
+        out.push_str(&row_line(row));
+        out.push('\n');
+    }
+    let passed = r.rows.iter().filter(|x| x.ok).count();
+    out.push_str(&format!(
+        "{} {passed} of {} link directions pass every check ({:.0} s)",
+        mark(r.all_ok),
+        r.rows.len(),
+        r.wall_s
+    ));
+    out
+}
+
+fn write_outputs(dir: &Path, r: &CheckResults) -> Result<()> {
+    let json = dir.join("saturator-check.json");
+    fs::write(&json, serde_json::to_string_pretty(r)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    let csv = dir.join("saturator-check.csv");
+    let mut w =
+        csv::Writer::from_path(&csv).with_context(|| format!("writing {}", csv.display()))?;
+    w.write_record([
+        "link",
+        "direction",
+        "variant",
+        "completed",
+        "seconds_judged",
+        "seconds_within",
+        "share_within",
+        "per_second_ok",
+        "replayed_total",
+        "recorded_total",
+        "total_error",
+        "total_ok",
+        "exact_ms_share",
+        "offset_ms",
+        "sprout_replayed_kbps",
+        "sprout_recorded_kbps",
+        "sprout_throughput_ok",
+        "sprout_replayed_delay_ms",
+        "sprout_recorded_delay_ms",
+        "sprout_delay_ok",
+        "loss_reported",
+        "loss_reported_ok",
+        "longest_gap_ms",
+        "outage_reported_ok",
+        "low_backlog_seconds",
+        "link_utilization",
+        "ok",
+    ])?;
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
+    let optb = |x: Option<bool>| x.map_or(String::new(), |v| v.to_string());
+    for x in &r.rows {
+        let c = &x.seconds;
+        let s = x.sprout.as_ref();
+        w.write_record([
+            x.link.clone(),
+            x.direction.clone(),
+            x.variant.clone(),
+            x.completed.to_string(),
+            (c.seconds - c.outage_seconds).to_string(),
+            c.seconds_within.to_string(),
+            format!("{:.4}", c.share_within),
+            c.per_second_ok.to_string(),
+            c.replayed_total.to_string(),
+            c.recorded_total.to_string(),
+            format!("{:.5}", c.total_error),
+            c.total_ok.to_string(),
+            format!("{:.4}", c.exact_ms_share),
+            c.offset_ms.to_string(),
+            opt(s.map(|s| s.replayed_kbps)),
+            opt(s.map(|s| s.recorded_kbps)),
+            optb(s.map(|s| s.throughput_ok)),
+            opt(s.map(|s| s.replayed_delay_ms)),
+            opt(s.map(|s| s.recorded_delay_ms)),
+            optb(s.map(|s| s.delay_ok)),
+            format!("{:.4}", x.summary.loss_rate),
+            optb(x.loss_reported_ok),
+            x.summary.longest_gap_ms.to_string(),
+            optb(x.outage_reported_ok),
+            x.summary.low_backlog_seconds.to_string(),
+            opt(x.link_utilization),
+            x.ok.to_string(),
+        ])?;
+    }
+    w.flush()?;
+    let sec = dir.join("saturator-check-seconds.csv");
+    let mut f = std::io::BufWriter::new(
+        File::create(&sec).with_context(|| format!("writing {}", sec.display()))?,
+    );
+    use std::io::Write as _;
+    writeln!(f, "link,direction,variant,second,replayed,recorded,outage")?;
+    for x in &r.rows {
+        for (i, (a, b, out)) in x.seconds.per_second.iter().enumerate() {
+            writeln!(
+                f,
+                "{},{},{},{},{a},{b},{out}",
+                x.link,
+                x.direction,
+                x.variant,
+                r.from_s + i as u64
+            )?;
+        }
+    }
+    f.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_second_counts_and_outage_seconds() {
+        // Opportunities at 0.1, 0.5, 1.2 s, then nothing until 3.5 s (a 2.3 s gap), 3.6, 4.9.
+        let ops = [100u64, 500, 1200, 3500, 3600, 4900];
+        let counts = per_second_counts(ops.iter().map(|&t| t as i64), 0, 5);
+        assert_eq!(counts, [2, 1, 0, 2, 1]);
+        // The gap (1.2, 3.5) overlaps seconds 1, 2 and 3; (3.6, 4.9) is 1.3 s: seconds 3, 4.
+        assert_eq!(
+            outage_seconds(&ops, 0, 5, 1000),
+            [false, true, true, true, true]
+        );
+        // A window starting later.
+        assert_eq!(outage_seconds(&ops, 4000, 2, 1000), [true, false]);
+        // Before the first opportunity.
+        assert_eq!(outage_seconds(&[1500, 1600], 0, 2, 1000), [true, true]);
+        assert_eq!(outage_seconds(&[10, 20, 900], 0, 1, 1000), [false]);
+    }
+
+    #[test]
+    fn comparison_within_5_percent_and_2_percent_total() {
+        // 4 seconds of 100 opportunities each; the recording misses 4 in second 0 (4%) and 6
+        // in second 2 (6%): 3 of 4 seconds within 5% (75%), total -2.5%.
+        let mut ops = Vec::new();
+        for s in 0..4u64 {
+            for i in 0..100 {
+                ops.push(s * 1000 + i * 10);
+            }
+        }
+        let rec: Vec<i64> = ops
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !(*i < 4 || (200..206).contains(i)))
+            .map(|(_, &t)| t as i64)
+            .collect();
+        let c = compare_seconds(&rec, &ops, 0, 4);
+        assert_eq!((c.seconds_within, c.outage_seconds), (3, 0));
+        assert!(!c.per_second_ok);
+        assert!((c.total_error + 0.025).abs() < 1e-12);
+        assert!(!c.total_ok);
+        assert!((c.exact_ms_share - 1.0).abs() < 1e-12);
+        let c = compare_seconds(
+            &ops.iter().map(|&t| t as i64).collect::<Vec<_>>(),
+            &ops,
+            0,
+            4,
+        );
+        assert!(c.per_second_ok && c.total_ok);
+    }
+
+    #[test]
+    fn alignment_finds_the_whole_millisecond_offset() {
+        let ops: Vec<u64> = (0..500).map(|i| 2000 + i * 7 + (i % 3)).collect();
+        // The recording started 1003.6 ms into the replay; its arrivals land 0.2 ms after their
+        // opportunities: recorded ms = floor(t - 1003.6 + 0.2) = t - 1004.
+        let rec: Vec<u32> = ops.iter().map(|&t| (t - 1004) as u32).collect();
+        assert_eq!(align_offset_ms(&rec, &ops, 1003), 1004);
+        assert_eq!(align_offset_ms(&rec, &ops, 1005), 1004);
+    }
+
+    #[test]
+    fn injected_outage_removes_opportunities() {
+        let t = Trace::from_opportunities_ms("x", (0..100).map(|i| i * 100).collect()).unwrap();
+        let o = with_outage(&t, 2000, 3000).unwrap();
+        assert_eq!(o.len(), 70);
+        assert!(o
+            .opportunities_ms()
+            .iter()
+            .all(|&x| !(2000..5000).contains(&x)));
+        let opts = CheckOptions {
+            traces: PathBuf::new(),
+            links: vec![],
+            seconds: 120,
+            from_s: 1,
+            loss: 0.05,
+            outage_s: 10,
+            seed: 1,
+            simulated: true,
+            out: PathBuf::new(),
+            sprout_exe: PathBuf::new(),
+            progress: false,
+        };
+        assert_eq!(opts.outage_ms(), (56_000, 10_000));
+        assert_eq!(opts.variant(), "loss 5% + 10 s outage");
+        assert_eq!(opts.record_s(), 122);
+    }
+}
