@@ -12,6 +12,7 @@ pub mod overrides;
 pub mod paper;
 pub mod report;
 pub mod saturator;
+pub mod saturator_check;
 pub mod sim;
 pub mod trace_plot;
 pub mod tunnel_experiment;
