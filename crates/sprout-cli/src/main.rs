@@ -22,6 +22,7 @@ mod keygen_cmd;
 mod link_cmd;
 mod load_cmd;
 mod net_cmd;
+mod saturator_cmd;
 mod tcp_cmd;
 mod traces_cmd;
 mod tunnel_cmd;
@@ -54,6 +55,10 @@ enum Command {
     /// The trace-driven link emulator: run a command in a "mobile" network namespace behind
     /// an emulated cellular link (like `mm-delay 20 mm-link UP DOWN -- cmd`).
     Link(link_cmd::LinkArgs),
+    /// The Saturator (paper §4.1): record a link's delivery opportunities as mahimahi traces by
+    /// keeping it backlogged (`sprout saturator server`, `client`), and check recordings
+    /// against replayed traces (`sprout saturator check`).
+    Saturator(saturator_cmd::SaturatorArgs),
     /// Kernel TCP bulk transfers (Cubic, Reno, BBR, ...) for the emulated evaluation.
     Tcp(tcp_cmd::TcpArgs),
     /// SproutTunnel: any IP traffic between a mobile host and a relay through secure Sprout
@@ -476,6 +481,7 @@ fn main() {
         } => load_cmd::run(a),
         Command::Link(a) => link_cmd::run(a),
         Command::Tcp(a) => tcp_cmd::run(a),
+        Command::Saturator(a) => saturator_cmd::run(a),
         Command::Tunnel(a) => tunnel_cmd::run(a),
         Command::Interactive(a) => interactive_cmd::run(a),
         Command::Forecast(a) => forecast_cmd::run(a),
