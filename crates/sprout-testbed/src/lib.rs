@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod overrides;
 pub mod paper;
 pub mod report;
+pub mod rl_env;
 pub mod saturator;
 pub mod saturator_check;
 pub mod sim;
