@@ -1,8 +1,6 @@
 //! `sprout`: simulate Sprout on cellular traces, evaluate it against the paper, fetch traces,
 //! print the receiver's forecasts.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -13,7 +11,8 @@ use sprout_testbed::emulate::{self, EmulateOptions};
 use sprout_testbed::eval::{self, EvalOptions, Experiment, Scheme};
 use sprout_testbed::metrics::DirectionMetrics;
 use sprout_testbed::overrides;
-use sprout_testbed::sim::{self, DirectionOverride, Load, Logs, SimConfig};
+use sprout_testbed::sim::{Load, SimConfig};
+use sprout_testbed::sim_json::{self, QueueKind, SimOptions};
 use sprout_testbed::tunnel_experiment::{self, EmulatedExperiment, TunnelOptions};
 
 mod forecast_cmd;
@@ -272,81 +271,36 @@ fn load_trace(path: &Path) -> Result<Arc<Trace>> {
 fn cmd_sim(a: SimArgs) -> Result<()> {
     let up = load_trace(&a.uplink)?;
     let down = load_trace(&a.downlink)?;
-    if a.scheme == Scheme::Omniscient {
-        bail!("the omniscient sender is not simulated; `sprout eval` computes it from the trace");
-    }
-    let mut cfg = SimConfig::default();
-    a.scheme.configure(&mut cfg);
-    if let Some(c) = a.confidence {
-        if !a.scheme.is_sprout() {
-            bail!("--confidence applies to sprout and sprout-ewma only");
-        }
-        cfg.protocol.confidence = c;
-    }
-    if !a.params.is_empty() && !a.scheme.is_sprout() {
-        bail!("--param applies to sprout and sprout-ewma only");
-    }
-    overrides::apply(&mut cfg.protocol, &a.params).map_err(anyhow::Error::msg)?;
-    cfg.protocol.validate().map_err(anyhow::Error::msg)?;
-    if let QueueArg::Codel = a.queue {
-        cfg.link.queue = QueueConfig::codel();
-    }
-    cfg.link.loss = a.loss;
-    cfg.uplink = DirectionOverride {
-        queue: a.uplink_queue.map(QueueArg::config),
-        loss: a.uplink_loss,
+    // The options, their checks, the run and the JSON are sim_json's, which the Python
+    // package (`sprout.simulate`) shares.
+    let kind = |q: QueueArg| match q {
+        QueueArg::Infinite => QueueKind::Infinite,
+        QueueArg::Codel => QueueKind::Codel,
     };
-    cfg.downlink = DirectionOverride {
-        queue: a.downlink_queue.map(QueueArg::config),
-        loss: a.downlink_loss,
-    };
-    cfg.validate_links()
-        .map_err(|e| anyhow::anyhow!("--loss: {e}"))?;
-    let cfg = SimConfig {
-        duration_us: a
-            .duration
-            .map(|d| seconds_to_us(d, "duration"))
-            .transpose()?,
-        skip_us: seconds_to_us(a.skip, "skip")?,
-        load: a.load,
+    let opts = SimOptions {
+        scheme: a.scheme,
+        confidence: a.confidence,
+        params: a.params.clone(),
         seed: a.seed,
-        host_jitter_us: seconds_to_us(a.host_jitter_ms / 1e3, "host-jitter-ms")?,
-        ..cfg
+        host_jitter_ms: a.host_jitter_ms,
+        loss: a.loss,
+        queue: kind(a.queue),
+        uplink_queue: a.uplink_queue.map(kind),
+        downlink_queue: a.downlink_queue.map(kind),
+        uplink_loss: a.uplink_loss,
+        downlink_loss: a.downlink_loss,
+        duration_s: a.duration,
+        skip_s: a.skip,
+        load: a.load,
     };
-    let out = match (&a.uplink_log, &a.downlink_log) {
-        (Some(u), Some(d)) => {
-            let open = |p: &PathBuf| -> Result<BufWriter<File>> {
-                Ok(BufWriter::new(
-                    File::create(p).with_context(|| format!("creating {}", p.display()))?,
-                ))
-            };
-            let (mut uw, mut dw) = (open(u)?, open(d)?);
-            let out = sim::run(
-                up,
-                down,
-                &cfg,
-                Some(Logs {
-                    uplink: &mut uw,
-                    downlink: &mut dw,
-                }),
-            )?;
-            uw.flush()?;
-            dw.flush()?;
-            out
-        }
-        _ => sim::run(up, down, &cfg, None)?,
+    let cfg = opts.config()?;
+    let logs = match (&a.uplink_log, &a.downlink_log) {
+        (Some(u), Some(d)) => Some((u.as_path(), d.as_path())),
+        _ => None,
     };
+    let out = sim_json::run(up, down, &cfg, logs)?;
     if a.json {
-        let v = serde_json::json!({
-            "scheme": a.scheme.key(),
-            "confidence": cfg.protocol.confidence,
-            "load": a.load,
-            "duration_s": out.duration_us as f64 / 1e6,
-            "skip_s": cfg.skip_us as f64 / 1e6,
-            "params": a.params,
-            "uplink": { "trace": out.uplink.trace.name(), "metrics": out.uplink.metrics },
-            "downlink": { "trace": out.downlink.trace.name(), "metrics": out.downlink.metrics },
-        });
+        let v = sim_json::to_json(&opts, &cfg, &out);
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!(

@@ -15,5 +15,6 @@ pub mod rl_env;
 pub mod saturator;
 pub mod saturator_check;
 pub mod sim;
+pub mod sim_json;
 pub mod trace_plot;
 pub mod tunnel_experiment;

@@ -1,0 +1,289 @@
+//! One simulation as `sprout sim` runs it: its options with their defaults, their checks (with
+//! the command line's messages), the run (with optional mm-link logs) and the `--json` output.
+//! The command line and the Python package (`sprout.simulate`) both call this module, so that
+//! they give the same figures, to the last bit, and the same errors.
+//!
+//! Times are seconds in [`SimOptions`] (as on the command line), microseconds in the
+//! [`SimConfig`] it builds.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+use sprout_link::{QueueConfig, Trace};
+
+use crate::eval::Scheme;
+use crate::overrides;
+use crate::sim::{self, DirectionOverride, Load, Logs, SimConfig, SimOutput};
+
+/// A queue discipline as `sprout sim --queue` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueKind {
+    /// Unlimited drop-tail.
+    Infinite,
+    /// CoDel (RFC 8289: 5 ms target, 100 ms interval).
+    Codel,
+}
+
+impl QueueKind {
+    /// The link model's queue configuration.
+    pub fn config(self) -> QueueConfig {
+        match self {
+            QueueKind::Infinite => QueueConfig::default(),
+            QueueKind::Codel => QueueConfig::codel(),
+        }
+    }
+}
+
+impl std::str::FromStr for QueueKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "infinite" => Ok(QueueKind::Infinite),
+            "codel" => Ok(QueueKind::Codel),
+            other => Err(format!(
+                "unknown queue '{other}' (expected infinite or codel)"
+            )),
+        }
+    }
+}
+
+/// Every option of `sprout sim` but the traces, `--json` and the log files; the defaults are
+/// the command line's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimOptions {
+    /// The scheme simulated [default: sprout].
+    pub scheme: Scheme,
+    /// Forecast confidence, strictly between 0 and 1 (Sprout schemes only) [default: the
+    /// scheme's, 0.95].
+    pub confidence: Option<f64>,
+    /// Changes to the Sprout configuration, `KEY=VALUE` (Sprout schemes only) [default: none].
+    pub params: Vec<String>,
+    /// Seed for anything random (loss; when not 0, the endpoints' start times too) [default: 0].
+    pub seed: u64,
+    /// Sprout hosts' timer wake-up latency, milliseconds (uniform 0..this) [default: 1].
+    pub host_jitter_ms: f64,
+    /// Bernoulli loss probability of both directions, 0..1 [default: 0].
+    pub loss: f64,
+    /// Queue discipline of both directions [default: infinite; cubic-codel always CoDel].
+    pub queue: QueueKind,
+    /// The uplink's queue discipline, overriding `queue`.
+    pub uplink_queue: Option<QueueKind>,
+    /// The downlink's queue discipline, overriding `queue`.
+    pub downlink_queue: Option<QueueKind>,
+    /// The uplink's loss probability, overriding `loss`.
+    pub uplink_loss: Option<f64>,
+    /// The downlink's loss probability, overriding `loss`.
+    pub downlink_loss: Option<f64>,
+    /// Simulated seconds [default: the shorter trace's length].
+    pub duration_s: Option<f64>,
+    /// Seconds skipped before measuring [default: 60, the paper's].
+    pub skip_s: f64,
+    /// Which directions carry data [default: both].
+    pub load: Load,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            scheme: Scheme::Sprout,
+            confidence: None,
+            params: Vec::new(),
+            seed: 0,
+            host_jitter_ms: SimConfig::default().host_jitter_us as f64 / 1e3,
+            loss: 0.0,
+            queue: QueueKind::Infinite,
+            uplink_queue: None,
+            downlink_queue: None,
+            uplink_loss: None,
+            downlink_loss: None,
+            duration_s: None,
+            skip_s: crate::metrics::DEFAULT_SKIP_US as f64 / 1e6,
+            load: Load::Both,
+        }
+    }
+}
+
+/// Seconds to microseconds; `what` names the option in the error (`--what must be ...`).
+pub fn seconds_to_us(s: f64, what: &str) -> Result<u64> {
+    if !(s.is_finite() && s >= 0.0) {
+        bail!("--{what} must be a non-negative number of seconds, got {s}");
+    }
+    Ok((s * 1e6).round() as u64)
+}
+
+impl SimOptions {
+    /// The simulator's configuration, after `sprout sim`'s checks in its order (the scheme is
+    /// simulated; confidence and parameters only for Sprout schemes; parameters, losses and
+    /// times valid), with its error messages.
+    pub fn config(&self) -> Result<SimConfig> {
+        if self.scheme == Scheme::Omniscient {
+            bail!(
+                "the omniscient sender is not simulated; `sprout eval` computes it from the trace"
+            );
+        }
+        let mut cfg = SimConfig::default();
+        self.scheme.configure(&mut cfg);
+        if let Some(c) = self.confidence {
+            if !self.scheme.is_sprout() {
+                bail!("--confidence applies to sprout and sprout-ewma only");
+            }
+            cfg.protocol.confidence = c;
+        }
+        if !self.params.is_empty() && !self.scheme.is_sprout() {
+            bail!("--param applies to sprout and sprout-ewma only");
+        }
+        overrides::apply(&mut cfg.protocol, &self.params).map_err(anyhow::Error::msg)?;
+        cfg.protocol.validate().map_err(anyhow::Error::msg)?;
+        if let QueueKind::Codel = self.queue {
+            cfg.link.queue = QueueConfig::codel();
+        }
+        cfg.link.loss = self.loss;
+        cfg.uplink = DirectionOverride {
+            queue: self.uplink_queue.map(QueueKind::config),
+            loss: self.uplink_loss,
+        };
+        cfg.downlink = DirectionOverride {
+            queue: self.downlink_queue.map(QueueKind::config),
+            loss: self.downlink_loss,
+        };
+        cfg.validate_links()
+            .map_err(|e| anyhow::anyhow!("--loss: {e}"))?;
+        Ok(SimConfig {
+            duration_us: self
+                .duration_s
+                .map(|d| seconds_to_us(d, "duration"))
+                .transpose()?,
+            skip_us: seconds_to_us(self.skip_s, "skip")?,
+            load: self.load,
+            seed: self.seed,
+            host_jitter_us: seconds_to_us(self.host_jitter_ms / 1e3, "host-jitter-ms")?,
+            ..cfg
+        })
+    }
+}
+
+/// Runs the simulation; with `logs` (uplink, downlink paths) it writes each direction's
+/// mahimahi mm-link log there.
+pub fn run(
+    uplink: Arc<Trace>,
+    downlink: Arc<Trace>,
+    cfg: &SimConfig,
+    logs: Option<(&Path, &Path)>,
+) -> Result<SimOutput> {
+    let Some((u, d)) = logs else {
+        return sim::run(uplink, downlink, cfg, None);
+    };
+    let open = |p: &Path| -> Result<BufWriter<File>> {
+        Ok(BufWriter::new(
+            File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        ))
+    };
+    let (mut uw, mut dw) = (open(u)?, open(d)?);
+    let out = sim::run(
+        uplink,
+        downlink,
+        cfg,
+        Some(Logs {
+            uplink: &mut uw,
+            downlink: &mut dw,
+        }),
+    )?;
+    uw.flush()?;
+    dw.flush()?;
+    Ok(out)
+}
+
+/// `sprout sim --json`'s output: the scheme, confidence, load, simulated and skipped seconds,
+/// the parameters as given, and each direction's trace name and metrics
+/// ([`crate::metrics::DirectionMetrics`]).
+pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
+    serde_json::json!({
+        "scheme": opts.scheme.key(),
+        "confidence": cfg.protocol.confidence,
+        "load": opts.load,
+        "duration_s": out.duration_us as f64 / 1e6,
+        "skip_s": cfg.skip_us as f64 / 1e6,
+        "params": opts.params,
+        "uplink": { "trace": out.uplink.trace.name(), "metrics": out.uplink.metrics },
+        "downlink": { "trace": out.downlink.trace.name(), "metrics": out.downlink.metrics },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sprout_link::constant_rate_trace;
+
+    #[test]
+    fn defaults_are_the_command_lines() {
+        let o = SimOptions::default();
+        assert_eq!(o.scheme, Scheme::Sprout);
+        assert_eq!(o.host_jitter_ms, 1.0);
+        assert_eq!(o.skip_s, 60.0);
+        assert_eq!(o.load, Load::Both);
+        let cfg = o.config().unwrap();
+        assert_eq!(cfg.skip_us, 60_000_000);
+        assert_eq!(cfg.host_jitter_us, 1_000);
+        assert_eq!(cfg.duration_us, None);
+    }
+
+    #[test]
+    fn checks_give_the_command_lines_messages() {
+        let err = |o: SimOptions| o.config().unwrap_err().to_string();
+        let cubic = SimOptions {
+            scheme: Scheme::Cubic,
+            confidence: Some(0.5),
+            ..SimOptions::default()
+        };
+        assert_eq!(
+            err(cubic),
+            "--confidence applies to sprout and sprout-ewma only"
+        );
+        let bad = SimOptions {
+            params: vec!["nope=1".into()],
+            ..SimOptions::default()
+        };
+        assert!(err(bad).starts_with("parameter 'nope=1': unknown key 'nope'"));
+        let skip = SimOptions {
+            skip_s: -1.0,
+            ..SimOptions::default()
+        };
+        assert_eq!(
+            err(skip),
+            "--skip must be a non-negative number of seconds, got -1"
+        );
+        let loss = SimOptions {
+            uplink_loss: Some(2.0),
+            ..SimOptions::default()
+        };
+        assert!(err(loss).starts_with("--loss: uplink: "));
+        assert!("fifo".parse::<QueueKind>().is_err());
+    }
+
+    #[test]
+    fn json_holds_both_directions() {
+        let t = Arc::new(constant_rate_trace("c", 2.4, 4.0).unwrap());
+        let o = SimOptions {
+            skip_s: 1.0,
+            params: vec!["window_skip_ticks=0".into()],
+            ..SimOptions::default()
+        };
+        let cfg = o.config().unwrap();
+        let out = run(t.clone(), t, &cfg, None).unwrap();
+        let v = to_json(&o, &cfg, &out);
+        assert_eq!(v["scheme"], "sprout");
+        assert_eq!(v["load"], "both");
+        assert_eq!(v["duration_s"], 4.0);
+        assert_eq!(v["skip_s"], 1.0);
+        assert_eq!(v["params"][0], "window_skip_ticks=0");
+        assert_eq!(v["uplink"]["trace"], "c");
+        let tp = v["downlink"]["metrics"]["throughput_kbps"]
+            .as_f64()
+            .unwrap();
+        assert!(tp > 0.0 && tp <= 2400.0 * 1.01, "throughput {tp}");
+    }
+}
