@@ -444,7 +444,7 @@ link. Use it for capacity over seconds, not for fine timing.
 The CSV: fields separated by commas, semicolons, tabs or spaces (detected, or --delimiter), \
 optionally quoted; blank lines and lines starting with # are skipped; the first row is a header \
 if the chosen columns hold something other than numbers there (columns are chosen by number, \
-from 1, or by header name). A row's time starts its interval, which lasts until the next row's \
+from 1, or by header name, and then the first row must be the header). A row's time starts its interval, which lasts until the next row's \
 (times must increase, and are taken relative to the first row's); the last row lasts --interval \
 if given, else as long as the row before. With --time-col none, each row is one interval of \
 --interval seconds. The trace starts at the first row's time and ends at the end of the last \

@@ -5,7 +5,9 @@
 //!
 //! A throughput CSV says how many bits crossed the link in each interval, not when each packet
 //! arrived inside it. [`throughput_csv_to_trace`] spreads each interval's bits over it as
-//! evenly spaced 1500-byte delivery opportunities, the bits short of a whole packet carried to
+//! evenly spaced 1500-byte delivery opportunities (the k-th of n in `[a, b)` at
+//! `ceil(a + k (b - a) / n)` ms, the last at the interval's end, as
+//! [`crate::constant_rate_trace`] places them), the bits short of a whole packet carried to
 //! the next interval. The result has the data set's rate in every interval, but none of the
 //! arrival pattern inside an interval (the bursts, the millisecond-scale gaps of the paper's
 //! Figure 2, outages shorter than an interval): a link replayed from it is smoother than the
@@ -18,7 +20,8 @@
 //!   first row unless given); a field may be in double quotes. Blank lines and lines starting
 //!   with `#` are skipped.
 //! - The first row is a header when the chosen columns hold something other than numbers
-//!   there; columns are chosen by 1-based number or by header name.
+//!   there; columns are chosen by 1-based number or by header name (then the first row must be
+//!   the header).
 //! - Row `i`'s time `t_i` starts its interval, which lasts until the next row's time (times
 //!   must increase; they are taken relative to the first row's, so absolute clock times work).
 //!   The last row lasts [`CsvOptions::interval_s`] if given, else as long as the row before.

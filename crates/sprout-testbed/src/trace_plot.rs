@@ -182,7 +182,7 @@ pub fn plot_svg(
     } else {
         format!("Capacity of {} traces", entries.len())
     };
-    let bin = if bin_ms % 1000 == 0 {
+    let bin = if bin_ms.is_multiple_of(1000) {
         format!("{} s", bin_ms / 1000)
     } else {
         format!("{bin_ms} ms")

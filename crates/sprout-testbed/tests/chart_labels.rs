@@ -942,7 +942,9 @@ fn trace_plot_charts() {
         ("syn.down".to_string(), brownian(2, 90.0)),
     ];
     // 1 ms bins over 120 s would be 120,000 steps: refused.
-    assert!(plot_svg(&pair, 1, None).unwrap_err().contains("more than 100000 bins"));
+    assert!(plot_svg(&pair, 1, None)
+        .unwrap_err()
+        .contains("more than 100000 bins"));
     for bin in [2, 20, 500, 1000, 60_000] {
         let svg = plot_svg(&pair, bin, None).unwrap();
         check_svg(&format!("trace plot synthetic {bin} ms"), &svg);
@@ -963,7 +965,10 @@ fn trace_plot_charts() {
             ],
         ),
     ] {
-        check_svg(&format!("trace plot {name}"), &plot_svg(&set, 1000, None).unwrap());
+        check_svg(
+            &format!("trace plot {name}"),
+            &plot_svg(&set, 1000, None).unwrap(),
+        );
         checked += 1;
     }
     let many: Vec<(String, Trace)> = (0..16)
