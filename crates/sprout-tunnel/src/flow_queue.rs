@@ -128,7 +128,6 @@ struct Flow {
 /// O(active flows) step rather than round by round. Flows are found through a hash map and
 /// kept in a slab of slots reused after a flow is forgotten; idle flows are forgotten in the
 /// order they became idle, from a list that is compacted when stale entries pile up.
-#[derive(Debug)]
 pub struct FlowQueue {
     /// The configuration, made consistent (quantum and max_flows at least 1, the minimum cap
     /// at most the maximum).
@@ -153,6 +152,16 @@ pub struct FlowQueue {
     popped_packets: u64,
     popped_bytes: u64,
     drops: QueueDrops,
+}
+
+/// The configuration and counters, not the packets (megabytes of them).
+impl std::fmt::Debug for FlowQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowQueue")
+            .field("config", &self.config)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
 }
 
 impl FlowQueue {
@@ -925,5 +934,11 @@ mod tests {
         );
         assert!(q.pop(0).is_none());
         assert_eq!(q.peek_len(), None);
+        q.push(0, key(0), pkt(0, 0, 1000));
+        let debug = format!("{q:?}");
+        assert!(
+            debug.contains("queued_bytes: 1000") && debug.len() < 1000,
+            "{debug}"
+        );
     }
 }
