@@ -111,6 +111,10 @@ struct ClientArgs {
     /// High RTT mark of both senders, ms: the window shrinks while the RTT is above it.
     #[arg(long, default_value_t = 3000)]
     high_rtt_ms: u32,
+    /// Largest window of both senders, packets (a cap for tests or fragile networks; the
+    /// RTT marks normally keep it far below).
+    #[arg(long, default_value_t = 100_000)]
+    max_window: u32,
     /// IP packet size of the data packets, bytes (the UDP payload is 28 bytes less over IPv4,
     /// 48 over IPv6); each trace line stands for one such packet.
     #[arg(long, default_value_t = 1500)]
@@ -536,11 +540,14 @@ impl ClientEnd {
 
 fn client(a: ClientArgs) -> Result<()> {
     let payload = payload_for(a.mtu, &a.connect)?;
-    let sender_cfg = SenderConfig {
-        low_rtt_us: u64::from(a.low_rtt_ms) * 1000,
-        high_rtt_us: u64::from(a.high_rtt_ms) * 1000,
-        ..SenderConfig::default()
-    };
+    if a.max_window == 0 {
+        bail!("--max-window must be at least 1");
+    }
+    let sender_cfg = SenderConfig::with(
+        u64::from(a.low_rtt_ms) * 1000,
+        u64::from(a.high_rtt_ms) * 1000,
+        a.max_window,
+    );
     sender_cfg
         .validate()
         .map_err(|e| anyhow::anyhow!("--low-rtt-ms/--high-rtt-ms: {e}"))?;
@@ -577,6 +584,7 @@ fn client(a: ClientArgs) -> Result<()> {
         payload_bytes: payload,
         low_rtt_ms: a.low_rtt_ms,
         high_rtt_ms: a.high_rtt_ms,
+        max_window: a.max_window,
         feedback_path,
         uses_feedback: a.feedback.is_some(),
         name: base_name.clone(),
@@ -1194,11 +1202,11 @@ fn serve(
 ) -> Result<ServerSummary> {
     let start_us = first.at_us;
     let session = hello.session;
-    let sender_cfg = SenderConfig {
-        low_rtt_us: u64::from(hello.low_rtt_ms) * 1000,
-        high_rtt_us: u64::from(hello.high_rtt_ms) * 1000,
-        ..SenderConfig::default()
-    };
+    let sender_cfg = SenderConfig::with(
+        u64::from(hello.low_rtt_ms) * 1000,
+        u64::from(hello.high_rtt_ms) * 1000,
+        hello.max_window,
+    );
     let line_bytes = hello.payload_bytes + if first.from.is_ipv4() { 28 } else { 48 };
     let mut s = Session {
         data_addr: first.from,

@@ -270,6 +270,8 @@ pub struct Hello {
     pub low_rtt_ms: u32,
     /// High RTT mark for both senders, ms.
     pub high_rtt_ms: u32,
+    /// Largest window of both senders, packets (at least 1).
+    pub max_window: u32,
     /// Sent over the feedback path (else over the data path).
     pub feedback_path: bool,
     /// The client sends its feedback over a separate path.
@@ -446,6 +448,7 @@ pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
             put_u32(out, h.payload_bytes);
             put_u32(out, h.low_rtt_ms);
             put_u32(out, h.high_rtt_ms);
+            put_u32(out, h.max_window);
             let name = h.name.as_bytes();
             let n = name.len().min(MAX_NAME_BYTES);
             out.push(n as u8);
@@ -629,6 +632,7 @@ pub fn decode(buf: &[u8]) -> Result<Message<'_>, DecodeError> {
             let payload_bytes = r.u32()?;
             let low_rtt_ms = r.u32()?;
             let high_rtt_ms = r.u32()?;
+            let max_window = r.u32()?;
             let n = r.u8()? as usize;
             let name = r.take(n)?;
             if !(MIN_PAYLOAD_BYTES..=MAX_PAYLOAD_BYTES).contains(&payload_bytes) {
@@ -636,6 +640,9 @@ pub fn decode(buf: &[u8]) -> Result<Message<'_>, DecodeError> {
             }
             if low_rtt_ms == 0 || low_rtt_ms >= high_rtt_ms || high_rtt_ms > 3_600_000 {
                 return Err(DecodeError::BadField("RTT marks"));
+            }
+            if max_window == 0 {
+                return Err(DecodeError::BadField("window"));
             }
             let name = std::str::from_utf8(name).map_err(|_| DecodeError::BadField("name"))?;
             if !valid_name(name) {
@@ -647,6 +654,7 @@ pub fn decode(buf: &[u8]) -> Result<Message<'_>, DecodeError> {
                 payload_bytes,
                 low_rtt_ms,
                 high_rtt_ms,
+                max_window,
                 feedback_path,
                 uses_feedback: flags & FLAG_USES_FEEDBACK != 0,
                 name: name.to_string(),
@@ -753,6 +761,21 @@ impl Default for SenderConfig {
 }
 
 impl SenderConfig {
+    /// The default configuration with these RTT marks (µs) and largest window (packets; the
+    /// initial and smallest windows are lowered to it if above).
+    pub fn with(low_rtt_us: u64, high_rtt_us: u64, max_window: u32) -> SenderConfig {
+        let d = SenderConfig::default();
+        let max_window = max_window.max(1);
+        SenderConfig {
+            low_rtt_us,
+            high_rtt_us,
+            initial_window: d.initial_window.min(max_window),
+            min_window: d.min_window.min(max_window),
+            max_window,
+            ..d
+        }
+    }
+
     /// Checks the parameters: 0 < low < high, 1 <= min <= initial <= max, probe interval > 0.
     pub fn validate(&self) -> Result<(), String> {
         if self.low_rtt_us == 0 || self.low_rtt_us >= self.high_rtt_us {
@@ -2054,6 +2077,7 @@ mod tests {
             payload_bytes: 1472,
             low_rtt_ms: 750,
             high_rtt_ms: 3000,
+            max_window: 100,
             feedback_path: true,
             uses_feedback: true,
             name: "lte-run_1".into(),
