@@ -271,6 +271,56 @@ fn datagrams_cross_both_ways_and_ctrl_c_removes_everything() {
     let n = unique(0);
     let emu = emulator();
     let mut server = start_server(201, n, "stsa", "0.0.0.0");
+    // A second server cannot take the first one's device name, address or port, and says so.
+    let (other_net, dev, net, any) = (
+        format!("10.204.{n}.1/24"),
+        server.device.clone(),
+        format!("10.201.{n}.1/24"),
+        "0.0.0.0:0".to_string(),
+    );
+    let port = format!("0.0.0.0:{}", server.port);
+    for (device, address, listen, want) in [
+        (
+            dev.as_str(),
+            other_net.as_str(),
+            any.as_str(),
+            "an interface of that name exists",
+        ),
+        (
+            "stsx%d",
+            net.as_str(),
+            any.as_str(),
+            "is in use on interface",
+        ),
+        (
+            "stsx%d",
+            other_net.as_str(),
+            port.as_str(),
+            "address in use",
+        ),
+    ] {
+        let key = server._dir.path().join("server.key");
+        let out = Command::new(EXE)
+            .args([
+                "tunnel",
+                "server",
+                "--allow-any-client",
+                "--address6",
+                "none",
+            ])
+            .arg("--key")
+            .arg(&key)
+            .args(["--device", device, "--address", address, "--listen", listen])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{want}: {err}");
+        assert!(err.contains(want), "{want}: {err}");
+        assert!(
+            !interface_names().iter().any(|d| d.starts_with("stsx")),
+            "{want}: a device was left"
+        );
+    }
     let server_udp = SocketAddr::new(emu.outside_addr().into(), server.port);
     let mut client = Proc::new(
         "client",

@@ -297,14 +297,19 @@ fn set_ipv6_sysctl(dev: &str, key: &str, value: &str) -> bool {
 }
 
 fn create_error(pattern: &str, e: io::Error) -> SetupError {
-    match e.raw_os_error() {
-        Some(libc::EBUSY) | Some(libc::EEXIST) => SetupError(format!(
+    // The emulator's TunDevice keeps the error's kind, not its number: an existing device is
+    // recognised by looking for it.
+    let exists = !pattern.contains('%') && sprout_emu::tun_device::interface_exists(pattern);
+    if exists || e.raw_os_error() == Some(libc::EBUSY) {
+        return SetupError(format!(
             "cannot create TUN device {pattern}: an interface of that name exists (another tunnel? choose another --device)"
-        )),
-        Some(libc::EPERM) | Some(libc::EACCES) => SetupError(format!(
+        ));
+    }
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => SetupError(format!(
             "cannot create TUN device {pattern}: {e} (needs root or CAP_NET_ADMIN)"
         )),
-        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::ENXIO) => SetupError(format!(
+        io::ErrorKind::NotFound => SetupError(format!(
             "cannot create TUN device {pattern}: {e} (no TUN support: `modprobe tun`)"
         )),
         _ => SetupError(format!("cannot create TUN device {pattern}: {e}")),

@@ -633,7 +633,7 @@ impl StatusPrinter {
                 .take(TEXT_FLOWS)
                 .map(|r| {
                     let who = if self.server {
-                        format!("#{} ", r.session)
+                        format!("{:08x} ", r.session)
                     } else {
                         String::new()
                     };
@@ -1042,7 +1042,7 @@ fn print_server_event(ev: &ServerTunnelEvent, json: bool) {
                     .chain(assignment.v6.map(|v| v.client.to_string()))
                     .collect();
                 out(&format!(
-                    "client #{id} up from {addr} (key {}): {}, MTU {}",
+                    "client {id:08x} up from {addr} (key {}): {}, MTU {}",
                     peer.to_base64(),
                     addrs.join(" "),
                     assignment.mtu
@@ -1053,7 +1053,7 @@ fn print_server_event(ev: &ServerTunnelEvent, json: bool) {
             if json {
                 out_json(json!({"event": "client_down", "id": id, "peer": peer.to_base64()}));
             } else {
-                out(&format!("client #{id} down (key {})", peer.to_base64()));
+                out(&format!("client {id:08x} down (key {})", peer.to_base64()));
             }
         }
         ServerTunnelEvent::ClientRefused { id, peer, reason } => {
@@ -1066,7 +1066,7 @@ fn print_server_event(ev: &ServerTunnelEvent, json: bool) {
                 }));
             } else {
                 out(&format!(
-                    "client #{id} refused (key {}): {reason}",
+                    "client {id:08x} refused (key {}): {reason}",
                     peer.to_base64()
                 ));
             }
