@@ -542,8 +542,10 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
     let private_key =
         PrivateKey::read_file(&key_path).map_err(|e| ConfigError(format!("--key: {e}")))?;
 
-    let mut core = Config::default();
-    core.max_datagram_bytes = mtu::max_datagram_bytes(path_mtu as usize, &listen.ip());
+    let core = Config {
+        max_datagram_bytes: mtu::max_datagram_bytes(path_mtu as usize, &listen.ip()),
+        ..Config::default()
+    };
     let tun_mtu = mtu::tun_mtu(core.max_datagram_bytes, core.model.forecast_ticks);
     let min = if v6.is_some() {
         MIN_TUN_MTU_V6
@@ -674,8 +676,10 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
         None => PrivateKey::generate(),
     };
     let public_key = private_key.public_key();
-    let mut core = Config::default();
-    core.max_datagram_bytes = mtu::max_datagram_bytes(path_mtu as usize, &server.ip());
+    let core = Config {
+        max_datagram_bytes: mtu::max_datagram_bytes(path_mtu as usize, &server.ip()),
+        ..Config::default()
+    };
     if core.max_datagram_bytes < crate::MIN_DATAGRAM_BYTES as usize {
         return err(format!(
             "--path-mtu {path_mtu} is too small for a tunnel to {server}: a datagram would carry at most {} bytes of IP packet",
