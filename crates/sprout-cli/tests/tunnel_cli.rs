@@ -395,7 +395,7 @@ fn datagrams_cross_both_ways_and_ctrl_c_removes_everything() {
 }
 
 #[test]
-fn full_tunnel_client_killed_leaves_no_host_route() {
+fn full_tunnel_client_stopped_or_killed_leaves_no_host_route() {
     if !can_run() {
         return;
     }
@@ -419,65 +419,81 @@ fn full_tunnel_client_killed_leaves_no_host_route() {
     // connected socket does not take.
     let mut server = start_server(202, n, "stsb", &relay.to_string());
     let server_udp = SocketAddr::new(relay.into(), server.port);
-    let mut client = Proc::new(
-        "client",
-        emu.spawn_in_namespace(&mut client_command(
-            server_udp,
-            &server.key,
-            &["--route", "0.0.0.0/0"],
-        ))
-        .unwrap(),
-    );
-    let up = client.wait_event("up", Duration::from_secs(15));
-    let cdev = up["device"].as_str().unwrap().to_string();
-    assert_eq!(
-        up["routes"],
-        serde_json::json!(["0.0.0.0/1", "128.0.0.0/1"]),
-        "{up}"
-    );
-    let host_route = up["server_route"]
-        .as_str()
-        .expect("a host route to the server");
-    assert!(
-        host_route.starts_with(&format!("{relay}/32 via {}", emu.outside_addr())),
-        "{up}"
-    );
-    let routes = routes_in(&emu);
-    assert!(
-        routes.contains(&format!("0.0.0.0/1 dev {cdev}")),
-        "{routes}"
-    );
-    assert!(
-        routes.contains(&format!("128.0.0.0/1 dev {cdev}")),
-        "{routes}"
-    );
-    assert!(
-        routes.contains(&format!("{relay} via {}", emu.outside_addr())),
-        "{routes}"
-    );
-    assert!(
-        routes.contains("default via"),
-        "the default route must stay: {routes}"
-    );
-    // Traffic flows with everything routed into the tunnel: its own datagrams do not loop.
-    let client_v4: Ipv4Addr = format!("10.202.{n}.2").parse().unwrap();
-    exchange(&emu, client_v4.into(), server.v4.into());
+    // First a client that ends with Ctrl-C (it removes the host route itself), then one killed
+    // with SIGKILL (the watchdog removes it).
+    for kill in [false, true] {
+        let mut client = Proc::new(
+            "client",
+            emu.spawn_in_namespace(&mut client_command(
+                server_udp,
+                &server.key,
+                &["--route", "0.0.0.0/0"],
+            ))
+            .unwrap(),
+        );
+        let up = client.wait_event("up", Duration::from_secs(15));
+        let cdev = up["device"].as_str().unwrap().to_string();
+        assert_eq!(
+            up["routes"],
+            serde_json::json!(["0.0.0.0/1", "128.0.0.0/1"]),
+            "{up}"
+        );
+        let host_route = up["server_route"]
+            .as_str()
+            .expect("a host route to the server");
+        assert!(
+            host_route.starts_with(&format!("{relay}/32 via {}", emu.outside_addr())),
+            "{up}"
+        );
+        let routes = routes_in(&emu);
+        assert!(
+            routes.contains(&format!("0.0.0.0/1 dev {cdev}")),
+            "{routes}"
+        );
+        assert!(
+            routes.contains(&format!("128.0.0.0/1 dev {cdev}")),
+            "{routes}"
+        );
+        assert!(
+            routes.contains(&format!("{relay} via {}", emu.outside_addr())),
+            "{routes}"
+        );
+        assert!(
+            routes.contains("default via"),
+            "the default route must stay: {routes}"
+        );
+        // Traffic flows with everything routed into the tunnel: its own datagrams do not loop.
+        let v4 = up["v4"].as_str().unwrap();
+        let client_v4: Ipv4Addr = v4.split('/').next().unwrap().parse().unwrap();
+        exchange(&emu, client_v4.into(), server.v4.into());
 
-    client.child.kill().unwrap(); // SIGKILL: only the watchdog can clean up now
-    client.child.wait().unwrap();
-    let mut routes = String::new();
-    assert!(
-        wait_until(Duration::from_secs(5), || {
-            routes = routes_in(&emu);
-            !routes.contains(&relay.to_string()) && !routes.contains(&cdev)
-        }),
-        "left behind after SIGKILL: {routes}"
-    );
-    let left = remains_in(&emu, &cdev, &[relay.to_string(), client_v4.to_string()]);
-    assert!(
-        left.is_empty(),
-        "left behind in the mobile namespace: {left:?}"
-    );
+        if kill {
+            client.child.kill().unwrap(); // SIGKILL: only the watchdog can clean up now
+            client.child.wait().unwrap();
+        } else {
+            client.signal(libc::SIGINT);
+            let e = client.wait_event("exit", Duration::from_secs(5));
+            let removed = e["removed"].as_str().unwrap_or_default();
+            assert!(
+                removed.contains(&format!("ip route del {relay}/32 via")),
+                "{e}"
+            );
+            assert!(client.wait_exit(Duration::from_secs(5)).success());
+        }
+        let mut routes = String::new();
+        assert!(
+            wait_until(Duration::from_secs(5), || {
+                routes = routes_in(&emu);
+                !routes.contains(&relay.to_string()) && !routes.contains(&cdev)
+            }),
+            "left behind (SIGKILL: {kill}): {routes}"
+        );
+        let left = remains_in(&emu, &cdev, &[relay.to_string(), client_v4.to_string()]);
+        assert!(
+            left.is_empty(),
+            "left behind in the mobile namespace (SIGKILL: {kill}): {left:?}"
+        );
+    }
 
     server.proc.signal(libc::SIGTERM);
     let e = server.proc.wait_event("exit", Duration::from_secs(5));
