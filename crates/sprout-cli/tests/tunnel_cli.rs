@@ -146,7 +146,10 @@ fn start_server(net: u32, n: u32, dev: &str, listen_ip: &str) -> ServerSetup {
         .args(["tunnel", "server", "--allow-any-client", "--json"])
         .arg("--key")
         .arg(&key_path)
-        .args(["--listen", &format!("{listen_ip}:0")])
+        .args([
+            "--listen",
+            &SocketAddr::new(listen_ip.parse().unwrap(), 0).to_string(),
+        ])
         .args(["--address", &format!("10.{net}.{n}.1/24")])
         .args(["--address6", &format!("fd77:{net}:{n}::1/64")])
         .args(["--device", &format!("{dev}%d")])
@@ -161,7 +164,7 @@ fn start_server(net: u32, n: u32, dev: &str, listen_ip: &str) -> ServerSetup {
     assert!(device.starts_with(dev), "{l}");
     assert!(interface_names().contains(&device));
     assert_eq!(l["v4"], format!("10.{net}.{n}.1/24"));
-    // 1500 - 28 - 32 - 77.
+    // 1500 - 28 (IPv4 + UDP) - 32 - 77 (also on a dual-stack [::] socket: IPv4 clients).
     assert_eq!(l["mtu"], 1363);
     ServerSetup {
         _dir: dir,
@@ -270,7 +273,11 @@ fn datagrams_cross_both_ways_and_ctrl_c_removes_everything() {
     }
     let n = unique(0);
     let emu = emulator();
-    let mut server = start_server(201, n, "stsa", "0.0.0.0");
+    // A dual-stack socket when this host has IPv6: the IPv4 client arrives as ::ffff:a.b.c.d.
+    let ipv6 = std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6")
+        .is_ok_and(|v| v.trim() == "0");
+    let listen = if ipv6 { "::" } else { "0.0.0.0" };
+    let mut server = start_server(201, n, "stsa", listen);
     // A second server cannot take the first one's device name, address or port, and says so.
     let (other_net, dev, net, any) = (
         format!("10.204.{n}.1/24"),
@@ -414,10 +421,10 @@ fn full_tunnel_client_stopped_or_killed_leaves_no_host_route() {
         1500,
     )
     .unwrap();
-    // Bound to that address: replies from a socket bound to 0.0.0.0 would leave with the
-    // source address of the route back (the emulator's outside end), which the client's
-    // connected socket does not take.
-    let mut server = start_server(202, n, "stsb", &relay.to_string());
+    // Listening on 0.0.0.0: the replies must leave from the address the client wrote to (the
+    // route back to the client prefers the emulator's outside address), or the client, whose
+    // socket is connected, never hears the server.
+    let mut server = start_server(202, n, "stsb", "0.0.0.0");
     let server_udp = SocketAddr::new(relay.into(), server.port);
     // First a client that ends with Ctrl-C (it removes the host route itself), then one killed
     // with SIGKILL (the watchdog removes it).

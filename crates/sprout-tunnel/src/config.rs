@@ -542,8 +542,15 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
     let private_key =
         PrivateKey::read_file(&key_path).map_err(|e| ConfigError(format!("--key: {e}")))?;
 
+    // A socket on [::] is dual-stack: its IPv4 clients (the smaller outer header) bound the
+    // datagram size; each client's greeting brings its own, and its MTU is assigned from it.
+    let outer = if listen.ip().is_unspecified() {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    } else {
+        listen.ip()
+    };
     let core = Config {
-        max_datagram_bytes: mtu::max_datagram_bytes(path_mtu as usize, &listen.ip()),
+        max_datagram_bytes: mtu::max_datagram_bytes(path_mtu as usize, &outer),
         ..Config::default()
     };
     let tun_mtu = mtu::tun_mtu(core.max_datagram_bytes, core.model.forecast_ticks);
@@ -782,12 +789,20 @@ mod tests {
     fn server_listening_on_ipv6_has_a_smaller_tun_mtu() {
         let f = Files::new();
         let c = server_config(ServerFlags {
-            listen: Some("[::]:9300".into()),
+            listen: Some("[::1]:9300".into()),
             ..server_flags(&f)
         })
         .unwrap();
         assert_eq!(c.settings.core.max_datagram_bytes, 1420);
         assert_eq!(c.settings.tun_mtu, 1343);
+        // [::] is dual-stack: IPv4 clients may come, with their larger datagrams.
+        let c = server_config(ServerFlags {
+            listen: Some("[::]:9300".into()),
+            ..server_flags(&f)
+        })
+        .unwrap();
+        assert_eq!(c.settings.core.max_datagram_bytes, 1440);
+        assert_eq!(c.settings.tun_mtu, 1363);
     }
 
     #[test]

@@ -12,6 +12,10 @@
 //! - `poll_udp` drained → `send_to`; on `WouldBlock` the datagram is kept and sent first when
 //!   the socket becomes writable again.
 //!
+//! A server listening on an unspecified address (`0.0.0.0`, `[::]`) answers each client from
+//! the local address that client wrote to (`IP_PKTINFO`/`IPV6_PKTINFO`, as WireGuard does), so
+//! a relay with several addresses works whichever one clients use.
+//!
 //! Time is `CLOCK_MONOTONIC` in microseconds since the end started.
 //!
 //! The server makes its device at the start from its settings (its own tunnel addresses and
@@ -26,7 +30,8 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -241,6 +246,9 @@ struct Io {
     udp: UdpSocket,
     /// The client's socket is connected to the server (`send`, `recv`).
     connected: bool,
+    /// A server socket bound to an unspecified address: the local address each peer's last
+    /// datagram arrived at, so that replies leave from it (see [`sticky`]).
+    sticky: Option<HashMap<SocketAddr, IpAddr>>,
     device: Option<Device>,
     udp_readable: bool,
     tun_readable: bool,
@@ -267,6 +275,7 @@ impl Io {
                 poll,
                 udp,
                 connected,
+                sticky: None,
                 device: None,
                 udp_readable: true,
                 tun_readable: false,
@@ -360,6 +369,16 @@ impl Io {
                     let peer = self.udp.peer_addr()?;
                     Ok((n, peer))
                 })
+            } else if let Some(map) = self.sticky.as_mut() {
+                sticky::recv(self.udp.as_raw_fd(), &mut self.read_buf).map(|(n, from, local)| {
+                    if let Some(local) = local {
+                        if map.len() >= sticky::MAX_PEERS && !map.contains_key(&from) {
+                            map.clear();
+                        }
+                        map.insert(from, local);
+                    }
+                    (n, from)
+                })
             } else {
                 self.udp.recv_from(&mut self.read_buf)
             };
@@ -380,12 +399,22 @@ impl Io {
     }
 
     fn send(&mut self, d: &[u8], to: SocketAddr) -> io::Result<()> {
-        let r = if self.connected {
-            self.udp.send(d)
-        } else {
-            self.udp.send_to(d, to)
-        };
-        r.map(|_| ())
+        if self.connected {
+            return self.udp.send(d).map(|_| ());
+        }
+        if let Some(local) = self.sticky.as_ref().and_then(|m| m.get(&to).copied()) {
+            match sticky::send(self.udp.as_raw_fd(), d, to, local) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
+                // The address is gone (or the kernel refuses it): let routing choose.
+                Err(_) => {
+                    if let Some(m) = self.sticky.as_mut() {
+                        m.remove(&to);
+                    }
+                }
+            }
+        }
+        self.udp.send_to(d, to).map(|_| ())
     }
 
     /// Sends what is pending, then what the engine has, until it has nothing or the socket
@@ -882,6 +911,9 @@ impl Server {
             udp_socket(cfg.run.listen).map_err(|e| bind_error("listen on", cfg.run.listen, e))?;
         let local = sock.local_addr().unwrap_or(cfg.run.listen);
         let (mut io, waker) = Io::new(sock, false)?;
+        if local.ip().is_unspecified() && sticky::enable(io.udp.as_raw_fd(), local.is_ipv6()) {
+            io.sticky = Some(HashMap::new());
+        }
         let spec = DeviceSpec {
             name: cfg.run.device.clone(),
             mtu: cfg.settings.tun_mtu,
@@ -1374,4 +1406,145 @@ pub fn run_client(cfg: TunnelClientConfig) -> Result<ExitReason, SetupError> {
     stop_on_signals(client.stop_handle())
         .map_err(|e| SetupError(format!("cannot catch signals: {e}")))?;
     client.run()
+}
+
+/// Replies from the address the peer wrote to (WireGuard's "sticky sockets").
+///
+/// A server socket bound to `0.0.0.0` (or `[::]`) on a host with several addresses would
+/// otherwise send its replies from whichever address the route back prefers; a client
+/// (whose socket is connected, and whose NAT maps one address pair) drops those, and the
+/// tunnel never comes up. So the server asks the kernel for each datagram's destination
+/// address (`IP_PKTINFO`, `IPV6_RECVPKTINFO`), remembers it per peer, and sends to that peer
+/// with it as the source (`sendmsg` with `IP_PKTINFO` / `IPV6_PKTINFO`).
+mod sticky {
+    use std::io;
+    use std::mem::{size_of, zeroed};
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+    use std::os::fd::RawFd;
+
+    use socket2::SockAddr;
+
+    /// Peers remembered at most (the map is cleared when full).
+    pub const MAX_PEERS: usize = 65_536;
+
+    fn setsockopt_on(fd: RawFd, level: libc::c_int, name: libc::c_int) -> bool {
+        let one: libc::c_int = 1;
+        // SAFETY: a c_int option value of the right size.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                (&one as *const libc::c_int).cast(),
+                size_of::<libc::c_int>() as libc::socklen_t,
+            ) == 0
+        }
+    }
+
+    /// Asks for the destination address of each datagram; false if the kernel refuses.
+    pub fn enable(fd: RawFd, v6: bool) -> bool {
+        // On a dual-stack IPv6 socket, IPv4 datagrams report IP_PKTINFO.
+        let v4 = setsockopt_on(fd, libc::IPPROTO_IP, libc::IP_PKTINFO);
+        if v6 {
+            setsockopt_on(fd, libc::IPPROTO_IPV6, libc::IPV6_RECVPKTINFO) || v4
+        } else {
+            v4
+        }
+    }
+
+    /// Receives a datagram: its length, its source, and the local address it was sent to.
+    pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, Option<IpAddr>)> {
+        // SAFETY: all-zero is valid for these plain C structs; every pointer in `msg` points
+        // to a live local of the size given, and the kernel writes within those sizes.
+        unsafe {
+            let mut storage: libc::sockaddr_storage = zeroed();
+            let mut iov = libc::iovec {
+                iov_base: buf.as_mut_ptr().cast(),
+                iov_len: buf.len(),
+            };
+            let mut control = [0u64; 16];
+            let mut msg: libc::msghdr = zeroed();
+            msg.msg_name = (&mut storage as *mut libc::sockaddr_storage).cast();
+            msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = size_of::<[u64; 16]>() as _;
+            let n = libc::recvmsg(fd, &mut msg, 0);
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let from = SockAddr::new(storage, msg.msg_namelen)
+                .as_socket()
+                .ok_or_else(|| io::Error::other("datagram from a non-IP address"))?;
+            let mut local = None;
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                let h = &*c;
+                if h.cmsg_level == libc::IPPROTO_IP && h.cmsg_type == libc::IP_PKTINFO {
+                    let info: libc::in_pktinfo =
+                        std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::in_pktinfo>());
+                    local = Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
+                        info.ipi_addr.s_addr,
+                    ))));
+                } else if h.cmsg_level == libc::IPPROTO_IPV6 && h.cmsg_type == libc::IPV6_PKTINFO {
+                    let info: libc::in6_pktinfo =
+                        std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::in6_pktinfo>());
+                    local = Some(IpAddr::V6(Ipv6Addr::from(info.ipi6_addr.s6_addr)));
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+            Ok((n as usize, from, local))
+        }
+    }
+
+    /// Sends `data` to `to` from local address `from`.
+    pub fn send(fd: RawFd, data: &[u8], to: SocketAddr, from: IpAddr) -> io::Result<usize> {
+        let dest = SockAddr::from(to);
+        // SAFETY: as in `recv`; the control buffer is large and aligned enough for one
+        // cmsghdr with an in_pktinfo or in6_pktinfo, written through the CMSG macros.
+        unsafe {
+            let mut iov = libc::iovec {
+                iov_base: data.as_ptr() as *mut libc::c_void,
+                iov_len: data.len(),
+            };
+            let mut control = [0u64; 8];
+            let mut msg: libc::msghdr = zeroed();
+            msg.msg_name = dest.as_ptr() as *mut libc::c_void;
+            msg.msg_namelen = dest.len();
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = control.as_mut_ptr().cast();
+            match from {
+                IpAddr::V4(a) => {
+                    let len = size_of::<libc::in_pktinfo>() as libc::c_uint;
+                    msg.msg_controllen = libc::CMSG_SPACE(len) as _;
+                    let c = libc::CMSG_FIRSTHDR(&msg);
+                    (*c).cmsg_level = libc::IPPROTO_IP;
+                    (*c).cmsg_type = libc::IP_PKTINFO;
+                    (*c).cmsg_len = libc::CMSG_LEN(len) as _;
+                    let mut info: libc::in_pktinfo = zeroed();
+                    info.ipi_spec_dst.s_addr = u32::from(a).to_be();
+                    std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::in_pktinfo>(), info);
+                }
+                IpAddr::V6(a) => {
+                    let len = size_of::<libc::in6_pktinfo>() as libc::c_uint;
+                    msg.msg_controllen = libc::CMSG_SPACE(len) as _;
+                    let c = libc::CMSG_FIRSTHDR(&msg);
+                    (*c).cmsg_level = libc::IPPROTO_IPV6;
+                    (*c).cmsg_type = libc::IPV6_PKTINFO;
+                    (*c).cmsg_len = libc::CMSG_LEN(len) as _;
+                    let mut info: libc::in6_pktinfo = zeroed();
+                    info.ipi6_addr.s6_addr = a.octets();
+                    std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::in6_pktinfo>(), info);
+                }
+            }
+            let n = libc::sendmsg(fd, &msg, 0);
+            if n < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(n as usize)
+            }
+        }
+    }
 }
