@@ -16,5 +16,6 @@ pub mod saturator;
 pub mod saturator_check;
 pub mod sim;
 pub mod sim_json;
+pub mod sweep;
 pub mod trace_plot;
 pub mod tunnel_experiment;

@@ -440,6 +440,10 @@ pub struct RlEnv {
     /// Receiver: the current tick's deliveries (arrival, send time) and opportunity times.
     tick_arrivals: Vec<(u64, u64)>,
     tick_opportunities: Vec<u64>,
+    /// Scratch buffers reused every tick: reports reaching the sender (arrival, report) and
+    /// data deliveries (sequence, send time, arrival, bytes).
+    scratch_reports: Vec<(u64, Report)>,
+    scratch_delivered: Vec<(u64, u64, u64, u32)>,
     /// Episode records (times relative to the start), for [`RlEnv::episode_metrics`].
     arrivals: Vec<Arrival>,
     opportunities: Vec<u64>,
@@ -487,6 +491,8 @@ impl RlEnv {
             rx_tick_count: 0,
             tick_arrivals: Vec::new(),
             tick_opportunities: Vec::new(),
+            scratch_reports: Vec::new(),
+            scratch_delivered: Vec::new(),
             arrivals: Vec::new(),
             opportunities: Vec::new(),
             observation: vec![0.0; OBSERVATION_FEATURES.len() + forecast_ticks],
@@ -774,18 +780,19 @@ impl RlEnv {
         let t1 = t0 + tick_us;
         // 1. Reports reach the sender (window mode: it sends at each).
         if self.cfg.feedback == FeedbackPath::Reverse {
-            let mut reports: Vec<(u64, Report)> = Vec::new();
+            let mut reports = std::mem::take(&mut self.scratch_reports);
             self.reverse.advance(t1, &mut |ev| {
                 if let LinkEvent::Delivered(d) = ev {
                     reports.push((d.delivered_us, d.payload));
                 }
             });
-            for (at_us, r) in reports {
+            for (at_us, r) in reports.drain(..) {
                 self.on_report(r);
                 if self.cfg.action == ActionKind::Window {
                     self.send_window(at_us);
                 }
             }
+            self.scratch_reports = reports;
         }
         // 2. The sender's own sends in the tick.
         match self.cfg.action {
@@ -805,7 +812,7 @@ impl RlEnv {
         // 3. The data link runs to the tick's end.
         let busy_at_start = self.data.queue_packets() > 0;
         let mut entered = false;
-        let mut delivered: Vec<(u64, u64, u64, u32)> = Vec::new();
+        let mut delivered = std::mem::take(&mut self.scratch_delivered);
         let (arrivals, opportunities) = (&mut self.tick_arrivals, &mut self.tick_opportunities);
         arrivals.clear();
         opportunities.clear();
@@ -821,7 +828,7 @@ impl RlEnv {
             }
         });
         let mut rec = TickRecord::default();
-        for (seq, sent_us, arrived_us, bytes) in delivered {
+        for (seq, sent_us, arrived_us, bytes) in delivered.drain(..) {
             if seq > self.rx_expected {
                 rec.lost += (seq - self.rx_expected).div_ceil(u64::from(self.cfg.packet_bytes));
             }
@@ -839,6 +846,7 @@ impl RlEnv {
                 is_data: true,
             });
         }
+        self.scratch_delivered = delivered;
         let prop = self.cfg.link.propagation_delay_us;
         let start = self.start_us;
         self.opportunities

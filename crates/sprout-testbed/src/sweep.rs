@@ -1,0 +1,1272 @@
+//! Sweeps: a grid of simulations (traces x schemes x Sprout parameters x simulator options x
+//! seeds) described by a TOML spec, expanded into runs with stable ids, each run one
+//! simulation (`sprout sim`'s code, [`crate::sim_json`]) giving one tidy row, and a resumable
+//! CSV output. `sprout sweep` runs the runs on all cores ([`run_local`]); the Python package
+//! (`sprout.sweep`) expands the same spec with this code and runs each run through
+//! [`run_line`], in a local pool or as Ray tasks, so the rows are the same whichever executor
+//! ran them.
+//!
+//! # The spec
+//!
+//! ```toml
+//! traces = ["Verizon-LTE-short", { name = "synth", synthetic = { seed = 1, duration_s = 60 } }]
+//! traces_dir = "../shared/traces"  # where trace names are looked up (default: as `sprout eval`)
+//! schemes = ["sprout", "sprout-ewma", "cubic"]          # default ["sprout"]
+//! seeds = [1, 2, 3]                                    # or a count: 3 = [1, 2, 3]; default [0]
+//! out = "sigma.csv"                                    # default: the spec's name, .csv
+//!
+//! [params]             # Sprout parameters (`sprout params` lists them): a value or a list
+//! "model.sigma" = [100, 200]
+//! window_skip_ticks = [0, 1]
+//!
+//! [sim]                # `sprout sim`'s options: a value, or a list (another grid dimension)
+//! duration = 20.0      # seconds [default: the shorter trace's length]
+//! skip = 5.0           # seconds [default: 60]
+//! load = "both"        # both, up or down
+//! queue = "infinite"   # infinite or codel; also uplink_queue, downlink_queue
+//! loss = [0.0, 0.05]   # also uplink_loss, downlink_loss
+//! host_jitter_ms = 1.0
+//! confidence = 0.95    # Sprout schemes only
+//! ```
+//!
+//! A trace entry is a pair's name (`NAME.up` and `NAME.down` in `traces_dir`), `"*"` (every
+//! pair there), a table `{ name, uplink, downlink }` of files, `{ name, synthetic = {...} }`
+//! (the paper's link model, [`SyntheticLink`]'s fields; the uplink uses `seed`, the downlink
+//! `seed + 1`) or `{ name, constant = { mbps, seconds } }`. Paths are relative to the spec's
+//! folder (to the current folder for a spec given as a value). A list-valued parameter is given
+//! as a list of lists. Sprout parameters and `confidence` apply to Sprout schemes only: other
+//! schemes run once per remaining combination, with those columns empty.
+//!
+//! # Runs, ids and rows
+//!
+//! Runs are expanded in the order traces, schemes, parameters (keys sorted), simulator options
+//! (keys sorted), seeds. A run's id is 16 hex digits of FNV-1a (64 bits) of its configuration
+//! as canonical JSON: trace name and source (file names with a digest of their contents,
+//! not their folders, so a spec gives the same ids wherever it lies), scheme, parameters,
+//! every simulator option with its default filled in, seed. Identical runs are run once.
+//! A row is `run_id, trace, scheme, seed, params` (the `KEY=VALUE` assignments), a
+//! `param.KEY` column per parameter of the spec, the simulator options (`duration_s` is the
+//! simulated length), then `up_` and `down_` columns of every [`DirectionMetrics`] figure.
+//! Numbers are written as Rust prints them (shortest exact decimal), so the same run gives
+//! the same text on every executor.
+//!
+//! # Output and resuming
+//!
+//! Rows are appended to the output as each run finishes, one `write` of a whole line (so a
+//! crash leaves at most one partial line, which the next start drops); at the end the file is
+//! rewritten sorted by run id (a temporary file renamed over it, so the sorted file replaces
+//! the old one whole). Starting a sweep on an existing output skips the runs whose ids are
+//! already in it (the header must match); rows of runs not in the spec are kept. A run that
+//! fails is reported and left out, so the next start runs it again.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
+
+use crate::eval::{self, Scheme, DEFAULT_TRACE_DIRS};
+use crate::metrics::DirectionMetrics;
+use crate::sim::Load;
+use crate::sim_json::{self, QueueKind, SimOptions};
+
+/// The figures of [`DirectionMetrics`], in the order of the row's columns (each twice, with
+/// `up_` and `down_`).
+pub const METRIC_COLUMNS: [&str; 13] = [
+    "throughput_kbps",
+    "goodput_kbps",
+    "capacity_kbps",
+    "utilization",
+    "p95_delay_ms",
+    "p95_delay_data_ms",
+    "omniscient_p95_ms",
+    "self_inflicted_ms",
+    "self_inflicted_data_ms",
+    "delivered_bytes",
+    "offered_bytes",
+    "packets",
+    "window_s",
+];
+
+/// The simulator options a spec's `[sim]` table may set, as `sprout sim`'s flags (with `_`).
+pub const SIM_KEYS: [&str; 11] = [
+    "confidence",
+    "downlink_loss",
+    "downlink_queue",
+    "duration",
+    "host_jitter_ms",
+    "load",
+    "loss",
+    "queue",
+    "skip",
+    "uplink_loss",
+    "uplink_queue",
+];
+
+/// The row's columns for the simulator options, in order.
+const SIM_COLUMNS: [&str; 11] = [
+    "duration_s",
+    "skip_s",
+    "load",
+    "queue",
+    "uplink_queue",
+    "downlink_queue",
+    "loss",
+    "uplink_loss",
+    "downlink_loss",
+    "host_jitter_ms",
+    "confidence",
+];
+
+/// Where a run's traces come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum TraceSource {
+    /// Two mahimahi files (absolute paths) and digests of their contents.
+    Files {
+        /// Uplink file.
+        uplink: PathBuf,
+        /// Downlink file.
+        downlink: PathBuf,
+        /// FNV-1a digest of the uplink's opportunity times (16 hex digits).
+        uplink_digest: String,
+        /// FNV-1a digest of the downlink's opportunity times.
+        downlink_digest: String,
+    },
+    /// The paper's link model; the uplink uses `link.seed`, the downlink `link.seed + 1`.
+    Synthetic {
+        /// The model (its `duration_s` is the traces' length, seconds).
+        link: SyntheticLink,
+    },
+    /// A constant rate both ways.
+    Constant {
+        /// Rate, Mbit/s.
+        mbps: f64,
+        /// Length, seconds.
+        seconds: f64,
+    },
+}
+
+/// A run's trace pair: a name (the row's `trace`) and its source.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceRef {
+    /// Name shown in the row.
+    pub name: String,
+    /// Where the traces come from.
+    pub source: TraceSource,
+}
+
+/// A run's simulator options, every default filled in (times in seconds).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimSettings {
+    /// Simulated seconds; `None` = the shorter trace's length.
+    pub duration_s: Option<f64>,
+    /// Seconds skipped before measuring.
+    pub skip_s: f64,
+    /// Which directions carry data: both, up or down.
+    pub load: String,
+    /// Queue of both directions: infinite or codel.
+    pub queue: String,
+    /// The uplink's queue, if not `queue`.
+    pub uplink_queue: Option<String>,
+    /// The downlink's queue, if not `queue`.
+    pub downlink_queue: Option<String>,
+    /// Loss probability of both directions.
+    pub loss: f64,
+    /// The uplink's loss, if not `loss`.
+    pub uplink_loss: Option<f64>,
+    /// The downlink's loss, if not `loss`.
+    pub downlink_loss: Option<f64>,
+    /// Sprout hosts' wake-up latency, milliseconds.
+    pub host_jitter_ms: f64,
+    /// Forecast confidence (Sprout schemes only; `None` = the scheme's).
+    pub confidence: Option<f64>,
+}
+
+impl Default for SimSettings {
+    fn default() -> Self {
+        let o = SimOptions::default();
+        SimSettings {
+            duration_s: o.duration_s,
+            skip_s: o.skip_s,
+            load: "both".into(),
+            queue: "infinite".into(),
+            uplink_queue: None,
+            downlink_queue: None,
+            loss: o.loss,
+            uplink_loss: None,
+            downlink_loss: None,
+            host_jitter_ms: o.host_jitter_ms,
+            confidence: None,
+        }
+    }
+}
+
+/// One run of a sweep: one simulation. Serialised as JSON to hand it to another process.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// The run's id (see the module docs).
+    pub id: String,
+    /// The traces.
+    pub trace: TraceRef,
+    /// The scheme's key.
+    pub scheme: String,
+    /// Sprout parameters, `KEY=VALUE` (VALUE as JSON), keys sorted.
+    pub params: Vec<String>,
+    /// The seed.
+    pub seed: u64,
+    /// Simulator options.
+    pub sim: SimSettings,
+    /// The sweep's parameter keys (the row's `param.KEY` columns); not part of the id.
+    pub param_columns: Vec<String>,
+}
+
+/// What the id is computed from: the run without its id, its columns and its folders.
+#[derive(Serialize)]
+struct IdView<'a> {
+    trace: &'a str,
+    source: Json,
+    scheme: &'a str,
+    params: &'a [String],
+    seed: u64,
+    sim: &'a SimSettings,
+}
+
+impl RunSpec {
+    /// The run's id: FNV-1a (64 bits) of its configuration as canonical JSON, 16 hex digits.
+    pub fn compute_id(&self) -> String {
+        let source = match &self.trace.source {
+            TraceSource::Files {
+                uplink,
+                downlink,
+                uplink_digest,
+                downlink_digest,
+            } => serde_json::json!({
+                "kind": "files",
+                "uplink": file_name(uplink),
+                "downlink": file_name(downlink),
+                "uplink_digest": uplink_digest,
+                "downlink_digest": downlink_digest,
+            }),
+            other => serde_json::to_value(other).unwrap_or(Json::Null),
+        };
+        let view = IdView {
+            trace: &self.trace.name,
+            source,
+            scheme: &self.scheme,
+            params: &self.params,
+            seed: self.seed,
+            sim: &self.sim,
+        };
+        let text = serde_json::to_string(&view).unwrap_or_default();
+        format!("{:016x}", fnv1a(text.as_bytes()))
+    }
+
+    /// `sprout sim`'s options for this run.
+    pub fn sim_options(&self) -> Result<SimOptions> {
+        let s = &self.sim;
+        let queue = |q: &str| QueueKind::from_str(q).map_err(anyhow::Error::msg);
+        Ok(SimOptions {
+            scheme: Scheme::from_str(&self.scheme).map_err(anyhow::Error::msg)?,
+            confidence: s.confidence,
+            params: self.params.clone(),
+            seed: self.seed,
+            host_jitter_ms: s.host_jitter_ms,
+            loss: s.loss,
+            queue: queue(&s.queue)?,
+            uplink_queue: s.uplink_queue.as_deref().map(queue).transpose()?,
+            downlink_queue: s.downlink_queue.as_deref().map(queue).transpose()?,
+            uplink_loss: s.uplink_loss,
+            downlink_loss: s.downlink_loss,
+            duration_s: s.duration_s,
+            skip_s: s.skip_s,
+            load: Load::from_str(&s.load).map_err(anyhow::Error::msg)?,
+        })
+    }
+
+    /// A short description for messages: trace, scheme, parameters, seed.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "run {} ({} {} seed {}",
+            self.id, self.trace.name, self.scheme, self.seed
+        );
+        for p in &self.params {
+            s.push(' ');
+            s.push_str(p);
+        }
+        s.push(')');
+        s
+    }
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// FNV-1a, 64 bits.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Digest of a trace's opportunity times (16 hex digits).
+pub fn trace_digest(t: &Trace) -> String {
+    let mut bytes = Vec::with_capacity(t.len() * 8);
+    for &ms in t.opportunities_ms() {
+        bytes.extend_from_slice(&ms.to_le_bytes());
+    }
+    format!("{:016x}", fnv1a(&bytes))
+}
+
+/// Traces loaded or made in this process, by source and direction (at most 64 kept).
+fn cache() -> &'static Mutex<HashMap<String, Arc<Trace>>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Trace>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn cached(key: String, make: impl FnOnce() -> Result<Trace>) -> Result<Arc<Trace>> {
+    if let Some(t) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(t.clone());
+    }
+    let t = Arc::new(make()?);
+    let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
+    if c.len() >= 64 {
+        c.clear();
+    }
+    c.insert(key, t.clone());
+    Ok(t)
+}
+
+fn load_file(path: &Path) -> Result<Arc<Trace>> {
+    cached(format!("file:{}", path.display()), || {
+        eval::load_trace(path)
+    })
+}
+
+impl TraceRef {
+    /// The (uplink, downlink) traces; files are checked against their digests.
+    pub fn load(&self) -> Result<(Arc<Trace>, Arc<Trace>)> {
+        match &self.source {
+            TraceSource::Files {
+                uplink,
+                downlink,
+                uplink_digest,
+                downlink_digest,
+            } => {
+                let (u, d) = (load_file(uplink)?, load_file(downlink)?);
+                for (t, want, p) in [(&u, uplink_digest, uplink), (&d, downlink_digest, downlink)] {
+                    if &trace_digest(t) != want {
+                        bail!(
+                            "trace {} changed since the sweep was planned (digest {} now, {} then)",
+                            p.display(),
+                            trace_digest(t),
+                            want
+                        );
+                    }
+                }
+                Ok((u, d))
+            }
+            TraceSource::Synthetic { link } => {
+                let key = serde_json::to_string(link).unwrap_or_default();
+                let make = |seed: u64, dir: &str| {
+                    let l = SyntheticLink {
+                        seed,
+                        ..link.clone()
+                    };
+                    let name = format!("{}.{dir}", self.name);
+                    cached(format!("synthetic:{dir}:{key}"), || Ok(l.generate(name)))
+                };
+                Ok((
+                    make(link.seed, "up")?,
+                    make(link.seed.wrapping_add(1), "down")?,
+                ))
+            }
+            TraceSource::Constant { mbps, seconds } => {
+                let make = |dir: &str| {
+                    let name = format!("{}.{dir}", self.name);
+                    cached(format!("constant:{dir}:{mbps}:{seconds}"), || {
+                        constant_rate_trace(name, *mbps, *seconds).map_err(anyhow::Error::from)
+                    })
+                };
+                Ok((make("up")?, make("down")?))
+            }
+        }
+    }
+}
+
+/// A sweep expanded into runs.
+#[derive(Clone, Debug)]
+pub struct SweepPlan {
+    /// The runs, in expansion order (see the module docs), without duplicates.
+    pub runs: Vec<RunSpec>,
+    /// The parameter keys of the spec (the `param.KEY` columns), sorted.
+    pub param_keys: Vec<String>,
+    /// The output named by the spec (`out`), resolved against its folder, if any.
+    pub out: Option<PathBuf>,
+    /// A name for the sweep (the spec file's stem, or "sweep").
+    pub name: String,
+}
+
+/// A grid's values: a list is its values, anything else one value.
+fn values(v: &Json) -> Vec<Json> {
+    match v {
+        Json::Array(a) => a.clone(),
+        other => vec![other.clone()],
+    }
+}
+
+/// Every combination of the (key, values) dimensions, keys in order.
+fn product(dims: &[(String, Vec<Json>)]) -> Vec<Vec<(String, Json)>> {
+    let mut out: Vec<Vec<(String, Json)>> = vec![Vec::new()];
+    for (k, vs) in dims {
+        let mut next = Vec::with_capacity(out.len() * vs.len());
+        for combo in &out {
+            for v in vs {
+                let mut c = combo.clone();
+                c.push((k.clone(), v.clone()));
+                next.push(c);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+fn as_f64(key: &str, v: &Json) -> Result<f64> {
+    v.as_f64()
+        .with_context(|| format!("[sim] {key}: expected a number, got {v}"))
+}
+
+fn as_str(key: &str, v: &Json) -> Result<String> {
+    v.as_str()
+        .map(str::to_string)
+        .with_context(|| format!("[sim] {key}: expected a string, got {v}"))
+}
+
+/// Simulator settings from one combination of `[sim]` values.
+fn sim_settings(combo: &[(String, Json)]) -> Result<SimSettings> {
+    let mut s = SimSettings::default();
+    for (k, v) in combo {
+        match k.as_str() {
+            "duration" => s.duration_s = Some(as_f64(k, v)?),
+            "skip" => s.skip_s = as_f64(k, v)?,
+            "load" => s.load = as_str(k, v)?,
+            "queue" => s.queue = as_str(k, v)?,
+            "uplink_queue" => s.uplink_queue = Some(as_str(k, v)?),
+            "downlink_queue" => s.downlink_queue = Some(as_str(k, v)?),
+            "loss" => s.loss = as_f64(k, v)?,
+            "uplink_loss" => s.uplink_loss = Some(as_f64(k, v)?),
+            "downlink_loss" => s.downlink_loss = Some(as_f64(k, v)?),
+            "host_jitter_ms" => s.host_jitter_ms = as_f64(k, v)?,
+            "confidence" => s.confidence = Some(as_f64(k, v)?),
+            other => bail!(
+                "[sim]: unknown option '{other}' (known: {})",
+                SIM_KEYS.join(", ")
+            ),
+        }
+    }
+    Ok(s)
+}
+
+/// The pairs named in a spec's `traces`, resolved.
+fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
+    let dir = match spec.get("traces_dir") {
+        Some(Json::String(d)) => Some(base.join(d)),
+        Some(other) => bail!("traces_dir: expected a folder, got {other}"),
+        None => None,
+    };
+    let default_dir = || -> Result<PathBuf> {
+        if let Some(d) = &dir {
+            return Ok(d.clone());
+        }
+        DEFAULT_TRACE_DIRS
+            .iter()
+            .map(PathBuf::from)
+            .find(|d| matches!(Trace::find_pairs(d), Ok(p) if !p.is_empty()))
+            .with_context(|| {
+                format!(
+                    "traces: no traces_dir given and no traces in {}",
+                    DEFAULT_TRACE_DIRS.join(" or ")
+                )
+            })
+    };
+    let files = |name: String, up: PathBuf, down: PathBuf| -> Result<TraceRef> {
+        let up = absolute(&up);
+        let down = absolute(&down);
+        let (u, d) = (load_file(&up)?, load_file(&down)?);
+        Ok(TraceRef {
+            name,
+            source: TraceSource::Files {
+                uplink_digest: trace_digest(&u),
+                downlink_digest: trace_digest(&d),
+                uplink: up,
+                downlink: down,
+            },
+        })
+    };
+    let entries = match spec.get("traces") {
+        Some(Json::Array(a)) if !a.is_empty() => a.clone(),
+        Some(Json::String(s)) => vec![Json::String(s.clone())],
+        Some(other) => bail!("traces: expected a list of trace pairs, got {other}"),
+        None => bail!("traces: the spec names no traces (traces = [\"NAME\", ...])"),
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        match e {
+            Json::String(s) if s == "*" => {
+                let d = default_dir()?;
+                let pairs = Trace::find_pairs(&d)
+                    .with_context(|| format!("traces: reading {}", d.display()))?;
+                if pairs.is_empty() {
+                    bail!(
+                        "traces: no pairs (NAME.up and NAME.down) in {}",
+                        d.display()
+                    );
+                }
+                for (name, up, down) in pairs {
+                    out.push(files(name, up, down)?);
+                }
+            }
+            Json::String(name) => {
+                let d = default_dir()?;
+                out.push(files(
+                    name.clone(),
+                    d.join(format!("{name}.up")),
+                    d.join(format!("{name}.down")),
+                )?);
+            }
+            Json::Object(m) => {
+                let name = match m.get("name") {
+                    Some(Json::String(n)) => n.clone(),
+                    _ => bail!("traces: a table entry needs a name (name = \"...\")"),
+                };
+                if let Some(syn) = m.get("synthetic") {
+                    let link: SyntheticLink = serde_json::from_value(syn.clone())
+                        .with_context(|| format!("traces: {name}: synthetic"))?;
+                    out.push(TraceRef {
+                        name,
+                        source: TraceSource::Synthetic { link },
+                    });
+                } else if let Some(c) = m.get("constant") {
+                    let (mbps, seconds) = match (
+                        c.get("mbps").and_then(Json::as_f64),
+                        c.get("seconds").and_then(Json::as_f64),
+                    ) {
+                        (Some(a), Some(b)) => (a, b),
+                        _ => bail!("traces: {name}: constant needs mbps and seconds"),
+                    };
+                    out.push(TraceRef {
+                        name,
+                        source: TraceSource::Constant { mbps, seconds },
+                    });
+                } else {
+                    let path = |k: &str| -> Result<PathBuf> {
+                        match m.get(k) {
+                            Some(Json::String(p)) => Ok(base.join(p)),
+                            _ => bail!(
+                                "traces: {name}: give uplink and downlink files, synthetic = {{...}} or constant = {{...}}"
+                            ),
+                        }
+                    };
+                    out.push(files(name.clone(), path("uplink")?, path("downlink")?)?);
+                }
+            }
+            other => bail!("traces: expected a name or a table, got {other}"),
+        }
+    }
+    Ok(out)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    fs::canonicalize(p).unwrap_or_else(|_| {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    })
+}
+
+impl SweepPlan {
+    /// Reads and expands the TOML spec at `path` (paths in it relative to its folder).
+    pub fn load(path: &Path) -> Result<SweepPlan> {
+        let text = fs::read_to_string(path)
+            .with_context(|| format!("cannot read sweep spec {}", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let base = if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        };
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "sweep".into());
+        Self::from_toml(&text, base, &name).with_context(|| format!("{}", path.display()))
+    }
+
+    /// Expands a spec given as TOML text.
+    pub fn from_toml(text: &str, base: &Path, name: &str) -> Result<SweepPlan> {
+        let value: toml::Value = toml::from_str(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let json = serde_json::to_value(value)?;
+        Self::from_json(&json, base, name)
+    }
+
+    /// Expands a spec given as a JSON value of the same shape as the TOML (what Python's
+    /// `sprout.sweep` passes for a dict).
+    pub fn from_json(spec: &Json, base: &Path, name: &str) -> Result<SweepPlan> {
+        let Json::Object(top) = spec else {
+            bail!("a sweep spec is a table of traces, schemes, seeds, params and sim");
+        };
+        const KNOWN: [&str; 7] = [
+            "out",
+            "params",
+            "schemes",
+            "seeds",
+            "sim",
+            "traces",
+            "traces_dir",
+        ];
+        for k in top.keys() {
+            if !KNOWN.contains(&k.as_str()) {
+                bail!("unknown key '{k}' (known: {})", KNOWN.join(", "));
+            }
+        }
+        let traces = trace_refs(spec, base)?;
+        let schemes: Vec<Scheme> = match top.get("schemes") {
+            None => vec![Scheme::Sprout],
+            Some(v) => values(v)
+                .iter()
+                .map(|s| {
+                    let s = s
+                        .as_str()
+                        .with_context(|| format!("schemes: expected names, got {s}"))?;
+                    let scheme =
+                        Scheme::from_str(s).map_err(|e| anyhow::anyhow!("schemes: {e}"))?;
+                    if !scheme.is_simulated() {
+                        bail!("schemes: the omniscient sender is not simulated");
+                    }
+                    Ok(scheme)
+                })
+                .collect::<Result<_>>()?,
+        };
+        let seeds: Vec<u64> = match top.get("seeds") {
+            None => vec![0],
+            Some(Json::Number(n)) => {
+                let count = n
+                    .as_u64()
+                    .context("seeds: a count must be a whole number")?;
+                (1..=count).collect()
+            }
+            Some(Json::Array(a)) => a
+                .iter()
+                .map(|s| {
+                    s.as_u64()
+                        .with_context(|| format!("seeds: {s} is not a seed"))
+                })
+                .collect::<Result<_>>()?,
+            Some(other) => bail!("seeds: expected a list of seeds or a count, got {other}"),
+        };
+        let table = |k: &str| -> Result<BTreeMap<String, Vec<Json>>> {
+            match top.get(k) {
+                None => Ok(BTreeMap::new()),
+                Some(Json::Object(m)) => {
+                    Ok(m.iter().map(|(k, v)| (k.clone(), values(v))).collect())
+                }
+                Some(other) => bail!("[{k}]: expected a table, got {other}"),
+            }
+        };
+        let params = table("params")?;
+        let sim = table("sim")?;
+        for (k, vs) in params.iter().chain(sim.iter()) {
+            if vs.is_empty() {
+                bail!("{k}: an empty list leaves nothing to run");
+            }
+        }
+        let param_keys: Vec<String> = params.keys().cloned().collect();
+        let param_dims: Vec<(String, Vec<Json>)> = params.into_iter().collect();
+        let sim_dims: Vec<(String, Vec<Json>)> = sim.into_iter().collect();
+        let param_combos = product(&param_dims);
+        let sim_combos = product(&sim_dims);
+        let out = match top.get("out") {
+            Some(Json::String(o)) => Some(base.join(o)),
+            Some(other) => bail!("out: expected a file name, got {other}"),
+            None => None,
+        };
+
+        let no_params: Vec<Vec<(String, Json)>> = vec![Vec::new()];
+        let mut runs = Vec::new();
+        let mut seen = HashSet::new();
+        for trace in &traces {
+            for scheme in &schemes {
+                let sprout = scheme.is_sprout();
+                // Parameters and confidence apply to Sprout schemes only.
+                let pcs = if sprout { &param_combos } else { &no_params };
+                for pc in pcs {
+                    let assignments: Vec<String> =
+                        pc.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    for sc in &sim_combos {
+                        let mut settings = sim_settings(sc)?;
+                        if !sprout {
+                            settings.confidence = None;
+                        }
+                        for &seed in &seeds {
+                            let mut run = RunSpec {
+                                id: String::new(),
+                                trace: trace.clone(),
+                                scheme: scheme.key().to_string(),
+                                params: assignments.clone(),
+                                seed,
+                                sim: settings.clone(),
+                                param_columns: param_keys.clone(),
+                            };
+                            run.id = run.compute_id();
+                            if !seen.insert(run.id.clone()) {
+                                continue;
+                            }
+                            run.sim_options()
+                                .and_then(|o| o.config())
+                                .with_context(|| run.describe())?;
+                            runs.push(run);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(SweepPlan {
+            runs,
+            param_keys,
+            out,
+            name: name.to_string(),
+        })
+    }
+
+    /// The output's columns.
+    pub fn header(&self) -> Vec<String> {
+        header(&self.param_keys)
+    }
+}
+
+/// The columns of a sweep whose spec has these parameter keys.
+pub fn header(param_keys: &[String]) -> Vec<String> {
+    let mut h: Vec<String> = ["run_id", "trace", "scheme", "seed", "params"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    h.extend(param_keys.iter().map(|k| format!("param.{k}")));
+    h.extend(SIM_COLUMNS.iter().map(|s| s.to_string()));
+    for dir in ["up", "down"] {
+        h.extend(METRIC_COLUMNS.iter().map(|m| format!("{dir}_{m}")));
+    }
+    h
+}
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map(|x| x.to_string()).unwrap_or_default()
+}
+
+fn metric_fields(m: &DirectionMetrics) -> [String; 13] {
+    [
+        m.throughput_kbps.to_string(),
+        m.goodput_kbps.to_string(),
+        m.capacity_kbps.to_string(),
+        m.utilization.to_string(),
+        m.p95_delay_ms.to_string(),
+        m.p95_delay_data_ms.to_string(),
+        m.omniscient_p95_ms.to_string(),
+        m.self_inflicted_ms.to_string(),
+        m.self_inflicted_data_ms.to_string(),
+        m.delivered_bytes.to_string(),
+        m.offered_bytes.to_string(),
+        m.packets.to_string(),
+        m.window_s.to_string(),
+    ]
+}
+
+/// Runs one run and gives its row's fields (see [`header`]).
+pub fn run_fields(run: &RunSpec) -> Result<Vec<String>> {
+    let opts = run.sim_options()?;
+    let cfg = opts.config()?;
+    let (up, down) = run.trace.load()?;
+    let out = sim_json::run(up, down, &cfg, None)?;
+    let given: HashMap<&str, &str> = run
+        .params
+        .iter()
+        .filter_map(|p| p.split_once('='))
+        .collect();
+    let mut f = vec![
+        run.id.clone(),
+        run.trace.name.clone(),
+        run.scheme.clone(),
+        run.seed.to_string(),
+        run.params.join(" "),
+    ];
+    for k in &run.param_columns {
+        f.push(
+            given
+                .get(k.as_str())
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+        );
+    }
+    let s = &run.sim;
+    f.extend([
+        (out.duration_us as f64 / 1e6).to_string(),
+        s.skip_s.to_string(),
+        s.load.clone(),
+        s.queue.clone(),
+        opt(&s.uplink_queue),
+        opt(&s.downlink_queue),
+        s.loss.to_string(),
+        opt(&s.uplink_loss),
+        opt(&s.downlink_loss),
+        s.host_jitter_ms.to_string(),
+        if opts.scheme.is_sprout() {
+            cfg.protocol.confidence.to_string()
+        } else {
+            String::new()
+        },
+    ]);
+    f.extend(metric_fields(&out.uplink.metrics));
+    f.extend(metric_fields(&out.downlink.metrics));
+    Ok(f)
+}
+
+/// Fields as one CSV line (quoted as needed), without the newline.
+pub fn csv_line(fields: &[String]) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    // Writing to memory can not fail.
+    let _ = w.write_record(fields);
+    let bytes = w.into_inner().unwrap_or_default();
+    let mut s = String::from_utf8_lossy(&bytes).into_owned();
+    while s.ends_with('\n') {
+        s.pop();
+    }
+    s
+}
+
+/// Runs one run and gives its row as a CSV line (without the newline): what every executor
+/// writes.
+pub fn run_line(run: &RunSpec) -> Result<String> {
+    Ok(csv_line(&run_fields(run)?))
+}
+
+/// The sweep's output file, appended to row by row (see the module docs).
+pub struct SweepOutput {
+    path: PathBuf,
+    header: Vec<String>,
+    file: File,
+    done: HashSet<String>,
+}
+
+impl SweepOutput {
+    /// Opens (or creates) the output at `path` for a sweep with these columns: drops a partial
+    /// last line left by a crash, checks the header, and notes the run ids already in it.
+    pub fn open(path: &Path, header: &[String]) -> Result<SweepOutput> {
+        if path.extension().is_some_and(|e| e == "parquet") {
+            bail!(
+                "{}: the command line writes CSV; for Parquet use the Python package \
+                 (sprout.sweep(spec, out=\"....parquet\"), which converts the CSV with pandas)",
+                path.display()
+            );
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let mut done = HashSet::new();
+        let existing = match fs::read(path) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        let header_line = csv_line(header);
+        match existing {
+            Some(bytes) if !bytes.is_empty() => {
+                // A crash may leave a partial last line: drop it.
+                let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                if keep < bytes.len() {
+                    let f = OpenOptions::new().write(true).open(path)?;
+                    f.set_len(keep as u64)?;
+                }
+                let mut r = csv::ReaderBuilder::new()
+                    .has_headers(true)
+                    .from_reader(&bytes[..keep]);
+                let found: Vec<String> = r
+                    .headers()
+                    .with_context(|| format!("reading {}", path.display()))?
+                    .iter()
+                    .map(str::to_string)
+                    .collect();
+                if keep == 0 {
+                    fs::write(path, format!("{header_line}\n"))?;
+                } else if found != header {
+                    bail!(
+                        "{} holds another sweep's rows (its columns differ from this sweep's); \
+                         give another --out",
+                        path.display()
+                    );
+                }
+                for rec in r.records() {
+                    let rec = rec.with_context(|| format!("reading {}", path.display()))?;
+                    if let Some(id) = rec.get(0) {
+                        done.insert(id.to_string());
+                    }
+                }
+            }
+            _ => fs::write(path, format!("{header_line}\n"))
+                .with_context(|| format!("writing {}", path.display()))?,
+        }
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        Ok(SweepOutput {
+            path: path.to_path_buf(),
+            header: header.to_vec(),
+            file,
+            done,
+        })
+    }
+
+    /// Run ids whose rows are in the file.
+    pub fn done(&self) -> &HashSet<String> {
+        &self.done
+    }
+
+    /// Appends a row (a CSV line without its newline, its first field the run id) in one write.
+    pub fn append(&mut self, line: &str) -> Result<()> {
+        let mut buf = String::with_capacity(line.len() + 1);
+        buf.push_str(line);
+        buf.push('\n');
+        self.file
+            .write_all(buf.as_bytes())
+            .and_then(|_| self.file.flush())
+            .with_context(|| format!("appending to {}", self.path.display()))?;
+        if let Some(id) = line.split(',').next() {
+            self.done.insert(id.trim_matches('"').to_string());
+        }
+        Ok(())
+    }
+
+    /// Rewrites the file sorted by run id (one row per id), through a temporary file renamed
+    /// over it. Returns the number of rows.
+    pub fn finish(self) -> Result<usize> {
+        let bytes =
+            fs::read(&self.path).with_context(|| format!("reading {}", self.path.display()))?;
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(&bytes[..]);
+        let mut rows: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for rec in r.records() {
+            let rec = rec.with_context(|| format!("reading {}", self.path.display()))?;
+            let fields: Vec<String> = rec.iter().map(str::to_string).collect();
+            if let Some(id) = fields.first() {
+                rows.entry(id.clone()).or_insert(fields);
+            }
+        }
+        let tmp = self.path.with_extension("csv.tmp");
+        {
+            let mut w = std::io::BufWriter::new(
+                File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?,
+            );
+            writeln!(w, "{}", csv_line(&self.header))?;
+            for fields in rows.values() {
+                writeln!(w, "{}", csv_line(fields))?;
+            }
+            w.flush()?;
+            w.get_ref().sync_all()?;
+        }
+        fs::rename(&tmp, &self.path)
+            .with_context(|| format!("replacing {}", self.path.display()))?;
+        Ok(rows.len())
+    }
+}
+
+/// What a sweep did.
+#[derive(Clone, Debug, Default)]
+pub struct SweepReport {
+    /// Runs in the plan.
+    pub runs: usize,
+    /// Runs skipped because their rows were already in the output.
+    pub skipped: usize,
+    /// Runs run now and written.
+    pub ran: usize,
+    /// Runs that failed: (description, error).
+    pub failed: Vec<(String, String)>,
+    /// Rows in the output at the end.
+    pub rows: usize,
+    /// Wall-clock seconds.
+    pub elapsed_s: f64,
+}
+
+impl std::fmt::Display for SweepReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} runs: {} run in {:.1} s, {} already done, {} failed; {} rows",
+            self.runs,
+            self.ran,
+            self.elapsed_s,
+            self.skipped,
+            self.failed.len(),
+            self.rows
+        )?;
+        for (run, e) in &self.failed {
+            write!(f, "\n  {run}: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs the plan's runs not yet in `out` on `jobs` threads (default: one per core), appending
+/// each row as it finishes, then sorts the file. A progress bar when `progress`.
+pub fn run_local(
+    plan: &SweepPlan,
+    out: &Path,
+    jobs: Option<usize>,
+    progress: bool,
+) -> Result<SweepReport> {
+    let started = Instant::now();
+    let mut output = SweepOutput::open(out, &plan.header())?;
+    let pending: Vec<&RunSpec> = plan
+        .runs
+        .iter()
+        .filter(|r| !output.done().contains(&r.id))
+        .collect();
+    let mut report = SweepReport {
+        runs: plan.runs.len(),
+        skipped: plan.runs.len() - pending.len(),
+        ..SweepReport::default()
+    };
+    let bar = if progress {
+        let b = ProgressBar::new(pending.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .build()
+        .context("starting the worker threads")?;
+    let (tx, rx) = std::sync::mpsc::channel::<(&RunSpec, Result<String>)>();
+    let mut write_error = None;
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            pool.install(|| {
+                pending.par_iter().for_each_with(tx, |tx, run| {
+                    let _ = tx.send((run, run_line(run)));
+                })
+            })
+        });
+        for (run, line) in rx {
+            match line {
+                Ok(l) => {
+                    if write_error.is_none() {
+                        match output.append(&l) {
+                            Ok(()) => report.ran += 1,
+                            Err(e) => write_error = Some(e),
+                        }
+                    }
+                }
+                Err(e) => report.failed.push((run.describe(), sim_error_message(&e))),
+            }
+            bar.inc(1);
+        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    report.rows = output.finish()?;
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// An error and its causes joined by ": ", each said once (as `sprout` prints errors).
+pub fn sim_error_message(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = r#"
+traces = [{ name = "c12", constant = { mbps = 12, seconds = 30 } },
+          { name = "syn", synthetic = { seed = 3, duration_s = 30 } }]
+schemes = ["sprout", "cubic"]
+seeds = [1, 2]
+[params]
+"model.sigma" = [100, 200]
+[sim]
+duration = 8.0
+skip = 2.0
+loss = [0.0, 0.01]
+"#;
+
+    fn plan() -> SweepPlan {
+        SweepPlan::from_toml(SPEC, Path::new("."), "t").unwrap()
+    }
+
+    #[test]
+    fn grid_expands_with_stable_distinct_ids() {
+        let p = plan();
+        // 2 traces x (sprout: 2 sigmas + cubic: 1) x 2 losses x 2 seeds.
+        assert_eq!(p.runs.len(), 2 * 3 * 2 * 2);
+        let ids: HashSet<&str> = p.runs.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids.len(), p.runs.len());
+        // Same spec, same ids, in the same order.
+        let again = plan();
+        assert_eq!(
+            p.runs.iter().map(|r| &r.id).collect::<Vec<_>>(),
+            again.runs.iter().map(|r| &r.id).collect::<Vec<_>>()
+        );
+        // A default written out gives the same run (and id) as leaving it out.
+        let explicit = SweepPlan::from_toml(
+            &SPEC.replace(
+                "skip = 2.0",
+                "skip = 2.0\nhost_jitter_ms = 1.0\nload = \"both\"",
+            ),
+            Path::new("."),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(explicit.runs[0].id, p.runs[0].id);
+        // Cubic runs carry no Sprout parameters.
+        let cubic: Vec<&RunSpec> = p.runs.iter().filter(|r| r.scheme == "cubic").collect();
+        assert_eq!(cubic.len(), 8);
+        assert!(cubic.iter().all(|r| r.params.is_empty()));
+        assert_eq!(p.runs[0].params, vec!["model.sigma=100".to_string()]);
+        // The run round-trips through JSON (as Python hands it to a worker).
+        let json = serde_json::to_string(&p.runs[5]).unwrap();
+        let back: RunSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, p.runs[5]);
+        assert_eq!(back.compute_id(), back.id);
+    }
+
+    #[test]
+    fn rows_are_the_simulators_figures() {
+        let p = plan();
+        let run = &p.runs[1];
+        let fields = run_fields(run).unwrap();
+        let header = p.header();
+        assert_eq!(fields.len(), header.len());
+        let col = |name: &str| &fields[header.iter().position(|h| h == name).unwrap()];
+        assert_eq!(col("run_id"), &run.id);
+        assert_eq!(col("param.model.sigma"), "100");
+        assert_eq!(col("duration_s"), "8");
+        // The same figures as sprout sim's code on the same options.
+        let opts = run.sim_options().unwrap();
+        let cfg = opts.config().unwrap();
+        let (up, down) = run.trace.load().unwrap();
+        let out = sim_json::run(up, down, &cfg, None).unwrap();
+        assert_eq!(
+            col("down_throughput_kbps"),
+            &out.downlink.metrics.throughput_kbps.to_string()
+        );
+        assert_eq!(col("up_packets"), &out.uplink.metrics.packets.to_string());
+        // The header's metric names are DirectionMetrics' fields, all of them.
+        let m = serde_json::to_value(&out.uplink.metrics).unwrap();
+        let mut names: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut ours = METRIC_COLUMNS.to_vec();
+        names.sort_unstable();
+        ours.sort_unstable();
+        assert_eq!(names, ours);
+        // Rerunning gives the identical line.
+        assert_eq!(run_line(run).unwrap(), csv_line(&fields));
+    }
+
+    #[test]
+    fn resume_skips_done_runs_and_drops_a_partial_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("s.csv");
+        let mut p = plan();
+        p.runs.truncate(6);
+        let first = run_local(&p, &out, Some(2), false).unwrap();
+        assert_eq!((first.ran, first.skipped, first.rows), (6, 0, 6));
+        let sorted = fs::read_to_string(&out).unwrap();
+        let ids: Vec<&str> = sorted
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').next().unwrap())
+            .collect();
+        let mut want: Vec<&str> = p.runs.iter().map(|r| r.id.as_str()).collect();
+        want.sort_unstable();
+        assert_eq!(ids, want);
+        // A crash mid-row: the partial line is dropped and the sweep goes on.
+        let mut f = OpenOptions::new().append(true).open(&out).unwrap();
+        f.write_all(b"deadbeef,partial").unwrap();
+        drop(f);
+        let mut q = plan();
+        q.runs.truncate(8);
+        let second = run_local(&q, &out, Some(2), false).unwrap();
+        assert_eq!((second.ran, second.skipped, second.rows), (2, 6, 8));
+        let text = fs::read_to_string(&out).unwrap();
+        assert!(!text.contains("partial"));
+        // The first six rows are unchanged, and a full run from scratch gives the same file.
+        let fresh = dir.path().join("fresh.csv");
+        run_local(&q, &fresh, Some(1), false).unwrap();
+        assert_eq!(text, fs::read_to_string(&fresh).unwrap());
+        // Another sweep's columns are refused.
+        let other = SweepPlan::from_toml(
+            &SPEC.replace("\"model.sigma\"", "confidence_x"),
+            Path::new("."),
+            "t",
+        );
+        assert!(other.is_err(), "unknown parameter is refused at expansion");
+        let mut header = q.header();
+        header.push("extra".into());
+        assert!(SweepOutput::open(&out, &header).is_err());
+    }
+
+    #[test]
+    fn spec_errors_name_the_problem() {
+        let err = |s: &str| {
+            SweepPlan::from_toml(s, Path::new("."), "t")
+                .unwrap_err()
+                .to_string()
+        };
+        let c = r#"traces = [{ name = "c", constant = { mbps = 12, seconds = 30 } }]"#;
+        assert!(err("").contains("names no traces"));
+        assert!(err(&format!("{c}\nschemes = [\"warp\"]")).contains("unknown scheme 'warp'"));
+        assert!(err(&format!("{c}\n[sim]\nspeed = 1")).contains("unknown option 'speed'"));
+        assert!(err(&format!("{c}\nbogus = 1")).contains("unknown key 'bogus'"));
+        let e = format!(
+            "{:#}",
+            SweepPlan::from_toml(&format!("{c}\n[params]\nnope = 1"), Path::new("."), "t")
+                .unwrap_err()
+        );
+        assert!(e.contains("parameter 'nope=1': unknown key 'nope'"), "{e}");
+        assert!(err(&format!("{c}\n[sim]\nloss = 2.0")).contains("run "));
+        assert!(SweepOutput::open(Path::new("/tmp/x.parquet"), &[]).is_err());
+    }
+}
