@@ -22,6 +22,7 @@ mod link_cmd;
 mod load_cmd;
 mod net_cmd;
 mod saturator_cmd;
+mod sweep_cmd;
 mod tcp_cmd;
 mod traces_cmd;
 mod tunnel_cmd;
@@ -69,6 +70,11 @@ enum Command {
     /// Print the receiver's 8-tick forecast after every tick of a series of packet counts, as
     /// CSV.
     Forecast(forecast_cmd::ForecastArgs),
+    /// Run a grid of simulations (traces x schemes x Sprout parameters x options x seeds) from
+    /// a TOML spec: one CSV row per run, on all cores, resumable; --ray runs it on Ray through
+    /// the Python package (`python3 -m sprout.sweep`).
+    #[command(after_long_help = sweep_cmd::SPEC_HELP)]
+    Sweep(sweep_cmd::SweepArgs),
     /// Print a Sprout scheme's configuration: every parameter `--param` can change, with its
     /// default value.
     Params {
@@ -439,6 +445,7 @@ fn main() {
         Command::Tunnel(a) => tunnel_cmd::run(a),
         Command::Interactive(a) => interactive_cmd::run(a),
         Command::Forecast(a) => forecast_cmd::run(a),
+        Command::Sweep(a) => sweep_cmd::run(a),
         Command::Params { scheme, params } => cmd_params(scheme, &params),
         Command::Traces {
             command: TracesCommand::Fetch { dir },
