@@ -521,12 +521,23 @@ struct ClientSummary {
 struct ClientEnd {
     data: Sock,
     fb: Option<Sock>,
+    /// The server answered over the feedback path: feedback goes there (until then, and
+    /// without one, over the data path).
+    fb_ok: bool,
 }
 
 impl ClientEnd {
     /// The socket feedback goes over.
     fn feedback(&self) -> &Sock {
-        self.fb.as_ref().unwrap_or(&self.data)
+        self.fb
+            .as_ref()
+            .filter(|_| self.fb_ok)
+            .unwrap_or(&self.data)
+    }
+
+    /// Whether feedback goes over the separate path.
+    fn fb_path(&self) -> bool {
+        self.fb.is_some() && self.fb_ok
     }
 
     fn socks(&self) -> Vec<&Sock> {
@@ -572,9 +583,10 @@ fn client(a: ClientArgs) -> Result<()> {
         .filter(|n| valid_name(n))
         .unwrap_or("")
         .to_string();
-    let end = ClientEnd {
+    let mut end = ClientEnd {
         data: Sock::connected(a.connect)?,
         fb: a.feedback.map(Sock::connected).transpose()?,
+        fb_ok: false,
     };
     let signals = SignalWatcher::new().context("installing signal handlers")?;
     let session = random_session();
@@ -602,7 +614,7 @@ fn client(a: ClientArgs) -> Result<()> {
         };
         Recorder::new(cfg, session, Dir::Down, start_us)
     });
-    let mut fb_acked = a.feedback.is_none();
+    let mut fb_acked = false;
     let mut next_hello = 0;
     let hello_deadline = start_us + 10_000_000;
     let mut early_malformed = 0u64;
@@ -652,6 +664,7 @@ fn client(a: ClientArgs) -> Result<()> {
             }
         }
         if answered {
+            end.fb_ok = fb_acked;
             break;
         }
         wait(&end.socks(), now + 20_000);
@@ -694,11 +707,13 @@ fn client(a: ClientArgs) -> Result<()> {
     let mut last_fb_send = now_us();
     let mut next_fb_hello = now_us();
     let mut send_errors = 0u64;
+    let mut warned_fb = false;
     loop {
         let now = now_us();
         if end_us.is_some_and(|e| now >= e) || signals.take().is_some() {
             break;
         }
+        let mut fb_answered = false;
         let offset = realtime_ns() - i128::from(monotonic_ns());
         for (i, s) in end.socks().into_iter().enumerate() {
             for _ in 0..BATCH {
@@ -740,10 +755,13 @@ fn client(a: ClientArgs) -> Result<()> {
                             snd.on_ack(r.at_us, &ack);
                         }
                     }
-                    Message::HelloAck { .. } if i == 1 => fb_acked = true,
+                    Message::HelloAck { .. } if i == 1 => fb_answered = true,
                     _ => {}
                 }
             }
+        }
+        if fb_answered {
+            end.fb_ok = true;
         }
         let now = now_us();
         let mut pending_ack = rec.as_mut().and_then(|r| r.poll_ack(now));
@@ -752,7 +770,7 @@ fn client(a: ClientArgs) -> Result<()> {
                 let Some(o) = snd.poll_transmit(now) else {
                     break;
                 };
-                let piggy = if end.fb.is_none() {
+                let piggy = if !end.fb_path() {
                     pending_ack.take()
                 } else {
                     None
@@ -772,7 +790,7 @@ fn client(a: ClientArgs) -> Result<()> {
                 }
             }
         }
-        let fb_path = end.fb.is_some();
+        let fb_path = end.fb_path();
         if pending_ack.is_some() || now >= last_fb_send + 1_000_000 {
             let info = pending_ack.or_else(|| rec.as_ref().and_then(|r| r.ack_info(now)));
             encode(
@@ -807,7 +825,15 @@ fn client(a: ClientArgs) -> Result<()> {
             let _ = end.data.send(&out);
             last_data_send = now;
         }
-        if !fb_acked && now >= next_fb_hello {
+        if end.fb.is_some() && !end.fb_ok && now >= next_fb_hello {
+            if !warned_fb && now >= start_us + 5_000_000 {
+                eprintln!(
+                    "warning: no answer over the feedback path {} yet; the feedback goes over \
+                     the data path meanwhile",
+                    a.feedback.map_or(String::new(), |f| f.to_string())
+                );
+                warned_fb = true;
+            }
             if let Some(f) = &end.fb {
                 encode(&Message::Hello(hello(true)), 0, &mut out);
                 let _ = f.send(&out);
