@@ -1,10 +1,21 @@
-//! `sprout._sprout`: the Python extension module of the Sprout simulator.
+//! `sprout._sprout`: the Python extension module of the Sprout simulator (built by maturin;
+//! the `sprout` package re-exports it). Each module registers its classes and functions.
 
 use pyo3::prelude::*;
 
-/// The compiled core of the `sprout` Python package.
+mod convert;
+mod errors;
+mod evaluate;
+mod simulate;
+mod trace;
+
+/// The compiled core of the `sprout` Python package: the simulator, traces, the evaluation.
 #[pymodule]
 fn _sprout(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    trace::register(m)?;
+    simulate::register(m)?;
+    evaluate::register(m)?;
     Ok(())
 }

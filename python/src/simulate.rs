@@ -1,0 +1,382 @@
+//! `sprout.simulate` and its result, `sprout.SimResult`: one run of `sprout sim`, through the
+//! code the command line runs (`sprout_testbed::sim_json`), so the figures are the same.
+
+use std::path::PathBuf;
+
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+use serde_json::Value;
+use sprout_testbed::eval::Scheme;
+use sprout_testbed::sim::{DirectionRun, Load};
+use sprout_testbed::sim_json::{self, QueueKind, SimOptions};
+
+use crate::convert::value_to_py;
+use crate::errors::{sprout_error, to_py};
+use crate::trace::TraceArg;
+
+/// The result of ``sprout.simulate``: ``sprout sim --json``'s figures for both directions.
+///
+/// ``str(result)`` is exactly what ``sprout sim --json`` prints; ``result.to_dict()`` (and
+/// item access, ``result["downlink"]["metrics"]["throughput_kbps"]``) is its JSON as Python
+/// objects; ``result.uplink`` / ``result.downlink`` are the directions' metrics dicts;
+/// ``result.to_pandas()`` is a DataFrame with a row per direction. With ``records=True``,
+/// ``result.records`` holds every packet that left the link queues as numpy arrays.
+/// Metrics: throughput/goodput/capacity in kbit/s, delays in ms, utilization 0..1, window_s in s.
+#[pyclass(name = "SimResult", module = "sprout", frozen)]
+pub struct SimResult {
+    json: Value,
+    records: Option<Py<PyDict>>,
+}
+
+impl SimResult {
+    fn direction(&self, key: &str) -> &Value {
+        &self.json[key]
+    }
+}
+
+#[pymethods]
+impl SimResult {
+    /// The whole result as ``sprout sim --json`` gives it: scheme, confidence, load,
+    /// duration_s, skip_s, params, and ``uplink``/``downlink`` each with ``trace`` (name) and
+    /// ``metrics`` (a dict of the paper's metrics). A new dict each call.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        value_to_py(py, &self.json)
+    }
+
+    /// The result as JSON text, exactly ``sprout sim --json``'s output (without the final
+    /// newline).
+    fn to_json(&self) -> PyResult<String> {
+        serde_json::to_string_pretty(&self.json).map_err(|e| sprout_error(e.to_string()))
+    }
+
+    /// ``result[key]``: the JSON's top-level entries (``"uplink"``, ``"downlink"``,
+    /// ``"scheme"``, ``"duration_s"``, ...).
+    fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+        match self.json.get(key) {
+            Some(v) => value_to_py(py, v),
+            None => Err(pyo3::exceptions::PyKeyError::new_err(key.to_string())),
+        }
+    }
+
+    fn __contains__(&self, key: &str) -> bool {
+        self.json.get(key).is_some()
+    }
+
+    /// The top-level keys of ``to_dict()``.
+    fn keys(&self) -> Vec<String> {
+        self.json
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The scheme simulated (its key, e.g. ``"sprout"``).
+    #[getter]
+    fn scheme(&self) -> String {
+        self.json["scheme"].as_str().unwrap_or_default().to_string()
+    }
+
+    /// Simulated seconds.
+    #[getter]
+    fn duration_s(&self) -> f64 {
+        self.json["duration_s"].as_f64().unwrap_or(f64::NAN)
+    }
+
+    /// The uplink's metrics (a dict: throughput_kbps, p95_delay_ms, self_inflicted_ms, ...).
+    #[getter]
+    fn uplink<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        value_to_py(py, &self.direction("uplink")["metrics"])
+    }
+
+    /// The downlink's metrics (a dict, as ``uplink``).
+    #[getter]
+    fn downlink<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        value_to_py(py, &self.direction("downlink")["metrics"])
+    }
+
+    /// Per-packet records when ``simulate(..., records=True)``, else None: a dict of equal-
+    /// length numpy arrays, uplink packets then downlink packets, each in arrival order:
+    /// ``sent_us`` and ``arrived_us`` (uint64, µs since the start: sent by the endpoint, left
+    /// the link queue), ``bytes`` (uint32, size on the link), ``app_bytes`` (uint32, payload),
+    /// ``is_data`` (bool; false for heartbeats, acks and feedback), ``direction`` (str,
+    /// ``"up"`` or ``"down"``). Packets dropped by the link are not in it.
+    #[getter]
+    fn records<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyDict>> {
+        self.records.as_ref().map(|r| r.bind(py).clone())
+    }
+
+    /// A pandas DataFrame with a row per direction (``uplink``, ``downlink``): ``direction``,
+    /// ``trace``, ``scheme``, ``confidence``, ``load``, ``duration_s``, ``skip_s``, then every
+    /// metric. Needs pandas.
+    fn to_pandas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pd = py.import("pandas")?;
+        let rows = PyList::empty(py);
+        for dir in ["uplink", "downlink"] {
+            let row = PyDict::new(py);
+            row.set_item("direction", dir)?;
+            row.set_item("trace", value_to_py(py, &self.json[dir]["trace"])?)?;
+            for k in ["scheme", "confidence", "load", "duration_s", "skip_s"] {
+                row.set_item(k, value_to_py(py, &self.json[k])?)?;
+            }
+            if let Some(m) = self.json[dir]["metrics"].as_object() {
+                for (k, v) in m {
+                    row.set_item(k, value_to_py(py, v)?)?;
+                }
+            }
+            rows.append(row)?;
+        }
+        pd.call_method1("DataFrame", (rows,))
+    }
+
+    /// The per-packet records (``records=True``) as a pandas DataFrame, a row per packet.
+    /// SproutError when the simulation ran without ``records=True``.
+    fn records_to_pandas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let Some(r) = &self.records else {
+            return Err(sprout_error(
+                "no per-packet records: run sprout.simulate(..., records=True)",
+            ));
+        };
+        py.import("pandas")?
+            .call_method1("DataFrame", (r.bind(py),))
+    }
+
+    fn __str__(&self) -> PyResult<String> {
+        self.to_json()
+    }
+
+    fn __repr__(&self) -> String {
+        let dir = |key: &str| {
+            let d = &self.json[key];
+            let m = &d["metrics"];
+            format!(
+                "{} {}: {:.0} kbit/s, utilization {:.1}%, self-inflicted {:.0} ms",
+                key,
+                d["trace"].as_str().unwrap_or_default(),
+                m["throughput_kbps"].as_f64().unwrap_or(f64::NAN),
+                100.0 * m["utilization"].as_f64().unwrap_or(f64::NAN),
+                m["self_inflicted_ms"].as_f64().unwrap_or(f64::NAN),
+            )
+        };
+        format!(
+            "<SimResult {} over {} s: {}; {}>",
+            self.scheme(),
+            self.duration_s(),
+            dir("uplink"),
+            dir("downlink")
+        )
+    }
+}
+
+/// `params` as `KEY=VALUE` strings: a dict (values: str as is, anything else as JSON, so
+/// `{"model.sigma": 250, "window_skip_ticks": 0}` gives `model.sigma=250
+/// window_skip_ticks=0`), or a sequence of `KEY=VALUE` strings, in order.
+pub fn param_strings(params: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    let Some(p) = params else {
+        return Ok(Vec::new());
+    };
+    if p.is_none() {
+        return Ok(Vec::new());
+    }
+    if let Ok(d) = p.cast::<PyDict>() {
+        let json = p.py().import("json")?;
+        let mut out = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let key: String = k.extract()?;
+            let value: String = if v.is_instance_of::<PyString>() {
+                v.extract()?
+            } else {
+                json.call_method1("dumps", (v,))?.extract()?
+            };
+            out.push(format!("{key}={value}"));
+        }
+        return Ok(out);
+    }
+    if p.is_instance_of::<PyString>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "params must be a dict {key: value} or a list of \"KEY=VALUE\" strings, not a str",
+        ));
+    }
+    p.extract::<Vec<String>>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(
+            "params must be a dict {key: value} or a list of \"KEY=VALUE\" strings",
+        )
+    })
+}
+
+/// A scheme name (`sprout`, `sprout-ewma`, `cubic`, ...) as the command line takes it.
+pub fn parse_scheme(s: &str) -> PyResult<Scheme> {
+    s.parse::<Scheme>().map_err(sprout_error)
+}
+
+fn parse_queue(s: Option<&str>) -> PyResult<Option<QueueKind>> {
+    s.map(|q| q.parse::<QueueKind>().map_err(sprout_error))
+        .transpose()
+}
+
+/// The per-packet records of both directions as numpy arrays (see `SimResult.records`).
+fn records<'py>(
+    py: Python<'py>,
+    up: &DirectionRun,
+    down: &DirectionRun,
+) -> PyResult<Bound<'py, PyDict>> {
+    let all = || up.arrivals.iter().chain(down.arrivals.iter());
+    let d = PyDict::new(py);
+    d.set_item(
+        "sent_us",
+        all()
+            .map(|a| a.sent_us)
+            .collect::<Vec<u64>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "arrived_us",
+        all()
+            .map(|a| a.arrived_us)
+            .collect::<Vec<u64>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "bytes",
+        all()
+            .map(|a| a.bytes)
+            .collect::<Vec<u32>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "app_bytes",
+        all()
+            .map(|a| a.app_bytes)
+            .collect::<Vec<u32>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "is_data",
+        all()
+            .map(|a| a.is_data)
+            .collect::<Vec<bool>>()
+            .into_pyarray(py),
+    )?;
+    let np = py.import("numpy")?;
+    let direction = np.call_method1(
+        "repeat",
+        (
+            vec!["up", "down"],
+            vec![up.arrivals.len(), down.arrivals.len()],
+        ),
+    )?;
+    d.set_item("direction", direction)?;
+    Ok(d)
+}
+
+/// Simulates one scheme over an uplink and a downlink trace, as ``sprout sim`` does, and
+/// returns a ``SimResult`` whose figures equal ``sprout sim --json``'s on the same inputs.
+///
+/// ``uplink``, ``downlink``: ``sprout.Trace`` objects or paths of mahimahi trace files.
+/// Every option of ``sprout sim``, with its default:
+///
+/// - ``scheme``: sprout, sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound or cubic-codel.
+/// - ``confidence``: forecast confidence, strictly between 0 and 1 (Sprout schemes) [0.95].
+/// - ``params``: changes to Sprout's parameters (``sprout params`` lists them), a dict
+///   ``{"window_skip_ticks": 0, "model.sigma": 250}`` or a list of ``"KEY=VALUE"`` strings
+///   (``--param``) [none].
+/// - ``seed``: seed for anything random (loss; when not 0, the endpoints' start times) [0].
+/// - ``host_jitter_ms``: Sprout hosts' timer wake-up latency, uniform 0..this ms [1.0].
+/// - ``loss``: Bernoulli loss probability at each direction's queue, 0..1 [0.0].
+/// - ``queue``: ``"infinite"`` or ``"codel"`` for both directions (cubic-codel always CoDel)
+///   [``"infinite"``]; ``uplink_queue``, ``downlink_queue`` override it per direction.
+/// - ``uplink_loss``, ``downlink_loss``: per-direction loss, overriding ``loss``.
+/// - ``duration``: simulated seconds; longer than a trace loops it [the shorter trace's length].
+/// - ``skip``: seconds skipped before measuring [60.0, the paper's].
+/// - ``load``: which directions carry data, ``"both"``, ``"up"`` or ``"down"`` [``"both"``].
+/// - ``uplink_log``, ``downlink_log``: write each direction's mahimahi mm-link log (both or
+///   neither).
+/// - ``records``: also return every packet's send and arrival times, bytes and direction as
+///   numpy arrays (``SimResult.records``) [False].
+///
+/// The simulation runs without the GIL. Errors: SproutError (a ValueError) for bad options,
+/// an unknown scheme or a trace that does not parse; FileNotFoundError / OSError for files;
+/// the messages are the command line's.
+#[pyfunction]
+#[pyo3(signature = (scheme, uplink, downlink, *, confidence = None, params = None, seed = 0,
+    host_jitter_ms = 1.0, loss = 0.0, queue = "infinite", uplink_queue = None,
+    downlink_queue = None, uplink_loss = None, downlink_loss = None, duration = None,
+    skip = 60.0, load = "both", uplink_log = None, downlink_log = None, records = false))]
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    py: Python<'_>,
+    scheme: &str,
+    uplink: &Bound<'_, PyAny>,
+    downlink: &Bound<'_, PyAny>,
+    confidence: Option<f64>,
+    params: Option<&Bound<'_, PyAny>>,
+    seed: u64,
+    host_jitter_ms: f64,
+    loss: f64,
+    queue: &str,
+    uplink_queue: Option<&str>,
+    downlink_queue: Option<&str>,
+    uplink_loss: Option<f64>,
+    downlink_loss: Option<f64>,
+    duration: Option<f64>,
+    skip: f64,
+    load: &str,
+    uplink_log: Option<PathBuf>,
+    downlink_log: Option<PathBuf>,
+    records: bool,
+) -> PyResult<SimResult> {
+    // As the command line: the options' values are read first, then the traces, then the
+    // options are checked together.
+    let opts = SimOptions {
+        scheme: parse_scheme(scheme)?,
+        confidence,
+        params: param_strings(params)?,
+        seed,
+        host_jitter_ms,
+        loss,
+        queue: parse_queue(Some(queue))?.unwrap_or(QueueKind::Infinite),
+        uplink_queue: parse_queue(uplink_queue)?,
+        downlink_queue: parse_queue(downlink_queue)?,
+        uplink_loss,
+        downlink_loss,
+        duration_s: duration,
+        skip_s: skip,
+        load: load.parse::<Load>().map_err(sprout_error)?,
+    };
+    let logs = match (uplink_log, downlink_log) {
+        (Some(u), Some(d)) => Some((u, d)),
+        (None, None) => None,
+        _ => {
+            return Err(sprout_error(
+                "uplink_log and downlink_log go together: give both or neither",
+            ))
+        }
+    };
+    let up = TraceArg::extract(uplink, "uplink")?;
+    let down = TraceArg::extract(downlink, "downlink")?;
+    let (json, out) = py
+        .detach(|| -> anyhow::Result<_> {
+            let (up, down) = (up.load()?, down.load()?);
+            let cfg = opts.config()?;
+            let out = sim_json::run(
+                up,
+                down,
+                &cfg,
+                logs.as_ref().map(|(u, d)| (u.as_path(), d.as_path())),
+            )?;
+            Ok((sim_json::to_json(&opts, &cfg, &out), out))
+        })
+        .map_err(to_py)?;
+    let records = if records {
+        Some(self::records(py, &out.uplink, &out.downlink)?.unbind())
+    } else {
+        None
+    };
+    Ok(SimResult { json, records })
+}
+
+/// Adds `simulate` and `SimResult` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<SimResult>()?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)
+}
