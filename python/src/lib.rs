@@ -4,9 +4,11 @@
 use pyo3::prelude::*;
 
 mod convert;
+mod env;
 mod errors;
 mod evaluate;
 mod simulate;
+mod sweep;
 mod trace;
 
 /// The compiled core of the `sprout` Python package: the simulator, traces, the evaluation.
@@ -17,5 +19,7 @@ fn _sprout(m: &Bound<'_, PyModule>) -> PyResult<()> {
     trace::register(m)?;
     simulate::register(m)?;
     evaluate::register(m)?;
+    env::register(m)?;
+    sweep::register(m)?;
     Ok(())
 }
