@@ -1,11 +1,38 @@
 """Sprout (NSDI 2013) from Python: the deterministic simulator of the paper's cellular links.
 
-``sprout.simulate`` runs one scheme over an uplink and a downlink trace (the figures of
-``sprout sim --json``), ``sprout.Trace`` loads or synthesises mahimahi traces, and
-``sprout.evaluate`` runs the paper's evaluation (``sprout eval``) and returns its table.
+- ``sprout.simulate(scheme, uplink, downlink, **options)`` runs one scheme over an uplink and a
+  downlink trace, with every option of ``sprout sim``, and returns a ``SimResult`` whose
+  figures equal ``sprout sim --json``'s exactly (``.to_dict()``, ``.to_pandas()``, per-packet
+  ``.records`` as numpy arrays with ``records=True``).
+- ``sprout.Trace`` loads, builds or synthesises mahimahi traces (``Trace.load``,
+  ``Trace.constant``, ``Trace.synthetic``), with their capacity per interval as numpy.
+- ``sprout.evaluate(...)`` runs the paper's evaluation (``sprout eval``) and returns
+  results.csv's table as a pandas DataFrame.
+- ``sprout.params(scheme)`` lists Sprout's parameters (``sprout params``), which
+  ``params={...}`` changes.
+
+Errors are ``sprout.SproutError`` (a ``ValueError``), or ``FileNotFoundError``/``OSError`` for
+files, with the messages the ``sprout`` command prints.
 """
 
-from . import _sprout
-from ._sprout import __version__
+from ._sprout import (
+    SCHEMES,
+    SimResult,
+    SproutError,
+    Trace,
+    __version__,
+    evaluate,
+    params,
+    simulate,
+)
 
-__all__ = ["__version__"]
+__all__ = [
+    "SCHEMES",
+    "SimResult",
+    "SproutError",
+    "Trace",
+    "__version__",
+    "evaluate",
+    "params",
+    "simulate",
+]

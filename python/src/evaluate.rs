@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use pyo3::exceptions::PyFileNotFoundError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use sprout_testbed::eval::{self, EvalOptions, Experiment, Scheme};
@@ -10,7 +11,7 @@ use sprout_testbed::overrides;
 use sprout_testbed::sim_json::seconds_to_us;
 
 use crate::convert::value_to_py;
-use crate::errors::{sprout_error, to_py};
+use crate::errors::{error_message, sprout_error, to_py};
 use crate::simulate::{param_strings, parse_scheme};
 
 /// A list argument: None, a comma-separated string, or a sequence of strings.
@@ -83,7 +84,17 @@ pub fn evaluate<'py>(
         progress,
         protocol_params: param_strings(params)?,
     };
-    let summary = py.detach(|| eval::run(&opts)).map_err(to_py)?;
+    let summary = py.detach(|| eval::run(&opts)).map_err(|e| {
+        // `sprout eval` says a missing traces folder in words only (no I/O error in the
+        // chain): that one is a FileNotFoundError too.
+        let msg = error_message(&e);
+        match &opts.traces {
+            Some(t) if !t.exists() && msg.contains(&t.display().to_string()) => {
+                PyFileNotFoundError::new_err(msg)
+            }
+            _ => to_py(e),
+        }
+    })?;
     let df = py
         .import("pandas")?
         .call_method1("read_csv", (out.join("results.csv"),))?;

@@ -12,7 +12,7 @@ use sprout_testbed::eval;
 
 use crate::errors::{sprout_error, to_py};
 
-/// Most intervals `Trace.capacity` returns (10 million), as `sprout traces stats` allows.
+/// Most intervals `Trace.capacity` returns (10 million, as `sprout traces stats` allows).
 const MAX_INTERVALS: u64 = 10_000_000;
 
 /// A mahimahi trace: the times (ms since the start) of its 1500-byte delivery opportunities.
@@ -134,10 +134,13 @@ impl PyTrace {
         self.inner.opportunities_ms().to_vec().into_pyarray(py)
     }
 
-    /// Capacity per interval, Mbit/s, as a numpy float64 array: the opportunity at ``t`` ms
-    /// falls in interval ``t // interval_ms`` (intervals ``0 .. duration // interval_ms``, the
-    /// bins of ``sprout traces stats``; the last may be partial but is divided by the full
-    /// interval), each worth 1500 bytes. Interval ``k`` starts at ``k * interval_ms`` ms.
+    /// Capacity per interval, Mbit/s, as a numpy float64 array: interval ``k`` is
+    /// ``[k * interval_ms, (k + 1) * interval_ms)`` ms, for the intervals that cover one pass
+    /// of the trace, ``[0, duration)`` (``ceil(duration / interval_ms)`` of them; the last one
+    /// ends at the trace's end and is divided by its own length). Each opportunity in an
+    /// interval is worth 1500 bytes. These are the bytes the simulator's metrics count as
+    /// offered over a window (``capacity_kbps``); the opportunity at exactly the end of the
+    /// trace is the start of its next pass when it loops, so it is not in ``[0, duration)``.
     #[pyo3(signature = (interval_ms = 1000))]
     fn capacity<'py>(
         &self,
@@ -147,9 +150,8 @@ impl PyTrace {
         if interval_ms == 0 {
             return Err(sprout_error("interval_ms must be at least 1"));
         }
-        let ops = self.inner.opportunities_ms();
-        let last = ops.last().copied().unwrap_or(0);
-        let bins = last / interval_ms + 1;
+        let end_ms = self.inner.period_ms();
+        let bins = end_ms.div_ceil(interval_ms);
         if bins > MAX_INTERVALS {
             return Err(sprout_error(format!(
                 "{}: {bins} intervals of {interval_ms} ms is more than {MAX_INTERVALS}; use a longer interval",
@@ -157,14 +159,24 @@ impl PyTrace {
             )));
         }
         let mut counts = vec![0u64; bins as usize];
-        for &t in ops {
+        for &t in self
+            .inner
+            .opportunities_ms()
+            .iter()
+            .take_while(|&&t| t < end_ms)
+        {
             counts[(t / interval_ms) as usize] += 1;
         }
-        // count x 1500 bytes x 8 bits over interval_ms / 1000 s, in Mbit/s.
-        let per = (sprout_link::OPPORTUNITY_BYTES * 8) as f64 / (interval_ms as f64 * 1e3);
+        // count x 1500 bytes x 8 bits over the interval's length in s, in Mbit/s.
+        let bits = (sprout_link::OPPORTUNITY_BYTES * 8) as f64;
         Ok(counts
             .into_iter()
-            .map(|c| c as f64 * per)
+            .enumerate()
+            .map(|(k, c)| {
+                let start = k as u64 * interval_ms;
+                let len_ms = (end_ms - start).min(interval_ms);
+                c as f64 * bits / (len_ms as f64 * 1e3)
+            })
             .collect::<Vec<f64>>()
             .into_pyarray(py))
     }

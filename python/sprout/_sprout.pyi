@@ -1,0 +1,155 @@
+"""Type stubs of ``sprout._sprout``, the compiled core of the ``sprout`` package.
+
+Units: times in the records are microseconds (``_us``), trace times milliseconds (``_ms``),
+option times seconds (``duration``, ``skip``) unless a name says otherwise; rates in the
+metrics are kbit/s, in ``Trace.capacity`` Mbit/s.
+"""
+
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+SCHEMES: List[str]
+"""Every scheme's key, in the order tables list them (``omniscient`` is computed, not simulated)."""
+
+PathLike = Union[str, "os.PathLike[str]"]
+TraceLike = Union["Trace", str, "os.PathLike[str]"]
+Params = Union[Mapping[str, Any], Sequence[str], None]
+
+class SproutError(ValueError):
+    """An error of the simulator (bad options, a trace that does not parse, an unknown
+    scheme), with the message the ``sprout`` command prints after ``error:``."""
+
+class Trace:
+    """A mahimahi trace: the times (ms since the start) of its 1500-byte delivery
+    opportunities. Immutable, comparable with ``==``, picklable."""
+
+    @staticmethod
+    def load(path: PathLike) -> "Trace":
+        """Loads a trace file; its name is the file name. FileNotFoundError/OSError when it
+        cannot be read, SproutError when it does not parse."""
+    @staticmethod
+    def constant(mbit: float, seconds: float, name: Optional[str] = None) -> "Trace":
+        """A constant-rate trace: ``mbit`` Mbit/s for ``seconds`` s, evenly spaced, the last
+        opportunity at the end. Name defaults to ``constant-{mbit}mbit``."""
+    @staticmethod
+    def synthetic(
+        seed: int = 1,
+        seconds: float = 60.0,
+        *,
+        start_rate: float = 400.0,
+        sigma: float = 200.0,
+        outage_escape_rate: float = 1.0,
+        max_rate: float = 1000.0,
+        resume_rate: float = 100.0,
+        name: Optional[str] = None,
+    ) -> "Trace":
+        """A trace from the paper's stochastic link model (rates in packets/s, sigma in
+        packets/s per sqrt(s), escape rate per s), seeded and deterministic. Name defaults to
+        ``synthetic-{seed}``."""
+    @staticmethod
+    def from_opportunities(
+        opportunities_ms: Union[Sequence[int], npt.NDArray[np.integer[Any]]], name: str = "trace"
+    ) -> "Trace":
+        """A trace from non-decreasing opportunity times in ms (at least one)."""
+    @staticmethod
+    def parse(text: str, name: str = "trace") -> "Trace":
+        """A trace from a mahimahi file's text."""
+    @property
+    def name(self) -> str:
+        """The trace's name (the file name for a loaded trace)."""
+    @property
+    def duration_s(self) -> float:
+        """Length in seconds: the last timestamp (mahimahi's loop period)."""
+    @property
+    def mean_mbps(self) -> float:
+        """Mean capacity of one pass, Mbit/s."""
+    @property
+    def opportunities_ms(self) -> npt.NDArray[np.uint64]:
+        """The opportunity times, ms, as a uint64 array (a copy)."""
+    def capacity(self, interval_ms: int = 1000) -> npt.NDArray[np.float64]:
+        """Capacity in Mbit/s of each interval ``[k*interval_ms, (k+1)*interval_ms)`` over
+        ``[0, duration)``; the last interval is divided by its own length."""
+    def save(self, path: PathLike) -> None:
+        """Writes the trace as a mahimahi file."""
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+
+class SimResult:
+    """``sprout sim --json``'s figures for both directions of one simulation."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The result as ``sprout sim --json`` gives it, as Python objects."""
+    def to_json(self) -> str:
+        """Exactly ``sprout sim --json``'s output (without the final newline)."""
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame with a row per direction (uplink, downlink) and a column per
+        metric."""
+    def records_to_pandas(self) -> Any:
+        """The per-packet records as a pandas DataFrame (needs ``records=True``)."""
+    def keys(self) -> List[str]:
+        """The top-level keys of ``to_dict()``."""
+    def __getitem__(self, key: str) -> Any: ...
+    def __contains__(self, key: str) -> bool: ...
+    @property
+    def scheme(self) -> str:
+        """The scheme's key."""
+    @property
+    def duration_s(self) -> float:
+        """Simulated seconds."""
+    @property
+    def uplink(self) -> Dict[str, Any]:
+        """The uplink's metrics (throughput_kbps, p95_delay_ms, self_inflicted_ms, ...)."""
+    @property
+    def downlink(self) -> Dict[str, Any]:
+        """The downlink's metrics."""
+    @property
+    def records(self) -> Optional[Dict[str, npt.NDArray[Any]]]:
+        """With ``records=True``: ``sent_us``, ``arrived_us`` (uint64), ``bytes``,
+        ``app_bytes`` (uint32), ``is_data`` (bool), ``direction`` (str: up/down), uplink
+        packets then downlink packets in arrival order; else None."""
+
+def simulate(
+    scheme: str,
+    uplink: TraceLike,
+    downlink: TraceLike,
+    *,
+    confidence: Optional[float] = None,
+    params: Params = None,
+    seed: int = 0,
+    host_jitter_ms: float = 1.0,
+    loss: float = 0.0,
+    queue: str = "infinite",
+    uplink_queue: Optional[str] = None,
+    downlink_queue: Optional[str] = None,
+    uplink_loss: Optional[float] = None,
+    downlink_loss: Optional[float] = None,
+    duration: Optional[float] = None,
+    skip: float = 60.0,
+    load: str = "both",
+    uplink_log: Optional[PathLike] = None,
+    downlink_log: Optional[PathLike] = None,
+    records: bool = False,
+) -> SimResult:
+    """Simulates one scheme over an uplink and a downlink trace as ``sprout sim`` does (every
+    option, same defaults); the figures equal ``sprout sim --json``'s. Runs without the GIL."""
+
+def evaluate(
+    traces: Optional[PathLike] = None,
+    schemes: Union[Sequence[str], str, None] = None,
+    experiments: Union[Sequence[str], str, None] = None,
+    out: PathLike = "results",
+    skip: float = 60.0,
+    jobs: Optional[int] = None,
+    params: Params = None,
+    progress: bool = False,
+) -> Any:
+    """Runs the paper's evaluation (``sprout eval``), writes its outputs into ``out`` and
+    returns results.csv's table as a pandas DataFrame (``attrs["summary"]``: the summary)."""
+
+def params(scheme: str = "sprout", params: Params = None) -> Dict[str, Any]:
+    """A Sprout scheme's configuration (``sprout params``), with ``params`` applied."""

@@ -1,0 +1,123 @@
+"""Errors are Python exceptions with the messages the `sprout` command prints."""
+
+import pytest
+
+import sprout
+
+
+def sim_error(cli, up, down, *flags):
+    return cli.error("sim", "--uplink", up, "--downlink", down, *flags)
+
+
+def test_sprout_error_is_a_value_error():
+    assert issubclass(sprout.SproutError, ValueError)
+    assert sprout.SproutError.__module__ == "sprout"
+
+
+def test_missing_trace_is_file_not_found(cli, synthetic_pair, tmp_path):
+    up, down = synthetic_pair
+    missing = tmp_path / "nope.up"
+    with pytest.raises(FileNotFoundError) as e:
+        sprout.simulate("sprout", missing, down)
+    assert str(e.value) == sim_error(cli, missing, down)
+    assert str(e.value).startswith(f"cannot read trace {missing}: ")
+    with pytest.raises(FileNotFoundError) as e:
+        sprout.Trace.load(missing)
+    assert str(e.value) == sim_error(cli, missing, down)
+
+
+def test_folder_as_trace_is_an_os_error(cli, synthetic_pair, tmp_path):
+    _, down = synthetic_pair
+    with pytest.raises(OSError) as e:
+        sprout.simulate("sprout", tmp_path, down)
+    assert not isinstance(e.value, sprout.SproutError)
+    assert str(e.value) == sim_error(cli, tmp_path, down)
+
+
+def test_malformed_trace(cli, synthetic_pair, tmp_path):
+    _, down = synthetic_pair
+    bad = tmp_path / "bad.up"
+    bad.write_text("10\n20\nabc\n")
+    with pytest.raises(sprout.SproutError) as e:
+        sprout.simulate("sprout", bad, down)
+    assert str(e.value) == sim_error(cli, bad, down)
+    assert str(e.value) == f"{bad}:3: not a non-negative integer: `abc`"
+    back = tmp_path / "back.up"
+    back.write_text("10\n5\n")
+    with pytest.raises(sprout.SproutError) as e:
+        sprout.Trace.load(back)
+    assert str(e.value) == sim_error(cli, back, down)
+
+
+# (simulate's keyword options, the same options on the command line)
+OPTION_ERRORS = {
+    "unknown param": ({"params": {"nope": 1}}, ["--param", "nope=1"]),
+    "param of the wrong type": (
+        {"params": {"window_skip_ticks": "many"}}, ["--param", "window_skip_ticks=many"]),
+    "param without =": ({"params": ["window_skip_ticks"]}, ["--param", "window_skip_ticks"]),
+    "invalid confidence": ({"confidence": 1.5}, ["--confidence", "1.5"]),
+    "confidence for cubic": (
+        {"scheme": "cubic", "confidence": 0.5}, ["--scheme", "cubic", "--confidence", "0.5"]),
+    "params for reno": (
+        {"scheme": "reno", "params": {"model.sigma": 3}},
+        ["--scheme", "reno", "--param", "model.sigma=3"]),
+    "omniscient": ({"scheme": "omniscient"}, ["--scheme", "omniscient"]),
+    "loss above 1": ({"loss": 2.0}, ["--loss", "2"]),
+    "downlink loss": ({"downlink_loss": -0.5}, ["--downlink-loss=-0.5"]),
+    "negative skip": ({"skip": -1.0}, ["--skip=-1"]),
+    "negative duration": ({"duration": -3.0}, ["--duration=-3"]),
+    "infinite jitter": ({"host_jitter_ms": float("inf")}, ["--host-jitter-ms", "inf"]),
+}
+
+
+@pytest.mark.parametrize("case", list(OPTION_ERRORS))
+def test_option_errors_have_the_cli_message(case, cli, synthetic_pair):
+    options, flags = OPTION_ERRORS[case]
+    options = dict(options)
+    scheme = options.pop("scheme", "sprout")
+    with pytest.raises(sprout.SproutError) as e:
+        sprout.simulate(scheme, *synthetic_pair, **options)
+    assert str(e.value) == sim_error(cli, *synthetic_pair, *flags)
+
+
+def test_unknown_scheme_queue_and_load(cli, synthetic_pair):
+    # The command line's parser wraps these ("invalid value 'x' for '--scheme <SCHEME>': ...");
+    # the package gives the reason itself.
+    with pytest.raises(sprout.SproutError) as e:
+        sprout.simulate("tahoe", *synthetic_pair)
+    assert str(e.value).startswith("unknown scheme 'tahoe' (known: sprout, sprout-ewma, cubic")
+    assert str(e.value) in sim_error(cli, *synthetic_pair, "--scheme", "tahoe")
+    with pytest.raises(sprout.SproutError, match="unknown queue 'red'"):
+        sprout.simulate("sprout", *synthetic_pair, queue="red")
+    with pytest.raises(sprout.SproutError, match="unknown load 'sideways'"):
+        sprout.simulate("sprout", *synthetic_pair, load="sideways")
+
+
+def test_bad_argument_types_are_type_errors(synthetic_pair):
+    with pytest.raises(TypeError, match="uplink must be a sprout.Trace or a path"):
+        sprout.simulate("sprout", 42, synthetic_pair[1])
+    with pytest.raises(TypeError, match="params must be"):
+        sprout.simulate("sprout", *synthetic_pair, params="window_skip_ticks=0")
+
+
+def test_logs_go_together(synthetic_pair, tmp_path):
+    with pytest.raises(sprout.SproutError, match="uplink_log and downlink_log go together"):
+        sprout.simulate("sprout", *synthetic_pair, uplink_log=tmp_path / "u.log")
+
+
+def test_unwritable_log_is_an_os_error(cli, synthetic_pair, tmp_path):
+    log = tmp_path / "missing-folder" / "u.log"
+    with pytest.raises(FileNotFoundError) as e:
+        sprout.simulate("sprout", *synthetic_pair, uplink_log=log, downlink_log=tmp_path / "d.log",
+                        duration=5, skip=0)
+    assert str(e.value) == sim_error(
+        cli, *synthetic_pair, "--uplink-log", log, "--downlink-log", tmp_path / "d.log",
+        "--duration", "5", "--skip", "0")
+
+
+def test_params_function(cli):
+    with pytest.raises(sprout.SproutError) as e:
+        sprout.params("cubic")
+    assert str(e.value) == cli.error("params", "--scheme", "cubic")
+    assert sprout.params("sprout", {"model.sigma": 250})["model"]["sigma"] == 250
+    assert sprout.params("sprout-ewma")["estimator"] != sprout.params("sprout")["estimator"]
