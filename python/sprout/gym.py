@@ -49,7 +49,7 @@ from gymnasium import spaces
 
 from . import _sprout
 
-__all__ = ["CellularLinkEnv", "DEFAULT_TRACE_DIRS", "resolve_traces"]
+__all__ = ["CellularLinkEnv", "DEFAULT_TRACE_DIRS", "resolve_traces", "sprout_forecast_action"]
 
 #: Where a trace pair's name is looked up (after ``traces_dir`` and ``$SPROUT_TRACES``),
 #: as ``sprout eval`` does.
@@ -216,11 +216,13 @@ class CellularLinkEnv(gym.Env):
 
 
 def sprout_forecast_action(obs, action: str = "rate", target_ticks: int = 5, skip_ticks: int = 1):
-    """A baseline policy that follows the Sprout forecast in an observation: the packets the
-    forecast says the link will deliver over ``target_ticks`` ticks (after ``skip_ticks``; as
-    Sprout's sender, 100 ms after the tick in progress), as a rate over those ticks (Mbit/s)
-    or, for ``action="window"``, as a window (kB) that also covers the report's loop (the
-    reverse path and the report's age), as Sprout's queue estimate does."""
+    """A baseline policy that follows the Sprout forecast in an observation, with Sprout's
+    window rule: the packets the forecast says the link will deliver over ``target_ticks``
+    ticks after the first ``skip_ticks`` (Sprout's 100 ms after the tick in progress), as a
+    window in kB (``action="window"``: the bytes the sender keeps in flight, which plays the
+    part of Sprout's queue estimate) or as a rate over those ticks in Mbit/s (``"rate"``;
+    note that a sender paced at its own cautious forecast only ever shows the model what it
+    sent, so it tends to starve itself: Sprout's bursts are what let its forecast grow)."""
     f = obs[8:]
     lo = float(f[skip_ticks - 1]) if skip_ticks > 0 else 0.0
     hi = float(f[min(skip_ticks + target_ticks, len(f)) - 1])
