@@ -160,6 +160,11 @@ struct CheckArgs {
     /// Output folder (recordings, logs, saturator-check.csv and .json).
     #[arg(long, default_value = "saturator-check")]
     out: PathBuf,
+    /// Leave the emulator's threads at normal priority (by default they run under
+    /// SCHED_FIFO, so that a busy machine does not make them deliver, and the recording
+    /// stamp, late).
+    #[arg(long)]
+    no_realtime: bool,
     /// Print the results as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -1619,6 +1624,7 @@ fn check(a: CheckArgs) -> Result<()> {
         simulated: a.simulated,
         out: a.out,
         sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
+        realtime: !a.no_realtime,
         progress: !a.json,
     };
     let results = saturator_check::run(&opts)?;
