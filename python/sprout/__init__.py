@@ -35,4 +35,15 @@ __all__ = [
     "evaluate",
     "params",
     "simulate",
+    "sweep",
 ]
+
+
+def __getattr__(name):
+    # sprout.sweep (a callable module: sprout.sweep(spec, ...)) and sprout.gym (needs
+    # gymnasium) are imported when first used.
+    if name in ("sweep", "gym"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'sprout' has no attribute {name!r}")
