@@ -142,7 +142,7 @@ def evaluate(
     traces: Optional[PathLike] = None,
     schemes: Union[Sequence[str], str, None] = None,
     experiments: Union[Sequence[str], str, None] = None,
-    out: PathLike = "results",
+    out: Optional[PathLike] = None,
     skip: float = 60.0,
     jobs: Optional[int] = None,
     params: Params = None,

@@ -42,13 +42,13 @@ fn string_list(arg: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Ve
 ///   sensitivity [all ten].
 /// - ``experiments``: list (or comma-separated string) of fig7, fig8, summary, confidence,
 ///   loss, distributions, sensitivity, model, or all [fig7].
-/// - ``out``: output folder ["results"]; ``skip``: seconds skipped before measuring [60.0];
+/// - ``out``: output folder [``"results"`` in the current folder]; ``skip``: seconds skipped before measuring [60.0];
 ///   ``jobs``: parallel simulations [one per core]; ``params``: changes to both Sprout schemes'
 ///   parameters, as in ``simulate`` [none]; ``progress``: show the progress bar [False].
 ///
 /// Runs without the GIL. Errors as ``simulate``'s, with the command line's messages.
 #[pyfunction]
-#[pyo3(signature = (traces = None, schemes = None, experiments = None, out = PathBuf::from("results"),
+#[pyo3(signature = (traces = None, schemes = None, experiments = None, out = None,
     skip = 60.0, jobs = None, params = None, progress = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn evaluate<'py>(
@@ -56,7 +56,7 @@ pub fn evaluate<'py>(
     traces: Option<PathBuf>,
     schemes: Option<&Bound<'py, PyAny>>,
     experiments: Option<&Bound<'py, PyAny>>,
-    out: PathBuf,
+    out: Option<PathBuf>,
     skip: f64,
     jobs: Option<usize>,
     params: Option<&Bound<'py, PyAny>>,
@@ -74,6 +74,7 @@ pub fn evaluate<'py>(
             .map_err(|e| sprout_error(format!("--experiments: {e}")))?,
         _ => vec![Experiment::Fig7],
     };
+    let out = out.unwrap_or_else(|| PathBuf::from("results"));
     let opts = EvalOptions {
         traces,
         schemes,

@@ -199,3 +199,16 @@ def test_repr_names_both_directions(verizon):
     assert set(r.keys()) == {"scheme", "confidence", "load", "duration_s", "skip_s", "params",
                              "uplink", "downlink"}
     assert "uplink" in r and "nothing" not in r
+
+
+def test_the_tutorial_runs(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "tutorial.py"
+    p = subprocess.run([sys.executable, script, tmp_path / "no-traces", "--out", tmp_path / "c.png"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "Sprout on Synthetic.down" in p.stdout
+    assert "Sprout delivered" in p.stdout
