@@ -255,7 +255,7 @@ impl EnvConfig {
         if self.ticks_per_step == 0 {
             return Err("ticks_per_step must be at least 1".into());
         }
-        if self.protocol.model.tick_us % DELAY_SAMPLE_US != 0 {
+        if self.protocol.model.tick_us.checked_rem(DELAY_SAMPLE_US) != Some(0) {
             return Err(format!(
                 "the model's tick ({} us) must be a whole number of milliseconds",
                 self.protocol.model.tick_us
