@@ -71,6 +71,17 @@ pub struct ServerArgs {
     /// Do not forward packets between clients.
     #[arg(long)]
     no_client_to_client: bool,
+    /// Pad the Sprout window toward the clients while the session carries traffic, so that
+    /// the downlink is measured even when it carries only light traffic (a call, TCP
+    /// acknowledgements); without it such a direction is forecast from that traffic alone and
+    /// its packets wait or drop. Costs the padding: about what Sprout would use of the link.
+    #[arg(long)]
+    probe: bool,
+    /// Forecast confidence of the Sprout sessions, strictly between 0 and 1; both ends must
+    /// use the same [default: 0.95, the paper's]. Lower sends more in the link's dips, at more
+    /// delay.
+    #[arg(long, value_name = "P")]
+    confidence: Option<f64>,
     /// Most clients at once [default: 64].
     #[arg(long, value_name = "N")]
     max_clients: Option<usize>,
@@ -122,6 +133,17 @@ pub struct ClientArgs {
     /// The device and its addresses only (without prefix routes): no route into the tunnel.
     #[arg(long, conflicts_with = "routes")]
     no_routes: bool,
+    /// Pad the Sprout window toward the server while the session carries traffic, so that
+    /// the uplink is measured even when it carries only light traffic (a call, TCP
+    /// acknowledgements); without it such a direction is forecast from that traffic alone and
+    /// its packets wait or drop. Costs the padding: about what Sprout would use of the link.
+    #[arg(long)]
+    probe: bool,
+    /// Forecast confidence of the Sprout sessions, strictly between 0 and 1; both ends must
+    /// use the same [default: 0.95, the paper's]. Lower sends more in the link's dips, at more
+    /// delay.
+    #[arg(long, value_name = "P")]
+    confidence: Option<f64>,
     /// One JSON object per line (events, status, exit) instead of text.
     #[arg(long)]
     json: bool,
@@ -179,6 +201,8 @@ pub fn run(a: TunnelArgs) -> Result<()> {
                 path_mtu: s.path_mtu,
                 no_routes: s.no_routes,
                 no_client_to_client: s.no_client_to_client,
+                probe: s.probe,
+                confidence: s.confidence,
                 max_clients: s.max_clients,
                 idle_timeout: s.idle_timeout,
                 json: s.json,
@@ -206,6 +230,8 @@ pub fn run(a: TunnelArgs) -> Result<()> {
                 path_mtu: c.path_mtu,
                 route: c.routes,
                 no_routes: c.no_routes,
+                probe: c.probe,
+                confidence: c.confidence,
                 json: c.json,
                 status_interval: c.status_interval,
                 duration: c.duration,

@@ -370,7 +370,9 @@ impl Connection {
     }
 
     /// Bulk mode: the application always has more to send (the paper's saturating sender);
-    /// each datagram is filled as far as the window and the datagram size allow.
+    /// each datagram is filled as far as the window and the datagram size allow. Datagrams
+    /// queued with [`Connection::send`] still go first, each as it is; filler fills the
+    /// window only while none is queued (a tunnel uses this to keep probing the link).
     pub fn set_bulk(&mut self, bulk: bool) {
         self.bulk = bulk;
     }
@@ -545,11 +547,8 @@ impl Connection {
         } else {
             wire::FIXED_HEADER_BYTES
         } as u64;
-        let payload = if self.bulk {
-            1
-        } else {
-            self.outgoing.front().map_or(1, |d| d.len() as u64)
-        };
+        // Queued datagrams go first, also in bulk mode.
+        let payload = self.outgoing.front().map_or(1, |d| d.len() as u64);
         header + payload + self.overhead()
     }
 
@@ -577,7 +576,10 @@ impl Connection {
         if self.has_data() {
             let window = self.sender.window_bytes(now_us);
             let room = window.saturating_sub(header_len + overhead);
-            let payload_len = if self.bulk {
+            // A queued datagram goes first (waiting for the window if it does not fit yet);
+            // bulk filler only when nothing is queued.
+            let filler = self.outgoing.is_empty();
+            let payload_len = if filler {
                 Some(room.min(self.config.max_datagram_bytes as u64 - header_len))
                     .filter(|&n| n > 0)
             } else {
@@ -587,7 +589,7 @@ impl Connection {
                     .filter(|&n| header_len + n + overhead <= window)
             };
             if let Some(payload_len) = payload_len {
-                let payload = if self.bulk {
+                let payload = if filler {
                     Payload::Filler(payload_len as usize)
                 } else {
                     let d = self.outgoing.pop_front().unwrap_or_default();
@@ -706,6 +708,24 @@ impl Connection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// In bulk mode a queued datagram goes out before any filler, unchanged, and filler
+    /// resumes once the queue is empty.
+    #[test]
+    fn bulk_sends_queued_datagrams_first() {
+        let mut a = Connection::new(Config::default(), 0).unwrap();
+        let mut b = Connection::new(Config::default(), 0).unwrap();
+        a.set_bulk(true);
+        a.send(b"real".to_vec());
+        let mut buf = Vec::new();
+        let first = a.poll_transmit(0, &mut buf).unwrap();
+        assert_eq!(first.app_bytes, 4);
+        b.handle_datagram(20_000, &buf).unwrap();
+        assert_eq!(b.recv().unwrap(), b"real");
+        let second = a.poll_transmit(0, &mut buf).unwrap();
+        assert!(second.app_bytes > 4, "filler after the queue emptied");
+        assert_eq!(a.queued_bytes(), 0);
+    }
 
     /// Two endpoints over a perfect fixed-delay path; returns A's app bytes delivered to B.
     fn run_ideal(config: Config, ms: u64) -> (u64, ConnectionStats) {

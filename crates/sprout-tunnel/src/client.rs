@@ -32,6 +32,9 @@ pub struct ClientSettings {
     pub core: Config,
     /// The per-flow queue.
     pub queue: FlowQueueConfig,
+    /// Pad the window while the session is active, so that the server measures the uplink
+    /// even when it carries light traffic (see [`crate::session`]'s module docs; default off).
+    pub probe: bool,
 }
 
 /// Something that happened to the client.
@@ -51,6 +54,7 @@ pub struct TunnelClient {
     secure: Client,
     core: Config,
     queue: FlowQueueConfig,
+    probe: bool,
     /// The data path, once the secure session is up.
     path: Option<SessionPath>,
     assignment: Option<Assignment>,
@@ -92,6 +96,7 @@ impl TunnelClient {
             secure,
             core: settings.core,
             queue: settings.queue,
+            probe: settings.probe,
             path: None,
             assignment: None,
             tun_out: VecDeque::new(),
@@ -131,7 +136,8 @@ impl TunnelClient {
         match self.secure.handle(now_us, datagram, &mut self.plaintext) {
             ClientReceived::Established => {
                 match SessionPath::new(self.core.clone(), self.queue.clone(), now_us) {
-                    Ok(p) => {
+                    Ok(mut p) => {
+                        p.set_probe(self.probe);
                         self.path = Some(p);
                         self.established_us = Some(now_us);
                         self.push_event(ClientTunnelEvent::Established);
@@ -181,6 +187,7 @@ impl TunnelClient {
                         path.send_control(Control::AssignAck.encode());
                     }
                 }
+                Ok(Control::Padding) => {}
                 _ => bump(&mut self.drops.bad_control),
             },
             Some(PayloadKind::Packet) => {

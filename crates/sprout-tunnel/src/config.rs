@@ -78,6 +78,17 @@ fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError(msg.into()))
 }
 
+/// The forecast confidence: the paper's 0.95 unless given, strictly between 0 and 1.
+fn confidence(given: Option<f64>) -> Result<f64, ConfigError> {
+    match given {
+        None => Ok(Config::default().confidence),
+        Some(p) if p > 0.0 && p < 1.0 => Ok(p),
+        Some(p) => err(format!(
+            "--confidence {p}: the forecast confidence must be strictly between 0 and 1"
+        )),
+    }
+}
+
 /// A server's flags, or the keys of its TOML file (the same names; `None`/`false` = not given).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
@@ -110,6 +121,10 @@ pub struct ServerFlags {
     /// `--no-client-to-client`.
     #[serde(alias = "no_client_to_client")]
     pub no_client_to_client: bool,
+    /// `--probe`.
+    pub probe: bool,
+    /// `--confidence P`.
+    pub confidence: Option<f64>,
     /// `--max-clients N`.
     #[serde(alias = "max_clients")]
     pub max_clients: Option<usize>,
@@ -166,6 +181,10 @@ pub struct ClientFlags {
     /// `--no-routes`.
     #[serde(alias = "no_routes")]
     pub no_routes: bool,
+    /// `--probe`.
+    pub probe: bool,
+    /// `--confidence P`.
+    pub confidence: Option<f64>,
     /// `--json`.
     pub json: bool,
     /// `--status-interval SECONDS`.
@@ -551,6 +570,7 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
     };
     let core = Config {
         max_datagram_bytes: mtu::max_datagram_bytes(path_mtu as usize, &outer),
+        confidence: confidence(flags.confidence.or(file.confidence))?,
         ..Config::default()
     };
     let tun_mtu = mtu::tun_mtu(core.max_datagram_bytes, core.model.forecast_ticks);
@@ -585,6 +605,7 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
             queue: FlowQueueConfig::default(),
             tun_mtu: tun_mtu.min(u16::MAX as usize) as u16,
             client_to_client: !(flags.no_client_to_client || file.no_client_to_client),
+            probe: flags.probe || file.probe,
         },
         run: ServerRun {
             listen,
@@ -685,6 +706,7 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
     let public_key = private_key.public_key();
     let core = Config {
         max_datagram_bytes: mtu::max_datagram_bytes(path_mtu as usize, &server.ip()),
+        confidence: confidence(flags.confidence.or(file.confidence))?,
         ..Config::default()
     };
     if core.max_datagram_bytes < crate::MIN_DATAGRAM_BYTES as usize {
@@ -704,6 +726,7 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
             },
             core,
             queue: FlowQueueConfig::default(),
+            probe: flags.probe || file.probe,
         },
         run: ClientRun {
             server,

@@ -12,7 +12,9 @@
 //! - assign: [`CONTROL`], [`KIND_ASSIGN`], flags (bit 0: IPv4 present, bit 1: IPv6 present),
 //!   TUN MTU (u16), then if IPv4: client address (4), prefix length (1), server address (4);
 //!   then if IPv6: client address (16), prefix length (1), server address (16);
-//! - assign-ack: [`CONTROL`], [`KIND_ASSIGN_ACK`].
+//! - assign-ack: [`CONTROL`], [`KIND_ASSIGN_ACK`];
+//! - padding: [`CONTROL`] alone or followed by [`KIND_PADDING`] and any bytes: what a probing
+//!   end sends to keep the link measured (the core's bulk filler is zero bytes), ignored.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -21,6 +23,8 @@ use thiserror::Error;
 
 /// First byte of a control message.
 pub const CONTROL: u8 = 0x00;
+/// Control kind: padding (the core's zero-byte filler), ignored by the receiver.
+pub const KIND_PADDING: u8 = 0;
 /// Control kind: the server's address assignment.
 pub const KIND_ASSIGN: u8 = 1;
 /// Control kind: the client confirms the assignment.
@@ -84,6 +88,8 @@ pub enum Control {
     Assign(Assignment),
     /// Client → server: the assignment arrived.
     AssignAck,
+    /// Either way: padding that keeps the link measured; ignored.
+    Padding,
 }
 
 /// What a core datagram's payload is.
@@ -153,6 +159,7 @@ impl Control {
     pub fn encode(&self) -> Vec<u8> {
         match self {
             Control::AssignAck => vec![CONTROL, KIND_ASSIGN_ACK],
+            Control::Padding => vec![CONTROL, KIND_PADDING],
             Control::Assign(a) => {
                 let flags = u8::from(a.v4.is_some()) | (u8::from(a.v6.is_some()) << 1);
                 let mut out = vec![CONTROL, KIND_ASSIGN, flags];
@@ -172,16 +179,21 @@ impl Control {
         }
     }
 
-    /// Reads a control message, checking every field: prefix lengths at most 30 (IPv4) and
+    /// Reads a control message, checking every field (padding, any length, is accepted as
+    /// is): prefix lengths at most 30 (IPv4) and
     /// 126 (IPv6) so that the network holds both addresses, both addresses inside the same
     /// network and different, the MTU at least [`MIN_TUN_MTU_V4`] (or [`MIN_TUN_MTU_V6`]
     /// with IPv6) and at most 65535, at least one family, no trailing bytes.
     pub fn decode(b: &[u8]) -> Result<Control, ControlError> {
         let malformed = ControlError::Malformed;
-        if b.len() < 2 || b[0] != CONTROL {
+        if b.first() != Some(&CONTROL) {
             return Err(malformed("not a control message"));
         }
+        if b.len() == 1 {
+            return Ok(Control::Padding);
+        }
         match b[1] {
+            KIND_PADDING => Ok(Control::Padding),
             KIND_ASSIGN_ACK if b.len() == 2 => Ok(Control::AssignAck),
             KIND_ASSIGN_ACK => Err(malformed("assign-ack length")),
             KIND_ASSIGN => {
@@ -270,10 +282,16 @@ mod tests {
         let b = g.encode();
         assert_eq!(b.len(), GREETING_BYTES);
         assert_eq!(Greeting::decode(&b, (600, 1472)), Ok(g));
-        assert_eq!(Greeting::decode(b"hello", (600, 1472)), Err(ControlError::NotTunnel));
+        assert_eq!(
+            Greeting::decode(b"hello", (600, 1472)),
+            Err(ControlError::NotTunnel)
+        );
         let mut v = b.clone();
         v[13] = 9;
-        assert_eq!(Greeting::decode(&v, (600, 1472)), Err(ControlError::Version(9)));
+        assert_eq!(
+            Greeting::decode(&v, (600, 1472)),
+            Err(ControlError::Version(9))
+        );
         assert!(Greeting::decode(&b, (600, 1000)).is_err());
         assert!(Greeting::decode(&b[..15], (600, 1472)).is_err());
     }
@@ -297,8 +315,15 @@ mod tests {
         assert_eq!(b.len(), 5 + 9 + 33);
         assert_eq!(Control::decode(&b), Ok(Control::Assign(a)));
         assert_eq!(kind(&b), Some(PayloadKind::Control));
-        assert_eq!(Control::decode(&Control::AssignAck.encode()), Ok(Control::AssignAck));
-        for cut in 0..b.len() {
+        assert_eq!(
+            Control::decode(&Control::AssignAck.encode()),
+            Ok(Control::AssignAck)
+        );
+        // The core's filler is zero bytes: padding, whatever its length.
+        assert_eq!(Control::decode(&[0]), Ok(Control::Padding));
+        assert_eq!(Control::decode(&[0; 1300]), Ok(Control::Padding));
+        assert!(Control::decode(&[]).is_err());
+        for cut in 2..b.len() {
             assert!(Control::decode(&b[..cut]).is_err(), "cut at {cut}");
         }
         let mut bad = b.clone();

@@ -20,8 +20,11 @@ pub struct FlowQueueConfig {
     /// Most flows tracked at once, with data or recently active (default 1024). A packet of a
     /// new flow beyond it is dropped (`too_many_flows`) unless an idle flow can be forgotten.
     pub max_flows: usize,
-    /// The cap never goes below this many bytes (default 3000: two full packets), so that an
-    /// outage forecast of zero does not drop every packet as it arrives.
+    /// The cap never goes below this many bytes (default 64 KiB). On a variable link the
+    /// cautious forecast falls to a few packets in every dip (an outage forecasts 0), and a
+    /// cap that small drops what a 500 kbit/s call sends in a tenth of a second although the
+    /// link recovers within a second; the floor keeps about a second of such a flow (and lets
+    /// TCP keep its window), while the forecast governs the cap whenever it is larger.
     pub min_cap_bytes: usize,
     /// The cap never goes above this many bytes (default 4 MiB), whatever the forecast says.
     pub max_cap_bytes: usize,
@@ -35,7 +38,7 @@ impl Default for FlowQueueConfig {
         FlowQueueConfig {
             quantum_bytes: 1500,
             max_flows: 1024,
-            min_cap_bytes: 3000,
+            min_cap_bytes: 64 << 10,
             max_cap_bytes: 4 << 20,
             idle_flow_us: 10_000_000,
         }

@@ -12,6 +12,11 @@
 //! | [`client`] | [`TunnelClient`]: the mobile host's end, sans-IO |
 //! | [`status`] | counters and snapshots for the status line and `--json` |
 //! | [`mtu`] | the TUN MTU that makes a full tunnel datagram fit the path MTU |
+//! | [`device`] | the TUN device, its addresses and MTU (runtime) |
+//! | [`routes`] | routes into the tunnel, the full tunnel's host route to the server (runtime) |
+//! | [`cleanup`] | the undo list and the watchdog that undoes it if the process dies (runtime) |
+//! | [`runtime`] | the event loop of each end: TUN device, UDP socket, timers, status lines |
+//! | [`config`] | flags and the TOML file of `sprout tunnel server` and `client` |
 //!
 //! The sans-IO ends take packets and datagrams with the time and hand back packets and
 //! datagrams, like the rest of Sprout; the runtime (TUN devices, sockets, routes) drives them.

@@ -1,10 +1,10 @@
 //! The sizes that make a full tunnel datagram fit the path MTU.
 //!
-//! A tunnel datagram on the path is: outer IP header (20 bytes IPv4, 40 bytes IPv6) + UDP
-//! header (8) + the security layer's header and tag ([`sprout_secure::OVERHEAD_BYTES`], 32)
-//! + the core datagram. The core datagram is the core's header (at most
-//! [`sprout_core::wire::header_bytes`] of the forecast length) + one IP packet, so the TUN MTU
-//! is the core's `max_datagram_bytes` minus its largest header.
+//! A tunnel datagram on the path is the outer IP header (20 bytes IPv4, 40 bytes IPv6), the
+//! UDP header (8), the security layer's header and tag ([`sprout_secure::OVERHEAD_BYTES`],
+//! 32) and the core datagram. The core datagram is the core's header (at most
+//! [`sprout_core::wire::header_bytes`] of the forecast length) and one IP packet, so the TUN
+//! MTU is the core's `max_datagram_bytes` minus its largest header.
 
 use std::net::IpAddr;
 

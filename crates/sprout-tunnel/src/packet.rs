@@ -173,7 +173,9 @@ fn parse_v4(p: &[u8]) -> Result<PacketInfo, PacketError> {
     }
     let total = usize::from(u16::from_be_bytes([p[2], p[3]]));
     if total < ihl {
-        return Err(PacketError::Malformed("IPv4 total length below header length"));
+        return Err(PacketError::Malformed(
+            "IPv4 total length below header length",
+        ));
     }
     if p.len() < total {
         return Err(truncated(total, p.len()));
@@ -271,7 +273,20 @@ mod tests {
 
     fn v4(proto: u8, payload: &[u8]) -> Vec<u8> {
         let total = 20 + payload.len();
-        let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, 0, 0, 0x40, 0, 64, proto, 0, 0];
+        let mut p = vec![
+            0x45,
+            0,
+            (total >> 8) as u8,
+            total as u8,
+            0,
+            0,
+            0x40,
+            0,
+            64,
+            proto,
+            0,
+            0,
+        ];
         p.extend_from_slice(&[10, 0, 0, 2, 10, 0, 0, 1]);
         p.extend_from_slice(payload);
         p
@@ -279,7 +294,10 @@ mod tests {
 
     #[test]
     fn ipv4_udp_five_tuple() {
-        let p = v4(proto::UDP, &[0x13, 0x88, 0x00, 0x35, 0, 12, 0, 0, 1, 2, 3, 4]);
+        let p = v4(
+            proto::UDP,
+            &[0x13, 0x88, 0x00, 0x35, 0, 12, 0, 0, 1, 2, 3, 4],
+        );
         let info = parse(&p).unwrap();
         assert_eq!(info.version, IpVersion::V4);
         assert_eq!(info.len, 32);
@@ -301,17 +319,32 @@ mod tests {
     fn refusals() {
         assert_eq!(parse(&[]), Err(PacketError::Empty));
         assert_eq!(parse(&[0x50; 40]), Err(PacketError::UnknownVersion(5)));
-        assert!(matches!(parse(&[0x45; 10]), Err(PacketError::Truncated { .. })));
+        assert!(matches!(
+            parse(&[0x45; 10]),
+            Err(PacketError::Truncated { .. })
+        ));
         let mut p = v4(proto::UDP, &[0; 8]);
         p[0] = 0x44;
         assert!(matches!(parse(&p), Err(PacketError::Malformed(_))));
         let mut p = v4(proto::UDP, &[0; 8]);
         p[3] = 200; // total length beyond the buffer
-        assert!(matches!(parse(&p), Err(PacketError::Truncated { needed: 200, got: 28 })));
+        assert!(matches!(
+            parse(&p),
+            Err(PacketError::Truncated {
+                needed: 200,
+                got: 28
+            })
+        ));
         let mut p = vec![0x60; 40];
         p[4] = 0;
         p[5] = 10; // 10 payload bytes claimed, none present
-        assert!(matches!(parse(&p), Err(PacketError::Truncated { needed: 50, got: 40 })));
+        assert!(matches!(
+            parse(&p),
+            Err(PacketError::Truncated {
+                needed: 50,
+                got: 40
+            })
+        ));
     }
 
     #[test]

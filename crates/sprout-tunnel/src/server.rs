@@ -74,6 +74,9 @@ pub struct ServerSettings {
     pub tun_mtu: u16,
     /// Forward packets between clients directly (default true).
     pub client_to_client: bool,
+    /// Pad each active session's window toward its client, so that the client measures the
+    /// downlink even when it carries light traffic (see [`crate::session`]; default off).
+    pub probe: bool,
 }
 
 /// Something that happened to a client.
@@ -131,6 +134,7 @@ pub struct TunnelServer {
     pinned_v4: HashSet<Ipv4Addr>,
     pinned_v6: HashSet<Ipv6Addr>,
     queue: FlowQueueConfig,
+    probe: bool,
     tun_mtu: u16,
     client_to_client: bool,
     sessions: HashMap<SessionId, ClientSession>,
@@ -284,6 +288,7 @@ impl TunnelServer {
             queue: settings.queue,
             tun_mtu: settings.tun_mtu,
             client_to_client: settings.client_to_client,
+            probe: settings.probe,
             sessions: HashMap::new(),
             order: Vec::new(),
             next_turn: 0,
@@ -452,6 +457,7 @@ impl TunnelServer {
                 return false;
             }
         };
+        path.set_probe(self.probe);
         let assignment = Assignment { v4, v6, mtu };
         path.send_control(Control::Assign(assignment).encode());
         if let Some(a) = v4 {
@@ -525,6 +531,7 @@ impl TunnelServer {
             None => bump(&mut self.drops.malformed_payload),
             Some(PayloadKind::Control) => match Control::decode(&payload) {
                 Ok(Control::AssignAck) => s.acked = true,
+                Ok(Control::Padding) => {}
                 _ => bump(&mut self.drops.bad_control),
             },
             Some(PayloadKind::Packet) => {

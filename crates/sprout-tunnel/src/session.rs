@@ -3,6 +3,16 @@
 //! only as much as keeps its window busy (at most [`CORE_BACKLOG_BYTES`] queued inside it), so
 //! the round robin, not the connection's FIFO, decides who goes next, and the cap follows the
 //! peer's latest forecast.
+//!
+//! **Probing.** Sprout learns the link's rate only from what it sends: a direction that carries
+//! only light traffic (a call, TCP acknowledgements) is forecast from that traffic, and the
+//! cautious forecast of a few packets per tick is well below the traffic's own rate (one packet
+//! per tick forecasts 1 packet over the next 5 ticks), so the window holds packets back and the
+//! cap drops them. With probing on, while the session carried real packets in the last
+//! [`PROBE_LINGER_US`], the connection runs in bulk mode: real packets go first and padding
+//! fills the rest of the window, so the receiver measures the link as the paper's saturating
+//! senders do. The price is the padding itself (about what Sprout uses of the link), which is
+//! why it is a choice, off by default.
 
 use sprout_core::{Config, Connection};
 
@@ -13,6 +23,9 @@ use crate::packet::FlowKey;
 /// Bytes the connection may hold in its own FIFO: about two full packets, so that its
 /// time-to-next sees that more is coming, while the flow queue keeps the order.
 pub const CORE_BACKLOG_BYTES: usize = 3000;
+
+/// How long after the last real packet (either way) a probing session keeps padding (µs).
+pub const PROBE_LINGER_US: u64 = 1_000_000;
 
 /// Link bytes the core counts as one forecast packet (its MTU unit).
 pub const FORECAST_PACKET_BYTES: usize = 1500;
@@ -31,6 +44,14 @@ pub struct SessionPath {
     pub received_bytes: u64,
     /// IP packets received out of the connection.
     pub received_packets: u64,
+    /// Probing on (see the module docs).
+    probe: bool,
+    /// When the session last carried a real packet either way (µs).
+    last_activity_us: Option<u64>,
+    /// `received_packets` when activity was last noted.
+    seen_received: u64,
+    /// Whether the connection is in bulk mode (padding) now.
+    padding: bool,
 }
 
 impl SessionPath {
@@ -44,7 +65,25 @@ impl SessionPath {
             sent_packets: 0,
             received_bytes: 0,
             received_packets: 0,
+            probe: false,
+            last_activity_us: None,
+            seen_received: 0,
+            padding: false,
         })
+    }
+
+    /// Turns probing on or off (see the module docs).
+    pub fn set_probe(&mut self, probe: bool) {
+        self.probe = probe;
+        if !probe {
+            self.conn.set_bulk(false);
+            self.padding = false;
+        }
+    }
+
+    /// Whether the connection pads now (probing on and the session active).
+    pub fn is_padding(&self) -> bool {
+        self.padding
     }
 
     /// Largest IP packet the session carries (bytes).
@@ -55,6 +94,7 @@ impl SessionPath {
     /// Queues an IP packet of `flow` toward the peer; returns the packets the cap dropped.
     pub fn enqueue(&mut self, now_us: u64, flow: FlowKey, packet: Vec<u8>) -> usize {
         let dropped = self.queue.push(now_us, flow, packet);
+        self.last_activity_us = Some(now_us);
         self.top_up(now_us);
         dropped
     }
@@ -84,6 +124,19 @@ impl SessionPath {
     pub fn poll_transmit(&mut self, now_us: u64, buf: &mut Vec<u8>) -> bool {
         self.apply_forecast_cap();
         self.top_up(now_us);
+        if self.probe {
+            if self.received_packets != self.seen_received {
+                self.seen_received = self.received_packets;
+                self.last_activity_us = Some(now_us);
+            }
+            let active = self
+                .last_activity_us
+                .is_some_and(|t| now_us.saturating_sub(t) < PROBE_LINGER_US);
+            if active != self.padding {
+                self.padding = active;
+                self.conn.set_bulk(active);
+            }
+        }
         self.conn.poll_transmit(now_us, buf).is_some()
     }
 

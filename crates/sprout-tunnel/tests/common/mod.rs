@@ -58,6 +58,7 @@ pub fn server_settings(key: PrivateKey, allowed: Option<&[PublicKey]>) -> Server
         queue: FlowQueueConfig::default(),
         tun_mtu: 1400,
         client_to_client: true,
+        probe: false,
     }
 }
 
@@ -251,6 +252,7 @@ impl Net {
             },
             core: Config::default(),
             queue: FlowQueueConfig::default(),
+            probe: false,
         };
         let c = TunnelClient::new(settings, self.now).unwrap();
         self.add_host(Host::Tunnel(Box::new(c)), key.public_key())
