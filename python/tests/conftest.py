@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("SPROUT_SHARED_DIR", ROOT.parent / "shared"))
+SHARED = Path(os.environ.get("SPROUT_SHARED_DIR", ROOT.parent / "shared")).resolve()
 TRACES = SHARED / "traces"
 
 
