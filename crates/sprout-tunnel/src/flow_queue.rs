@@ -607,9 +607,12 @@ mod tests {
         q.flows().into_iter().find(|f| f.flow == key(n))
     }
 
+    /// The defaults with `quantum_bytes`, and a floor of 3000 bytes (two full packets) so that
+    /// the hand-worked caps below are not clamped.
     fn config(quantum_bytes: usize) -> FlowQueueConfig {
         FlowQueueConfig {
             quantum_bytes,
+            min_cap_bytes: 3000,
             ..FlowQueueConfig::default()
         }
     }

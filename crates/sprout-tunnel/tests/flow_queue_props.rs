@@ -381,11 +381,15 @@ impl Model {
     }
 }
 
-/// Many flows: 1000 flows with a packet each at the default configuration, then a cap that
-/// keeps two packets: state stays bounded and the survivors are the two latest active.
+/// Many flows: 1000 flows with a packet each at the default configuration (a floor of two
+/// full packets), then a cap that keeps two packets: state stays bounded and the survivors are
+/// the two latest active.
 #[test]
 fn a_thousand_flows_and_an_outage() {
-    let mut q = FlowQueue::new(FlowQueueConfig::default());
+    let mut q = FlowQueue::new(FlowQueueConfig {
+        min_cap_bytes: 3000,
+        ..FlowQueueConfig::default()
+    });
     for i in 0..1000u32 {
         let k = FlowKey {
             src_port: i as u16,

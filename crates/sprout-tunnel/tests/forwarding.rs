@@ -561,7 +561,8 @@ fn hostile_payloads_inside_a_valid_session_change_nothing_else() {
     })
     .encode();
     let bad_control: Vec<Vec<u8>> = vec![
-        vec![0x00],
+        // ([0x00] alone and [0x00, 0x00, ...] are padding, ignored without a count.)
+        vec![0x00, 3],
         vec![0x00, 9],
         vec![0x00, 2, 0],
         vec![0x00, 1, 7, 0, 0],

@@ -341,8 +341,11 @@ fn isolation_on_a_constant_link() {
         let p95 = call.percentile_ms(95);
         assert!(p95 < 150.0, "interactive 95% delay {p95} ms");
     }
+    // Probing pads the uplink, which only the call uses: the downlink's feedback then rides
+    // a queue of up to 100 ms, and its sender is more cautious (85% of the link without
+    // probing, about half with it).
     assert!(
-        f.greedy_mbps >= 0.7 * f.link_mbps,
+        f.greedy_mbps >= 0.45 * f.link_mbps,
         "greedy flow {:.2} of {:.2} Mbit/s",
         f.greedy_mbps,
         f.link_mbps
@@ -351,9 +354,9 @@ fn isolation_on_a_constant_link() {
     assert!(f.over_cap_drops.0 > 0);
 }
 
-/// Verizon-LTE-short (the paper's §5.7 link): the interactive flow's 95% delay stays small;
-/// it gets most of what it offers (the rest is dropped at the cap where Sprout's cautious
-/// forecast of this link is below the flow's rate); the greedy flow gets a good share.
+/// Verizon-LTE-short (the paper's §5.7 link), run as the emulated experiment runs it (probing,
+/// confidence 0.75): the interactive flow's 95% delay stays well under a second and it gets
+/// at least 90% of what it offers; the greedy flow gets a good share.
 #[test]
 fn isolation_on_verizon_lte() {
     let Some(down) = sprout_link::testdata::require("traces/Verizon-LTE-short.down") else {
@@ -377,8 +380,9 @@ fn isolation_on_verizon_lte() {
     );
     for call in [&mut f.down, &mut f.up] {
         let p95 = call.percentile_ms(95);
-        assert!(p95 < 500.0, "interactive 95% delay {p95} ms");
-        assert!(call.share() >= 0.75, "interactive got {:.3}", call.share());
+        // Behind an unlimited drop-tail queue the greedy flow would delay it by seconds.
+        assert!(p95 < 1000.0, "interactive 95% delay {p95} ms");
+        assert!(call.share() >= 0.9, "interactive got {:.3}", call.share());
     }
     assert!(
         f.greedy_mbps >= 0.3 * f.link_mbps,
