@@ -141,9 +141,10 @@ struct CheckArgs {
     /// Seconds compared (from --from).
     #[arg(long, default_value_t = 120)]
     seconds: u64,
-    /// First second compared (second 0 is the warm-up: the recording starts a few hundred ms
-    /// into the replay).
-    #[arg(long, default_value_t = 1)]
+    /// First second compared. Seconds 0 and 1 are the warm-up: the recording starts a few
+    /// tens of ms into the replay, its handshake crosses the data path (and on
+    /// Verizon-EVDO-driving the uplink has no opportunity until 1.06 s), and the window opens.
+    #[arg(long, default_value_t = 2)]
     from: u64,
     /// Bernoulli loss at each direction's queue, 0..1 (the loss variant).
     #[arg(long, default_value_t = 0.0)]
@@ -620,6 +621,7 @@ fn client(a: ClientArgs) -> Result<()> {
         Recorder::new(cfg, session, Dir::Down, start_us)
     });
     let mut fb_acked = false;
+    let mut data_acked = false;
     let mut next_hello = 0;
     let hello_deadline = start_us + 10_000_000;
     let mut early_malformed = 0u64;
@@ -652,8 +654,12 @@ fn client(a: ClientArgs) -> Result<()> {
                         if flags & saturator::FLAG_FEEDBACK_PATH != 0 || i == 1 {
                             fb_acked = true;
                         } else {
-                            answered = true;
+                            data_acked = true;
                         }
+                        // Either path will do: the server knows the session. (Over the
+                        // feedback path it answers first when the data path is slow to
+                        // start, e.g. in an outage; the data path's hello follows.)
+                        answered = true;
                     }
                     Ok(Message::Busy { session: s2 }) if s2 == session => {
                         bail!("the server at {} is busy with another recording", a.connect)
@@ -713,6 +719,8 @@ fn client(a: ClientArgs) -> Result<()> {
     let mut next_fb_hello = now_us();
     let mut send_errors = 0u64;
     let mut warned_fb = false;
+    let mut warned_data = false;
+    let mut next_data_hello = now_us() + 200_000;
     loop {
         let now = now_us();
         if end_us.is_some_and(|e| now >= e) || signals.take().is_some() {
@@ -760,7 +768,13 @@ fn client(a: ClientArgs) -> Result<()> {
                             snd.on_ack(r.at_us, &ack);
                         }
                     }
-                    Message::HelloAck { .. } if i == 1 => fb_answered = true,
+                    Message::HelloAck { flags, .. } => {
+                        if i == 1 || flags & saturator::FLAG_FEEDBACK_PATH != 0 {
+                            fb_answered = true;
+                        } else {
+                            data_acked = true;
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -829,6 +843,15 @@ fn client(a: ClientArgs) -> Result<()> {
             );
             let _ = end.data.send(&out);
             last_data_send = now;
+        }
+        if !data_acked && now >= next_data_hello {
+            if !warned_data && now >= start_us + 5_000_000 {
+                eprintln!("warning: no answer over the data path ({}) yet", a.connect);
+                warned_data = true;
+            }
+            encode(&Message::Hello(hello(false)), 0, &mut out);
+            let _ = end.data.send(&out);
+            next_data_hello = now + 200_000;
         }
         if end.fb.is_some() && !end.fb_ok && now >= next_fb_hello {
             if !warned_fb && now >= start_us + 5_000_000 {
@@ -1125,8 +1148,12 @@ struct ServerSummary {
 
 struct Session {
     hello: Hello,
-    data_addr: SocketAddr,
+    /// The client's address on the data path, once a message came over it (a hello over the
+    /// feedback path does not tell it).
+    data_addr: Option<SocketAddr>,
     fb_addr: Option<SocketAddr>,
+    /// The downlink's sender's configuration; the sender starts once the data path is known.
+    sender_cfg: SenderConfig,
     start_us: u64,
     rec: Option<Recorder>,
     sender: Option<Sender>,
@@ -1135,6 +1162,22 @@ struct Session {
     finished: Option<(Vec<u8>, ResultMeta, u64)>,
     done: bool,
     files: Vec<String>,
+}
+
+impl Session {
+    /// A message came over the data path from `from` at `now`: the client's data address
+    /// (it may change: roaming, NAT rebinding); the downlink's sender starts with the first.
+    fn data_path(&mut self, from: SocketAddr, now: u64) {
+        self.data_addr = Some(from);
+        if self.sender.is_none() && self.finished.is_none() && self.hello.mode.has(Dir::Down) {
+            self.sender = Some(Sender::new(
+                self.sender_cfg,
+                self.hello.session,
+                Dir::Down,
+                now,
+            ));
+        }
+    }
 }
 
 fn server(a: ServerArgs) -> Result<()> {
@@ -1240,8 +1283,9 @@ fn serve(
     );
     let line_bytes = hello.payload_bytes + if first.from.is_ipv4() { 28 } else { 48 };
     let mut s = Session {
-        data_addr: first.from,
+        data_addr: None,
         fb_addr: None,
+        sender_cfg,
         start_us,
         rec: hello.mode.has(Dir::Up).then(|| {
             let cfg = RecorderConfig {
@@ -1251,10 +1295,7 @@ fn serve(
             };
             Recorder::new(cfg, session, Dir::Up, start_us)
         }),
-        sender: hello
-            .mode
-            .has(Dir::Down)
-            .then(|| Sender::new(sender_cfg, session, Dir::Down, start_us)),
+        sender: None,
         last_heard_us: start_us,
         finished: None,
         done: false,
@@ -1264,6 +1305,8 @@ fn serve(
     if s.hello.feedback_path {
         // The first hello came over the feedback path: the data path is not known yet.
         s.fb_addr = Some(first.from);
+    } else {
+        s.data_path(first.from, start_us);
     }
     if let Some(rec) = s.rec.as_mut() {
         for _ in 0..*idle_strays {
@@ -1367,7 +1410,7 @@ fn serve(
                     if h.feedback_path {
                         s.fb_addr = Some(r.from);
                     } else {
-                        s.data_addr = r.from;
+                        s.data_path(r.from, now);
                     }
                     let flags = if h.feedback_path {
                         saturator::FLAG_FEEDBACK_PATH
@@ -1379,7 +1422,7 @@ fn serve(
                 }
                 Message::Data(h) => {
                     if h.dir == Dir::Up {
-                        s.data_addr = r.from;
+                        s.data_path(r.from, now);
                     }
                     if let Some(rec) = s.rec.as_mut() {
                         rec.on_data(r.at_us, &h, r.len);
@@ -1399,7 +1442,7 @@ fn serve(
                     if feedback_path {
                         s.fb_addr = Some(r.from);
                     } else {
-                        s.data_addr = r.from;
+                        s.data_path(r.from, now);
                     }
                     if let (Dir::Down, Some(ack), Some(snd)) = (dir, info, s.sender.as_mut()) {
                         snd.on_ack(r.at_us, &ack);
@@ -1448,7 +1491,7 @@ fn serve(
         let now = now_us();
         let fb_to = s.fb_addr.filter(|_| s.hello.uses_feedback);
         let mut pending_ack = s.rec.as_mut().and_then(|r| r.poll_ack(now));
-        if let Some(snd) = s.sender.as_mut() {
+        if let (Some(snd), Some(data_addr)) = (s.sender.as_mut(), s.data_addr) {
             for _ in 0..BATCH {
                 let Some(o) = snd.poll_transmit(now) else {
                     break;
@@ -1460,7 +1503,7 @@ fn serve(
                 };
                 let h = snd.data_header(&o, piggy);
                 encode(&Message::Data(h), payload, out);
-                match sock.send_to(out, s.data_addr) {
+                match sock.send_to(out, data_addr) {
                     Ok(()) => {}
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                         snd.unsend(&o);
@@ -1473,7 +1516,7 @@ fn serve(
                 }
             }
         }
-        if let Some(info) = pending_ack {
+        if let (Some(info), Some(to)) = (pending_ack, fb_to.or(s.data_addr)) {
             encode(
                 &Message::Ack {
                     session,
@@ -1484,7 +1527,7 @@ fn serve(
                 0,
                 out,
             );
-            let _ = sock.send_to(out, fb_to.unwrap_or(s.data_addr));
+            let _ = sock.send_to(out, to);
         }
         if now >= next_progress {
             let t_s = (now - start_us) / 1_000_000;
@@ -1544,7 +1587,10 @@ fn serve(
         role: "server",
         session: format!("{session:016x}"),
         mode: s.hello.mode,
-        client: s.data_addr.to_string(),
+        client: s
+            .data_addr
+            .or(s.fb_addr)
+            .map_or_else(|| "unknown".into(), |a| a.to_string()),
         feedback: s.fb_addr.map(|f| f.to_string()),
         ended,
         delivered: s.done,

@@ -42,7 +42,7 @@ fn write_trace(path: &Path, ms: &[u64]) {
 
 /// A 25 s synthetic pair, a few Mbit/s with variation (the paper's model, seeded): recorded
 /// both directions at once through the emulator (feedback over a separate veth path), the
-/// per-second counts of trace seconds 1-21 match within 5% in at least 95% of the seconds
+/// per-second counts of trace seconds 2-22 match within 5% in at least 95% of the seconds
 /// outside outages, and the totals within 2%.
 #[test]
 fn round_trip_through_the_emulator() {

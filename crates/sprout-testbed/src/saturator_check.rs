@@ -8,8 +8,11 @@
 //! outside the emulated link. The recorded arrivals are put on the replay's clock (from the
 //! recording's `start_clock_us`, then the whole-millisecond offset that lines most arrivals up
 //! with the replayed trace's opportunities, searched within ±2 ms of it) and compared over the
-//! window `[from_s, from_s + seconds)` of the replayed trace (second 0 is the warm-up: the
-//! recording starts a few hundred ms into the replay):
+//! window `[from_s, from_s + seconds)` of the replayed trace (`sprout saturator check` compares
+//! seconds 2-122 by default: seconds 0 and 1 are the warm-up, as the recording starts tens of
+//! ms into the replay, its handshake crosses the data path — on Verizon-EVDO-driving the uplink
+//! has no opportunity before 1.06 s, so the server cannot learn the client's data address, and
+//! start the downlink, before — and the window opens):
 //!
 //! - per-second delivery counts within 5% (`|recorded - replayed| <= 0.05 * replayed`, and
 //!   exactly 0 where the replay had 0) in at least 95% of the seconds where the replayed link
@@ -608,7 +611,8 @@ impl CheckOptions {
         (from, len)
     }
 
-    /// Seconds each recording lasts: the compared window and one second on either side.
+    /// Seconds each recording lasts: from the start of the replay to one second past the
+    /// compared window.
     pub fn record_s(&self) -> u64 {
         self.from_s + self.seconds + 1
     }
