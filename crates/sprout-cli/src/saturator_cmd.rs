@@ -1047,12 +1047,10 @@ fn finish_client(
                     break;
                 };
                 match decode(&buf[..r.len.min(buf.len())]) {
-                    Ok(Message::FinAck(m)) if m.session == session => {
-                        if meta.is_none() {
-                            meta = Some(m);
-                            if m.blob_len > 0 && mode.has(Dir::Up) {
-                                reassembly = Some(Reassembly::new(m));
-                            }
+                    Ok(Message::FinAck(m)) if m.session == session && meta.is_none() => {
+                        meta = Some(m);
+                        if m.blob_len > 0 && mode.has(Dir::Up) {
+                            reassembly = Some(Reassembly::new(m));
                         }
                     }
                     Ok(Message::ResultChunk {
@@ -1476,11 +1474,7 @@ fn serve(
                         }
                     }
                 }
-                Message::Done { .. } => {
-                    if s.finished.is_some() {
-                        s.done = true;
-                    }
-                }
+                Message::Done { .. } if s.finished.is_some() => s.done = true,
                 _ => {}
             }
         }

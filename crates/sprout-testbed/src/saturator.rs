@@ -1803,7 +1803,7 @@ mod tests {
         // Ack of seq 25 with RTT 3.5 s: decrease again, 14 - 1 = 13 (14 / 8 = 1).
         s.on_ack(6_900_000, &ack(25, 3_300_000));
         assert_eq!(s.window(), 13);
-        assert_eq!(s.srtt_us().is_some(), true);
+        assert!(s.srtt_us().is_some());
     }
 
     #[test]

@@ -779,7 +779,7 @@ pub fn run(o: &CheckOptions) -> Result<CheckResults> {
             let loss_reported_ok = (o.loss > 0.0)
                 .then(|| (summary.loss_rate - o.loss).abs() <= (0.01f64).max(0.2 * o.loss));
             let outage_reported_ok = (o.outage_s > 0)
-                .then(|| summary.outages >= 1 && summary.longest_gap_ms >= outage_len);
+                .then_some(summary.outages >= 1 && summary.longest_gap_ms >= outage_len);
             dir_rows.push(DirectionResult {
                 link: name.clone(),
                 direction: dir.name().into(),
@@ -958,6 +958,7 @@ fn read_recording(path: &Path) -> Result<Vec<u32>> {
 
 /// Both directions recorded with `sprout saturator server|client` while the emulator replays
 /// the traces in real time; the feedback over a veth pair outside the emulated link.
+#[allow(clippy::type_complexity)]
 fn emulated(
     o: &CheckOptions,
     name: &str,
