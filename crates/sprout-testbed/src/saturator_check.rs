@@ -5,7 +5,8 @@
 //! `simulated` the same link model driven by a virtual clock) while the Saturator records both
 //! directions at once, its feedback travelling over a second, unloaded path (as the paper's
 //! second phone): in the emulator a veth pair between the mobile namespace and the host,
-//! outside the emulated link. The recorded arrivals are put on the replay's clock (from the
+//! outside the emulated link (`same_path`: over the emulated links instead, for comparison;
+//! the simulated replay always uses a separate path with 10 ms of delay). The recorded arrivals are put on the replay's clock (from the
 //! recording's `start_clock_us`, then the whole-millisecond offset that lines most arrivals up
 //! with the replayed trace's opportunities, searched within ±2 ms of it) and compared over the
 //! window `[from_s, from_s + seconds)` of the replayed trace (`sprout saturator check` compares
@@ -580,6 +581,9 @@ pub struct CheckOptions {
     pub out: PathBuf,
     /// The `sprout` binary (`sprout saturator server|client` are run through the emulator).
     pub sprout_exe: PathBuf,
+    /// Send the feedback over the data path (the emulated links) instead of a separate path:
+    /// the setting the paper avoided with its second phone, for comparison.
+    pub same_path: bool,
     /// Run the emulator's threads at real-time priority (`SCHED_FIFO` 10), so that a busy
     /// machine does not make it deliver late (the recording would then be late too).
     pub realtime: bool,
@@ -596,6 +600,9 @@ impl CheckOptions {
         }
         if self.outage_s > 0 {
             parts.push(format!("{} s outage", self.outage_s));
+        }
+        if self.same_path {
+            parts.push("feedback over the data path".into());
         }
         if parts.is_empty() {
             "plain".into()
@@ -957,7 +964,8 @@ fn read_recording(path: &Path) -> Result<Vec<u32>> {
 }
 
 /// Both directions recorded with `sprout saturator server|client` while the emulator replays
-/// the traces in real time; the feedback over a veth pair outside the emulated link.
+/// the traces in real time; the feedback over a veth pair outside the emulated link (or over
+/// the emulated links with `same_path`).
 #[allow(clippy::type_complexity)]
 fn emulated(
     o: &CheckOptions,
@@ -968,11 +976,14 @@ fn emulated(
     use sprout_emu::{Emulator, EmulatorConfig};
     let dir = o.out.join("recordings");
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let tag = if o.loss > 0.0 || o.outage_s > 0 {
+    let mut tag = if o.loss > 0.0 || o.outage_s > 0 {
         format!("{name}-loss{}-outage{}", o.loss, o.outage_s)
     } else {
         name.to_string()
     };
+    if o.same_path {
+        tag.push_str("-same-path");
+    }
     let prefix = dir.join(&tag);
     for suffix in [".up", ".down", ".json"] {
         let _ = fs::remove_file(PathBuf::from(format!("{}{suffix}", prefix.display())));
@@ -1015,12 +1026,16 @@ fn emulated(
         }
     };
     let epoch_us = (emu.epoch_ns() / 1000) as i64;
-    let fb = match FeedbackPath::create(&emu) {
-        Ok(f) => f,
-        Err(e) => {
-            finish(&mut server);
-            let _ = emu.stop();
-            return Err(e);
+    let fb = if o.same_path {
+        None
+    } else {
+        match FeedbackPath::create(&emu) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                finish(&mut server);
+                let _ = emu.stop();
+                return Err(e);
+            }
         }
     };
     let record_s = o.record_s();
@@ -1028,12 +1043,13 @@ fn emulated(
     cli.args(["saturator", "client", "--json", "--direction", "both"])
         .arg("--connect")
         .arg(format!("{}:{port}", emu.outside_addr()))
-        .arg("--feedback")
-        .arg(format!("{}:{port}", fb.root_addr))
         .arg("--duration")
         .arg(record_s.to_string())
         .arg("--name")
         .arg(&prefix);
+    if let Some(f) = &fb {
+        cli.arg("--feedback").arg(format!("{}:{port}", f.root_addr));
+    }
     let client_out = redirect(&mut cli, &prefix, "client")?;
     normal_priority(&mut cli);
     let started = Instant::now();
@@ -1500,6 +1516,7 @@ mod tests {
             simulated: true,
             out: PathBuf::new(),
             sprout_exe: PathBuf::new(),
+            same_path: false,
             realtime: false,
             progress: false,
         };
