@@ -22,9 +22,9 @@
 //! also keeps its own copy, `DIR/<name>.up` and `DIR/<name>.up.json` (the name the client
 //! gave, without folders). Each trace has one line per recorded packet: the millisecond of its
 //! arrival counted from the start of the recording on the recording side (the client's first
-//! hello for `.down`, the server's receipt of the first hello for `.up`), sorted; the summaries give that
-//! start on `CLOCK_MONOTONIC` (`start_clock_us`) to line recordings up with other clocks of
-//! the same host (the check does, with the emulator's).
+//! hello for `.down`, the server's receipt of the first hello for `.up`), sorted; the summaries
+//! give that start on `CLOCK_MONOTONIC` (`start_clock_us`) to line recordings up with other
+//! clocks of the same host (the check does, with the emulator's).
 //!
 //! Both sides print a line per second (rate, RTT, window, losses of each direction) and a
 //! summary (`--json`: one JSON object per line). A recording survives loss, reordering,
