@@ -6,9 +6,10 @@
 //! directions at once, its feedback travelling over a second, unloaded path (as the paper's
 //! second phone): in the emulator a veth pair between the mobile namespace and the host,
 //! outside the emulated link (`same_path`: over the emulated links instead, for comparison;
-//! the simulated replay always uses a separate path with 10 ms of delay). The recorded arrivals are put on the replay's clock (from the
-//! recording's `start_clock_us`, then the whole-millisecond offset that lines most arrivals up
-//! with the replayed trace's opportunities, searched within ±2 ms of it) and compared over the
+//! the simulated replay always uses a separate path with 10 ms of delay). The recorded
+//! arrivals are put on the replay's clock (from the recording's `start_clock_us`, then the
+//! whole-millisecond offset that lines most arrivals up with the replayed trace's
+//! opportunities, searched within ±2 ms of it) and compared over the
 //! window `[from_s, from_s + seconds)` of the replayed trace (`sprout saturator check` compares
 //! seconds 2-122 by default: seconds 0 and 1 are the warm-up, as the recording starts tens of
 //! ms into the replay, its handshake crosses the data path — on Verizon-EVDO-driving the uplink

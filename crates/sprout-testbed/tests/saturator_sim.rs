@@ -32,7 +32,8 @@ fn simulated_recordings_of_the_paper_traces() {
                 let c = compare_seconds(&ms, t.opportunities_ms(), 1000, 120);
                 let s = r.summary(122_000_000);
                 eprintln!(
-                    "{name} {} loss {loss} outage {outage}: within {}/{} ({:.1}%), total {:+.2}%, exact {:.3}, loss {:.3}, gap {} ms, low-backlog s {}",
+                    "{name} {} loss {loss} outage {outage}: within {}/{} ({:.1}%), \
+                     total {:+.2}%, exact {:.3}, loss {:.3}, gap {} ms, low-backlog s {}",
                     r.dir().name(),
                     c.seconds_within,
                     c.seconds - c.outage_seconds,
