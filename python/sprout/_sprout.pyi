@@ -153,3 +153,100 @@ def evaluate(
 
 def params(scheme: str = "sprout", params: Params = None) -> Dict[str, Any]:
     """A Sprout scheme's configuration (``sprout params``), with ``params`` applied."""
+
+class Env:
+    """A Sprout-style cellular link as a reinforcement-learning environment, stepped from
+    Python (``sprout.gym.CellularLinkEnv`` wraps it). One step is ``ticks_per_step`` ticks of
+    20 ms; the action is a sending rate (Mbit/s) or a window (kB), per ``action``."""
+
+    def __init__(
+        self,
+        *,
+        uplink: Optional[TraceLike] = None,
+        downlink: Optional[TraceLike] = None,
+        synthetic: Optional[Dict[str, Any]] = None,
+        direction: str = "down",
+        ticks_per_step: int = 1,
+        action: str = "rate",
+        reward_weight: float = 10.0,
+        throughput_weight: float = 1.0,
+        loss_weight: float = 0.0,
+        episode_seconds: float = 30.0,
+        random_start: bool = True,
+        feedback: str = "reverse",
+        propagation_delay_ms: float = 20.0,
+        queue: str = "infinite",
+        loss: float = 0.0,
+        max_rate_mbps: float = 48.0,
+        max_window_kb: float = 2000.0,
+        packet_bytes: int = 1500,
+        feedback_bytes: int = 100,
+        params: Sequence[str] = ...,
+        confidence: Optional[float] = None,
+    ) -> None: ...
+    def reset(self, seed: int) -> npt.NDArray[np.float32]:
+        """Starts an episode; returns the first observation."""
+    def step(
+        self, action: float
+    ) -> tuple[npt.NDArray[np.float32], float, bool, bool, Dict[str, float]]:
+        """(observation, reward, terminated, truncated, info), as Gymnasium's ``step``."""
+    def bench(self, steps: int, action: float, seed: int = 0) -> float:
+        """Steps per second over ``steps`` steps of a constant action, without the GIL."""
+    def observation(self) -> npt.NDArray[np.float32]: ...
+    def episode_metrics(self, skip_s: float = 0.0) -> Dict[str, float]:
+        """The episode's throughput (kbit/s) and delays (ms), as ``sprout sim``'s metrics."""
+    def arrivals(self) -> Dict[str, npt.NDArray[Any]]: ...
+    @property
+    def observation_names(self) -> List[str]: ...
+    @property
+    def action_bounds(self) -> tuple[float, float]: ...
+    @property
+    def episode_steps(self) -> int: ...
+    @property
+    def step_s(self) -> float: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def start_s(self) -> float: ...
+    @property
+    def elapsed_s(self) -> float: ...
+    @property
+    def steps(self) -> int: ...
+    @property
+    def trace_name(self) -> str: ...
+
+class SweepPlan:
+    """A sweep's grid (``sprout sweep``'s TOML or JSON), expanded into runs."""
+
+    @staticmethod
+    def load(path: PathLike) -> "SweepPlan": ...
+    @staticmethod
+    def from_toml(text: str, base_dir: PathLike = ".", name: str = "sweep") -> "SweepPlan": ...
+    @staticmethod
+    def from_json(text: str, base_dir: PathLike = ".", name: str = "sweep") -> "SweepPlan": ...
+    def runs(self) -> List[str]:
+        """Every run, as JSON (the input of ``sweep_run``)."""
+    def ids(self) -> List[str]: ...
+    @property
+    def header(self) -> List[str]: ...
+    @property
+    def out(self) -> Optional[str]: ...
+    @property
+    def name(self) -> str: ...
+    def __len__(self) -> int: ...
+
+class SweepOutput:
+    """A sweep's output file: whole lines appended, resumable, sorted by ``finish()``."""
+
+    def __init__(self, path: PathLike, header: List[str]) -> None: ...
+    def done(self) -> set[str]:
+        """Run ids already in the file."""
+    def append(self, line: str) -> None: ...
+    def finish(self) -> int:
+        """Sorts the rows by run id; returns their number."""
+
+def sweep_run(run_json: str) -> str:
+    """Runs one sweep run (JSON from ``SweepPlan.runs``); returns its CSV line."""
+
+def sweep_run_many(runs: List[str]) -> List[tuple[str, Optional[str], Optional[str]]]:
+    """``[(run_id, line or None, error or None), ...]`` in order."""

@@ -130,6 +130,7 @@ fn round_trip_through_the_emulator() {
     ] {
         assert!(out.join(f).is_file(), "{f}");
     }
+    assert_chart(&out.join("saturator-synth.svg"), 20);
     for f in ["synth.up", "synth.down", "synth.json"] {
         assert!(out.join("recordings").join(f).is_file(), "{f}");
     }
@@ -138,6 +139,79 @@ fn round_trip_through_the_emulator() {
         "{:?}",
         started.elapsed()
     );
+}
+
+/// The check's chart of a pair: both panels, both series (replayed and recorded), one step
+/// per compared second, and no stray values.
+fn assert_chart(path: &Path, seconds: usize) {
+    let svg = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        svg.starts_with("<svg") || svg.starts_with("<?xml"),
+        "{svg:.200}"
+    );
+    for text in [
+        "Uplink (Mbit/s)",
+        "Downlink (Mbit/s)",
+        "replayed trace",
+        "recording",
+    ] {
+        assert!(svg.contains(text), "{text} missing from {}", path.display());
+    }
+    assert_eq!(
+        svg.matches("class=\"rate\"").count(),
+        4,
+        "two lines in each panel"
+    );
+    assert!(!svg.contains("NaN"));
+    assert!(seconds > 0);
+}
+
+/// Without root: the same round trip on the link model's virtual clock (`--simulated`)
+/// passes, and writes its tables and its chart.
+#[test]
+fn simulated_check_writes_its_tables_and_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces");
+    std::fs::create_dir_all(&traces).unwrap();
+    for (name, seed, rate) in [("pair.up", 21, 250.0), ("pair.down", 22, 400.0)] {
+        let link = SyntheticLink {
+            seed,
+            duration_s: 25.0,
+            start_rate: rate,
+            sigma: 60.0,
+            max_rate: 700.0,
+            ..SyntheticLink::default()
+        };
+        write_trace(&traces.join(name), link.generate(name).opportunities_ms());
+    }
+    let out = dir.path().join("out");
+    let run = sprout()
+        .args(["saturator", "check", "--simulated", "--seconds", "20"])
+        .arg("--traces")
+        .arg(&traces)
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("2 of 2 link directions pass"), "{stdout}");
+    for f in [
+        "saturator-check.csv",
+        "saturator-check.json",
+        "saturator-check-seconds.csv",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    // 20 compared seconds in each direction, plus the header.
+    let seconds = std::fs::read_to_string(out.join("saturator-check-seconds.csv")).unwrap();
+    assert_eq!(seconds.lines().count(), 1 + 2 * 20);
+    assert_chart(&out.join("saturator-pair.svg"), 20);
 }
 
 /// A recording of the uplink over loopback while datagrams that are not its own hit the

@@ -21,12 +21,14 @@
 //! | [`trace`] | `sprout_link::Trace::parse` (mahimahi traces) and `sprout_link::MmLog::parse` (mm-link logs) |
 //! | [`packet`] | `sprout_tunnel::packet::parse`, SproutTunnel's IP header reader |
 //! | [`control`] | `sprout_tunnel::control::{Greeting, Control}::decode`, SproutTunnel's greeting and control messages |
+//! | [`saturator`] | `sprout_testbed::saturator::decode` (the Saturator's datagrams, driving a recorder, a sender and a reassembly), `decode_result` (a transferred recording), and `sprout traces convert`'s CSV reader |
 
 pub mod connection;
 pub mod control;
 pub mod message;
 pub mod packet;
 pub mod runner;
+pub mod saturator;
 pub mod secure;
 pub mod trace;
 pub mod wire;
@@ -44,5 +46,8 @@ pub fn targets() -> Vec<Box<dyn Target>> {
         Box::new(trace::MmLogTarget),
         Box::new(packet::PacketTarget),
         Box::new(control::ControlTarget),
+        Box::new(saturator::SaturatorTarget::default()),
+        Box::new(saturator::ResultTarget),
+        Box::new(saturator::CsvTarget),
     ]
 }

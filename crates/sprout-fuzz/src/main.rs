@@ -9,7 +9,8 @@ use clap::Parser;
 #[derive(Parser)]
 #[command(name = "sprout-fuzz", about = "Fuzz Sprout's decoders on stable Rust")]
 struct Args {
-    /// A target (wire, connection, secure, message, trace, mmlog, packet, control) or all.
+    /// A target (wire, connection, secure, message, trace, mmlog, packet, control, saturator,
+    /// saturator-result, csv) or all.
     target: String,
     /// Inputs per target.
     #[arg(long, default_value_t = 1_000_000)]
@@ -25,9 +26,11 @@ fn main() -> Result<()> {
     if args.target != "all" {
         targets.retain(|t| t.name() == args.target);
         if targets.is_empty() {
+            let names: Vec<&str> = sprout_fuzz::targets().iter().map(|t| t.name()).collect();
             bail!(
-                "no target {:?} (targets: wire, connection, secure, message, trace, mmlog, packet, control, all)",
-                args.target
+                "no target {:?} (targets: {}, all)",
+                args.target,
+                names.join(", ")
             );
         }
     }

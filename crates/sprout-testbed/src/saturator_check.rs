@@ -1424,7 +1424,63 @@ fn write_outputs(dir: &Path, r: &CheckResults) -> Result<()> {
         }
     }
     f.flush()?;
+    for (link, svg) in charts(r) {
+        let path = dir.join(format!("saturator-{link}.svg"));
+        fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(())
+}
+
+/// One chart per link pair (`saturator-NAME.svg`): the replayed and the recorded capacity of
+/// each compared second, Mbit/s (one 1500-byte line = 12,000 bits), uplink above downlink.
+pub fn charts(r: &CheckResults) -> Vec<(String, String)> {
+    use crate::chart::{rate_over_time_chart, RatePanel, RateSeries};
+    let mut links: Vec<&str> = Vec::new();
+    for x in &r.rows {
+        if !links.contains(&x.link.as_str()) {
+            links.push(&x.link);
+        }
+    }
+    let mbit = |n: u64| n as f64 * 12_000.0 / 1e6;
+    links
+        .into_iter()
+        .map(|link| {
+            let mut panels = Vec::new();
+            for dir in ["up", "down"] {
+                let Some(x) = r.rows.iter().find(|x| x.link == link && x.direction == dir) else {
+                    continue;
+                };
+                let per = &x.seconds.per_second;
+                panels.push(RatePanel {
+                    axis_title: format!(
+                        "{} (Mbit/s)",
+                        if dir == "up" { "Uplink" } else { "Downlink" }
+                    ),
+                    series: vec![
+                        RateSeries {
+                            label: "replayed trace".into(),
+                            values: per.iter().map(|&(a, _, _)| mbit(a)).collect(),
+                        },
+                        RateSeries {
+                            label: "recording".into(),
+                            values: per.iter().map(|&(_, b, _)| mbit(b)).collect(),
+                        },
+                    ],
+                });
+            }
+            let caption = format!(
+                "Seconds after trace second {} ({}, {}); 1 s bins",
+                r.from_s, r.variant, r.replay
+            );
+            let svg = rate_over_time_chart(
+                &format!("Saturator round trip: {link}"),
+                &panels,
+                1.0,
+                &caption,
+            );
+            (link.to_string(), svg)
+        })
+        .collect()
 }
 
 #[cfg(test)]
