@@ -188,10 +188,26 @@ fn stats_on_the_paper_traces_agree_with_an_independent_count() {
         assert_eq!(s["name"].as_str().unwrap(), p(file));
         let rust = count_rust(file);
         agree(s, &rust, p(file));
-        if let Some(awk) = count_awk(file) {
-            assert_eq!(awk, rust, "{}: awk and Rust counts", file.display());
+        let by_awk = count_awk(file);
+        if let Some(awk) = &by_awk {
+            assert_eq!(awk, &rust, "{}: awk and Rust counts", file.display());
             awk_used = true;
         }
+        eprintln!(
+            "{}: {} lines, {} seconds counted, {} outages ({} ms), longest gap {} ms: \
+             stats, {} agree",
+            file.file_name().unwrap().to_string_lossy(),
+            rust.lines,
+            rust.per_second.len(),
+            rust.outages,
+            rust.outage_ms,
+            rust.longest_gap_ms,
+            if by_awk.is_some() {
+                "awk and Rust counts"
+            } else {
+                "Rust count"
+            }
+        );
     }
     if !awk_used {
         eprintln!("note: no awk here; the stats were checked against the Rust count only");
