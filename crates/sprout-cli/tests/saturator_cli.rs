@@ -369,3 +369,75 @@ fn server_wait(server: &mut std::process::Child) -> String {
     let _ = server.wait();
     out
 }
+
+/// Over IPv6 (loopback), both directions at once with 1280-byte packets (`--mtu`: a
+/// 1232-byte UDP payload over IPv6): both recordings complete without loss, each trace line
+/// is one packet, and the summaries' rates count 1280-byte lines.
+#[test]
+fn both_directions_over_ipv6_with_a_small_mtu() {
+    if UdpSocket::bind("[::1]:0").is_err() {
+        eprintln!("SKIPPED: no IPv6 loopback here");
+        return;
+    }
+    let port = UdpSocket::bind("[::1]:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("[::1]:{port}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = sprout()
+        .args(["saturator", "server", "--once", "--json", "--quiet"])
+        .args(["--listen", &addr])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let name = dir.path().join("v6");
+    let out = sprout()
+        .args([
+            "saturator",
+            "client",
+            "--direction",
+            "both",
+            "--duration",
+            "3",
+        ])
+        .args(["--json", "--quiet", "--max-window", "8", "--mtu", "1280"])
+        .args(["--connect", &addr])
+        .arg("--name")
+        .arg(&name)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = summary_line(&stdout);
+    for d in ["up", "down"] {
+        let r = &s[d];
+        let packets = r["packets"].as_u64().unwrap();
+        assert!(packets > 100, "{d}: {r}");
+        assert_eq!(r["lost"], 0, "{d}: {r}");
+        assert_eq!(
+            (r["strays"].as_u64(), r["malformed"].as_u64()),
+            (Some(0), Some(0))
+        );
+        let trace = std::fs::read_to_string(with(&name, &format!(".{d}"))).unwrap();
+        assert_eq!(trace.lines().count() as u64, packets, "{d}");
+        // mean_kbps counts 1280-byte lines over the recording's duration.
+        let expect = packets as f64 * 1280.0 * 8.0 / 1000.0 / r["duration_s"].as_f64().unwrap();
+        let mean = r["mean_kbps"].as_f64().unwrap();
+        assert!(
+            (mean - expect).abs() < 0.01 * expect,
+            "{d}: {mean} vs {expect}"
+        );
+    }
+    let v = summary_line(&server_wait(&mut server));
+    assert_eq!(v["ended"], "fin", "{v}");
+}
