@@ -141,6 +141,20 @@ fn round_trip_through_the_emulator() {
     );
 }
 
+/// `sprout saturator server --once --json --quiet` on `addr`, given 300 ms to bind.
+fn spawn_server(addr: &str) -> std::process::Child {
+    let server = sprout()
+        .args(["saturator", "server", "--once", "--json", "--quiet"])
+        .args(["--listen", addr])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    server
+}
+
 /// The check's chart of a pair: both panels, both series (replayed and recorded), one step
 /// per compared second, and no stray values.
 fn assert_chart(path: &Path, seconds: usize) {
@@ -223,22 +237,7 @@ fn stray_and_malformed_datagrams_are_counted_and_ignored() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let mut server = sprout()
-        .args([
-            "saturator",
-            "server",
-            "--once",
-            "--json",
-            "--quiet",
-            "--listen",
-            &addr,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let mut server = spawn_server(&addr);
     let name = dir.path().join("loop");
     // Window 8 over loopback: about 8 packets per 20 ms ack, 5 Mbit/s, gentle on CI.
     let client = sprout()
@@ -386,15 +385,7 @@ fn both_directions_over_ipv6_with_a_small_mtu() {
         .port();
     let addr = format!("[::1]:{port}");
     let dir = tempfile::tempdir().unwrap();
-    let mut server = sprout()
-        .args(["saturator", "server", "--once", "--json", "--quiet"])
-        .args(["--listen", &addr])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let mut server = spawn_server(&addr);
     let name = dir.path().join("v6");
     let out = sprout()
         .args([

@@ -1468,8 +1468,9 @@ pub fn charts(r: &CheckResults) -> Vec<(String, String)> {
                     ],
                 });
             }
+            // The recording is drawn over the trace: where they agree only its colour shows.
             let caption = format!(
-                "Seconds after trace second {} ({}, {}); 1 s bins",
+                "Time after trace second {}; {}, {}; the trace shows only where the recording differs",
                 r.from_s, r.variant, r.replay
             );
             let svg = rate_over_time_chart(
