@@ -229,7 +229,7 @@ impl Target for SaturatorTarget {
                 break;
             };
             assert_eq!(out.sent_us, self.now_us);
-            if i == 3 && input.len() % 2 == 0 {
+            if i == 3 && input.len().is_multiple_of(2) {
                 self.sender.unsend(&out);
             }
         }

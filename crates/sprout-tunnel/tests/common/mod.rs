@@ -171,7 +171,9 @@ impl RawClient {
     }
 }
 
-/// A client of the test network.
+/// A client of the test network. (A handful live per test: the size of the real client is no
+/// concern, so it is not boxed.)
+#[allow(clippy::large_enum_variant)]
 pub enum Host {
     /// A real tunnel client.
     Tunnel(Box<TunnelClient>),
