@@ -171,8 +171,8 @@ impl RawClient {
     }
 }
 
-/// A client of the test network. (A handful live per test: the size of the real client is no
-/// concern, so it is not boxed.)
+/// A client of the test network. (A handful live per test, so the size difference between
+/// the variants is no concern.)
 #[allow(clippy::large_enum_variant)]
 pub enum Host {
     /// A real tunnel client.
