@@ -6,7 +6,7 @@ metrics are kbit/s, in ``Trace.capacity`` Mbit/s.
 """
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,7 @@ class SproutError(ValueError):
     """An error of the simulator (bad options, a trace that does not parse, an unknown
     scheme), with the message the ``sprout`` command prints after ``error:``."""
 
+@final
 class Trace:
     """A mahimahi trace: the times (ms since the start) of its 1500-byte delivery
     opportunities. Immutable, comparable with ``==``, picklable."""
@@ -79,6 +80,7 @@ class Trace:
     def __len__(self) -> int: ...
     def __eq__(self, other: object) -> bool: ...
 
+@final
 class SimResult:
     """``sprout sim --json``'s figures for both directions of one simulation."""
 
@@ -154,13 +156,14 @@ def evaluate(
 def params(scheme: str = "sprout", params: Params = None) -> Dict[str, Any]:
     """A Sprout scheme's configuration (``sprout params``), with ``params`` applied."""
 
+@final
 class Env:
     """A Sprout-style cellular link as a reinforcement-learning environment, stepped from
     Python (``sprout.gym.CellularLinkEnv`` wraps it). One step is ``ticks_per_step`` ticks of
     20 ms; the action is a sending rate (Mbit/s) or a window (kB), per ``action``."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         uplink: Optional[TraceLike] = None,
         downlink: Optional[TraceLike] = None,
@@ -183,7 +186,7 @@ class Env:
         feedback_bytes: int = 100,
         params: Sequence[str] = ...,
         confidence: Optional[float] = None,
-    ) -> None: ...
+    ) -> "Env": ...
     def reset(self, seed: int) -> npt.NDArray[np.float32]:
         """Starts an episode; returns the first observation."""
     def step(
@@ -215,6 +218,7 @@ class Env:
     @property
     def trace_name(self) -> str: ...
 
+@final
 class SweepPlan:
     """A sweep's grid (``sprout sweep``'s TOML or JSON), expanded into runs."""
 
@@ -235,10 +239,11 @@ class SweepPlan:
     def name(self) -> str: ...
     def __len__(self) -> int: ...
 
+@final
 class SweepOutput:
     """A sweep's output file: whole lines appended, resumable, sorted by ``finish()``."""
 
-    def __init__(self, path: PathLike, header: List[str]) -> None: ...
+    def __new__(cls, path: PathLike, header: List[str]) -> "SweepOutput": ...
     def done(self) -> set[str]:
         """Run ids already in the file."""
     def append(self, line: str) -> None: ...
