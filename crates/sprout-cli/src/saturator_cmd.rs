@@ -937,7 +937,15 @@ fn client(a: ClientArgs) -> Result<()> {
 
     // The end: FIN until FIN-ACK, then the uplink's recording.
     let fetch_deadline = stop_us + (a.fetch_timeout * 1e6) as u64;
-    let (up, up_error) = finish_client(&end, session, a.direction, fetch_deadline, &signals)?;
+    let up_sent = sender.as_ref().map_or(0, |s| s.stats().packets_sent);
+    let (up, up_error) = finish_client(
+        &end,
+        session,
+        a.direction,
+        saturator::max_result_bytes(up_sent),
+        fetch_deadline,
+        &signals,
+    )?;
 
     // Files.
     let mut files = Vec::new();
@@ -990,12 +998,14 @@ fn client(a: ClientArgs) -> Result<()> {
 }
 
 /// Sends FIN until the server's FIN-ACK, then fetches the uplink's recording if the mode has
-/// one. Returns it (or why not).
+/// one and it is at most `max_blob` bytes (what the packets sent can be owed). Returns it (or
+/// why not).
 #[allow(clippy::type_complexity)]
 fn finish_client(
     end: &ClientEnd,
     session: u64,
     mode: Mode,
+    max_blob: usize,
     deadline: u64,
     signals: &SignalWatcher,
 ) -> Result<(Option<(Summary, Vec<u32>)>, Option<String>)> {
@@ -1057,7 +1067,13 @@ fn finish_client(
                 match decode(&buf[..r.len.min(buf.len())]) {
                     Ok(Message::FinAck(m)) if m.session == session && meta.is_none() => {
                         meta = Some(m);
-                        if m.blob_len > 0 && mode.has(Dir::Up) {
+                        if m.blob_len as usize > max_blob {
+                            error = Some(format!(
+                                "the server announced a {} byte recording of the uplink, more \
+                                 than the packets sent could fill ({max_blob} bytes): refused",
+                                m.blob_len
+                            ));
+                        } else if m.blob_len > 0 && mode.has(Dir::Up) {
                             reassembly = Some(Reassembly::new(m));
                         }
                     }
@@ -1079,7 +1095,7 @@ fn finish_client(
         if let Some(m) = meta {
             match reassembly.as_ref() {
                 None => {
-                    if mode.has(Dir::Up) {
+                    if mode.has(Dir::Up) && error.is_none() {
                         error = Some("the server had no recording of the uplink".into());
                     }
                     break;

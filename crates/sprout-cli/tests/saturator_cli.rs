@@ -432,3 +432,100 @@ fn both_directions_over_ipv6_with_a_small_mtu() {
     let v = summary_line(&server_wait(&mut server));
     assert_eq!(v["ended"], "fin", "{v}");
 }
+
+/// A hostile server that announces a 200 MiB recording of a one-second uplink: the client
+/// refuses it at once (it reserves nothing), says why in its summary, and still writes what
+/// it has.
+#[test]
+fn an_impossible_recording_size_is_refused() {
+    use sprout_testbed::saturator::{decode, ResultMeta};
+    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = server.local_addr().unwrap().to_string();
+    server
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let name = dir.path().join("hostile");
+    let started = Instant::now();
+    let mut client = sprout()
+        .args([
+            "saturator",
+            "client",
+            "--direction",
+            "up",
+            "--duration",
+            "1",
+        ])
+        .args([
+            "--json",
+            "--quiet",
+            "--max-window",
+            "4",
+            "--fetch-timeout",
+            "30",
+        ])
+        .args(["--connect", &addr])
+        .arg("--name")
+        .arg(&name)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut buf, mut out) = ([0u8; 2048], Vec::new());
+    let mut done = false;
+    let mut first_fin: Option<Instant> = None;
+    while started.elapsed() < Duration::from_secs(20) && client.try_wait().unwrap().is_none() {
+        let Ok((n, from)) = server.recv_from(&mut buf) else {
+            continue;
+        };
+        match decode(&buf[..n]) {
+            Ok(Message::Hello(h)) => {
+                let ack = Message::HelloAck {
+                    session: h.session,
+                    flags: 0,
+                };
+                encode(&ack, 0, &mut out);
+                server.send_to(&out, from).unwrap();
+            }
+            Ok(Message::Fin { session, .. }) => {
+                let blob_len = 200u32 << 20;
+                let meta = ResultMeta {
+                    session,
+                    blob_len,
+                    chunks: blob_len.div_ceil(1200),
+                    checksum: 0,
+                };
+                encode(&Message::FinAck(meta), 0, &mut out);
+                server.send_to(&out, from).unwrap();
+                first_fin.get_or_insert_with(Instant::now);
+            }
+            Ok(Message::Done { .. }) => done = true,
+            _ => {}
+        }
+    }
+    let out = client.wait_with_output().unwrap();
+    // The DONEs the client sent just before it exited.
+    while let Ok((n, _)) = server.recv_from(&mut buf) {
+        done |= matches!(decode(&buf[..n]), Ok(Message::Done { .. }));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = summary_line(&stdout);
+    let why = s["up_error"].as_str().unwrap_or_default();
+    assert!(why.contains("refused"), "{s}");
+    assert!(s["up"].is_null(), "{s}");
+    assert!(with(&name, ".json").is_file());
+    // Not the 30 s fetch timeout: the refusal ends the recording at once, with a DONE.
+    let fin = first_fin.expect("the client sent FIN");
+    assert!(
+        fin.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        fin.elapsed()
+    );
+    assert!(done, "the client said DONE");
+}

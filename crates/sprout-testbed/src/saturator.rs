@@ -1639,6 +1639,17 @@ pub fn decode_result(blob: &[u8]) -> Option<(Summary, Vec<u32>)> {
     (at == blob.len()).then_some((summary, v))
 }
 
+/// The largest transferred recording a sender of `packets_sent` packets can be owed, bytes:
+/// room for the summary (64 KiB), and 5 bytes (the longest varint of a `u32`) for each of
+/// twice the packets sent plus 1024 (duplicates made by the network are recorded too), at
+/// most [`MAX_BLOB_BYTES`]. A client refuses a larger announcement rather than reserve its
+/// size: a hostile or broken server cannot make it hold 256 MiB for a short recording.
+pub fn max_result_bytes(packets_sent: u64) -> usize {
+    let arrivals = packets_sent.saturating_mul(2).saturating_add(1024);
+    let bytes = arrivals.saturating_mul(5).saturating_add(64 * 1024 + 16);
+    usize::try_from(bytes).map_or(MAX_BLOB_BYTES, |b| b.min(MAX_BLOB_BYTES))
+}
+
 /// The description of a blob's transfer.
 pub fn result_meta(session: u64, blob: &[u8]) -> ResultMeta {
     ResultMeta {
@@ -2167,6 +2178,27 @@ mod tests {
         assert!(decode(&buf).is_err());
         assert!(!valid_name("../etc"));
         assert!(valid_name("ATT-LTE.run_2"));
+    }
+
+    #[test]
+    fn the_largest_recording_a_sender_is_owed_fits_its_bound() {
+        // Worst case: every packet arrives twice, each delta a 5-byte varint, and more.
+        for sent in [0u64, 1, 100, 10_000] {
+            let n = (2 * sent + 1024) as usize;
+            let ms: Vec<u32> = (0..n).map(|i| (i as u32).saturating_mul(1 << 28)).collect();
+            let mut sorted = ms.clone();
+            sorted.sort_unstable();
+            let summary = Summary::from_arrivals(Dir::Up, &sorted, u64::MAX / 4, 1500);
+            let blob = encode_result(&summary, &sorted);
+            assert!(
+                blob.len() <= max_result_bytes(sent),
+                "{sent}: {} > {}",
+                blob.len(),
+                max_result_bytes(sent)
+            );
+        }
+        assert_eq!(max_result_bytes(u64::MAX), MAX_BLOB_BYTES);
+        assert!(max_result_bytes(1000) < 100 * 1024);
     }
 
     #[test]
