@@ -5,7 +5,7 @@
 //! client's; both clients download 20 MB of pseudo-random bytes through the tunnel at the same
 //! time and check that every byte arrived intact (length and hash). Then Ctrl-C (SIGINT) ends
 //! the tunnels, and nothing of them is left on the host. Needs root; prints "SKIPPED: ..."
-//! otherwise. Takes well under 90 s (checked).
+//! otherwise. Usually takes 15 s; bounded at 240 s (see [`BUDGET`]).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
@@ -26,8 +26,13 @@ use sprout_link::constant_rate_trace;
 const TRANSFER_BYTES: usize = 20_000_000;
 /// Rate of both emulated links, each way (Mbit/s).
 const LINK_MBPS: f64 = 80.0;
-/// The whole test must end within this.
-const BUDGET: Duration = Duration::from_secs(90);
+/// The whole test must end within this. The transfers usually take 11-15 s (12 Mbit/s each),
+/// but their time has a long tail: 26 s now and then, and once 93 s (1.7 Mbit/s each) on an
+/// idle machine. The budget bounds CI against a hang, not against that tail: throughput is the
+/// benchmarks' business, and a slow run prints the tunnel ends' last status lines instead.
+const BUDGET: Duration = Duration::from_secs(240);
+/// A transfer slower than this prints the tunnel ends' last status lines.
+const SLOW_TRANSFER: Duration = Duration::from_secs(20);
 
 fn uid_is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
@@ -461,6 +466,16 @@ fn two_clients_ping_and_download_through_one_server() {
         TRANSFER_BYTES / 1_000_000,
         TRANSFER_BYTES as f64 * 8.0 / 1e6 / secs
     );
+    if transfer_started.elapsed() > SLOW_TRANSFER {
+        eprintln!("slow transfer: the last status lines of each tunnel end follow");
+        for p in clients.iter_mut().chain(std::iter::once(&mut server)) {
+            p.seen.extend(p.lines.try_iter());
+            let from = p.seen.len().saturating_sub(5);
+            for line in &p.seen[from..] {
+                eprintln!("  {}: {line}", p.name);
+            }
+        }
+    }
 
     // Ctrl-C ends every tunnel end cleanly, and nothing of them is left.
     let pids: Vec<u32> = clients
