@@ -85,15 +85,7 @@ fn round_trip_through_the_emulator() {
     let traces = synthetic_pair(dir.path(), "synth", 11);
     let out = dir.path().join("out");
     let started = Instant::now();
-    let run = sprout()
-        .args(["saturator", "check", "--seconds", "20", "--json"])
-        .arg("--traces")
-        .arg(&traces)
-        .arg("--out")
-        .arg(&out)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let run = run_check(&traces, &out, &["--json"]);
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     eprintln!("{stderr}");
@@ -135,13 +127,7 @@ fn round_trip_through_the_emulator() {
         assert_eq!(s["lost"], 0, "{s}");
         assert_eq!(s["strays"], 0, "{s}");
     }
-    for f in [
-        "saturator-check.csv",
-        "saturator-check.json",
-        "saturator-check-seconds.csv",
-    ] {
-        assert!(out.join(f).is_file(), "{f}");
-    }
+    assert_tables(&out);
     assert_chart(&out.join("saturator-synth.svg"));
     for f in ["synth.up", "synth.down", "synth.json"] {
         assert!(out.join("recordings").join(f).is_file(), "{f}");
@@ -165,6 +151,31 @@ fn spawn_server(addr: &str) -> std::process::Child {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     server
+}
+
+/// `sprout saturator check --seconds 20` on `traces`, writing into `out`, with `extra` flags.
+fn run_check(traces: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    sprout()
+        .args(["saturator", "check", "--seconds", "20"])
+        .args(extra)
+        .arg("--traces")
+        .arg(traces)
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The check's tables are in `out`.
+fn assert_tables(out: &Path) {
+    for f in [
+        "saturator-check.csv",
+        "saturator-check.json",
+        "saturator-check-seconds.csv",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
 }
 
 /// The check's chart of a pair: both panels, both series (replayed and recorded), one step
@@ -198,15 +209,7 @@ fn simulated_check_writes_its_tables_and_chart() {
     let dir = tempfile::tempdir().unwrap();
     let traces = synthetic_pair(dir.path(), "pair", 21);
     let out = dir.path().join("out");
-    let run = sprout()
-        .args(["saturator", "check", "--simulated", "--seconds", "20"])
-        .arg("--traces")
-        .arg(&traces)
-        .arg("--out")
-        .arg(&out)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let run = run_check(&traces, &out, &["--simulated"]);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),
@@ -214,13 +217,7 @@ fn simulated_check_writes_its_tables_and_chart() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(stdout.contains("2 of 2 link directions pass"), "{stdout}");
-    for f in [
-        "saturator-check.csv",
-        "saturator-check.json",
-        "saturator-check-seconds.csv",
-    ] {
-        assert!(out.join(f).is_file(), "{f}");
-    }
+    assert_tables(&out);
     // 20 compared seconds in each direction, plus the header.
     let seconds = std::fs::read_to_string(out.join("saturator-check-seconds.csv")).unwrap();
     assert_eq!(seconds.lines().count(), 1 + 2 * 20);

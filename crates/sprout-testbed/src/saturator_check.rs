@@ -1435,27 +1435,25 @@ fn write_outputs(dir: &Path, r: &CheckResults) -> Result<()> {
 /// each compared second, Mbit/s (one 1500-byte line = 12,000 bits), uplink above downlink.
 pub fn charts(r: &CheckResults) -> Vec<(String, String)> {
     use crate::chart::{rate_over_time_chart, RatePanel, RateSeries};
+    use crate::trace_plot::Direction;
     let mut links: Vec<&str> = Vec::new();
     for x in &r.rows {
         if !links.contains(&x.link.as_str()) {
             links.push(&x.link);
         }
     }
-    let mbit = |n: u64| n as f64 * 12_000.0 / 1e6;
+    let mbit = |n: u64| (n * sprout_link::OPPORTUNITY_BYTES * 8) as f64 / 1e6;
     links
         .into_iter()
         .map(|link| {
             let mut panels = Vec::new();
-            for dir in ["up", "down"] {
+            for (dir, panel) in [("up", Direction::Up), ("down", Direction::Down)] {
                 let Some(x) = r.rows.iter().find(|x| x.link == link && x.direction == dir) else {
                     continue;
                 };
                 let per = &x.seconds.per_second;
                 panels.push(RatePanel {
-                    axis_title: format!(
-                        "{} (Mbit/s)",
-                        if dir == "up" { "Uplink" } else { "Downlink" }
-                    ),
+                    axis_title: panel.axis_title().to_string(),
                     series: vec![
                         RateSeries {
                             label: "replayed trace".into(),
