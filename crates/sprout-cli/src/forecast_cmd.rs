@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use sprout_core::{estimator, Config};
-use sprout_testbed::eval::Scheme;
-use sprout_testbed::overrides;
+use sprout_eval::eval::Scheme;
+use sprout_sim::overrides;
 
 use crate::net_cmd::SchemeArg;
 

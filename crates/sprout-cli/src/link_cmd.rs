@@ -91,7 +91,7 @@ fn configure(a: &LinkArgs) -> Result<(EmulatorConfig, Option<Duration>)> {
         bail!("--uplink and --downlink are required");
     };
     // The trace error's message already names the file, the line and the cause.
-    let load = |p: &PathBuf| sprout_testbed::eval::load_trace(p).map(Arc::new);
+    let load = |p: &PathBuf| sprout_eval::eval::load_trace(p).map(Arc::new);
     let up = load(up_path)?;
     let down = load(down_path)?;
     if !(a.delay.is_finite() && a.delay >= 0.0) {

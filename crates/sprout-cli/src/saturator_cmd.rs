@@ -14,7 +14,7 @@
 //! Verizon-LTE-short and Verizon-EVDO-driving over one path missed 15-28% of their
 //! opportunities, and the summaries' `low_backlog_seconds` rose from 1-2 to 24-46; with a
 //! second path the recordings matched the traces, `sprout saturator check --same-path` against
-//! `sprout saturator check`). The sans-IO logic is [`sprout_testbed::saturator`].
+//! `sprout saturator check`). The sans-IO logic is [`sprout_saturator`].
 //!
 //! Files: the client writes `NAME.down` (its recording of the downlink), `NAME.up` (the
 //! server's recording of the uplink, sent back to the client when the recording ends, over the
@@ -43,11 +43,11 @@ use serde::Serialize;
 use socket2::{Domain, Protocol, Socket, Type};
 use sprout_emu::monotonic_ns;
 use sprout_emu::signals::SignalWatcher;
-use sprout_testbed::saturator::{
-    self, decode, encode, valid_name, Dir, Hello, Message, Mode, Reassembly, Recorder,
+use sprout_saturator::{
+    decode, encode, valid_name, Dir, Hello, Message, Mode, Reassembly, Recorder,
     RecorderConfig, ResultMeta, Sender, SenderConfig, SenderStats, Summary,
 };
-use sprout_testbed::saturator_check::{self, CheckOptions};
+use sprout_lab::saturator_check::{self, CheckOptions};
 
 /// `sprout saturator` arguments.
 #[derive(clap::Args)]
@@ -402,11 +402,11 @@ fn random_session() -> u64 {
 fn payload_for(mtu: u32, addr: &SocketAddr) -> Result<u32> {
     let overhead = if addr.is_ipv4() { 28 } else { 48 };
     let p = mtu.saturating_sub(overhead);
-    if !(saturator::MIN_PAYLOAD_BYTES..=saturator::MAX_PAYLOAD_BYTES).contains(&p) {
+    if !(sprout_saturator::MIN_PAYLOAD_BYTES..=sprout_saturator::MAX_PAYLOAD_BYTES).contains(&p) {
         bail!(
             "--mtu {mtu} gives {p}-byte UDP payloads; they must be {} to {} bytes",
-            saturator::MIN_PAYLOAD_BYTES,
-            saturator::MAX_PAYLOAD_BYTES
+            sprout_saturator::MIN_PAYLOAD_BYTES,
+            sprout_saturator::MAX_PAYLOAD_BYTES
         );
     }
     Ok(p)
@@ -659,7 +659,7 @@ fn client(a: ClientArgs) -> Result<()> {
             while let Some(r) = s.recv(&mut buf, realtime_ns() - i128::from(monotonic_ns()), now)? {
                 match decode(&buf[..r.len.min(buf.len())]) {
                     Ok(Message::HelloAck { session: s2, flags }) if s2 == session => {
-                        if flags & saturator::FLAG_FEEDBACK_PATH != 0 || i == 1 {
+                        if flags & sprout_saturator::FLAG_FEEDBACK_PATH != 0 || i == 1 {
                             fb_acked = true;
                         } else {
                             data_acked = true;
@@ -777,7 +777,7 @@ fn client(a: ClientArgs) -> Result<()> {
                         }
                     }
                     Message::HelloAck { flags, .. } => {
-                        if i == 1 || flags & saturator::FLAG_FEEDBACK_PATH != 0 {
+                        if i == 1 || flags & sprout_saturator::FLAG_FEEDBACK_PATH != 0 {
                             fb_answered = true;
                         } else {
                             data_acked = true;
@@ -942,7 +942,7 @@ fn client(a: ClientArgs) -> Result<()> {
         &end,
         session,
         a.direction,
-        saturator::max_result_bytes(up_sent),
+        sprout_saturator::max_result_bytes(up_sent),
         fetch_deadline,
         &signals,
     )?;
@@ -958,7 +958,7 @@ fn client(a: ClientArgs) -> Result<()> {
     let up_summary = match up {
         Some((s, ms)) => {
             let p = with_suffix(&a.name, ".up");
-            write_file(&p, |w| saturator::write_trace(&ms, w))?;
+            write_file(&p, |w| sprout_saturator::write_trace(&ms, w))?;
             files.push(p.display().to_string());
             Some(s)
         }
@@ -1102,7 +1102,7 @@ fn finish_client(
                 }
                 Some(re) => {
                     if re.missing() == 0 {
-                        match re.complete().and_then(saturator::decode_result) {
+                        match re.complete().and_then(sprout_saturator::decode_result) {
                             Some(r) => result = Some(r),
                             None => {
                                 error =
@@ -1341,7 +1341,7 @@ fn serve(
     *idle_strays = 0;
     *idle_malformed = 0;
     let reply_flags = if s.hello.feedback_path {
-        saturator::FLAG_FEEDBACK_PATH
+        sprout_saturator::FLAG_FEEDBACK_PATH
     } else {
         0
     };
@@ -1435,7 +1435,7 @@ fn serve(
                         s.data_path(r.from, now);
                     }
                     let flags = if h.feedback_path {
-                        saturator::FLAG_FEEDBACK_PATH
+                        sprout_saturator::FLAG_FEEDBACK_PATH
                     } else {
                         0
                     };
@@ -1482,14 +1482,14 @@ fn serve(
                 Message::ResultRequest { first, count, .. } => {
                     if let Some((blob, meta, since)) = s.finished.as_mut() {
                         *since = now;
-                        let mut chunk_out = Vec::with_capacity(saturator::CHUNK_BYTES + 64);
+                        let mut chunk_out = Vec::with_capacity(sprout_saturator::CHUNK_BYTES + 64);
                         let last = first.saturating_add(count.min(256)).min(meta.chunks);
                         for index in first..last {
                             encode(
                                 &Message::ResultChunk {
                                     meta: *meta,
                                     index,
-                                    data: saturator::chunk(blob, index),
+                                    data: sprout_saturator::chunk(blob, index),
                                 },
                                 0,
                                 &mut chunk_out,
@@ -1636,7 +1636,7 @@ fn finish_session(a: &ServerArgs, s: &mut Session, now: u64) -> Result<()> {
                     s.hello.name.clone()
                 };
                 let trace = dir.join(format!("{name}.up"));
-                write_file(&trace, |w| saturator::write_trace(&sorted, w))?;
+                write_file(&trace, |w| sprout_saturator::write_trace(&sorted, w))?;
                 let json = dir.join(format!("{name}.up.json"));
                 write_file(&json, |w| {
                     serde_json::to_writer_pretty(&mut *w, &summary)?;
@@ -1645,11 +1645,11 @@ fn finish_session(a: &ServerArgs, s: &mut Session, now: u64) -> Result<()> {
                 s.files.push(trace.display().to_string());
                 s.files.push(json.display().to_string());
             }
-            saturator::encode_result(&summary, &sorted)
+            sprout_saturator::encode_result(&summary, &sorted)
         }
         None => Vec::new(),
     };
-    let meta = saturator::result_meta(s.hello.session, &blob);
+    let meta = sprout_saturator::result_meta(s.hello.session, &blob);
     s.finished = Some((blob, meta, now));
     let _ = s.start_us;
     Ok(())

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use sprout_testbed::sweep::{self, SweepPlan};
+use sprout_eval::sweep::{self, SweepPlan};
 
 /// The spec's format, shown by `sprout sweep --help`.
 pub const SPEC_HELP: &str = "\

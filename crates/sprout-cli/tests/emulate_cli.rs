@@ -8,8 +8,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use sprout_link::MmLog;
-use sprout_testbed::eval::ResultRow;
-use sprout_testbed::logscore;
+use sprout_eval::eval::ResultRow;
+use sprout_sim::logscore;
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.

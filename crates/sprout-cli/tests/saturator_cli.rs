@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use sprout_link::SyntheticLink;
-use sprout_testbed::saturator::{encode, DataHeader, Dir, Hello, Message, Mode};
+use sprout_saturator::{encode, DataHeader, Dir, Hello, Message, Mode};
 
 fn sprout() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sprout"))
@@ -305,7 +305,7 @@ fn stray_and_malformed_datagrams_are_counted_and_ignored() {
         .expect("an answer to the stray hello");
     assert!(
         matches!(
-            sprout_testbed::saturator::decode(&reply[..n]),
+            sprout_saturator::decode(&reply[..n]),
             Ok(Message::Busy { session: 2 })
         ),
         "the server says it is busy"
@@ -434,7 +434,7 @@ fn both_directions_over_ipv6_with_a_small_mtu() {
 /// it has.
 #[test]
 fn an_impossible_recording_size_is_refused() {
-    use sprout_testbed::saturator::{decode, ResultMeta};
+    use sprout_saturator::{decode, ResultMeta};
     let server = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = server.local_addr().unwrap().to_string();
     server

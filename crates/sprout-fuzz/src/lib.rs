@@ -21,7 +21,7 @@
 //! | [`trace`] | `sprout_link::Trace::parse` (mahimahi traces) and `sprout_link::MmLog::parse` (mm-link logs) |
 //! | [`packet`] | `sprout_tunnel::packet::parse`, SproutTunnel's IP header reader |
 //! | [`control`] | `sprout_tunnel::control::{Greeting, Control}::decode`, SproutTunnel's greeting and control messages |
-//! | [`saturator`] | `sprout_testbed::saturator::decode` (the Saturator's datagrams, driving a recorder, a sender and a reassembly), `decode_result` (a transferred recording), and `sprout traces convert`'s CSV reader |
+//! | [`saturator`] | `sprout_saturator::decode` (the Saturator's datagrams, driving a recorder, a sender and a reassembly), `decode_result` (a transferred recording), and `sprout traces convert`'s CSV reader |
 
 pub mod connection;
 pub mod control;

@@ -1,6 +1,6 @@
 //! Fuzz targets for the Saturator (`sprout saturator`) and the trace toolkit's CSV reader:
 //!
-//! - [`SaturatorTarget`]: `sprout_testbed::saturator::decode` on any datagram; what decodes is
+//! - [`SaturatorTarget`]: `sprout_saturator::decode` on any datagram; what decodes is
 //!   handed to the state it would reach in a recording (a [`Recorder`] for data, a [`Sender`]
 //!   for feedback, a [`Reassembly`] for the uplink recording's chunks), which persist across
 //!   inputs so that hostile sequences build up;
@@ -8,7 +8,7 @@
 //! - [`CsvTarget`]: `sprout_link::convert::throughput_csv_to_trace` (`sprout traces convert`).
 
 use sprout_link::convert::{throughput_csv_to_trace, CsvOptions};
-use sprout_testbed::saturator::{
+use sprout_saturator::{
     chunk, decode, decode_result, encode, encode_result, result_meta, AckInfo, DataHeader, Dir,
     Hello, Message, Mode, Reassembly, Recorder, RecorderConfig, ResultMeta, Sender, SenderConfig,
     Summary, DEFAULT_PAYLOAD_BYTES,
@@ -179,11 +179,11 @@ impl Target for SaturatorTarget {
         assert_eq!(decode(&again).as_ref(), Ok(&msg), "decode(encode(m)) == m");
         match &msg {
             Message::Hello(h) => {
-                assert!(h.payload_bytes >= sprout_testbed::saturator::MIN_PAYLOAD_BYTES);
-                assert!(h.payload_bytes <= sprout_testbed::saturator::MAX_PAYLOAD_BYTES);
+                assert!(h.payload_bytes >= sprout_saturator::MIN_PAYLOAD_BYTES);
+                assert!(h.payload_bytes <= sprout_saturator::MAX_PAYLOAD_BYTES);
                 assert!(h.low_rtt_ms < h.high_rtt_ms, "{h:?}");
                 assert!(h.max_window >= 1);
-                assert!(sprout_testbed::saturator::valid_name(&h.name));
+                assert!(sprout_saturator::valid_name(&h.name));
             }
             Message::Data(d) => {
                 let before = self.recorder.counters();

@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use sprout_link::{QueueConfig, Trace};
 
-use crate::eval::Scheme;
+use crate::scheme::Scheme;
 use crate::overrides;
 use crate::sim::{self, DirectionOverride, Load, Logs, SimConfig, SimOutput};
 

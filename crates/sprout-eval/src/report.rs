@@ -10,14 +10,15 @@ use serde::Serialize;
 
 use crate::chart::{self, ChartPoint, UtilizationPoint};
 use crate::eval::{EvalResults, Experiment, ResultRow, LOSSES, MODEL_VARIANTS};
-use crate::metrics::TimeSeriesPoint;
+use sprout_sim::metrics::TimeSeriesPoint;
 use crate::paper;
 
 /// Schemes whose congestion signal is delay alone (for the "highest throughput of the
 /// delay-based schemes" finding). Compound TCP and BBR are hybrids and not counted.
 pub const DELAY_BASED: [&str; 4] = ["sprout", "sprout-ewma", "vegas", "ledbat"];
 
-pub(crate) fn write_csv<T: Serialize>(
+/// Writes `rows` as CSV to `path` (a header row from the fields' names).
+pub fn write_csv<T: Serialize>(
     path: &Path,
     rows: impl IntoIterator<Item = T>,
 ) -> Result<()> {
@@ -189,7 +190,8 @@ pub fn variant_rows(res: &EvalResults) -> Vec<VariantRow> {
         .collect()
 }
 
-pub(crate) fn point(label: String, r: &ResultRow) -> ChartPoint {
+/// The chart point of one result row, labelled `label`.
+pub fn point(label: String, r: &ResultRow) -> ChartPoint {
     ChartPoint {
         label,
         throughput_kbps: r.throughput_kbps,
@@ -198,7 +200,8 @@ pub(crate) fn point(label: String, r: &ResultRow) -> ChartPoint {
     }
 }
 
-pub(crate) fn paper_point(label: String, p: paper::PaperPoint) -> ChartPoint {
+/// The chart point of one of the paper's published points, labelled `label`.
+pub fn paper_point(label: String, p: paper::PaperPoint) -> ChartPoint {
     ChartPoint {
         label,
         throughput_kbps: p.throughput_kbps,

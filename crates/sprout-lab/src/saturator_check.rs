@@ -22,7 +22,7 @@
 //!   at least 1 s between two consecutive opportunities of the replayed trace (no delivery
 //!   opportunity for at least 1 s around it), and so also every second of an injected outage;
 //! - the total within 2%;
-//! - Sprout (the simulator, [`crate::sim`], both directions loaded, the mean of the runs with
+//! - Sprout (the simulator, [`sprout_sim::sim`], both directions loaded, the mean of the runs with
 //!   seeds [`SIM_SEEDS`]) on the recorded window against Sprout on the replayed window:
 //!   throughput within 5%, self-inflicted delay within 20 ms or 10%, whichever is larger
 //!   (measured after the first [`SIM_SKIP_US`]). One run is not enough: its throughput moves by
@@ -48,10 +48,10 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sprout_link::{Link, LinkConfig, LinkEvent, Trace};
 
-use crate::saturator::{
+use sprout_saturator::{
     AckInfo, DataHeader, Dir, Recorder, RecorderConfig, Sender, SenderConfig, Summary,
 };
-use crate::sim::{self, SimConfig};
+use sprout_sim::sim::{self, SimConfig};
 
 /// The recorded second must be within this share of the replayed one.
 pub const SECOND_TOLERANCE: f64 = 0.05;
@@ -734,8 +734,8 @@ pub fn run(o: &CheckOptions) -> Result<CheckResults> {
                 }
             );
         }
-        let up = crate::eval::load_trace(up_path)?;
-        let down = crate::eval::load_trace(down_path)?;
+        let up = sprout_eval::eval::load_trace(up_path)?;
+        let down = sprout_eval::eval::load_trace(down_path)?;
         for t in [&up, &down] {
             let last = t.opportunities_ms().last().copied().unwrap_or(0);
             if last < (o.from_s + o.seconds) * 1000 {
@@ -1434,8 +1434,8 @@ fn write_outputs(dir: &Path, r: &CheckResults) -> Result<()> {
 /// One chart per link pair (`saturator-NAME.svg`): the replayed and the recorded capacity of
 /// each compared second, Mbit/s (one 1500-byte line = 12,000 bits), uplink above downlink.
 pub fn charts(r: &CheckResults) -> Vec<(String, String)> {
-    use crate::chart::{rate_over_time_chart, RatePanel, RateSeries};
-    use crate::trace_plot::Direction;
+    use sprout_eval::chart::{rate_over_time_chart, RatePanel, RateSeries};
+    use sprout_eval::trace_plot::Direction;
     let mut links: Vec<&str> = Vec::new();
     for x in &r.rows {
         if !links.contains(&x.link.as_str()) {

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use sprout_core::Config;
 use sprout_link::{testdata, MmLog, Trace};
-use sprout_testbed::eval::Scheme;
-use sprout_testbed::logscore;
-use sprout_testbed::sim::{self, Load, Logs, SimConfig};
+use sprout_eval::eval::Scheme;
+use sprout_sim::logscore;
+use sprout_sim::sim::{self, Load, Logs, SimConfig};
 
 /// The paper's traces in ../shared/traces; `None` (the test recorded as skipped) when absent.
 fn traces() -> Option<PathBuf> {

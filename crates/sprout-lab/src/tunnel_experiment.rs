@@ -45,10 +45,10 @@ use sprout_emu::{Emulator, EmulatorConfig};
 use sprout_link::{constant_rate_trace, Trace};
 use sprout_secure::PrivateKey;
 
-use crate::chart::{self, DelayPanel, DelaySeries};
-use crate::eval;
-use crate::paper;
-use crate::report::write_csv;
+use sprout_eval::chart::{self, DelayPanel, DelaySeries};
+use sprout_eval::eval;
+use sprout_eval::paper;
+use sprout_eval::report::write_csv;
 
 /// The link of the isolation experiment when none is named (the paper's §5.7 link).
 pub const TUNNEL_LINK: &str = "Verizon-LTE-short";

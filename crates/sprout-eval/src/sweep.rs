@@ -1,6 +1,6 @@
 //! Sweeps: a grid of simulations (traces x schemes x Sprout parameters x simulator options x
 //! seeds) described by a TOML spec, expanded into runs with stable ids, each run one
-//! simulation (`sprout sim`'s code, [`crate::sim_json`]) giving one tidy row, and a resumable
+//! simulation (`sprout sim`'s code, [`sprout_sim::sim_json`]) giving one tidy row, and a resumable
 //! CSV output. `sprout sweep` runs the runs on all cores ([`run_local`]); the Python package
 //! (`sprout.sweep`) expands the same spec with this code and runs each run through
 //! [`run_line`], in a local pool or as Ray tasks, so the rows are the same whichever executor
@@ -75,9 +75,9 @@ use serde_json::Value as Json;
 use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
 
 use crate::eval::{self, Scheme, DEFAULT_TRACE_DIRS};
-use crate::metrics::DirectionMetrics;
-use crate::sim::Load;
-use crate::sim_json::{self, QueueKind, SimOptions};
+use sprout_sim::metrics::DirectionMetrics;
+use sprout_sim::sim::Load;
+use sprout_sim::sim_json::{self, QueueKind, SimOptions};
 
 /// The figures of [`DirectionMetrics`], in the order of the row's columns (each twice, with
 /// `up_` and `down_`).

@@ -8,11 +8,11 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::chart::{self, ChartPoint};
+use sprout_eval::chart::{self, ChartPoint};
 use crate::emulate::{Agreement, EmulateResults};
-use crate::metrics::TimeSeriesPoint;
-use crate::paper;
-use crate::report::{paper_point, point, write_csv};
+use sprout_sim::metrics::TimeSeriesPoint;
+use sprout_eval::paper;
+use sprout_eval::report::{paper_point, point, write_csv};
 
 /// Writes every output of an emulated evaluation into `out`.
 pub fn write(out: &Path, res: &EmulateResults, fig1: Option<&[TimeSeriesPoint]>) -> Result<()> {

@@ -13,6 +13,7 @@
 //! Delays are milliseconds, throughputs kbit/s, utilizations fractions 0..1.
 
 use serde::{Deserialize, Serialize};
+pub use sprout_sim::scheme::scheme_key;
 
 /// Our trace names and the paper's link they come from.
 pub const TRACE_LINKS: [(&str, &str); 4] = [
@@ -190,20 +191,6 @@ pub const FIG7_TABLE: [(&str, Direction, [PaperPoint; 6]); 8] = [
         ],
     ),
 ];
-
-/// Normalizes a scheme name to our key: lowercase, `_` and spaces become `-`; a few aliases
-/// (`"tcp-cubic"`, `"cubic-over-codel"`, `"compound-tcp"`, `"tcp-vegas"`) are folded.
-pub fn scheme_key(scheme: &str) -> String {
-    let s = scheme.trim().to_ascii_lowercase().replace(['_', ' '], "-");
-    match s.as_str() {
-        "tcp-cubic" => "cubic".into(),
-        "tcp-vegas" => "vegas".into(),
-        "compound-tcp" | "ctcp" => "compound".into(),
-        "cubic-over-codel" | "cubic+codel" | "cubic/codel" => "cubic-codel".into(),
-        "sprout-ewma" | "sproutewma" => "sprout-ewma".into(),
-        _ => s,
-    }
-}
 
 /// The paper's link name for one of our trace names, or the name itself if it already is
 /// one of the paper's link names; `None` otherwise.

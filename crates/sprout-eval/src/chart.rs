@@ -39,7 +39,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::metrics::TimeSeriesPoint;
+use sprout_sim::metrics::TimeSeriesPoint;
 use crate::paper::scheme_key;
 
 /// Width of every chart, pixels.
@@ -1867,7 +1867,7 @@ pub fn time_series_chart(title: &str, points: &[TimeSeriesPoint]) -> String {
 /// from a round value below the typical delays to one above the highest, with a dotted 100 ms
 /// target line and the highest value marked and written; the data-only delay is added
 /// (orange, dashed) where it differs. Points are the bins of
-/// [`crate::metrics::time_series`], drawn as steps over each bin, and a caption states the bin
+/// [`sprout_sim::metrics::time_series`], drawn as steps over each bin, and a caption states the bin
 /// length. The time before `measured_from_s` (the start-up the metrics skip) is shaded in
 /// both panels and labelled "not measured"; 0 shades nothing.
 pub fn time_series_chart_measured(

@@ -11,136 +11,14 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use sprout_core::Config;
 use sprout_link::{QueueConfig, SyntheticLink, Trace, TraceError};
-use sprout_tcp::CcKind;
 
-use crate::distributions::{self, InterArrival};
-use crate::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
+use sprout_sim::distributions::{self, InterArrival};
+use sprout_sim::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
+pub use sprout_sim::scheme::Scheme;
 use crate::paper;
 use crate::report;
-use crate::sim::{self, DirectionRun, SimConfig, Transport};
-
-/// A scheme the evaluation can run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Scheme {
-    /// Sprout with its cautious forecast.
-    #[serde(rename = "sprout")]
-    Sprout,
-    /// Sprout-EWMA.
-    #[serde(rename = "sprout-ewma")]
-    SproutEwma,
-    /// TCP Cubic (RFC 9438).
-    #[serde(rename = "cubic")]
-    Cubic,
-    /// TCP NewReno (RFC 5681/6582).
-    #[serde(rename = "reno")]
-    Reno,
-    /// TCP Vegas.
-    #[serde(rename = "vegas")]
-    Vegas,
-    /// LEDBAT (RFC 6817).
-    #[serde(rename = "ledbat")]
-    Ledbat,
-    /// BBR v1.
-    #[serde(rename = "bbr")]
-    Bbr,
-    /// Compound TCP.
-    #[serde(rename = "compound")]
-    Compound,
-    /// TCP Cubic over a CoDel queue (RFC 8289) on both directions of the link.
-    #[serde(rename = "cubic-codel")]
-    CubicCodel,
-    /// The omniscient sender: every opportunity used, no queueing (computed from the trace).
-    #[serde(rename = "omniscient")]
-    Omniscient,
-}
-
-impl Scheme {
-    /// Every scheme, in the order tables list them.
-    pub const ALL: [Scheme; 10] = [
-        Scheme::Sprout,
-        Scheme::SproutEwma,
-        Scheme::Cubic,
-        Scheme::Reno,
-        Scheme::Vegas,
-        Scheme::Ledbat,
-        Scheme::Bbr,
-        Scheme::Compound,
-        Scheme::CubicCodel,
-        Scheme::Omniscient,
-    ];
-
-    /// The scheme's key, as used on the command line and in results.csv.
-    pub fn key(&self) -> &'static str {
-        match self {
-            Scheme::Sprout => "sprout",
-            Scheme::SproutEwma => "sprout-ewma",
-            Scheme::Cubic => "cubic",
-            Scheme::Reno => "reno",
-            Scheme::Vegas => "vegas",
-            Scheme::Ledbat => "ledbat",
-            Scheme::Bbr => "bbr",
-            Scheme::Compound => "compound",
-            Scheme::CubicCodel => "cubic-codel",
-            Scheme::Omniscient => "omniscient",
-        }
-    }
-
-    /// Whether this is Sprout or Sprout-EWMA (which have a forecast confidence).
-    pub fn is_sprout(&self) -> bool {
-        matches!(self, Scheme::Sprout | Scheme::SproutEwma)
-    }
-
-    /// Whether the scheme is simulated (the omniscient sender is computed from the trace).
-    pub fn is_simulated(&self) -> bool {
-        *self != Scheme::Omniscient
-    }
-
-    /// The Sprout configuration the scheme runs with (the default for non-Sprout schemes).
-    pub fn protocol_config(&self) -> Config {
-        match self {
-            Scheme::SproutEwma => Config::ewma(),
-            _ => Config::default(),
-        }
-    }
-
-    /// Sets up `cfg` to run this scheme: transport, Sprout configuration and queue.
-    pub fn configure(&self, cfg: &mut SimConfig) {
-        cfg.protocol = self.protocol_config();
-        cfg.transport = match self {
-            Scheme::Sprout | Scheme::SproutEwma | Scheme::Omniscient => Transport::Sprout,
-            Scheme::Cubic | Scheme::CubicCodel => Transport::Tcp(CcKind::Cubic),
-            Scheme::Reno => Transport::Tcp(CcKind::Reno),
-            Scheme::Vegas => Transport::Tcp(CcKind::Vegas),
-            Scheme::Ledbat => Transport::Tcp(CcKind::Ledbat),
-            Scheme::Bbr => Transport::Tcp(CcKind::Bbr),
-            Scheme::Compound => Transport::Tcp(CcKind::Compound),
-        };
-        if *self == Scheme::CubicCodel {
-            cfg.link.queue = QueueConfig::codel();
-        }
-    }
-}
-
-impl std::str::FromStr for Scheme {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let key = paper::scheme_key(s);
-        Scheme::ALL
-            .iter()
-            .find(|x| x.key() == key || (key == "ewma" && **x == Scheme::SproutEwma))
-            .copied()
-            .ok_or_else(|| {
-                let known: Vec<&str> = Scheme::ALL.iter().map(|x| x.key()).collect();
-                format!(
-                    "unknown scheme '{}' (known: {})",
-                    s.trim(),
-                    known.join(", ")
-                )
-            })
-    }
-}
+use sprout_sim::sim::{self, DirectionRun, SimConfig};
 
 /// A named experiment of the paper's evaluation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -303,7 +181,7 @@ pub struct EvalOptions {
     /// Show a progress bar.
     pub progress: bool,
     /// Changes to the Sprout configuration of both Sprout schemes, `KEY=VALUE` as
-    /// [`crate::overrides::apply`] takes them; empty = the paper's defaults.
+    /// [`sprout_sim::overrides::apply`] takes them; empty = the paper's defaults.
     pub protocol_params: Vec<String>,
 }
 
@@ -427,19 +305,22 @@ impl EvalResults {
 }
 
 /// A link pair: (name, uplink, downlink).
-pub(crate) type Pair = (String, Arc<Trace>, Arc<Trace>);
+/// A link pair: its name, its uplink and its downlink trace.
+pub type Pair = (String, Arc<Trace>, Arc<Trace>);
 
 /// The link pairs an evaluation runs, and where they came from.
-pub(crate) struct LinkSet {
-    pub(crate) source: String,
+pub struct LinkSet {
+    /// Where the links came from (a folder, or the built-in synthetic link).
+    pub source: String,
     /// How the links were chosen, when the user did not name a folder and none was found.
-    pub(crate) note: Option<String>,
-    pub(crate) pairs: Vec<Pair>,
+    pub note: Option<String>,
+    /// The pairs, in order.
+    pub pairs: Vec<Pair>,
 }
 
 impl LinkSet {
     /// The pair with this name, or else the first.
-    pub(crate) fn named(&self, name: &str) -> &Pair {
+    pub fn named(&self, name: &str) -> &Pair {
         self.pairs
             .iter()
             .find(|p| p.0 == name)
@@ -499,7 +380,7 @@ fn load_pairs(dir: &Path) -> Result<Vec<Pair>> {
 
 /// The trace pairs in `traces`; with `None`, those of the first of [`DEFAULT_TRACE_DIRS`] that
 /// holds any, else the built-in synthetic link (with a note saying so).
-pub(crate) fn load_links(traces: Option<&Path>) -> Result<LinkSet> {
+pub fn load_links(traces: Option<&Path>) -> Result<LinkSet> {
     let dir = match traces {
         Some(d) => Some(d.to_path_buf()),
         None => DEFAULT_TRACE_DIRS
@@ -569,7 +450,7 @@ impl Plan {
     fn new(opts: &EvalOptions) -> Result<Plan> {
         let changed = |scheme: Scheme| -> Result<sprout_core::Config> {
             let mut c = scheme.protocol_config();
-            crate::overrides::apply(&mut c, &opts.protocol_params).map_err(anyhow::Error::msg)?;
+            sprout_sim::overrides::apply(&mut c, &opts.protocol_params).map_err(anyhow::Error::msg)?;
             Ok(c)
         };
         let sprout = changed(Scheme::Sprout)?;
@@ -578,7 +459,7 @@ impl Plan {
             .map(|(name, _, params)| {
                 let mut c = sprout.clone();
                 let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
-                crate::overrides::apply(&mut c, &params)
+                sprout_sim::overrides::apply(&mut c, &params)
                     .map_err(|e| anyhow::anyhow!("model variant {name}: {e}"))?;
                 Ok((*name, c))
             })

@@ -19,10 +19,10 @@ use sprout_link::{LinkConfig, MmLog, QueueConfig, Trace};
 use sprout_secure::{PrivateKey, PublicKey};
 
 use crate::emulate_report;
-use crate::eval::{self, ResultRow, RunLabel, Scheme};
-use crate::logscore;
-use crate::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
-use crate::sim::{self, SimConfig};
+use sprout_eval::eval::{self, ResultRow, RunLabel, Scheme};
+use sprout_sim::logscore;
+use sprout_sim::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
+use sprout_sim::sim::{self, SimConfig};
 
 /// Schemes the emulated evaluation can run: Sprout and Sprout-EWMA over UDP, and the kernel's
 /// Cubic (also behind CoDel), Reno and BBR.

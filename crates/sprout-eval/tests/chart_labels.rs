@@ -18,13 +18,13 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use sprout_link::{testdata, SyntheticLink};
-use sprout_testbed::chart::{
+use sprout_eval::chart::{
     delay_over_time_chart, text_width, throughput_delay_chart, time_series_chart,
     time_series_chart_measured, utilization_delay_chart, ChartPoint, DelayPanel, DelaySeries,
     UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, HEIGHT, WIDTH,
 };
-use sprout_testbed::eval::{self, EvalOptions, Experiment};
-use sprout_testbed::metrics::TimeSeriesPoint;
+use sprout_eval::eval::{self, EvalOptions, Experiment};
+use sprout_sim::metrics::TimeSeriesPoint;
 
 #[derive(Clone, Copy, Debug)]
 struct Rect {
@@ -909,7 +909,7 @@ fn width_estimate_is_never_below_the_flat_floor() {
 #[test]
 fn trace_plot_charts() {
     use sprout_link::{constant_rate_trace, Trace};
-    use sprout_testbed::trace_plot::plot_svg;
+    use sprout_eval::trace_plot::plot_svg;
 
     let mut checked = 0;
     if let Some(dir) = testdata::require("traces") {

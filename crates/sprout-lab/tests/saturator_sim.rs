@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use sprout_link::{testdata, Trace};
-use sprout_testbed::saturator_check::{
+use sprout_lab::saturator_check::{
     compare_seconds, simulate_recording, with_outage, SimulateOptions,
 };
 

@@ -1,14 +1,14 @@
 //! Property tests of the section-5.1 metrics and well-formedness tests of the SVG charts.
 
 use proptest::prelude::*;
-use sprout_testbed::chart::{
+use sprout_eval::chart::{
     throughput_delay_chart, time_series_chart, utilization_delay_chart, ChartPoint,
     UtilizationPoint,
 };
-use sprout_testbed::metrics::{
+use sprout_sim::metrics::{
     compute, delay_samples, omniscient_delay_samples, percentile, time_series, Arrival, Window,
 };
-use sprout_testbed::paper;
+use sprout_eval::paper;
 
 const MS: u64 = 1000;
 
@@ -233,7 +233,7 @@ fn utilization_chart_is_wellformed() {
     assert!(point_cx(&doc, "cubic", true) < point_cx(&doc, "sprout", true));
 }
 
-fn example_series() -> Vec<sprout_testbed::metrics::TimeSeriesPoint> {
+fn example_series() -> Vec<sprout_sim::metrics::TimeSeriesPoint> {
     // A synthetic 20 s trace: capacity oscillates, with a 1.5 s outage; the sender keeps
     // delay near 60 ms except around the outage.
     let mut opps = Vec::new();

@@ -1,0 +1,7 @@
+//! Real-time experiments (root, Linux): Sprout, kernel TCP and the Saturator through the
+//! trace-driven link emulator and SproutTunnel, checked against the simulator.
+
+pub mod emulate;
+pub mod emulate_report;
+pub mod saturator_check;
+pub mod tunnel_experiment;

@@ -1,0 +1,12 @@
+//! The deterministic simulator: Sprout, Sprout-EWMA and the TCP peers over trace-driven links,
+//! scored with the paper's metrics (section 5.1); pure computation, no clock, socket or thread
+//! of its own.
+
+pub mod distributions;
+pub mod logscore;
+pub mod metrics;
+pub mod overrides;
+pub mod rl_env;
+pub mod scheme;
+pub mod sim;
+pub mod sim_json;
