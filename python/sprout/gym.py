@@ -20,7 +20,7 @@ latest report, which crosses the reverse link, plus what it knows itself::
 
 The action is a Box of shape (1,): the sending rate in Mbit/s (``action="rate"``) or the
 window in kilobytes (``action="window"``). The reward of a step is
-``throughput_mbps - reward_weight * self_inflicted_s`` (see ``sprout_testbed::rl_env`` for
+``throughput_mbps - reward_weight * self_inflicted_s`` (see ``sprout_sim::rl_env`` for
 the exact definitions); ``info`` holds the step's figures. An episode lasts
 ``episode_seconds`` and ends by truncation. The same seed and the same actions give the
 identical episode.

@@ -1,4 +1,4 @@
-//! `sprout._sprout.Env`: the stepping environment of `sprout_testbed::rl_env` (the engine of
+//! `sprout._sprout.Env`: the stepping environment of `sprout_sim::rl_env` (the engine of
 //! `sprout.gym.CellularLinkEnv`). One step is a call into Rust; the observation comes back as
 //! a new float32 numpy array.
 
@@ -6,12 +6,12 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use sprout_link::{QueueConfig, SyntheticLink};
-use sprout_testbed::overrides;
-use sprout_testbed::rl_env::{
+use sprout_sim::overrides;
+use sprout_sim::rl_env::{
     ActionKind, EnvConfig, FeedbackPath, LinkSource, RewardWeights, RlEnv, StepInfo,
     DEFAULT_DELAY_WEIGHT, DEFAULT_FEEDBACK_BYTES, DEFAULT_MAX_RATE_MBPS, DEFAULT_MAX_WINDOW_KB,
 };
-use sprout_testbed::sim::Direction;
+use sprout_sim::sim::Direction;
 
 use crate::convert::value_to_py;
 use crate::errors::{sprout_error, to_py};

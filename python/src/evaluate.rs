@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyFileNotFoundError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
-use sprout_testbed::eval::{self, EvalOptions, Experiment, Scheme};
-use sprout_testbed::overrides;
-use sprout_testbed::sim_json::seconds_to_us;
+use sprout_eval::eval::{self, EvalOptions, Experiment, Scheme};
+use sprout_sim::overrides;
+use sprout_sim::sim_json::seconds_to_us;
 
 use crate::convert::value_to_py;
 use crate::errors::{error_message, sprout_error, to_py};

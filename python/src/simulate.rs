@@ -1,5 +1,5 @@
 //! `sprout.simulate` and its result, `sprout.SimResult`: one run of `sprout sim`, through the
-//! code the command line runs (`sprout_testbed::sim_json`), so the figures are the same.
+//! code the command line runs (`sprout_sim::sim_json`), so the figures are the same.
 
 use std::path::PathBuf;
 
@@ -7,9 +7,9 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::Value;
-use sprout_testbed::eval::Scheme;
-use sprout_testbed::sim::{DirectionRun, Load};
-use sprout_testbed::sim_json::{self, QueueKind, SimOptions};
+use sprout_eval::eval::Scheme;
+use sprout_sim::sim::{DirectionRun, Load};
+use sprout_sim::sim_json::{self, QueueKind, SimOptions};
 
 use crate::convert::value_to_py;
 use crate::errors::{sprout_error, to_py};

@@ -1,12 +1,12 @@
 //! Sweeps from Python (`sprout.sweep`): the spec is expanded and each run is run by the same
-//! Rust code as `sprout sweep` (`sprout_testbed::sweep`), so a row is the same text whichever
+//! Rust code as `sprout sweep` (`sprout_eval::sweep`), so a row is the same text whichever
 //! executor ran it. The runs cross process boundaries (Ray tasks) as JSON strings.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use pyo3::prelude::*;
-use sprout_testbed::sweep::{self, RunSpec, SweepOutput, SweepPlan};
+use sprout_eval::sweep::{self, RunSpec, SweepOutput, SweepPlan};
 
 use crate::errors::{sprout_error, to_py};
 

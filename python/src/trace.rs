@@ -8,7 +8,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
-use sprout_testbed::eval;
+use sprout_eval::eval;
 
 use crate::errors::{sprout_error, to_py};
 
