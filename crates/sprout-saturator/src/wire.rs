@@ -1,0 +1,670 @@
+//! The wire format: every datagram of the Saturator ([`Message`]), its encoding ([`encode`])
+//! and its checked decoding ([`decode`]: no panic, every field bounded).
+
+use serde::{Deserialize, Serialize};
+
+/// First four bytes of every Saturator datagram.
+pub const MAGIC: [u8; 4] = *b"SPSA";
+/// Wire format version.
+pub const VERSION: u8 = 1;
+/// Bytes of the header every message starts with: magic, version, kind, direction, flags,
+/// session id.
+pub const COMMON_BYTES: usize = 16;
+/// Bytes of a data packet's header without a piggybacked ack: common header, sequence number,
+/// send time, the sender's window and RTT.
+pub const DATA_HEADER_BYTES: usize = COMMON_BYTES + 24;
+/// Bytes of an [`AckInfo`] on the wire.
+pub const ACK_INFO_BYTES: usize = 40;
+/// The IP packet size the Saturator fills by default, bytes (an Ethernet MTU).
+pub const DEFAULT_MTU_BYTES: u32 = 1500;
+/// IPv4 and UDP headers, bytes: an IP packet of [`DEFAULT_MTU_BYTES`] carries 1472 bytes of UDP
+/// payload.
+pub const IPV4_UDP_OVERHEAD_BYTES: u32 = 28;
+/// Default UDP payload of a data packet, bytes (1500 - 28).
+pub const DEFAULT_PAYLOAD_BYTES: u32 = DEFAULT_MTU_BYTES - IPV4_UDP_OVERHEAD_BYTES;
+/// Smallest data payload accepted, bytes (room for the header and a piggybacked ack).
+pub const MIN_PAYLOAD_BYTES: u32 = 128;
+/// Largest data payload accepted, bytes (the largest UDP payload over IPv4).
+pub const MAX_PAYLOAD_BYTES: u32 = 65_507;
+/// Bytes of recording data in one [`Message::ResultChunk`].
+pub const CHUNK_BYTES: usize = 1200;
+/// Largest recording transfer accepted, bytes.
+pub const MAX_BLOB_BYTES: usize = 256 << 20;
+/// Longest recording name carried in a hello, bytes.
+pub const MAX_NAME_BYTES: usize = 100;
+
+/// Direction of a data flow: `Up` from the mobile (client) to the server, `Down` back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dir {
+    /// Mobile (client) to server.
+    Up,
+    /// Server to mobile (client).
+    Down,
+}
+
+impl Dir {
+    /// "up" or "down" (also the recording's file suffix).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::Up => "up",
+            Dir::Down => "down",
+        }
+    }
+
+    /// The other direction.
+    pub fn opposite(self) -> Dir {
+        match self {
+            Dir::Up => Dir::Down,
+            Dir::Down => Dir::Up,
+        }
+    }
+
+    fn byte(self) -> u8 {
+        match self {
+            Dir::Up => 0,
+            Dir::Down => 1,
+        }
+    }
+
+    fn from_byte(b: u8) -> Option<Dir> {
+        match b {
+            0 => Some(Dir::Up),
+            1 => Some(Dir::Down),
+            _ => None,
+        }
+    }
+}
+
+/// Which directions a recording saturates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Only the uplink (the client sends, the server records).
+    Up,
+    /// Only the downlink (the server sends, the client records).
+    Down,
+    /// Both at once.
+    Both,
+}
+
+impl Mode {
+    /// Whether the direction is saturated in this mode.
+    pub fn has(self, dir: Dir) -> bool {
+        matches!(
+            (self, dir),
+            (Mode::Both, _) | (Mode::Up, Dir::Up) | (Mode::Down, Dir::Down)
+        )
+    }
+
+    /// "up", "down" or "both".
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Up => "up",
+            Mode::Down => "down",
+            Mode::Both => "both",
+        }
+    }
+
+    fn byte(self) -> u8 {
+        match self {
+            Mode::Up => 0,
+            Mode::Down => 1,
+            Mode::Both => 2,
+        }
+    }
+
+    fn from_byte(b: u8) -> Option<Mode> {
+        match b {
+            0 => Some(Mode::Up),
+            1 => Some(Mode::Down),
+            2 => Some(Mode::Both),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s {
+            "up" => Ok(Mode::Up),
+            "down" => Ok(Mode::Down),
+            "both" => Ok(Mode::Both),
+            _ => Err(format!(
+                "unknown direction '{s}' (expected up, down or both)"
+            )),
+        }
+    }
+}
+
+/// Flag: the datagram was sent over the feedback path (acks, keepalives, hellos).
+pub const FLAG_FEEDBACK_PATH: u8 = 0x01;
+/// Flag: a data packet carries an [`AckInfo`]; an ack carries one (else it is a keepalive).
+pub const FLAG_ACK_INFO: u8 = 0x02;
+/// Flag: a data packet is a probe, sent with the window full.
+pub const FLAG_PROBE: u8 = 0x04;
+/// Flag (hello): the client sends its feedback over a separate path.
+pub const FLAG_USES_FEEDBACK: u8 = 0x08;
+
+const KIND_HELLO: u8 = 1;
+const KIND_HELLO_ACK: u8 = 2;
+const KIND_BUSY: u8 = 3;
+const KIND_DATA: u8 = 4;
+const KIND_ACK: u8 = 5;
+const KIND_FIN: u8 = 6;
+const KIND_FIN_ACK: u8 = 7;
+const KIND_RESULT_REQUEST: u8 = 8;
+const KIND_RESULT_CHUNK: u8 = 9;
+const KIND_DONE: u8 = 10;
+
+/// Feedback about one direction's data: what the receiver has seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckInfo {
+    /// Highest sequence number received.
+    pub highest_seq: u64,
+    /// The send time (sender's clock, µs) carried by the packet with that sequence number.
+    pub echo_sent_us: u64,
+    /// How long the receiver held that packet's arrival before this ack left, µs (so that the
+    /// sender's RTT does not include the ack's delay).
+    pub ack_delay_us: u32,
+    /// Data packets received so far (duplicates included).
+    pub received: u64,
+    /// Packets missing below the highest sequence number (sequence gaps not filled since).
+    pub lost: u64,
+    /// The queueing delay of the echoed packet as the receiver sees it: its one-way delay
+    /// (arrival on the receiver's clock minus its send stamp) minus the smallest one-way delay
+    /// of the recording, µs (saturated). Clock offsets cancel; the sender uses it to leave the
+    /// reverse path's queue out of its RTT when feedback shares a loaded path.
+    pub queue_delay_us: u32,
+}
+
+/// A data packet's header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataHeader {
+    /// Session id.
+    pub session: u64,
+    /// Direction of the data.
+    pub dir: Dir,
+    /// Sequence number, from 0.
+    pub seq: u64,
+    /// Send time, µs of the sender's clock.
+    pub sent_us: u64,
+    /// The sender's window when it sent this, packets (for progress lines).
+    pub window: u32,
+    /// The sender's smoothed RTT when it sent this, ms (0 before the first sample).
+    pub rtt_ms: u32,
+    /// Sent as a probe with the window full.
+    pub probe: bool,
+    /// Feedback about the opposite direction's data, piggybacked.
+    pub ack: Option<AckInfo>,
+}
+
+/// A client's request to start a recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hello {
+    /// Session id (random, chosen by the client).
+    pub session: u64,
+    /// Directions to saturate.
+    pub mode: Mode,
+    /// UDP payload of the data packets, bytes.
+    pub payload_bytes: u32,
+    /// Low RTT mark for both senders, ms.
+    pub low_rtt_ms: u32,
+    /// High RTT mark for both senders, ms.
+    pub high_rtt_ms: u32,
+    /// Largest window of both senders, packets (at least 1).
+    pub max_window: u32,
+    /// Sent over the feedback path (else over the data path).
+    pub feedback_path: bool,
+    /// The client sends its feedback over a separate path.
+    pub uses_feedback: bool,
+    /// The recording's name (letters, digits, `.`, `_`, `-`; may be empty), for files the
+    /// server writes.
+    pub name: String,
+}
+
+/// How a finished recording will be transferred: its length, chunk count and checksum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResultMeta {
+    /// Session id.
+    pub session: u64,
+    /// Bytes of the encoded recording (0: nothing to transfer).
+    pub blob_len: u32,
+    /// Number of chunks.
+    pub chunks: u32,
+    /// FNV-1a (32 bit) of the encoded recording.
+    pub checksum: u32,
+}
+
+/// One message of the Saturator's protocol (a UDP payload).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Message<'a> {
+    /// Client → server: start (repeated until answered).
+    Hello(Hello),
+    /// Server → client: the session is running.
+    HelloAck {
+        /// Session id.
+        session: u64,
+        /// Flags (FLAG_FEEDBACK_PATH when answering a hello from the feedback path).
+        flags: u8,
+    },
+    /// Server → client: another recording is running.
+    Busy {
+        /// The refused session id.
+        session: u64,
+    },
+    /// A data packet (the rest of the datagram is padding).
+    Data(DataHeader),
+    /// Feedback about `dir`'s data; without info, a keepalive.
+    Ack {
+        /// Session id.
+        session: u64,
+        /// Direction of the data acknowledged.
+        dir: Dir,
+        /// Sent over the feedback path.
+        feedback_path: bool,
+        /// What the receiver has seen, if anything yet.
+        info: Option<AckInfo>,
+    },
+    /// Client → server: the recording is over.
+    Fin {
+        /// Session id.
+        session: u64,
+        /// Sent over the feedback path.
+        feedback_path: bool,
+    },
+    /// Server → client: recording over; how its uplink recording will be transferred.
+    FinAck(ResultMeta),
+    /// Client → server: send chunks `first .. first + count`.
+    ResultRequest {
+        /// Session id.
+        session: u64,
+        /// First chunk wanted.
+        first: u32,
+        /// Number of chunks wanted.
+        count: u32,
+    },
+    /// Server → client: one chunk of the encoded recording.
+    ResultChunk {
+        /// Transfer description (same in every chunk).
+        meta: ResultMeta,
+        /// Index of this chunk.
+        index: u32,
+        /// The chunk's bytes.
+        data: &'a [u8],
+    },
+    /// Client → server: everything received; the session may end.
+    Done {
+        /// Session id.
+        session: u64,
+    },
+}
+
+impl Message<'_> {
+    /// The session id the message belongs to.
+    pub fn session(&self) -> u64 {
+        match self {
+            Message::Hello(h) => h.session,
+            Message::Data(d) => d.session,
+            Message::FinAck(m) => m.session,
+            Message::ResultChunk { meta, .. } => meta.session,
+            Message::HelloAck { session, .. }
+            | Message::Busy { session }
+            | Message::Ack { session, .. }
+            | Message::Fin { session, .. }
+            | Message::ResultRequest { session, .. }
+            | Message::Done { session } => *session,
+        }
+    }
+}
+
+/// Why a datagram is not a valid message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// Shorter than its kind's fixed part.
+    #[error("too short")]
+    TooShort,
+    /// Not starting with [`MAGIC`].
+    #[error("bad magic")]
+    BadMagic,
+    /// Another wire version.
+    #[error("unknown version {0}")]
+    BadVersion(u8),
+    /// Unknown message kind.
+    #[error("unknown kind {0}")]
+    BadKind(u8),
+    /// A field out of its range.
+    #[error("invalid field: {0}")]
+    BadField(&'static str),
+}
+
+/// Big-endian writer helpers.
+/// Appends `v`, big-endian.
+pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+fn put_common(out: &mut Vec<u8>, kind: u8, dir: Dir, flags: u8, session: u64) {
+    out.extend_from_slice(&MAGIC);
+    out.push(VERSION);
+    out.push(kind);
+    out.push(dir.byte());
+    out.push(flags);
+    put_u64(out, session);
+}
+
+fn put_ack_info(out: &mut Vec<u8>, a: &AckInfo) {
+    put_u64(out, a.highest_seq);
+    put_u64(out, a.echo_sent_us);
+    put_u32(out, a.ack_delay_us);
+    put_u64(out, a.received);
+    put_u64(out, a.lost);
+    put_u32(out, a.queue_delay_us);
+}
+
+fn put_meta(out: &mut Vec<u8>, m: &ResultMeta) {
+    put_u32(out, m.blob_len);
+    put_u32(out, m.chunks);
+    put_u32(out, m.checksum);
+}
+
+/// Encodes `msg` into `out` (cleared first). A data packet is padded with zeros to
+/// `payload_bytes` (at least its header); other messages ignore `payload_bytes`.
+pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
+    out.clear();
+    match msg {
+        Message::Hello(h) => {
+            let mut flags = 0;
+            if h.feedback_path {
+                flags |= FLAG_FEEDBACK_PATH;
+            }
+            if h.uses_feedback {
+                flags |= FLAG_USES_FEEDBACK;
+            }
+            put_common(out, KIND_HELLO, Dir::Up, flags, h.session);
+            out.push(h.mode.byte());
+            out.push(0);
+            put_u32(out, h.payload_bytes);
+            put_u32(out, h.low_rtt_ms);
+            put_u32(out, h.high_rtt_ms);
+            put_u32(out, h.max_window);
+            let name = h.name.as_bytes();
+            let n = name.len().min(MAX_NAME_BYTES);
+            out.push(n as u8);
+            out.extend_from_slice(&name[..n]);
+        }
+        Message::HelloAck { session, flags } => {
+            put_common(out, KIND_HELLO_ACK, Dir::Down, *flags, *session)
+        }
+        Message::Busy { session } => put_common(out, KIND_BUSY, Dir::Down, 0, *session),
+        Message::Data(d) => {
+            let mut flags = 0;
+            if d.probe {
+                flags |= FLAG_PROBE;
+            }
+            if d.ack.is_some() {
+                flags |= FLAG_ACK_INFO;
+            }
+            put_common(out, KIND_DATA, d.dir, flags, d.session);
+            put_u64(out, d.seq);
+            put_u64(out, d.sent_us);
+            put_u32(out, d.window);
+            put_u32(out, d.rtt_ms);
+            if let Some(a) = &d.ack {
+                put_ack_info(out, a);
+            }
+            if out.len() < payload_bytes {
+                out.resize(payload_bytes, 0);
+            }
+        }
+        Message::Ack {
+            session,
+            dir,
+            feedback_path,
+            info,
+        } => {
+            let mut flags = 0;
+            if *feedback_path {
+                flags |= FLAG_FEEDBACK_PATH;
+            }
+            if info.is_some() {
+                flags |= FLAG_ACK_INFO;
+            }
+            put_common(out, KIND_ACK, *dir, flags, *session);
+            if let Some(a) = info {
+                put_ack_info(out, a);
+            }
+        }
+        Message::Fin {
+            session,
+            feedback_path,
+        } => {
+            let flags = if *feedback_path {
+                FLAG_FEEDBACK_PATH
+            } else {
+                0
+            };
+            put_common(out, KIND_FIN, Dir::Up, flags, *session);
+        }
+        Message::FinAck(m) => {
+            put_common(out, KIND_FIN_ACK, Dir::Down, 0, m.session);
+            put_meta(out, m);
+        }
+        Message::ResultRequest {
+            session,
+            first,
+            count,
+        } => {
+            put_common(out, KIND_RESULT_REQUEST, Dir::Up, 0, *session);
+            put_u32(out, *first);
+            put_u32(out, *count);
+        }
+        Message::ResultChunk { meta, index, data } => {
+            put_common(out, KIND_RESULT_CHUNK, Dir::Down, 0, meta.session);
+            put_meta(out, meta);
+            put_u32(out, *index);
+            out.extend_from_slice(data);
+        }
+        Message::Done { session } => put_common(out, KIND_DONE, Dir::Up, 0, *session),
+    }
+}
+
+/// Reads big-endian fields from a slice, failing with [`DecodeError::TooShort`].
+struct Reader<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let end = self.at.checked_add(n).ok_or(DecodeError::TooShort)?;
+        let s = self.buf.get(self.at..end).ok_or(DecodeError::TooShort)?;
+        self.at = end;
+        Ok(s)
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        let s = self.take(4)?;
+        Ok(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+    }
+
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        let s = self.take(8)?;
+        let mut b = [0u8; 8];
+        b.copy_from_slice(s);
+        Ok(u64::from_be_bytes(b))
+    }
+
+    fn rest(&self) -> &'a [u8] {
+        self.buf.get(self.at..).unwrap_or(&[])
+    }
+
+    fn ack_info(&mut self) -> Result<AckInfo, DecodeError> {
+        Ok(AckInfo {
+            highest_seq: self.u64()?,
+            echo_sent_us: self.u64()?,
+            ack_delay_us: self.u32()?,
+            received: self.u64()?,
+            lost: self.u64()?,
+            queue_delay_us: self.u32()?,
+        })
+    }
+
+    fn meta(&mut self, session: u64) -> Result<ResultMeta, DecodeError> {
+        let m = ResultMeta {
+            session,
+            blob_len: self.u32()?,
+            chunks: self.u32()?,
+            checksum: self.u32()?,
+        };
+        if m.blob_len as usize > MAX_BLOB_BYTES {
+            return Err(DecodeError::BadField("recording too large"));
+        }
+        if m.chunks as usize != (m.blob_len as usize).div_ceil(CHUNK_BYTES) {
+            return Err(DecodeError::BadField("chunk count"));
+        }
+        Ok(m)
+    }
+}
+
+/// Whether `name` is an acceptable recording name: at most [`MAX_NAME_BYTES`] of ASCII letters,
+/// digits, `.`, `_` and `-`, not starting with `.`.
+pub fn valid_name(name: &str) -> bool {
+    name.len() <= MAX_NAME_BYTES
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Decodes a datagram. Never panics; every field is checked (lengths, version, kind,
+/// direction, ranges of the hello's parameters, the transfer's sizes).
+pub fn decode(buf: &[u8]) -> Result<Message<'_>, DecodeError> {
+    if buf.len() < COMMON_BYTES {
+        return Err(if buf.len() >= 4 && buf[..4] != MAGIC {
+            DecodeError::BadMagic
+        } else {
+            DecodeError::TooShort
+        });
+    }
+    if buf[..4] != MAGIC {
+        return Err(DecodeError::BadMagic);
+    }
+    let mut r = Reader { buf, at: 4 };
+    let version = r.u8()?;
+    if version != VERSION {
+        return Err(DecodeError::BadVersion(version));
+    }
+    let kind = r.u8()?;
+    let dir = Dir::from_byte(r.u8()?).ok_or(DecodeError::BadField("direction"))?;
+    let flags = r.u8()?;
+    let session = r.u64()?;
+    let feedback_path = flags & FLAG_FEEDBACK_PATH != 0;
+    Ok(match kind {
+        KIND_HELLO => {
+            let mode = Mode::from_byte(r.u8()?).ok_or(DecodeError::BadField("mode"))?;
+            r.u8()?;
+            let payload_bytes = r.u32()?;
+            let low_rtt_ms = r.u32()?;
+            let high_rtt_ms = r.u32()?;
+            let max_window = r.u32()?;
+            let n = r.u8()? as usize;
+            let name = r.take(n)?;
+            if !(MIN_PAYLOAD_BYTES..=MAX_PAYLOAD_BYTES).contains(&payload_bytes) {
+                return Err(DecodeError::BadField("payload size"));
+            }
+            if low_rtt_ms == 0 || low_rtt_ms >= high_rtt_ms || high_rtt_ms > 3_600_000 {
+                return Err(DecodeError::BadField("RTT marks"));
+            }
+            if max_window == 0 {
+                return Err(DecodeError::BadField("window"));
+            }
+            let name = std::str::from_utf8(name).map_err(|_| DecodeError::BadField("name"))?;
+            if !valid_name(name) {
+                return Err(DecodeError::BadField("name"));
+            }
+            Message::Hello(Hello {
+                session,
+                mode,
+                payload_bytes,
+                low_rtt_ms,
+                high_rtt_ms,
+                max_window,
+                feedback_path,
+                uses_feedback: flags & FLAG_USES_FEEDBACK != 0,
+                name: name.to_string(),
+            })
+        }
+        KIND_HELLO_ACK => Message::HelloAck { session, flags },
+        KIND_BUSY => Message::Busy { session },
+        KIND_DATA => {
+            let seq = r.u64()?;
+            let sent_us = r.u64()?;
+            let window = r.u32()?;
+            let rtt_ms = r.u32()?;
+            let ack = if flags & FLAG_ACK_INFO != 0 {
+                Some(r.ack_info()?)
+            } else {
+                None
+            };
+            Message::Data(DataHeader {
+                session,
+                dir,
+                seq,
+                sent_us,
+                window,
+                rtt_ms,
+                probe: flags & FLAG_PROBE != 0,
+                ack,
+            })
+        }
+        KIND_ACK => {
+            let info = if flags & FLAG_ACK_INFO != 0 {
+                Some(r.ack_info()?)
+            } else {
+                None
+            };
+            Message::Ack {
+                session,
+                dir,
+                feedback_path,
+                info,
+            }
+        }
+        KIND_FIN => Message::Fin {
+            session,
+            feedback_path,
+        },
+        KIND_FIN_ACK => Message::FinAck(r.meta(session)?),
+        KIND_RESULT_REQUEST => Message::ResultRequest {
+            session,
+            first: r.u32()?,
+            count: r.u32()?,
+        },
+        KIND_RESULT_CHUNK => {
+            let meta = r.meta(session)?;
+            let index = r.u32()?;
+            let data = r.rest();
+            if index >= meta.chunks {
+                return Err(DecodeError::BadField("chunk index"));
+            }
+            let start = index as usize * CHUNK_BYTES;
+            let expected = (meta.blob_len as usize - start).min(CHUNK_BYTES);
+            if data.len() != expected {
+                return Err(DecodeError::BadField("chunk length"));
+            }
+            Message::ResultChunk { meta, index, data }
+        }
+        KIND_DONE => Message::Done { session },
+        k => return Err(DecodeError::BadKind(k)),
+    })
+}

@@ -1,0 +1,132 @@
+//! The wire format through the public API: every message round trips, garbage is refused.
+
+use sprout_saturator::*;
+
+/// The session of the tests.
+const S: u64 = 0xfeed;
+
+/// A data packet of session [`S`], downlink.
+fn data(seq: u64, sent_us: u64) -> DataHeader {
+    DataHeader {
+        session: S,
+        dir: Dir::Down,
+        seq,
+        sent_us,
+        window: 0,
+        rtt_ms: 0,
+        probe: false,
+        ack: None,
+    }
+}
+
+/// An ack of everything up to `highest_seq`, no loss, no queueing delay reported.
+fn ack(highest_seq: u64, echo_sent_us: u64) -> AckInfo {
+    AckInfo {
+        highest_seq,
+        echo_sent_us,
+        ack_delay_us: 0,
+        received: highest_seq + 1,
+        lost: 0,
+        queue_delay_us: u32::MAX,
+    }
+}
+
+#[test]
+fn messages_round_trip_and_garbage_is_refused() {
+    let hello = Hello {
+        session: 7,
+        mode: Mode::Both,
+        payload_bytes: 1472,
+        low_rtt_ms: 750,
+        high_rtt_ms: 3000,
+        max_window: 100,
+        feedback_path: true,
+        uses_feedback: true,
+        name: "lte-run_1".into(),
+    };
+    let mut d = data(42, 123);
+    d.ack = Some(ack(9, 77));
+    d.probe = true;
+    let meta = result_meta(7, &[1u8; 2500]);
+    let chunk_data = [1u8; CHUNK_BYTES];
+    let msgs = [
+        Message::Hello(hello),
+        Message::HelloAck {
+            session: 7,
+            flags: FLAG_FEEDBACK_PATH,
+        },
+        Message::Busy { session: 7 },
+        Message::Data(d),
+        Message::Ack {
+            session: 7,
+            dir: Dir::Up,
+            feedback_path: true,
+            info: Some(ack(3, 4)),
+        },
+        Message::Ack {
+            session: 7,
+            dir: Dir::Down,
+            feedback_path: false,
+            info: None,
+        },
+        Message::Fin {
+            session: 7,
+            feedback_path: false,
+        },
+        Message::FinAck(meta),
+        Message::ResultRequest {
+            session: 7,
+            first: 1,
+            count: 2,
+        },
+        Message::ResultChunk {
+            meta,
+            index: 1,
+            data: &chunk_data,
+        },
+        Message::Done { session: 7 },
+    ];
+    let mut buf = Vec::new();
+    for m in &msgs {
+        encode(m, 1472, &mut buf);
+        assert_eq!(&decode(&buf).unwrap(), m);
+        // Every truncation is refused, never a panic.
+        for n in 0..buf.len().min(200) {
+            if decode(&buf[..n]).is_ok() {
+                // Only a data packet, whose tail is padding, may decode when cut.
+                assert!(
+                    matches!(m, Message::Data(_)) && n >= DATA_HEADER_BYTES + ACK_INFO_BYTES,
+                    "{m:?} at {n}"
+                );
+            }
+        }
+    }
+    encode(&Message::Data(data(1, 2)), 1472, &mut buf);
+    assert_eq!(buf.len(), 1472);
+    assert_eq!(
+        decode(b"hello world, not a saturator packet"),
+        Err(DecodeError::BadMagic)
+    );
+    let mut bad = buf.clone();
+    bad[4] = 9;
+    assert_eq!(decode(&bad), Err(DecodeError::BadVersion(9)));
+    bad = buf.clone();
+    bad[6] = 5;
+    assert!(decode(&bad).is_err());
+    bad = buf.clone();
+    bad[5] = 99;
+    assert_eq!(decode(&bad), Err(DecodeError::BadKind(99)));
+    // A chunk whose length does not match its index, or an index out of range.
+    encode(
+        &Message::ResultChunk {
+            meta,
+            index: 2,
+            data: &chunk_data,
+        },
+        0,
+        &mut buf,
+    );
+    assert!(decode(&buf).is_err());
+    assert!(!valid_name("../etc"));
+    assert!(valid_name("ATT-LTE.run_2"));
+}
