@@ -69,7 +69,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::params::{Config, MAX_HEARTBEAT_INTERVAL_US};
+use crate::params::{Config, ConfigError, MAX_HEARTBEAT_INTERVAL_US};
 use crate::receiver::{Receiver, ReceiverStats};
 use crate::sender::Sender;
 use crate::wire::{self, Header, WireError, MAX_FORECAST_TICKS};
@@ -328,7 +328,7 @@ pub struct Connection {
 
 impl Connection {
     /// A new endpoint created at `now_us`. Fails on an invalid configuration.
-    pub fn new(config: Config, now_us: u64) -> Result<Self, String> {
+    pub fn new(config: Config, now_us: u64) -> Result<Self, ConfigError> {
         config.validate()?;
         let mut sender = Sender::new(&config);
         // Until the peer's first forecast arrives, work from what the prior alone forecasts

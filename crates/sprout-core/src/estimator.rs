@@ -8,30 +8,9 @@ use crate::forecast::ForecastTables;
 use crate::model::RateModel;
 use crate::params::{Config, EstimatorKind, ModelParams};
 
-/// What a receiver needs from a rate estimator, once per tick.
-pub trait Estimator: Send + std::fmt::Debug {
-    /// Advances the belief by one tick without looking at the link.
-    fn evolve(&mut self);
-    /// Takes in the packets (MTU-sized units, may be fractional) that arrived in the tick.
-    fn observe(&mut self, packets: f64);
-    /// Writes the forecast: cumulative MTU-sized packets expected to be delivered by the end of
-    /// each of the next `out.len()` ticks.
-    fn forecast(&self, out: &mut [u32]);
-    /// Current best estimate of the rate, in packets/s (for statistics).
-    fn rate_pps(&self) -> f64;
-    /// The largest cumulative count, in MTU-sized packets, this estimator can ever write at
-    /// horizon `h` ticks (`out[h - 1]` of [`Estimator::forecast`]), whatever it has observed.
-    /// An endpoint drops a peer's forecast that goes beyond it (both ends share the model).
-    fn max_forecast(&self, h: usize) -> u32;
-    /// A copy of this estimator, in the same state.
-    fn box_clone(&self) -> Box<dyn Estimator>;
-}
-
-impl Clone for Box<dyn Estimator> {
-    fn clone(&self) -> Self {
-        self.box_clone()
-    }
-}
+// The trait lives in its own module, which both estimators import, so that this module (which
+// builds either) and `ewma` do not import each other.
+pub use crate::estimator_trait::Estimator;
 
 /// Sprout's estimator: the Bayesian rate model and the cautious forecast at a confidence.
 #[derive(Clone, Debug)]

@@ -1,7 +1,7 @@
 //! Sprout-EWMA (paper §5.3): the observed rate smoothed by an exponentially weighted moving
 //! average, and a forecast that assumes that rate for all the forecast's ticks.
 
-use crate::estimator::Estimator;
+use crate::estimator_trait::Estimator;
 use crate::params::ModelParams;
 
 /// The EWMA's forecast assumes at most this many times the model's top rate

@@ -19,6 +19,7 @@
 
 pub mod connection;
 pub mod estimator;
+pub mod estimator_trait;
 pub mod ewma;
 pub mod forecast;
 pub mod model;
@@ -32,5 +33,5 @@ pub use estimator::{Estimator, SproutEstimator};
 pub use ewma::EwmaEstimator;
 pub use forecast::ForecastTables;
 pub use model::RateModel;
-pub use params::{Config, EstimatorKind, ModelParams};
+pub use params::{Config, ConfigError, EstimatorKind, ModelParams};
 pub use wire::WireError;

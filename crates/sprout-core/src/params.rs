@@ -215,45 +215,33 @@ impl ModelParams {
     }
 
     /// Checks that the parameters describe a usable model.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.bins < 2 || self.bins > 65_536 {
-            return Err(format!(
-                "model needs 2..=65536 rate bins, got {}",
-                self.bins
-            ));
+            return Err(ConfigError::Bins(self.bins));
         }
         if !(self.max_rate_pps > 0.0 && self.max_rate_pps.is_finite()) {
-            return Err(format!(
-                "max rate must be positive, got {}",
-                self.max_rate_pps
-            ));
+            return Err(ConfigError::MaxRate(self.max_rate_pps));
         }
         if !(self.sigma > 0.0 && self.sigma.is_finite()) {
-            return Err(format!("sigma must be positive, got {}", self.sigma));
+            return Err(ConfigError::Sigma(self.sigma));
         }
         if !(self.outage_escape_rate >= 0.0 && self.outage_escape_rate.is_finite()) {
-            return Err(format!(
-                "outage escape rate must be >= 0, got {}",
-                self.outage_escape_rate
-            ));
+            return Err(ConfigError::OutageEscapeRate(self.outage_escape_rate));
         }
         if self.tick_us == 0 {
-            return Err("tick length must be positive".into());
+            return Err(ConfigError::ZeroTick);
         }
         if self.forecast_ticks == 0 || self.forecast_ticks > crate::wire::MAX_FORECAST_TICKS {
-            return Err(format!(
-                "forecast ticks must be 1..=32, got {}",
-                self.forecast_ticks
-            ));
+            return Err(ConfigError::ForecastTicks(self.forecast_ticks));
         }
         if !(self.kernel_sigmas > 0.0 && self.kernel_sigmas.is_finite()) {
-            return Err("kernel truncation must be positive".into());
+            return Err(ConfigError::KernelSigmas);
         }
         if self.count_tail == CountTail::Drop && self.arrivals_cap() < 2 {
-            return Err("dropping the count tail needs a cap of at least 2 per tick".into());
+            return Err(ConfigError::CountTailCap);
         }
         if self.mtu_bytes == 0 {
-            return Err("MTU must be positive".into());
+            return Err(ConfigError::ZeroMtu);
         }
         Ok(())
     }
@@ -409,45 +397,109 @@ impl Config {
     }
 
     /// Checks that the configuration is usable.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         self.model.validate()?;
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
-            return Err(format!(
-                "confidence must be strictly between 0 and 1, got {}",
-                self.confidence
-            ));
+            return Err(ConfigError::Confidence(self.confidence));
         }
-        if self.target_ticks == 0 || self.target_ticks > self.model.forecast_ticks {
-            return Err(format!(
-                "target ticks must be 1..={}, got {}",
-                self.model.forecast_ticks, self.target_ticks
-            ));
+        let forecast_ticks = self.model.forecast_ticks;
+        if self.target_ticks == 0 || self.target_ticks > forecast_ticks {
+            return Err(ConfigError::TargetTicks {
+                target: self.target_ticks,
+                forecast: forecast_ticks,
+            });
         }
-        if self.window_skip_ticks + self.target_ticks > self.model.forecast_ticks {
-            return Err(format!(
-                "window skip ({}) plus target ({}) ticks exceed the forecast's {} ticks",
-                self.window_skip_ticks, self.target_ticks, self.model.forecast_ticks
-            ));
+        if self.window_skip_ticks + self.target_ticks > forecast_ticks {
+            return Err(ConfigError::WindowSkip {
+                skip: self.window_skip_ticks,
+                target: self.target_ticks,
+                forecast: forecast_ticks,
+            });
         }
         if let EstimatorKind::Ewma { gain } = self.estimator {
             if !(gain > 0.0 && gain <= 1.0) {
-                return Err(format!("EWMA gain must be in (0, 1], got {gain}"));
+                return Err(ConfigError::EwmaGain(gain));
             }
         }
-        let min = crate::wire::header_bytes(self.model.forecast_ticks) + 1;
+        let min = crate::wire::header_bytes(forecast_ticks) + 1;
         if self.max_datagram_bytes < min || self.max_datagram_bytes > 65_507 {
-            return Err(format!(
-                "max datagram must be {min}..=65507 bytes, got {}",
-                self.max_datagram_bytes
-            ));
+            return Err(ConfigError::MaxDatagram {
+                min,
+                got: self.max_datagram_bytes,
+            });
         }
         if self.heartbeat_interval_us == 0 || self.heartbeat_interval_us > MAX_HEARTBEAT_INTERVAL_US
         {
-            return Err(format!(
-                "heartbeat interval must be 1..={MAX_HEARTBEAT_INTERVAL_US} us, got {}",
-                self.heartbeat_interval_us
-            ));
+            return Err(ConfigError::HeartbeatInterval(self.heartbeat_interval_us));
         }
         Ok(())
     }
+}
+
+/// Why [`Config::validate`] (or [`ModelParams::validate`]) rejects a configuration: the first
+/// problem found, with the command line's message.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// The model's number of rate bins is outside 2..=65536.
+    #[error("model needs 2..=65536 rate bins, got {0}")]
+    Bins(usize),
+    /// The largest modelled rate (packets per second) is not positive and finite.
+    #[error("max rate must be positive, got {0}")]
+    MaxRate(f64),
+    /// The Brownian motion's sigma (packets per second per sqrt(second)) is not positive.
+    #[error("sigma must be positive, got {0}")]
+    Sigma(f64),
+    /// The outage escape rate (per second) is negative or not finite.
+    #[error("outage escape rate must be >= 0, got {0}")]
+    OutageEscapeRate(f64),
+    /// The tick length is 0 µs.
+    #[error("tick length must be positive")]
+    ZeroTick,
+    /// The forecast's length in ticks is outside 1..=32.
+    #[error("forecast ticks must be 1..=32, got {0}")]
+    ForecastTicks(usize),
+    /// The evolution kernel's truncation (in sigmas) is not positive.
+    #[error("kernel truncation must be positive")]
+    KernelSigmas,
+    /// The count tail is dropped while the per-tick cap is below 2.
+    #[error("dropping the count tail needs a cap of at least 2 per tick")]
+    CountTailCap,
+    /// The MTU is 0 bytes.
+    #[error("MTU must be positive")]
+    ZeroMtu,
+    /// The forecast confidence is not strictly between 0 and 1.
+    #[error("confidence must be strictly between 0 and 1, got {0}")]
+    Confidence(f64),
+    /// The target (ticks) is 0 or beyond the forecast.
+    #[error("target ticks must be 1..={forecast}, got {target}")]
+    TargetTicks {
+        /// The configured target, ticks.
+        target: usize,
+        /// The forecast's length, ticks.
+        forecast: usize,
+    },
+    /// The window's skipped ticks plus the target reach beyond the forecast.
+    #[error("window skip ({skip}) plus target ({target}) ticks exceed the forecast's {forecast} ticks")]
+    WindowSkip {
+        /// Skipped ticks.
+        skip: usize,
+        /// Target ticks.
+        target: usize,
+        /// The forecast's length, ticks.
+        forecast: usize,
+    },
+    /// Sprout-EWMA's gain is outside (0, 1].
+    #[error("EWMA gain must be in (0, 1], got {0}")]
+    EwmaGain(f64),
+    /// The largest datagram (bytes) cannot hold a header and one byte, or exceeds UDP's 65507.
+    #[error("max datagram must be {min}..=65507 bytes, got {got}")]
+    MaxDatagram {
+        /// The smallest allowed, bytes.
+        min: usize,
+        /// The configured size, bytes.
+        got: usize,
+    },
+    /// The heartbeat interval (µs) is 0 or above [`MAX_HEARTBEAT_INTERVAL_US`].
+    #[error("heartbeat interval must be 1..={MAX_HEARTBEAT_INTERVAL_US} us, got {0}")]
+    HeartbeatInterval(u64),
 }

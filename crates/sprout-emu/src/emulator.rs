@@ -314,7 +314,10 @@ impl Emulator {
             ("downlink", &config.downlink_link),
         ] {
             c.validate()
-                .map_err(|reason| EmuError::InvalidConfig { direction, reason })?;
+                .map_err(|e| EmuError::InvalidConfig {
+                    direction,
+                    reason: e.to_string(),
+                })?;
         }
         let up_log = open_log(
             &config.uplink_log,

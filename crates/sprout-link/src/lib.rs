@@ -46,10 +46,10 @@ pub mod testdata;
 pub mod trace;
 pub mod trace_stats;
 
-pub use link::{Delivery, Link, LinkConfig, LinkEvent, LinkStats};
+pub use link::{Delivery, Link, LinkConfig, LinkConfigError, LinkEvent, LinkStats};
 pub use mmlog::{MmArrival, MmDeparture, MmDrop, MmLog, MmLogError, MmLogWriter, MmOpportunity};
 pub use queue::{
-    QueueConfig, CODEL_DEFAULT_INTERVAL_US, CODEL_DEFAULT_TARGET_US, CODEL_MAXPACKET_BYTES,
+    QueueConfig, QueueKind, UnknownQueue, CODEL_DEFAULT_INTERVAL_US, CODEL_DEFAULT_TARGET_US, CODEL_MAXPACKET_BYTES,
 };
 pub use synthetic::{constant_rate_trace, SyntheticLink};
 pub use trace::{OpportunityCursor, Trace, TraceError, TracePair, OPPORTUNITY_BYTES};

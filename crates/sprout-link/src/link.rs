@@ -65,21 +65,32 @@ impl LinkConfig {
     /// a probability in `[0, 1]` (not NaN), `opportunity_bytes` must be positive, and a CoDel
     /// queue's `interval_us` must be positive. [`Link::new`] does not call this (it accepts any
     /// configuration); callers taking configurations from users (such as the CLI) should.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), LinkConfigError> {
         if !(0.0..=1.0).contains(&self.loss) {
-            return Err(format!(
-                "loss must be a probability between 0 and 1, got {}",
-                self.loss
-            ));
+            return Err(LinkConfigError::Loss(self.loss));
         }
         if self.opportunity_bytes == 0 {
-            return Err("opportunity_bytes must be positive".to_string());
+            return Err(LinkConfigError::ZeroOpportunity);
         }
         if let QueueConfig::CoDel { interval_us: 0, .. } = self.queue {
-            return Err("CoDel interval must be positive".to_string());
+            return Err(LinkConfigError::ZeroCodelInterval);
         }
         Ok(())
     }
+}
+
+/// Why [`LinkConfig::validate`] rejects a configuration.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LinkConfigError {
+    /// The loss probability is outside `[0, 1]` or NaN.
+    #[error("loss must be a probability between 0 and 1, got {0}")]
+    Loss(f64),
+    /// Opportunities carry 0 bytes.
+    #[error("opportunity_bytes must be positive")]
+    ZeroOpportunity,
+    /// A CoDel queue's interval is 0 µs.
+    #[error("CoDel interval must be positive")]
+    ZeroCodelInterval,
 }
 
 /// A packet that crossed the link.

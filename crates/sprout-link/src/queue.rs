@@ -84,6 +84,63 @@ impl Default for QueueConfig {
     }
 }
 
+/// A queue discipline as the command line and the Python package name it (`infinite`,
+/// `codel`): the choice, from `--queue` down to the link, which takes its
+/// [`config`](QueueKind::config).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueKind {
+    /// Unlimited drop-tail.
+    Infinite,
+    /// CoDel (RFC 8289: 5 ms target, 100 ms interval).
+    Codel,
+}
+
+impl QueueKind {
+    /// Every kind, in the order the command line lists them.
+    pub const ALL: [QueueKind; 2] = [QueueKind::Infinite, QueueKind::Codel];
+
+    /// The name on the command line.
+    pub fn key(self) -> &'static str {
+        match self {
+            QueueKind::Infinite => "infinite",
+            QueueKind::Codel => "codel",
+        }
+    }
+
+    /// One line on the discipline, for `--help`.
+    pub fn help(self) -> &'static str {
+        match self {
+            QueueKind::Infinite => "Unlimited drop-tail",
+            QueueKind::Codel => "CoDel (RFC 8289: 5 ms target, 100 ms interval)",
+        }
+    }
+
+    /// The link model's queue configuration.
+    pub fn config(self) -> QueueConfig {
+        match self {
+            QueueKind::Infinite => QueueConfig::default(),
+            QueueKind::Codel => QueueConfig::codel(),
+        }
+    }
+}
+
+/// A queue name that is not `infinite` or `codel`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown queue '{0}' (expected infinite or codel)")]
+pub struct UnknownQueue(pub String);
+
+impl std::str::FromStr for QueueKind {
+    type Err = UnknownQueue;
+    /// `infinite` or `codel`, surrounding blanks ignored.
+    fn from_str(s: &str) -> Result<Self, UnknownQueue> {
+        let s = s.trim();
+        QueueKind::ALL
+            .into_iter()
+            .find(|k| k.key() == s)
+            .ok_or_else(|| UnknownQueue(s.to_string()))
+    }
+}
+
 /// `us` microseconds as milliseconds without trailing zeros: `5ms`, `2.5ms`, `0.001ms`.
 fn format_ms(us: u64) -> String {
     let (whole, frac) = (us / 1000, us % 1000);

@@ -632,7 +632,7 @@ fn validate_rejects_nonsense() {
         assert_eq!(lossy(ok, 0).validate(), Ok(()));
     }
     for bad in [1.5, -0.1, f64::NAN, f64::INFINITY] {
-        let err = lossy(bad, 0).validate().unwrap_err();
+        let err = lossy(bad, 0).validate().unwrap_err().to_string();
         assert!(err.contains("loss"), "{err}");
     }
     assert!(with_queue(QueueConfig::codel()).validate().is_ok());
@@ -641,7 +641,11 @@ fn validate_rejects_nonsense() {
         interval_us: 0,
         limit_bytes: None,
     });
-    assert!(zero_interval.validate().unwrap_err().contains("interval"));
+    assert!(zero_interval
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("interval"));
     let zero_opportunity = LinkConfig {
         opportunity_bytes: 0,
         ..LinkConfig::default()
@@ -649,6 +653,7 @@ fn validate_rejects_nonsense() {
     assert!(zero_opportunity
         .validate()
         .unwrap_err()
+        .to_string()
         .contains("opportunity_bytes"));
 
     // Link::new still accepts them: NaN is no loss, 1.5 is clamped to 1.

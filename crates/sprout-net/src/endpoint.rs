@@ -55,7 +55,9 @@ impl Endpoint {
         config: Config,
         greeting: &[u8],
     ) -> Result<Endpoint, NetError> {
-        config.validate().map_err(NetError::Config)?;
+        config
+            .validate()
+            .map_err(|e| NetError::Config(e.to_string()))?;
         let clock = Clock::new();
         let server_key = keys.server_key;
         let secure = Client::new(keys, clock.now_us(), greeting)?;

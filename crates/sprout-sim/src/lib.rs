@@ -3,6 +3,8 @@
 //! of its own.
 
 pub mod distributions;
+pub mod duration;
+pub mod error;
 pub mod logscore;
 pub mod metrics;
 pub mod overrides;
@@ -10,3 +12,5 @@ pub mod rl_env;
 pub mod scheme;
 pub mod sim;
 pub mod sim_json;
+
+pub use error::SimError;

@@ -6,26 +6,33 @@
 use serde_json::Value;
 use sprout_core::Config;
 
+use crate::error::SimError;
+
 /// Applies `assignments` (`KEY=VALUE`, in order) to `cfg`. The result is validated; on any
 /// error `cfg` is left unchanged and the message names the assignment at fault.
-pub fn apply(cfg: &mut Config, assignments: &[String]) -> Result<(), String> {
+pub fn apply(cfg: &mut Config, assignments: &[String]) -> Result<(), SimError> {
     if assignments.is_empty() {
         return Ok(());
     }
-    let mut tree = serde_json::to_value(&*cfg).map_err(|e| e.to_string())?;
+    let bad = |a: &String, why: String| SimError::BadParameter {
+        assignment: a.clone(),
+        why,
+    };
+    let mut tree = serde_json::to_value(&*cfg)?;
     for a in assignments {
         let (key, value) = a
             .split_once('=')
-            .ok_or_else(|| format!("parameter '{a}': expected KEY=VALUE"))?;
-        let slot = field_mut(&mut tree, key.trim()).map_err(|e| format!("parameter '{a}': {e}"))?;
+            .ok_or_else(|| bad(a, "expected KEY=VALUE".into()))?;
+        let slot = field_mut(&mut tree, key.trim()).map_err(|e| bad(a, e))?;
         *slot = parse_value(value.trim());
         // Check each assignment on its own so that a type error names it.
-        serde_json::from_value::<Config>(tree.clone())
-            .map_err(|e| format!("parameter '{a}': {e}"))?;
+        serde_json::from_value::<Config>(tree.clone()).map_err(|e| bad(a, e.to_string()))?;
     }
-    let new: Config = serde_json::from_value(tree).map_err(|e| e.to_string())?;
-    new.validate()
-        .map_err(|e| format!("parameters {}: {e}", assignments.join(" ")))?;
+    let new: Config = serde_json::from_value(tree)?;
+    new.validate().map_err(|source| SimError::BadParameters {
+        assignments: assignments.join(" "),
+        source,
+    })?;
     *cfg = new;
     Ok(())
 }
@@ -79,7 +86,7 @@ mod tests {
     fn set(a: &[&str]) -> Result<Config, String> {
         let mut c = Config::default();
         let list: Vec<String> = a.iter().map(|s| s.to_string()).collect();
-        apply(&mut c, &list).map(|()| c)
+        apply(&mut c, &list).map(|()| c).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -118,7 +125,7 @@ mod tests {
             ("model.sigma.x=1", "'model.sigma' has no fields"),
         ] {
             let mut c = Config::default();
-            let err = apply(&mut c, &[a.to_string()]).unwrap_err();
+            let err = apply(&mut c, &[a.to_string()]).unwrap_err().to_string();
             assert!(err.contains(expect), "{a}: {err}");
             assert_eq!(c, Config::default(), "{a} changed the configuration");
         }

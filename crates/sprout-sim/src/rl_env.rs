@@ -65,6 +65,7 @@ use sprout_core::wire::MAX_FORECAST_TICKS;
 use sprout_core::Config;
 use sprout_link::{Link, LinkConfig, LinkEvent, SyntheticLink, Trace};
 
+use crate::error::SimError;
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
 use crate::sim::Direction;
 
@@ -249,44 +250,45 @@ impl EnvConfig {
     }
 
     /// Checks the configuration, describing the first problem found.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SimError> {
+        let invalid = |msg: String| Err(SimError::InvalidOption(msg));
         self.protocol.validate()?;
         self.link.validate()?;
         if self.ticks_per_step == 0 {
-            return Err("ticks_per_step must be at least 1".into());
+            return invalid("ticks_per_step must be at least 1".into());
         }
         if self.protocol.model.tick_us.checked_rem(DELAY_SAMPLE_US) != Some(0) {
-            return Err(format!(
+            return invalid(format!(
                 "the model's tick ({} us) must be a whole number of milliseconds",
                 self.protocol.model.tick_us
             ));
         }
         if !(self.max_rate_mbps > 0.0 && self.max_rate_mbps.is_finite()) {
-            return Err(format!(
+            return invalid(format!(
                 "max_rate_mbps must be positive, got {}",
                 self.max_rate_mbps
             ));
         }
         if !(self.max_window_kb > 0.0 && self.max_window_kb.is_finite()) {
-            return Err(format!(
+            return invalid(format!(
                 "max_window_kb must be positive, got {}",
                 self.max_window_kb
             ));
         }
         if self.packet_bytes == 0 || self.packet_bytes > 65_535 {
-            return Err(format!(
+            return invalid(format!(
                 "packet_bytes must be 1..=65535, got {}",
                 self.packet_bytes
             ));
         }
         if self.feedback_bytes == 0 || self.feedback_bytes > 65_535 {
-            return Err(format!(
+            return invalid(format!(
                 "feedback_bytes must be 1..=65535, got {}",
                 self.feedback_bytes
             ));
         }
         if self.episode_us < self.step_us() || self.episode_us > MAX_EPISODE_US {
-            return Err(format!(
+            return invalid(format!(
                 "an episode must last from one step ({} ms) to {} s, got {} s",
                 self.step_us() / 1000,
                 MAX_EPISODE_US / 1_000_000,
@@ -299,12 +301,12 @@ impl EnvConfig {
             ("loss", self.reward.loss),
         ] {
             if !w.is_finite() {
-                return Err(format!("reward weight {name} must be finite, got {w}"));
+                return invalid(format!("reward weight {name} must be finite, got {w}"));
             }
         }
         if let LinkSource::Synthetic(s) = &self.source {
             if !(s.max_rate > 0.0 && s.max_rate.is_finite()) {
-                return Err(format!(
+                return invalid(format!(
                     "synthetic link: max_rate must be positive, got {}",
                     s.max_rate
                 ));
@@ -456,15 +458,13 @@ fn rate_bps_of(mbps: f64) -> f64 {
 
 impl RlEnv {
     /// An environment for `cfg` (validated), reset with seed 0.
-    pub fn new(cfg: EnvConfig) -> Result<RlEnv, String> {
+    pub fn new(cfg: EnvConfig) -> Result<RlEnv, SimError> {
         let mut cfg = cfg;
         cfg.validate()?;
         cfg.link.looping = true;
         let prototype = estimator::build(&cfg.protocol);
         let forecast_ticks = cfg.protocol.model.forecast_ticks;
-        let placeholder = Arc::new(
-            Trace::from_opportunities_ms("placeholder", vec![1]).map_err(|e| e.to_string())?,
-        );
+        let placeholder = Arc::new(Trace::from_opportunities_ms("placeholder", vec![1])?);
         let mut env = RlEnv {
             data: Link::new(placeholder.clone(), cfg.link.clone()),
             reverse: Link::new(placeholder, cfg.link.clone()),
@@ -595,7 +595,7 @@ impl RlEnv {
     }
 
     /// Starts a new episode with `seed`; returns the first observation.
-    pub fn reset(&mut self, seed: u64) -> Result<&[f32], String> {
+    pub fn reset(&mut self, seed: u64) -> Result<&[f32], SimError> {
         let (data_trace, reverse_trace, start_us) = self.episode_traces(seed)?;
         let stream = |s: u64| {
             let mut l = self.cfg.link.clone();
@@ -639,7 +639,7 @@ impl RlEnv {
     }
 
     /// The traces of an episode (data, reverse) and its start.
-    fn episode_traces(&self, seed: u64) -> Result<(Arc<Trace>, Arc<Trace>, u64), String> {
+    fn episode_traces(&self, seed: u64) -> Result<(Arc<Trace>, Arc<Trace>, u64), SimError> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x524c_454e_5653_5452);
         let (up, down, start_us) = match &self.cfg.source {
             LinkSource::Traces { uplink, downlink } => {

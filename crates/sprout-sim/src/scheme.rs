@@ -143,4 +143,3 @@ pub fn scheme_key(scheme: &str) -> String {
         _ => s,
     }
 }
-

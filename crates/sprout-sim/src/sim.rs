@@ -12,6 +12,7 @@ use sprout_core::{Config, Connection};
 use sprout_link::{Link, LinkConfig, LinkEvent, MmLogWriter, QueueConfig, Trace};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
+use crate::error::SimError;
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
 
 /// Which directions carry application data (the other carries only feedback and heartbeats).
@@ -140,14 +141,14 @@ impl SimConfig {
         link
     }
 
-    /// Checks both directions' link configurations.
-    pub fn validate_links(&self) -> Result<(), String> {
-        self.link_for(Direction::Up)
-            .validate()
-            .map_err(|e| format!("uplink: {e}"))?;
-        self.link_for(Direction::Down)
-            .validate()
-            .map_err(|e| format!("downlink: {e}"))
+    /// Checks both directions' link configurations ([`SimError::DirectionLink`]).
+    pub fn validate_links(&self) -> Result<(), SimError> {
+        for (direction, d) in [("uplink", Direction::Up), ("downlink", Direction::Down)] {
+            self.link_for(d)
+                .validate()
+                .map_err(|source| SimError::DirectionLink { direction, source })?;
+        }
+        Ok(())
     }
 }
 
@@ -225,11 +226,10 @@ enum Host {
 impl Host {
     /// A host that starts at `now_us`; `opens` says whether it opens the TCP connection (the
     /// mobile) or listens (the server).
-    fn new(cfg: &SimConfig, bulk: bool, opens: bool, now_us: u64) -> anyhow::Result<Host> {
+    fn new(cfg: &SimConfig, bulk: bool, opens: bool, now_us: u64) -> Result<Host, SimError> {
         Ok(match cfg.transport {
             Transport::Sprout => {
-                let mut c =
-                    Connection::new(cfg.protocol.clone(), now_us).map_err(anyhow::Error::msg)?;
+                let mut c = Connection::new(cfg.protocol.clone(), now_us)?;
                 c.set_bulk(bulk);
                 c.set_keep_incoming(false);
                 Host::Sprout(Box::new(c))
@@ -246,17 +246,17 @@ impl Host {
         })
     }
 
-    fn receive(&mut self, now_us: u64, body: &Body) -> anyhow::Result<()> {
+    fn receive(&mut self, now_us: u64, body: &Body) -> Result<(), SimError> {
         match (self, body) {
             // Our own datagrams always parse; a failure here would be a bug worth seeing.
-            (Host::Sprout(c), Body::Sprout(d)) => c
-                .handle_datagram(now_us, d)
-                .map_err(|e| anyhow::anyhow!("simulated datagram failed to parse: {e}")),
+            (Host::Sprout(c), Body::Sprout(d)) => {
+                c.handle_datagram(now_us, d).map_err(SimError::Datagram)
+            }
             (Host::Tcp(t), Body::Tcp(seg)) => {
                 t.handle_segment(now_us, seg);
                 Ok(())
             }
-            _ => anyhow::bail!("simulated packet of the wrong transport"),
+            _ => Err(SimError::WrongTransport),
         }
     }
 
@@ -353,46 +353,166 @@ struct Side {
     arrivals: Vec<Arrival>,
 }
 
+impl Side {
+    /// Side `index` (0: the server, sending on the downlink; 1: the mobile, on the uplink),
+    /// starting at `start_us`.
+    fn new(cfg: &SimConfig, index: u64, start_us: u64, bulk: bool, link: Link<WirePacket>) -> Side {
+        Side {
+            host: None,
+            start_us,
+            wake_us: 0,
+            jitter: rand_chacha::ChaCha8Rng::seed_from_u64(
+                cfg.seed ^ (0x4a49_5454_4552_0000 + index),
+            ),
+            woken: false,
+            bulk,
+            link,
+            arrivals: Vec::new(),
+        }
+    }
+
+    /// Step 3 for this side at `now`: the endpoint starts when due (`opens`: it opens the TCP
+    /// connection), and, when a datagram woke it or its timers are due, runs its timers, sends
+    /// what it has and schedules its next wake-up.
+    fn act(
+        &mut self,
+        cfg: &SimConfig,
+        opens: bool,
+        now: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), SimError> {
+        if self.host.is_none() && now >= self.start_us {
+            self.host = Some(Host::new(cfg, self.bulk, opens, now)?);
+            self.woken = true;
+        }
+        let Some(host) = self.host.as_mut() else {
+            return Ok(());
+        };
+        // A host acts when a datagram arrives or when it wakes for its timers.
+        if !std::mem::take(&mut self.woken) && now < self.wake_us {
+            return Ok(());
+        }
+        host.timeout(now);
+        let overhead = cfg.protocol.link_overhead_bytes;
+        while let Some((packet, bytes)) = host.transmit(now, overhead, buf) {
+            self.link.send(now, bytes, packet);
+        }
+        self.wake_us = match host.next_timeout() {
+            Some(t) if cfg.host_jitter_us > 0 && host.wakes_late() => {
+                t.max(now) + self.jitter.gen_range(0..=cfg.host_jitter_us)
+            }
+            Some(t) => t,
+            None => u64::MAX,
+        };
+        Ok(())
+    }
+
+    /// The earliest time this side can do something: its link's next event, its wake-up or
+    /// its start.
+    fn next_event_us(&self) -> u64 {
+        let own = match self.host {
+            Some(_) => self.wake_us,
+            None => self.start_us,
+        };
+        self.link.next_event_us().map_or(own, |t| t.min(own))
+    }
+
+    /// This side's direction of the run, measured over `trace`.
+    fn finish(self, trace: Arc<Trace>, cfg: &SimConfig, duration: u64) -> DirectionRun {
+        let (datagrams_sent, heartbeats_sent) = self.host.as_ref().map_or((0, 0), |h| h.counters());
+        let (window, opportunities_us, metrics) = measure(&trace, &self.arrivals, cfg, duration);
+        DirectionRun {
+            trace,
+            arrivals: self.arrivals,
+            opportunities_us,
+            window,
+            metrics,
+            datagrams_sent,
+            heartbeats_sent,
+        }
+    }
+}
+
+/// When the two endpoints start (µs): both at 0 with seed 0, else each 0-100 ms late, drawn
+/// from the seed.
+fn start_times(seed: u64) -> [u64; 2] {
+    if seed == 0 {
+        return [0, 0];
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5354_4152_5453);
+    [rng.gen_range(0..100_000), rng.gen_range(0..100_000)]
+}
+
+/// Steps 1 and 2 at `now`: the links deliver what is due (logging every event to `writers`,
+/// the first write error kept in `log_error`), and the receivers take in their datagrams
+/// (downlink packets, side 0's, reach the mobile, side 1).
+fn deliver<W: Write>(
+    sides: &mut [Side; 2],
+    now: u64,
+    writers: Option<&mut [MmLogWriter<W>; 2]>,
+    log_error: &mut Option<std::io::Error>,
+    delivered: &mut Vec<(usize, sprout_link::Delivery<WirePacket>)>,
+) -> Result<(), SimError> {
+    let mut writers = writers;
+    for (i, side) in sides.iter_mut().enumerate() {
+        side.link.advance(now, &mut |ev: LinkEvent<WirePacket>| {
+            if let Some(w) = writers.as_mut() {
+                if let Err(e) = w[i].event(&ev) {
+                    log_error.get_or_insert(e);
+                }
+            }
+            if let LinkEvent::Delivered(d) = ev {
+                delivered.push((i, d));
+            }
+        });
+    }
+    for (i, d) in delivered.drain(..) {
+        let receiver = 1 - i;
+        let p = &d.payload;
+        sides[i].arrivals.push(Arrival {
+            sent_us: d.sent_us,
+            arrived_us: d.delivered_us,
+            bytes: d.bytes,
+            app_bytes: p.app_bytes,
+            is_data: p.is_data,
+        });
+        // An endpoint that has not started yet (seeded start times) drops what reaches it.
+        if let Some(h) = sides[receiver].host.as_mut() {
+            h.receive(d.delivered_us, &p.body)?;
+            sides[receiver].woken = true;
+        }
+    }
+    Ok(())
+}
+
 /// Runs the simulation. `logs`, if given, receive each link's mm-link log.
 pub fn run(
     uplink: Arc<Trace>,
     downlink: Arc<Trace>,
     cfg: &SimConfig,
     logs: Option<Logs<'_>>,
-) -> anyhow::Result<SimOutput> {
+) -> Result<SimOutput, SimError> {
     let duration = cfg
         .duration_us
         .unwrap_or_else(|| default_duration_us(&uplink, &downlink));
-    let overhead = cfg.protocol.link_overhead_bytes;
     let (down_link, up_link) = (cfg.link_for(Direction::Down), cfg.link_for(Direction::Up));
-    let starts: [u64; 2] = if cfg.seed == 0 {
-        [0, 0]
-    } else {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5354_4152_5453);
-        [rng.gen_range(0..100_000), rng.gen_range(0..100_000)]
-    };
+    let starts = start_times(cfg.seed);
     // The server sends on the downlink, the mobile on the uplink.
     let mut sides = [
-        Side {
-            host: None,
-            start_us: starts[0],
-            wake_us: 0,
-            jitter: rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x4a49_5454_4552_0000),
-            woken: false,
-            bulk: cfg.load != Load::Up,
-            link: Link::new(downlink.clone(), down_link.clone()),
-            arrivals: Vec::new(),
-        },
-        Side {
-            host: None,
-            start_us: starts[1],
-            wake_us: 0,
-            jitter: rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x4a49_5454_4552_0001),
-            woken: false,
-            bulk: cfg.load != Load::Down,
-            link: Link::new(uplink.clone(), up_link.clone()),
-            arrivals: Vec::new(),
-        },
+        Side::new(
+            cfg,
+            0,
+            starts[0],
+            cfg.load != Load::Up,
+            Link::new(downlink.clone(), down_link.clone()),
+        ),
+        Side::new(
+            cfg,
+            1,
+            starts[1],
+            cfg.load != Load::Down,
+            Link::new(uplink.clone(), up_link.clone()),
+        ),
     ];
     let mut writers = match logs {
         Some(l) => Some([
@@ -403,77 +523,28 @@ pub fn run(
     };
 
     let mut buf = Vec::with_capacity(2048);
-    let mut delivered: Vec<(usize, sprout_link::Delivery<WirePacket>)> = Vec::new();
+    let mut delivered = Vec::new();
     let mut now = 0u64;
     let mut log_error: Option<std::io::Error> = None;
     loop {
-        // 1. Links deliver what is due.
+        // 1-2. Links deliver what is due; receivers take in their datagrams.
+        deliver(
+            &mut sides,
+            now,
+            writers.as_mut(),
+            &mut log_error,
+            &mut delivered,
+        )?;
+        // 3. Endpoints start, run their timers and send; the mobile (side 1) opens a TCP
+        // connection, the server listens.
         for (i, side) in sides.iter_mut().enumerate() {
-            side.link.advance(now, &mut |ev: LinkEvent<WirePacket>| {
-                if let Some(w) = writers.as_mut() {
-                    if let Err(e) = w[i].event(&ev) {
-                        log_error.get_or_insert(e);
-                    }
-                }
-                if let LinkEvent::Delivered(d) = ev {
-                    delivered.push((i, d));
-                }
-            });
-        }
-        // 2. Receivers take in their datagrams (downlink packets reach the mobile, side 1).
-        for (i, d) in delivered.drain(..) {
-            let receiver = 1 - i;
-            let p = &d.payload;
-            sides[i].arrivals.push(Arrival {
-                sent_us: d.sent_us,
-                arrived_us: d.delivered_us,
-                bytes: d.bytes,
-                app_bytes: p.app_bytes,
-                is_data: p.is_data,
-            });
-            // An endpoint that has not started yet (seeded start times) drops what reaches it.
-            if let Some(h) = sides[receiver].host.as_mut() {
-                h.receive(d.delivered_us, &p.body)?;
-                sides[receiver].woken = true;
-            }
-        }
-        // 3. Endpoints start, run their timers and send.
-        for (i, side) in sides.iter_mut().enumerate() {
-            if side.host.is_none() && now >= side.start_us {
-                // The mobile (side 1) opens a TCP connection, the server listens.
-                side.host = Some(Host::new(cfg, side.bulk, i == 1, now)?);
-                side.woken = true;
-            }
-            let Some(host) = side.host.as_mut() else {
-                continue;
-            };
-            // A host acts when a datagram arrives or when it wakes for its timers.
-            if !std::mem::take(&mut side.woken) && now < side.wake_us {
-                continue;
-            }
-            host.timeout(now);
-            while let Some((packet, bytes)) = host.transmit(now, overhead, &mut buf) {
-                side.link.send(now, bytes, packet);
-            }
-            side.wake_us = match host.next_timeout() {
-                Some(t) if cfg.host_jitter_us > 0 && host.wakes_late() => {
-                    t.max(now) + side.jitter.gen_range(0..=cfg.host_jitter_us)
-                }
-                Some(t) => t,
-                None => u64::MAX,
-            };
+            side.act(cfg, i == 1, now, &mut buf)?;
         }
         // 4. Jump to the next thing that can happen.
-        let mut next = u64::MAX;
-        for side in sides.iter_mut() {
-            if let Some(t) = side.link.next_event_us() {
-                next = next.min(t);
-            }
-            match side.host {
-                Some(_) => next = next.min(side.wake_us),
-                None => next = next.min(side.start_us),
-            }
-        }
+        let next = sides
+            .iter()
+            .map(Side::next_event_us)
+            .fold(u64::MAX, u64::min);
         // The last step lands exactly on the end, so the links report everything up to it
         // (wasted opportunities included, for the logs).
         if now >= duration {
@@ -491,22 +562,9 @@ pub fn run(
     }
 
     let [down_side, up_side] = sides;
-    let finish = |side: Side, trace: Arc<Trace>| {
-        let (datagrams_sent, heartbeats_sent) = side.host.as_ref().map_or((0, 0), |h| h.counters());
-        let (window, opportunities_us, metrics) = measure(&trace, &side.arrivals, cfg, duration);
-        DirectionRun {
-            trace,
-            arrivals: side.arrivals,
-            opportunities_us,
-            window,
-            metrics,
-            datagrams_sent,
-            heartbeats_sent,
-        }
-    };
     Ok(SimOutput {
-        downlink: finish(down_side, downlink),
-        uplink: finish(up_side, uplink),
+        downlink: down_side.finish(downlink, cfg, duration),
+        uplink: up_side.finish(uplink, cfg, duration),
         duration_us: duration,
     })
 }

@@ -11,44 +11,24 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
 use serde_json::Value;
-use sprout_link::{QueueConfig, Trace};
+pub use sprout_link::QueueKind;
+use sprout_link::{Trace, TraceError};
 
-use crate::scheme::Scheme;
+use crate::duration::seconds_to_us;
+use crate::error::SimError;
 use crate::overrides;
+use crate::scheme::Scheme;
 use crate::sim::{self, DirectionOverride, Load, Logs, SimConfig, SimOutput};
 
-/// A queue discipline as `sprout sim --queue` names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueueKind {
-    /// Unlimited drop-tail.
-    Infinite,
-    /// CoDel (RFC 8289: 5 ms target, 100 ms interval).
-    Codel,
-}
-
-impl QueueKind {
-    /// The link model's queue configuration.
-    pub fn config(self) -> QueueConfig {
-        match self {
-            QueueKind::Infinite => QueueConfig::default(),
-            QueueKind::Codel => QueueConfig::codel(),
-        }
-    }
-}
-
-impl std::str::FromStr for QueueKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "infinite" => Ok(QueueKind::Infinite),
-            "codel" => Ok(QueueKind::Codel),
-            other => Err(format!(
-                "unknown queue '{other}' (expected infinite or codel)"
-            )),
-        }
-    }
+/// Loads a mahimahi trace as `sprout sim` does: a file that cannot be read is
+/// [`SimError::TraceUnreadable`] ("cannot read trace PATH: ..."), one that does not parse
+/// [`SimError::Trace`] ("PATH:LINE: ...").
+pub fn load_trace(path: &Path) -> Result<Trace, SimError> {
+    Trace::load(path).map_err(|e| match e {
+        TraceError::Io { file, source } => SimError::TraceUnreadable { file, source },
+        e => SimError::Trace(e),
+    })
 }
 
 /// Every option of `sprout sim` but the traces, `--json` and the log files; the defaults are
@@ -107,39 +87,32 @@ impl Default for SimOptions {
     }
 }
 
-/// Seconds to microseconds; `what` names the option in the error (`--what must be ...`).
-pub fn seconds_to_us(s: f64, what: &str) -> Result<u64> {
-    if !(s.is_finite() && s >= 0.0) {
-        bail!("--{what} must be a non-negative number of seconds, got {s}");
-    }
-    Ok((s * 1e6).round() as u64)
-}
-
 impl SimOptions {
     /// The simulator's configuration, after `sprout sim`'s checks in its order (the scheme is
     /// simulated; confidence and parameters only for Sprout schemes; parameters, losses and
     /// times valid), with its error messages.
-    pub fn config(&self) -> Result<SimConfig> {
+    pub fn config(&self) -> Result<SimConfig, SimError> {
+        let invalid = |msg: &str| Err(SimError::InvalidOption(msg.to_string()));
         if self.scheme == Scheme::Omniscient {
-            bail!(
-                "the omniscient sender is not simulated; `sprout eval` computes it from the trace"
+            return invalid(
+                "the omniscient sender is not simulated; `sprout eval` computes it from the trace",
             );
         }
         let mut cfg = SimConfig::default();
         self.scheme.configure(&mut cfg);
         if let Some(c) = self.confidence {
             if !self.scheme.is_sprout() {
-                bail!("--confidence applies to sprout and sprout-ewma only");
+                return invalid("--confidence applies to sprout and sprout-ewma only");
             }
             cfg.protocol.confidence = c;
         }
         if !self.params.is_empty() && !self.scheme.is_sprout() {
-            bail!("--param applies to sprout and sprout-ewma only");
+            return invalid("--param applies to sprout and sprout-ewma only");
         }
-        overrides::apply(&mut cfg.protocol, &self.params).map_err(anyhow::Error::msg)?;
-        cfg.protocol.validate().map_err(anyhow::Error::msg)?;
+        overrides::apply(&mut cfg.protocol, &self.params)?;
+        cfg.protocol.validate()?;
         if let QueueKind::Codel = self.queue {
-            cfg.link.queue = QueueConfig::codel();
+            cfg.link.queue = self.queue.config();
         }
         cfg.link.loss = self.loss;
         cfg.uplink = DirectionOverride {
@@ -150,8 +123,10 @@ impl SimOptions {
             queue: self.downlink_queue.map(QueueKind::config),
             loss: self.downlink_loss,
         };
-        cfg.validate_links()
-            .map_err(|e| anyhow::anyhow!("--loss: {e}"))?;
+        cfg.validate_links().map_err(|e| SimError::Option {
+            option: "--loss",
+            source: Box::new(e),
+        })?;
         Ok(SimConfig {
             duration_us: self
                 .duration_s
@@ -173,14 +148,16 @@ pub fn run(
     downlink: Arc<Trace>,
     cfg: &SimConfig,
     logs: Option<(&Path, &Path)>,
-) -> Result<SimOutput> {
+) -> Result<SimOutput, SimError> {
     let Some((u, d)) = logs else {
         return sim::run(uplink, downlink, cfg, None);
     };
-    let open = |p: &Path| -> Result<BufWriter<File>> {
-        Ok(BufWriter::new(
-            File::create(p).with_context(|| format!("creating {}", p.display()))?,
-        ))
+    let open = |p: &Path| -> Result<BufWriter<File>, SimError> {
+        let f = File::create(p).map_err(|source| SimError::Create {
+            path: p.to_path_buf(),
+            source,
+        })?;
+        Ok(BufWriter::new(f))
     };
     let (mut uw, mut dw) = (open(u)?, open(d)?);
     let out = sim::run(

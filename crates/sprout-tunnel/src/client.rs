@@ -80,7 +80,7 @@ fn is_ours(a: &Option<Assignment>, dst: IpAddr) -> bool {
 impl TunnelClient {
     /// A client whose handshake starts at `now_us`.
     pub fn new(settings: ClientSettings, now_us: u64) -> Result<TunnelClient, String> {
-        settings.core.validate()?;
+        settings.core.validate().map_err(|e| e.to_string())?;
         let max = settings.core.max_datagram_bytes;
         let max_datagram_bytes = u16::try_from(max)
             .ok()

@@ -209,7 +209,7 @@ impl TunnelServer {
     /// A server; fails on an inconsistent configuration (no address family, a network too
     /// small, a pinned address outside the network, an invalid core configuration).
     pub fn new(settings: ServerSettings) -> Result<TunnelServer, String> {
-        settings.core.validate()?;
+        settings.core.validate().map_err(|e| e.to_string())?;
         if settings.core.max_datagram_bytes < usize::from(MIN_DATAGRAM_BYTES) {
             return Err(format!(
                 "the core's max_datagram_bytes ({}) is below the tunnel's minimum of {MIN_DATAGRAM_BYTES}",

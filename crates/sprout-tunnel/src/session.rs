@@ -57,7 +57,7 @@ pub struct SessionPath {
 impl SessionPath {
     /// A new path created at `now_us`.
     pub fn new(config: Config, queue: FlowQueueConfig, now_us: u64) -> Result<SessionPath, String> {
-        let conn = Connection::new(config, now_us)?;
+        let conn = Connection::new(config, now_us).map_err(|e| e.to_string())?;
         Ok(SessionPath {
             conn,
             queue: FlowQueue::new(queue),

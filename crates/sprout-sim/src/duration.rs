@@ -1,0 +1,96 @@
+//! Durations given on the command line (and to the Python package): the one place where a
+//! number of seconds or milliseconds becomes microseconds, with the command line's checks and
+//! messages (`--skip must be a non-negative number of seconds, got -1`).
+
+use crate::error::SimError;
+
+/// The unit a duration option is given in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Seconds.
+    Seconds,
+    /// Milliseconds.
+    Milliseconds,
+}
+
+impl TimeUnit {
+    /// Microseconds in one of this unit.
+    fn us(self) -> f64 {
+        match self {
+            TimeUnit::Seconds => 1e6,
+            TimeUnit::Milliseconds => 1e3,
+        }
+    }
+
+    /// The unit's name in messages.
+    fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Seconds => "seconds",
+            TimeUnit::Milliseconds => "milliseconds",
+        }
+    }
+}
+
+/// `value` (in `unit`) of the option `--{option}` as whole microseconds (rounded): it must be
+/// finite and at least 0, or above 0 when `positive`; otherwise the error says
+/// `--{option} must be a non-negative (positive) number of seconds (milliseconds), got {value}`.
+pub fn duration_us(
+    value: f64,
+    unit: TimeUnit,
+    positive: bool,
+    option: &str,
+) -> Result<u64, SimError> {
+    let ok = value.is_finite() && if positive { value > 0.0 } else { value >= 0.0 };
+    if !ok {
+        return Err(SimError::BadDuration {
+            option: option.to_string(),
+            requirement: if positive { "positive" } else { "non-negative" },
+            unit: unit.name(),
+            value,
+        });
+    }
+    Ok((value * unit.us()).round() as u64)
+}
+
+/// Seconds to microseconds (rounded); `option` names the option in the error (`--{option}
+/// must be a non-negative number of seconds, got {s}`).
+pub fn seconds_to_us(s: f64, option: &str) -> Result<u64, SimError> {
+    duration_us(s, TimeUnit::Seconds, false, option)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_and_checks() {
+        assert_eq!(seconds_to_us(1.5, "skip").unwrap(), 1_500_000);
+        assert_eq!(seconds_to_us(0.0, "skip").unwrap(), 0);
+        assert_eq!(
+            seconds_to_us(-1.0, "skip").unwrap_err().to_string(),
+            "--skip must be a non-negative number of seconds, got -1"
+        );
+        assert_eq!(
+            seconds_to_us(f64::INFINITY, "duration")
+                .unwrap_err()
+                .to_string(),
+            "--duration must be a non-negative number of seconds, got inf"
+        );
+        assert_eq!(
+            duration_us(0.0, TimeUnit::Seconds, true, "duration")
+                .unwrap_err()
+                .to_string(),
+            "--duration must be a positive number of seconds, got 0"
+        );
+        assert_eq!(
+            duration_us(2.5, TimeUnit::Milliseconds, false, "delay").unwrap(),
+            2_500
+        );
+        assert_eq!(
+            duration_us(f64::NAN, TimeUnit::Milliseconds, false, "delay")
+                .unwrap_err()
+                .to_string(),
+            "--delay must be a non-negative number of milliseconds, got NaN"
+        );
+    }
+}

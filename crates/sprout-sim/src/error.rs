@@ -1,0 +1,182 @@
+//! The simulator's errors ([`SimError`]), each with the message the `sprout` command prints,
+//! and the one formatter of an error's cause chain ([`chain_message`]) that the command line,
+//! the sweeps and the Python package share.
+
+use std::path::PathBuf;
+
+use sprout_core::{ConfigError, DatagramError};
+use sprout_link::{LinkConfigError, TraceError, UnknownQueue};
+
+/// Why a simulation (its options, its traces, its run or its logs) failed. The `Display` text
+/// is the command line's message; [`chain_message`] adds the causes the text leaves out.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// A trace file could not be read (the I/O error is the source).
+    #[error("cannot read trace {file}")]
+    TraceUnreadable {
+        /// The trace's path, as given.
+        file: String,
+        /// Why it could not be read.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A trace that does not parse (or is empty, or goes backwards).
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// An output file (an mm-link log) could not be created.
+    #[error("creating {}", path.display())]
+    Create {
+        /// The file.
+        path: PathBuf,
+        /// Why it could not be created.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing an output (an mm-link log) failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The Sprout configuration is not usable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A link configuration is not usable.
+    #[error(transparent)]
+    Link(#[from] LinkConfigError),
+    /// One direction's link configuration is not usable.
+    #[error("{direction}: {source}")]
+    DirectionLink {
+        /// `uplink` or `downlink`.
+        direction: &'static str,
+        /// What is wrong with it.
+        #[source]
+        source: LinkConfigError,
+    },
+    /// A command-line option (`--loss`, ...) led to the error in `source`.
+    #[error("{option}: {source}")]
+    Option {
+        /// The option, e.g. `--loss`.
+        option: &'static str,
+        /// What is wrong.
+        #[source]
+        source: Box<SimError>,
+    },
+    /// A `KEY=VALUE` parameter assignment that cannot be applied.
+    #[error("parameter '{assignment}': {why}")]
+    BadParameter {
+        /// The assignment as given.
+        assignment: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// Parameter assignments that each apply but together make an unusable configuration.
+    #[error("parameters {assignments}: {source}")]
+    BadParameters {
+        /// The assignments, joined by spaces.
+        assignments: String,
+        /// What is wrong with the result.
+        #[source]
+        source: ConfigError,
+    },
+    /// A duration option that is not a number of the accepted kind.
+    #[error("--{option} must be a {requirement} number of {unit}, got {value}")]
+    BadDuration {
+        /// The option's name, without `--`.
+        option: String,
+        /// `non-negative` or `positive`.
+        requirement: &'static str,
+        /// `seconds` or `milliseconds`.
+        unit: &'static str,
+        /// The value given, in `unit`.
+        value: f64,
+    },
+    /// An unknown queue name.
+    #[error(transparent)]
+    UnknownQueue(#[from] UnknownQueue),
+    /// Options that do not go together or a value out of its range; the message says which.
+    #[error("{0}")]
+    InvalidOption(String),
+    /// A simulated Sprout datagram did not parse: a bug of the simulator.
+    #[error("simulated datagram failed to parse: {0}")]
+    Datagram(DatagramError),
+    /// A packet of one transport reached an endpoint of the other: a bug of the simulator.
+    #[error("simulated packet of the wrong transport")]
+    WrongTransport,
+    /// A configuration that does not convert to or from JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+impl SimError {
+    /// The I/O error behind this one, if an I/O failure caused it.
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        match self {
+            SimError::TraceUnreadable { source, .. }
+            | SimError::Create { source, .. }
+            | SimError::Io(source)
+            | SimError::Trace(TraceError::Io { source, .. }) => Some(source),
+            SimError::Option { source, .. } => source.io_error(),
+            _ => None,
+        }
+    }
+
+    /// Whether the error is in what the caller gave (options, parameters, a configuration),
+    /// rather than in a file or the simulator.
+    pub fn is_bad_parameter(&self) -> bool {
+        matches!(
+            self,
+            SimError::Config(_)
+                | SimError::Link(_)
+                | SimError::DirectionLink { .. }
+                | SimError::Option { .. }
+                | SimError::BadParameter { .. }
+                | SimError::BadParameters { .. }
+                | SimError::BadDuration { .. }
+                | SimError::UnknownQueue(_)
+                | SimError::InvalidOption(_)
+        )
+    }
+}
+
+/// An error and its causes joined by ": ", each said once: a cause whose text the message so
+/// far already contains (`"{path}: {source}"` errors that also expose their source) is not
+/// repeated. This is how `sprout` prints an error (after "error: "), how a sweep records a
+/// failed run, and the message of the Python package's exceptions.
+pub fn chain_message(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+        cause = c.source();
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_says_each_cause_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let e = SimError::TraceUnreadable {
+            file: "a.up".into(),
+            source: io,
+        };
+        assert_eq!(chain_message(&e), "cannot read trace a.up: No such file");
+        let e = SimError::Option {
+            option: "--loss",
+            source: Box::new(SimError::DirectionLink {
+                direction: "uplink",
+                source: LinkConfigError::Loss(2.0),
+            }),
+        };
+        assert_eq!(
+            chain_message(&e),
+            "--loss: uplink: loss must be a probability between 0 and 1, got 2"
+        );
+        assert!(e.is_bad_parameter());
+    }
+}
