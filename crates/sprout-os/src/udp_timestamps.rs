@@ -2,19 +2,22 @@
 //! for the Saturator's recordings: the arrival time of a packet is when the kernel took it
 //! off the interface, not when a busy process got round to reading it.
 //!
-//! socket2 makes, binds, connects the sockets and sends; two things are hand-written on libc
-//! because neither socket2 nor rustix offers them: turning `SO_TIMESTAMPNS` on (socket2 has no
-//! setter for it) and reading the `SCM_TIMESTAMPNS` control message of `recvmsg` (socket2's
-//! `recvmsg` hands back the raw control bytes, rustix parses only descriptors and
-//! credentials). `poll` is libc's too: one call, not worth a dependency.
+//! socket2 makes, binds, connects the sockets and sends; nix turns `SO_TIMESTAMPNS` on and
+//! reads the `SCM_TIMESTAMPNS` control message of `recvmsg` (socket2 hands back raw control
+//! bytes, rustix parses only descriptors and credentials); the wait is [`crate::poll`]'s.
 
-use std::io;
-use std::mem::size_of;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+use std::io::{self, IoSliceMut};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
+use nix::sys::socket::{
+    recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, SockaddrStorage,
+};
+use rustix::event::{PollFd, PollFlags};
 use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::poll::poll_in;
 
 /// A non-blocking UDP socket that reads kernel receive timestamps.
 #[derive(Debug)]
@@ -85,7 +88,7 @@ impl TimestampedUdp {
     /// kernel reports an ICMP error of an earlier send: the peer's port closed, not fatal).
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<Datagram>> {
         loop {
-            match recv_timestamped(self.sock.as_raw_fd(), buf) {
+            match recv_timestamped(&self.sock, buf) {
                 Ok(d) => return Ok(Some(d)),
                 Err(e) => match e.kind() {
                     io::ErrorKind::Interrupted => continue,
@@ -101,126 +104,68 @@ impl TimestampedUdp {
 
 /// Turns `SO_TIMESTAMPNS` on.
 fn enable_timestamps(s: &Socket) -> io::Result<()> {
-    let one: libc::c_int = 1;
-    // SAFETY: a valid socket descriptor, and a pointer to a live c_int with its size.
-    let r = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            (&one as *const libc::c_int).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    setsockopt(s, sockopt::ReceiveTimestampns, &true)?;
+    Ok(())
 }
 
-/// One `recvmsg(MSG_DONTWAIT)` on `fd` into `buf`, with the source address and the
+/// Room for one `SCM_TIMESTAMPNS` control message (and a spare), aligned as `cmsghdr` needs.
+#[repr(C, align(8))]
+struct ControlBuffer([u8; 128]);
+
+/// One `recvmsg(MSG_DONTWAIT)` on `sock` into `buf`, with the source address and the
 /// `SCM_TIMESTAMPNS` control message.
-fn recv_timestamped(fd: libc::c_int, buf: &mut [u8]) -> io::Result<Datagram> {
-    // SAFETY: all-zero is a valid sockaddr_storage and msghdr.
-    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    // u64s: the control buffer must be aligned for cmsghdr.
-    let mut control = [0u64; 16];
-    msg.msg_name = (&mut storage as *mut libc::sockaddr_storage).cast();
-    msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control) as _;
-    // SAFETY: every pointer in msg points into live buffers (storage, iov -> buf, control) of
-    // the sizes stated, which outlive the call.
-    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
+fn recv_timestamped(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<Datagram> {
+    let mut control = ControlBuffer([0; 128]);
+    let mut iov = [IoSliceMut::new(buf)];
+    let msg = recvmsg::<SockaddrStorage>(
+        sock.as_raw_fd(),
+        &mut iov,
+        Some(&mut control.0),
+        MsgFlags::MSG_DONTWAIT,
+    )?;
+    let mut stamp = None;
+    if let Ok(cmsgs) = msg.cmsgs() {
+        for c in cmsgs {
+            if let ControlMessageOwned::ScmTimestampns(ts) = c {
+                stamp = Some(i128::from(ts.tv_sec()) * 1_000_000_000 + i128::from(ts.tv_nsec()));
+            }
+        }
     }
     Ok(Datagram {
-        len: n as usize,
-        truncated: msg.msg_flags & libc::MSG_TRUNC != 0,
-        from: sockaddr_to_std(&storage).unwrap_or_else(|| (Ipv4Addr::UNSPECIFIED, 0).into()),
-        stamp_realtime_ns: timestamp(&msg),
+        len: msg.bytes,
+        truncated: msg.flags.contains(MsgFlags::MSG_TRUNC),
+        from: msg
+            .address
+            .as_ref()
+            .and_then(socket_addr)
+            .unwrap_or_else(|| (Ipv4Addr::UNSPECIFIED, 0).into()),
+        stamp_realtime_ns: stamp,
     })
 }
 
-/// The last `SCM_TIMESTAMPNS` of a message `recvmsg` filled, ns of `CLOCK_REALTIME`.
-fn timestamp(msg: &libc::msghdr) -> Option<i128> {
-    let mut stamp = None;
-    // SAFETY: msg was filled by recvmsg: its control pointer and length describe the live
-    // control buffer, and the CMSG_* macros stay within msg_controllen. The timespec is read
-    // unaligned from the message's data.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS
-            {
-                let ts: libc::timespec =
-                    std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::timespec>());
-                stamp = Some(ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128);
-            }
-            cmsg = libc::CMSG_NXTHDR(msg, cmsg);
-        }
-    }
-    stamp
-}
-
-/// The address in a `sockaddr_storage` the kernel filled (IPv4 or IPv6; `None` for others).
-fn sockaddr_to_std(s: &libc::sockaddr_storage) -> Option<SocketAddr> {
-    match s.ss_family as libc::c_int {
-        libc::AF_INET => {
-            // SAFETY: the family says it is a sockaddr_in, which fits in sockaddr_storage
-            // (whose alignment is at least sockaddr_in's).
-            let a = unsafe { &*(s as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
-            Some(SocketAddr::V4(SocketAddrV4::new(
-                Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)),
-                u16::from_be(a.sin_port),
-            )))
-        }
-        libc::AF_INET6 => {
-            // SAFETY: as above, a sockaddr_in6.
-            let a = unsafe { &*(s as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
-            Some(SocketAddr::V6(SocketAddrV6::new(
-                Ipv6Addr::from(a.sin6_addr.s6_addr),
-                u16::from_be(a.sin6_port),
-                a.sin6_flowinfo,
-                a.sin6_scope_id,
-            )))
-        }
-        _ => None,
+fn socket_addr(sa: &SockaddrStorage) -> Option<SocketAddr> {
+    if let Some(sin) = sa.as_sockaddr_in() {
+        Some(SocketAddr::from(*sin))
+    } else {
+        sa.as_sockaddr_in6().map(|sin6| SocketAddr::from(*sin6))
     }
 }
 
-/// Waits until one of `socks` is readable or `timeout` passes (rounded up to whole ms);
-/// returns at once for a zero timeout. An interrupted wait returns early, as a timeout.
+/// Waits until one of `socks` is readable or `timeout` passes (rounded up to whole ms, as
+/// `poll` counts); returns at once for a zero timeout. A signal ends the wait early.
 pub fn wait_readable(socks: &[&TimestampedUdp], timeout: Duration) -> io::Result<()> {
-    let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+    let ms = timeout.as_micros().div_ceil(1000);
     if ms == 0 {
         return Ok(());
     }
-    let mut fds: Vec<libc::pollfd> = socks
+    let mut fds: Vec<PollFd<'_>> = socks
         .iter()
-        .map(|s| libc::pollfd {
-            fd: s.sock.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        })
+        .map(|s| PollFd::new(&s.sock, PollFlags::IN))
         .collect();
-    // SAFETY: fds is a live array of fds.len() pollfd.
-    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
+    poll_in(
+        &mut fds,
+        Some(u64::try_from(ms * 1_000_000).unwrap_or(u64::MAX)),
+    )?;
     Ok(())
 }
 
@@ -237,11 +182,17 @@ mod tests {
         wait_readable(&[&s], Duration::from_secs(1)).unwrap();
         let mut buf = [0u8; 64];
         let d = s.recv(&mut buf).unwrap().expect("a datagram");
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as i128;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128;
         assert_eq!((d.len, d.truncated), (1, false));
         assert_eq!(d.from, t.local_addr().unwrap());
         let stamp = d.stamp_realtime_ns.expect("a kernel stamp");
-        assert!(stamp <= now && stamp + 1_000_000_000 > now, "kernel stamp near now");
+        assert!(
+            stamp <= now && stamp + 1_000_000_000 > now,
+            "kernel stamp near now"
+        );
         assert_eq!(s.recv(&mut buf).unwrap(), None, "nothing more waiting");
     }
 
