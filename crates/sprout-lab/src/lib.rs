@@ -2,6 +2,7 @@
 //! trace-driven link emulator and SproutTunnel, checked against the simulator.
 
 pub mod emulate;
-pub mod emulate_report;
+mod progress;
 pub mod saturator_check;
+pub mod tunnel_args;
 pub mod tunnel_experiment;

@@ -6,16 +6,28 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
-use anyhow::Result;
-
 use sprout_eval::chart::{self, ChartPoint};
-use crate::emulate::{Agreement, EmulateResults};
-use sprout_sim::metrics::TimeSeriesPoint;
 use sprout_eval::paper;
-use sprout_eval::report::{paper_point, point, write_csv};
+use sprout_eval::report::{paper_point, point};
+use sprout_sim::metrics::TimeSeriesPoint;
+
+use super::error::EmulateError;
+use super::results::{Agreement, EmulateResults, SIMULATED_SEEDS};
+
+/// Writes `rows` as CSV to `path` (the evaluation's writer, its error wrapped).
+fn write_csv<T: serde::Serialize>(
+    path: &Path,
+    rows: impl IntoIterator<Item = T>,
+) -> Result<(), EmulateError> {
+    sprout_eval::report::write_csv(path, rows).map_err(EmulateError::eval)
+}
 
 /// Writes every output of an emulated evaluation into `out`.
-pub fn write(out: &Path, res: &EmulateResults, fig1: Option<&[TimeSeriesPoint]>) -> Result<()> {
+pub fn write(
+    out: &Path,
+    res: &EmulateResults,
+    fig1: Option<&[TimeSeriesPoint]>,
+) -> Result<(), EmulateError> {
     write_csv(&out.join("results.csv"), &res.rows)?;
     fs::write(out.join("results.json"), serde_json::to_string_pretty(res)?)?;
     write_csv(&out.join("agreement.csv"), &res.agreement)?;
@@ -79,6 +91,7 @@ pub fn write(out: &Path, res: &EmulateResults, fig1: Option<&[TimeSeriesPoint]>)
     Ok(())
 }
 
+/// ✅ or ❌.
 fn tick(ok: bool) -> &'static str {
     if ok {
         "✅"
@@ -105,8 +118,8 @@ pub fn markdown(res: &EmulateResults, charts: &[String]) -> String {
         res.duration_s,
         res.skip_s,
         res.duration_s,
-        crate::emulate::SIMULATED_SEEDS.start(),
-        crate::emulate::SIMULATED_SEEDS.end(),
+        SIMULATED_SEEDS.start(),
+        SIMULATED_SEEDS.end(),
         res.source,
         res.wall_s
     );
@@ -184,6 +197,7 @@ pub fn summary(res: &EmulateResults, out: &Path) -> String {
     s
 }
 
+/// One agreement's verdict on one line.
 fn line(a: &Agreement) -> String {
     format!(
         "{} {} {:>4} {:<12} emulated {:>7.0} kbit/s {:>6.0} ms | simulated {:>7.0} kbit/s {:>6.0} ms ({})",

@@ -1,0 +1,202 @@
+//! One emulated run: a scheme's server outside and client inside the link emulator, scored
+//! from the emulator's logs.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+use sprout_emu::{Emulator, EmulatorConfig};
+use sprout_eval::eval::Scheme;
+use sprout_link::{LinkConfig, MmLog, QueueConfig, Trace};
+use sprout_secure::{PrivateKey, PublicKey};
+use sprout_sim::logscore;
+use sprout_sim::metrics::DirectionMetrics;
+
+use super::error::EmulateError;
+use super::options::EmulateOptions;
+use super::peers::peer_commands;
+
+/// Port the servers listen on, on the emulator's outside address.
+const PORT: u16 = 9100;
+/// Time the server gets to start listening before the client starts.
+const SERVER_START: Duration = Duration::from_millis(400);
+/// Time the client may overrun its duration before it is killed.
+const CLIENT_GRACE: Duration = Duration::from_secs(20);
+
+/// The link configuration a scheme runs over (CoDel for `cubic-codel`, else unlimited).
+pub(super) fn link_config(scheme: Scheme) -> LinkConfig {
+    let mut cfg = LinkConfig::default();
+    if scheme == Scheme::CubicCodel {
+        cfg.queue = QueueConfig::codel();
+    }
+    cfg
+}
+
+/// The server's keys for a Sprout run: a fresh private key written to `path` (mode 0600) and
+/// its public key, which the client is given. The server accepts any client key (the client
+/// makes an ephemeral one): every datagram is still sealed, as in a real deployment.
+fn server_key(path: &Path) -> Result<PublicKey, EmulateError> {
+    if path.exists() {
+        fs::remove_file(path).map_err(|source| EmulateError::RemoveKey {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    let key = PrivateKey::generate();
+    key.write_file(path)?;
+    Ok(key.public_key())
+}
+
+/// Output of a peer process goes to `PREFIX.out` and `PREFIX.err`, next to the logs.
+fn redirect(cmd: &mut Command, prefix: &str) -> Result<(), EmulateError> {
+    let out = File::create(format!("{prefix}.out"))?;
+    let err = File::create(format!("{prefix}.err"))?;
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    Ok(())
+}
+
+/// Kills a child if it is still running and reaps it.
+fn finish(child: &mut Child) {
+    if let Ok(None) = child.try_wait() {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+}
+
+/// One emulated run of a scheme on a link pair; returns (downlink, uplink) metrics and the
+/// downlink's arrivals and opportunities for the Figure-1 series.
+pub(super) fn run_emulated(
+    opts: &EmulateOptions,
+    link: &str,
+    up: &Arc<Trace>,
+    down: &Arc<Trace>,
+    scheme: Scheme,
+    bar: &ProgressBar,
+) -> Result<(DirectionMetrics, DirectionMetrics, MmLog), EmulateError> {
+    let dir = opts.out.join("emulated");
+    fs::create_dir_all(&dir)?;
+    let base = dir
+        .join(format!("{link}-{}", scheme.key()))
+        .display()
+        .to_string();
+    let up_log = PathBuf::from(format!("{base}.up.log"));
+    let down_log = PathBuf::from(format!("{base}.down.log"));
+    let emu = Emulator::start(EmulatorConfig {
+        uplink: up.clone(),
+        downlink: down.clone(),
+        uplink_link: link_config(scheme),
+        downlink_link: link_config(scheme),
+        uplink_log: Some(up_log.clone()),
+        downlink_log: Some(down_log.clone()),
+    })
+    .map_err(EmulateError::StartEmulator)?;
+    let seconds = opts.duration_us as f64 / 1e6;
+    let status = run_peers(opts, &emu, scheme, &base, bar)?;
+    emu.stop().map_err(EmulateError::StopEmulator)?;
+    match status {
+        Some(s) if s.success() => {}
+        Some(status) => {
+            return Err(EmulateError::ClientFailed {
+                scheme: scheme.key().into(),
+                link: link.into(),
+                status,
+                files: base,
+            })
+        }
+        None => {
+            return Err(EmulateError::ClientTimeout {
+                scheme: scheme.key().into(),
+                link: link.into(),
+                limit_s: (Duration::from_secs_f64(seconds) + CLIENT_GRACE).as_secs_f64(),
+            })
+        }
+    }
+    let read = |path: &Path, direction| {
+        MmLog::load(path).map_err(|source| EmulateError::ReadLog { direction, source })
+    };
+    let up_log = read(&up_log, "up")?;
+    let down_log = read(&down_log, "down")?;
+    let end = Some(opts.duration_us);
+    Ok((
+        logscore::score(&down_log, opts.skip_us, end),
+        logscore::score(&up_log, opts.skip_us, end),
+        down_log,
+    ))
+}
+
+/// Runs the server outside and the client inside `emu` (files `BASE.server.*`,
+/// `BASE.client.*`), showing progress; returns the client's exit status, or `None` if it
+/// overran its duration and grace time. Both peers are reaped.
+fn run_peers(
+    opts: &EmulateOptions,
+    emu: &Emulator,
+    scheme: Scheme,
+    base: &str,
+    bar: &ProgressBar,
+) -> Result<Option<ExitStatus>, EmulateError> {
+    let server_addr = format!("{}:{PORT}", emu.outside_addr());
+    let seconds = opts.duration_us as f64 / 1e6;
+    let key_file = PathBuf::from(format!("{base}.server.key"));
+    let public = if scheme.is_sprout() {
+        Some(server_key(&key_file)?)
+    } else {
+        None
+    };
+    let keys = public.map(|p| (key_file.as_path(), p));
+    let (mut srv_cmd, mut cli_cmd) =
+        peer_commands(&opts.sprout_exe, scheme, &server_addr, seconds, keys);
+    redirect(&mut srv_cmd, &format!("{base}.server"))?;
+    redirect(&mut cli_cmd, &format!("{base}.client"))?;
+    let mut server = srv_cmd
+        .spawn()
+        .map_err(|source| EmulateError::StartServer {
+            exe: opts.sprout_exe.clone(),
+            source,
+        })?;
+    thread::sleep(SERVER_START);
+    let started = Instant::now();
+    let mut client = match emu.spawn_in_namespace(&mut cli_cmd) {
+        Ok(c) => c,
+        Err(e) => {
+            finish(&mut server);
+            return Err(EmulateError::StartClient(e));
+        }
+    };
+    let limit = Duration::from_secs_f64(seconds) + CLIENT_GRACE;
+    let waited = wait_showing_progress(&mut client, started, limit, seconds, bar);
+    finish(&mut client);
+    finish(&mut server);
+    Ok(waited?)
+}
+
+/// Waits up to `limit` from `started` for `child` to exit, moving `bar` one step a second up
+/// to `seconds`, then to its end.
+fn wait_showing_progress(
+    child: &mut Child,
+    started: Instant,
+    limit: Duration,
+    seconds: f64,
+    bar: &ProgressBar,
+) -> std::io::Result<Option<ExitStatus>> {
+    let mut shown = 0u64;
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break Some(s);
+        }
+        if started.elapsed() > limit {
+            break None;
+        }
+        let secs = started.elapsed().as_secs().min(seconds as u64);
+        if secs > shown {
+            bar.inc(secs - shown);
+            shown = secs;
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    bar.inc((seconds as u64).saturating_sub(shown));
+    Ok(status)
+}

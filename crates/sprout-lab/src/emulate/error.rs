@@ -1,0 +1,132 @@
+//! Why an emulated evaluation failed. The texts are those the CLI prints, each followed by its
+//! causes.
+
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
+use sprout_emu::EmuError;
+use sprout_link::MmLogError;
+use sprout_secure::KeyError;
+
+/// An error of [`run`](super::run::run) and the emulated evaluation's outputs.
+#[derive(Debug, thiserror::Error)]
+pub enum EmulateError {
+    /// The options name no scheme.
+    #[error("no scheme given")]
+    NoScheme,
+    /// A scheme the emulator cannot run (not one of [`EMULATED_SCHEMES`](super::EMULATED_SCHEMES)).
+    #[error("scheme {scheme} cannot be emulated (emulated schemes: {known})")]
+    NotEmulated {
+        /// The scheme's key.
+        scheme: String,
+        /// The emulated schemes' keys, comma-separated.
+        known: String,
+    },
+    /// The measured window would be empty.
+    #[error("the skipped time must be shorter than the run")]
+    SkipTooLong,
+    /// A link pair the traces do not hold.
+    #[error("no link pair named {name} in {traces}")]
+    NoLinkPair {
+        /// The pair asked for.
+        name: String,
+        /// Where the traces came from.
+        traces: String,
+    },
+    /// The output folder could not be made.
+    #[error("creating output folder {}", path.display())]
+    CreateOutput {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The previous run's server key could not be removed.
+    #[error("removing the old {}", path.display())]
+    RemoveKey {
+        /// The key file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The link emulator did not start.
+    #[error("starting the link emulator")]
+    StartEmulator(#[source] EmuError),
+    /// The link emulator did not stop cleanly.
+    #[error("stopping the link emulator")]
+    StopEmulator(#[source] EmuError),
+    /// The server program did not start.
+    #[error("starting {}", exe.display())]
+    StartServer {
+        /// The `sprout` binary.
+        exe: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The client program did not start in the emulator's mobile namespace.
+    #[error("starting the client in the emulator's namespace")]
+    StartClient(#[source] io::Error),
+    /// The client exited with a failure.
+    #[error("{scheme} client on {link} failed ({status}); see {files}.client.err")]
+    ClientFailed {
+        /// Scheme key.
+        scheme: String,
+        /// Link pair name.
+        link: String,
+        /// How it exited.
+        status: ExitStatus,
+        /// The run's file prefix.
+        files: String,
+    },
+    /// The client ran past its duration and grace time.
+    #[error("{scheme} client on {link} did not end within {limit_s:.0} s")]
+    ClientTimeout {
+        /// Scheme key.
+        scheme: String,
+        /// Link pair name.
+        link: String,
+        /// The time it had, s.
+        limit_s: f64,
+    },
+    /// An emulator log could not be read (`direction`: "up" or "down").
+    #[error("reading the {direction}link log")]
+    ReadLog {
+        /// "up" or "down".
+        direction: &'static str,
+        /// Why.
+        source: MmLogError,
+    },
+    /// One scheme's emulated run on one link failed.
+    #[error("emulating {scheme} on {link}")]
+    Run {
+        /// Scheme key.
+        scheme: String,
+        /// Link pair name.
+        link: String,
+        /// Why.
+        source: Box<EmulateError>,
+    },
+    /// The emulator's privilege check failed.
+    #[error(transparent)]
+    Privileges(#[from] EmuError),
+    /// The server key could not be written.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// A file or process operation failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// `results.json` could not be encoded.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// The evaluation harness (traces, CSV output) or the simulator failed.
+    #[error(transparent)]
+    Eval(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl EmulateError {
+    /// Wraps an error of the evaluation harness or the simulator.
+    pub(crate) fn eval(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> EmulateError {
+        EmulateError::Eval(e.into())
+    }
+}

@@ -1,0 +1,23 @@
+//! The emulated evaluation (`sprout eval --emulate`): the schemes run as real programs (our
+//! `sprout server` / `sprout client` over UDP, the kernel's own TCP through `sprout tcp`) in real
+//! time through the link emulator (`sprout-emu`, the paper's Cellsim), and the paper's metrics
+//! are computed from the emulator's mahimahi logs. The simulator runs the same configuration
+//! beside it, so the two can be compared.
+//!
+//! Modules: [`options`] (what to run), [`results`] (what it produced), [`run`] (the whole
+//! evaluation), `emulated` and `simulated` (one run of a scheme each way), `peers` (the peer
+//! programs' command lines), [`report`] (the output files), [`error`].
+
+mod emulated;
+pub mod error;
+pub mod options;
+mod peers;
+pub mod report;
+pub mod results;
+pub mod run;
+mod simulated;
+
+pub use error::EmulateError;
+pub use options::{EmulateOptions, DEFAULT_DURATION_US, DEFAULT_LINK, EMULATED_SCHEMES};
+pub use results::{Agreement, EmulateResults, SIMULATED_SEEDS};
+pub use run::run;

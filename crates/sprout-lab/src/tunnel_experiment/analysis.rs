@@ -1,0 +1,209 @@
+//! The measurements of a run: goodput from per-second counts, the interactive flow's
+//! throughput, loss and one-way delays within the measured window, the delay chart's bins.
+
+use serde_json::Value;
+use sprout_link::Trace;
+
+use super::one_run::{Arrival, RunOutput};
+use super::options::DELAY_BIN_S;
+use super::results::{FlowResult, IsolationRun};
+
+/// Bytes received by `t_s` seconds, interpolated between the per-second counts (0 at 0; the
+/// last count after the last tick).
+fn bytes_at(ticks: &[(f64, u64)], t_s: f64) -> f64 {
+    let mut prev = (0.0, 0.0);
+    for &(t, b) in ticks {
+        let b = b as f64;
+        if t >= t_s {
+            if t <= prev.0 {
+                return b;
+            }
+            return prev.1 + (b - prev.1) * (t_s - prev.0) / (t - prev.0);
+        }
+        prev = (t, b);
+    }
+    prev.1
+}
+
+/// Goodput between `from_s` and `to_s` of the per-second counts, kbit/s.
+pub(super) fn goodput_kbps(ticks: &[(f64, u64)], from_s: f64, to_s: f64) -> f64 {
+    if to_s <= from_s {
+        return 0.0;
+    }
+    (bytes_at(ticks, to_s) - bytes_at(ticks, from_s)).max(0.0) * 8.0 / 1000.0 / (to_s - from_s)
+}
+
+/// The `q`-quantile (0..1) of `v` by nearest rank; 0 for none.
+fn quantile(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = (q * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+/// The interactive flow of one direction within `[t0 + from_s, t0 + to_s)`.
+pub(super) fn flow_result(
+    direction: &str,
+    arrivals: &[Arrival],
+    sender: Option<&Value>,
+    t0_us: u64,
+    from_s: f64,
+    to_s: f64,
+) -> FlowResult {
+    let (w0, w1) = (
+        t0_us + (from_s * 1e6) as u64,
+        t0_us + (to_s * 1e6).max(0.0) as u64,
+    );
+    let received: u64 = arrivals
+        .iter()
+        .filter(|a| (w0..w1).contains(&a.received_us))
+        .map(|a| a.bytes)
+        .sum();
+    let sent_in: Vec<&Arrival> = arrivals
+        .iter()
+        .filter(|a| (w0..w1).contains(&a.sent_us))
+        .collect();
+    let mut delays: Vec<f64> = sent_in
+        .iter()
+        .map(|a| a.received_us.saturating_sub(a.sent_us) as f64 / 1e3)
+        .collect();
+    let lost = match (
+        sent_in.iter().map(|a| a.seq).min(),
+        sent_in.iter().map(|a| a.seq).max(),
+    ) {
+        (Some(lo), Some(hi)) => (hi - lo + 1).saturating_sub(sent_in.len() as u64),
+        _ => 0,
+    };
+    let window = (to_s - from_s).max(1e-9);
+    FlowResult {
+        direction: direction.into(),
+        offered_kbps: sender.and_then(|s| s["sent_kbps"].as_f64()).unwrap_or(0.0),
+        throughput_kbps: received as f64 * 8.0 / 1000.0 / window,
+        packets: sent_in.len() as u64,
+        lost,
+        delay_p50_ms: quantile(&mut delays, 0.5),
+        delay_p95_ms: quantile(&mut delays, 0.95),
+        delay_max_ms: delays.iter().copied().fold(0.0, f64::max),
+    }
+}
+
+/// The highest delay of the packets sent in each [`DELAY_BIN_S`] bin (s since `t0_us`, ms).
+pub(super) fn delay_bins(arrivals: &[Arrival], t0_us: u64) -> Vec<(f64, f64)> {
+    let mut bins: std::collections::BTreeMap<u64, f64> = Default::default();
+    for a in arrivals {
+        let Some(t) = a.sent_us.checked_sub(t0_us) else {
+            continue;
+        };
+        let k = (t as f64 / 1e6 / DELAY_BIN_S) as u64;
+        let d = a.received_us.saturating_sub(a.sent_us) as f64 / 1e3;
+        let e = bins.entry(k).or_insert(0.0);
+        *e = e.max(d);
+    }
+    bins.into_iter()
+        .map(|(k, d)| (k as f64 * DELAY_BIN_S, d))
+        .collect()
+}
+
+/// The measurements of one run of the isolation experiment over `[skip_s, dur_s)`.
+pub(super) fn isolation_run(
+    mode: &str,
+    out: &RunOutput,
+    up: &Trace,
+    down: &Trace,
+    skip_s: f64,
+    dur_s: f64,
+) -> IsolationRun {
+    let cap = |t: &Trace| {
+        let (a, b) = (
+            out.t0_link_us + (skip_s * 1e6) as u64,
+            out.t0_link_us + (dur_s * 1e6) as u64,
+        );
+        t.capacity_bytes(a, b, true) as f64 * 8.0 / 1000.0 / (dur_s - skip_s).max(1e-9)
+    };
+    IsolationRun {
+        mode: mode.into(),
+        bulk_kbps: goodput_kbps(&out.bulk_ticks, skip_s, dur_s),
+        down: flow_result(
+            "down",
+            &out.down,
+            out.interactive_server.as_ref(),
+            out.t0_mono_us,
+            skip_s,
+            dur_s,
+        ),
+        up: flow_result(
+            "up",
+            &out.up,
+            out.interactive_client.as_ref(),
+            out.t0_mono_us,
+            skip_s,
+            dur_s,
+        ),
+        capacity_down_kbps: cap(down),
+        capacity_up_kbps: cap(up),
+        files: out.prefix.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn goodput_from_per_second_counts() {
+        let ticks = [(1.0, 1000), (2.0, 3000), (3.0, 6000), (4.0, 6000)];
+        assert_eq!(bytes_at(&ticks, 0.5), 500.0);
+        assert_eq!(bytes_at(&ticks, 2.5), 4500.0);
+        assert_eq!(bytes_at(&ticks, 9.0), 6000.0);
+        // 5000 bytes between 1 s and 3 s: 20 kbit/s.
+        assert!((goodput_kbps(&ticks, 1.0, 3.0) - 20.0).abs() < 1e-12);
+        assert_eq!(goodput_kbps(&ticks, 3.0, 3.0), 0.0);
+        assert_eq!(goodput_kbps(&[], 0.0, 10.0), 0.0);
+    }
+
+    fn arrival(seq: u64, sent_ms: u64, delay_ms: u64) -> Arrival {
+        Arrival {
+            seq,
+            sent_us: 1_000_000 + sent_ms * 1000,
+            received_us: 1_000_000 + (sent_ms + delay_ms) * 1000,
+            bytes: 1000,
+        }
+    }
+
+    #[test]
+    fn a_flow_within_its_window() {
+        // t0 at 1 s; the window is [1 s, 3 s) after it. Packets every 100 ms with delays
+        // growing by 10 ms, seq 15 lost, one sent before the window, one after.
+        let mut v: Vec<Arrival> = (10..30)
+            .filter(|&k| k != 15)
+            .map(|k| arrival(k, k * 100, 10 * (k - 9)))
+            .collect();
+        v.push(arrival(5, 500, 2000)); // sent before, received inside
+        v.push(arrival(31, 3100, 5)); // sent and received after
+        let f = flow_result("down", &v, None, 1_000_000, 1.0, 3.0);
+        assert_eq!((f.packets, f.lost), (19, 1));
+        // Received within [2 s, 4 s) absolute: seq 10..=28 but 15 (18; seq 29 arrives at
+        // 4.1 s) and seq 5 (at 3.5 s): 19 kB in 2 s.
+        assert!((f.throughput_kbps - 19.0 * 8.0 / 2.0).abs() < 1e-9, "{f:?}");
+        // Delays 10..200 ms without 60: nearest-rank p95 of 19 values is the 19th = 200.
+        assert_eq!(f.delay_p95_ms, 200.0);
+        assert_eq!(f.delay_p50_ms, 110.0);
+        assert_eq!(f.delay_max_ms, 200.0);
+    }
+
+    #[test]
+    fn delay_bins_keep_the_highest_per_bin() {
+        let v = vec![
+            arrival(0, 0, 30),
+            arrival(1, 100, 50),
+            arrival(2, 600, 20),
+            arrival(3, 1600, 40),
+        ];
+        assert_eq!(
+            delay_bins(&v, 1_000_000),
+            vec![(0.0, 50.0), (0.5, 20.0), (1.5, 40.0)]
+        );
+    }
+}

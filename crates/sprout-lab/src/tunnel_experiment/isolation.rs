@@ -1,0 +1,146 @@
+//! The isolation experiment (§5.7): the bulk download and the interactive stream straight over
+//! the emulated link, then through the tunnel; its table, checks and delay chart.
+
+use std::fs;
+use std::path::Path;
+use std::time::Instant;
+
+use indicatif::ProgressBar;
+use serde::Serialize;
+use sprout_eval::chart::{self, DelayPanel, DelaySeries};
+use sprout_eval::eval;
+
+use super::analysis::{delay_bins, isolation_run};
+use super::checks::table_and_checks;
+use super::error::TunnelError;
+use super::one_run::{run_once, RunOutput, RunSpec};
+use super::options::{TunnelOptions, DELAY_BIN_S, INTERACTIVE_RATE_KBPS, TUNNEL_LINK};
+use super::report::write_csv;
+use super::results::IsolationResults;
+
+/// A point of `tunnel-delay.csv`.
+#[derive(Serialize)]
+struct DelayPoint {
+    mode: String,
+    direction: String,
+    t_s: f64,
+    bin_s: f64,
+    max_delay_ms: f64,
+}
+
+/// Runs the isolation experiment (`dur_us` per run, measured from `skip_us`), writes its delay
+/// chart and points, and returns its results.
+pub(super) fn run_isolation(
+    opts: &TunnelOptions,
+    dur_us: u64,
+    skip_us: u64,
+    bar: &ProgressBar,
+) -> Result<IsolationResults, TunnelError> {
+    let links = eval::load_links(opts.traces.as_deref()).map_err(TunnelError::eval)?;
+    let name = opts.link.as_deref().unwrap_or(TUNNEL_LINK);
+    let (link, up, down) = links
+        .pairs
+        .iter()
+        .find(|p| p.0 == name)
+        .cloned()
+        .or_else(|| opts.link.is_none().then(|| links.pairs[0].clone()))
+        .ok_or_else(|| TunnelError::NoLinkPair {
+            name: name.into(),
+            traces: links.source.clone(),
+        })?;
+    let (dur_s, skip_s) = (dur_us as f64 / 1e6, skip_us as f64 / 1e6);
+    let started = Instant::now();
+    let mut runs = Vec::new();
+    for (mode, tunnel) in [("direct", false), ("tunnel", true)] {
+        bar.set_message(format!("{link}: {mode}"));
+        let spec = RunSpec {
+            name: mode,
+            up: up.clone(),
+            down: down.clone(),
+            tunnel,
+            interactive: true,
+            duration_s: dur_s,
+        };
+        let out = run_once(opts, &spec, bar).map_err(|e| TunnelError::IsolationRun {
+            mode: mode.into(),
+            link: link.clone(),
+            source: Box::new(e),
+        })?;
+        runs.push(out);
+    }
+    let direct = isolation_run("direct", &runs[0], &up, &down, skip_s, dur_s);
+    let tunnel = isolation_run("tunnel", &runs[1], &up, &down, skip_s, dur_s);
+    let (rows, checks) = table_and_checks(&direct, &tunnel);
+    let res = IsolationResults {
+        link: link.clone(),
+        source: links.source.clone(),
+        duration_s: dur_s,
+        skip_s,
+        interactive_rate_kbps: INTERACTIVE_RATE_KBPS,
+        direct,
+        tunnel,
+        rows,
+        checks,
+        wall_s: started.elapsed().as_secs_f64(),
+    };
+    write_delay_chart(&opts.out, &link, &runs, skip_s)?;
+    Ok(res)
+}
+
+/// Writes `tunnel-delay.svg` and `tunnel-delay.csv`: the interactive flow's highest delay per
+/// bin, each way, in the direct run (`runs[0]`) and the tunnel run (`runs[1]`).
+fn write_delay_chart(
+    out: &Path,
+    link: &str,
+    runs: &[RunOutput],
+    skip_s: f64,
+) -> Result<(), TunnelError> {
+    let series = |k: usize, down_dir: bool| {
+        let r = &runs[k];
+        delay_bins(if down_dir { &r.down } else { &r.up }, r.t0_mono_us)
+    };
+    let mut points = Vec::new();
+    let mut panels = Vec::new();
+    for (down_dir, axis_title) in [
+        (true, "Down (relay → mobile), ms"),
+        (false, "Up (mobile → relay), ms"),
+    ] {
+        let mut lines = Vec::new();
+        for (k, label) in [(0, "direct"), (1, "through the tunnel")] {
+            let bins = series(k, down_dir);
+            for &(t, d) in &bins {
+                points.push(DelayPoint {
+                    mode: ["direct", "tunnel"][k].into(),
+                    direction: if down_dir { "down" } else { "up" }.into(),
+                    t_s: t,
+                    bin_s: DELAY_BIN_S,
+                    max_delay_ms: d,
+                });
+            }
+            lines.push(DelaySeries {
+                label: label.into(),
+                bins,
+            });
+        }
+        panels.push(DelayPanel {
+            axis_title: axis_title.into(),
+            series: lines,
+        });
+    }
+    let title = format!(
+        "Interactive flow beside a Cubic download on {link}: one-way delay, direct and through \
+         SproutTunnel"
+    );
+    let caption = format!(
+        "Highest one-way delay of the {:.0} kbit/s stream's packets sent in each {} ms bin, by \
+         send time; log scale.",
+        INTERACTIVE_RATE_KBPS,
+        DELAY_BIN_S * 1e3
+    );
+    fs::write(
+        out.join("tunnel-delay.svg"),
+        chart::delay_over_time_chart(&title, &panels, DELAY_BIN_S, skip_s, &caption),
+    )?;
+    write_csv(&out.join("tunnel-delay.csv"), &points)?;
+    Ok(())
+}

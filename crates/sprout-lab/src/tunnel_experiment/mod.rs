@@ -1,0 +1,61 @@
+//! The SproutTunnel experiments (paper §4.3 and §5.7), run in real time through the link
+//! emulator: `sprout eval --emulate --experiments tunnel,tunnel-cost`.
+//!
+//! **`tunnel`, the isolation experiment.** Through the emulator replaying Verizon-LTE-short
+//! (both directions, looped, an unlimited drop-tail queue as in the paper's Cellsim), two flows
+//! run at once: a kernel Cubic bulk download (`sprout tcp server` outside, `sprout tcp client
+//! --direction down --cc cubic` in the mobile namespace) and a two-way interactive stream, the
+//! stand-in for the paper's Skype call (`sprout interactive`: paced UDP, 500 kbit/s each way,
+//! every packet stamped with its send time on `CLOCK_MONOTONIC`, so each packet's one-way delay
+//! is exact). First both flows go straight over the emulated link ("direct"); then, in a fresh
+//! emulator, both go to the server's tunnel address through `sprout tunnel server` (host
+//! namespace, listening on the emulator's outside address) and `sprout tunnel client` (mobile
+//! namespace) ("tunnel"). Measured over `[skip, duration)` of each run: the bulk flow's
+//! goodput (from the tcp client's per-second byte counts), the interactive flow's goodput each
+//! way (payload received in the window) and its median and 95th-percentile one-way delay each
+//! way (packets sent in the window). The paper's numbers (Verizon LTE downlink, Cubic with
+//! Skype) are the downlink's: the table's interactive rows are the direction of the download
+//! (relay to mobile), the other direction is reported beside them.
+//!
+//! **`tunnel-cost`.** A kernel Cubic download alone through the tunnel over a constant
+//! 10 Mbit/s emulated link (both directions), 30 s: its goodput (application bytes per
+//! second) as a share of the link's capacity, measured after [`COST_SKIP_US`] of start-up.
+//!
+//! Outputs (in the evaluation's output folder): `tunnel.csv`, `tunnel.json`,
+//! `tunnel-delay.svg` (the interactive flow's delay over time in both runs),
+//! `tunnel-delay.csv` (its points), `tunnel-cost.csv`, `tunnel-cost.json`, and a
+//! `## SproutTunnel` section merged into `report.md` (other sections are kept). Every peer's
+//! stdout and stderr, the per-packet CSVs of the interactive stream and the run's server key
+//! are in `tunnel/` beside them (`RUN.ROLE.out`, `RUN.ROLE.err`).
+//!
+//! Modules: [`options`] (what to run), [`results`] (what it produced), [`run`] (both
+//! experiments and their outputs), `isolation` and `cost` (each experiment), `one_run` (one
+//! run through a fresh emulator), `peers` (the peer processes), `commands` (their command
+//! lines), `analysis` and `checks` (the measurements, table and acceptance checks), [`report`]
+//! (the files and texts), [`error`].
+
+mod analysis;
+mod checks;
+mod commands;
+mod cost;
+pub mod error;
+mod isolation;
+mod one_run;
+pub mod options;
+mod peers;
+pub mod report;
+pub mod results;
+pub mod run;
+
+pub use error::TunnelError;
+pub use options::{
+    EmulatedExperiment, TunnelOptions, COST_RATE_MBPS, COST_SKIP_US, DEFAULT_COST_DURATION_US,
+    DEFAULT_TUNNEL_DURATION_US, DEFAULT_TUNNEL_SKIP_US, DELAY_BIN_S, INTERACTIVE_LINGER_S,
+    INTERACTIVE_PAYLOAD_BYTES, INTERACTIVE_RATE_KBPS, MAX_DELAY_SHARE, MIN_BULK_SHARE,
+    MIN_COST_SHARE, MIN_INTERACTIVE_SHARE, TUNNEL_CONFIDENCE, TUNNEL_LINK, TUNNEL_PROBE,
+};
+pub use report::{cost_text, isolation_text, merge_section, report_section};
+pub use results::{
+    CostResults, FlowResult, IsolationResults, IsolationRun, TunnelCheck, TunnelRow,
+};
+pub use run::run;

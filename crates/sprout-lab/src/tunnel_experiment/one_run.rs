@@ -1,0 +1,373 @@
+//! One run through a fresh emulator: the tunnel's ends if asked for, the bulk download and the
+//! interactive stream, waited for, stopped, and their outputs read back.
+
+use std::fs;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+use serde::Deserialize;
+use serde_json::Value;
+use sprout_emu::{Emulator, EmulatorConfig};
+use sprout_link::Trace;
+use sprout_secure::PrivateKey;
+
+use super::commands;
+use super::error::TunnelError;
+use super::options::{TunnelOptions, INTERACTIVE_LINGER_S};
+use super::peers::{csv_path, json_lines, Peers};
+
+/// TCP port of the bulk server.
+const BULK_PORT: u16 = 9200;
+/// UDP port of the interactive server.
+const INTERACTIVE_PORT: u16 = 9201;
+/// UDP port of the tunnel server, on the emulator's outside address.
+const TUNNEL_PORT: u16 = 9300;
+/// Time the servers get to start listening before the clients start.
+const SERVER_START: Duration = Duration::from_millis(400);
+/// Longest wait for the tunnel server's "listening" line.
+const TUNNEL_LISTEN_WAIT: Duration = Duration::from_secs(10);
+/// Longest wait for the tunnel client's "up" line.
+const TUNNEL_UP_WAIT: Duration = Duration::from_secs(30);
+/// Time the clients may overrun their duration and linger before the run is given up.
+const CLIENT_GRACE: Duration = Duration::from_secs(45);
+/// Time a peer gets to exit after SIGINT (or after its work is done) before it is killed.
+const EXIT_WAIT: Duration = Duration::from_secs(10);
+
+/// What one run carries.
+pub(super) struct RunSpec<'a> {
+    /// File prefix inside `tunnel/`: "direct", "tunnel" or "cost".
+    pub(super) name: &'a str,
+    /// The uplink's trace.
+    pub(super) up: Arc<Trace>,
+    /// The downlink's trace.
+    pub(super) down: Arc<Trace>,
+    /// Through the tunnel (else straight over the emulated link).
+    pub(super) tunnel: bool,
+    /// With the interactive stream beside the bulk download.
+    pub(super) interactive: bool,
+    /// Seconds of each flow.
+    pub(super) duration_s: f64,
+}
+
+/// One received interactive packet (a row of `sprout interactive --csv`).
+#[derive(Clone, Copy, Debug, Deserialize)]
+pub(super) struct Arrival {
+    /// Sequence number.
+    pub(super) seq: u64,
+    /// Sent at, µs of `CLOCK_MONOTONIC`.
+    pub(super) sent_us: u64,
+    /// Received at, µs of `CLOCK_MONOTONIC`.
+    pub(super) received_us: u64,
+    /// UDP payload, bytes.
+    pub(super) bytes: u64,
+}
+
+/// What one run produced, before analysis.
+pub(super) struct RunOutput {
+    /// The clients' start, µs of `CLOCK_MONOTONIC`.
+    pub(super) t0_mono_us: u64,
+    /// The clients' start, µs of link time (since the emulator's time 0).
+    pub(super) t0_link_us: u64,
+    /// The tcp client's per-second counts: (elapsed s, bytes received so far).
+    pub(super) bulk_ticks: Vec<(f64, u64)>,
+    /// The interactive client's summary (it sent up, received down).
+    pub(super) interactive_client: Option<Value>,
+    /// The interactive server's summary (it sent down, received up).
+    pub(super) interactive_server: Option<Value>,
+    /// Packets the client received (down).
+    pub(super) down: Vec<Arrival>,
+    /// Packets the server received (up).
+    pub(super) up: Vec<Arrival>,
+    /// File prefix of the run.
+    pub(super) prefix: String,
+}
+
+/// The flows' peers (indices into [`Peers`]) and when their clients started.
+struct Flows {
+    bulk_server: usize,
+    interactive_server: Option<usize>,
+    bulk_client: usize,
+    interactive_client: Option<usize>,
+    /// The tunnel's (server, client), if the flows go through it.
+    tunnel: Option<(usize, usize)>,
+    /// The clients' start, µs of `CLOCK_MONOTONIC`.
+    t0_mono_us: u64,
+    /// The clients' start, µs of link time.
+    t0_link_us: u64,
+    /// The clients' start.
+    started: Instant,
+}
+
+/// A /24 in 10.77.0.0/16 with no address in use on this host.
+fn tunnel_network() -> u8 {
+    let taken = sprout_emu::tun_device::existing_ipv4_addresses();
+    let start = (std::process::id() % 200) as u16;
+    (0..240u16)
+        .map(|k| (10 + (start + k) % 240) as u8)
+        .find(|&n| !taken.iter().any(|a| a.octets()[..3] == [10, 77, n]))
+        .unwrap_or(250)
+}
+
+/// A TUN device name not in use in this namespace: `PREFIX` + the process id in hex + a digit.
+fn device_name(prefix: &str) -> String {
+    let pid = std::process::id() & 0xff_ffff;
+    (0..100)
+        .map(|k| format!("{prefix}{pid:x}{k}"))
+        .find(|n| !sprout_emu::tun_device::interface_exists(n))
+        .unwrap_or_else(|| format!("{prefix}{pid:x}"))
+}
+
+/// Runs one configuration through a fresh emulator and collects its outputs.
+pub(super) fn run_once(
+    opts: &TunnelOptions,
+    spec: &RunSpec,
+    bar: &ProgressBar,
+) -> Result<RunOutput, TunnelError> {
+    let dir = opts.out.join("tunnel");
+    fs::create_dir_all(&dir).map_err(|source| TunnelError::CreateDir {
+        path: dir.clone(),
+        source,
+    })?;
+    let prefix = dir.join(spec.name).display().to_string();
+    let emu = Emulator::start(EmulatorConfig::new(spec.up.clone(), spec.down.clone()))
+        .map_err(TunnelError::StartEmulator)?;
+    let mut peers = Peers::new(prefix.clone());
+    let (target, tunnel) = if spec.tunnel {
+        let (target, ends) = start_tunnel(opts, &emu, &mut peers, &prefix)?;
+        (target, Some(ends))
+    } else {
+        (IpAddr::V4(emu.outside_addr()), None)
+    };
+    let flows = start_flows(opts, spec, &emu, &mut peers, target, tunnel)?;
+    wait_for_clients(spec, &mut peers, &flows, bar)?;
+    stop_peers(&mut peers, &flows)?;
+    drop(peers);
+    emu.stop().map_err(TunnelError::StopEmulator)?;
+    read_outputs(spec, prefix, &flows)
+}
+
+/// Starts the tunnel's server (host namespace, on the emulator's outside address) with a fresh
+/// key, then its client in the mobile namespace; returns the server's tunnel address, which
+/// the flows go to, and the two ends' peer indices.
+fn start_tunnel(
+    opts: &TunnelOptions,
+    emu: &Emulator,
+    peers: &mut Peers,
+    prefix: &str,
+) -> Result<(IpAddr, (usize, usize)), TunnelError> {
+    let exe = &opts.sprout_exe;
+    let key_file = PathBuf::from(format!("{prefix}.server.key"));
+    if key_file.exists() {
+        fs::remove_file(&key_file).map_err(|source| TunnelError::RemoveKey {
+            path: key_file.clone(),
+            source,
+        })?;
+    }
+    let key = PrivateKey::generate();
+    key.write_file(&key_file)?;
+    let net = tunnel_network();
+    let listen = SocketAddr::new(IpAddr::V4(emu.outside_addr()), TUNNEL_PORT);
+    let server_v4 = Ipv4Addr::new(10, 77, net, 1);
+    let mut srv = commands::tunnel_server(exe, &key_file, listen, server_v4, device_name("sts"));
+    let s = peers.spawn("tunnel-server", &mut srv, None)?;
+    peers.wait_for_event(s, "listening", TUNNEL_LISTEN_WAIT)?;
+    let mut cli = commands::tunnel_client(exe, listen, &key.public_key(), device_name("stc"));
+    let c = peers.spawn("tunnel-client", &mut cli, Some(emu))?;
+    let up = peers.wait_for_event(c, "up", TUNNEL_UP_WAIT)?;
+    let target = up["server_v4"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(IpAddr::V4(server_v4));
+    Ok((target, (s, c)))
+}
+
+/// Starts the servers of the flows (host namespace, on `target`), gives them
+/// [`SERVER_START`], then starts their clients in the mobile namespace.
+fn start_flows(
+    opts: &TunnelOptions,
+    spec: &RunSpec,
+    emu: &Emulator,
+    peers: &mut Peers,
+    target: IpAddr,
+    tunnel: Option<(usize, usize)>,
+) -> Result<Flows, TunnelError> {
+    let exe = &opts.sprout_exe;
+    let secs = spec.duration_s;
+    let bulk_addr = SocketAddr::new(target, BULK_PORT);
+    let ia_addr = SocketAddr::new(target, INTERACTIVE_PORT);
+    let ia_server_csv = peers.csv("interactive-server").display().to_string();
+    let ia_client_csv = peers.csv("interactive-client").display().to_string();
+    let bulk_server = peers.spawn(
+        "tcp-server",
+        &mut commands::tcp_server(exe, bulk_addr),
+        None,
+    )?;
+    let interactive_server = if spec.interactive {
+        let mut c = commands::interactive_server(exe, ia_addr, secs, &ia_server_csv);
+        Some(peers.spawn("interactive-server", &mut c, None)?)
+    } else {
+        None
+    };
+    thread::sleep(SERVER_START);
+    let t0_mono_us = sprout_emu::monotonic_ns() / 1000;
+    let t0_link_us = emu.now_us();
+    let started = Instant::now();
+    let mut bulk_c = commands::tcp_client(exe, bulk_addr, secs);
+    let bulk_client = peers.spawn("tcp-client", &mut bulk_c, Some(emu))?;
+    let interactive_client = if spec.interactive {
+        let mut c = commands::interactive_client(exe, ia_addr, secs, &ia_client_csv);
+        Some(peers.spawn("interactive-client", &mut c, Some(emu))?)
+    } else {
+        None
+    };
+    Ok(Flows {
+        bulk_server,
+        interactive_server,
+        bulk_client,
+        interactive_client,
+        tunnel,
+        t0_mono_us,
+        t0_link_us,
+        started,
+    })
+}
+
+/// Waits for the clients to exit successfully, showing progress; a tunnel end that dies ends
+/// the run.
+fn wait_for_clients(
+    spec: &RunSpec,
+    peers: &mut Peers,
+    flows: &Flows,
+    bar: &ProgressBar,
+) -> Result<(), TunnelError> {
+    let shown_total = spec.duration_s
+        + if spec.interactive {
+            INTERACTIVE_LINGER_S
+        } else {
+            0.0
+        };
+    let limit = Duration::from_secs_f64(shown_total) + CLIENT_GRACE;
+    let mut shown = 0u64;
+    loop {
+        let done = peers.poll(flows.bulk_client).is_some()
+            && flows
+                .interactive_client
+                .is_none_or(|k| peers.poll(k).is_some());
+        if done {
+            break;
+        }
+        if let Some((s, c)) = flows.tunnel {
+            for k in [s, c] {
+                if peers.poll(k).is_some() {
+                    let role = peers.role(k);
+                    return Err(TunnelError::EndedDuringRun {
+                        role,
+                        err: peers.err(role),
+                    });
+                }
+            }
+        }
+        if flows.started.elapsed() > limit {
+            return Err(TunnelError::ClientsTimeout {
+                limit_s: limit.as_secs_f64(),
+                tcp_err: peers.err("tcp-client"),
+                interactive_err: peers.err("interactive-client"),
+            });
+        }
+        let secs_now = (flows.started.elapsed().as_secs_f64().min(shown_total)) as u64;
+        if secs_now > shown {
+            bar.inc(secs_now - shown);
+            shown = secs_now;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    bar.inc((shown_total as u64).saturating_sub(shown));
+    peers.check_success(flows.bulk_client)?;
+    if let Some(k) = flows.interactive_client {
+        peers.check_success(k)?;
+    }
+    Ok(())
+}
+
+/// Lets the servers end by themselves (the tcp server, `--once`, after its connection; the
+/// interactive server after its duration and linger, counted from its first packet), then
+/// interrupts the tunnel's ends; fails unless each exited successfully.
+fn stop_peers(peers: &mut Peers, flows: &Flows) -> Result<(), TunnelError> {
+    for k in [Some(flows.bulk_server), flows.interactive_server]
+        .into_iter()
+        .flatten()
+    {
+        if peers.wait(k, EXIT_WAIT).is_none() {
+            peers.stop(k, Duration::from_secs(2));
+        }
+    }
+    if let Some(k) = flows.interactive_server {
+        peers.check_success(k)?;
+    }
+    if let Some((s, c)) = flows.tunnel {
+        for k in [c, s] {
+            peers.stop(k, EXIT_WAIT);
+            peers.check_success(k)?;
+        }
+    }
+    Ok(())
+}
+
+/// The last `summary` JSON line of `PREFIX.ROLE.out`.
+fn read_summary(prefix: &str, role: &str) -> Result<Value, TunnelError> {
+    let path = PathBuf::from(format!("{prefix}.{role}.out"));
+    json_lines(&path)
+        .into_iter()
+        .rev()
+        .find(|v| v["type"] == "summary")
+        .ok_or(TunnelError::NoSummary { path })
+}
+
+/// Reads back what the peers wrote: the tcp client's per-second counts and, with the
+/// interactive stream, both ends' summaries and received packets.
+fn read_outputs(spec: &RunSpec, prefix: String, flows: &Flows) -> Result<RunOutput, TunnelError> {
+    // The tcp client ends with a summary line: without it, its counts are incomplete.
+    read_summary(&prefix, "tcp-client")?;
+    let bulk_lines = json_lines(Path::new(&format!("{prefix}.tcp-client.out")));
+    let bulk_ticks = bulk_lines
+        .iter()
+        .filter(|v| v["type"] == "tick")
+        .filter_map(|v| Some((v["elapsed_s"].as_f64()?, v["received_bytes"].as_u64()?)))
+        .collect();
+    let (ic, is, down, up) = if spec.interactive {
+        (
+            Some(read_summary(&prefix, "interactive-client")?),
+            Some(read_summary(&prefix, "interactive-server")?),
+            read_arrivals(&csv_path(&prefix, "interactive-client"))?,
+            read_arrivals(&csv_path(&prefix, "interactive-server"))?,
+        )
+    } else {
+        (None, None, Vec::new(), Vec::new())
+    };
+    Ok(RunOutput {
+        t0_mono_us: flows.t0_mono_us,
+        t0_link_us: flows.t0_link_us,
+        bulk_ticks,
+        interactive_client: ic,
+        interactive_server: is,
+        down,
+        up,
+        prefix,
+    })
+}
+
+/// The packets of an interactive end's `--csv` file.
+fn read_arrivals(path: &Path) -> Result<Vec<Arrival>, TunnelError> {
+    let failed = |source| TunnelError::ReadArrivals {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut rdr = csv::Reader::from_path(path).map_err(failed)?;
+    rdr.deserialize()
+        .collect::<Result<Vec<Arrival>, _>>()
+        .map_err(failed)
+}

@@ -1,0 +1,155 @@
+//! What the tunnel experiments run: their options, defaults, rates and acceptance bounds.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The link of the isolation experiment when none is named (the paper's §5.7 link).
+pub const TUNNEL_LINK: &str = "Verizon-LTE-short";
+/// Length of each run of the isolation experiment when none is given (µs): 120 s.
+pub const DEFAULT_TUNNEL_DURATION_US: u64 = 120_000_000;
+/// Start of the isolation experiment's measured window when none is given (µs): 60 s, as in
+/// the rest of the evaluation.
+pub const DEFAULT_TUNNEL_SKIP_US: u64 = 60_000_000;
+/// Length of the cost run when none is given (µs): 30 s.
+pub const DEFAULT_COST_DURATION_US: u64 = 30_000_000;
+/// Start-up of the cost run left out of its goodput (µs): 5 s.
+pub const COST_SKIP_US: u64 = 5_000_000;
+/// Rate of the cost run's constant link, each way (Mbit/s).
+pub const COST_RATE_MBPS: f64 = 10.0;
+/// Rate of the interactive stream, each way (kbit/s of UDP payload).
+pub const INTERACTIVE_RATE_KBPS: f64 = 500.0;
+/// UDP payload of each interactive packet (bytes): one every 16 ms at 500 kbit/s.
+pub const INTERACTIVE_PAYLOAD_BYTES: usize = 1000;
+/// Seconds the interactive receivers keep receiving after the senders stop: packets queued
+/// behind the bulk flow still arrive and count (on the direct path Cubic's queue reached 15 s
+/// of Verizon-LTE-short's downlink in a 120 s run here).
+pub const INTERACTIVE_LINGER_S: f64 = 30.0;
+/// Width of the bins of the delay chart (s).
+pub const DELAY_BIN_S: f64 = 0.5;
+/// The isolation experiment's acceptance: tunnel 95% delay at most this share of direct.
+pub const MAX_DELAY_SHARE: f64 = 0.1;
+/// The isolation experiment's acceptance: interactive goodput at least this share of offered.
+pub const MIN_INTERACTIVE_SHARE: f64 = 0.9;
+/// The isolation experiment's acceptance: tunnel bulk goodput at least this share of direct.
+pub const MIN_BULK_SHARE: f64 = 0.3;
+/// The cost experiment's acceptance: goodput at least this share of the link's capacity.
+pub const MIN_COST_SHARE: f64 = 0.7;
+
+/// Both tunnel ends run with `--probe`: they pad the Sprout window while the session carries
+/// traffic, so that each receiver measures its link and not only the light traffic of the
+/// uplink (acknowledgements and the call); see `sprout_tunnel::session`.
+pub const TUNNEL_PROBE: bool = true;
+
+/// Forecast confidence of the tunnel's Sprout sessions in the experiment (the paper's Sprout
+/// uses 0.95). On Verizon-LTE-short the 95% forecast falls to a few packets per 160 ms in
+/// every dip of the link, and the call's fair share of it falls below its 500 kbit/s: with
+/// 0.95 the call got 76% of its rate down (bulk 33% of direct), with 0.75 93% (bulk 49%), with
+/// 0.5 94% (bulk 52%), one run each on this machine. `sprout tunnel --confidence` sets it.
+pub const TUNNEL_CONFIDENCE: f64 = 0.75;
+
+/// An experiment of `sprout eval --emulate --experiments`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum EmulatedExperiment {
+    /// The emulated evaluation of the schemes (the default; [`crate::emulate`]).
+    Fig7,
+    /// The isolation experiment: bulk and interactive flows direct, then through the tunnel.
+    Tunnel,
+    /// The tunnel's cost: a TCP download through it over a constant 10 Mbit/s link.
+    TunnelCost,
+}
+
+impl EmulatedExperiment {
+    /// Every emulated experiment, in run order.
+    pub const ALL: [EmulatedExperiment; 3] = [
+        EmulatedExperiment::Fig7,
+        EmulatedExperiment::Tunnel,
+        EmulatedExperiment::TunnelCost,
+    ];
+
+    /// The key on the command line.
+    pub fn key(&self) -> &'static str {
+        match self {
+            EmulatedExperiment::Fig7 => "fig7",
+            EmulatedExperiment::Tunnel => "tunnel",
+            EmulatedExperiment::TunnelCost => "tunnel-cost",
+        }
+    }
+
+    /// Parses comma-separated keys (or `all`), sorted into run order without repeats; no key
+    /// at all is `fig7`, the emulated evaluation.
+    pub fn parse_list(s: &str) -> Result<Vec<EmulatedExperiment>, String> {
+        if s.trim() == "all" {
+            return Ok(Self::ALL.to_vec());
+        }
+        let mut out = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let key = part.to_ascii_lowercase();
+            let e = Self::ALL
+                .iter()
+                .copied()
+                .find(|e| e.key() == key)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = Self::ALL.iter().map(|e| e.key()).collect();
+                    format!(
+                        "unknown emulated experiment '{part}' (with --emulate: {}, or all)",
+                        known.join(", ")
+                    )
+                })?;
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
+        if out.is_empty() {
+            out.push(EmulatedExperiment::Fig7);
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// Options of the tunnel experiments.
+#[derive(Clone, Debug)]
+pub struct TunnelOptions {
+    /// Run the isolation experiment (`tunnel`).
+    pub isolation: bool,
+    /// Run the cost experiment (`tunnel-cost`).
+    pub cost: bool,
+    /// Folder of traces; `None` = the evaluation's default folders.
+    pub traces: Option<PathBuf>,
+    /// Link pair of the isolation experiment; `None` = [`TUNNEL_LINK`].
+    pub link: Option<String>,
+    /// Length of every run (µs); `None` = [`DEFAULT_TUNNEL_DURATION_US`] for the isolation
+    /// runs and [`DEFAULT_COST_DURATION_US`] for the cost run.
+    pub duration_us: Option<u64>,
+    /// Start of the isolation experiment's measured window (µs); `None` =
+    /// [`DEFAULT_TUNNEL_SKIP_US`]. The cost run always skips [`COST_SKIP_US`].
+    pub skip_us: Option<u64>,
+    /// Output folder.
+    pub out: PathBuf,
+    /// The `sprout` binary that runs the peers.
+    pub sprout_exe: PathBuf,
+    /// Show a progress bar.
+    pub progress: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn experiment_lists() {
+        use EmulatedExperiment::*;
+        assert_eq!(EmulatedExperiment::parse_list("").unwrap(), vec![Fig7]);
+        assert_eq!(
+            EmulatedExperiment::parse_list("tunnel-cost, Tunnel,tunnel").unwrap(),
+            vec![Tunnel, TunnelCost]
+        );
+        assert_eq!(
+            EmulatedExperiment::parse_list("all").unwrap(),
+            vec![Fig7, Tunnel, TunnelCost]
+        );
+        let e = EmulatedExperiment::parse_list("tunnel,loss").unwrap_err();
+        assert!(e.contains("'loss'") && e.contains("tunnel-cost"), "{e}");
+    }
+}

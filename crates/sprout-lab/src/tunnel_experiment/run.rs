@@ -1,0 +1,81 @@
+//! Both tunnel experiments, as asked for, and their outputs.
+
+use std::fmt::Write as _;
+use std::fs;
+
+use super::cost::run_cost;
+use super::error::TunnelError;
+use super::isolation::run_isolation;
+use super::options::{
+    TunnelOptions, COST_SKIP_US, DEFAULT_COST_DURATION_US, DEFAULT_TUNNEL_DURATION_US,
+    DEFAULT_TUNNEL_SKIP_US, INTERACTIVE_LINGER_S,
+};
+use super::report::{cost_text, isolation_text, merge_report, write_cost, write_isolation};
+use crate::progress;
+
+/// Runs the tunnel experiments asked for, writes their outputs and returns what to print.
+pub fn run(opts: &TunnelOptions) -> Result<String, TunnelError> {
+    sprout_emu::check_privileges()?;
+    if !opts.isolation && !opts.cost {
+        return Err(TunnelError::NoExperiment);
+    }
+    let iso_dur = opts.duration_us.unwrap_or(DEFAULT_TUNNEL_DURATION_US);
+    let iso_skip = opts.skip_us.unwrap_or(DEFAULT_TUNNEL_SKIP_US);
+    let cost_dur = opts.duration_us.unwrap_or(DEFAULT_COST_DURATION_US);
+    if opts.isolation && iso_skip >= iso_dur {
+        return Err(TunnelError::SkipTooLong {
+            skip_s: iso_skip as f64 / 1e6,
+            duration_s: iso_dur as f64 / 1e6,
+        });
+    }
+    if opts.cost && COST_SKIP_US >= cost_dur {
+        return Err(TunnelError::CostTooShort {
+            startup_s: COST_SKIP_US / 1_000_000,
+        });
+    }
+    fs::create_dir_all(&opts.out).map_err(|source| TunnelError::CreateOutput {
+        path: opts.out.clone(),
+        source,
+    })?;
+    let mut total = 0u64;
+    if opts.isolation {
+        total += 2 * (iso_dur / 1_000_000 + INTERACTIVE_LINGER_S as u64);
+    }
+    if opts.cost {
+        total += cost_dur / 1_000_000;
+    }
+    let bar = progress::seconds_bar(total, opts.progress);
+    let mut printed = String::new();
+    if opts.isolation {
+        let res = run_isolation(opts, iso_dur, iso_skip, &bar)?;
+        write_isolation(&opts.out, &res)?;
+        printed.push_str(&isolation_text(&res));
+    }
+    if opts.cost {
+        let res = run_cost(opts, cost_dur, &bar)?;
+        write_cost(&opts.out, &res)?;
+        printed.push_str(&cost_text(&res));
+    }
+    bar.finish_and_clear();
+    merge_report(&opts.out)?;
+    let mut files = Vec::new();
+    if opts.isolation {
+        files.extend([
+            "tunnel.csv",
+            "tunnel.json",
+            "tunnel-delay.svg",
+            "tunnel-delay.csv",
+        ]);
+    }
+    if opts.cost {
+        files.extend(["tunnel-cost.csv", "tunnel-cost.json"]);
+    }
+    let _ = writeln!(
+        printed,
+        "wrote {} in {}, the SproutTunnel section of report.md, and every peer's output in {}",
+        files.join(", "),
+        opts.out.display(),
+        opts.out.join("tunnel").display()
+    );
+    Ok(printed)
+}
