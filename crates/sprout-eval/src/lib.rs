@@ -1,9 +1,21 @@
 //! The paper's evaluation over the simulator: its experiments on every link and scheme, the
 //! published values beside ours, `report.md`, the SVG charts and parameter sweeps.
+//!
+//! Modules from the bottom up: [`error`] (the crate's one error type), [`paper`] (the paper's
+//! published values), [`experiment`] (what each experiment runs), [`results`] (the rows it
+//! produces), [`traces`] (the links it runs on), [`chart`] and [`trace_plot`] (SVG), [`report`]
+//! (every output file), [`eval`] (runs the experiments and writes the report: the top) and
+//! [`sweep`] (grids of single simulations).
 
 pub mod chart;
+pub mod error;
 pub mod eval;
+pub mod experiment;
 pub mod paper;
 pub mod report;
+pub mod results;
 pub mod sweep;
 pub mod trace_plot;
+pub mod traces;
+
+pub use error::EvalError;

@@ -67,17 +67,25 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
 
-use crate::eval::{self, Scheme, DEFAULT_TRACE_DIRS};
+use crate::error::{EvalError, Result};
+use crate::traces::{self, DEFAULT_TRACE_DIRS};
 use sprout_sim::metrics::DirectionMetrics;
+use sprout_sim::scheme::Scheme;
 use sprout_sim::sim::Load;
 use sprout_sim::sim_json::{self, QueueKind, SimOptions};
+
+/// Returns an [`EvalError::Spec`] with this message (as `anyhow::bail!` would).
+macro_rules! bad_spec {
+    ($($arg:tt)*) => {
+        return Err(EvalError::Spec(format!($($arg)*)))
+    };
+}
 
 /// The figures of [`DirectionMetrics`], in the order of the row's columns (each twice, with
 /// `up_` and `down_`).
@@ -274,9 +282,10 @@ impl RunSpec {
     /// `sprout sim`'s options for this run.
     pub fn sim_options(&self) -> Result<SimOptions> {
         let s = &self.sim;
-        let queue = |q: &str| QueueKind::from_str(q).map_err(anyhow::Error::msg);
+        let queue =
+            |q: &str| QueueKind::from_str(q).map_err(|e| EvalError::BadParameter(e.to_string()));
         Ok(SimOptions {
-            scheme: Scheme::from_str(&self.scheme).map_err(anyhow::Error::msg)?,
+            scheme: Scheme::from_str(&self.scheme).map_err(EvalError::BadParameter)?,
             confidence: s.confidence,
             params: self.params.clone(),
             seed: self.seed,
@@ -289,7 +298,7 @@ impl RunSpec {
             downlink_loss: s.downlink_loss,
             duration_s: s.duration_s,
             skip_s: s.skip_s,
-            load: Load::from_str(&s.load).map_err(anyhow::Error::msg)?,
+            load: Load::from_str(&s.load).map_err(EvalError::BadParameter)?,
         })
     }
 
@@ -354,7 +363,7 @@ fn cached(key: String, make: impl FnOnce() -> Result<Trace>) -> Result<Arc<Trace
 
 fn load_file(path: &Path) -> Result<Arc<Trace>> {
     cached(format!("file:{}", path.display()), || {
-        eval::load_trace(path)
+        traces::load_trace(path)
     })
 }
 
@@ -371,12 +380,11 @@ impl TraceRef {
                 let (u, d) = (load_file(uplink)?, load_file(downlink)?);
                 for (t, want, p) in [(&u, uplink_digest, uplink), (&d, downlink_digest, downlink)] {
                     if &trace_digest(t) != want {
-                        bail!(
-                            "trace {} changed since the sweep was planned (digest {} now, {} then)",
-                            p.display(),
-                            trace_digest(t),
-                            want
-                        );
+                        return Err(EvalError::TraceChanged {
+                            path: p.clone(),
+                            now: trace_digest(t),
+                            then: want.clone(),
+                        });
                     }
                 }
                 Ok((u, d))
@@ -400,7 +408,7 @@ impl TraceRef {
                 let make = |dir: &str| {
                     let name = format!("{}.{dir}", self.name);
                     cached(format!("constant:{dir}:{mbps}:{seconds}"), || {
-                        constant_rate_trace(name, *mbps, *seconds).map_err(anyhow::Error::from)
+                        constant_rate_trace(name, *mbps, *seconds).map_err(EvalError::BadTrace)
                     })
                 };
                 Ok((make("up")?, make("down")?))
@@ -449,13 +457,13 @@ fn product(dims: &[(String, Vec<Json>)]) -> Vec<Vec<(String, Json)>> {
 
 fn as_f64(key: &str, v: &Json) -> Result<f64> {
     v.as_f64()
-        .with_context(|| format!("[sim] {key}: expected a number, got {v}"))
+        .ok_or_else(|| EvalError::Spec(format!("[sim] {key}: expected a number, got {v}")))
 }
 
 fn as_str(key: &str, v: &Json) -> Result<String> {
     v.as_str()
         .map(str::to_string)
-        .with_context(|| format!("[sim] {key}: expected a string, got {v}"))
+        .ok_or_else(|| EvalError::Spec(format!("[sim] {key}: expected a string, got {v}")))
 }
 
 /// Simulator settings from one combination of `[sim]` values.
@@ -474,7 +482,7 @@ fn sim_settings(combo: &[(String, Json)]) -> Result<SimSettings> {
             "downlink_loss" => s.downlink_loss = Some(as_f64(k, v)?),
             "host_jitter_ms" => s.host_jitter_ms = as_f64(k, v)?,
             "confidence" => s.confidence = Some(as_f64(k, v)?),
-            other => bail!(
+            other => bad_spec!(
                 "[sim]: unknown option '{other}' (known: {})",
                 SIM_KEYS.join(", ")
             ),
@@ -487,7 +495,7 @@ fn sim_settings(combo: &[(String, Json)]) -> Result<SimSettings> {
 fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
     let dir = match spec.get("traces_dir") {
         Some(Json::String(d)) => Some(base.join(d)),
-        Some(other) => bail!("traces_dir: expected a folder, got {other}"),
+        Some(other) => bad_spec!("traces_dir: expected a folder, got {other}"),
         None => None,
     };
     let default_dir = || -> Result<PathBuf> {
@@ -498,11 +506,11 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
             .iter()
             .map(PathBuf::from)
             .find(|d| matches!(Trace::find_pairs(d), Ok(p) if !p.is_empty()))
-            .with_context(|| {
-                format!(
+            .ok_or_else(|| {
+                EvalError::Spec(format!(
                     "traces: no traces_dir given and no traces in {}",
                     DEFAULT_TRACE_DIRS.join(" or ")
-                )
+                ))
             })
     };
     let files = |name: String, up: PathBuf, down: PathBuf| -> Result<TraceRef> {
@@ -522,18 +530,20 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
     let entries = match spec.get("traces") {
         Some(Json::Array(a)) if !a.is_empty() => a.clone(),
         Some(Json::String(s)) => vec![Json::String(s.clone())],
-        Some(other) => bail!("traces: expected a list of trace pairs, got {other}"),
-        None => bail!("traces: the spec names no traces (traces = [\"NAME\", ...])"),
+        Some(other) => bad_spec!("traces: expected a list of trace pairs, got {other}"),
+        None => bad_spec!("traces: the spec names no traces (traces = [\"NAME\", ...])"),
     };
     let mut out = Vec::new();
     for e in entries {
         match e {
             Json::String(s) if s == "*" => {
                 let d = default_dir()?;
-                let pairs = Trace::find_pairs(&d)
-                    .with_context(|| format!("traces: reading {}", d.display()))?;
+                let pairs = Trace::find_pairs(&d).map_err(|source| EvalError::SpecTraceFolder {
+                    dir: d.clone(),
+                    source,
+                })?;
                 if pairs.is_empty() {
-                    bail!(
+                    bad_spec!(
                         "traces: no pairs (NAME.up and NAME.down) in {}",
                         d.display()
                     );
@@ -553,11 +563,16 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
             Json::Object(m) => {
                 let name = match m.get("name") {
                     Some(Json::String(n)) => n.clone(),
-                    _ => bail!("traces: a table entry needs a name (name = \"...\")"),
+                    _ => bad_spec!("traces: a table entry needs a name (name = \"...\")"),
                 };
                 if let Some(syn) = m.get("synthetic") {
-                    let link: SyntheticLink = serde_json::from_value(syn.clone())
-                        .with_context(|| format!("traces: {name}: synthetic"))?;
+                    let link: SyntheticLink =
+                        serde_json::from_value(syn.clone()).map_err(|source| {
+                            EvalError::SpecSynthetic {
+                                name: name.clone(),
+                                source,
+                            }
+                        })?;
                     out.push(TraceRef {
                         name,
                         source: TraceSource::Synthetic { link },
@@ -568,7 +583,7 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
                         c.get("seconds").and_then(Json::as_f64),
                     ) {
                         (Some(a), Some(b)) => (a, b),
-                        _ => bail!("traces: {name}: constant needs mbps and seconds"),
+                        _ => bad_spec!("traces: {name}: constant needs mbps and seconds"),
                     };
                     out.push(TraceRef {
                         name,
@@ -578,7 +593,7 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
                     let path = |k: &str| -> Result<PathBuf> {
                         match m.get(k) {
                             Some(Json::String(p)) => Ok(base.join(p)),
-                            _ => bail!(
+                            _ => bad_spec!(
                                 "traces: {name}: give uplink and downlink files, synthetic = {{...}} or constant = {{...}}"
                             ),
                         }
@@ -586,7 +601,7 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
                     out.push(files(name.clone(), path("uplink")?, path("downlink")?)?);
                 }
             }
-            other => bail!("traces: expected a name or a table, got {other}"),
+            other => bad_spec!("traces: expected a name or a table, got {other}"),
         }
     }
     Ok(out)
@@ -603,8 +618,8 @@ fn absolute(p: &Path) -> PathBuf {
 impl SweepPlan {
     /// Reads and expands the TOML spec at `path` (paths in it relative to its folder).
     pub fn load(path: &Path) -> Result<SweepPlan> {
-        let text = fs::read_to_string(path)
-            .with_context(|| format!("cannot read sweep spec {}", path.display()))?;
+        let text =
+            fs::read_to_string(path).map_err(EvalError::io("cannot read sweep spec", path))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let base = if base.as_os_str().is_empty() {
             Path::new(".")
@@ -615,12 +630,16 @@ impl SweepPlan {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "sweep".into());
-        Self::from_toml(&text, base, &name).with_context(|| format!("{}", path.display()))
+        Self::from_toml(&text, base, &name).map_err(|e| EvalError::SpecFile {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })
     }
 
     /// Expands a spec given as TOML text.
     pub fn from_toml(text: &str, base: &Path, name: &str) -> Result<SweepPlan> {
-        let value: toml::Value = toml::from_str(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let value: toml::Value =
+            toml::from_str(text).map_err(|e| EvalError::Spec(e.to_string()))?;
         let json = serde_json::to_value(value)?;
         Self::from_json(&json, base, name)
     }
@@ -629,7 +648,7 @@ impl SweepPlan {
     /// `sprout.sweep` passes for a dict).
     pub fn from_json(spec: &Json, base: &Path, name: &str) -> Result<SweepPlan> {
         let Json::Object(top) = spec else {
-            bail!("a sweep spec is a table of traces, schemes, seeds, params and sim");
+            bad_spec!("a sweep spec is a table of traces, schemes, seeds, params and sim");
         };
         const KNOWN: [&str; 7] = [
             "out",
@@ -642,7 +661,7 @@ impl SweepPlan {
         ];
         for k in top.keys() {
             if !KNOWN.contains(&k.as_str()) {
-                bail!("unknown key '{k}' (known: {})", KNOWN.join(", "));
+                bad_spec!("unknown key '{k}' (known: {})", KNOWN.join(", "));
             }
         }
         let traces = trace_refs(spec, base)?;
@@ -651,13 +670,13 @@ impl SweepPlan {
             Some(v) => values(v)
                 .iter()
                 .map(|s| {
-                    let s = s
-                        .as_str()
-                        .with_context(|| format!("schemes: expected names, got {s}"))?;
-                    let scheme =
-                        Scheme::from_str(s).map_err(|e| anyhow::anyhow!("schemes: {e}"))?;
+                    let s = s.as_str().ok_or_else(|| {
+                        EvalError::Spec(format!("schemes: expected names, got {s}"))
+                    })?;
+                    let scheme = Scheme::from_str(s)
+                        .map_err(|e| EvalError::Spec(format!("schemes: {e}")))?;
                     if !scheme.is_simulated() {
-                        bail!("schemes: the omniscient sender is not simulated");
+                        bad_spec!("schemes: the omniscient sender is not simulated");
                     }
                     Ok(scheme)
                 })
@@ -666,19 +685,19 @@ impl SweepPlan {
         let seeds: Vec<u64> = match top.get("seeds") {
             None => vec![0],
             Some(Json::Number(n)) => {
-                let count = n
-                    .as_u64()
-                    .context("seeds: a count must be a whole number")?;
+                let count = n.as_u64().ok_or_else(|| {
+                    EvalError::Spec("seeds: a count must be a whole number".into())
+                })?;
                 (1..=count).collect()
             }
             Some(Json::Array(a)) => a
                 .iter()
                 .map(|s| {
                     s.as_u64()
-                        .with_context(|| format!("seeds: {s} is not a seed"))
+                        .ok_or_else(|| EvalError::Spec(format!("seeds: {s} is not a seed")))
                 })
                 .collect::<Result<_>>()?,
-            Some(other) => bail!("seeds: expected a list of seeds or a count, got {other}"),
+            Some(other) => bad_spec!("seeds: expected a list of seeds or a count, got {other}"),
         };
         let table = |k: &str| -> Result<BTreeMap<String, Vec<Json>>> {
             match top.get(k) {
@@ -686,14 +705,14 @@ impl SweepPlan {
                 Some(Json::Object(m)) => {
                     Ok(m.iter().map(|(k, v)| (k.clone(), values(v))).collect())
                 }
-                Some(other) => bail!("[{k}]: expected a table, got {other}"),
+                Some(other) => bad_spec!("[{k}]: expected a table, got {other}"),
             }
         };
         let params = table("params")?;
         let sim = table("sim")?;
         for (k, vs) in params.iter().chain(sim.iter()) {
             if vs.is_empty() {
-                bail!("{k}: an empty list leaves nothing to run");
+                bad_spec!("{k}: an empty list leaves nothing to run");
             }
         }
         let param_keys: Vec<String> = params.keys().cloned().collect();
@@ -703,7 +722,7 @@ impl SweepPlan {
         let sim_combos = product(&sim_dims);
         let out = match top.get("out") {
             Some(Json::String(o)) => Some(base.join(o)),
-            Some(other) => bail!("out: expected a file name, got {other}"),
+            Some(other) => bad_spec!("out: expected a file name, got {other}"),
             None => None,
         };
 
@@ -738,8 +757,11 @@ impl SweepPlan {
                                 continue;
                             }
                             run.sim_options()
-                                .and_then(|o| o.config())
-                                .with_context(|| run.describe())?;
+                                .and_then(|o| o.config().map_err(EvalError::sim))
+                                .map_err(|e| EvalError::SweepRun {
+                                    run: run.describe(),
+                                    source: Box::new(e),
+                                })?;
                             runs.push(run);
                         }
                     }
@@ -799,9 +821,9 @@ fn metric_fields(m: &DirectionMetrics) -> [String; 13] {
 /// Runs one run and gives its row's fields (see [`header`]).
 pub fn run_fields(run: &RunSpec) -> Result<Vec<String>> {
     let opts = run.sim_options()?;
-    let cfg = opts.config()?;
+    let cfg = opts.config().map_err(EvalError::sim)?;
     let (up, down) = run.trace.load()?;
-    let out = sim_json::run(up, down, &cfg, None)?;
+    let out = sim_json::run(up, down, &cfg, None).map_err(EvalError::sim)?;
     let given: HashMap<&str, &str> = run
         .params
         .iter()
@@ -879,20 +901,20 @@ impl SweepOutput {
     /// last line left by a crash, checks the header, and notes the run ids already in it.
     pub fn open(path: &Path, header: &[String]) -> Result<SweepOutput> {
         if path.extension().is_some_and(|e| e == "parquet") {
-            bail!(
+            return Err(EvalError::BadParameter(format!(
                 "{}: the command line writes CSV; for Parquet use the Python package \
                  (sprout.sweep(spec, out=\"....parquet\"), which converts the CSV with pandas)",
                 path.display()
-            );
+            )));
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            fs::create_dir_all(dir).map_err(EvalError::io("creating", dir))?;
         }
         let mut done = HashSet::new();
         let existing = match fs::read(path) {
             Ok(b) => Some(b),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+            Err(e) => return Err(EvalError::io("reading", path)(e)),
         };
         let header_line = csv_line(header);
         match existing {
@@ -908,33 +930,39 @@ impl SweepOutput {
                     .from_reader(&bytes[..keep]);
                 let found: Vec<String> = r
                     .headers()
-                    .with_context(|| format!("reading {}", path.display()))?
+                    .map_err(|source| EvalError::ReadCsv {
+                        path: path.to_path_buf(),
+                        source,
+                    })?
                     .iter()
                     .map(str::to_string)
                     .collect();
                 if keep == 0 {
                     fs::write(path, format!("{header_line}\n"))?;
                 } else if found != header {
-                    bail!(
+                    return Err(EvalError::BadParameter(format!(
                         "{} holds another sweep's rows (its columns differ from this sweep's); \
                          give another --out",
                         path.display()
-                    );
+                    )));
                 }
                 for rec in r.records() {
-                    let rec = rec.with_context(|| format!("reading {}", path.display()))?;
+                    let rec = rec.map_err(|source| EvalError::ReadCsv {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
                     if let Some(id) = rec.get(0) {
                         done.insert(id.to_string());
                     }
                 }
             }
             _ => fs::write(path, format!("{header_line}\n"))
-                .with_context(|| format!("writing {}", path.display()))?,
+                .map_err(EvalError::io("writing", path))?,
         }
         let file = OpenOptions::new()
             .append(true)
             .open(path)
-            .with_context(|| format!("opening {}", path.display()))?;
+            .map_err(EvalError::io("opening", path))?;
         Ok(SweepOutput {
             path: path.to_path_buf(),
             header: header.to_vec(),
@@ -956,7 +984,7 @@ impl SweepOutput {
         self.file
             .write_all(buf.as_bytes())
             .and_then(|_| self.file.flush())
-            .with_context(|| format!("appending to {}", self.path.display()))?;
+            .map_err(EvalError::io("appending to", &self.path))?;
         if let Some(id) = line.split(',').next() {
             self.done.insert(id.trim_matches('"').to_string());
         }
@@ -966,14 +994,16 @@ impl SweepOutput {
     /// Rewrites the file sorted by run id (one row per id), through a temporary file renamed
     /// over it. Returns the number of rows.
     pub fn finish(self) -> Result<usize> {
-        let bytes =
-            fs::read(&self.path).with_context(|| format!("reading {}", self.path.display()))?;
+        let bytes = fs::read(&self.path).map_err(EvalError::io("reading", &self.path))?;
         let mut r = csv::ReaderBuilder::new()
             .has_headers(true)
             .from_reader(&bytes[..]);
         let mut rows: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for rec in r.records() {
-            let rec = rec.with_context(|| format!("reading {}", self.path.display()))?;
+            let rec = rec.map_err(|source| EvalError::ReadCsv {
+                path: self.path.clone(),
+                source,
+            })?;
             let fields: Vec<String> = rec.iter().map(str::to_string).collect();
             if let Some(id) = fields.first() {
                 rows.entry(id.clone()).or_insert(fields);
@@ -982,7 +1012,7 @@ impl SweepOutput {
         let tmp = self.path.with_extension("csv.tmp");
         {
             let mut w = std::io::BufWriter::new(
-                File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?,
+                File::create(&tmp).map_err(EvalError::io("creating", &tmp))?,
             );
             writeln!(w, "{}", csv_line(&self.header))?;
             for fields in rows.values() {
@@ -991,8 +1021,7 @@ impl SweepOutput {
             w.flush()?;
             w.get_ref().sync_all()?;
         }
-        fs::rename(&tmp, &self.path)
-            .with_context(|| format!("replacing {}", self.path.display()))?;
+        fs::rename(&tmp, &self.path).map_err(EvalError::io("replacing", &self.path))?;
         Ok(rows.len())
     }
 }
@@ -1068,7 +1097,7 @@ pub fn run_local(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.unwrap_or(0))
         .build()
-        .context("starting the worker threads")?;
+        .map_err(EvalError::Threads)?;
     let (tx, rx) = std::sync::mpsc::channel::<(&RunSpec, Result<String>)>();
     let mut write_error = None;
     std::thread::scope(|s| {
@@ -1104,14 +1133,16 @@ pub fn run_local(
 }
 
 /// An error and its causes joined by ": ", each said once (as `sprout` prints errors).
-pub fn sim_error_message(e: &anyhow::Error) -> String {
+pub fn sim_error_message(e: &(dyn std::error::Error + 'static)) -> String {
     let mut msg = e.to_string();
-    for cause in e.chain().skip(1) {
-        let text = cause.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
         if !msg.contains(&text) {
             msg.push_str(": ");
             msg.push_str(&text);
         }
+        cause = c.source();
     }
     msg
 }
@@ -1260,10 +1291,9 @@ loss = [0.0, 0.01]
         assert!(err(&format!("{c}\nschemes = [\"warp\"]")).contains("unknown scheme 'warp'"));
         assert!(err(&format!("{c}\n[sim]\nspeed = 1")).contains("unknown option 'speed'"));
         assert!(err(&format!("{c}\nbogus = 1")).contains("unknown key 'bogus'"));
-        let e = format!(
-            "{:#}",
-            SweepPlan::from_toml(&format!("{c}\n[params]\nnope = 1"), Path::new("."), "t")
-                .unwrap_err()
+        let e = sim_error_message(
+            &SweepPlan::from_toml(&format!("{c}\n[params]\nnope = 1"), Path::new("."), "t")
+                .unwrap_err(),
         );
         assert!(e.contains("parameter 'nope=1': unknown key 'nope'"), "{e}");
         assert!(err(&format!("{c}\n[sim]\nloss = 2.0")).contains("run "));

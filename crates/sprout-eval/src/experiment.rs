@@ -1,0 +1,157 @@
+//! The paper's experiments: their names, the links and values each runs over, and the
+//! variants of the receiver's model the `model` experiment compares.
+
+use serde::{Deserialize, Serialize};
+
+/// A named experiment of the paper's evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Experiment {
+    /// All schemes on all links, one chart per link (the paper's Figure 7).
+    Fig7,
+    /// Average utilization against average self-inflicted delay (Figure 8).
+    Fig8,
+    /// The introduction's table: Sprout's throughput ratio and delay reduction per scheme.
+    Summary,
+    /// Sprout's confidence sweep on the T-Mobile UMTS uplink (Figure 9).
+    Confidence,
+    /// Sprout on Verizon LTE at 0%, 5% and 10% loss each way (the loss table).
+    Loss,
+    /// Synthetic links with other inter-arrival distributions (the reproduction's extension).
+    Distributions,
+    /// Five seeds of each scheme on two links: mean and standard deviation.
+    Sensitivity,
+    /// Sprout with each named variant of the receiver's model ([`MODEL_VARIANTS`]) on every
+    /// link: what each detail of the authors' arithmetic changes.
+    Model,
+}
+
+/// The named variants of the receiver's model that the `model` experiment compares: a name
+/// (the `variant` column of results.csv), what it changes, and its `--param` assignments.
+pub const MODEL_VARIANTS: [(&str, &str, &[&str]); 7] = [
+    (
+        "authors",
+        "the default: the authors' arithmetic, every forecast of their fixtures reproduced",
+        &[],
+    ),
+    (
+        "exact-cdf",
+        "the exact Gaussian CDF instead of their table of 32,768 cells read at cell midpoints",
+        &["model.gaussian_cdf=Exact"],
+    ),
+    (
+        "lowest-1.95",
+        "the lowest rate at 1.95 packets/s (a trickle) instead of an outage at exactly 0",
+        &["model.grid=Midpoint", "model.bins=257"],
+    ),
+    (
+        "lump-tail",
+        "tick counts of 30 or more lumped at 30 in the forecast tables instead of dropped",
+        &["model.count_tail=Lump"],
+    ),
+    (
+        "symmetric-kernel",
+        "a symmetric evolution kernel instead of one running a value past the upper reach",
+        &["model.kernel_span=Symmetric"],
+    ),
+    (
+        "former",
+        "all four of the above: this project's model before it reproduced the authors' code",
+        &[
+            "model.gaussian_cdf=Exact",
+            "model.grid=Midpoint",
+            "model.bins=257",
+            "model.count_tail=Lump",
+            "model.kernel_span=Symmetric",
+        ],
+    ),
+    (
+        "paper-literal",
+        "the paper's text: 256 values from 0, value 0 a sticky outage",
+        &["model.grid=ZeroOutage"],
+    ),
+];
+
+impl Experiment {
+    /// Every experiment, in run order.
+    pub const ALL: [Experiment; 8] = [
+        Experiment::Fig7,
+        Experiment::Fig8,
+        Experiment::Summary,
+        Experiment::Confidence,
+        Experiment::Loss,
+        Experiment::Distributions,
+        Experiment::Sensitivity,
+        Experiment::Model,
+    ];
+
+    /// The experiment's key, as on the command line and in results.csv.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Experiment::Fig7 => "fig7",
+            Experiment::Fig8 => "fig8",
+            Experiment::Summary => "summary",
+            Experiment::Confidence => "confidence",
+            Experiment::Loss => "loss",
+            Experiment::Distributions => "distributions",
+            Experiment::Sensitivity => "sensitivity",
+            Experiment::Model => "model",
+        }
+    }
+
+    /// Parses a comma-separated list, or `all`.
+    pub fn parse_list(s: &str) -> Result<Vec<Experiment>, String> {
+        if s.trim() == "all" {
+            return Ok(Experiment::ALL.to_vec());
+        }
+        let mut out = Vec::new();
+        for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+            let e: Experiment = part.parse()?;
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
+        if out.is_empty() {
+            return Err("no experiment given".into());
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+impl std::str::FromStr for Experiment {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let key = s.trim().to_ascii_lowercase();
+        Experiment::ALL
+            .iter()
+            .find(|e| e.key() == key)
+            .copied()
+            .ok_or_else(|| {
+                let known: Vec<&str> = Experiment::ALL.iter().map(|e| e.key()).collect();
+                format!(
+                    "unknown experiment '{}' (known: {}, or all)",
+                    s.trim(),
+                    known.join(", ")
+                )
+            })
+    }
+}
+
+/// Confidences of the `confidence` experiment (the paper's Figure 9 sweep and more).
+pub const CONFIDENCES: [f64; 7] = [0.05, 0.25, 0.50, 0.75, 0.90, 0.95, 0.98];
+/// Loss probabilities each way of the `loss` experiment.
+pub const LOSSES: [f64; 3] = [0.0, 0.05, 0.10];
+/// Seeds of the `sensitivity` experiment.
+pub const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
+
+/// The link whose downlink the Figure-1 time series shows.
+pub const FIGURE1_LINK: &str = "Verizon-LTE-short";
+/// The link of the confidence sweep (the paper's Figure 9: its uplink).
+pub const CONFIDENCE_LINK: &str = "TMobile-UMTS-driving";
+/// The link of the loss experiment.
+pub const LOSS_LINK: &str = "Verizon-LTE-short";
+/// The real link whose mean rates the synthetic distributions copy.
+pub const DISTRIBUTIONS_LINK: &str = "Verizon-LTE-short";
+/// The two links of the sensitivity experiment.
+pub const SENSITIVITY_LINKS: [&str; 2] = ["Verizon-LTE-short", "TMobile-UMTS-driving"];

@@ -1,0 +1,19 @@
+//! The evaluation's outputs: results.csv/json, a table (CSV) and chart (SVG) per experiment,
+//! report.md with the paper's values beside ours, and the checks of the paper's findings.
+//!
+//! [`write_outputs`] writes them all (module `outputs`); report.md's text is in `markdown`,
+//! with what we know of why figures depart in `notes`; the tables computed from the rows are in
+//! `tables`, the checks in `checks`, the terminal's summary in `terminal`.
+
+mod checks;
+mod format;
+mod markdown;
+mod notes;
+mod outputs;
+mod tables;
+mod terminal;
+
+pub use checks::{check_lines, checks, Check, DELAY_BASED};
+pub use outputs::{paper_point, point, write_csv, write_outputs};
+pub use tables::{spread_rows, summary_rows, variant_rows, SpreadRow, SummaryRow, VariantRow};
+pub use terminal::summary;

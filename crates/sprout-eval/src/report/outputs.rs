@@ -1,0 +1,349 @@
+//! Writing the evaluation's files: results.csv/json, a table (CSV) and chart (SVG) per
+//! experiment, and report.md.
+
+use std::fs;
+use std::path::Path;
+
+use serde::Serialize;
+use sprout_sim::metrics::TimeSeriesPoint;
+
+use super::format::{pct, short};
+use super::markdown::report;
+use super::tables::{spread_rows, summary_rows, variant_rows};
+use crate::chart::{self, ChartPoint, UtilizationPoint};
+use crate::error::Result;
+use crate::experiment::Experiment;
+use crate::paper;
+use crate::results::{EvalResults, ResultRow};
+
+/// Writes `rows` as CSV to `path` (a header row from the fields' names).
+pub fn write_csv<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> Result<()> {
+    let mut w = csv::Writer::from_path(path)?;
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// The chart point of one result row, labelled `label`.
+pub fn point(label: String, r: &ResultRow) -> ChartPoint {
+    ChartPoint {
+        label,
+        throughput_kbps: r.throughput_kbps,
+        delay_ms: r.self_inflicted_ms,
+        paper: false,
+    }
+}
+
+/// The chart point of one of the paper's published points, labelled `label`.
+pub fn paper_point(label: String, p: paper::PaperPoint) -> ChartPoint {
+    ChartPoint {
+        label,
+        throughput_kbps: p.throughput_kbps,
+        delay_ms: p.self_inflicted_ms,
+        paper: true,
+    }
+}
+
+/// Writes every output of an evaluation into `out`.
+pub fn write_outputs(
+    out: &Path,
+    res: &EvalResults,
+    fig1: Option<&[TimeSeriesPoint]>,
+) -> Result<()> {
+    write_csv(&out.join("results.csv"), &res.rows)?;
+    fs::write(out.join("results.json"), serde_json::to_string_pretty(res)?)?;
+    let want = |e: Experiment| res.experiments.contains(&e);
+    let mut charts: Vec<(Experiment, String)> = Vec::new();
+
+    if want(Experiment::Fig7) || want(Experiment::Fig8) || want(Experiment::Summary) {
+        write_csv(&out.join("fig7.csv"), res.rows_of(Experiment::Fig7))?;
+    }
+    if want(Experiment::Fig7) {
+        write_fig7(out, res, fig1, &mut charts)?;
+    }
+    // Figure 8 always comes with fig7: it is its average.
+    if want(Experiment::Fig7) || want(Experiment::Fig8) {
+        write_fig8(out, res, &mut charts)?;
+    }
+    if want(Experiment::Summary) {
+        write_summary(out, res, &mut charts)?;
+    }
+    if want(Experiment::Confidence) {
+        write_confidence(out, res, &mut charts)?;
+    }
+    if want(Experiment::Loss) {
+        write_loss(out, res, &mut charts)?;
+    }
+    if want(Experiment::Distributions) {
+        write_distributions(out, res, &mut charts)?;
+    }
+    if want(Experiment::Sensitivity) {
+        write_sensitivity(out, res, &mut charts)?;
+    }
+    if want(Experiment::Model) {
+        write_model(out, res, &mut charts)?;
+    }
+    fs::write(out.join("report.md"), report(res, &charts))?;
+    Ok(())
+}
+
+// Each writer below writes one experiment's table and charts into `out` and notes each chart
+// (with its experiment) in `charts`, for report.md.
+
+/// fig7: a chart per link direction, ours beside the paper's points, and Figure 1's series.
+fn write_fig7(
+    out: &Path,
+    res: &EvalResults,
+    fig1: Option<&[TimeSeriesPoint]>,
+    charts: &mut Vec<(Experiment, String)>,
+) -> Result<()> {
+    let mut links: Vec<(String, String)> = res
+        .rows_of(Experiment::Fig7)
+        .map(|r| (r.link.clone(), r.direction.clone()))
+        .collect();
+    links.dedup();
+    for (link, dir) in &links {
+        let mut points: Vec<ChartPoint> = res
+            .rows_of(Experiment::Fig7)
+            .filter(|r| r.link == *link && r.direction == *dir && r.scheme != "omniscient")
+            .map(|r| point(r.scheme.clone(), r))
+            .collect();
+        for scheme in paper::FIG7_SCHEMES {
+            if let Some(p) = paper::fig7(link, dir, scheme) {
+                points.push(paper_point(scheme.to_string(), p));
+            }
+        }
+        let title = format!("{link} {dir}link: throughput against self-inflicted delay");
+        let file = format!("fig7-{link}-{dir}.svg");
+        fs::write(
+            out.join(&file),
+            chart::throughput_delay_chart(&title, &points),
+        )?;
+        charts.push((Experiment::Fig7, file));
+    }
+    if let Some(series) = fig1 {
+        fs::write(
+            out.join("fig1-Verizon-LTE-short-down.svg"),
+            chart::time_series_chart_measured(
+                "Sprout on the Verizon LTE downlink (Verizon-LTE-short.down)",
+                series,
+                res.skip_s,
+            ),
+        )?;
+        write_csv(&out.join("fig1-Verizon-LTE-short-down.csv"), series)?;
+        charts.push((Experiment::Fig7, "fig1-Verizon-LTE-short-down.svg".into()));
+    }
+    Ok(())
+}
+
+/// fig8: the averages (fig8.csv) and their chart, ours beside the paper's.
+fn write_fig8(out: &Path, res: &EvalResults, charts: &mut Vec<(Experiment, String)>) -> Result<()> {
+    write_csv(&out.join("fig8.csv"), &res.averages)?;
+    let mut fig8 = Vec::new();
+    for a in res.averages.iter().filter(|a| a.scheme != "omniscient") {
+        fig8.push(UtilizationPoint {
+            label: a.scheme.clone(),
+            utilization: a.utilization,
+            delay_ms: a.self_inflicted_ms,
+            paper: false,
+        });
+        if let Some(p) = paper::fig8(&a.scheme) {
+            fig8.push(UtilizationPoint {
+                label: a.scheme.clone(),
+                utilization: p.utilization,
+                delay_ms: p.self_inflicted_ms,
+                paper: true,
+            });
+        }
+    }
+    fs::write(
+        out.join("fig8-averages.svg"),
+        chart::utilization_delay_chart(
+            "Average utilization against average self-inflicted delay",
+            &fig8,
+        ),
+    )?;
+    charts.push((Experiment::Fig8, "fig8-averages.svg".into()));
+    Ok(())
+}
+
+/// summary: the introduction's table and the averages' chart.
+fn write_summary(
+    out: &Path,
+    res: &EvalResults,
+    charts: &mut Vec<(Experiment, String)>,
+) -> Result<()> {
+    let rows = summary_rows(res);
+    write_csv(&out.join("summary.csv"), &rows)?;
+    let points: Vec<ChartPoint> = res
+        .averages
+        .iter()
+        .filter(|a| a.scheme != "omniscient")
+        .map(|a| ChartPoint {
+            label: a.scheme.clone(),
+            throughput_kbps: a.throughput_kbps,
+            delay_ms: a.self_inflicted_ms,
+            paper: false,
+        })
+        .collect();
+    fs::write(
+        out.join("summary.svg"),
+        chart::mean_throughput_delay_chart(
+            "Average throughput against average self-inflicted delay, 8 links",
+            &points,
+        ),
+    )?;
+    charts.push((Experiment::Summary, "summary.svg".into()));
+    Ok(())
+}
+
+/// confidence: the sweep's rows and its uplink chart beside the paper's Figure 9.
+fn write_confidence(
+    out: &Path,
+    res: &EvalResults,
+    charts: &mut Vec<(Experiment, String)>,
+) -> Result<()> {
+    write_csv(
+        &out.join("confidence.csv"),
+        res.rows_of(Experiment::Confidence),
+    )?;
+    let mut points: Vec<ChartPoint> = res
+        .rows_of(Experiment::Confidence)
+        .filter(|r| r.direction == "up")
+        .map(|r| {
+            let label = match (r.scheme.as_str(), r.confidence) {
+                ("sprout", Some(c)) => format!("sprout {}", pct(c)),
+                _ => r.scheme.clone(),
+            };
+            point(label, r)
+        })
+        .collect();
+    for (c, p) in paper::FIG9 {
+        points.push(paper_point(format!("sprout {c}%"), p));
+    }
+    fs::write(
+        out.join("confidence.svg"),
+        chart::throughput_delay_chart("Confidence sweep, T-Mobile UMTS uplink (Figure 9)", &points),
+    )?;
+    charts.push((Experiment::Confidence, "confidence.svg".into()));
+    Ok(())
+}
+
+/// loss: the rows and their chart beside the paper's loss table.
+fn write_loss(out: &Path, res: &EvalResults, charts: &mut Vec<(Experiment, String)>) -> Result<()> {
+    write_csv(&out.join("loss.csv"), res.rows_of(Experiment::Loss))?;
+    let mut points: Vec<ChartPoint> = res
+        .rows_of(Experiment::Loss)
+        .map(|r| point(format!("{} {}", r.direction, pct(r.loss)), r))
+        .collect();
+    for row in paper::LOSS_TABLE {
+        let dir = if row.direction == paper::Direction::Up {
+            "up"
+        } else {
+            "down"
+        };
+        points.push(ChartPoint {
+            label: format!("{dir} {}%", row.loss_pct),
+            throughput_kbps: row.throughput_kbps,
+            delay_ms: row.self_inflicted_ms,
+            paper: true,
+        });
+    }
+    fs::write(
+        out.join("loss.svg"),
+        chart::throughput_delay_chart("Sprout on Verizon LTE with loss each way", &points),
+    )?;
+    charts.push((Experiment::Loss, "loss.svg".into()));
+    Ok(())
+}
+
+/// distributions: the rows and a chart per synthetic link.
+fn write_distributions(
+    out: &Path,
+    res: &EvalResults,
+    charts: &mut Vec<(Experiment, String)>,
+) -> Result<()> {
+    write_csv(
+        &out.join("distributions.csv"),
+        res.rows_of(Experiment::Distributions),
+    )?;
+    let mut links: Vec<String> = res
+        .rows_of(Experiment::Distributions)
+        .map(|r| r.link.clone())
+        .collect();
+    links.dedup();
+    for link in links {
+        let points: Vec<ChartPoint> = res
+            .rows_of(Experiment::Distributions)
+            .filter(|r| r.link == link && r.direction == "down" && r.scheme != "omniscient")
+            .map(|r| point(r.scheme.clone(), r))
+            .collect();
+        let kind = link.rsplit('~').next().unwrap_or("");
+        let file = format!("distributions-{kind}.svg");
+        fs::write(
+            out.join(&file),
+            chart::throughput_delay_chart(
+                &format!("{kind} inter-arrivals, downlink rate of {link}"),
+                &points,
+            ),
+        )?;
+        charts.push((Experiment::Distributions, file));
+    }
+    Ok(())
+}
+
+/// sensitivity: the means and standard deviations over the seeds, and the downlinks' chart.
+fn write_sensitivity(
+    out: &Path,
+    res: &EvalResults,
+    charts: &mut Vec<(Experiment, String)>,
+) -> Result<()> {
+    let spread = spread_rows(res);
+    write_csv(&out.join("sensitivity.csv"), &spread)?;
+    let points: Vec<ChartPoint> = spread
+        .iter()
+        .filter(|s| s.direction == "down")
+        .map(|s| ChartPoint {
+            label: format!("{} {}", s.scheme, short(&s.link)),
+            throughput_kbps: s.throughput_mean_kbps,
+            delay_ms: s.self_inflicted_mean_ms,
+            paper: false,
+        })
+        .collect();
+    fs::write(
+        out.join("sensitivity.svg"),
+        chart::mean_throughput_delay_chart("Means over five seeds, downlinks", &points),
+    )?;
+    charts.push((Experiment::Sensitivity, "sensitivity.svg".into()));
+    Ok(())
+}
+
+/// model: each variant's averages and their chart.
+fn write_model(
+    out: &Path,
+    res: &EvalResults,
+    charts: &mut Vec<(Experiment, String)>,
+) -> Result<()> {
+    let variants = variant_rows(res);
+    write_csv(&out.join("model.csv"), &variants)?;
+    let points: Vec<ChartPoint> = variants
+        .iter()
+        .map(|v| ChartPoint {
+            label: v.variant.clone(),
+            throughput_kbps: v.throughput_kbps,
+            delay_ms: v.self_inflicted_ms,
+            paper: false,
+        })
+        .collect();
+    fs::write(
+        out.join("model.svg"),
+        chart::mean_throughput_delay_chart(
+            "Sprout under each variant of the model, averages over the links",
+            &points,
+        ),
+    )?;
+    charts.push((Experiment::Model, "model.svg".into()));
+    Ok(())
+}

@@ -1,0 +1,54 @@
+//! The evaluation's summary for the terminal.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::checks::{check_lines, checks};
+use crate::results::EvalResults;
+
+/// A short summary for the terminal.
+pub fn summary(res: &EvalResults, out: &Path) -> String {
+    let mut s = String::new();
+    let exps: Vec<&str> = res.experiments.iter().map(|e| e.key()).collect();
+    let _ = writeln!(
+        s,
+        "{} direction results ({} simulations; {}) from {} in {:.1} s",
+        res.rows.len(),
+        res.simulations,
+        exps.join(", "),
+        res.source,
+        res.wall_s
+    );
+    if let Some(note) = &res.source_note {
+        let _ = writeln!(s, "{note}");
+    }
+    if !res.protocol_params.is_empty() {
+        let _ = writeln!(s, "Sprout schemes with {}", res.protocol_params.join(" "));
+    }
+    if !res.averages.is_empty() {
+        let _ = writeln!(
+            s,
+            "{:<12} {:>12} {:>22} {:>14}",
+            "scheme", "utilization", "self-inflicted delay", "(data only)"
+        );
+        for a in &res.averages {
+            let _ = writeln!(
+                s,
+                "{:<12} {:>11.1}% {:>19.0} ms {:>11.0} ms",
+                a.scheme,
+                100.0 * a.utilization,
+                a.self_inflicted_ms,
+                a.self_inflicted_data_ms
+            );
+        }
+    }
+    for line in check_lines(&checks(res)) {
+        let _ = writeln!(s, "{line}");
+    }
+    let _ = write!(
+        s,
+        "wrote {0}/results.csv, {0}/results.json, {0}/report.md and a table and SVG chart per experiment",
+        out.display()
+    );
+    s
+}
