@@ -21,7 +21,7 @@
 //!   transfer of a recording ([`transfer`]: [`encode_result`], [`decode_result`]).
 //! - [`Summary`] ([`summary`]): duration, mean and peak rate (1 s bins), longest gap, outages,
 //!   loss, reordering, duplicates, strays, in text ([`Summary::text`]) and JSON (serde).
-//! - `runtime` (feature `runtime`): `sprout saturator server|client` as library calls, on
+//! - [`runtime`] (feature `runtime`): `sprout saturator server|client` as library calls, on
 //!   UDP sockets with kernel receive timestamps.
 //!
 //! Times are microseconds (`_us`) of the caller's clock (the runtime uses `CLOCK_MONOTONIC`),
@@ -40,6 +40,9 @@ pub mod sender;
 pub mod summary;
 pub mod transfer;
 pub mod wire;
+
+#[cfg(all(feature = "runtime", target_os = "linux"))]
+pub mod runtime;
 
 #[cfg(test)]
 mod test_support;

@@ -1,0 +1,135 @@
+//! `sprout saturator client` as a call ([`client`]): records a link to a server and writes
+//! `NAME.down` (its recording of the downlink), `NAME.up` (the server's recording of the
+//! uplink, sent back when the recording ends) and `NAME.json` (both summaries).
+
+use std::path::Path;
+
+use serde::Serialize;
+use sprout_os::signals::SignalWatcher;
+
+use crate::recorder::write_trace;
+use crate::runtime::client_run::ClientRun;
+use crate::runtime::error::SaturatorError;
+use crate::runtime::fetch::{finish_client, UplinkRecording};
+use crate::runtime::options::ClientOptions;
+use crate::runtime::output::{with_suffix, write_file, write_json};
+use crate::runtime::socket::random_session;
+use crate::sender::SenderStats;
+use crate::summary::Summary;
+use crate::transfer::max_result_bytes;
+use crate::wire::Mode;
+
+/// The client's final summary (the last line with `json`, and `NAME.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ClientSummary {
+    /// "summary".
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// "client".
+    pub role: &'static str,
+    /// The session id, 16 hex digits.
+    pub session: String,
+    /// Directions recorded.
+    pub mode: Mode,
+    /// The server's address (data path).
+    pub server: String,
+    /// The server's address over the feedback path, if one.
+    pub feedback: Option<String>,
+    /// The downlink's recording (this side's).
+    pub down: Option<Summary>,
+    /// The uplink's recording (the server's, transferred back).
+    pub up: Option<Summary>,
+    /// Why the uplink's recording is missing, if it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub up_error: Option<String>,
+    /// The uplink's sender (this side's).
+    pub up_sender: Option<SenderStats>,
+    /// Files written.
+    pub files: Vec<String>,
+}
+
+/// Records a link to a server as `o` says, printing a line per second and the summary on
+/// stdout (JSON lines with `o.json`); Ctrl-C ends the recording early, as if its duration had
+/// passed. Returns the summary written to `NAME.json`.
+pub fn client(o: &ClientOptions) -> Result<ClientSummary, SaturatorError> {
+    let payload = o.validate()?;
+    let mut run = ClientRun::new(o, payload, random_session())?;
+    let signals = SignalWatcher::new().map_err(SaturatorError::Signals)?;
+    run.handshake(&signals)?;
+    run.announce();
+    let stop_us = run.record(&signals)?;
+
+    // The end: FIN until FIN-ACK, then the uplink's recording.
+    let fetch_deadline = stop_us + o.fetch_timeout.as_micros() as u64;
+    let up_sent = run.sender.as_ref().map_or(0, |s| s.stats().packets_sent);
+    let (up, up_error) = finish_client(
+        &run.end,
+        run.session,
+        o.direction,
+        max_result_bytes(up_sent),
+        fetch_deadline,
+        &signals,
+    )?;
+    let summary = write_client_files(o, &run, stop_us, up, up_error)?;
+    print_client_summary(&summary, o.json)?;
+    Ok(summary)
+}
+
+/// Writes `NAME.down`, `NAME.up` and `NAME.json`; the summary.
+fn write_client_files(
+    o: &ClientOptions,
+    run: &ClientRun<'_>,
+    stop_us: u64,
+    up: Option<UplinkRecording>,
+    up_error: Option<String>,
+) -> Result<ClientSummary, SaturatorError> {
+    let mut files = Vec::new();
+    let down_summary = run.rec.as_ref().map(|r| r.summary(stop_us));
+    if let Some(r) = &run.rec {
+        let p = with_suffix(&o.name, ".down");
+        write_file(&p, |w| r.write_trace(w))?;
+        files.push(p.display().to_string());
+    }
+    let up_summary = match up {
+        Some((s, ms)) => {
+            let p = with_suffix(&o.name, ".up");
+            write_file(&p, |w| write_trace(&ms, w))?;
+            files.push(p.display().to_string());
+            Some(s)
+        }
+        None => None,
+    };
+    let json_path = with_suffix(&o.name, ".json");
+    files.push(json_path.display().to_string());
+    let summary = ClientSummary {
+        kind: "summary",
+        role: "client",
+        session: format!("{:016x}", run.session),
+        mode: o.direction,
+        server: o.connect.to_string(),
+        feedback: o.feedback.map(|f| f.to_string()),
+        down: down_summary,
+        up: up_summary,
+        up_error,
+        up_sender: run.sender.as_ref().map(|s| s.stats()),
+        files,
+    };
+    write_json(Path::new(&json_path), &summary)?;
+    Ok(summary)
+}
+
+/// The summary on stdout: one JSON line, or each direction's text and the files written.
+fn print_client_summary(summary: &ClientSummary, json: bool) -> Result<(), SaturatorError> {
+    if json {
+        println!("{}", serde_json::to_string(summary)?);
+    } else {
+        for s in [&summary.down, &summary.up].into_iter().flatten() {
+            println!("{}", s.text());
+        }
+        if let Some(e) = &summary.up_error {
+            println!("up: no recording: {e}");
+        }
+        println!("wrote {}", summary.files.join(", "));
+    }
+    Ok(())
+}

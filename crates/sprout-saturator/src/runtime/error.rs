@@ -1,0 +1,105 @@
+//! What can go wrong running the Saturator's server or client ([`SaturatorError`]).
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::wire::{MAX_PAYLOAD_BYTES, MIN_PAYLOAD_BYTES};
+
+/// An error of the server or the client. The option errors name the `sprout saturator` flag
+/// of the option ([`crate::runtime::ClientOptions::to_args`] renders them).
+#[derive(Debug, thiserror::Error)]
+pub enum SaturatorError {
+    /// The MTU leaves a UDP payload outside the accepted range.
+    #[error(
+        "--mtu {mtu} gives {payload}-byte UDP payloads; they must be {MIN_PAYLOAD_BYTES} to \
+         {MAX_PAYLOAD_BYTES} bytes"
+    )]
+    Mtu {
+        /// The IP packet size asked for, bytes.
+        mtu: u32,
+        /// The UDP payload it leaves, bytes.
+        payload: u32,
+    },
+    /// A window cap of 0 packets.
+    #[error("--max-window must be at least 1")]
+    MaxWindow,
+    /// The RTT marks are inconsistent (the reason).
+    #[error("--low-rtt-ms/--high-rtt-ms: {0}")]
+    RttMarks(String),
+    /// A high RTT mark over an hour.
+    #[error("--high-rtt-ms must be at most an hour")]
+    HighRtt,
+    /// A recording length that is not a positive number of seconds (the value given).
+    #[error("--duration must be a positive number of seconds, got {0}")]
+    Duration(f64),
+    /// A fetch timeout that is not a non-negative number of seconds.
+    #[error("--fetch-timeout must be a non-negative number of seconds")]
+    FetchTimeout,
+    /// An idle timeout that is not a positive number of seconds.
+    #[error("--idle-timeout must be a positive number of seconds")]
+    IdleTimeout,
+    /// An output prefix that names no file.
+    #[error("--name must name a file prefix, got {0:?}")]
+    Name(PathBuf),
+    /// A socket could not be made or bound.
+    #[error("binding {addr}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// A socket could not be made or connected.
+    #[error("connecting to {addr}")]
+    Connect {
+        /// The peer's address.
+        addr: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// The signal handlers could not be installed.
+    #[error("installing signal handlers")]
+    Signals(#[source] io::Error),
+    /// Ctrl-C (or another stop signal) before the server answered.
+    #[error("interrupted before the server answered")]
+    InterruptedBeforeAnswer,
+    /// No answer from the server in 10 s.
+    #[error(
+        "no answer from {0} in 10 s (is `sprout saturator server` running there, and UDP open?)"
+    )]
+    NoAnswer(SocketAddr),
+    /// The server is recording for another client.
+    #[error("the server at {0} is busy with another recording")]
+    Busy(SocketAddr),
+    /// A folder could not be made.
+    #[error("creating folder {}", path.display())]
+    CreateDir {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A file could not be made.
+    #[error("creating {}", path.display())]
+    CreateFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A file could not be written.
+    #[error("writing {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A socket failed while receiving, or another IO error.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// A summary could not be encoded as JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}

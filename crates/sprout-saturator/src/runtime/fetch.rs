@@ -1,0 +1,198 @@
+//! The end of the client's recording: FIN until the server's FIN-ACK, then the transfer of
+//! the server's recording of the uplink, chunk by chunk, and DONE.
+
+use sprout_os::signals::SignalWatcher;
+
+use crate::runtime::client_run::{ClientEnd, REPEAT_US};
+use crate::runtime::error::SaturatorError;
+use crate::runtime::socket::{now_us, realtime_offset_ns, wait, BATCH, RECV_BUFFER_BYTES};
+use crate::summary::Summary;
+use crate::transfer::{decode_result, Reassembly};
+use crate::wire::{decode, encode, Dir, Message, Mode, ResultMeta};
+
+/// Chunks asked for at once.
+const CHUNKS_PER_REQUEST: u32 = 64;
+
+/// The uplink's recording as the server sent it: its summary and arrivals (ms, sorted).
+pub(crate) type UplinkRecording = (Summary, Vec<u32>);
+
+/// What the fetch is at.
+struct Fetch {
+    session: u64,
+    mode: Mode,
+    /// Largest recording accepted, bytes.
+    max_blob: usize,
+    meta: Option<ResultMeta>,
+    reassembly: Option<Reassembly>,
+    next_request: u64,
+    result: Option<UplinkRecording>,
+    error: Option<String>,
+}
+
+/// Sends FIN until the server's FIN-ACK, then fetches the uplink's recording if the mode has
+/// one and it is at most `max_blob` bytes (what the packets sent can be owed), until
+/// `deadline` (µs). Returns it, or why not.
+pub(crate) fn finish_client(
+    end: &ClientEnd,
+    session: u64,
+    mode: Mode,
+    max_blob: usize,
+    deadline: u64,
+    signals: &SignalWatcher,
+) -> Result<(Option<UplinkRecording>, Option<String>), SaturatorError> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; RECV_BUFFER_BYTES];
+    let mut f = Fetch {
+        session,
+        mode,
+        max_blob,
+        meta: None,
+        reassembly: None,
+        next_request: 0,
+        result: None,
+        error: None,
+    };
+    let mut next_fin = 0;
+    loop {
+        let now = now_us();
+        if now >= deadline {
+            f.error = Some(match &f.reassembly {
+                None => "the server did not acknowledge the end of the recording in time".into(),
+                Some(r) => format!(
+                    "{} of {} chunks of the server's recording still missing at the deadline",
+                    r.missing(),
+                    r.meta().chunks
+                ),
+            });
+            break;
+        }
+        if signals.take().is_some() {
+            f.error = Some("interrupted while fetching the server's recording".into());
+            break;
+        }
+        if f.meta.is_none() && now >= next_fin {
+            send_fins(end, session, &mut out);
+            next_fin = now + REPEAT_US;
+        }
+        let offset = realtime_offset_ns();
+        let mut progressed = false;
+        for s in end.socks() {
+            for _ in 0..BATCH {
+                let Some(r) = s.recv(&mut buf, offset, now)? else {
+                    break;
+                };
+                progressed |= f.on_message(decode(&buf[..r.len.min(buf.len())]));
+            }
+        }
+        if f.meta.is_some() && f.step(end, now, progressed, &mut out) {
+            break;
+        }
+        wait(&end.socks(), now + 5_000);
+    }
+    encode(&Message::Done { session }, 0, &mut out);
+    for _ in 0..3 {
+        let _ = end.feedback().send(&out);
+        if end.fb.is_some() {
+            let _ = end.data.send(&out);
+        }
+    }
+    Ok((f.result, f.error))
+}
+
+/// A FIN over the data path, and over the feedback path if there is one.
+fn send_fins(end: &ClientEnd, session: u64, out: &mut Vec<u8>) {
+    encode(
+        &Message::Fin {
+            session,
+            feedback_path: false,
+        },
+        0,
+        out,
+    );
+    let _ = end.data.send(out);
+    if let Some(f) = &end.fb {
+        encode(
+            &Message::Fin {
+                session,
+                feedback_path: true,
+            },
+            0,
+            out,
+        );
+        let _ = f.send(out);
+    }
+}
+
+impl Fetch {
+    /// Takes a FIN-ACK or a chunk; whether it brought a missing chunk.
+    fn on_message(&mut self, msg: Result<Message<'_>, crate::wire::DecodeError>) -> bool {
+        match msg {
+            Ok(Message::FinAck(m)) if m.session == self.session && self.meta.is_none() => {
+                self.meta = Some(m);
+                if m.blob_len as usize > self.max_blob {
+                    self.error = Some(format!(
+                        "the server announced a {} byte recording of the uplink, more than the \
+                         packets sent could fill ({} bytes): refused",
+                        m.blob_len, self.max_blob
+                    ));
+                } else if m.blob_len > 0 && self.mode.has(Dir::Up) {
+                    self.reassembly = Some(Reassembly::new(m));
+                }
+                false
+            }
+            Ok(Message::ResultChunk {
+                meta: m,
+                index,
+                data,
+            }) if m.session == self.session => match self.reassembly.as_mut() {
+                Some(re) => {
+                    let before = re.missing();
+                    re.add(&m, index, data);
+                    re.missing() < before
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// After the FIN-ACK: decodes the complete recording or asks for missing chunks; whether
+    /// the fetch is over.
+    fn step(&mut self, end: &ClientEnd, now: u64, progressed: bool, out: &mut Vec<u8>) -> bool {
+        let Some(re) = self.reassembly.as_ref() else {
+            if self.mode.has(Dir::Up) && self.error.is_none() {
+                self.error = Some("the server had no recording of the uplink".into());
+            }
+            return true;
+        };
+        if re.missing() == 0 {
+            match re.complete().and_then(decode_result) {
+                Some(r) => self.result = Some(r),
+                None => {
+                    self.error = Some("the server's recording arrived damaged (checksum)".into())
+                }
+            }
+            return true;
+        }
+        if progressed {
+            // Ask for the next batch as soon as this one is in.
+            self.next_request = self.next_request.min(now + 5_000);
+        }
+        if now >= self.next_request {
+            if let Some((first, count)) = re.wanted(CHUNKS_PER_REQUEST) {
+                encode(
+                    &Message::ResultRequest {
+                        session: re.meta().session,
+                        first,
+                        count,
+                    },
+                    0,
+                    out,
+                );
+                let _ = end.feedback().send(out);
+            }
+            self.next_request = now + REPEAT_US;
+        }
+        false
+    }
+}

@@ -1,0 +1,239 @@
+//! What the server and the client run with ([`ServerOptions`], [`ClientOptions`]), checked
+//! ([`ClientOptions::validate`]) and rendered as the `sprout` command line that asks for them
+//! ([`ClientOptions::to_args`]), so that a program starting a peer never spells a flag.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::runtime::error::SaturatorError;
+use crate::sender::SenderConfig;
+use crate::wire::{Mode, MAX_PAYLOAD_BYTES, MIN_PAYLOAD_BYTES};
+
+/// `sprout saturator server`: waits for a client and runs the recording it asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerOptions {
+    /// Address and port to listen on (data and feedback).
+    pub listen: SocketAddr,
+    /// Also write each recording of the uplink here, as `<name>.up` and `<name>.up.json`.
+    pub out: Option<PathBuf>,
+    /// Exit after the first recording.
+    pub once: bool,
+    /// End a recording whose client has been silent this long.
+    pub idle_timeout: Duration,
+    /// JSON lines instead of text.
+    pub json: bool,
+    /// No per-second lines.
+    pub quiet: bool,
+}
+
+impl ServerOptions {
+    /// The defaults of `sprout saturator server` listening on `listen`: no folder, 120 s idle
+    /// timeout, text, per-second lines.
+    pub fn new(listen: SocketAddr) -> ServerOptions {
+        ServerOptions {
+            listen,
+            out: None,
+            once: false,
+            idle_timeout: Duration::from_secs(120),
+            json: false,
+            quiet: false,
+        }
+    }
+
+    /// Checks the options.
+    pub fn validate(&self) -> Result<(), SaturatorError> {
+        if self.idle_timeout.is_zero() {
+            return Err(SaturatorError::IdleTimeout);
+        }
+        Ok(())
+    }
+
+    /// The arguments of `sprout` that run this server (`saturator server ...`).
+    pub fn to_args(&self) -> Vec<OsString> {
+        let mut a = Args::new("server");
+        a.value("--listen", self.listen);
+        if let Some(out) = &self.out {
+            a.path("--out", out);
+        }
+        a.flag("--once", self.once);
+        a.value("--idle-timeout", self.idle_timeout.as_secs_f64());
+        a.flag("--json", self.json);
+        a.flag("--quiet", self.quiet);
+        a.0
+    }
+}
+
+/// `sprout saturator client`: records a link to a server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientOptions {
+    /// The server's address and port (the data path).
+    pub connect: SocketAddr,
+    /// The server's address and port over a second path, for the feedback of both directions
+    /// and the transfer of the uplink's recording (`None`: the data path).
+    pub feedback: Option<SocketAddr>,
+    /// Directions to saturate and record.
+    pub direction: Mode,
+    /// Length of the recording (`None`: until Ctrl-C).
+    pub duration: Option<Duration>,
+    /// Output prefix: writes `NAME.down`, `NAME.up` and `NAME.json`.
+    pub name: PathBuf,
+    /// Low RTT mark of both senders, ms.
+    pub low_rtt_ms: u32,
+    /// High RTT mark of both senders, ms.
+    pub high_rtt_ms: u32,
+    /// Largest window of both senders, packets.
+    pub max_window: u32,
+    /// IP packet size of the data packets, bytes.
+    pub mtu: u32,
+    /// How long to wait, after the recording, for the server's recording of the uplink.
+    pub fetch_timeout: Duration,
+    /// JSON lines instead of text.
+    pub json: bool,
+    /// No per-second lines.
+    pub quiet: bool,
+}
+
+impl ClientOptions {
+    /// The defaults of `sprout saturator client` to `connect`: both directions until Ctrl-C,
+    /// feedback over the data path, prefix `saturator`, 750 ms / 3000 ms, window up to 100 000,
+    /// MTU 1500, 60 s to fetch the uplink's recording, text, per-second lines.
+    pub fn new(connect: SocketAddr) -> ClientOptions {
+        ClientOptions {
+            connect,
+            feedback: None,
+            direction: Mode::Both,
+            duration: None,
+            name: PathBuf::from("saturator"),
+            low_rtt_ms: 750,
+            high_rtt_ms: 3000,
+            max_window: 100_000,
+            mtu: 1500,
+            fetch_timeout: Duration::from_secs(60),
+            json: false,
+            quiet: false,
+        }
+    }
+
+    /// Checks the options; the UDP payload of the data packets, bytes.
+    pub fn validate(&self) -> Result<u32, SaturatorError> {
+        let payload = payload_for(self.mtu, &self.connect)?;
+        if self.max_window == 0 {
+            return Err(SaturatorError::MaxWindow);
+        }
+        self.sender_config()
+            .validate()
+            .map_err(SaturatorError::RttMarks)?;
+        if self.high_rtt_ms > 3_600_000 {
+            return Err(SaturatorError::HighRtt);
+        }
+        if self.name.as_os_str().is_empty() || self.name.file_name().is_none() {
+            return Err(SaturatorError::Name(self.name.clone()));
+        }
+        Ok(payload)
+    }
+
+    /// The configuration of both senders.
+    pub fn sender_config(&self) -> SenderConfig {
+        SenderConfig::with(
+            u64::from(self.low_rtt_ms) * 1000,
+            u64::from(self.high_rtt_ms) * 1000,
+            self.max_window,
+        )
+    }
+
+    /// The arguments of `sprout` that run this client (`saturator client ...`).
+    pub fn to_args(&self) -> Vec<OsString> {
+        let mut a = Args::new("client");
+        a.value("--connect", self.connect);
+        if let Some(f) = self.feedback {
+            a.value("--feedback", f);
+        }
+        a.value("--direction", self.direction.name());
+        if let Some(d) = self.duration {
+            a.value("--duration", d.as_secs_f64());
+        }
+        a.path("--name", &self.name);
+        a.value("--low-rtt-ms", self.low_rtt_ms);
+        a.value("--high-rtt-ms", self.high_rtt_ms);
+        a.value("--max-window", self.max_window);
+        a.value("--mtu", self.mtu);
+        a.value("--fetch-timeout", self.fetch_timeout.as_secs_f64());
+        a.flag("--json", self.json);
+        a.flag("--quiet", self.quiet);
+        a.0
+    }
+}
+
+/// A length given in seconds on the command line (finite, at least 0), truncated to whole µs
+/// as the runtime counts time; `None` if it is not one.
+pub fn seconds(s: f64) -> Option<Duration> {
+    (s.is_finite() && s >= 0.0).then(|| Duration::from_micros((s * 1e6) as u64))
+}
+
+/// UDP payload of a data packet for an IP packet of `mtu` bytes to `addr`, bytes (28 bytes of
+/// headers over IPv4, 48 over IPv6).
+pub fn payload_for(mtu: u32, addr: &SocketAddr) -> Result<u32, SaturatorError> {
+    let p = mtu.saturating_sub(ip_udp_overhead(addr));
+    if !(MIN_PAYLOAD_BYTES..=MAX_PAYLOAD_BYTES).contains(&p) {
+        return Err(SaturatorError::Mtu { mtu, payload: p });
+    }
+    Ok(p)
+}
+
+/// IP and UDP headers of a datagram to `addr`, bytes.
+pub(crate) fn ip_udp_overhead(addr: &SocketAddr) -> u32 {
+    if addr.is_ipv4() {
+        28
+    } else {
+        48
+    }
+}
+
+/// A command line being rendered.
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn new(verb: &str) -> Args {
+        Args(vec!["saturator".into(), verb.into()])
+    }
+
+    fn value(&mut self, flag: &str, v: impl ToString) {
+        self.0.push(flag.into());
+        self.0.push(v.to_string().into());
+    }
+
+    fn path(&mut self, flag: &str, p: &std::path::Path) {
+        self.0.push(flag.into());
+        self.0.push(p.as_os_str().to_owned());
+    }
+
+    fn flag(&mut self, flag: &str, on: bool) {
+        if on {
+            self.0.push(flag.into());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_sizes() {
+        let v4: SocketAddr = "10.0.0.1:9".parse().unwrap();
+        let v6: SocketAddr = "[::1]:9".parse().unwrap();
+        assert_eq!(payload_for(1500, &v4).unwrap(), 1472);
+        assert_eq!(payload_for(1500, &v6).unwrap(), 1452);
+        assert!(payload_for(100, &v4).is_err());
+    }
+
+    #[test]
+    fn seconds_are_truncated_to_microseconds() {
+        assert_eq!(seconds(1.5), Some(Duration::from_micros(1_500_000)));
+        assert_eq!(seconds(0.0), Some(Duration::ZERO));
+        assert_eq!(seconds(-1.0), None);
+        assert_eq!(seconds(f64::NAN), None);
+    }
+}

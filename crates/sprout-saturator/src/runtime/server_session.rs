@@ -1,0 +1,268 @@
+//! One recording on the server ([`Session`]): from the client's first hello to its DONE (or
+//! silence), with the uplink's recorder, the downlink's sender, and the recording kept for
+//! the client once it ended.
+
+use std::io;
+use std::net::SocketAddr;
+
+use crate::recorder::{write_trace, Recorder, RecorderConfig};
+use crate::runtime::error::SaturatorError;
+use crate::runtime::options::{ip_udp_overhead, ServerOptions};
+use crate::runtime::output::{print_progress, write_file, write_json, DirProgress, Progress, Rate};
+use crate::runtime::socket::{Received, Sock, BATCH};
+use crate::sender::{Sender, SenderConfig};
+use crate::transfer::{chunk, encode_result, result_meta};
+use crate::wire::{encode, AckInfo, Dir, Hello, Message, ResultMeta, CHUNK_BYTES};
+
+/// Most chunks sent for one request.
+const MAX_CHUNKS_PER_REQUEST: u32 = 256;
+
+/// The recording kept for the client once it ended: the encoded uplink recording, its
+/// description, and when the client last asked for it (µs).
+pub(crate) struct Finished {
+    pub(crate) blob: Vec<u8>,
+    pub(crate) meta: ResultMeta,
+    pub(crate) since_us: u64,
+}
+
+/// One recording on the server.
+pub(crate) struct Session {
+    pub(crate) hello: Hello,
+    /// The client's address on the data path, once a message came over it (a hello over the
+    /// feedback path does not tell it).
+    pub(crate) data_addr: Option<SocketAddr>,
+    pub(crate) fb_addr: Option<SocketAddr>,
+    /// The downlink's sender's configuration; the sender starts once the data path is known.
+    sender_cfg: SenderConfig,
+    pub(crate) start_us: u64,
+    /// Bytes a trace line stands for (the client's IP packet size).
+    pub(crate) line_bytes: u32,
+    pub(crate) rec: Option<Recorder>,
+    pub(crate) sender: Option<Sender>,
+    pub(crate) last_heard_us: u64,
+    pub(crate) finished: Option<Finished>,
+    pub(crate) done: bool,
+    pub(crate) files: Vec<String>,
+    // The per-second line's bookkeeping.
+    pub(crate) next_progress: u64,
+    up_rate: Rate,
+    down_rate: Rate,
+    pub(crate) peer_window: u64,
+    pub(crate) peer_rtt_ms: u64,
+}
+
+impl Session {
+    /// The session a client's first hello (received as `first`) asks for.
+    pub(crate) fn new(hello: Hello, first: &Received) -> Session {
+        let start_us = first.at_us;
+        let session = hello.session;
+        let sender_cfg = SenderConfig::with(
+            u64::from(hello.low_rtt_ms) * 1000,
+            u64::from(hello.high_rtt_ms) * 1000,
+            hello.max_window,
+        );
+        let line_bytes = hello.payload_bytes + ip_udp_overhead(&first.from);
+        let mut s = Session {
+            data_addr: None,
+            fb_addr: None,
+            sender_cfg,
+            start_us,
+            line_bytes,
+            rec: hello.mode.has(Dir::Up).then(|| {
+                let cfg = RecorderConfig {
+                    payload_bytes: hello.payload_bytes,
+                    line_bytes,
+                    ..RecorderConfig::default()
+                };
+                Recorder::new(cfg, session, Dir::Up, start_us)
+            }),
+            sender: None,
+            last_heard_us: start_us,
+            finished: None,
+            done: false,
+            files: Vec::new(),
+            next_progress: start_us + 1_000_000,
+            up_rate: Rate::default(),
+            down_rate: Rate::default(),
+            peer_window: 0,
+            peer_rtt_ms: 0,
+            hello,
+        };
+        if s.hello.feedback_path {
+            // The first hello came over the feedback path: the data path is not known yet.
+            s.fb_addr = Some(first.from);
+        } else {
+            s.data_path(first.from, start_us);
+        }
+        s
+    }
+
+    /// A message came over the data path from `from` at `now`: the client's data address
+    /// (it may change: roaming, NAT rebinding); the downlink's sender starts with the first.
+    pub(crate) fn data_path(&mut self, from: SocketAddr, now: u64) {
+        self.data_addr = Some(from);
+        if self.sender.is_none() && self.finished.is_none() && self.hello.mode.has(Dir::Down) {
+            self.sender = Some(Sender::new(
+                self.sender_cfg,
+                self.hello.session,
+                Dir::Down,
+                now,
+            ));
+        }
+    }
+
+    /// Sends the chunks `first..first + count` of the kept recording to `to` (at most
+    /// [`MAX_CHUNKS_PER_REQUEST`]).
+    pub(crate) fn send_chunks(
+        &mut self,
+        sock: &Sock,
+        first: u32,
+        count: u32,
+        to: SocketAddr,
+        now: u64,
+    ) {
+        let Some(f) = self.finished.as_mut() else {
+            return;
+        };
+        f.since_us = now;
+        let mut chunk_out = Vec::with_capacity(CHUNK_BYTES + 64);
+        let last = first
+            .saturating_add(count.min(MAX_CHUNKS_PER_REQUEST))
+            .min(f.meta.chunks);
+        for index in first..last {
+            encode(
+                &Message::ResultChunk {
+                    meta: f.meta,
+                    index,
+                    data: chunk(&f.blob, index),
+                },
+                0,
+                &mut chunk_out,
+            );
+            let _ = sock.send_to(&chunk_out, to);
+        }
+    }
+
+    /// Sends the downlink's data packets the sender allows (at most [`BATCH`]), piggybacking
+    /// the uplink's pending ack when there is no feedback path, then the ack itself if it is
+    /// still pending.
+    pub(crate) fn send(&mut self, sock: &Sock, now: u64, out: &mut Vec<u8>) {
+        let session = self.hello.session;
+        let payload = self.hello.payload_bytes as usize;
+        let fb_to = self.fb_addr.filter(|_| self.hello.uses_feedback);
+        let mut pending_ack: Option<AckInfo> = self.rec.as_mut().and_then(|r| r.poll_ack(now));
+        if let (Some(snd), Some(data_addr)) = (self.sender.as_mut(), self.data_addr) {
+            for _ in 0..BATCH {
+                let Some(o) = snd.poll_transmit(now) else {
+                    break;
+                };
+                let piggy = if fb_to.is_none() {
+                    pending_ack.take()
+                } else {
+                    None
+                };
+                let h = snd.data_header(&o, piggy);
+                encode(&Message::Data(h), payload, out);
+                match sock.send_to(out, data_addr) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        snd.unsend(&o);
+                        if piggy.is_some() {
+                            pending_ack = piggy;
+                        }
+                        break;
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        if let (Some(info), Some(to)) = (pending_ack, fb_to.or(self.data_addr)) {
+            encode(
+                &Message::Ack {
+                    session,
+                    dir: Dir::Up,
+                    feedback_path: fb_to.is_some(),
+                    info: Some(info),
+                },
+                0,
+                out,
+            );
+            let _ = sock.send_to(out, to);
+        }
+    }
+
+    /// The progress line of the second that just ended.
+    pub(crate) fn progress(&mut self, now: u64, o: &ServerOptions) {
+        let t_s = (now - self.start_us) / 1_000_000;
+        self.next_progress = self.start_us + (t_s + 1) * 1_000_000;
+        if o.quiet {
+            return;
+        }
+        let line_bytes = self.line_bytes;
+        let up = self.rec.as_ref().map(|r| {
+            let c = r.counters();
+            DirProgress {
+                kbps: self.up_rate.kbps(c.packets, line_bytes),
+                rtt_ms: self.peer_rtt_ms,
+                window: self.peer_window,
+                lost: c.lost,
+                packets: c.packets,
+            }
+        });
+        let down = self.sender.as_ref().map(|snd| {
+            let st = snd.stats();
+            DirProgress {
+                kbps: self.down_rate.kbps(st.peer_received, line_bytes),
+                rtt_ms: snd.srtt_us().unwrap_or(0) / 1000,
+                window: snd.window(),
+                lost: st.peer_lost,
+                packets: st.peer_received,
+            }
+        });
+        let p = Progress {
+            kind: "progress",
+            role: "server",
+            t_s,
+            down,
+            up,
+        };
+        print_progress(&p, o.json);
+    }
+
+    /// Ends the recording: stops the downlink, encodes the uplink's recording for the client
+    /// and writes it under `o.out` if asked.
+    pub(crate) fn finish(&mut self, o: &ServerOptions, now: u64) -> Result<(), SaturatorError> {
+        if let Some(snd) = self.sender.as_mut() {
+            snd.stop();
+        }
+        let blob = match self.rec.as_mut() {
+            Some(rec) => {
+                rec.finish(now);
+                let summary = rec.summary(now);
+                let sorted = rec.sorted_arrivals_ms();
+                if let Some(dir) = &o.out {
+                    let name = if self.hello.name.is_empty() {
+                        format!("saturator-{:016x}", self.hello.session)
+                    } else {
+                        self.hello.name.clone()
+                    };
+                    let trace = dir.join(format!("{name}.up"));
+                    write_file(&trace, |w| write_trace(&sorted, w))?;
+                    let json = dir.join(format!("{name}.up.json"));
+                    write_json(&json, &summary)?;
+                    self.files.push(trace.display().to_string());
+                    self.files.push(json.display().to_string());
+                }
+                encode_result(&summary, &sorted)
+            }
+            None => Vec::new(),
+        };
+        let meta = result_meta(self.hello.session, &blob);
+        self.finished = Some(Finished {
+            blob,
+            meta,
+            since_us: now,
+        });
+        Ok(())
+    }
+}
