@@ -85,7 +85,7 @@ pub fn evaluate<'py>(
         progress,
         protocol_params: param_strings(params)?,
     };
-    let summary = py.detach(|| eval::run(&opts)).map_err(|e| {
+    let summary = py.detach(|| eval::run(&opts).map_err(anyhow::Error::from)).map_err(|e| {
         // `sprout eval` says a missing traces folder in words only (no I/O error in the
         // chain): that one is a FileNotFoundError too.
         let msg = error_message(&e);

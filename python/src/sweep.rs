@@ -23,7 +23,7 @@ impl PySweepPlan {
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<PySweepPlan> {
         py.detach(|| SweepPlan::load(&path))
             .map(|plan| PySweepPlan { plan })
-            .map_err(to_py)
+            .map_err(|e| to_py(e.into()))
     }
 
     /// Expands a spec given as TOML text (paths relative to ``base_dir``).
@@ -37,7 +37,7 @@ impl PySweepPlan {
     ) -> PyResult<PySweepPlan> {
         py.detach(|| SweepPlan::from_toml(text, &base_dir, &name))
             .map(|plan| PySweepPlan { plan })
-            .map_err(to_py)
+            .map_err(|e| to_py(e.into()))
     }
 
     /// Expands a spec given as JSON text of the TOML's shape (what ``sprout.sweep`` sends for
@@ -54,7 +54,7 @@ impl PySweepPlan {
             serde_json::from_str(text).map_err(|e| sprout_error(e.to_string()))?;
         py.detach(|| SweepPlan::from_json(&value, &base_dir, &name))
             .map(|plan| PySweepPlan { plan })
-            .map_err(to_py)
+            .map_err(|e| to_py(e.into()))
     }
 
     /// The runs as JSON strings (the argument of ``sweep_run``), in expansion order.
@@ -103,7 +103,7 @@ fn parse_run(run_json: &str) -> Result<RunSpec, String> {
 #[pyfunction]
 fn sweep_run(py: Python<'_>, run_json: &str) -> PyResult<String> {
     let run = parse_run(run_json).map_err(sprout_error)?;
-    py.detach(|| sweep::run_line(&run)).map_err(to_py)
+    py.detach(|| sweep::run_line(&run)).map_err(|e| to_py(e.into()))
 }
 
 /// Runs several runs one after another with the GIL released (one Ray task's chunk):
@@ -158,7 +158,7 @@ impl PySweepOutput {
     fn new(py: Python<'_>, path: PathBuf, header: Vec<String>) -> PyResult<PySweepOutput> {
         py.detach(|| SweepOutput::open(Path::new(&path), &header))
             .map(|o| PySweepOutput { inner: Some(o) })
-            .map_err(to_py)
+            .map_err(|e| to_py(e.into()))
     }
 
     /// Run ids whose rows are in the file.
@@ -168,7 +168,7 @@ impl PySweepOutput {
 
     /// Appends one row (a CSV line from ``sweep_run``).
     fn append(&mut self, line: &str) -> PyResult<()> {
-        self.get()?.append(line).map_err(to_py)
+        self.get()?.append(line).map_err(|e| to_py(e.into()))
     }
 
     /// Rewrites the file sorted by run id; returns the number of rows.
@@ -177,7 +177,7 @@ impl PySweepOutput {
             .inner
             .take()
             .ok_or_else(|| sprout_error("this sweep output is finished"))?;
-        py.detach(|| out.finish()).map_err(to_py)
+        py.detach(|| out.finish()).map_err(|e| to_py(e.into()))
     }
 }
 

@@ -45,7 +45,7 @@ impl PyTrace {
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyTrace> {
         py.detach(|| eval::load_trace(&path))
             .map(|t| PyTrace { inner: Arc::new(t) })
-            .map_err(to_py)
+            .map_err(|e| to_py(e.into()))
     }
 
     /// A constant-rate trace: ``mbit`` Mbit/s (12 Mbit/s = 1000 opportunities per second) for
