@@ -7,6 +7,9 @@
 //! (every output file), [`eval`] (runs the experiments and writes the report: the top) and
 //! [`sweep`] (grids of single simulations).
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 pub mod chart;
 pub mod error;
 pub mod eval;
