@@ -4,8 +4,6 @@
 use std::fs::File;
 use std::io;
 use std::net::Ipv4Addr;
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::sync::mpsc;
@@ -13,13 +11,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use sprout_link::{Link, LinkConfig, MmLogWriter, Trace};
+use sprout_os::clock::monotonic_ns;
+use sprout_os::netns::NetNamespace;
+use sprout_os::poll::EventFd;
+use sprout_os::tun::{self as tun_device, TunDevice};
 
 use crate::addressing::{self, Addressing};
 use crate::event_loop::{self, Direction, LoopOutcome, LoopSetup};
-use crate::namespace::NetNamespace;
 use crate::stats::{DirectionReport, EmulatorStats};
-use crate::sys::{self, monotonic_ns, EventFd};
-use crate::tun_device::{self, TunDevice};
 
 /// MTU of both TUN devices (bytes).
 pub const MTU_BYTES: u32 = 1500;
@@ -116,20 +115,14 @@ pub struct EmulatorReport {
     pub duration_us: u64,
 }
 
-/// A request to the namespace thread.
+/// A request to the namespace thread: spawn this command and send it back with the result
+/// (the caller's `&mut Command` is lent by value, and put back when it returns).
 enum Job {
     Spawn {
-        command: CommandPtr,
-        reply: mpsc::Sender<io::Result<Child>>,
+        command: Command,
+        reply: mpsc::Sender<(Command, io::Result<Child>)>,
     },
 }
-
-/// A `&mut Command` sent to the namespace thread, which uses it only while the sender waits
-/// for the reply.
-struct CommandPtr(*mut Command);
-// SAFETY: the pointee is only touched by the namespace thread while the thread that owns the
-// borrow is blocked waiting for the reply, so it is never accessed concurrently.
-unsafe impl Send for CommandPtr {}
 
 /// The thread that made the mobile namespace and stays in it: it spawns commands there, so
 /// that they die (`PR_SET_PDEATHSIG`) when it ends, i.e. when the emulator stops or dies.
@@ -169,10 +162,9 @@ impl NamespaceThread {
                 }
                 for job in jobs_rx {
                     match job {
-                        Job::Spawn { command, reply } => {
-                            // SAFETY: see CommandPtr: the owner waits for this reply.
-                            let cmd = unsafe { &mut *command.0 };
-                            let _ = reply.send(cmd.spawn());
+                        Job::Spawn { mut command, reply } => {
+                            let child = command.spawn();
+                            let _ = reply.send((command, child));
                         }
                     }
                 }
@@ -201,15 +193,23 @@ impl NamespaceThread {
             .jobs
             .as_ref()
             .ok_or_else(|| io::Error::other("emulator stopped"))?;
-        jobs.send(Job::Spawn {
-            command: CommandPtr(cmd as *mut Command),
-            reply: tx,
-        })
-        .map_err(|_| io::Error::other("namespace thread gone"))?;
-        // Blocks until the namespace thread is done with `cmd` (it always replies, or dies
-        // and drops the reply channel).
-        rx.recv()
-            .unwrap_or_else(|_| Err(io::Error::other("namespace thread gone")))
+        // Lend the command to the namespace thread; an empty one stands in meanwhile.
+        let command = std::mem::replace(cmd, Command::new(""));
+        if let Err(mpsc::SendError(Job::Spawn { command, .. })) =
+            jobs.send(Job::Spawn { command, reply: tx })
+        {
+            *cmd = command;
+            return Err(io::Error::other("namespace thread gone"));
+        }
+        // Blocks until the namespace thread is done with the command (it always replies, or
+        // dies and drops the reply channel, losing the command: the caller keeps an empty one).
+        match rx.recv() {
+            Ok((command, child)) => {
+                *cmd = command;
+                child
+            }
+            Err(_) => Err(io::Error::other("namespace thread gone")),
+        }
     }
 
     fn shut_down(&mut self) {
@@ -269,7 +269,7 @@ impl std::fmt::Debug for Emulator {
 /// `Ok` if this process may create a network namespace and TUN devices (root, or
 /// `CAP_NET_ADMIN` and `CAP_SYS_ADMIN`), else [`EmuError::NotPrivileged`].
 pub fn check_privileges() -> Result<(), EmuError> {
-    if sys::has_network_privileges() {
+    if sprout_os::caps::has_network_privileges() {
         Ok(())
     } else {
         Err(EmuError::NotPrivileged)
@@ -313,11 +313,10 @@ impl Emulator {
             ("uplink", &config.uplink_link),
             ("downlink", &config.downlink_link),
         ] {
-            c.validate()
-                .map_err(|e| EmuError::InvalidConfig {
-                    direction,
-                    reason: e.to_string(),
-                })?;
+            c.validate().map_err(|e| EmuError::InvalidConfig {
+                direction,
+                reason: e.to_string(),
+            })?;
         }
         let up_log = open_log(
             &config.uplink_log,
@@ -359,19 +358,19 @@ impl Emulator {
 
         let stop = Arc::new(EventFd::new().map_err(io_err("eventfd"))?);
         let shared = Arc::new(Mutex::new(EmulatorStats::default()));
-        let inner_fd: OwnedFd = inner.into_fd();
-        let outer_fd: OwnedFd = outer.into_fd();
+        let inner = Arc::new(inner);
+        let outer = Arc::new(outer);
         let uplink = Direction::new(
             Link::new(config.uplink.clone(), config.uplink_link.clone()),
-            inner_fd.as_raw_fd(),
-            outer_fd.as_raw_fd(),
+            inner.clone(),
+            outer.clone(),
             up_log,
             record_deliveries,
         );
         let downlink = Direction::new(
             Link::new(config.downlink.clone(), config.downlink_link.clone()),
-            outer_fd.as_raw_fd(),
-            inner_fd.as_raw_fd(),
+            outer,
+            inner,
             down_log,
             record_deliveries,
         );
@@ -379,7 +378,6 @@ impl Emulator {
         let setup = LoopSetup {
             uplink,
             downlink,
-            devices: vec![inner_fd, outer_fd],
             stop: stop.clone(),
             shared: shared.clone(),
             epoch_ns,
@@ -426,8 +424,7 @@ impl Emulator {
         &self.namespace
     }
 
-    /// `CLOCK_MONOTONIC` time of the links' time 0 (ns; see [`sys::monotonic_ns`]
-    /// (crate::monotonic_ns)).
+    /// `CLOCK_MONOTONIC` time of the links' time 0 (ns; see [`monotonic_ns`]).
     pub fn epoch_ns(&self) -> u64 {
         self.epoch_ns
     }
@@ -465,41 +462,8 @@ impl Emulator {
         cmd.env(ENV_MOBILE, self.addressing.mobile.to_string())
             .env(ENV_OUTSIDE, &outside)
             .env(ENV_MAHIMAHI_BASE, &outside);
-        // SAFETY: async-signal-safe calls only (getpid, setpgid, prctl, getppid, isatty,
-        // tcgetpgrp, sigprocmask, tcsetpgrp).
-        let parent = std::process::id() as libc::pid_t;
-        let take_terminal = interactive && crate::signals::owns_terminal();
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setpgid(0, 0) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                if libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                ) != 0
-                {
-                    return Err(io::Error::last_os_error());
-                }
-                if libc::getppid() != parent {
-                    // The emulator died between fork and prctl.
-                    libc::_exit(137);
-                }
-                if take_terminal {
-                    let mut set: libc::sigset_t = std::mem::zeroed();
-                    let mut old: libc::sigset_t = std::mem::zeroed();
-                    libc::sigemptyset(&mut set);
-                    libc::sigaddset(&mut set, libc::SIGTTOU);
-                    libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old);
-                    libc::tcsetpgrp(0, libc::getpid());
-                    libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-                }
-                Ok(())
-            });
-        }
+        let take_terminal = interactive && sprout_os::child::owns_terminal();
+        sprout_os::child::isolate_on_exec(cmd, std::process::id(), take_terminal);
     }
 
     /// Spawns a thread that enters the mobile namespace and runs `f` there (sockets it opens

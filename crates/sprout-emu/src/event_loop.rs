@@ -8,13 +8,15 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
 use sprout_link::{Link, LinkEvent, MmLogWriter};
+use sprout_os::clock::monotonic_ns;
+use sprout_os::poll::{poll_readable, EventFd};
+use sprout_os::tun::TunDevice;
 
 use crate::stats::{DeliveryRecord, DirectionReport, DirectionStats, EmulatorStats, Histogram};
-use crate::sys::{self, monotonic_ns, EventFd};
 
 /// Most packets read from one device per iteration, so that one busy direction cannot delay
 /// the other's deliveries for long.
@@ -33,8 +35,8 @@ pub(crate) struct Packet {
 /// One direction: a link model between an entry and an exit TUN device.
 pub(crate) struct Direction {
     link: Link<Packet>,
-    entry: RawFd,
-    exit: RawFd,
+    entry: Arc<TunDevice>,
+    exit: Arc<TunDevice>,
     log: Option<MmLogWriter<File>>,
     log_error: Option<io::Error>,
     stats: DirectionStats,
@@ -45,13 +47,13 @@ pub(crate) struct Direction {
 }
 
 impl Direction {
-    /// A direction reading packets from `entry` and writing them to `exit` (raw descriptors of
-    /// TUN devices owned by the loop), logging to `log` if given and recording the first
-    /// `record_limit` deliveries.
+    /// A direction reading packets from TUN device `entry` and writing them to `exit` (both
+    /// shared with the other direction, and closed, hence removed, when the loop ends),
+    /// logging to `log` if given and recording the first `record_limit` deliveries.
     pub(crate) fn new(
         link: Link<Packet>,
-        entry: RawFd,
-        exit: RawFd,
+        entry: Arc<TunDevice>,
+        exit: Arc<TunDevice>,
         log: Option<MmLogWriter<File>>,
         record_limit: usize,
     ) -> Direction {
@@ -72,15 +74,13 @@ impl Direction {
     /// Reads up to [`READ_BATCH`] pending packets and sends each into the link at its read time.
     fn read_pending(&mut self, buf: &mut [u8], epoch_ns: u64) {
         for _ in 0..READ_BATCH {
-            // SAFETY: buf is a valid writable buffer of buf.len() bytes.
-            let n = unsafe { libc::read(self.entry, buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                break; // EAGAIN (nothing pending), or an error: try again next iteration
-            }
-            let n = n as usize;
+            let n = match self.entry.read(buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // EAGAIN (nothing pending), or an error: try again next iteration
+                Err(_) => break,
+            };
             let read_ns = monotonic_ns().saturating_sub(epoch_ns);
             self.stats.packets_read += 1;
             self.link.send(
@@ -117,10 +117,9 @@ impl Direction {
             }
             if let LinkEvent::Delivered(d) = event {
                 let data = &d.payload.data;
-                // SAFETY: data is a valid buffer of data.len() bytes.
-                let n = unsafe { libc::write(*exit, data.as_ptr().cast(), data.len()) };
+                let written = exit.write(data);
                 let written_ns = monotonic_ns().saturating_sub(epoch_ns);
-                if n < 0 {
+                if written.is_err() {
                     stats.write_errors += 1;
                 } else {
                     stats.packets_written += 1;
@@ -143,6 +142,9 @@ impl Direction {
     }
 
     fn finish(mut self) -> (DirectionReport, Option<io::Error>) {
+        // Our references to the devices go first (the last one closed removes a device).
+        drop(self.entry);
+        drop(self.exit);
         let mut error = self.log_error.take();
         if let Some(writer) = self.log.take() {
             if let Err(e) = writer.finish().and_then(|f| f.sync_all()) {
@@ -165,8 +167,6 @@ impl Direction {
 pub(crate) struct LoopSetup {
     pub uplink: Direction,
     pub downlink: Direction,
-    /// The TUN devices (kept open, hence alive, exactly as long as the loop runs).
-    pub devices: Vec<OwnedFd>,
     pub stop: Arc<EventFd>,
     pub shared: Arc<Mutex<EmulatorStats>>,
     /// `CLOCK_MONOTONIC` time of the links' time 0 (ns).
@@ -188,12 +188,11 @@ pub(crate) fn run(setup: LoopSetup) -> io::Result<LoopOutcome> {
     let LoopSetup {
         mut uplink,
         mut downlink,
-        devices,
         stop,
         shared,
         epoch_ns,
     } = setup;
-    sys::set_precise_timer_slack();
+    sprout_os::sched::set_precise_timer_slack();
     let mut buf = vec![0u8; READ_BUFFER];
     let publish = |up: &Direction, down: &Direction| {
         if let Ok(mut s) = shared.lock() {
@@ -215,19 +214,15 @@ pub(crate) fn run(setup: LoopSetup) -> io::Result<LoopOutcome> {
         };
         let timeout_ns =
             next_us.map(|t| (t * 1000).saturating_sub(monotonic_ns().saturating_sub(epoch_ns)));
-        let mut fds = [
-            pollfd(uplink.entry),
-            pollfd(downlink.entry),
-            pollfd(stop.raw()),
-        ];
-        if let Err(e) = sys::poll_in(&mut fds, timeout_ns) {
-            break Err(e);
-        }
-        if fds[2].revents != 0 {
+        let fds = [uplink.entry.as_fd(), downlink.entry.as_fd(), stop.as_fd()];
+        let ready = match poll_readable(fds, timeout_ns) {
+            Ok(r) => r,
+            Err(e) => break Err(e),
+        };
+        if ready[2].any {
             break Ok(());
         }
-        let broken = libc::POLLERR | libc::POLLHUP | libc::POLLNVAL;
-        if fds[..2].iter().any(|f| f.revents & broken != 0) {
+        if ready[..2].iter().any(|r| r.failed) {
             break Err(io::Error::other("a TUN device failed"));
         }
     };
@@ -236,7 +231,6 @@ pub(crate) fn run(setup: LoopSetup) -> io::Result<LoopOutcome> {
     uplink.advance(ended_us, epoch_ns);
     downlink.advance(ended_us, epoch_ns);
     publish(&uplink, &downlink);
-    drop(devices);
     let (up, e1) = uplink.finish();
     let (down, e2) = downlink.finish();
     result.map(|()| LoopOutcome {
@@ -245,12 +239,4 @@ pub(crate) fn run(setup: LoopSetup) -> io::Result<LoopOutcome> {
         log_error: e1.map(|e| (0, e)).or(e2.map(|e| (1, e))),
         ended_us,
     })
-}
-
-fn pollfd(fd: RawFd) -> libc::pollfd {
-    libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    }
 }

@@ -7,16 +7,15 @@
 
 use std::fmt;
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use sprout_link::{constant_rate_trace, LinkConfig, MmLog};
+use sprout_os::clock::monotonic_ns;
 
 use crate::emulator::{EmuError, Emulator, EmulatorConfig};
 use crate::stats::Histogram;
-use crate::sys::monotonic_ns;
 
 /// UDP payload of a flood packet (bytes): with the 28 bytes of IPv4 and UDP headers, IP
 /// packets of 1500 bytes, one trace opportunity each.
@@ -99,17 +98,9 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-fn set_receive_buffer(sock: &UdpSocket, bytes: libc::c_int) {
-    // SAFETY: SO_RCVBUFFORCE takes an int; failure (no privilege) only leaves the default.
-    unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUFFORCE,
-            (&bytes as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
+/// Asks for a receive buffer of `bytes`; failure (no privilege) only leaves the default.
+fn set_receive_buffer(sock: &UdpSocket, bytes: usize) {
+    let _ = sprout_os::socket_buffers::force_receive_buffer(sock, bytes);
 }
 
 /// A UDP socket on the emulator's outside address (any port), reading with a 50 ms timeout so
@@ -295,7 +286,7 @@ pub fn probe(delay_ms: u64, rate_per_s: u32, seconds: f64) -> Result<ProbeResult
     let interval_ns = 1_000_000_000 / u64::from(rate_per_s.max(1));
     let sending = emu
         .run_on_namespace_thread(move || -> std::io::Result<u64> {
-            crate::sys::set_precise_timer_slack();
+            sprout_os::sched::set_precise_timer_slack();
             let sock = UdpSocket::bind(SocketAddr::new(mobile.into(), 0))?;
             sock.connect(target)?;
             let start = monotonic_ns();

@@ -7,6 +7,10 @@
 //! - [`emulator`]: [`Emulator`] and its configuration, the library entry point.
 //! - [`namespace`]: the non-persistent network namespace ([`NetNamespace`]).
 //! - [`tun_device`]: TUN devices and their addresses and routes, by ioctl.
+//!
+//! The system calls (namespaces, TUN devices, clocks, signals, processes) are
+//! [`sprout_os`]'s; `namespace`, `tun_device`, `signals`, [`monotonic_ns`] and
+//! [`has_network_privileges`] re-export them under their old paths.
 //! - `event_loop`: the single thread moving packets between devices and links.
 //! - [`stats`]: counters, latency histograms and per-packet records.
 //! - [`signals`]: running a command under the emulator and ending it cleanly.
@@ -21,16 +25,16 @@
 //! `CAP_NET_ADMIN` and `CAP_SYS_ADMIN`).
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod addressing;
 pub mod emulator;
 mod event_loop;
 pub mod fidelity;
 pub mod leftovers;
-pub mod namespace;
+pub use sprout_os::netns as namespace;
 pub mod signals;
 pub mod stats;
-mod sys;
 pub mod tun_device;
 
 pub use emulator::{
@@ -39,5 +43,6 @@ pub use emulator::{
 };
 pub use namespace::NetNamespace;
 pub use signals::{reclaim_terminal, SignalWatcher, WaitOutcome};
+pub use sprout_os::caps::has_network_privileges;
+pub use sprout_os::clock::monotonic_ns;
 pub use stats::{DeliveryRecord, DirectionReport, DirectionStats, EmulatorStats, Histogram};
-pub use sys::{has_network_privileges, monotonic_ns};

@@ -3,4 +3,15 @@
 //! workspace with `unsafe` code, each use wrapped in a safe function with its reason.
 #![cfg(target_os = "linux")]
 
+pub mod caps;
+pub mod child;
+pub mod clock;
+pub mod interfaces;
+pub mod netns;
+pub mod poll;
+pub mod sched;
+pub mod signals;
+pub mod socket_buffers;
+pub mod tun;
+pub mod udp_pktinfo;
 pub mod udp_timestamps;

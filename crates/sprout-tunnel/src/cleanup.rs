@@ -110,14 +110,7 @@ fn start_watchdog(st: &mut State) -> Result<(), SetupError> {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        c.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    sprout_os::child::new_session_on_exec(&mut c);
     let mut child = c.spawn().map_err(|e| {
         SetupError(format!(
             "cannot start the clean-up watchdog ({}): {e}",
@@ -257,12 +250,7 @@ pub fn watchdog_pid() -> Option<u32> {
 /// actions still pending, newest first, printing each to standard error. Returns the exit
 /// code (0, or 1 if an action failed). Ignores `SIGINT`, `SIGTERM`, `SIGHUP` and `SIGPIPE`.
 pub fn watchdog_main(input: impl BufRead) -> i32 {
-    // SAFETY: setting signal dispositions to SIG_IGN has no preconditions.
-    unsafe {
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
-            libc::signal(sig, libc::SIG_IGN);
-        }
-    }
+    sprout_os::signals::ignore(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE]);
     let pending = read_protocol(input);
     let mut code = 0;
     for (_, args) in pending.into_iter().rev() {

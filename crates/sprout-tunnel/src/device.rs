@@ -1,12 +1,11 @@
 //! The tunnel's TUN device: created, given its MTU and addresses, brought up; gone with
 //! everything on it when the [`Device`] is dropped or the process dies.
 //!
-//! ## Why the emulator's TUN code and not a TUN crate
+//! ## Why sprout-os's TUN code and not a TUN crate
 //!
-//! The device is [`sprout_emu::tun_device::TunDevice`], the code the link emulator has used
-//! (and CI has tested) since it was written, rather than a crate such as `tun` or `tun-tap`,
-//! because what the tunnel needs is exactly what that code does and the crates do not all
-//! promise:
+//! The device is [`sprout_os::tun::TunDevice`], the code the link emulator has used (and CI
+//! has tested) since it was written, rather than a crate such as `tun` or `tun-tap`, because
+//! what the tunnel needs is exactly what that code does and the crates do not all promise:
 //!
 //! - **non-persistent**: the device lives as long as its descriptor. When the descriptor
 //!   closes, on a normal exit, a panic, or `SIGKILL`, the kernel deletes the device and with
@@ -40,16 +39,14 @@
 //! added `nodad`: nobody else is on the link). When the tunnel carries no IPv6,
 //! `disable_ipv6` is 1 on the device.
 
-use std::ffi::CStr;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
-use sprout_emu::tun_device::TunDevice;
+use sprout_os::tun::TunDevice;
 
 /// Why the tunnel could not set up (or run): a message for the person at the terminal.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -63,22 +60,9 @@ impl SetupError {
     }
 }
 
-/// Linux capability number of `CAP_NET_ADMIN`.
-const CAP_NET_ADMIN: u32 = 12;
-
-/// Whether this process has `CAP_NET_ADMIN` in its effective set (root has it), read from
-/// `/proc/self/status`.
+/// Whether this process has `CAP_NET_ADMIN` in its effective set (root has it).
 pub fn has_net_admin() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    match status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-    {
-        Some(caps) => caps & (1 << CAP_NET_ADMIN) != 0,
-        // SAFETY: geteuid has no preconditions.
-        None => (unsafe { libc::geteuid() }) == 0,
-    }
+    sprout_os::caps::has_net_admin()
 }
 
 /// `Ok` if this process may make a TUN device and change addresses and routes (`CAP_NET_ADMIN`)
@@ -170,78 +154,21 @@ pub struct InterfaceAddress {
     pub net: IpNet,
 }
 
-fn prefix_of(mask: *const libc::sockaddr) -> Option<u8> {
-    if mask.is_null() {
-        return None;
-    }
-    // SAFETY: a non-null netmask from getifaddrs has the family of its address.
-    unsafe {
-        match (*mask).sa_family as libc::c_int {
-            libc::AF_INET => {
-                let sin = &*(mask as *const libc::sockaddr_in);
-                Some(u32::from_be(sin.sin_addr.s_addr).count_ones() as u8)
-            }
-            libc::AF_INET6 => {
-                let sin6 = &*(mask as *const libc::sockaddr_in6);
-                Some(
-                    sin6.sin6_addr
-                        .s6_addr
-                        .iter()
-                        .map(|b| b.count_ones() as u8)
-                        .sum(),
-                )
-            }
-            _ => None,
-        }
-    }
-}
-
-/// The IPv4 and IPv6 addresses of this namespace's interfaces.
+/// The IPv4 and IPv6 addresses of this namespace's interfaces (a netmask-less address counts
+/// as a host address).
 pub fn interface_addresses() -> Vec<InterfaceAddress> {
-    let mut out = Vec::new();
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs writes a list freed below.
-    if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        return out;
-    }
-    let mut cur = list;
-    while !cur.is_null() {
-        // SAFETY: cur is a node of the list from getifaddrs.
-        let ifa = unsafe { &*cur };
-        cur = ifa.ifa_next;
-        if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
-            continue;
-        }
-        // SAFETY: ifa_name is a NUL-terminated string of the list.
-        let name = unsafe { CStr::from_ptr(ifa.ifa_name) }
-            .to_string_lossy()
-            .into_owned();
-        // SAFETY: ifa_addr is non-null; its family says which sockaddr it is.
-        let addr = unsafe {
-            match (*ifa.ifa_addr).sa_family as libc::c_int {
-                libc::AF_INET => {
-                    let sin = &*(ifa.ifa_addr as *const libc::sockaddr_in);
-                    IpAddr::V4(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)))
-                }
-                libc::AF_INET6 => {
-                    let sin6 = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
-                    IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr))
-                }
-                _ => continue,
-            }
-        };
-        let max = if addr.is_ipv4() { 32 } else { 128 };
-        let prefix = prefix_of(ifa.ifa_netmask).unwrap_or(max).min(max);
-        if let Ok(net) = IpNet::new(addr, prefix) {
-            out.push(InterfaceAddress {
-                interface: name,
+    sprout_os::interfaces::interface_addresses()
+        .into_iter()
+        .filter_map(|a| {
+            let max = if a.address.is_ipv4() { 32 } else { 128 };
+            let prefix = a.prefix_len.unwrap_or(max).min(max);
+            let net = IpNet::new(a.address, prefix).ok()?;
+            Some(InterfaceAddress {
+                interface: a.interface,
                 net,
-            });
-        }
-    }
-    // SAFETY: list came from getifaddrs.
-    unsafe { libc::freeifaddrs(list) };
-    out
+            })
+        })
+        .collect()
 }
 
 /// An error if `net`'s address is already on an interface, or another interface has an
@@ -297,9 +224,9 @@ fn set_ipv6_sysctl(dev: &str, key: &str, value: &str) -> bool {
 }
 
 fn create_error(pattern: &str, e: io::Error) -> SetupError {
-    // The emulator's TunDevice keeps the error's kind, not its number: an existing device is
-    // recognised by looking for it.
-    let exists = !pattern.contains('%') && sprout_emu::tun_device::interface_exists(pattern);
+    // The TunDevice error keeps its kind, not its number: an existing device is recognised by
+    // looking for it.
+    let exists = !pattern.contains('%') && sprout_os::tun::interface_exists(pattern);
     if exists || e.raw_os_error() == Some(libc::EBUSY) {
         return SetupError(format!(
             "cannot create TUN device {pattern}: an interface of that name exists (another tunnel? choose another --device)"
@@ -397,24 +324,12 @@ impl Device {
 
     /// Reads one IP packet into `buf` (`WouldBlock` when none is waiting).
     pub fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        // SAFETY: buf is valid for writes of its length.
-        let n = unsafe { libc::read(self.raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        self.tun.read(buf)
     }
 
     /// Writes one IP packet.
     pub fn write(&self, packet: &[u8]) -> io::Result<usize> {
-        // SAFETY: packet is valid for reads of its length.
-        let n = unsafe { libc::write(self.raw_fd(), packet.as_ptr().cast(), packet.len()) };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        self.tun.write(packet)
     }
 }
 

@@ -22,6 +22,7 @@
 //! datagrams, like the rest of Sprout; the runtime (TUN devices, sockets, routes) drives them.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod cleanup;
 pub mod client;

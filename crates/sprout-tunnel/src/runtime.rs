@@ -31,7 +31,6 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -104,12 +103,7 @@ pub fn stop_on_signals(handle: StopHandle) -> io::Result<()> {
 }
 
 fn signal_name(sig: i32) -> String {
-    match sig {
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        libc::SIGHUP => "SIGHUP".into(),
-        s => format!("signal {s}"),
-    }
+    sprout_os::signals::name(sig)
 }
 
 /// Prints one line on standard output, ignoring a closed pipe.
@@ -126,7 +120,7 @@ fn out_json(v: Value) {
 
 /// `CLOCK_MONOTONIC` microseconds since `start_ns`.
 fn now_us(start_ns: u64) -> u64 {
-    sprout_emu::monotonic_ns().saturating_sub(start_ns) / 1000
+    sprout_os::clock::monotonic_ns().saturating_sub(start_ns) / 1000
 }
 
 fn round1(x: f64) -> f64 {
@@ -370,7 +364,7 @@ impl Io {
                     Ok((n, peer))
                 })
             } else if let Some(map) = self.sticky.as_mut() {
-                sticky::recv(self.udp.as_raw_fd(), &mut self.read_buf).map(|(n, from, local)| {
+                sticky::recv(&self.udp, &mut self.read_buf).map(|(n, from, local)| {
                     if let Some(local) = local {
                         if map.len() >= sticky::MAX_PEERS && !map.contains_key(&from) {
                             map.clear();
@@ -403,7 +397,7 @@ impl Io {
             return self.udp.send(d).map(|_| ());
         }
         if let Some(local) = self.sticky.as_ref().and_then(|m| m.get(&to).copied()) {
-            match sticky::send(self.udp.as_raw_fd(), d, to, local) {
+            match sticky::send(&self.udp, d, to, local) {
                 Ok(_) => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
                 // The address is gone (or the kernel refuses it): let routing choose.
@@ -911,7 +905,7 @@ impl Server {
             udp_socket(cfg.run.listen).map_err(|e| bind_error("listen on", cfg.run.listen, e))?;
         let local = sock.local_addr().unwrap_or(cfg.run.listen);
         let (mut io, waker) = Io::new(sock, false)?;
-        if local.ip().is_unspecified() && sticky::enable(io.udp.as_raw_fd(), local.is_ipv6()) {
+        if local.ip().is_unspecified() && sticky::enable(&io.udp, local.is_ipv6()) {
             io.sticky = Some(HashMap::new());
         }
         let spec = DeviceSpec {
@@ -926,7 +920,7 @@ impl Server {
         let ctl = Control {
             stop: Arc::new(AtomicBool::new(false)),
             signal: Arc::new(AtomicI32::new(0)),
-            start_ns: sprout_emu::monotonic_ns(),
+            start_ns: sprout_os::clock::monotonic_ns(),
             end_us: cfg.run.duration_us,
             status_interval_us: cfg.run.status_interval_us,
         };
@@ -1138,7 +1132,7 @@ impl Client {
             .map_err(|e| SetupError(format!("cannot reach the server {server}: {e}")))?;
         let local = sock.local_addr().unwrap_or(local);
         let (io, waker) = Io::new(sock, true)?;
-        let start_ns = sprout_emu::monotonic_ns();
+        let start_ns = sprout_os::clock::monotonic_ns();
         let engine = TunnelClient::new(cfg.settings.clone(), 0).map_err(SetupError)?;
         let ctl = Control {
             stop: Arc::new(AtomicBool::new(false)),
@@ -1415,136 +1409,11 @@ pub fn run_client(cfg: TunnelClientConfig) -> Result<ExitReason, SetupError> {
 /// (whose socket is connected, and whose NAT maps one address pair) drops those, and the
 /// tunnel never comes up. So the server asks the kernel for each datagram's destination
 /// address (`IP_PKTINFO`, `IPV6_RECVPKTINFO`), remembers it per peer, and sends to that peer
-/// with it as the source (`sendmsg` with `IP_PKTINFO` / `IPV6_PKTINFO`).
+/// with it as the source (`sendmsg` with `IP_PKTINFO` / `IPV6_PKTINFO`): see
+/// [`sprout_os::udp_pktinfo`].
 mod sticky {
-    use std::io;
-    use std::mem::{size_of, zeroed};
-    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-    use std::os::fd::RawFd;
-
-    use socket2::SockAddr;
+    pub use sprout_os::udp_pktinfo::{enable, recv, send};
 
     /// Peers remembered at most (the map is cleared when full).
     pub const MAX_PEERS: usize = 65_536;
-
-    fn setsockopt_on(fd: RawFd, level: libc::c_int, name: libc::c_int) -> bool {
-        let one: libc::c_int = 1;
-        // SAFETY: a c_int option value of the right size.
-        unsafe {
-            libc::setsockopt(
-                fd,
-                level,
-                name,
-                (&one as *const libc::c_int).cast(),
-                size_of::<libc::c_int>() as libc::socklen_t,
-            ) == 0
-        }
-    }
-
-    /// Asks for the destination address of each datagram; false if the kernel refuses.
-    pub fn enable(fd: RawFd, v6: bool) -> bool {
-        // On a dual-stack IPv6 socket, IPv4 datagrams report IP_PKTINFO.
-        let v4 = setsockopt_on(fd, libc::IPPROTO_IP, libc::IP_PKTINFO);
-        if v6 {
-            setsockopt_on(fd, libc::IPPROTO_IPV6, libc::IPV6_RECVPKTINFO) || v4
-        } else {
-            v4
-        }
-    }
-
-    /// Receives a datagram: its length, its source, and the local address it was sent to.
-    pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, Option<IpAddr>)> {
-        // SAFETY: all-zero is valid for these plain C structs; every pointer in `msg` points
-        // to a live local of the size given, and the kernel writes within those sizes.
-        unsafe {
-            let mut storage: libc::sockaddr_storage = zeroed();
-            let mut iov = libc::iovec {
-                iov_base: buf.as_mut_ptr().cast(),
-                iov_len: buf.len(),
-            };
-            let mut control = [0u64; 16];
-            let mut msg: libc::msghdr = zeroed();
-            msg.msg_name = (&mut storage as *mut libc::sockaddr_storage).cast();
-            msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = size_of::<[u64; 16]>() as _;
-            let n = libc::recvmsg(fd, &mut msg, 0);
-            if n < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            let from = SockAddr::new(storage, msg.msg_namelen)
-                .as_socket()
-                .ok_or_else(|| io::Error::other("datagram from a non-IP address"))?;
-            let mut local = None;
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                let h = &*c;
-                if h.cmsg_level == libc::IPPROTO_IP && h.cmsg_type == libc::IP_PKTINFO {
-                    let info: libc::in_pktinfo =
-                        std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::in_pktinfo>());
-                    local = Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
-                        info.ipi_addr.s_addr,
-                    ))));
-                } else if h.cmsg_level == libc::IPPROTO_IPV6 && h.cmsg_type == libc::IPV6_PKTINFO {
-                    let info: libc::in6_pktinfo =
-                        std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::in6_pktinfo>());
-                    local = Some(IpAddr::V6(Ipv6Addr::from(info.ipi6_addr.s6_addr)));
-                }
-                c = libc::CMSG_NXTHDR(&msg, c);
-            }
-            Ok((n as usize, from, local))
-        }
-    }
-
-    /// Sends `data` to `to` from local address `from`.
-    pub fn send(fd: RawFd, data: &[u8], to: SocketAddr, from: IpAddr) -> io::Result<usize> {
-        let dest = SockAddr::from(to);
-        // SAFETY: as in `recv`; the control buffer is large and aligned enough for one
-        // cmsghdr with an in_pktinfo or in6_pktinfo, written through the CMSG macros.
-        unsafe {
-            let mut iov = libc::iovec {
-                iov_base: data.as_ptr() as *mut libc::c_void,
-                iov_len: data.len(),
-            };
-            let mut control = [0u64; 8];
-            let mut msg: libc::msghdr = zeroed();
-            msg.msg_name = dest.as_ptr() as *mut libc::c_void;
-            msg.msg_namelen = dest.len();
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = control.as_mut_ptr().cast();
-            match from {
-                IpAddr::V4(a) => {
-                    let len = size_of::<libc::in_pktinfo>() as libc::c_uint;
-                    msg.msg_controllen = libc::CMSG_SPACE(len) as _;
-                    let c = libc::CMSG_FIRSTHDR(&msg);
-                    (*c).cmsg_level = libc::IPPROTO_IP;
-                    (*c).cmsg_type = libc::IP_PKTINFO;
-                    (*c).cmsg_len = libc::CMSG_LEN(len) as _;
-                    let mut info: libc::in_pktinfo = zeroed();
-                    info.ipi_spec_dst.s_addr = u32::from(a).to_be();
-                    std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::in_pktinfo>(), info);
-                }
-                IpAddr::V6(a) => {
-                    let len = size_of::<libc::in6_pktinfo>() as libc::c_uint;
-                    msg.msg_controllen = libc::CMSG_SPACE(len) as _;
-                    let c = libc::CMSG_FIRSTHDR(&msg);
-                    (*c).cmsg_level = libc::IPPROTO_IPV6;
-                    (*c).cmsg_type = libc::IPV6_PKTINFO;
-                    (*c).cmsg_len = libc::CMSG_LEN(len) as _;
-                    let mut info: libc::in6_pktinfo = zeroed();
-                    info.ipi6_addr.s6_addr = a.octets();
-                    std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::in6_pktinfo>(), info);
-                }
-            }
-            let n = libc::sendmsg(fd, &msg, 0);
-            if n < 0 {
-                Err(io::Error::last_os_error())
-            } else {
-                Ok(n as usize)
-            }
-        }
-    }
 }
