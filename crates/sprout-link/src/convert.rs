@@ -214,6 +214,175 @@ fn split_fields(line: &str, delimiter: Option<char>) -> Vec<String> {
     }
 }
 
+/// An error about the input as a whole.
+fn input_err(name: &str, message: String) -> ConvertError {
+    ConvertError::Input {
+        file: name.to_string(),
+        message,
+    }
+}
+
+/// An error about line `line` of the input.
+fn line_err(name: &str, line: usize, message: String) -> ConvertError {
+    ConvertError::Line {
+        file: name.to_string(),
+        line,
+        message,
+    }
+}
+
+/// Checks the options that do not depend on the input: units and interval positive, and an
+/// interval when there is no time column.
+fn check_options(options: &CsvOptions, name: &str) -> Result<(), ConvertError> {
+    let good = |x: f64| x.is_finite() && x > 0.0;
+    if !good(options.time_unit_s) || !good(options.rate_unit_bps) {
+        return Err(input_err(
+            name,
+            "the time and rate units must be positive".into(),
+        ));
+    }
+    if let Some(i) = options.interval_s {
+        if !good(i) {
+            return Err(input_err(
+                name,
+                format!("the interval must be a positive number of seconds, not {i}"),
+            ));
+        }
+    }
+    if options.time_column.is_none() && options.interval_s.is_none() {
+        return Err(input_err(
+            name,
+            "without a time column, give each row's interval (--interval SECONDS)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The columns' 0-based indices (time, rate) chosen by `options`, from the first row's
+/// `fields` (line `line_no`), and whether that row is a header: it is when the chosen columns
+/// are not numbers there (with a column chosen by name, when any field is not a number).
+fn first_row_columns(
+    fields: &[String],
+    options: &CsvOptions,
+    name: &str,
+    line_no: usize,
+) -> Result<((Option<usize>, usize), bool), ConvertError> {
+    let numeric_at = |c: &Column| match c {
+        Column::Number(n) => n
+            .checked_sub(1)
+            .and_then(|i| fields.get(i))
+            .is_some_and(|f| f.parse::<f64>().is_ok()),
+        Column::Name(_) => false,
+    };
+    let named = matches!(options.rate_column, Column::Name(_))
+        || matches!(options.time_column, Some(Column::Name(_)));
+    let is_header = if named {
+        // Columns chosen by name need a header, and a row of numbers is none.
+        !fields.iter().all(|f| f.parse::<f64>().is_ok())
+    } else {
+        !(numeric_at(&options.rate_column) && options.time_column.as_ref().is_none_or(numeric_at))
+    };
+    let names = if is_header { Some(fields) } else { None };
+    let resolve = |c: &Column| -> Result<usize, ConvertError> {
+        match (c, names) {
+            (Column::Number(0), _) => Err(input_err(
+                name,
+                "columns are counted from 1 (or named by their header)".into(),
+            )),
+            (Column::Number(n), _) => Ok(n - 1),
+            (Column::Name(want), Some(names)) => names
+                .iter()
+                .position(|h| h.trim().eq_ignore_ascii_case(want.trim()))
+                .ok_or_else(|| {
+                    line_err(
+                        name,
+                        line_no,
+                        format!(
+                            "no column named \"{want}\" in the header ({})",
+                            names.join(", ")
+                        ),
+                    )
+                }),
+            (Column::Name(want), None) => Err(line_err(
+                name,
+                line_no,
+                format!(
+                    "the first row is not a header (it is all numbers), so there is \
+                     no column named \"{want}\"; give its number"
+                ),
+            )),
+        }
+    };
+    let t = options.time_column.as_ref().map(resolve).transpose()?;
+    let r = resolve(&options.rate_column)?;
+    Ok(((t, r), is_header))
+}
+
+/// The number in field `idx` of line `line_no` (the `what` of the CSV, in column `col`).
+fn number_field(
+    fields: &[String],
+    idx: usize,
+    what: &str,
+    col: &Column,
+    name: &str,
+    line_no: usize,
+) -> Result<f64, ConvertError> {
+    let text = fields.get(idx).ok_or_else(|| {
+        line_err(
+            name,
+            line_no,
+            format!(
+                "has {} field{}; the {what} is {col}",
+                fields.len(),
+                if fields.len() == 1 { "" } else { "s" }
+            ),
+        )
+    })?;
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(line_err(
+            name,
+            line_no,
+            format!("the {what} ({col}) is not a number: `{text}`"),
+        )),
+    }
+}
+
+/// The throughput of a data row (bit/s): its rate column in [`CsvOptions::rate_unit_bps`],
+/// not negative and at most [`MAX_RATE_BPS`].
+fn row_rate_bps(
+    fields: &[String],
+    rate_idx: usize,
+    options: &CsvOptions,
+    name: &str,
+    line_no: usize,
+) -> Result<f64, ConvertError> {
+    let rate = number_field(
+        fields,
+        rate_idx,
+        "throughput",
+        &options.rate_column,
+        name,
+        line_no,
+    )?;
+    if rate < 0.0 {
+        return Err(line_err(
+            name,
+            line_no,
+            format!("the throughput is negative: {rate}"),
+        ));
+    }
+    let rate_bps = rate * options.rate_unit_bps;
+    if rate_bps > MAX_RATE_BPS {
+        return Err(line_err(
+            name,
+            line_no,
+            format!("the throughput {rate} is over 1 Tbit/s; is the unit right?"),
+        ));
+    }
+    Ok(rate_bps)
+}
+
 /// Converts a per-interval throughput CSV read from `input` (named `name` in errors) into a
 /// mahimahi trace written to `out`, streaming (memory does not grow with the input). See the
 /// module's documentation for the format and for why the result is an approximation: each
@@ -225,32 +394,7 @@ pub fn throughput_csv_to_trace(
     options: &CsvOptions,
     out: impl Write,
 ) -> Result<ConvertSummary, ConvertError> {
-    let input_err = |message: String| ConvertError::Input {
-        file: name.to_string(),
-        message,
-    };
-    let line_err = |line: usize, message: String| ConvertError::Line {
-        file: name.to_string(),
-        line,
-        message,
-    };
-    let good = |x: f64| x.is_finite() && x > 0.0;
-    if !good(options.time_unit_s) || !good(options.rate_unit_bps) {
-        return Err(input_err("the time and rate units must be positive".into()));
-    }
-    if let Some(i) = options.interval_s {
-        if !good(i) {
-            return Err(input_err(format!(
-                "the interval must be a positive number of seconds, not {i}"
-            )));
-        }
-    }
-    if options.time_column.is_none() && options.interval_s.is_none() {
-        return Err(input_err(
-            "without a time column, give each row's interval (--interval SECONDS)".into(),
-        ));
-    }
-
+    check_options(options, name)?;
     let mut writer = Writer {
         out: std::io::BufWriter::new(out),
         name,
@@ -292,98 +436,20 @@ pub fn throughput_csv_to_trace(
         let (time_idx, rate_idx) = match columns {
             Some(c) => c,
             None => {
-                // The first row: a header if the chosen columns are not numbers there.
-                let numeric_at = |c: &Column| match c {
-                    Column::Number(n) => n
-                        .checked_sub(1)
-                        .and_then(|i| fields.get(i))
-                        .is_some_and(|f| f.parse::<f64>().is_ok()),
-                    Column::Name(_) => false,
-                };
-                let named = matches!(options.rate_column, Column::Name(_))
-                    || matches!(options.time_column, Some(Column::Name(_)));
-                let is_header = if named {
-                    // Columns chosen by name need a header, and a row of numbers is none.
-                    !fields.iter().all(|f| f.parse::<f64>().is_ok())
-                } else {
-                    !(numeric_at(&options.rate_column)
-                        && options.time_column.as_ref().is_none_or(numeric_at))
-                };
-                let names = if is_header { Some(&fields) } else { None };
-                let resolve = |c: &Column| -> Result<usize, ConvertError> {
-                    match (c, names) {
-                        (Column::Number(0), _) => Err(input_err(
-                            "columns are counted from 1 (or named by their header)".into(),
-                        )),
-                        (Column::Number(n), _) => Ok(n - 1),
-                        (Column::Name(want), Some(names)) => names
-                            .iter()
-                            .position(|h| h.trim().eq_ignore_ascii_case(want.trim()))
-                            .ok_or_else(|| {
-                                line_err(
-                                    line_no,
-                                    format!(
-                                        "no column named \"{want}\" in the header ({})",
-                                        names.join(", ")
-                                    ),
-                                )
-                            }),
-                        (Column::Name(want), None) => Err(line_err(
-                            line_no,
-                            format!(
-                                "the first row is not a header (it is all numbers), so there is \
-                                 no column named \"{want}\"; give its number"
-                            ),
-                        )),
-                    }
-                };
-                let t = options.time_column.as_ref().map(resolve).transpose()?;
-                let r = resolve(&options.rate_column)?;
-                columns = Some((t, r));
+                let (c, is_header) = first_row_columns(&fields, options, name, line_no)?;
+                columns = Some(c);
                 if is_header {
                     header = Some(fields);
                     continue;
                 }
-                (t, r)
+                c
             }
         };
-        let field = |idx: usize, what: &str, col: &Column| -> Result<f64, ConvertError> {
-            let text = fields.get(idx).ok_or_else(|| {
-                line_err(
-                    line_no,
-                    format!(
-                        "has {} field{}; the {what} is {col}",
-                        fields.len(),
-                        if fields.len() == 1 { "" } else { "s" }
-                    ),
-                )
-            })?;
-            match text.parse::<f64>() {
-                Ok(v) if v.is_finite() => Ok(v),
-                _ => Err(line_err(
-                    line_no,
-                    format!("the {what} ({col}) is not a number: `{text}`"),
-                )),
-            }
-        };
-        let rate_col = &options.rate_column;
-        let rate = field(rate_idx, "throughput", rate_col)?;
-        if rate < 0.0 {
-            return Err(line_err(
-                line_no,
-                format!("the throughput is negative: {rate}"),
-            ));
-        }
-        let rate_bps = rate * options.rate_unit_bps;
-        if rate_bps > MAX_RATE_BPS {
-            return Err(line_err(
-                line_no,
-                format!("the throughput {rate} is over 1 Tbit/s; is the unit right?"),
-            ));
-        }
+        let rate_bps = row_rate_bps(&fields, rate_idx, options, name, line_no)?;
         let time_s = match (time_idx, &options.time_column) {
             (Some(idx), Some(col)) => {
-                let t = field(idx, "time", col)? * options.time_unit_s;
+                let t =
+                    number_field(&fields, idx, "time", col, name, line_no)? * options.time_unit_s;
                 let t0 = *first_time.get_or_insert(t);
                 t - t0
             }
@@ -408,6 +474,7 @@ pub fn throughput_csv_to_trace(
         if let Some(p) = pending.take() {
             if row.time_s <= p.time_s {
                 return Err(line_err(
+                    name,
                     row.line,
                     format!(
                         "the time does not increase (this row starts {} s after the first, the row before {} s)",
@@ -424,6 +491,7 @@ pub fn throughput_csv_to_trace(
     if let Some(p) = pending.take() {
         let len = options.interval_s.or(previous_len_s).ok_or_else(|| {
             input_err(
+                name,
                 "only one row, so the length of its interval is unknown; give it with --interval"
                     .into(),
             )
@@ -433,9 +501,10 @@ pub fn throughput_csv_to_trace(
         end_s = p.time_s + len;
     }
     if rows == 0 {
-        return Err(input_err("no data rows".into()));
+        return Err(input_err(name, "no data rows".into()));
     }
-    let duration_ms = ms_of(end_s).ok_or_else(|| input_err("the CSV lasts too long".into()))?;
+    let duration_ms =
+        ms_of(end_s).ok_or_else(|| input_err(name, "the CSV lasts too long".into()))?;
     let duration_ms = duration_ms.max(1);
     let added_final_opportunity = writer.last_ms < duration_ms || writer.written == 0;
     if added_final_opportunity {

@@ -140,14 +140,15 @@ pub struct Run {
     pub fwd: LinkStats,
 }
 
-/// Runs `spec` to the end (or until a finite transfer is fully acknowledged).
-pub fn run(spec: &Spec) -> Run {
+/// The forward link (the spec's trace or constant rate, its drop-tail queue) and the reverse
+/// link (120 Mbit/s, unlimited queue).
+fn links(spec: &Spec) -> (Link<Segment>, Link<Segment>) {
     let fwd_trace = Arc::new(match &spec.trace_ms {
         None => constant_rate_trace("fwd", spec.rate_mbps, 1.0).expect("trace"),
         Some(ms) => Trace::from_opportunities_ms("fwd", ms.clone()).expect("trace"),
     });
     let rev_trace = Arc::new(constant_rate_trace("rev", 120.0, 1.0).expect("trace"));
-    let mut fwd: Link<Segment> = Link::new(
+    let fwd: Link<Segment> = Link::new(
         fwd_trace,
         LinkConfig {
             propagation_delay_us: spec.one_way_delay_us,
@@ -159,7 +160,7 @@ pub fn run(spec: &Spec) -> Run {
             ..LinkConfig::default()
         },
     );
-    let mut rev: Link<Segment> = Link::new(
+    let rev: Link<Segment> = Link::new(
         rev_trace,
         LinkConfig {
             propagation_delay_us: spec.one_way_delay_us,
@@ -169,14 +170,12 @@ pub fn run(spec: &Spec) -> Run {
             ..LinkConfig::default()
         },
     );
-    let mut sender = TcpEndpoint::new(spec.tcp.clone(), spec.cc, 0);
-    let mut receiver = TcpEndpoint::new(spec.tcp.clone(), spec.cc, 0);
-    match spec.transfer_bytes {
-        None => sender.set_bulk(true),
-        Some(n) => sender.write(n),
-    }
+    (fwd, rev)
+}
 
-    let mut out = Run {
+/// Nothing recorded yet.
+fn empty_run() -> Run {
+    Run {
         end_us: 0,
         samples: Vec::new(),
         rtts: Vec::new(),
@@ -190,7 +189,59 @@ pub fn run(spec: &Spec) -> Run {
         sender: TcpStats::default(),
         receiver: TcpStats::default(),
         fwd: LinkStats::default(),
-    };
+    }
+}
+
+/// The sender takes in an ACK at `now`: its RTT sample (if it acknowledged new data and
+/// echoed a timestamp) and any fast retransmit it triggered are recorded in `out`.
+fn take_ack(sender: &mut TcpEndpoint, ack: &Segment, now: u64, out: &mut Run) {
+    let before = sender.stats();
+    sender.handle_segment(now, ack);
+    let after = sender.stats();
+    if after.acked_bytes > before.acked_bytes {
+        if let Some(e) = ack.echo_us {
+            out.rtts.push((now, now - e));
+        }
+    }
+    if after.fast_retransmits > before.fast_retransmits {
+        out.loss_events.push(LossEvent {
+            t_us: now,
+            cwnd_before: before.cwnd_bytes,
+            flight_before: before.in_flight_bytes,
+            cwnd_after: after.cwnd_bytes,
+            ssthresh_after: after.ssthresh_bytes,
+        });
+    }
+}
+
+/// The grid sample at `now`.
+fn sample(spec: &Spec, now: u64, sender: &TcpEndpoint, fwd: &Link<Segment>) -> Sample {
+    let st = sender.stats();
+    Sample {
+        t_us: now,
+        cwnd: st.cwnd_bytes,
+        window: st.window_bytes,
+        ssthresh: st.ssthresh_bytes,
+        in_flight: st.in_flight_bytes,
+        in_recovery: st.in_recovery,
+        queue_bytes: fwd.queue_bytes(),
+        queue_packets: fwd.queue_packets(),
+        pacing: st.pacing_rate_bytes_per_s,
+        extra: spec.probe.map_or([0.0; 4], |p| p(sender)),
+    }
+}
+
+/// Runs `spec` to the end (or until a finite transfer is fully acknowledged).
+pub fn run(spec: &Spec) -> Run {
+    let (mut fwd, mut rev) = links(spec);
+    let mut sender = TcpEndpoint::new(spec.tcp.clone(), spec.cc, 0);
+    let mut receiver = TcpEndpoint::new(spec.tcp.clone(), spec.cc, 0);
+    match spec.transfer_bytes {
+        None => sender.set_bulk(true),
+        Some(n) => sender.write(n),
+    }
+
+    let mut out = empty_run();
     let mut now = 0u64;
     let mut next_sample = 0u64;
     let mut last_delivered = 0u64;
@@ -231,23 +282,7 @@ pub fn run(spec: &Spec) -> Run {
                 out.random_losses += 1;
                 continue;
             }
-            let before = sender.stats();
-            sender.handle_segment(now, &d.payload);
-            let after = sender.stats();
-            if after.acked_bytes > before.acked_bytes {
-                if let Some(e) = d.payload.echo_us {
-                    out.rtts.push((now, now - e));
-                }
-            }
-            if after.fast_retransmits > before.fast_retransmits {
-                out.loss_events.push(LossEvent {
-                    t_us: now,
-                    cwnd_before: before.cwnd_bytes,
-                    flight_before: before.in_flight_bytes,
-                    cwnd_after: after.cwnd_bytes,
-                    ssthresh_after: after.ssthresh_bytes,
-                });
-            }
+            take_ack(&mut sender, &d.payload, now, &mut out);
         }
         // 2. Timers.
         let before = sender.stats().timeouts;
@@ -282,19 +317,7 @@ pub fn run(spec: &Spec) -> Run {
         last_delivered = delivered;
 
         if now >= next_sample {
-            let st = sender.stats();
-            out.samples.push(Sample {
-                t_us: now,
-                cwnd: st.cwnd_bytes,
-                window: st.window_bytes,
-                ssthresh: st.ssthresh_bytes,
-                in_flight: st.in_flight_bytes,
-                in_recovery: st.in_recovery,
-                queue_bytes: fwd.queue_bytes(),
-                queue_packets: fwd.queue_packets(),
-                pacing: st.pacing_rate_bytes_per_s,
-                extra: spec.probe.map_or([0.0; 4], |p| p(&sender)),
-            });
+            out.samples.push(sample(spec, now, &sender, &fwd));
             next_sample += spec.sample_every_us;
         }
         let finished = spec
