@@ -48,8 +48,9 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sprout_link::{Link, LinkConfig, LinkEvent, Trace};
 
+use sprout_saturator::runtime::{ClientOptions, ServerOptions};
 use sprout_saturator::{
-    AckInfo, DataHeader, Dir, Recorder, RecorderConfig, Sender, SenderConfig, Summary,
+    AckInfo, DataHeader, Dir, Mode, Recorder, RecorderConfig, Sender, SenderConfig, Summary,
 };
 use sprout_sim::sim::{self, SimConfig};
 
@@ -715,9 +716,6 @@ pub fn run(o: &CheckOptions) -> Result<CheckResults> {
         );
     }
     fs::create_dir_all(&o.out).with_context(|| format!("creating {}", o.out.display()))?;
-    let (outage_from, outage_len) = o.outage_ms();
-    let seconds = o.seconds as usize;
-    let from_ms = o.from_s * 1000;
     let mut rows = Vec::new();
     for (i, (name, up_path, down_path)) in pairs.iter().enumerate() {
         if o.progress {
@@ -734,109 +732,7 @@ pub fn run(o: &CheckOptions) -> Result<CheckResults> {
                 }
             );
         }
-        let up = sprout_eval::eval::load_trace(up_path)?;
-        let down = sprout_eval::eval::load_trace(down_path)?;
-        for t in [&up, &down] {
-            let last = t.opportunities_ms().last().copied().unwrap_or(0);
-            if last < (o.from_s + o.seconds) * 1000 {
-                bail!(
-                    "{} is {:.1} s long, shorter than the compared window ({} s from {} s)",
-                    t.name(),
-                    last as f64 / 1000.0,
-                    o.seconds,
-                    o.from_s
-                );
-            }
-        }
-        let up_r = Arc::new(with_outage(&up, outage_from, outage_len)?);
-        let down_r = Arc::new(with_outage(&down, outage_from, outage_len)?);
-        let (recs, facts) = if o.simulated {
-            simulated(o, &up_r, &down_r)
-        } else {
-            emulated(o, name, &up_r, &down_r)
-                .with_context(|| format!("recording {name} through the emulator"))?
-        };
-        let mut on_replay: Vec<Option<Vec<i64>>> = Vec::new();
-        let mut dir_rows = Vec::new();
-        for (k, (dir, replay)) in [(Dir::Up, &up_r), (Dir::Down, &down_r)]
-            .into_iter()
-            .enumerate()
-        {
-            let rec = &recs[k];
-            let (cmp, times) = match rec {
-                Some(r) => {
-                    let est = r.offset_us.div_euclid(1000);
-                    let offset = align_offset_ms(&r.arrivals_ms, replay.opportunities_ms(), est);
-                    let times: Vec<i64> = r
-                        .arrivals_ms
-                        .iter()
-                        .map(|&t| i64::from(t) + offset)
-                        .collect();
-                    let mut c =
-                        compare_seconds(&times, replay.opportunities_ms(), from_ms, seconds);
-                    c.offset_ms = offset;
-                    (c, Some(times))
-                }
-                None => (
-                    compare_seconds(&[], replay.opportunities_ms(), from_ms, seconds),
-                    None,
-                ),
-            };
-            on_replay.push(times);
-            let summary = rec.as_ref().map(|r| r.summary.clone()).unwrap_or_default();
-            let loss_reported_ok = (o.loss > 0.0)
-                .then(|| (summary.loss_rate - o.loss).abs() <= (0.01f64).max(0.2 * o.loss));
-            let outage_reported_ok = (o.outage_s > 0)
-                .then_some(summary.outages >= 1 && summary.longest_gap_ms >= outage_len);
-            dir_rows.push(DirectionResult {
-                link: name.clone(),
-                direction: dir.name().into(),
-                variant: o.variant(),
-                completed: rec.is_some(),
-                seconds: cmp,
-                sprout: None,
-                summary,
-                loss_reported_ok,
-                outage_reported_ok,
-                link_utilization: facts.map(|f| f[k].0),
-                emulator_late_us: facts.map(|f| f[k].1),
-                ok: false,
-            });
-        }
-        // Sprout on the recorded windows against the replayed ones (plain variant).
-        if o.loss == 0.0 && o.outage_s == 0 {
-            if let (Some(ru), Some(rd)) = (&on_replay[0], &on_replay[1]) {
-                let replay_ms = |t: &Trace| -> Vec<i64> {
-                    t.opportunities_ms().iter().map(|&x| x as i64).collect()
-                };
-                let windows = (
-                    window_trace("replayed.up", &replay_ms(&up_r), from_ms, seconds),
-                    window_trace("replayed.down", &replay_ms(&down_r), from_ms, seconds),
-                    window_trace("recorded.up", ru, from_ms, seconds),
-                    window_trace("recorded.down", rd, from_ms, seconds),
-                );
-                if let (Some(a), Some(b), Some(c), Some(d)) = windows {
-                    let [su, sd] = compare_sprout((&a, &b), (&c, &d), seconds)?;
-                    dir_rows[0].sprout = Some(su);
-                    dir_rows[1].sprout = Some(sd);
-                }
-            }
-        }
-        for r in &mut dir_rows {
-            r.ok = r.completed
-                && r.seconds.per_second_ok
-                && r.seconds.total_ok
-                && r.sprout
-                    .as_ref()
-                    .is_none_or(|s| s.throughput_ok && s.delay_ok)
-                && r.loss_reported_ok.unwrap_or(true)
-                && r.outage_reported_ok.unwrap_or(true)
-                && (o.loss > 0.0 || o.outage_s > 0 || r.sprout.is_some());
-            if o.progress {
-                eprintln!("    {}", row_line(r));
-            }
-        }
-        rows.extend(dir_rows);
+        rows.extend(check_link(o, name, up_path, down_path)?);
     }
     let results = CheckResults {
         source: o.traces.display().to_string(),
@@ -849,7 +745,7 @@ pub fn run(o: &CheckOptions) -> Result<CheckResults> {
         from_s: o.from_s,
         seconds: o.seconds,
         loss: o.loss,
-        outage_ms: (outage_from, outage_len),
+        outage_ms: o.outage_ms(),
         all_ok: rows.iter().all(|r| r.ok),
         rows,
         wall_s: started.elapsed().as_secs_f64(),
@@ -858,6 +754,134 @@ pub fn run(o: &CheckOptions) -> Result<CheckResults> {
     Ok(results)
 }
 
+/// Records one link pair (both directions at once) and checks the recordings: its two rows.
+fn check_link(
+    o: &CheckOptions,
+    name: &str,
+    up_path: &Path,
+    down_path: &Path,
+) -> Result<Vec<DirectionResult>> {
+    let (outage_from, outage_len) = o.outage_ms();
+    let up = sprout_eval::eval::load_trace(up_path)?;
+    let down = sprout_eval::eval::load_trace(down_path)?;
+    for t in [&up, &down] {
+        let last = t.opportunities_ms().last().copied().unwrap_or(0);
+        if last < (o.from_s + o.seconds) * 1000 {
+            bail!(
+                "{} is {:.1} s long, shorter than the compared window ({} s from {} s)",
+                t.name(),
+                last as f64 / 1000.0,
+                o.seconds,
+                o.from_s
+            );
+        }
+    }
+    let up_r = Arc::new(with_outage(&up, outage_from, outage_len)?);
+    let down_r = Arc::new(with_outage(&down, outage_from, outage_len)?);
+    let (recs, facts) = if o.simulated {
+        simulated(o, &up_r, &down_r)
+    } else {
+        emulated(o, name, &up_r, &down_r)
+            .with_context(|| format!("recording {name} through the emulator"))?
+    };
+    let mut dir_rows = Vec::new();
+    let mut on_replay = Vec::new();
+    for (k, (dir, replay)) in [(Dir::Up, &up_r), (Dir::Down, &down_r)]
+        .into_iter()
+        .enumerate()
+    {
+        let (row, times) =
+            direction_row(o, name, dir, replay, recs[k].as_ref(), facts.map(|f| f[k]));
+        dir_rows.push(row);
+        on_replay.push(times);
+    }
+    // Sprout on the recorded windows against the replayed ones (plain variant).
+    if o.loss == 0.0 && o.outage_s == 0 {
+        let (seconds, from_ms) = (o.seconds as usize, o.from_s * 1000);
+        if let (Some(ru), Some(rd)) = (&on_replay[0], &on_replay[1]) {
+            let replay_ms = |t: &Trace| -> Vec<i64> {
+                t.opportunities_ms().iter().map(|&x| x as i64).collect()
+            };
+            let windows = (
+                window_trace("replayed.up", &replay_ms(&up_r), from_ms, seconds),
+                window_trace("replayed.down", &replay_ms(&down_r), from_ms, seconds),
+                window_trace("recorded.up", ru, from_ms, seconds),
+                window_trace("recorded.down", rd, from_ms, seconds),
+            );
+            if let (Some(a), Some(b), Some(c), Some(d)) = windows {
+                let [su, sd] = compare_sprout((&a, &b), (&c, &d), seconds)?;
+                dir_rows[0].sprout = Some(su);
+                dir_rows[1].sprout = Some(sd);
+            }
+        }
+    }
+    for r in &mut dir_rows {
+        r.ok = r.completed
+            && r.seconds.per_second_ok
+            && r.seconds.total_ok
+            && r.sprout
+                .as_ref()
+                .is_none_or(|s| s.throughput_ok && s.delay_ok)
+            && r.loss_reported_ok.unwrap_or(true)
+            && r.outage_reported_ok.unwrap_or(true)
+            && (o.loss > 0.0 || o.outage_s > 0 || r.sprout.is_some());
+        if o.progress {
+            eprintln!("    {}", row_line(r));
+        }
+    }
+    Ok(dir_rows)
+}
+
+/// One direction's row (its `ok` left to the caller) and its recorded arrivals on the
+/// replay's clock (ms), if it was recorded.
+fn direction_row(
+    o: &CheckOptions,
+    name: &str,
+    dir: Dir,
+    replay: &Trace,
+    rec: Option<&Recorded>,
+    facts: Option<EmuFacts>,
+) -> (DirectionResult, Option<Vec<i64>>) {
+    let (seconds, from_ms) = (o.seconds as usize, o.from_s * 1000);
+    let (cmp, times) = match rec {
+        Some(r) => {
+            let est = r.offset_us.div_euclid(1000);
+            let offset = align_offset_ms(&r.arrivals_ms, replay.opportunities_ms(), est);
+            let times: Vec<i64> = r
+                .arrivals_ms
+                .iter()
+                .map(|&t| i64::from(t) + offset)
+                .collect();
+            let mut c = compare_seconds(&times, replay.opportunities_ms(), from_ms, seconds);
+            c.offset_ms = offset;
+            (c, Some(times))
+        }
+        None => (
+            compare_seconds(&[], replay.opportunities_ms(), from_ms, seconds),
+            None,
+        ),
+    };
+    let summary = rec.map(|r| r.summary.clone()).unwrap_or_default();
+    let loss_reported_ok =
+        (o.loss > 0.0).then(|| (summary.loss_rate - o.loss).abs() <= (0.01f64).max(0.2 * o.loss));
+    let outage_reported_ok = (o.outage_s > 0)
+        .then_some(summary.outages >= 1 && summary.longest_gap_ms >= o.outage_ms().1);
+    let row = DirectionResult {
+        link: name.to_string(),
+        direction: dir.name().into(),
+        variant: o.variant(),
+        completed: rec.is_some(),
+        seconds: cmp,
+        sprout: None,
+        summary,
+        loss_reported_ok,
+        outage_reported_ok,
+        link_utilization: facts.map(|f| f.0),
+        emulator_late_us: facts.map(|f| f.1),
+        ok: false,
+    };
+    (row, times)
+}
 /// Both directions recorded over the link model on a virtual clock: (up, down) and no
 /// utilization.
 fn simulated(
@@ -974,7 +998,6 @@ fn emulated(
     up: &Arc<Trace>,
     down: &Arc<Trace>,
 ) -> Result<([Option<Recorded>; 2], Option<[EmuFacts; 2]>)> {
-    use sprout_emu::{Emulator, EmulatorConfig};
     let dir = o.out.join("recordings");
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut tag = if o.loss > 0.0 || o.outage_s > 0 {
@@ -990,17 +1013,70 @@ fn emulated(
         let _ = fs::remove_file(PathBuf::from(format!("{}{suffix}", prefix.display())));
     }
     let port = free_udp_port()?;
-    let server_dir = dir.join("server");
+    let server_opts = ServerOptions {
+        out: Some(dir.join("server")),
+        once: true,
+        json: true,
+        quiet: true,
+        ..ServerOptions::new((Ipv4Addr::UNSPECIFIED, port).into())
+    };
     let mut srv = Command::new(&o.sprout_exe);
-    srv.args(["saturator", "server", "--once", "--json", "--quiet"])
-        .arg("--listen")
-        .arg(format!("0.0.0.0:{port}"))
-        .arg("--out")
-        .arg(&server_dir);
+    srv.args(server_opts.to_args());
     redirect(&mut srv, &prefix, "server")?;
     let mut server = srv
         .spawn()
         .with_context(|| format!("starting {}", o.sprout_exe.display()))?;
+    let (emu, fb) = match start_emulator(o, up, down) {
+        Ok(started) => started,
+        Err(e) => {
+            finish(&mut server);
+            return Err(e);
+        }
+    };
+    let epoch_us = (emu.epoch_ns() / 1000) as i64;
+    let client_opts = ClientOptions {
+        feedback: fb.as_ref().map(|f| (f.root_addr, port).into()),
+        direction: Mode::Both,
+        duration: Some(Duration::from_secs(o.record_s())),
+        name: prefix.clone(),
+        json: true,
+        ..ClientOptions::new((emu.outside_addr(), port).into())
+    };
+    let status = run_client(o, &emu, &client_opts, &prefix);
+    // The server exits after the client's DONE; give it a moment.
+    for _ in 0..50 {
+        if let Ok(Some(_)) = server.try_wait() {
+            break;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    finish(&mut server);
+    let report = emu.stop().context("stopping the link emulator")?;
+    drop(fb);
+    let client_out = status?;
+    let recs = read_recordings(&client_out, &prefix, epoch_us)?;
+    let facts = |d: &sprout_emu::DirectionReport| {
+        let h = &d.lateness_us;
+        (
+            d.stats.capacity_used(),
+            [
+                h.quantile(0.5).unwrap_or(0),
+                h.quantile(0.99).unwrap_or(0),
+                h.max(),
+            ],
+        )
+    };
+    Ok((recs, Some([facts(&report.uplink), facts(&report.downlink)])))
+}
+
+/// Starts the emulator replaying the traces (its threads real-time if asked) and, unless
+/// `same_path`, the feedback path beside it.
+fn start_emulator(
+    o: &CheckOptions,
+    up: &Arc<Trace>,
+    down: &Arc<Trace>,
+) -> Result<(sprout_emu::Emulator, Option<FeedbackPath>)> {
+    use sprout_emu::{Emulator, EmulatorConfig};
     let link = |stream: u64| LinkConfig {
         loss: o.loss,
         seed: o.seed.wrapping_mul(2).wrapping_add(stream),
@@ -1019,53 +1095,44 @@ fn emulated(
     if realtime {
         set_fifo(false);
     }
-    let emu = match started_emu {
-        Ok(e) => e,
-        Err(e) => {
-            finish(&mut server);
-            return Err(e).context("starting the link emulator");
-        }
-    };
-    let epoch_us = (emu.epoch_ns() / 1000) as i64;
-    let fb = if o.same_path {
-        None
-    } else {
-        match FeedbackPath::create(&emu) {
-            Ok(f) => Some(f),
-            Err(e) => {
-                finish(&mut server);
-                let _ = emu.stop();
-                return Err(e);
-            }
-        }
-    };
-    let record_s = o.record_s();
-    let mut cli = Command::new(&o.sprout_exe);
-    cli.args(["saturator", "client", "--json", "--direction", "both"])
-        .arg("--connect")
-        .arg(format!("{}:{port}", emu.outside_addr()))
-        .arg("--duration")
-        .arg(record_s.to_string())
-        .arg("--name")
-        .arg(&prefix);
-    if let Some(f) = &fb {
-        cli.arg("--feedback").arg(format!("{}:{port}", f.root_addr));
+    let emu = started_emu.context("starting the link emulator")?;
+    if o.same_path {
+        return Ok((emu, None));
     }
-    let client_out = redirect(&mut cli, &prefix, "client")?;
+    match FeedbackPath::create(&emu) {
+        Ok(f) => Ok((emu, Some(f))),
+        Err(e) => {
+            let _ = emu.stop();
+            Err(e)
+        }
+    }
+}
+
+/// Runs `sprout saturator client` as `opts` says in the emulator's mobile namespace and waits
+/// for it (at most its recording and [`CLIENT_GRACE`]); the file of its output.
+fn run_client(
+    o: &CheckOptions,
+    emu: &sprout_emu::Emulator,
+    opts: &ClientOptions,
+    prefix: &Path,
+) -> Result<PathBuf> {
+    let mut cli = Command::new(&o.sprout_exe);
+    cli.args(opts.to_args());
+    let client_out = redirect(&mut cli, prefix, "client")?;
     normal_priority(&mut cli);
     let started = Instant::now();
-    let mut client = match emu.spawn_in_namespace(&mut cli) {
-        Ok(c) => c,
-        Err(e) => {
-            finish(&mut server);
-            let _ = emu.stop();
-            return Err(e).context("starting the client in the emulator's namespace");
-        }
-    };
-    let limit = Duration::from_secs(record_s) + CLIENT_GRACE;
+    let mut client = emu
+        .spawn_in_namespace(&mut cli)
+        .context("starting the client in the emulator's namespace")?;
+    let limit = opts.duration.unwrap_or_default() + CLIENT_GRACE;
     let status = loop {
-        if let Some(s) = client.try_wait()? {
-            break Some(s);
+        match client.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) => {}
+            Err(e) => {
+                finish(&mut client);
+                return Err(e.into());
+            }
         }
         if started.elapsed() > limit {
             break None;
@@ -1073,18 +1140,8 @@ fn emulated(
         thread::sleep(Duration::from_millis(100));
     };
     finish(&mut client);
-    // The server exits after the client's DONE; give it a moment.
-    for _ in 0..50 {
-        if let Ok(Some(_)) = server.try_wait() {
-            break;
-        }
-        thread::sleep(Duration::from_millis(100));
-    }
-    finish(&mut server);
-    let report = emu.stop().context("stopping the link emulator")?;
-    drop(fb);
     match status {
-        Some(s) if s.success() => {}
+        Some(s) if s.success() => Ok(client_out),
         Some(s) => bail!(
             "the saturator client failed ({s}); see {}.client.err",
             prefix.display()
@@ -1094,7 +1151,17 @@ fn emulated(
             limit.as_secs()
         ),
     }
-    let summary = last_summary(&client_out)?;
+}
+
+/// The recordings the client wrote (`prefix.up`, `prefix.down`) with its summary's
+/// description of them (the last line of `client_out`), put on the emulator's clock
+/// (`epoch_us`, µs of `CLOCK_MONOTONIC`): (up, down).
+fn read_recordings(
+    client_out: &Path,
+    prefix: &Path,
+    epoch_us: i64,
+) -> Result<[Option<Recorded>; 2]> {
+    let summary = last_summary(client_out)?;
     let mut recs: [Option<Recorded>; 2] = [None, None];
     for (k, dir) in [Dir::Up, Dir::Down].into_iter().enumerate() {
         let v = &summary[dir.name()];
@@ -1111,18 +1178,7 @@ fn emulated(
             arrivals_ms,
         });
     }
-    let facts = |d: &sprout_emu::DirectionReport| {
-        let h = &d.lateness_us;
-        (
-            d.stats.capacity_used(),
-            [
-                h.quantile(0.5).unwrap_or(0),
-                h.quantile(0.99).unwrap_or(0),
-                h.max(),
-            ],
-        )
-    };
-    Ok((recs, Some([facts(&report.uplink), facts(&report.downlink)])))
+    Ok(recs)
 }
 
 /// Counts feedback paths made by this process (names and addresses).
