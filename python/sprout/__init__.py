@@ -11,14 +11,20 @@
 - ``sprout.params(scheme)`` lists Sprout's parameters (``sprout params``), which
   ``params={...}`` changes.
 
-Errors are ``sprout.SproutError`` (a ``ValueError``), or ``FileNotFoundError``/``OSError`` for
-files, with the messages the ``sprout`` command prints.
+Errors are ``sprout.SproutError`` (a ``ValueError``), with the messages the ``sprout`` command
+prints; the subclass says the kind: ``BadParameterError`` (a bad option, parameter or name),
+``BadTraceError`` (a trace that does not parse), ``SproutFileNotFoundError`` (also a
+``FileNotFoundError``) and ``SproutOSError`` (also an ``OSError``) for files.
 """
 
 from ._sprout import (
     SCHEMES,
+    BadParameterError,
+    BadTraceError,
     SimResult,
     SproutError,
+    SproutFileNotFoundError,
+    SproutOSError,
     Trace,
     __version__,
     evaluate,
@@ -28,8 +34,12 @@ from ._sprout import (
 
 __all__ = [
     "SCHEMES",
+    "BadParameterError",
+    "BadTraceError",
     "SimResult",
     "SproutError",
+    "SproutFileNotFoundError",
+    "SproutOSError",
     "Trace",
     "__version__",
     "evaluate",

@@ -21,8 +21,22 @@ TraceLike = Union["Trace", str, "os.PathLike[str]"]
 Params = Union[Mapping[str, Any], Sequence[str], None]
 
 class SproutError(ValueError):
-    """An error of the simulator (bad options, a trace that does not parse, an unknown
-    scheme), with the message the ``sprout`` command prints after ``error:``."""
+    """An error of the simulator, with the message the ``sprout`` command prints after
+    ``error:``; its subclasses say the kind."""
+
+class BadParameterError(SproutError):
+    """A bad option, parameter or configuration (out of range, unknown, options that do not
+    go together), or an unknown scheme, queue or load."""
+
+class BadTraceError(SproutError):
+    """A trace that does not parse: a line that is not a non-negative integer, times going
+    backwards, no opportunity at all."""
+
+class SproutFileNotFoundError(SproutError, FileNotFoundError):
+    """A file that does not exist (a trace, a traces folder, a log's folder)."""
+
+class SproutOSError(SproutError, OSError):
+    """Another failure to read or write a file (a folder given as a trace, a permission)."""
 
 @final
 class Trace:
@@ -31,8 +45,8 @@ class Trace:
 
     @staticmethod
     def load(path: PathLike) -> "Trace":
-        """Loads a trace file; its name is the file name. FileNotFoundError/OSError when it
-        cannot be read, SproutError when it does not parse."""
+        """Loads a trace file; its name is the file name. SproutFileNotFoundError /
+        SproutOSError when it cannot be read, BadTraceError when it does not parse."""
     @staticmethod
     def constant(mbit: float, seconds: float, name: Optional[str] = None) -> "Trace":
         """A constant-rate trace: ``mbit`` Mbit/s for ``seconds`` s, evenly spaced, the last

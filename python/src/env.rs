@@ -5,7 +5,7 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use sprout_link::{QueueConfig, SyntheticLink};
+use sprout_link::{QueueKind, SyntheticLink};
 use sprout_sim::overrides;
 use sprout_sim::rl_env::{
     ActionKind, EnvConfig, FeedbackPath, LinkSource, RewardWeights, RlEnv, StepInfo,
@@ -14,7 +14,7 @@ use sprout_sim::rl_env::{
 use sprout_sim::sim::Direction;
 
 use crate::convert::value_to_py;
-use crate::errors::{sprout_error, to_py};
+use crate::errors::{bad_parameter, sim_to_py, sprout_error};
 use crate::trace::TraceArg;
 
 /// The stepping environment (see ``sprout.gym.CellularLinkEnv`` for the Gymnasium wrapper).
@@ -28,7 +28,7 @@ use crate::trace::TraceArg;
 /// "window" (kilobytes). Reward per step: ``throughput_weight`` x throughput (Mbit/s) -
 /// ``reward_weight`` x self-inflicted delay (s) - ``loss_weight`` x loss (Mbit/s).
 /// ``params`` are Sprout parameters (``KEY=VALUE`` strings, as ``sprout sim --param``) of the
-/// receiver's model. SproutError for a bad option.
+/// receiver's model. BadParameterError (a SproutError) for a bad option.
 #[pyclass(name = "Env", module = "sprout._sprout")]
 pub struct PyEnv {
     /// In a mutex only to make the class `Sync` (the model's estimator is `Send` only);
@@ -103,10 +103,10 @@ impl PyEnv {
                     TraceArg::extract(d, "downlink")?,
                 );
                 let (u, d) = py
-                    .detach(|| -> anyhow::Result<_> { Ok((u.load()?, d.load()?)) })
-                    .map_err(to_py)?;
+                    .detach(|| -> Result<_, sprout_sim::SimError> { Ok((u.load()?, d.load()?)) })
+                    .map_err(sim_to_py)?;
                 if synthetic.is_some() {
-                    return Err(sprout_error("give traces or synthetic, not both"));
+                    return Err(bad_parameter("give traces or synthetic, not both"));
                 }
                 LinkSource::Traces {
                     uplink: u,
@@ -121,7 +121,7 @@ impl PyEnv {
                         .call_method1("dumps", (s,))?
                         .extract::<String>()?;
                     let mut v: serde_json::Value =
-                        serde_json::from_str(&json).map_err(|e| sprout_error(e.to_string()))?;
+                        serde_json::from_str(&json).map_err(|e| bad_parameter(e.to_string()))?;
                     if let Some(m) = v.as_object_mut() {
                         for k in m.keys() {
                             if ![
@@ -133,7 +133,7 @@ impl PyEnv {
                             ]
                             .contains(&k.as_str())
                             {
-                                return Err(sprout_error(format!(
+                                return Err(bad_parameter(format!(
                                     "synthetic: unknown field '{k}' (known: start_rate, sigma, \
                                      outage_escape_rate, max_rate, resume_rate)"
                                 )));
@@ -141,12 +141,12 @@ impl PyEnv {
                         }
                     }
                     link = serde_json::from_value(v)
-                        .map_err(|e| sprout_error(format!("synthetic: {e}")))?;
+                        .map_err(|e| bad_parameter(format!("synthetic: {e}")))?;
                 }
                 LinkSource::Synthetic(link)
             }
             _ => {
-                return Err(sprout_error(
+                return Err(bad_parameter(
                     "give both uplink and downlink traces, or neither",
                 ))
             }
@@ -156,41 +156,33 @@ impl PyEnv {
             "down" => Direction::Down,
             "up" => Direction::Up,
             other => {
-                return Err(sprout_error(format!(
+                return Err(bad_parameter(format!(
                     "unknown direction '{other}' (expected down or up)"
                 )))
             }
         };
         cfg.ticks_per_step = ticks_per_step;
-        cfg.action = action.parse::<ActionKind>().map_err(sprout_error)?;
-        cfg.feedback = feedback.parse::<FeedbackPath>().map_err(sprout_error)?;
+        cfg.action = action.parse::<ActionKind>().map_err(bad_parameter)?;
+        cfg.feedback = feedback.parse::<FeedbackPath>().map_err(bad_parameter)?;
         cfg.reward = RewardWeights {
             throughput: throughput_weight,
             delay: reward_weight,
             loss: loss_weight,
         };
         if !(episode_seconds.is_finite() && episode_seconds > 0.0) {
-            return Err(sprout_error(format!(
+            return Err(bad_parameter(format!(
                 "episode_seconds must be positive, got {episode_seconds}"
             )));
         }
         cfg.episode_us = (episode_seconds * 1e6).round() as u64;
         cfg.random_start = random_start;
         if !(propagation_delay_ms.is_finite() && propagation_delay_ms >= 0.0) {
-            return Err(sprout_error(format!(
+            return Err(bad_parameter(format!(
                 "propagation_delay_ms must be >= 0, got {propagation_delay_ms}"
             )));
         }
         cfg.link.propagation_delay_us = (propagation_delay_ms * 1e3).round() as u64;
-        cfg.link.queue = match queue {
-            "infinite" => QueueConfig::default(),
-            "codel" => QueueConfig::codel(),
-            other => {
-                return Err(sprout_error(format!(
-                    "unknown queue '{other}' (expected infinite or codel)"
-                )))
-            }
-        };
+        cfg.link.queue = queue.parse::<QueueKind>().map_err(bad_parameter)?.config();
         cfg.link.loss = loss;
         cfg.max_rate_mbps = max_rate_mbps;
         cfg.max_window_kb = max_window_kb;
@@ -199,8 +191,8 @@ impl PyEnv {
         if let Some(c) = confidence {
             cfg.protocol.confidence = c;
         }
-        overrides::apply(&mut cfg.protocol, &params).map_err(sprout_error)?;
-        let inner = py.detach(|| RlEnv::new(cfg)).map_err(sprout_error)?;
+        overrides::apply(&mut cfg.protocol, &params).map_err(sim_to_py)?;
+        let inner = py.detach(|| RlEnv::new(cfg)).map_err(sim_to_py)?;
         Ok(PyEnv {
             inner: std::sync::Mutex::new(inner),
         })
@@ -211,7 +203,7 @@ impl PyEnv {
         let inner = self.env_mut();
         let obs = py
             .detach(|| inner.reset(seed).map(|o| o.to_vec()))
-            .map_err(sprout_error)?;
+            .map_err(sim_to_py)?;
         Ok(obs.into_pyarray(py))
     }
 
@@ -239,7 +231,7 @@ impl PyEnv {
     #[pyo3(signature = (steps, action, seed = 0))]
     fn bench(&mut self, py: Python<'_>, steps: u64, action: f64, seed: u64) -> PyResult<f64> {
         let inner = self.env_mut();
-        py.detach(|| -> Result<f64, String> {
+        py.detach(|| -> Result<f64, sprout_sim::SimError> {
             inner.reset(seed)?;
             let t = std::time::Instant::now();
             for _ in 0..steps {
@@ -249,7 +241,7 @@ impl PyEnv {
             }
             Ok(t.elapsed().as_secs_f64())
         })
-        .map_err(sprout_error)
+        .map_err(sim_to_py)
     }
 
     /// The current observation (a new float32 array).
@@ -319,7 +311,7 @@ impl PyEnv {
     #[pyo3(signature = (skip_s = 0.0))]
     fn episode_metrics<'py>(&self, py: Python<'py>, skip_s: f64) -> PyResult<Bound<'py, PyAny>> {
         if !(skip_s.is_finite() && skip_s >= 0.0) {
-            return Err(sprout_error(format!("skip_s must be >= 0, got {skip_s}")));
+            return Err(bad_parameter(format!("skip_s must be >= 0, got {skip_s}")));
         }
         let m = self.env().episode_metrics((skip_s * 1e6).round() as u64);
         let v = serde_json::to_value(m).map_err(|e| sprout_error(e.to_string()))?;

@@ -3,15 +3,14 @@
 
 use std::path::PathBuf;
 
-use pyo3::exceptions::PyFileNotFoundError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use sprout_eval::eval::{self, EvalOptions, Experiment, Scheme};
+use sprout_sim::duration::seconds_to_us;
 use sprout_sim::overrides;
-use sprout_sim::sim_json::seconds_to_us;
 
 use crate::convert::value_to_py;
-use crate::errors::{error_message, sprout_error, to_py};
+use crate::errors::{bad_parameter, eval_to_py, sim_to_py, sprout_error};
 use crate::simulate::{param_strings, parse_scheme};
 
 /// A list argument: None, a comma-separated string, or a sequence of strings.
@@ -71,7 +70,7 @@ pub fn evaluate<'py>(
     };
     let experiments = match string_list(experiments, "experiments")? {
         Some(list) if !list.is_empty() => Experiment::parse_list(&list.join(","))
-            .map_err(|e| sprout_error(format!("--experiments: {e}")))?,
+            .map_err(|e| bad_parameter(format!("--experiments: {e}")))?,
         _ => vec![Experiment::Fig7],
     };
     let out = out.unwrap_or_else(|| PathBuf::from("results"));
@@ -80,22 +79,14 @@ pub fn evaluate<'py>(
         schemes,
         experiments,
         out: out.clone(),
-        skip_us: seconds_to_us(skip, "skip").map_err(to_py)?,
+        skip_us: seconds_to_us(skip, "skip").map_err(sim_to_py)?,
         jobs,
         progress,
         protocol_params: param_strings(params)?,
     };
-    let summary = py.detach(|| eval::run(&opts).map_err(anyhow::Error::from)).map_err(|e| {
-        // `sprout eval` says a missing traces folder in words only (no I/O error in the
-        // chain): that one is a FileNotFoundError too.
-        let msg = error_message(&e);
-        match &opts.traces {
-            Some(t) if !t.exists() && msg.contains(&t.display().to_string()) => {
-                PyFileNotFoundError::new_err(msg)
-            }
-            _ => to_py(e),
-        }
-    })?;
+    // A missing traces folder is EvalError::TraceFolder, whose I/O error makes it a
+    // SproutFileNotFoundError.
+    let summary = py.detach(|| eval::run(&opts)).map_err(eval_to_py)?;
     let df = py
         .import("pandas")?
         .call_method1("read_csv", (out.join("results.csv"),))?;
@@ -115,12 +106,12 @@ pub fn params<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let scheme = parse_scheme(scheme)?;
     if !scheme.is_sprout() {
-        return Err(sprout_error(
+        return Err(bad_parameter(
             "`sprout params` describes sprout and sprout-ewma; other schemes have no Sprout parameters",
         ));
     }
     let mut cfg = scheme.protocol_config();
-    overrides::apply(&mut cfg, &param_strings(params)?).map_err(sprout_error)?;
+    overrides::apply(&mut cfg, &param_strings(params)?).map_err(sim_to_py)?;
     let v = serde_json::to_value(&cfg).map_err(|e| sprout_error(e.to_string()))?;
     value_to_py(py, &v)
 }

@@ -7,12 +7,12 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::Value;
-use sprout_eval::eval::Scheme;
+use sprout_sim::scheme::Scheme;
 use sprout_sim::sim::{DirectionRun, Load};
 use sprout_sim::sim_json::{self, QueueKind, SimOptions};
 
 use crate::convert::value_to_py;
-use crate::errors::{sprout_error, to_py};
+use crate::errors::{bad_parameter, sim_to_py, sprout_error};
 use crate::trace::TraceArg;
 
 /// The result of ``sprout.simulate``: ``sprout sim --json``'s figures for both directions.
@@ -206,11 +206,11 @@ pub fn param_strings(params: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>>
 
 /// A scheme name (`sprout`, `sprout-ewma`, `cubic`, ...) as the command line takes it.
 pub fn parse_scheme(s: &str) -> PyResult<Scheme> {
-    s.parse::<Scheme>().map_err(sprout_error)
+    s.parse::<Scheme>().map_err(bad_parameter)
 }
 
 fn parse_queue(s: Option<&str>) -> PyResult<Option<QueueKind>> {
-    s.map(|q| q.parse::<QueueKind>().map_err(sprout_error))
+    s.map(|q| q.parse::<QueueKind>().map_err(bad_parameter))
         .transpose()
 }
 
@@ -294,9 +294,10 @@ fn records<'py>(
 /// - ``records``: also return every packet's send and arrival times, bytes and direction as
 ///   numpy arrays (``SimResult.records``) [False].
 ///
-/// The simulation runs without the GIL. Errors: SproutError (a ValueError) for bad options,
-/// an unknown scheme or a trace that does not parse; FileNotFoundError / OSError for files;
-/// the messages are the command line's.
+/// The simulation runs without the GIL. Errors, each a SproutError (a ValueError):
+/// BadParameterError for bad options or an unknown scheme, BadTraceError for a trace that does
+/// not parse, SproutFileNotFoundError (a FileNotFoundError) / SproutOSError (an OSError) for
+/// files; the messages are the command line's.
 #[pyfunction]
 #[pyo3(signature = (scheme, uplink, downlink, *, confidence = None, params = None, seed = 0,
     host_jitter_ms = 1.0, loss = 0.0, queue = "infinite", uplink_queue = None,
@@ -341,13 +342,13 @@ pub fn simulate(
         downlink_loss,
         duration_s: duration,
         skip_s: skip,
-        load: load.parse::<Load>().map_err(sprout_error)?,
+        load: load.parse::<Load>().map_err(bad_parameter)?,
     };
     let logs = match (uplink_log, downlink_log) {
         (Some(u), Some(d)) => Some((u, d)),
         (None, None) => None,
         _ => {
-            return Err(sprout_error(
+            return Err(bad_parameter(
                 "uplink_log and downlink_log go together: give both or neither",
             ))
         }
@@ -355,7 +356,7 @@ pub fn simulate(
     let up = TraceArg::extract(uplink, "uplink")?;
     let down = TraceArg::extract(downlink, "downlink")?;
     let (json, out) = py
-        .detach(|| -> anyhow::Result<_> {
+        .detach(|| -> Result<_, sprout_sim::SimError> {
             let (up, down) = (up.load()?, down.load()?);
             let cfg = opts.config()?;
             let out = sim_json::run(
@@ -366,7 +367,7 @@ pub fn simulate(
             )?;
             Ok((sim_json::to_json(&opts, &cfg, &out), out))
         })
-        .map_err(to_py)?;
+        .map_err(sim_to_py)?;
     let records = if records {
         Some(self::records(py, &out.uplink, &out.downlink)?.unbind())
     } else {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use pyo3::prelude::*;
 use sprout_eval::sweep::{self, RunSpec, SweepOutput, SweepPlan};
 
-use crate::errors::{sprout_error, to_py};
+use crate::errors::{bad_parameter, eval_to_py, sprout_error};
 
 /// A sweep's runs, expanded from its spec (see ``sprout.sweep``).
 #[pyclass(name = "SweepPlan", module = "sprout._sprout", frozen)]
@@ -23,7 +23,7 @@ impl PySweepPlan {
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<PySweepPlan> {
         py.detach(|| SweepPlan::load(&path))
             .map(|plan| PySweepPlan { plan })
-            .map_err(|e| to_py(e.into()))
+            .map_err(eval_to_py)
     }
 
     /// Expands a spec given as TOML text (paths relative to ``base_dir``).
@@ -37,7 +37,7 @@ impl PySweepPlan {
     ) -> PyResult<PySweepPlan> {
         py.detach(|| SweepPlan::from_toml(text, &base_dir, &name))
             .map(|plan| PySweepPlan { plan })
-            .map_err(|e| to_py(e.into()))
+            .map_err(eval_to_py)
     }
 
     /// Expands a spec given as JSON text of the TOML's shape (what ``sprout.sweep`` sends for
@@ -50,11 +50,10 @@ impl PySweepPlan {
         base_dir: PathBuf,
         name: String,
     ) -> PyResult<PySweepPlan> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| sprout_error(e.to_string()))?;
+        let value: serde_json::Value = serde_json::from_str(text).map_err(bad_parameter)?;
         py.detach(|| SweepPlan::from_json(&value, &base_dir, &name))
             .map(|plan| PySweepPlan { plan })
-            .map_err(|e| to_py(e.into()))
+            .map_err(eval_to_py)
     }
 
     /// The runs as JSON strings (the argument of ``sweep_run``), in expansion order.
@@ -102,8 +101,8 @@ fn parse_run(run_json: &str) -> Result<RunSpec, String> {
 /// its row as a CSV line (no newline). SproutError if the run fails.
 #[pyfunction]
 fn sweep_run(py: Python<'_>, run_json: &str) -> PyResult<String> {
-    let run = parse_run(run_json).map_err(sprout_error)?;
-    py.detach(|| sweep::run_line(&run)).map_err(|e| to_py(e.into()))
+    let run = parse_run(run_json).map_err(bad_parameter)?;
+    py.detach(|| sweep::run_line(&run)).map_err(eval_to_py)
 }
 
 /// Runs several runs one after another with the GIL released (one Ray task's chunk):
@@ -158,7 +157,7 @@ impl PySweepOutput {
     fn new(py: Python<'_>, path: PathBuf, header: Vec<String>) -> PyResult<PySweepOutput> {
         py.detach(|| SweepOutput::open(Path::new(&path), &header))
             .map(|o| PySweepOutput { inner: Some(o) })
-            .map_err(|e| to_py(e.into()))
+            .map_err(eval_to_py)
     }
 
     /// Run ids whose rows are in the file.
@@ -168,7 +167,7 @@ impl PySweepOutput {
 
     /// Appends one row (a CSV line from ``sweep_run``).
     fn append(&mut self, line: &str) -> PyResult<()> {
-        self.get()?.append(line).map_err(|e| to_py(e.into()))
+        self.get()?.append(line).map_err(eval_to_py)
     }
 
     /// Rewrites the file sorted by run id; returns the number of rows.
@@ -177,7 +176,7 @@ impl PySweepOutput {
             .inner
             .take()
             .ok_or_else(|| sprout_error("this sweep output is finished"))?;
-        py.detach(|| out.finish()).map_err(|e| to_py(e.into()))
+        py.detach(|| out.finish()).map_err(eval_to_py)
     }
 }
 

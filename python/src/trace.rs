@@ -8,9 +8,10 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
-use sprout_eval::eval;
+use sprout_sim::sim_json::load_trace;
+use sprout_sim::SimError;
 
-use crate::errors::{sprout_error, to_py};
+use crate::errors::{bad_parameter, sim_to_py, trace_to_py};
 
 /// Most intervals `Trace.capacity` returns (10 million, as `sprout traces stats` allows).
 const MAX_INTERVALS: u64 = 10_000_000;
@@ -31,21 +32,22 @@ pub struct PyTrace {
 
 fn trace_or_err(r: Result<Trace, sprout_link::TraceError>) -> PyResult<PyTrace> {
     r.map(|t| PyTrace { inner: Arc::new(t) })
-        .map_err(|e| to_py(e.into()))
+        .map_err(trace_to_py)
 }
 
 #[pymethods]
 impl PyTrace {
     /// Loads a mahimahi trace file; its name is the file name (e.g. ``Verizon-LTE-short.up``).
     ///
-    /// Raises FileNotFoundError (or OSError) when the file cannot be read, SproutError when a
-    /// line is not a non-negative integer or times go backwards; the messages are
-    /// ``sprout sim``'s ("cannot read trace PATH: ...", "PATH:LINE: ...").
+    /// Raises SproutFileNotFoundError (a FileNotFoundError) or SproutOSError (an OSError)
+    /// when the file cannot be read, BadTraceError when a line is not a non-negative integer or
+    /// times go backwards; the messages are ``sprout sim``'s ("cannot read trace PATH: ...",
+    /// "PATH:LINE: ...").
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyTrace> {
-        py.detach(|| eval::load_trace(&path))
+        py.detach(|| load_trace(&path))
             .map(|t| PyTrace { inner: Arc::new(t) })
-            .map_err(|e| to_py(e.into()))
+            .map_err(sim_to_py)
     }
 
     /// A constant-rate trace: ``mbit`` Mbit/s (12 Mbit/s = 1000 opportunities per second) for
@@ -148,12 +150,12 @@ impl PyTrace {
         interval_ms: u64,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         if interval_ms == 0 {
-            return Err(sprout_error("interval_ms must be at least 1"));
+            return Err(bad_parameter("interval_ms must be at least 1"));
         }
         let end_ms = self.inner.period_ms();
         let bins = end_ms.div_ceil(interval_ms);
         if bins > MAX_INTERVALS {
-            return Err(sprout_error(format!(
+            return Err(bad_parameter(format!(
                 "{}: {bins} intervals of {interval_ms} ms is more than {MAX_INTERVALS}; use a longer interval",
                 self.inner.name()
             )));
@@ -183,16 +185,20 @@ impl PyTrace {
 
     /// Writes the trace as a mahimahi file (one time in ms per line).
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| -> anyhow::Result<()> {
-            let f = std::fs::File::create(&path).map_err(|e| {
-                anyhow::Error::new(e).context(format!("creating {}", path.display()))
+        py.detach(|| -> Result<(), SimError> {
+            let f = std::fs::File::create(&path).map_err(|source| SimError::Create {
+                path: path.clone(),
+                source,
             })?;
             let mut w = std::io::BufWriter::new(f);
             sprout_link::convert::write_trace(&self.inner, &mut w)
                 .and_then(|()| std::io::Write::flush(&mut w))
-                .map_err(|e| anyhow::Error::new(e).context(format!("writing {}", path.display())))
+                .map_err(|source| SimError::Write {
+                    path: path.clone(),
+                    source,
+                })
         })
-        .map_err(to_py)
+        .map_err(sim_to_py)
     }
 
     fn __len__(&self) -> usize {
@@ -251,10 +257,10 @@ impl TraceArg {
     }
 
     /// The trace, loading the file if needed (without the GIL is fine).
-    pub fn load(self) -> anyhow::Result<Arc<Trace>> {
+    pub fn load(self) -> Result<Arc<Trace>, SimError> {
         match self {
             TraceArg::Loaded(t) => Ok(t),
-            TraceArg::Path(p) => Ok(Arc::new(eval::load_trace(&p)?)),
+            TraceArg::Path(p) => Ok(Arc::new(load_trace(&p)?)),
         }
     }
 }

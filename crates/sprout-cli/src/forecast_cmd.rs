@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use sprout_core::{estimator, Config};
-use sprout_eval::eval::Scheme;
 use sprout_sim::overrides;
+use sprout_sim::scheme::Scheme;
 
 use crate::net_cmd::SchemeArg;
 
@@ -55,7 +55,7 @@ fn config(a: &ForecastArgs) -> Result<Config> {
     if let Some(c) = a.confidence {
         cfg.confidence = c;
     }
-    overrides::apply(&mut cfg, &a.params).map_err(anyhow::Error::msg)?;
+    overrides::apply(&mut cfg, &a.params)?;
     cfg.validate()
         .map_err(|e| anyhow::anyhow!("--confidence or --param: {e}"))?;
     Ok(cfg)

@@ -12,9 +12,11 @@ use sprout_emu::{
     fidelity, has_network_privileges, DirectionReport, EmuError, Emulator, EmulatorConfig,
     SignalWatcher,
 };
-use sprout_link::LinkConfig;
+use sprout_link::{LinkConfig, QueueKind};
+use sprout_sim::duration::{duration_us, TimeUnit};
+use sprout_sim::sim_json::load_trace;
 
-use crate::QueueArg;
+use crate::queue_parser;
 
 /// `sprout link` arguments.
 #[derive(clap::Args)]
@@ -36,14 +38,14 @@ pub struct LinkArgs {
     #[arg(long, default_value_t = 20.0)]
     delay: f64,
     /// Queue discipline of both directions: infinite or codel.
-    #[arg(long, default_value = "infinite")]
-    queue: QueueArg,
+    #[arg(long, default_value = "infinite", value_parser = queue_parser())]
+    queue: QueueKind,
     /// The uplink's queue discipline, overriding --queue [default: --queue].
-    #[arg(long)]
-    uplink_queue: Option<QueueArg>,
+    #[arg(long, value_parser = queue_parser())]
+    uplink_queue: Option<QueueKind>,
     /// The downlink's queue discipline, overriding --queue [default: --queue].
-    #[arg(long)]
-    downlink_queue: Option<QueueArg>,
+    #[arg(long, value_parser = queue_parser())]
+    downlink_queue: Option<QueueKind>,
     /// Bernoulli loss probability of both directions, 0..1.
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
@@ -91,26 +93,21 @@ fn configure(a: &LinkArgs) -> Result<(EmulatorConfig, Option<Duration>)> {
         bail!("--uplink and --downlink are required");
     };
     // The trace error's message already names the file, the line and the cause.
-    let load = |p: &PathBuf| sprout_eval::eval::load_trace(p).map(Arc::new);
+    let load = |p: &PathBuf| load_trace(p).map(Arc::new);
     let up = load(up_path)?;
     let down = load(down_path)?;
-    if !(a.delay.is_finite() && a.delay >= 0.0) {
-        bail!(
-            "--delay must be a non-negative number of milliseconds, got {}",
-            a.delay
-        );
-    }
-    let duration = match a.duration {
-        None => None,
-        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => bail!("--duration must be a positive number of seconds, got {s}"),
-    };
+    let delay_us = duration_us(a.delay, TimeUnit::Milliseconds, false, "delay")?;
+    let duration = a
+        .duration
+        .map(|s| duration_us(s, TimeUnit::Seconds, true, "duration"))
+        .transpose()?
+        .map(Duration::from_micros);
     let base = LinkConfig {
-        propagation_delay_us: (a.delay * 1000.0).round() as u64,
+        propagation_delay_us: delay_us,
         looping: !a.no_loop,
         ..LinkConfig::default()
     };
-    let link = |queue: Option<QueueArg>, loss: Option<f64>, stream: u64| LinkConfig {
+    let link = |queue: Option<QueueKind>, loss: Option<f64>, stream: u64| LinkConfig {
         queue: queue.unwrap_or(a.queue).config(),
         loss: loss.unwrap_or(a.loss),
         seed: a.seed.wrapping_mul(2).wrapping_add(stream),

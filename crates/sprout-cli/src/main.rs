@@ -6,14 +6,16 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use sprout_link::{QueueConfig, Trace};
-use sprout_lab::emulate::{self, EmulateOptions};
 use sprout_eval::eval::{self, EvalOptions, Experiment, Scheme};
+use sprout_lab::emulate::{self, EmulateOptions};
+use sprout_lab::tunnel_experiment::{self, EmulatedExperiment, TunnelOptions};
+use sprout_link::{QueueKind, Trace};
+use sprout_sim::duration::seconds_to_us;
+use sprout_sim::error::chain_message;
 use sprout_sim::metrics::DirectionMetrics;
 use sprout_sim::overrides;
 use sprout_sim::sim::{Load, SimConfig};
-use sprout_sim::sim_json::{self, QueueKind, SimOptions};
-use sprout_lab::tunnel_experiment::{self, EmulatedExperiment, TunnelOptions};
+use sprout_sim::sim_json::{self, SimOptions};
 
 mod forecast_cmd;
 mod interactive_cmd;
@@ -127,14 +129,14 @@ struct SimArgs {
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
     /// Queue discipline of both directions: infinite or codel (cubic-codel always uses CoDel).
-    #[arg(long, default_value = "infinite")]
-    queue: QueueArg,
+    #[arg(long, default_value = "infinite", value_parser = queue_parser())]
+    queue: QueueKind,
     /// The uplink's queue discipline, overriding --queue [default: --queue].
-    #[arg(long)]
-    uplink_queue: Option<QueueArg>,
+    #[arg(long, value_parser = queue_parser())]
+    uplink_queue: Option<QueueKind>,
     /// The downlink's queue discipline, overriding --queue [default: --queue].
-    #[arg(long)]
-    downlink_queue: Option<QueueArg>,
+    #[arg(long, value_parser = queue_parser())]
+    downlink_queue: Option<QueueKind>,
     /// The uplink's loss probability, overriding --loss [default: --loss].
     #[arg(long)]
     uplink_loss: Option<f64>,
@@ -207,23 +209,12 @@ struct EvalArgs {
     duration: Option<f64>,
 }
 
-/// Queue discipline on the command line (`sprout sim`, `sprout link`).
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub(crate) enum QueueArg {
-    /// Unlimited drop-tail.
-    Infinite,
-    /// CoDel (RFC 8289: 5 ms target, 100 ms interval).
-    Codel,
-}
-
-impl QueueArg {
-    /// The link model's queue configuration.
-    pub(crate) fn config(self) -> QueueConfig {
-        match self {
-            QueueArg::Infinite => QueueConfig::default(),
-            QueueArg::Codel => QueueConfig::codel(),
-        }
-    }
+/// The parser of a queue discipline on the command line (`sprout sim`, `sprout link`): the
+/// link's own [`QueueKind`], its names and their help listed as clap lists an enum's.
+pub(crate) fn queue_parser() -> impl clap::builder::TypedValueParser<Value = QueueKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let names = QueueKind::ALL.map(|k| PossibleValue::new(k.key()).help(k.help()));
+    PossibleValuesParser::new(names).map(|s| s.parse::<QueueKind>().expect("a possible value"))
 }
 
 /// The experiments of `--experiments` (none given: fig7).
@@ -263,15 +254,8 @@ enum TracesCommand {
     Convert(traces_cmd::ConvertArgs),
 }
 
-fn seconds_to_us(s: f64, what: &str) -> Result<u64> {
-    if !(s.is_finite() && s >= 0.0) {
-        bail!("--{what} must be a non-negative number of seconds, got {s}");
-    }
-    Ok((s * 1e6).round() as u64)
-}
-
 fn load_trace(path: &Path) -> Result<Arc<Trace>> {
-    Ok(Arc::new(eval::load_trace(path)?))
+    Ok(Arc::new(sim_json::load_trace(path)?))
 }
 
 fn cmd_sim(a: SimArgs) -> Result<()> {
@@ -279,10 +263,6 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
     let down = load_trace(&a.downlink)?;
     // The options, their checks, the run and the JSON are sim_json's, which the Python
     // package (`sprout.simulate`) shares.
-    let kind = |q: QueueArg| match q {
-        QueueArg::Infinite => QueueKind::Infinite,
-        QueueArg::Codel => QueueKind::Codel,
-    };
     let opts = SimOptions {
         scheme: a.scheme,
         confidence: a.confidence,
@@ -290,9 +270,9 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
         seed: a.seed,
         host_jitter_ms: a.host_jitter_ms,
         loss: a.loss,
-        queue: kind(a.queue),
-        uplink_queue: a.uplink_queue.map(kind),
-        downlink_queue: a.downlink_queue.map(kind),
+        queue: a.queue,
+        uplink_queue: a.uplink_queue,
+        downlink_queue: a.downlink_queue,
         uplink_loss: a.uplink_loss,
         downlink_loss: a.downlink_loss,
         duration_s: a.duration,
@@ -423,7 +403,7 @@ fn cmd_params(scheme: Scheme, params: &[String]) -> Result<()> {
         bail!("`sprout params` describes sprout and sprout-ewma; other schemes have no Sprout parameters");
     }
     let mut cfg = scheme.protocol_config();
-    overrides::apply(&mut cfg, params).map_err(anyhow::Error::msg)?;
+    overrides::apply(&mut cfg, params)?;
     println!("{}", overrides::describe(&cfg));
     Ok(())
 }
@@ -449,7 +429,9 @@ fn main() {
         Command::Params { scheme, params } => cmd_params(scheme, &params),
         Command::Traces {
             command: TracesCommand::Fetch { dir },
-        } => eval::fetch_traces(&dir).map(|msg| println!("{msg}")),
+        } => eval::fetch_traces(&dir)
+            .map(|msg| println!("{msg}"))
+            .map_err(anyhow::Error::from),
         Command::Traces {
             command: TracesCommand::Stats(a),
         } => traces_cmd::stats(a),
@@ -464,22 +446,7 @@ fn main() {
         } => traces_cmd::convert(a),
     };
     if let Err(e) = result {
-        eprintln!("error: {}", error_message(&e));
+        eprintln!("error: {}", chain_message(e.as_ref()));
         std::process::exit(1);
     }
-}
-
-/// The error and its causes joined by ": ", each said once: a cause whose text its outer
-/// message already contains (`"{path}: {source}"` errors that also expose the source) is not
-/// repeated.
-fn error_message(e: &anyhow::Error) -> String {
-    let mut msg = e.to_string();
-    for cause in e.chain().skip(1) {
-        let text = cause.to_string();
-        if !msg.contains(&text) {
-            msg.push_str(": ");
-            msg.push_str(&text);
-        }
-    }
-    msg
 }

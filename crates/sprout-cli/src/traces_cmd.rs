@@ -5,12 +5,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
+use sprout_eval::trace_plot;
 use sprout_link::convert::{throughput_csv_to_trace, write_trace, Column, CsvOptions};
 use sprout_link::synthetic::OutageOverlay;
 use sprout_link::trace_stats::{details_text, load_stats, summary_table, StatsOptions};
 use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
 use sprout_sim::distributions::{self, InterArrival};
-use sprout_eval::trace_plot;
 
 /// The trace files an argument stands for: a file is itself; a folder, every `NAME.up` and
 /// `NAME.down` pair in it (sorted by name, up before down); a `NAME` that is not a file, the
@@ -182,7 +182,7 @@ pub fn plot(a: PlotArgs) -> Result<()> {
     let mut traces = Vec::new();
     for arg in &a.files {
         for file in expand(arg)? {
-            let trace = sprout_eval::eval::load_trace(&file)?;
+            let trace = sprout_sim::sim_json::load_trace(&file)?;
             traces.push((file.display().to_string(), trace));
         }
     }
