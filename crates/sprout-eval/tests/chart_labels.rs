@@ -17,13 +17,13 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use sprout_link::{testdata, SyntheticLink};
 use sprout_eval::chart::{
     delay_over_time_chart, text_width, throughput_delay_chart, time_series_chart,
     time_series_chart_measured, utilization_delay_chart, ChartPoint, DelayPanel, DelaySeries,
     UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, HEIGHT, WIDTH,
 };
 use sprout_eval::eval::{self, EvalOptions, Experiment};
+use sprout_link::{testdata, SyntheticLink};
 use sprout_sim::metrics::TimeSeriesPoint;
 
 #[derive(Clone, Copy, Debug)]
@@ -268,227 +268,279 @@ fn text_box(n: roxmltree::Node, lines: &[(String, f64)]) -> Rect {
     }
 }
 
+/// For a look at them: SPROUT_CHART_DIR=/some/dir writes every chart checked here.
+fn dump_chart(name: &str, svg: &str) {
+    let Ok(dir) = std::env::var("SPROUT_CHART_DIR") else {
+        return;
+    };
+    let file: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let file = if file.ends_with(".svg") {
+        file
+    } else {
+        format!("{file}.svg")
+    };
+    let _ = std::fs::write(Path::new(&dir).join(file), svg);
+}
+
+/// What a chart holds that must keep clear of each other: its texts, markers and lines, and
+/// its data points.
+#[derive(Default)]
+struct Chart {
+    labels: Vec<Label>,
+    markers: Vec<Marker>,
+    lines: Vec<Line>,
+    points: Vec<Point>,
+}
+
+impl Chart {
+    /// Reads every element of the document.
+    fn parse(doc: &roxmltree::Document) -> Chart {
+        let mut chart = Chart::default();
+        for n in doc.descendants().filter(|n| n.is_element()) {
+            match n.tag_name().name() {
+                "text" => chart.add_text(n),
+                "circle" => chart.add_circle(n),
+                "rect" => chart.add_rect(n),
+                "path" => chart.add_path(n),
+                "line" if !has_class(n, "grid") => chart.lines.push(Line {
+                    a: (num(n, "x1"), num(n, "y1")),
+                    b: (num(n, "x2"), num(n, "y2")),
+                    what: format!("line {}", classes(n)),
+                    leader_for: n.attribute("data-for").map(str::to_string),
+                }),
+                _ => {}
+            }
+        }
+        chart
+    }
+
+    /// A `<text>` that says something is a label.
+    fn add_text(&mut self, n: roxmltree::Node) {
+        let lines = text_lines(n);
+        let text = lines
+            .iter()
+            .map(|l| l.0.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if text.trim().is_empty() {
+            return;
+        }
+        self.labels.push(Label {
+            bb: text_box(n, &lines),
+            id: n.attribute("id").map(str::to_string),
+            points: n
+                .attribute("data-points")
+                .map(|p| p.split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default(),
+            class: classes(n),
+            text,
+        });
+    }
+
+    /// A `<circle>` is a marker, and a data point if its class is `point`.
+    fn add_circle(&mut self, n: roxmltree::Node) {
+        let (cx, cy) = (num(n, "cx"), num(n, "cy"));
+        let r = num(n, "r") + half_stroke(n);
+        self.markers.push(Marker {
+            shape: Shape::Circle(cx, cy, r),
+            what: format!("circle {} at ({cx:.0}, {cy:.0})", classes(n)),
+        });
+        if has_class(n, "point") {
+            self.points.push(Point {
+                id: n.attribute("id").expect("point id").to_string(),
+                label: n.attribute("data-label").expect("data-label").to_string(),
+                cx,
+                cy,
+                r,
+                values: (
+                    n.attribute("data-delay-ms").unwrap_or("").to_string(),
+                    n.attribute("data-y").unwrap_or("").to_string(),
+                ),
+            });
+        }
+    }
+
+    /// A `<rect>` of class `marker` is a marker; the edges of one of class `frame` are lines.
+    fn add_rect(&mut self, n: roxmltree::Node) {
+        let b = Rect {
+            x0: num(n, "x"),
+            y0: num(n, "y"),
+            x1: num(n, "x") + num(n, "width"),
+            y1: num(n, "y") + num(n, "height"),
+        };
+        if has_class(n, "marker") {
+            let h = half_stroke(n);
+            self.markers.push(Marker {
+                shape: Shape::Box(b.shrink(-h)),
+                what: format!("rect {}", classes(n)),
+            });
+        } else if has_class(n, "frame") {
+            let c = [(b.x0, b.y0), (b.x1, b.y0), (b.x1, b.y1), (b.x0, b.y1)];
+            for k in 0..4 {
+                self.lines.push(Line {
+                    a: c[k],
+                    b: c[(k + 1) % 4],
+                    what: "plot frame".into(),
+                    leader_for: None,
+                });
+            }
+        }
+    }
+
+    /// A `<path>` of class `marker` is a marker (its bounding box); any other is lines.
+    fn add_path(&mut self, n: roxmltree::Node) {
+        let class = classes(n);
+        let subpaths = path_points(n.attribute("d").expect("path d"));
+        if has_class(n, "marker") {
+            let h = half_stroke(n);
+            let all: Vec<&(f64, f64)> = subpaths.iter().flatten().collect();
+            let b = Rect {
+                x0: all.iter().map(|p| p.0).fold(f64::INFINITY, f64::min) - h,
+                y0: all.iter().map(|p| p.1).fold(f64::INFINITY, f64::min) - h,
+                x1: all.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max) + h,
+                y1: all.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max) + h,
+            };
+            self.markers.push(Marker {
+                shape: Shape::Box(b),
+                what: format!("path {class}"),
+            });
+        } else {
+            for sp in subpaths {
+                for w in sp.windows(2) {
+                    self.lines.push(Line {
+                        a: w[0],
+                        b: w[1],
+                        what: format!("path {class}"),
+                        leader_for: None,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Texts cut off at the canvas' edges, overlapping each other, covering a marker or
+    /// crossed by a line (a leader may end at its own label).
+    fn clearance_problems(&self) -> Vec<String> {
+        let mut problems: Vec<String> = Vec::new();
+        let canvas = Rect {
+            x0: 0.0,
+            y0: 0.0,
+            x1: WIDTH,
+            y1: HEIGHT,
+        };
+        for (i, l) in self.labels.iter().enumerate() {
+            let b = &l.bb;
+            if b.x0 < canvas.x0 || b.y0 < canvas.y0 || b.x1 > canvas.x1 || b.y1 > canvas.y1 {
+                problems.push(format!("{:?} is cut off: {b:?}", l.text));
+            }
+            for o in &self.labels[i + 1..] {
+                if b.overlaps(&o.bb) {
+                    problems.push(format!("{:?} overlaps {:?}", l.text, o.text));
+                }
+            }
+            for m in &self.markers {
+                let hit = match m.shape {
+                    Shape::Circle(cx, cy, r) => b.hits_circle(cx, cy, r),
+                    Shape::Box(mb) => b.overlaps(&mb),
+                };
+                if hit {
+                    problems.push(format!("{:?} covers the marker {}", l.text, m.what));
+                }
+            }
+            for s in &self.lines {
+                let own = s.leader_for.is_some() && s.leader_for == l.id;
+                let bb = if own { b.shrink(1.0) } else { *b };
+                if bb.hits_segment(s.a, s.b) {
+                    problems.push(format!(
+                        "{:?} is crossed by the {} from ({:.0}, {:.0}) to ({:.0}, {:.0})",
+                        l.text, s.what, s.a.0, s.a.1, s.b.0, s.b.1
+                    ));
+                }
+            }
+        }
+        problems
+    }
+
+    /// The point labels.
+    fn point_labels(&self) -> Vec<&Label> {
+        self.labels
+            .iter()
+            .filter(|l| l.class == "point-label")
+            .collect()
+    }
+
+    /// Points: each has exactly one label, which names it; overlapping or equal points share
+    /// it.
+    fn point_problems(&self) -> Vec<String> {
+        let mut problems: Vec<String> = Vec::new();
+        let point_labels = self.point_labels();
+        let label_of = |id: &str| -> Vec<usize> {
+            point_labels
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.points.iter().any(|p| p == id))
+                .map(|(k, _)| k)
+                .collect()
+        };
+        for p in &self.points {
+            let ls = label_of(&p.id);
+            if ls.len() != 1 {
+                problems.push(format!(
+                    "point {} ({}) has {} labels",
+                    p.id,
+                    p.label,
+                    ls.len()
+                ));
+                continue;
+            }
+            let text = &point_labels[ls[0]].text;
+            let name = p.label.split(" (").next().unwrap_or(&p.label);
+            for word in name.split_whitespace() {
+                if !text.contains(word) {
+                    problems.push(format!(
+                        "label {text:?} of point {:?} lacks {word:?}",
+                        p.label
+                    ));
+                }
+            }
+        }
+        for (i, p) in self.points.iter().enumerate() {
+            for q in &self.points[i + 1..] {
+                let touch = ((p.cx - q.cx).powi(2) + (p.cy - q.cy).powi(2)).sqrt() < p.r + q.r;
+                let equal = !p.values.0.is_empty() && p.values == q.values;
+                if (touch || equal) && label_of(&p.id) != label_of(&q.id) {
+                    problems.push(format!(
+                        "points {:?} and {:?} {} but have different labels",
+                        p.label,
+                        q.label,
+                        if equal { "are equal" } else { "overlap" }
+                    ));
+                }
+            }
+        }
+        problems
+    }
+}
+
 /// Checks one chart; returns what it counted. Panics with every problem found.
 fn check_svg(name: &str, svg: &str) -> Counts {
-    // For a look at them: SPROUT_CHART_DIR=/some/dir writes every chart checked here.
-    if let Ok(dir) = std::env::var("SPROUT_CHART_DIR") {
-        let file: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let file = if file.ends_with(".svg") {
-            file
-        } else {
-            format!("{file}.svg")
-        };
-        let _ = std::fs::write(Path::new(&dir).join(file), svg);
-    }
+    dump_chart(name, svg);
     let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{name}: {e}"));
     let root = doc.root_element();
     assert_eq!(num(root, "width"), WIDTH, "{name}");
     assert_eq!(num(root, "height"), HEIGHT, "{name}");
-    let mut labels = Vec::new();
-    let mut markers = Vec::new();
-    let mut lines = Vec::new();
-    let mut points = Vec::new();
-    for n in doc.descendants().filter(|n| n.is_element()) {
-        let class = classes(n);
-        match n.tag_name().name() {
-            "text" => {
-                let lines = text_lines(n);
-                let text = lines
-                    .iter()
-                    .map(|l| l.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                if text.trim().is_empty() {
-                    continue;
-                }
-                labels.push(Label {
-                    bb: text_box(n, &lines),
-                    id: n.attribute("id").map(str::to_string),
-                    points: n
-                        .attribute("data-points")
-                        .map(|p| p.split_whitespace().map(str::to_string).collect())
-                        .unwrap_or_default(),
-                    class,
-                    text,
-                });
-            }
-            "circle" => {
-                let (cx, cy) = (num(n, "cx"), num(n, "cy"));
-                let r = num(n, "r") + half_stroke(n);
-                markers.push(Marker {
-                    shape: Shape::Circle(cx, cy, r),
-                    what: format!("circle {class} at ({cx:.0}, {cy:.0})"),
-                });
-                if has_class(n, "point") {
-                    points.push(Point {
-                        id: n.attribute("id").expect("point id").to_string(),
-                        label: n.attribute("data-label").expect("data-label").to_string(),
-                        cx,
-                        cy,
-                        r,
-                        values: (
-                            n.attribute("data-delay-ms").unwrap_or("").to_string(),
-                            n.attribute("data-y").unwrap_or("").to_string(),
-                        ),
-                    });
-                }
-            }
-            "rect" => {
-                let b = Rect {
-                    x0: num(n, "x"),
-                    y0: num(n, "y"),
-                    x1: num(n, "x") + num(n, "width"),
-                    y1: num(n, "y") + num(n, "height"),
-                };
-                if has_class(n, "marker") {
-                    let h = half_stroke(n);
-                    markers.push(Marker {
-                        shape: Shape::Box(b.shrink(-h)),
-                        what: format!("rect {class}"),
-                    });
-                } else if has_class(n, "frame") {
-                    let c = [(b.x0, b.y0), (b.x1, b.y0), (b.x1, b.y1), (b.x0, b.y1)];
-                    for k in 0..4 {
-                        lines.push(Line {
-                            a: c[k],
-                            b: c[(k + 1) % 4],
-                            what: "plot frame".into(),
-                            leader_for: None,
-                        });
-                    }
-                }
-            }
-            "path" => {
-                let subpaths = path_points(n.attribute("d").expect("path d"));
-                if has_class(n, "marker") {
-                    let h = half_stroke(n);
-                    let all: Vec<&(f64, f64)> = subpaths.iter().flatten().collect();
-                    let b = Rect {
-                        x0: all.iter().map(|p| p.0).fold(f64::INFINITY, f64::min) - h,
-                        y0: all.iter().map(|p| p.1).fold(f64::INFINITY, f64::min) - h,
-                        x1: all.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max) + h,
-                        y1: all.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max) + h,
-                    };
-                    markers.push(Marker {
-                        shape: Shape::Box(b),
-                        what: format!("path {class}"),
-                    });
-                } else {
-                    for sp in subpaths {
-                        for w in sp.windows(2) {
-                            lines.push(Line {
-                                a: w[0],
-                                b: w[1],
-                                what: format!("path {class}"),
-                                leader_for: None,
-                            });
-                        }
-                    }
-                }
-            }
-            "line" if !has_class(n, "grid") => lines.push(Line {
-                a: (num(n, "x1"), num(n, "y1")),
-                b: (num(n, "x2"), num(n, "y2")),
-                what: format!("line {class}"),
-                leader_for: n.attribute("data-for").map(str::to_string),
-            }),
-            _ => {}
-        }
-    }
-
-    let mut problems: Vec<String> = Vec::new();
-    let canvas = Rect {
-        x0: 0.0,
-        y0: 0.0,
-        x1: WIDTH,
-        y1: HEIGHT,
-    };
-    for (i, l) in labels.iter().enumerate() {
-        let b = &l.bb;
-        if b.x0 < canvas.x0 || b.y0 < canvas.y0 || b.x1 > canvas.x1 || b.y1 > canvas.y1 {
-            problems.push(format!("{:?} is cut off: {b:?}", l.text));
-        }
-        for o in &labels[i + 1..] {
-            if b.overlaps(&o.bb) {
-                problems.push(format!("{:?} overlaps {:?}", l.text, o.text));
-            }
-        }
-        for m in &markers {
-            let hit = match m.shape {
-                Shape::Circle(cx, cy, r) => b.hits_circle(cx, cy, r),
-                Shape::Box(mb) => b.overlaps(&mb),
-            };
-            if hit {
-                problems.push(format!("{:?} covers the marker {}", l.text, m.what));
-            }
-        }
-        for s in &lines {
-            let own = s.leader_for.is_some() && s.leader_for == l.id;
-            let bb = if own { b.shrink(1.0) } else { *b };
-            if bb.hits_segment(s.a, s.b) {
-                problems.push(format!(
-                    "{:?} is crossed by the {} from ({:.0}, {:.0}) to ({:.0}, {:.0})",
-                    l.text, s.what, s.a.0, s.a.1, s.b.0, s.b.1
-                ));
-            }
-        }
-    }
-
-    // Points: each has exactly one label, which names it; overlapping or equal points share it.
-    let point_labels: Vec<&Label> = labels.iter().filter(|l| l.class == "point-label").collect();
-    let label_of = |id: &str| -> Vec<usize> {
-        point_labels
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.points.iter().any(|p| p == id))
-            .map(|(k, _)| k)
-            .collect()
-    };
-    for p in &points {
-        let ls = label_of(&p.id);
-        if ls.len() != 1 {
-            problems.push(format!(
-                "point {} ({}) has {} labels",
-                p.id,
-                p.label,
-                ls.len()
-            ));
-            continue;
-        }
-        let text = &point_labels[ls[0]].text;
-        let name = p.label.split(" (").next().unwrap_or(&p.label);
-        for word in name.split_whitespace() {
-            if !text.contains(word) {
-                problems.push(format!(
-                    "label {text:?} of point {:?} lacks {word:?}",
-                    p.label
-                ));
-            }
-        }
-    }
-    for (i, p) in points.iter().enumerate() {
-        for q in &points[i + 1..] {
-            let touch = ((p.cx - q.cx).powi(2) + (p.cy - q.cy).powi(2)).sqrt() < p.r + q.r;
-            let equal = !p.values.0.is_empty() && p.values == q.values;
-            if (touch || equal) && label_of(&p.id) != label_of(&q.id) {
-                problems.push(format!(
-                    "points {:?} and {:?} {} but have different labels",
-                    p.label,
-                    q.label,
-                    if equal { "are equal" } else { "overlap" }
-                ));
-            }
-        }
-    }
+    let chart = Chart::parse(&doc);
+    let mut problems = chart.clearance_problems();
+    problems.extend(chart.point_problems());
     assert!(
         problems.is_empty(),
         "{name}: {} problems:\n  {}",
@@ -497,11 +549,11 @@ fn check_svg(name: &str, svg: &str) -> Counts {
     );
     Counts {
         charts: 1,
-        texts: labels.len(),
-        point_labels: point_labels.len(),
-        points: points.len(),
-        markers: markers.len(),
-        lines: lines.len(),
+        texts: chart.labels.len(),
+        point_labels: chart.point_labels().len(),
+        points: chart.points.len(),
+        markers: chart.markers.len(),
+        lines: chart.lines.len(),
     }
 }
 
@@ -908,8 +960,8 @@ fn width_estimate_is_never_below_the_flat_floor() {
 /// kbit/s to Gbit/s, fine bins, and sixteen traces with long names on one chart.
 #[test]
 fn trace_plot_charts() {
-    use sprout_link::{constant_rate_trace, Trace};
     use sprout_eval::trace_plot::plot_svg;
+    use sprout_link::{constant_rate_trace, Trace};
 
     let mut checked = 0;
     if let Some(dir) = testdata::require("traces") {
