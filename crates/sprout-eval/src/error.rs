@@ -11,14 +11,12 @@ use std::io;
 use std::path::PathBuf;
 
 use sprout_link::TraceError;
+use sprout_sim::SimError;
 
 /// Where an evaluation looks for traces when it is not given a folder, in order (relative to
 /// the current folder): the paper's traces beside the repository, then `./traces` (where
 /// `sprout traces fetch` puts them). With neither, it runs the built-in synthetic link.
 pub const DEFAULT_TRACE_DIRS: [&str; 2] = ["../shared/traces", "./traces"];
-
-/// A failure of the simulator (`sprout_sim`), with its own chain of causes.
-pub type SimFailure = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// What can go wrong in an evaluation, a sweep or the files they read and write.
 ///
@@ -124,9 +122,10 @@ pub enum EvalError {
         #[source]
         source: Box<EvalError>,
     },
-    /// A simulation failed.
+    /// A simulation failed, or its options or Sprout parameters are not usable
+    /// ([`SimError::is_bad_parameter`] tells which).
     #[error(transparent)]
-    Sim(SimFailure),
+    Sim(#[from] SimError),
     /// One simulation of an evaluation failed.
     #[error("{run}")]
     SimRun {
@@ -134,7 +133,7 @@ pub enum EvalError {
         run: String,
         /// Why.
         #[source]
-        source: SimFailure,
+        source: SimError,
     },
     /// A file or folder could not be created, read or written.
     #[error("{what} {}", path.display())]
@@ -220,9 +219,43 @@ impl EvalError {
         move |source| EvalError::Io { what, path, source }
     }
 
-    /// The [`Sim`](Self::Sim) error of whatever the simulator returned.
-    pub fn sim(e: impl Into<SimFailure>) -> EvalError {
-        EvalError::Sim(e.into())
+    /// Whether the error is in what the caller gave (an option, a Sprout parameter, a sweep
+    /// spec), rather than in a file, a trace or the simulator.
+    pub fn is_bad_parameter(&self) -> bool {
+        match self.innermost() {
+            EvalError::BadParameter(_)
+            | EvalError::Spec(_)
+            | EvalError::SpecSynthetic { .. }
+            | EvalError::SpecTraceFolder { .. } => true,
+            EvalError::Sim(e) | EvalError::SimRun { source: e, .. } => e.is_bad_parameter(),
+            _ => false,
+        }
+    }
+
+    /// The I/O error behind this one, if an I/O failure caused it (its kind says whether a
+    /// file was not found).
+    pub fn io_error(&self) -> Option<&io::Error> {
+        match self.innermost() {
+            EvalError::ReadTrace { source, .. }
+            | EvalError::Io { source, .. }
+            | EvalError::Output(source)
+            | EvalError::BadTrace(TraceError::Io { source, .. })
+            | EvalError::SpecTraceFolder {
+                source: TraceError::Io { source, .. },
+                ..
+            }
+            | EvalError::DownloadedBadTrace {
+                source: TraceError::Io { source, .. },
+                ..
+            } => Some(source),
+            EvalError::TraceFolder { error, .. } | EvalError::Curl { error } => Some(error),
+            EvalError::Sim(e) | EvalError::SimRun { source: e, .. } => e.io_error(),
+            EvalError::ReadCsv { source, .. } | EvalError::Csv(source) => match source.kind() {
+                csv::ErrorKind::Io(e) => Some(e),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// The error a [`SpecFile`](Self::SpecFile) or [`SweepRun`](Self::SweepRun) wraps (through

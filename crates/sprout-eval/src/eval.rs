@@ -18,8 +18,8 @@ use sprout_sim::distributions::{self, InterArrival};
 use sprout_sim::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
 use sprout_sim::sim::{self, DirectionRun, SimConfig};
 
+pub use crate::error::EvalError;
 use crate::error::Result;
-pub use crate::error::{EvalError, SimFailure};
 pub use crate::experiment::{
     Experiment, CONFIDENCES, CONFIDENCE_LINK, DISTRIBUTIONS_LINK, FIGURE1_LINK, LOSSES, LOSS_LINK,
     MODEL_VARIANTS, SEEDS, SENSITIVITY_LINKS,
@@ -98,8 +98,7 @@ impl Plan {
     fn new(opts: &EvalOptions) -> Result<Plan> {
         let changed = |scheme: Scheme| -> Result<sprout_core::Config> {
             let mut c = scheme.protocol_config();
-            sprout_sim::overrides::apply(&mut c, &opts.protocol_params)
-                .map_err(|e| EvalError::BadParameter(e.to_string()))?;
+            sprout_sim::overrides::apply(&mut c, &opts.protocol_params).map_err(EvalError::Sim)?;
             Ok(c)
         };
         let sprout = changed(Scheme::Sprout)?;
@@ -294,7 +293,7 @@ fn run_job(j: &Job) -> Result<JobOut> {
         let out = sim::run(j.up.clone(), j.down.clone(), &j.cfg, None).map_err(|e| {
             EvalError::SimRun {
                 run: format!("{} / {}", j.link, j.scheme.key()),
-                source: e.into(),
+                source: e,
             }
         })?;
         let fig = j.figure1.then(|| figure1_series(&out.downlink));

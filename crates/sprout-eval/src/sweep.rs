@@ -282,8 +282,7 @@ impl RunSpec {
     /// `sprout sim`'s options for this run.
     pub fn sim_options(&self) -> Result<SimOptions> {
         let s = &self.sim;
-        let queue =
-            |q: &str| QueueKind::from_str(q).map_err(|e| EvalError::BadParameter(e.to_string()));
+        let queue = |q: &str| QueueKind::from_str(q).map_err(|e| EvalError::Sim(e.into()));
         Ok(SimOptions {
             scheme: Scheme::from_str(&self.scheme).map_err(EvalError::BadParameter)?,
             confidence: s.confidence,
@@ -757,7 +756,7 @@ impl SweepPlan {
                                 continue;
                             }
                             run.sim_options()
-                                .and_then(|o| o.config().map_err(EvalError::sim))
+                                .and_then(|o| Ok(o.config()?))
                                 .map_err(|e| EvalError::SweepRun {
                                     run: run.describe(),
                                     source: Box::new(e),
@@ -821,9 +820,9 @@ fn metric_fields(m: &DirectionMetrics) -> [String; 13] {
 /// Runs one run and gives its row's fields (see [`header`]).
 pub fn run_fields(run: &RunSpec) -> Result<Vec<String>> {
     let opts = run.sim_options()?;
-    let cfg = opts.config().map_err(EvalError::sim)?;
+    let cfg = opts.config()?;
     let (up, down) = run.trace.load()?;
-    let out = sim_json::run(up, down, &cfg, None).map_err(EvalError::sim)?;
+    let out = sim_json::run(up, down, &cfg, None)?;
     let given: HashMap<&str, &str> = run
         .params
         .iter()
@@ -1132,19 +1131,10 @@ pub fn run_local(
     Ok(report)
 }
 
-/// An error and its causes joined by ": ", each said once (as `sprout` prints errors).
+/// An error and its causes joined by ": ", each said once, as `sprout` prints errors
+/// ([`sprout_sim::error::chain_message`]).
 pub fn sim_error_message(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut msg = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !msg.contains(&text) {
-            msg.push_str(": ");
-            msg.push_str(&text);
-        }
-        cause = c.source();
-    }
-    msg
+    sprout_sim::error::chain_message(e)
 }
 
 #[cfg(test)]
