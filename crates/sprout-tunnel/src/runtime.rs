@@ -50,7 +50,7 @@ use crate::device::{self, Device, DeviceSpec, SetupError};
 use crate::packet::FlowKey;
 use crate::routes::{self, AppliedRoutes};
 use crate::server::{ServerTunnelEvent, TunnelServer};
-use crate::status::{TunnelDrops, TunnelStatus};
+use crate::status::{SessionStatus, TunnelDrops, TunnelStatus};
 
 /// Packets or datagrams taken from one source before the others get a turn.
 pub const BATCH: usize = 64;
@@ -507,78 +507,12 @@ impl StatusPrinter {
 
     fn print(&mut self, s: TunnelStatus, io: &IoCounters) {
         let dt_s = (s.now_us.saturating_sub(self.last_us) as f64 / 1e6).max(1e-3);
-        let kbps = |bytes: u64| round1(bytes as f64 * 8.0 / 1000.0 / dt_s);
-        let mut sent_total = 0u64;
-        let mut received_total = 0u64;
-        let mut queued = 0usize;
-        let mut cap = 0usize;
-        let mut forecast = 0u64;
-        let mut over_cap = 0u64;
-        let mut too_many_flows = 0u64;
+        let mut t = LineTotals::default();
         let mut sessions_json = Vec::new();
         let mut rates: Vec<FlowRate> = Vec::new();
         let mut seen = HashMap::new();
         for ss in &s.sessions {
-            let prev = self.sessions.get(&ss.id).copied().unwrap_or_default();
-            let ds = ss.sent_bytes.saturating_sub(prev.sent_bytes);
-            let dr = ss.received_bytes.saturating_sub(prev.received_bytes);
-            sent_total += ds;
-            received_total += dr;
-            queued += ss.queue.queued_bytes;
-            cap += ss.queue.cap_bytes;
-            let f = ss.forecast.last().copied().unwrap_or(0) as u64;
-            forecast += f;
-            over_cap += ss.queue.drops.over_cap;
-            too_many_flows += ss.queue.drops.too_many_flows;
-            let mut flows_json = Vec::new();
-            for fl in &ss.flows {
-                let key = (ss.id, fl.flow);
-                let before = self.flows.get(&key).map(|&(b, _)| b).unwrap_or(0);
-                let rate = kbps(fl.sent_bytes.saturating_sub(before));
-                if self.flows.len() < 65_536 || self.flows.contains_key(&key) {
-                    self.flows.insert(key, (fl.sent_bytes, s.now_us));
-                }
-                flows_json.push(json!({
-                    "flow": fl.flow.to_string(),
-                    "queued_bytes": fl.queued_bytes,
-                    "queued_packets": fl.queued_packets,
-                    "sent_kbps": rate,
-                    "sent_bytes": fl.sent_bytes,
-                    "dropped_packets": fl.dropped_packets,
-                }));
-                rates.push(FlowRate {
-                    session: ss.id,
-                    flow: fl.flow,
-                    queued_bytes: fl.queued_bytes,
-                    kbps: rate,
-                    dropped: fl.dropped_packets,
-                });
-            }
-            let a = ss.assignment;
-            sessions_json.push(json!({
-                "id": ss.id,
-                "peer": ss.peer,
-                "addr": ss.addr,
-                "v4": a.and_then(|a| a.v4).map(|v| v.client.to_string()),
-                "v6": a.and_then(|a| a.v6).map(|v| v.client.to_string()),
-                "queued_bytes": ss.queue.queued_bytes,
-                "queued_packets": ss.queue.queued_packets,
-                "cap_bytes": ss.queue.cap_bytes,
-                "active_flows": ss.queue.active_flows,
-                "tracked_flows": ss.queue.tracked_flows,
-                "queue_drops": ss.queue.drops,
-                "forecast": ss.forecast,
-                "forecast_packets": f,
-                "window_bytes": ss.window_bytes,
-                "incoming_rate_pps": round1(ss.incoming_rate_pps),
-                "sent_kbps": kbps(ds),
-                "received_kbps": kbps(dr),
-                "sent_bytes": ss.sent_bytes,
-                "received_bytes": ss.received_bytes,
-                "sent_packets": ss.sent_packets,
-                "received_packets": ss.received_packets,
-                "flows": flows_json,
-            }));
+            sessions_json.push(self.session_json(ss, s.now_us, dt_s, &mut t, &mut rates));
             seen.insert(
                 ss.id,
                 Prev {
@@ -589,16 +523,7 @@ impl StatusPrinter {
                 },
             );
         }
-        // Sessions gone since the last line: their totals are kept for the exit line.
-        for (id, p) in &self.sessions {
-            if !seen.contains_key(id) {
-                self.closed.sent_bytes += p.sent_bytes;
-                self.closed.received_bytes += p.received_bytes;
-                self.closed.sent_packets += p.sent_packets;
-                self.closed.received_packets += p.received_packets;
-            }
-        }
-        self.sessions = seen;
+        self.replace_sessions(seen);
         // Flows not seen for a minute are forgotten.
         let now = s.now_us;
         self.flows
@@ -610,85 +535,173 @@ impl StatusPrinter {
         });
         // Up = mobile host to relay: the client's sent, the server's received.
         let (up, down) = if self.server {
-            (received_total, sent_total)
+            (t.received_bytes, t.sent_bytes)
         } else {
-            (sent_total, received_total)
+            (t.sent_bytes, t.received_bytes)
         };
-        let elapsed = round1(s.now_us as f64 / 1e6);
+        let line = LineRates { up, down, dt_s };
         if self.json {
-            out_json(json!({
-                "event": "status",
-                "elapsed_s": elapsed,
-                "clients": s.sessions.len(),
-                "up_kbps": kbps(up),
-                "down_kbps": kbps(down),
-                "queued_bytes": queued,
-                "cap_bytes": cap,
-                "forecast_packets": forecast,
-                "drops": s.drops,
-                "queue_drops": {"over_cap": over_cap, "too_many_flows": too_many_flows},
-                "secure_drops": s.secure_drops,
-                "tun_read_packets": s.tun_read_packets,
-                "tun_write_packets": s.tun_write_packets,
-                "udp_sent": io.udp_sent,
-                "udp_received": io.udp_received,
-                "udp_send_errors": io.udp_send_errors,
-                "sessions": sessions_json,
-            }));
+            out_json(status_json(&s, io, &t, &line, sessions_json));
         } else {
-            let mut drops: Vec<String> = drop_names(&s.drops)
-                .into_iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect();
-            for (k, v) in [("over_cap", over_cap), ("too_many_flows", too_many_flows)] {
-                if v > 0 {
-                    drops.push(format!("{k} {v}"));
-                }
-            }
-            for (k, v) in &s.secure_drops {
-                if *v > 0 {
-                    drops.push(format!("{k} {v}"));
-                }
-            }
-            let top: Vec<String> = rates
-                .iter()
-                .filter(|r| r.kbps > 0.0 || r.queued_bytes > 0)
-                .take(TEXT_FLOWS)
-                .map(|r| {
-                    let who = if self.server {
-                        format!("{:08x} ", r.session)
-                    } else {
-                        String::new()
-                    };
-                    let dropped = if r.dropped > 0 {
-                        format!(", {} dropped", r.dropped)
-                    } else {
-                        String::new()
-                    };
-                    format!(
-                        "{who}{} {:.0} kbit/s ({} B queued{dropped})",
-                        r.flow, r.kbps, r.queued_bytes
-                    )
-                })
-                .collect();
-            let clients = if self.server {
-                format!("clients {} | ", s.sessions.len())
-            } else {
-                String::new()
-            };
-            out(&format!(
-                "[{elapsed:>7.1} s] {clients}up {:.0} kbit/s, down {:.0} kbit/s | queue {}/{} B | forecast {} pkt | drops: {} | top: {}",
-                kbps(up),
-                kbps(down),
-                queued,
-                cap,
-                forecast,
-                if drops.is_empty() { "none".into() } else { drops.join(", ") },
-                if top.is_empty() { "-".into() } else { top.join("; ") }
-            ));
+            out(&self.text_line(&s, &t, &rates, &line));
         }
         self.last_us = s.now_us;
         self.latest = Some(s);
+    }
+
+    /// One session's part of a status line (JSON), adding its deltas to `t` and its flows'
+    /// rates to `rates`, and remembering its flows' byte counts for the next line.
+    fn session_json(
+        &mut self,
+        ss: &SessionStatus,
+        now_us: u64,
+        dt_s: f64,
+        t: &mut LineTotals,
+        rates: &mut Vec<FlowRate>,
+    ) -> Value {
+        let kbps = |bytes: u64| kbps_over(bytes, dt_s);
+        let prev = self.sessions.get(&ss.id).copied().unwrap_or_default();
+        let ds = ss.sent_bytes.saturating_sub(prev.sent_bytes);
+        let dr = ss.received_bytes.saturating_sub(prev.received_bytes);
+        t.sent_bytes += ds;
+        t.received_bytes += dr;
+        t.queued_bytes += ss.queue.queued_bytes;
+        t.cap_bytes += ss.queue.cap_bytes;
+        let f = ss.forecast.last().copied().unwrap_or(0) as u64;
+        t.forecast_packets += f;
+        t.over_cap += ss.queue.drops.over_cap;
+        t.too_many_flows += ss.queue.drops.too_many_flows;
+        let mut flows_json = Vec::new();
+        for fl in &ss.flows {
+            let key = (ss.id, fl.flow);
+            let before = self.flows.get(&key).map(|&(b, _)| b).unwrap_or(0);
+            let rate = kbps(fl.sent_bytes.saturating_sub(before));
+            if self.flows.len() < 65_536 || self.flows.contains_key(&key) {
+                self.flows.insert(key, (fl.sent_bytes, now_us));
+            }
+            flows_json.push(json!({
+                "flow": fl.flow.to_string(),
+                "queued_bytes": fl.queued_bytes,
+                "queued_packets": fl.queued_packets,
+                "sent_kbps": rate,
+                "sent_bytes": fl.sent_bytes,
+                "dropped_packets": fl.dropped_packets,
+            }));
+            rates.push(FlowRate {
+                session: ss.id,
+                flow: fl.flow,
+                queued_bytes: fl.queued_bytes,
+                kbps: rate,
+                dropped: fl.dropped_packets,
+            });
+        }
+        let a = ss.assignment;
+        json!({
+            "id": ss.id,
+            "peer": ss.peer,
+            "addr": ss.addr,
+            "v4": a.and_then(|a| a.v4).map(|v| v.client.to_string()),
+            "v6": a.and_then(|a| a.v6).map(|v| v.client.to_string()),
+            "queued_bytes": ss.queue.queued_bytes,
+            "queued_packets": ss.queue.queued_packets,
+            "cap_bytes": ss.queue.cap_bytes,
+            "active_flows": ss.queue.active_flows,
+            "tracked_flows": ss.queue.tracked_flows,
+            "queue_drops": ss.queue.drops,
+            "forecast": ss.forecast,
+            "forecast_packets": f,
+            "window_bytes": ss.window_bytes,
+            "incoming_rate_pps": round1(ss.incoming_rate_pps),
+            "sent_kbps": kbps(ds),
+            "received_kbps": kbps(dr),
+            "sent_bytes": ss.sent_bytes,
+            "received_bytes": ss.received_bytes,
+            "sent_packets": ss.sent_packets,
+            "received_packets": ss.received_packets,
+            "flows": flows_json,
+        })
+    }
+
+    /// Makes `seen` the current sessions; the totals of sessions gone since the last line are
+    /// kept for the exit line.
+    fn replace_sessions(&mut self, seen: HashMap<u32, Prev>) {
+        for (id, p) in &self.sessions {
+            if !seen.contains_key(id) {
+                self.closed.sent_bytes += p.sent_bytes;
+                self.closed.received_bytes += p.received_bytes;
+                self.closed.sent_packets += p.sent_packets;
+                self.closed.received_packets += p.received_packets;
+            }
+        }
+        self.sessions = seen;
+    }
+
+    /// The human-readable status line.
+    fn text_line(
+        &self,
+        s: &TunnelStatus,
+        t: &LineTotals,
+        rates: &[FlowRate],
+        line: &LineRates,
+    ) -> String {
+        let kbps = |bytes: u64| kbps_over(bytes, line.dt_s);
+        let mut drops: Vec<String> = drop_names(&s.drops)
+            .into_iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        for (k, v) in [
+            ("over_cap", t.over_cap),
+            ("too_many_flows", t.too_many_flows),
+        ] {
+            if v > 0 {
+                drops.push(format!("{k} {v}"));
+            }
+        }
+        for (k, v) in &s.secure_drops {
+            if *v > 0 {
+                drops.push(format!("{k} {v}"));
+            }
+        }
+        let top: Vec<String> = rates
+            .iter()
+            .filter(|r| r.kbps > 0.0 || r.queued_bytes > 0)
+            .take(TEXT_FLOWS)
+            .map(|r| self.flow_text(r))
+            .collect();
+        let clients = if self.server {
+            format!("clients {} | ", s.sessions.len())
+        } else {
+            String::new()
+        };
+        let elapsed = round1(s.now_us as f64 / 1e6);
+        format!(
+            "[{elapsed:>7.1} s] {clients}up {:.0} kbit/s, down {:.0} kbit/s | queue {}/{} B | forecast {} pkt | drops: {} | top: {}",
+            kbps(line.up),
+            kbps(line.down),
+            t.queued_bytes,
+            t.cap_bytes,
+            t.forecast_packets,
+            if drops.is_empty() { "none".into() } else { drops.join(", ") },
+            if top.is_empty() { "-".into() } else { top.join("; ") }
+        )
+    }
+
+    /// One flow of the text line's "top" list.
+    fn flow_text(&self, r: &FlowRate) -> String {
+        let who = if self.server {
+            format!("{:08x} ", r.session)
+        } else {
+            String::new()
+        };
+        let dropped = if r.dropped > 0 {
+            format!(", {} dropped", r.dropped)
+        } else {
+            String::new()
+        };
+        format!(
+            "{who}{} {:.0} kbit/s ({} B queued{dropped})",
+            r.flow, r.kbps, r.queued_bytes
+        )
     }
 
     /// Totals over all sessions, ended and current.
@@ -702,6 +715,62 @@ impl StatusPrinter {
         }
         t
     }
+}
+
+/// Sums over the sessions of one status line.
+#[derive(Default)]
+struct LineTotals {
+    /// Bytes sent since the last line.
+    sent_bytes: u64,
+    /// Bytes received since the last line.
+    received_bytes: u64,
+    queued_bytes: usize,
+    cap_bytes: usize,
+    forecast_packets: u64,
+    over_cap: u64,
+    too_many_flows: u64,
+}
+
+/// The bytes up and down since the last status line, and the time since it (s).
+struct LineRates {
+    up: u64,
+    down: u64,
+    dt_s: f64,
+}
+
+/// `bytes` over `dt_s` seconds, in kbit/s to one decimal.
+fn kbps_over(bytes: u64, dt_s: f64) -> f64 {
+    round1(bytes as f64 * 8.0 / 1000.0 / dt_s)
+}
+
+/// The JSON status line.
+fn status_json(
+    s: &TunnelStatus,
+    io: &IoCounters,
+    t: &LineTotals,
+    line: &LineRates,
+    sessions_json: Vec<Value>,
+) -> Value {
+    let kbps = |bytes: u64| kbps_over(bytes, line.dt_s);
+    json!({
+        "event": "status",
+        "elapsed_s": round1(s.now_us as f64 / 1e6),
+        "clients": s.sessions.len(),
+        "up_kbps": kbps(line.up),
+        "down_kbps": kbps(line.down),
+        "queued_bytes": t.queued_bytes,
+        "cap_bytes": t.cap_bytes,
+        "forecast_packets": t.forecast_packets,
+        "drops": s.drops,
+        "queue_drops": {"over_cap": t.over_cap, "too_many_flows": t.too_many_flows},
+        "secure_drops": s.secure_drops,
+        "tun_read_packets": s.tun_read_packets,
+        "tun_write_packets": s.tun_write_packets,
+        "udp_sent": io.udp_sent,
+        "udp_received": io.udp_received,
+        "udp_send_errors": io.udp_send_errors,
+        "sessions": sessions_json,
+    })
 }
 
 /// The non-zero tunnel drop counters by name.

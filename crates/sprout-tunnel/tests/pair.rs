@@ -119,159 +119,227 @@ fn run_at(
     probe: bool,
     confidence: f64,
 ) -> Figures {
-    let core = Config {
-        confidence,
-        ..Config::default()
-    };
-    let mut down: Link<Vec<u8>> = Link::new(down_trace, LinkConfig::default());
-    let mut up: Link<Vec<u8>> = Link::new(up_trace, LinkConfig::default());
-    let client_key = key();
-    let mut settings = server_settings(key(), Some(&[client_key.public_key()]));
-    settings.probe = probe;
-    settings.core = core.clone();
-    let mut server = TunnelServer::new(settings).unwrap();
-    let mut client = TunnelClient::new(
-        ClientSettings {
-            secure: ClientConfig {
-                private_key: client_key,
-                server_key: server.public_key(),
-                limits: Limits::default(),
-            },
-            core,
-            queue: FlowQueueConfig::default(),
-            probe,
-        },
-        0,
-    )
-    .unwrap();
-    let client_addr: SocketAddr = "192.0.2.10:40000".parse().unwrap();
-    let me = v4(2);
-
-    let first_greedy = if greedy { START_US } else { u64::MAX };
-    let (mut next_greedy, mut next_down, mut next_up) = (first_greedy, START_US, START_US + 1600);
-    let mut seq = 0u64;
-    let (mut greedy_offered, mut greedy_delivered) = (0u64, 0u64);
-    let (mut call_down, mut call_up) = (Call::default(), Call::default());
+    let mut pair = Pair::new(down_trace, up_trace, greedy, probe, confidence);
     let mut offered_at_start = 0;
-    let mut buf = Vec::new();
-    let mut arrivals: Vec<Vec<u8>> = Vec::new();
     let mut now = 0u64;
     let mut steps = 0u64;
     loop {
         steps += 1;
-        // The links deliver what is due.
-        down.advance(now, &mut |ev| {
-            if let LinkEvent::Delivered(d) = ev {
-                arrivals.push(d.payload);
-            }
-        });
-        for d in arrivals.drain(..) {
-            client.handle_udp(now, &d);
-        }
-        up.advance(now, &mut |ev| {
-            if let LinkEvent::Delivered(d) = ev {
-                arrivals.push(d.payload);
-            }
-        });
-        for d in arrivals.drain(..) {
-            server.handle_udp(now, client_addr, &d);
-        }
+        pair.deliver(now);
         if now == START_US {
-            assert!(client.assignment().is_some(), "no assignment after 1 s");
-            offered_at_start = down.stats().bytes_offered;
+            assert!(
+                pair.client.assignment().is_some(),
+                "no assignment after 1 s"
+            );
+            offered_at_start = pair.down.stats().bytes_offered;
         }
-        // The applications offer their packets.
-        while next_greedy <= now && next_greedy < END_US {
+        pair.offer(now);
+        pair.exchange(now);
+        pair.collect(now);
+        if now >= END_US {
+            break;
+        }
+        now = pair.next_time(now);
+    }
+    pair.figures(name, now, steps, offered_at_start)
+}
+
+/// The two ends of a tunnel joined by a link each way, and the flows through them.
+struct Pair {
+    down: Link<Vec<u8>>,
+    up: Link<Vec<u8>>,
+    server: TunnelServer,
+    client: TunnelClient,
+    client_addr: SocketAddr,
+    /// The client's tunnel address.
+    me: Ipv4Addr,
+    /// When each flow sends its next packet (µs).
+    next_greedy: u64,
+    next_down: u64,
+    next_up: u64,
+    seq: u64,
+    greedy_offered: u64,
+    greedy_delivered: u64,
+    call_down: Call,
+    call_up: Call,
+    buf: Vec<u8>,
+    arrivals: Vec<Vec<u8>>,
+}
+
+impl Pair {
+    fn new(
+        down_trace: Arc<Trace>,
+        up_trace: Arc<Trace>,
+        greedy: bool,
+        probe: bool,
+        confidence: f64,
+    ) -> Pair {
+        let core = Config {
+            confidence,
+            ..Config::default()
+        };
+        let client_key = key();
+        let mut settings = server_settings(key(), Some(&[client_key.public_key()]));
+        settings.probe = probe;
+        settings.core = core.clone();
+        let server = TunnelServer::new(settings).unwrap();
+        let client = TunnelClient::new(
+            ClientSettings {
+                secure: ClientConfig {
+                    private_key: client_key,
+                    server_key: server.public_key(),
+                    limits: Limits::default(),
+                },
+                core,
+                queue: FlowQueueConfig::default(),
+                probe,
+            },
+            0,
+        )
+        .unwrap();
+        Pair {
+            down: Link::new(down_trace, LinkConfig::default()),
+            up: Link::new(up_trace, LinkConfig::default()),
+            server,
+            client,
+            client_addr: "192.0.2.10:40000".parse().unwrap(),
+            me: v4(2),
+            next_greedy: if greedy { START_US } else { u64::MAX },
+            next_down: START_US,
+            next_up: START_US + 1600,
+            seq: 0,
+            greedy_offered: 0,
+            greedy_delivered: 0,
+            call_down: Call::default(),
+            call_up: Call::default(),
+            buf: Vec::new(),
+            arrivals: Vec::new(),
+        }
+    }
+
+    /// The links deliver what is due.
+    fn deliver(&mut self, now: u64) {
+        let arrivals = &mut self.arrivals;
+        self.down.advance(now, &mut |ev| {
+            if let LinkEvent::Delivered(d) = ev {
+                arrivals.push(d.payload);
+            }
+        });
+        for d in arrivals.drain(..) {
+            self.client.handle_udp(now, &d);
+        }
+        self.up.advance(now, &mut |ev| {
+            if let LinkEvent::Delivered(d) = ev {
+                arrivals.push(d.payload);
+            }
+        });
+        for d in arrivals.drain(..) {
+            self.server.handle_udp(now, self.client_addr, &d);
+        }
+    }
+
+    /// The applications offer their packets.
+    fn offer(&mut self, now: u64) {
+        let me = self.me;
+        while self.next_greedy <= now && self.next_greedy < END_US {
             let p = stamped(
                 (INTERNET_V4, 5001),
                 (me, GREEDY_PORT),
-                seq,
-                next_greedy,
+                self.seq,
+                self.next_greedy,
                 GREEDY_BYTES,
             );
-            seq += 1;
-            server.handle_tun(now, &p);
-            if next_greedy < JUDGED_UNTIL_US {
-                greedy_offered += p.len() as u64;
+            self.seq += 1;
+            self.server.handle_tun(now, &p);
+            if self.next_greedy < JUDGED_UNTIL_US {
+                self.greedy_offered += p.len() as u64;
             }
-            next_greedy += GREEDY_EVERY_US;
+            self.next_greedy += GREEDY_EVERY_US;
         }
-        while next_down <= now && next_down < END_US {
+        while self.next_down <= now && self.next_down < END_US {
             let p = stamped(
                 (CALL_PEER, CALL_PEER_PORT),
                 (me, CALL_CLIENT_PORT),
-                seq,
-                next_down,
+                self.seq,
+                self.next_down,
                 CALL_BYTES,
             );
-            seq += 1;
-            server.handle_tun(now, &p);
-            if next_down < JUDGED_UNTIL_US {
-                call_down.offered_bytes += p.len() as u64;
+            self.seq += 1;
+            self.server.handle_tun(now, &p);
+            if self.next_down < JUDGED_UNTIL_US {
+                self.call_down.offered_bytes += p.len() as u64;
             }
-            next_down += CALL_EVERY_US;
+            self.next_down += CALL_EVERY_US;
         }
-        while next_up <= now && next_up < END_US {
+        while self.next_up <= now && self.next_up < END_US {
             let p = stamped(
                 (me, CALL_CLIENT_PORT),
                 (CALL_PEER, CALL_PEER_PORT),
-                seq,
-                next_up,
+                self.seq,
+                self.next_up,
                 CALL_BYTES,
             );
-            seq += 1;
-            client.handle_tun(now, &p);
-            if next_up < JUDGED_UNTIL_US {
-                call_up.offered_bytes += p.len() as u64;
+            self.seq += 1;
+            self.client.handle_tun(now, &p);
+            if self.next_up < JUDGED_UNTIL_US {
+                self.call_up.offered_bytes += p.len() as u64;
             }
-            next_up += CALL_EVERY_US;
+            self.next_up += CALL_EVERY_US;
         }
-        // Timers, then everything the two ends send.
-        server.handle_timeout(now);
-        client.handle_timeout(now);
-        while let Some(to) = server.poll_udp(now, &mut buf) {
-            assert_eq!(to, client_addr);
-            down.send(now, buf.len() as u32 + OUTER_BYTES, buf.clone());
+    }
+
+    /// Timers, then everything the two ends send.
+    fn exchange(&mut self, now: u64) {
+        self.server.handle_timeout(now);
+        self.client.handle_timeout(now);
+        while let Some(to) = self.server.poll_udp(now, &mut self.buf) {
+            assert_eq!(to, self.client_addr);
+            self.down
+                .send(now, self.buf.len() as u32 + OUTER_BYTES, self.buf.clone());
         }
-        while client.poll_udp(now, &mut buf) {
-            up.send(now, buf.len() as u32 + OUTER_BYTES, buf.clone());
+        while self.client.poll_udp(now, &mut self.buf) {
+            self.up
+                .send(now, self.buf.len() as u32 + OUTER_BYTES, self.buf.clone());
         }
-        // What comes out of the tunnel.
-        while let Some(p) = client.poll_tun() {
+    }
+
+    /// What comes out of the tunnel.
+    fn collect(&mut self, now: u64) {
+        while let Some(p) = self.client.poll_tun() {
             let (port, sent) = read_stamp(&p);
             if sent >= JUDGED_UNTIL_US {
                 continue;
             }
             match port {
-                GREEDY_PORT => greedy_delivered += p.len() as u64,
+                GREEDY_PORT => self.greedy_delivered += p.len() as u64,
                 CALL_CLIENT_PORT => {
-                    call_down.delivered_bytes += p.len() as u64;
-                    call_down.delays_us.push(now - sent);
+                    self.call_down.delivered_bytes += p.len() as u64;
+                    self.call_down.delays_us.push(now - sent);
                 }
                 other => panic!("unexpected port {other}"),
             }
         }
-        while let Some(p) = server.poll_tun() {
+        while let Some(p) = self.server.poll_tun() {
             let (port, sent) = read_stamp(&p);
             assert_eq!(port, CALL_PEER_PORT);
             if sent < JUDGED_UNTIL_US {
-                call_up.delivered_bytes += p.len() as u64;
-                call_up.delays_us.push(now - sent);
+                self.call_up.delivered_bytes += p.len() as u64;
+                self.call_up.delays_us.push(now - sent);
             }
         }
-        if now >= END_US {
-            break;
-        }
-        // On to the next thing that happens.
+    }
+
+    /// On to the next thing that happens (µs).
+    fn next_time(&mut self, now: u64) -> u64 {
         let mut next = END_US;
         for t in [
-            down.next_event_us(),
-            up.next_event_us(),
-            server.poll_timeout(),
-            client.poll_timeout(),
-            Some(next_greedy),
-            Some(next_down),
-            Some(next_up),
+            self.down.next_event_us(),
+            self.up.next_event_us(),
+            self.server.poll_timeout(),
+            self.client.poll_timeout(),
+            Some(self.next_greedy),
+            Some(self.next_down),
+            Some(self.next_up),
             Some(START_US),
         ]
         .into_iter()
@@ -281,46 +349,49 @@ fn run_at(
                 next = next.min(t);
             }
         }
-        now = next.max(now + 1);
+        next.max(now + 1)
     }
 
-    let secs = (JUDGED_UNTIL_US - START_US) as f64 / 1e6;
-    let link_bytes = down.stats().bytes_offered - offered_at_start;
-    let link_mbps = link_bytes as f64 * 8.0 / ((END_US - START_US) as f64 / 1e6) / 1e6;
-    let greedy_mbps = greedy_delivered as f64 * 8.0 / secs / 1e6;
-    let server_status = server.status(now);
-    let client_status = client.status(now);
-    assert_eq!(server_status.drops.total(), 0, "{:?}", server_status.drops);
-    assert_eq!(client_status.drops.total(), 0, "{:?}", client_status.drops);
-    let over_cap_drops = (
-        server_status.sessions[0].queue.drops.over_cap,
-        client_status.sessions[0].queue.drops.over_cap,
-    );
-    println!("{name}, {secs:.0} s judged ({steps} simulation steps):");
-    println!(
-        "  downlink capacity {link_mbps:.2} Mbit/s; greedy flow offered {:.1} Mbit/s, got {greedy_mbps:.2} Mbit/s ({:.0}% of the link)",
-        greedy_offered as f64 * 8.0 / secs / 1e6,
-        100.0 * greedy_mbps / link_mbps
-    );
-    for (dir, call) in [("down", &mut call_down), ("up  ", &mut call_up)] {
-        println!(
-            "  interactive {dir}: {:.1}% of {:.0} kbit/s delivered; one-way delay median {:.0} ms, 95% {:.0} ms",
-            100.0 * call.share(),
-            call.offered_bytes as f64 * 8.0 / secs / 1e3,
-            call.percentile_ms(50),
-            call.percentile_ms(95),
+    /// The figures of the run, printed.
+    fn figures(mut self, name: &str, now: u64, steps: u64, offered_at_start: u64) -> Figures {
+        let secs = (JUDGED_UNTIL_US - START_US) as f64 / 1e6;
+        let link_bytes = self.down.stats().bytes_offered - offered_at_start;
+        let link_mbps = link_bytes as f64 * 8.0 / ((END_US - START_US) as f64 / 1e6) / 1e6;
+        let greedy_mbps = self.greedy_delivered as f64 * 8.0 / secs / 1e6;
+        let server_status = self.server.status(now);
+        let client_status = self.client.status(now);
+        assert_eq!(server_status.drops.total(), 0, "{:?}", server_status.drops);
+        assert_eq!(client_status.drops.total(), 0, "{:?}", client_status.drops);
+        let over_cap_drops = (
+            server_status.sessions[0].queue.drops.over_cap,
+            client_status.sessions[0].queue.drops.over_cap,
         );
-    }
-    println!(
-        "  dropped over the forecast cap: {} packets toward the client, {} toward the server",
-        over_cap_drops.0, over_cap_drops.1
-    );
-    Figures {
-        link_mbps,
-        greedy_mbps,
-        down: call_down,
-        up: call_up,
-        over_cap_drops,
+        println!("{name}, {secs:.0} s judged ({steps} simulation steps):");
+        println!(
+            "  downlink capacity {link_mbps:.2} Mbit/s; greedy flow offered {:.1} Mbit/s, got {greedy_mbps:.2} Mbit/s ({:.0}% of the link)",
+            self.greedy_offered as f64 * 8.0 / secs / 1e6,
+            100.0 * greedy_mbps / link_mbps
+        );
+        for (dir, call) in [("down", &mut self.call_down), ("up  ", &mut self.call_up)] {
+            println!(
+                "  interactive {dir}: {:.1}% of {:.0} kbit/s delivered; one-way delay median {:.0} ms, 95% {:.0} ms",
+                100.0 * call.share(),
+                call.offered_bytes as f64 * 8.0 / secs / 1e3,
+                call.percentile_ms(50),
+                call.percentile_ms(95),
+            );
+        }
+        println!(
+            "  dropped over the forecast cap: {} packets toward the client, {} toward the server",
+            over_cap_drops.0, over_cap_drops.1
+        );
+        Figures {
+            link_mbps,
+            greedy_mbps,
+            down: self.call_down,
+            up: self.call_up,
+            over_cap_drops,
+        }
     }
 }
 
