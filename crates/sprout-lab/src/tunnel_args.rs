@@ -18,19 +18,21 @@ use sprout_tunnel::config::{ClientFlags, ServerFlags};
 struct Args(Vec<OsString>);
 
 impl Args {
-    /// `--NAME VALUE` when the value is given.
+    /// `--NAME=VALUE` when the value is given: one argument, so that a value starting with `-`
+    /// is not read as a flag. Numbers print in Rust's shortest round-trip form, so that the
+    /// parser reads back the same value.
     fn value(&mut self, name: &str, value: Option<impl ToString>) {
         if let Some(v) = value {
-            self.0.push(format!("--{name}").into());
-            self.0.push(v.to_string().into());
+            self.0.push(format!("--{name}={}", v.to_string()).into());
         }
     }
 
-    /// `--NAME PATH` when the path is given.
+    /// `--NAME=PATH` when the path is given (any bytes the path holds are kept).
     fn path(&mut self, name: &str, value: Option<&Path>) {
         if let Some(p) = value {
-            self.0.push(format!("--{name}").into());
-            self.0.push(p.as_os_str().to_owned());
+            let mut arg = OsString::from(format!("--{name}="));
+            arg.push(p.as_os_str());
+            self.0.push(arg);
         }
     }
 

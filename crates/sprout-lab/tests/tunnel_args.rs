@@ -1,7 +1,7 @@
 //! The rendered `sprout tunnel server|client` arguments parse back into the flags they came
 //! from. The CLI's parser (`ServerArgs` and `ClientArgs` in `crates/sprout-cli/src/tunnel_cmd.rs`)
 //! is in the binary and cannot be called from here; its flags are the keys of the tunnel's TOML
-//! file (`ServerFlags`, `ClientFlags`: kebab-case, unknown keys refused), so each `--name value`
+//! file (`ServerFlags`, `ClientFlags`: kebab-case, unknown keys refused), so each `--name=value`
 //! is turned into `name = value` and read back with the tunnel's own structs. The CLI itself
 //! parses them in `crates/sprout-cli/tests/tunnel_namespaces.rs` (as root).
 
@@ -14,7 +14,7 @@ use sprout_tunnel::config::{ClientFlags, ServerFlags};
 /// Flags that may be given more than once: TOML arrays.
 const REPEATABLE: [&str; 1] = ["route"];
 
-/// The TOML document of rendered arguments after `tunnel server|client`: `--name value` is
+/// The TOML document of rendered arguments after `tunnel server|client`: `--name=value` is
 /// `name = value` (a number as it is, anything else a string), a bare `--name` is `name = true`.
 fn as_toml(args: &[OsString], subcommand: &str) -> String {
     let args: Vec<String> = args
@@ -30,21 +30,13 @@ fn as_toml(args: &[OsString], subcommand: &str) -> String {
         }
     };
     let mut keys: Vec<(String, Vec<String>)> = Vec::new();
-    let mut k = 2;
-    while k < args.len() {
-        let name = args[k]
+    for arg in &args[2..] {
+        let flag = arg
             .strip_prefix("--")
-            .unwrap_or_else(|| panic!("{} is not a flag", args[k]))
-            .to_string();
-        let v = match args.get(k + 1) {
-            Some(v) if !v.starts_with("--") => {
-                k += 2;
-                value(v)
-            }
-            _ => {
-                k += 1;
-                "true".to_string()
-            }
+            .unwrap_or_else(|| panic!("{arg} is not a flag"));
+        let (name, v) = match flag.split_once('=') {
+            Some((name, v)) => (name.to_string(), value(v)),
+            None => (flag.to_string(), "true".to_string()),
         };
         match keys.iter_mut().find(|(n, _)| *n == name) {
             Some((_, vs)) if REPEATABLE.contains(&name.as_str()) => vs.push(v),
@@ -129,7 +121,7 @@ fn flags_not_given_are_not_rendered() {
         config: Some(PathBuf::from("client.toml")),
         ..ClientFlags::default()
     });
-    assert_eq!(args, ["tunnel", "client", "--config", "client.toml"]);
+    assert_eq!(args, ["tunnel", "client", "--config=client.toml"]);
 }
 
 #[test]
@@ -141,6 +133,6 @@ fn numbers_are_rendered_as_rust_prints_them() {
     });
     assert_eq!(
         args,
-        ["tunnel", "server", "--confidence", "0.75", "--duration", "30"]
+        ["tunnel", "server", "--confidence=0.75", "--duration=30"]
     );
 }
