@@ -1,6 +1,8 @@
 //! Real-time experiments (root, Linux): Sprout, kernel TCP and the Saturator through the
 //! trace-driven link emulator and SproutTunnel, checked against the simulator.
 
+#![forbid(unsafe_code)]
+
 pub mod emulate;
 mod progress;
 pub mod saturator_check;

@@ -915,29 +915,12 @@ type EmuFacts = (f64, [u64; 3]);
 /// Puts the calling thread under `SCHED_FIFO` (priority 10) or back under `SCHED_OTHER`;
 /// whether it worked.
 fn set_fifo(on: bool) -> bool {
-    let param = libc::sched_param {
-        sched_priority: if on { 10 } else { 0 },
-    };
-    let policy = if on {
-        libc::SCHED_FIFO
-    } else {
-        libc::SCHED_OTHER
-    };
-    // SAFETY: a valid sched_param; pid 0 is the calling thread.
-    unsafe { libc::sched_setscheduler(0, policy, &param) == 0 }
+    sprout_os::sched::set_fifo(on.then_some(10))
 }
 
 /// Makes a command start under `SCHED_OTHER` even when spawned by a real-time thread.
 fn normal_priority(cmd: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: sched_setscheduler is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            let param = libc::sched_param { sched_priority: 0 };
-            libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
-            Ok(())
-        });
-    }
+    sprout_os::sched::normal_priority_on_exec(cmd);
 }
 
 /// How much longer than its recording the client may take (the end, the transfer).

@@ -103,8 +103,7 @@ impl Peers {
     /// Sends SIGINT to peer `k` if it is still running.
     pub(super) fn interrupt(&mut self, k: usize) {
         if self.poll(k).is_none() {
-            // SAFETY: kill with our own child's pid and a valid signal has no memory effects.
-            unsafe { libc::kill(self.peers[k].child.id() as libc::pid_t, libc::SIGINT) };
+            let _ = sprout_os::child::interrupt(&self.peers[k].child);
         }
     }
 
