@@ -117,6 +117,5 @@ mod tests {
             .unwrap();
         // `lo` is down and has no address in a fresh namespace.
         assert!(names.is_empty(), "{names:?}");
-        assert!(!crate::tun::interface_exists("no-such-if-x"));
     }
 }
