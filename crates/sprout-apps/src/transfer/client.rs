@@ -1,0 +1,165 @@
+//! `sprout client`: one secure session with a server, a saturating or paced transfer.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sprout_net::message::{Direction, Hello, Mode, Scheme, DATA_HEADER_BYTES};
+use sprout_net::secure::{ClientConfig, Limits, PrivateKey, PublicKey};
+use sprout_net::{realtime_us, Endpoint};
+
+use crate::transfer::address::resolve;
+use crate::transfer::error::TransferError;
+use crate::transfer::limits::{CLIENT_GRACE, HANDSHAKE, SILENCE};
+use crate::transfer::options::{ClientOptions, DirectionArg, SchemeArg};
+use crate::transfer::peer::{Listener, Peer};
+use crate::transfer::plan::Plan;
+use crate::transfer::session::run_session;
+
+/// The HELLO of `o`, after checking its options.
+fn hello(o: &ClientOptions) -> Result<Hello, TransferError> {
+    let invalid = |m: String| Err(TransferError::InvalidOption(m));
+    if !(o.duration > 0.0 && o.duration * 1000.0 <= u32::MAX as f64) {
+        return invalid(format!(
+            "--duration must be a positive number of seconds, got {}",
+            o.duration
+        ));
+    }
+    if !(o.confidence > 0.0 && o.confidence < 1.0) {
+        return invalid(format!(
+            "--confidence must be strictly between 0 and 1, got {}",
+            o.confidence
+        ));
+    }
+    let rate_kbps = match o.rate {
+        None => None,
+        Some(r) if r >= 1.0 && r <= u32::MAX as f64 => Some(r.round() as u32),
+        Some(r) => return invalid(format!("--rate must be at least 1 kbit/s, got {r}")),
+    };
+    let payload = o.payload;
+    let max_payload = sprout_core::Config::default().max_datagram_bytes
+        - sprout_core::wire::header_bytes(sprout_core::Config::default().model.forecast_ticks);
+    if !(DATA_HEADER_BYTES..=max_payload).contains(&payload) {
+        return invalid(format!(
+            "--payload must be {DATA_HEADER_BYTES}..={max_payload} bytes, got {payload}"
+        ));
+    }
+    Ok(Hello {
+        session: realtime_us() ^ ((std::process::id() as u64) << 32),
+        direction: match o.direction {
+            DirectionArg::Up => Direction::Up,
+            DirectionArg::Down => Direction::Down,
+            DirectionArg::Both => Direction::Both,
+        },
+        mode: if rate_kbps.is_some() {
+            Mode::Paced
+        } else {
+            Mode::Bulk
+        },
+        scheme: match o.scheme {
+            SchemeArg::Sprout => Scheme::Sprout,
+            SchemeArg::SproutEwma => Scheme::SproutEwma,
+        },
+        confidence: o.confidence,
+        rate_kbps: rate_kbps.unwrap_or(0),
+        duration_ms: (o.duration * 1000.0).round().max(1.0) as u32,
+        payload_bytes: payload as u16,
+    })
+}
+
+/// Waits for the server's ACCEPT (or first DATA), at most the handshake time (or the
+/// duration, if shorter).
+fn wait_for_accept(
+    o: &ClientOptions,
+    ep: &Endpoint,
+    listener: &Listener,
+    remote: SocketAddr,
+) -> Result<(), TransferError> {
+    let wait = HANDSHAKE.min(Duration::from_secs_f64(o.duration));
+    let t0 = Instant::now();
+    while !listener.wait_until(Duration::from_millis(100), |ib| ib.accepted) {
+        if let Some(error) = ep.error() {
+            return Err(TransferError::NoSession { remote, error });
+        }
+        if t0.elapsed() >= wait {
+            let how = if ep.is_established() {
+                "the handshake completed but the server did not accept the session (it refuses a greeting it does not understand, and sessions beyond its limit)"
+            } else if o.key.is_none() {
+                "is `sprout server` running there and reachable over UDP, is --server-key its public key, and does it accept any client (--allow-any-client)? Without --key this client uses an ephemeral key, which a server with --allowed-clients refuses"
+            } else {
+                "is `sprout server` running there and reachable over UDP, is --server-key its public key, and is this client's public key (`sprout keygen --public FILE`) in its --allowed-clients file?"
+            };
+            return Err(TransferError::NoAnswer {
+                remote,
+                wait_s: wait.as_secs_f64(),
+                how,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs `sprout client`: one session with the server, its lines on stdout. An error when the
+/// session could not start or the server fell silent.
+pub fn run(o: &ClientOptions) -> Result<(), TransferError> {
+    let hello = hello(o)?;
+    let server_key = PublicKey::from_arg(&o.server_key).map_err(TransferError::ServerKey)?;
+    let private_key = match &o.key {
+        Some(p) => PrivateKey::read_file(p).map_err(TransferError::Key)?,
+        None => PrivateKey::generate(),
+    };
+    let remote = resolve(&o.connect)?;
+    let local = match &o.bind {
+        Some(b) => resolve(b)?,
+        None if remote.is_ipv4() => SocketAddr::from(([0, 0, 0, 0], 0)),
+        None => SocketAddr::from(([0u16; 8], 0)),
+    };
+    let keys = ClientConfig {
+        private_key,
+        server_key,
+        limits: Limits::default(),
+    };
+    let ep = Endpoint::connect(local, remote, keys, hello.config(), &hello.encode()).map_err(
+        |source| TransferError::Connect {
+            remote,
+            local,
+            source,
+        },
+    )?;
+    let ep = Arc::new(ep);
+    let peer: Arc<dyn Peer> = ep.clone();
+    let listener = Listener::start(peer.clone());
+    wait_for_accept(o, &ep, &listener, remote)?;
+    if !o.json {
+        eprintln!(
+            "connected to {remote} from {} ({} {}, {} s)",
+            ep.local_addr(),
+            hello.scheme.as_str(),
+            hello.direction.as_str(),
+            o.duration
+        );
+    }
+    let stats_ep = ep.clone();
+    let plan = Plan {
+        role: "client",
+        hello,
+        sends: hello.direction.client_sends(),
+        peer_sends: hello.direction.server_sends(),
+        ends_at_duration: true,
+        grace: CLIENT_GRACE,
+        json: o.json,
+        session: None,
+        drops: Arc::new(move || stats_ep.stats().secure.unwrap_or_default()),
+    };
+    let summary = run_session(&peer, &listener, &plan);
+    drop(listener);
+    drop(plan);
+    ep.close();
+    if summary.end == "silence" {
+        return Err(TransferError::Silence {
+            remote,
+            silence_s: SILENCE.as_secs(),
+        });
+    }
+    Ok(())
+}

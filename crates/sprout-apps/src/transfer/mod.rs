@@ -1,0 +1,27 @@
+//! `sprout server` and `sprout client`: Sprout over real UDP, every datagram sealed by the
+//! security layer, a saturating (bulk) or paced transfer in one or both directions, with a line
+//! per second and a summary.
+//!
+//! The client greets the server with a HELLO (direction, mode, rate, duration, scheme,
+//! confidence; see [`sprout_net::message`]) carried inside its encrypted handshake, so that the
+//! server builds the session's connection with the same scheme; the server answers ACCEPT and
+//! both sides send timestamped DATA messages (CLOCK_REALTIME, so one-way delays are exact when
+//! both ends share a clock) for the duration, then BYE with their totals. One server serves
+//! many clients at once, each session on its own thread, on one UDP socket.
+
+mod address;
+mod client;
+mod error;
+mod limits;
+mod lines;
+mod options;
+mod peer;
+mod plan;
+mod server;
+mod session;
+
+pub use client::run;
+pub use error::TransferError;
+pub use limits::{BYE_COPIES, CLIENT_GRACE, PACED_PAYLOAD, SILENCE};
+pub use options::{ClientOptions, DirectionArg, SchemeArg, ServerOptions};
+pub use server::serve;

@@ -1,0 +1,207 @@
+//! The options of `sprout server` and `sprout client`: the clap arguments of the CLI, and
+//! typed builders of their command lines (`to_args`) for programs that start them.
+
+use std::path::PathBuf;
+
+use crate::args::ArgsWriter;
+use crate::transfer::limits::PACED_PAYLOAD;
+
+/// `sprout server` options. Exactly one of `allowed_clients` and `allow_any_client` must be
+/// set. [`ServerOptions::to_args`] renders them as the command line after the program name.
+///
+/// ```
+/// use sprout_apps::transfer::ServerOptions;
+/// let srv = ServerOptions {
+///     listen: "10.0.0.1:9100".into(),
+///     allow_any_client: true,
+///     once: true,
+///     json: true,
+///     ..ServerOptions::default()
+/// };
+/// assert_eq!(srv.to_args()[..2], ["server", "--listen=10.0.0.1:9100"]);
+/// ```
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+#[command(group(
+    clap::ArgGroup::new("clients")
+        .required(true)
+        .args(["allowed_clients", "allow_any_client"])
+))]
+pub struct ServerOptions {
+    /// Address and port to listen on (IPv4 or IPv6, or a host name).
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    pub listen: String,
+    /// The server's private key file (from `sprout keygen --out FILE`) [default: a new
+    /// ephemeral key for this run; its public key, which clients need for --server-key, is
+    /// printed at startup either way].
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// File of the client public keys allowed to open sessions: one base64 key per line, `#`
+    /// starts a comment. Exactly one of --allowed-clients and --allow-any-client is required
+    /// [default: none, then --allow-any-client must be given].
+    #[arg(long, value_name = "FILE")]
+    pub allowed_clients: Option<PathBuf>,
+    /// Accept any client key (an open test server; every session is still encrypted and
+    /// authenticated).
+    #[arg(long)]
+    pub allow_any_client: bool,
+    /// Most sessions at once; handshakes beyond are refused.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS)]
+    pub max_sessions: usize,
+    /// A session with no authenticated datagram from its client for this long is closed, in
+    /// seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_IDLE_TIMEOUT_S)]
+    pub idle_timeout: f64,
+    /// Exit after the first session ends instead of serving clients until killed.
+    #[arg(long)]
+    pub once: bool,
+    /// JSON lines (one object per session per second, then `"type":"summary"` per session,
+    /// each with a `session` field) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The server's default address and port.
+const DEFAULT_LISTEN: &str = "0.0.0.0:9100";
+/// The server's default session limit.
+const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// The server's default idle timeout, s.
+const DEFAULT_IDLE_TIMEOUT_S: f64 = 30.0;
+
+impl Default for ServerOptions {
+    /// The command line's defaults, with neither way of allowing clients chosen yet.
+    fn default() -> Self {
+        ServerOptions {
+            listen: DEFAULT_LISTEN.into(),
+            key: None,
+            allowed_clients: None,
+            allow_any_client: false,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT_S,
+            once: false,
+            json: false,
+        }
+    }
+}
+
+impl ServerOptions {
+    /// The arguments of `sprout` that run this server: `server` and every option.
+    pub fn to_args(&self) -> Vec<String> {
+        ArgsWriter::new(&["server"])
+            .value("listen", &self.listen)
+            .path("key", self.key.as_deref())
+            .path("allowed-clients", self.allowed_clients.as_deref())
+            .switch("allow-any-client", self.allow_any_client)
+            .value("max-sessions", self.max_sessions)
+            .value("idle-timeout", self.idle_timeout)
+            .switch("once", self.once)
+            .switch("json", self.json)
+            .finish()
+    }
+}
+
+/// Which way data flows (`up` = client to server).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DirectionArg {
+    /// Client to server.
+    Up,
+    /// Server to client.
+    Down,
+    /// Both at once (the paper's setup).
+    Both,
+}
+
+/// Receiver estimator at both ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemeArg {
+    /// Sprout's Bayesian inference and cautious forecast.
+    Sprout,
+    /// Sprout-EWMA: a moving average of the observed rate.
+    #[value(name = "sprout-ewma", alias = "ewma")]
+    SproutEwma,
+}
+
+/// `sprout client` options; [`ClientOptions::new`] gives the command line's defaults.
+/// [`ClientOptions::to_args`] renders them as the command line after the program name.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct ClientOptions {
+    /// The server's address and port.
+    #[arg(long)]
+    pub connect: String,
+    /// Loaded directions: up (client to server), down, or both.
+    #[arg(long, value_enum, default_value = "both")]
+    pub direction: DirectionArg,
+    /// A paced interactive stream at this application bit rate, in kbit/s [default: none, a
+    /// saturating bulk transfer].
+    #[arg(long, value_name = "KBIT/S")]
+    pub rate: Option<f64>,
+    /// Seconds of transfer.
+    #[arg(long, default_value_t = DEFAULT_DURATION_S)]
+    pub duration: f64,
+    /// Forecast confidence at both ends, strictly between 0 and 1 (paper: 0.95).
+    #[arg(long, default_value_t = DEFAULT_CONFIDENCE)]
+    pub confidence: f64,
+    /// Receiver estimator at both ends.
+    #[arg(long, value_enum, default_value = "sprout")]
+    pub scheme: SchemeArg,
+    /// Bytes per paced DATA message (24 up to the largest payload). Bulk datagrams are as large
+    /// as the window allows.
+    #[arg(long, default_value_t = PACED_PAYLOAD)]
+    pub payload: usize,
+    /// Local address to send from [default: any address, a port chosen by the system].
+    #[arg(long)]
+    pub bind: Option<String>,
+    /// The server's public key: base64 (as `sprout server` prints it at startup, or `sprout
+    /// keygen --public SERVER_KEY_FILE`), or a file holding that public key (not the server's
+    /// private key file). Required.
+    #[arg(long, value_name = "BASE64|FILE")]
+    pub server_key: String,
+    /// This client's private key file (from `sprout keygen --out FILE`) [default: a new
+    /// ephemeral key, which only a server started with --allow-any-client accepts].
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// JSON lines (one object per second, then `"type":"summary"`) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The client's default duration, s.
+const DEFAULT_DURATION_S: f64 = 10.0;
+/// The client's default forecast confidence (the paper's).
+const DEFAULT_CONFIDENCE: f64 = 0.95;
+
+impl ClientOptions {
+    /// A saturating transfer both ways to `connect` ("HOST:PORT") whose server has the public
+    /// key `server_key` (base64, or a file holding it), with the command line's defaults.
+    pub fn new(connect: impl Into<String>, server_key: impl Into<String>) -> ClientOptions {
+        ClientOptions {
+            connect: connect.into(),
+            direction: DirectionArg::Both,
+            rate: None,
+            duration: DEFAULT_DURATION_S,
+            confidence: DEFAULT_CONFIDENCE,
+            scheme: SchemeArg::Sprout,
+            payload: PACED_PAYLOAD,
+            bind: None,
+            server_key: server_key.into(),
+            key: None,
+            json: false,
+        }
+    }
+
+    /// The arguments of `sprout` that run this client: `client` and every option.
+    pub fn to_args(&self) -> Vec<String> {
+        ArgsWriter::new(&["client"])
+            .value("connect", &self.connect)
+            .choice("direction", self.direction)
+            .opt("rate", self.rate)
+            .value("duration", self.duration)
+            .value("confidence", self.confidence)
+            .choice("scheme", self.scheme)
+            .value("payload", self.payload)
+            .opt("bind", self.bind.as_ref())
+            .value("server-key", &self.server_key)
+            .path("key", self.key.as_deref())
+            .switch("json", self.json)
+            .finish()
+    }
+}

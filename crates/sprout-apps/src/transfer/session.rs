@@ -1,0 +1,205 @@
+//! The data phase of a session, on either side: send, receive, print a line per second, end
+//! by BYE, duration or silence, print the summary.
+
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use sprout_net::message::{Bye, Mode};
+use sprout_net::EndpointStats;
+
+use crate::transfer::limits::{BYE_COPIES, SESSION_POLL, SILENCE};
+use crate::transfer::lines::{print_header, quantile, round, sorted, Summary, Tick};
+use crate::transfer::peer::{DataSender, Listener, Peer};
+use crate::transfer::plan::Plan;
+
+/// Runs the data phase of a session on `ep` (after the handshake) and prints its lines and
+/// summary. Returns the summary.
+pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) -> Summary {
+    let h = &plan.hello;
+    let duration = Duration::from_millis(h.duration_ms as u64);
+    let start = Instant::now();
+    // Counters run from the endpoint's creation: the server's first reply and the client's
+    // first burst may come before either side's session clock starts.
+    let base = EndpointStats::default();
+    let mut sender = plan.sends.then(|| DataSender::start(ep, h));
+    let mut data_sent = 0;
+    let mut bye_sent = false;
+    let mut last = base.clone();
+    let mut next_tick = 1u32;
+    if plan.session.is_none() {
+        print_header(plan.json, false);
+    }
+    let end = loop {
+        // Sleep until the next thing due (the per-second line, the end of the duration, the
+        // end of the grace), at most SESSION_POLL; the peer's BYE ends the wait at once.
+        let elapsed = start.elapsed();
+        let mut due = start_plus(next_tick).min(duration + plan.grace);
+        if !bye_sent {
+            due = due.min(duration);
+        }
+        let wait = due.saturating_sub(elapsed).min(SESSION_POLL);
+        if listener.inbox().bye.is_none() {
+            listener.wait_until(wait, |ib| ib.bye.is_some());
+        } else {
+            thread::sleep(wait);
+        }
+        let elapsed = start.elapsed();
+        let s = ep.stats();
+        if elapsed >= duration && !bye_sent {
+            if let Some(snd) = sender.take() {
+                data_sent = snd.stop(ep.as_ref());
+            }
+            send_bye(
+                ep.as_ref(),
+                h.session,
+                data_sent,
+                s.app_bytes_sent - base.app_bytes_sent,
+            );
+            bye_sent = true;
+        }
+        if elapsed >= start_plus(next_tick) {
+            let delays = std::mem::take(&mut listener.inbox().second_delays);
+            print_tick(plan, elapsed, &base, &last, &s, sorted(delays));
+            last = s.clone();
+            next_tick += 1;
+        }
+        if !s.running {
+            break "closed";
+        }
+        let silent = s
+            .since_last_received_s
+            .is_none_or(|t| t > SILENCE.as_secs_f64())
+            && elapsed > SILENCE;
+        if silent {
+            break "silence";
+        }
+        let bye = listener.inbox().bye.is_some();
+        let done = if plan.ends_at_duration {
+            elapsed >= duration && (bye || !plan.peer_sends)
+        } else {
+            bye
+        };
+        if done {
+            break if bye { "bye" } else { "duration" };
+        }
+        if elapsed >= duration + plan.grace {
+            break "duration";
+        }
+    };
+    let elapsed = start.elapsed();
+    if !bye_sent {
+        if let Some(snd) = sender.take() {
+            data_sent = snd.stop(ep.as_ref());
+        }
+        let s = ep.stats();
+        send_bye(
+            ep.as_ref(),
+            h.session,
+            data_sent,
+            s.app_bytes_sent - base.app_bytes_sent,
+        );
+    }
+    // Let BYE leave (the window permitting).
+    ep.wait_writable(0, Duration::from_secs(1));
+    let s = ep.stats();
+    let ib = listener.inbox();
+    let all = sorted(ib.delays.iter().map(|&d| d as f64).collect());
+    let secs = elapsed.min(duration).as_secs_f64().max(1e-3);
+    let sent_bytes = s.app_bytes_sent - base.app_bytes_sent;
+    let received_bytes = s.app_bytes_received - base.app_bytes_received;
+    let secure = (plan.drops)();
+    let summary = Summary {
+        kind: "summary",
+        role: plan.role,
+        session: plan.session.as_ref().map(|(id, _)| id.clone()),
+        peer_key: plan.session.as_ref().map(|(_, k)| k.clone()),
+        peer: s.peer_addr,
+        scheme: h.scheme.as_str(),
+        confidence: h.confidence,
+        direction: h.direction,
+        mode: h.mode,
+        rate_kbps: (h.mode == Mode::Paced).then_some(h.rate_kbps),
+        duration_s: duration.as_secs_f64(),
+        elapsed_s: round(elapsed.as_secs_f64(), 3),
+        end,
+        sent_bytes,
+        received_bytes,
+        sent_kbps: round(sent_bytes as f64 * 8.0 / 1000.0 / secs, 1),
+        received_kbps: round(received_bytes as f64 * 8.0 / 1000.0 / secs, 1),
+        data_sent,
+        data_received: ib.data_received,
+        peer_data_sent: ib.bye.map(|b| b.data_sent),
+        owd_p50_ms: quantile(&all, 0.5).map(|x| round(x, 3)),
+        owd_p95_ms: quantile(&all, 0.95).map(|x| round(x, 3)),
+        owd_p99_ms: quantile(&all, 0.99).map(|x| round(x, 3)),
+        owd_mean_ms: (!all.is_empty())
+            .then(|| round(all.iter().sum::<f64>() / all.len() as f64, 3)),
+        datagrams_sent: s.datagrams_sent,
+        datagrams_received: s.datagrams_received,
+        heartbeats_sent: s.heartbeats_sent,
+        malformed: s.malformed,
+        dropped: secure.dropped_total(),
+        drops: secure.drops_by_name().into_iter().collect(),
+        roams: s.roams,
+        bad_messages: ib.bad_messages,
+        send_errors: s.send_errors,
+    };
+    summary.print(plan.json);
+    summary
+}
+
+fn start_plus(secs: u32) -> Duration {
+    Duration::from_secs(secs as u64)
+}
+
+fn send_bye(ep: &dyn Peer, session: u64, data_sent: u64, app_bytes_sent: u64) {
+    let bye = Bye {
+        session,
+        data_sent,
+        app_bytes_sent,
+    };
+    for _ in 0..BYE_COPIES {
+        ep.send(bye.encode());
+    }
+}
+
+fn print_tick(
+    plan: &Plan,
+    elapsed: Duration,
+    base: &EndpointStats,
+    last: &EndpointStats,
+    s: &EndpointStats,
+    delays: Vec<f64>,
+) {
+    let dt = (s.elapsed_s - last.elapsed_s).max(1e-3);
+    Tick {
+        kind: "tick",
+        role: plan.role,
+        session: plan.session.as_ref().map(|(id, _)| id.clone()),
+        peer: plan.session.as_ref().and(s.peer_addr),
+        elapsed_s: (elapsed.as_secs_f64() * 10.0).round() / 10.0,
+        sent_kbps: round(
+            (s.app_bytes_sent - last.app_bytes_sent) as f64 * 8.0 / 1000.0 / dt,
+            1,
+        ),
+        received_kbps: round(
+            (s.app_bytes_received - last.app_bytes_received) as f64 * 8.0 / 1000.0 / dt,
+            1,
+        ),
+        sent_bytes: s.app_bytes_sent - base.app_bytes_sent,
+        received_bytes: s.app_bytes_received - base.app_bytes_received,
+        window_bytes: s.queue_estimate_bytes + s.window_bytes,
+        room_bytes: s.window_bytes,
+        queue_estimate_bytes: s.queue_estimate_bytes,
+        forecast_packets: s.peer_forecast_packets,
+        forecast: s.peer_forecast.clone(),
+        incoming_rate_pps: (s.incoming_rate_pps * 10.0).round() / 10.0,
+        data_received: delays.len(),
+        owd_p50_ms: quantile(&delays, 0.5).map(|x| round(x, 3)),
+        owd_p95_ms: quantile(&delays, 0.95).map(|x| round(x, 3)),
+        malformed: s.malformed,
+        dropped: (plan.drops)().dropped_total(),
+    }
+    .print(plan.json);
+}
