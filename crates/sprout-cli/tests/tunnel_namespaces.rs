@@ -11,7 +11,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use sprout_emu::leftovers::{interface_names, process_gone, remains, wait_until};
 use sprout_emu::{Emulator, EmulatorConfig};
+use sprout_lab::tunnel_args;
 use sprout_link::constant_rate_trace;
+use sprout_tunnel::config::{ClientFlags, ServerFlags};
 
 /// Bytes each client downloads through the tunnel.
 const TRANSFER_BYTES: usize = 20_000_000;
@@ -268,22 +270,9 @@ fn free_network() -> u8 {
         .expect("a free 10.77.N.0/24")
 }
 
-#[test]
-fn two_clients_ping_and_download_through_one_server() {
-    if !uid_is_root() {
-        eprintln!("SKIPPED: the tunnel and the link emulator need root (TUN devices, namespaces)");
-        return;
-    }
-    if !Path::new("/dev/net/tun").exists() {
-        eprintln!("SKIPPED: no /dev/net/tun");
-        return;
-    }
-    let started = Instant::now();
-    let dir = tempfile::tempdir().unwrap();
-    let exe = env!("CARGO_BIN_EXE_sprout");
-
-    // The server's key and a free UDP port on every address of the host.
-    let key_file = dir.path().join("server.key");
+/// The server's key file and its public key (base64), from `sprout keygen`.
+fn keygen(exe: &str, dir: &Path) -> (PathBuf, String) {
+    let key_file = dir.join("server.key");
     let keygen = Command::new(exe)
         .args(["keygen", "--out"])
         .arg(&key_file)
@@ -291,63 +280,62 @@ fn two_clients_ping_and_download_through_one_server() {
         .unwrap();
     assert!(keygen.status.success(), "{keygen:?}");
     let server_key = String::from_utf8(keygen.stdout).unwrap().trim().to_string();
-    let port = UdpSocket::bind("0.0.0.0:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let net = free_network();
-    let server_v4 = Ipv4Addr::new(10, 77, net, 1);
-    let pid = std::process::id();
-    let server_dev = format!("tns{pid:x}");
+    (key_file, server_key)
+}
 
-    let mut server = Peer::start(
-        "tunnel server",
-        Command::new(exe)
-            .args(["tunnel", "server", "--key"])
-            .arg(&key_file)
-            .args(["--allow-any-client", "--listen", &format!("0.0.0.0:{port}")])
-            .args([
-                "--address",
-                &format!("{server_v4}/24"),
-                "--address6",
-                "none",
-            ])
-            .args(["--device", &server_dev, "--json"]),
-        None,
-        dir.path(),
-    );
+/// The tunnel server in the host namespace on every address's UDP `port`, tunnel network
+/// `server_v4`/24, device `device`; returns once it says "listening".
+fn start_server(
+    exe: &str,
+    dir: &Path,
+    key_file: &Path,
+    port: u16,
+    server_v4: Ipv4Addr,
+    device: &str,
+) -> Peer {
+    let flags = ServerFlags {
+        key: Some(key_file.to_path_buf()),
+        allow_any_client: true,
+        listen: Some(format!("0.0.0.0:{port}")),
+        address: Some(format!("{server_v4}/24")),
+        address6: Some("none".into()),
+        device: Some(device.into()),
+        json: true,
+        ..ServerFlags::default()
+    };
+    let mut cmd = Command::new(exe);
+    cmd.args(tunnel_args::server_args(&flags));
+    let mut server = Peer::start("tunnel server", &mut cmd, None, dir);
     server.wait_event("listening", Duration::from_secs(10));
-    assert!(interface_names().contains(&server_dev));
+    server
+}
 
-    // Two emulators with fast constant links, a client in each one's mobile namespace.
-    let trace = Arc::new(constant_rate_trace("const", LINK_MBPS, 1.0).unwrap());
-    let emus: Vec<Emulator> = (0..2)
-        .map(|_| Emulator::start(EmulatorConfig::new(trace.clone(), trace.clone())).unwrap())
-        .collect();
-    let emu_names: Vec<(String, [String; 2])> = emus
-        .iter()
-        .map(|e| {
-            (
-                e.outside_interface().to_string(),
-                [e.outside_addr().to_string(), e.mobile_addr().to_string()],
-            )
-        })
-        .collect();
+/// A tunnel client in each emulator's mobile namespace, to the server's `port` on the
+/// emulator's outside address; returns them with their IPv4 tunnel addresses once each is up
+/// (in the tunnel network `10.77.net.0/24`, the server at `server_v4`).
+fn start_clients(
+    exe: &str,
+    dir: &Path,
+    emus: &[Emulator],
+    port: u16,
+    server_key: &str,
+    (server_v4, net): (Ipv4Addr, u8),
+) -> (Vec<Peer>, Vec<Ipv4Addr>) {
+    let pid = std::process::id();
     let mut clients: Vec<Peer> = emus
         .iter()
         .enumerate()
         .map(|(k, emu)| {
-            Peer::start(
-                &format!("tunnel client {k}"),
-                Command::new(exe)
-                    .args(["tunnel", "client", "--server"])
-                    .arg(format!("{}:{port}", emu.outside_addr()))
-                    .args(["--server-key", &server_key])
-                    .args(["--device", &format!("tnc{pid:x}{k}"), "--json"]),
-                Some(emu),
-                dir.path(),
-            )
+            let flags = ClientFlags {
+                server: Some(format!("{}:{port}", emu.outside_addr())),
+                server_key: Some(server_key.into()),
+                device: Some(format!("tnc{pid:x}{k}")),
+                json: true,
+                ..ClientFlags::default()
+            };
+            let mut cmd = Command::new(exe);
+            cmd.args(tunnel_args::client_args(&flags));
+            Peer::start(&format!("tunnel client {k}"), &mut cmd, Some(emu), dir)
         })
         .collect();
     let client_v4: Vec<Ipv4Addr> = clients
@@ -367,15 +355,13 @@ fn two_clients_ping_and_download_through_one_server() {
             "{v4} outside the tunnel network"
         );
     }
-    eprintln!(
-        "both clients up ({} and {}) after {:.1} s",
-        client_v4[0],
-        client_v4[1],
-        started.elapsed().as_secs_f64()
-    );
+    (clients, client_v4)
+}
 
-    // Pings through the tunnel: to the server's tunnel address, and to the other client's
-    // (forwarded by the server between its clients).
+/// Pings through the tunnel from each emulator's namespace: to the server's tunnel address,
+/// and to the other client's (forwarded by the server between its clients).
+fn ping_through(emus: &[Emulator], server_v4: Ipv4Addr, client_v4: &[Ipv4Addr]) {
+    let pid = std::process::id();
     for (k, emu) in emus.iter().enumerate() {
         let other = client_v4[1 - k];
         let id = (pid as u16).wrapping_add(k as u16);
@@ -390,11 +376,12 @@ fn two_clients_ping_and_download_through_one_server() {
             "client {k}: echo replies from the server and from the other client"
         );
     }
+}
 
-    // 20 MB to each client at once, through the tunnel.
-    let listener = TcpListener::bind(SocketAddr::from((server_v4, 0))).unwrap();
-    let tcp_addr = listener.local_addr().unwrap();
-    let serving = thread::spawn(move || {
+/// Serves [`TRANSFER_BYTES`] on `listener` to each of two clients (the pseudo-random bytes of
+/// the seed each sends first); the thread returns the clients' addresses.
+fn serve_downloads(listener: TcpListener) -> thread::JoinHandle<Vec<SocketAddr>> {
+    thread::spawn(move || {
         let mut sent = Vec::new();
         for _ in 0..2 {
             let (mut conn, peer) = listener.accept().unwrap();
@@ -410,35 +397,48 @@ fn two_clients_ping_and_download_through_one_server() {
         sent.into_iter()
             .map(|t| t.join().unwrap())
             .collect::<Vec<_>>()
-    });
+    })
+}
+
+/// Client `k`'s download from `addr` in `emu`'s namespace: its seed, then everything the
+/// server sends; returns (seed, bytes received, their hash).
+fn download(emu: &Emulator, k: usize, addr: SocketAddr) -> thread::JoinHandle<(u64, usize, u64)> {
+    let seed = 0x5eed_0000 + k as u64;
+    emu.run_on_namespace_thread(move || {
+        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))
+            .expect("connect through the tunnel");
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(&seed.to_be_bytes()).unwrap();
+        let mut h = DefaultHasher::new();
+        let mut total = 0usize;
+        let mut buf = vec![0u8; 65_536];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    h.write(&buf[..n]);
+                    total += n;
+                }
+                Err(e) => panic!("client {k}: reading after {total} bytes: {e}"),
+            }
+        }
+        (seed, total, h.finish())
+    })
+    .unwrap()
+}
+
+/// [`TRANSFER_BYTES`] to each client at once through the tunnel, from a server on
+/// `server_v4`: checks every byte and that the server saw each client's tunnel address;
+/// returns how long it took.
+fn download_through(emus: &[Emulator], server_v4: Ipv4Addr, client_v4: &[Ipv4Addr]) -> Duration {
+    let listener = TcpListener::bind(SocketAddr::from((server_v4, 0))).unwrap();
+    let tcp_addr = listener.local_addr().unwrap();
+    let serving = serve_downloads(listener);
     let transfer_started = Instant::now();
     let downloads: Vec<_> = emus
         .iter()
         .enumerate()
-        .map(|(k, emu)| {
-            let seed = 0x5eed_0000 + k as u64;
-            emu.run_on_namespace_thread(move || {
-                let mut s = TcpStream::connect_timeout(&tcp_addr, Duration::from_secs(10))
-                    .expect("connect through the tunnel");
-                s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-                s.write_all(&seed.to_be_bytes()).unwrap();
-                let mut h = DefaultHasher::new();
-                let mut total = 0usize;
-                let mut buf = vec![0u8; 65_536];
-                loop {
-                    match s.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => {
-                            h.write(&buf[..n]);
-                            total += n;
-                        }
-                        Err(e) => panic!("client {k}: reading after {total} bytes: {e}"),
-                    }
-                }
-                (seed, total, h.finish())
-            })
-            .unwrap()
-        })
+        .map(|(k, emu)| download(emu, k, tcp_addr))
         .collect();
     for (k, d) in downloads.into_iter().enumerate() {
         let (seed, total, hash) = d.join().unwrap();
@@ -454,30 +454,45 @@ fn two_clients_ping_and_download_through_one_server() {
         })
         .collect();
     from.sort();
-    let mut expected = client_v4.clone();
+    let mut expected = client_v4.to_vec();
     expected.sort();
     assert_eq!(
         from, expected,
         "the server saw each client's tunnel address"
     );
-    let secs = transfer_started.elapsed().as_secs_f64();
-    eprintln!(
-        "2 x {} MB through the tunnel in {secs:.1} s ({:.1} Mbit/s each)",
-        TRANSFER_BYTES / 1_000_000,
-        TRANSFER_BYTES as f64 * 8.0 / 1e6 / secs
-    );
-    if transfer_started.elapsed() > SLOW_TRANSFER {
-        eprintln!("slow transfer: the last status lines of each tunnel end follow");
-        for p in clients.iter_mut().chain(std::iter::once(&mut server)) {
-            p.seen.extend(p.lines.try_iter());
-            let from = p.seen.len().saturating_sub(5);
-            for line in &p.seen[from..] {
-                eprintln!("  {}: {line}", p.name);
-            }
+    transfer_started.elapsed()
+}
+
+/// Prints the last status lines of each tunnel end (after a slow transfer).
+fn print_last_lines(peers: &mut [&mut Peer]) {
+    eprintln!("slow transfer: the last status lines of each tunnel end follow");
+    for p in peers.iter_mut() {
+        p.seen.extend(p.lines.try_iter());
+        let from = p.seen.len().saturating_sub(5);
+        for line in &p.seen[from..] {
+            eprintln!("  {}: {line}", p.name);
         }
     }
+}
 
-    // Ctrl-C ends every tunnel end cleanly, and nothing of them is left.
+/// Ctrl-C ends every tunnel end cleanly, and nothing of them is left: not the server's device
+/// and addresses (`10.77.net.0/24`, `server_v4`), not the emulators', not a process.
+fn shut_down_and_check(
+    mut clients: Vec<Peer>,
+    mut server: Peer,
+    emus: Vec<Emulator>,
+    (server_v4, net): (Ipv4Addr, u8),
+    server_dev: &str,
+) {
+    let emu_names: Vec<(String, [String; 2])> = emus
+        .iter()
+        .map(|e| {
+            (
+                e.outside_interface().to_string(),
+                [e.outside_addr().to_string(), e.mobile_addr().to_string()],
+            )
+        })
+        .collect();
     let pids: Vec<u32> = clients
         .iter()
         .map(|c| c.child.id())
@@ -490,7 +505,7 @@ fn two_clients_ping_and_download_through_one_server() {
     let addrs = [server_v4.to_string(), format!("10.77.{net}.0/24")];
     let mut left = Vec::new();
     let clean = wait_until(Duration::from_secs(5), || {
-        left = remains(&server_dev, &addrs);
+        left = remains(server_dev, &addrs);
         left.is_empty()
     });
     assert!(clean, "left by the tunnel server: {left:?}");
@@ -507,6 +522,64 @@ fn two_clients_ping_and_download_through_one_server() {
     for p in pids {
         assert!(process_gone(p), "process {p} still running");
     }
+}
+
+#[test]
+fn two_clients_ping_and_download_through_one_server() {
+    if !uid_is_root() {
+        eprintln!("SKIPPED: the tunnel and the link emulator need root (TUN devices, namespaces)");
+        return;
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        eprintln!("SKIPPED: no /dev/net/tun");
+        return;
+    }
+    let started = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = env!("CARGO_BIN_EXE_sprout");
+
+    // The server's key and a free UDP port on every address of the host.
+    let (key_file, server_key) = keygen(exe, dir.path());
+    let port = UdpSocket::bind("0.0.0.0:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let net = free_network();
+    let server_v4 = Ipv4Addr::new(10, 77, net, 1);
+    let server_dev = format!("tns{:x}", std::process::id());
+    let mut server = start_server(exe, dir.path(), &key_file, port, server_v4, &server_dev);
+    assert!(interface_names().contains(&server_dev));
+
+    // Two emulators with fast constant links, a client in each one's mobile namespace.
+    let trace = Arc::new(constant_rate_trace("const", LINK_MBPS, 1.0).unwrap());
+    let emus: Vec<Emulator> = (0..2)
+        .map(|_| Emulator::start(EmulatorConfig::new(trace.clone(), trace.clone())).unwrap())
+        .collect();
+    let (mut clients, client_v4) =
+        start_clients(exe, dir.path(), &emus, port, &server_key, (server_v4, net));
+    eprintln!(
+        "both clients up ({} and {}) after {:.1} s",
+        client_v4[0],
+        client_v4[1],
+        started.elapsed().as_secs_f64()
+    );
+
+    ping_through(&emus, server_v4, &client_v4);
+    let took = download_through(&emus, server_v4, &client_v4);
+    let secs = took.as_secs_f64();
+    eprintln!(
+        "2 x {} MB through the tunnel in {secs:.1} s ({:.1} Mbit/s each)",
+        TRANSFER_BYTES / 1_000_000,
+        TRANSFER_BYTES as f64 * 8.0 / 1e6 / secs
+    );
+    if took > SLOW_TRANSFER {
+        let mut ends: Vec<&mut Peer> = clients.iter_mut().collect();
+        ends.push(&mut server);
+        print_last_lines(&mut ends);
+    }
+
+    shut_down_and_check(clients, server, emus, (server_v4, net), &server_dev);
     let took = started.elapsed();
     eprintln!("whole test: {:.1} s", took.as_secs_f64());
     assert!(took < BUDGET, "took {took:?}, more than {BUDGET:?}");
