@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use sprout_eval::eval::{self, EvalOptions, Experiment, Scheme};
 use sprout_lab::emulate::{self, EmulateOptions};
-use sprout_lab::tunnel_experiment::{self, EmulatedExperiment, TunnelOptions};
+use sprout_lab::tunnel_experiment::{self, TunnelOptions};
 use sprout_link::{QueueKind, Trace};
 use sprout_sim::duration::seconds_to_us;
 use sprout_sim::error::chain_message;
@@ -345,11 +345,11 @@ fn print_table(rows: &[(&str, &str, &DirectionMetrics)]) {
 
 fn cmd_eval(a: EvalArgs) -> Result<()> {
     if a.emulate {
-        let exps = EmulatedExperiment::parse_list(&a.experiments.join(","))
+        let exps = Experiment::parse_emulated_list(&a.experiments.join(","))
             .map_err(|e| anyhow::anyhow!("--experiments: {e}"))?;
         let tunnel = TunnelOptions {
-            isolation: exps.contains(&EmulatedExperiment::Tunnel),
-            cost: exps.contains(&EmulatedExperiment::TunnelCost),
+            isolation: exps.contains(&Experiment::Tunnel),
+            cost: exps.contains(&Experiment::TunnelCost),
             traces: a.traces.clone(),
             link: a.links.first().cloned(),
             duration_us: a
@@ -361,7 +361,7 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
             sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
             progress: !a.quiet,
         };
-        if !exps.contains(&EmulatedExperiment::Fig7) {
+        if !exps.contains(&Experiment::Fig7) {
             println!("{}", tunnel_experiment::run(&tunnel)?);
             return Ok(());
         }

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A named experiment of the paper's evaluation.
+/// A named experiment of the paper's evaluation, simulated ([`Experiment::ALL`]) or emulated
+/// in real time (`sprout eval --emulate`, [`Experiment::EMULATED`]): the one type
+/// `--experiments` is parsed into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Experiment {
@@ -24,6 +26,13 @@ pub enum Experiment {
     /// Sprout with each named variant of the receiver's model ([`MODEL_VARIANTS`]) on every
     /// link: what each detail of the authors' arithmetic changes.
     Model,
+    /// Emulated only: the isolation experiment, bulk and interactive flows direct, then through
+    /// SproutTunnel (§5.7).
+    Tunnel,
+    /// Emulated only: the tunnel's cost, a TCP download through it over a constant 10 Mbit/s
+    /// link.
+    #[serde(rename = "tunnel-cost")]
+    TunnelCost,
 }
 
 /// The named variants of the receiver's model that the `model` experiment compares: a name
@@ -85,6 +94,11 @@ impl Experiment {
         Experiment::Model,
     ];
 
+    /// Every experiment of `sprout eval --emulate`, in run order (its `fig7` is the schemes
+    /// through the emulator).
+    pub const EMULATED: [Experiment; 3] =
+        [Experiment::Fig7, Experiment::Tunnel, Experiment::TunnelCost];
+
     /// The experiment's key, as on the command line and in results.csv.
     pub fn key(&self) -> &'static str {
         match self {
@@ -96,6 +110,8 @@ impl Experiment {
             Experiment::Distributions => "distributions",
             Experiment::Sensitivity => "sensitivity",
             Experiment::Model => "model",
+            Experiment::Tunnel => "tunnel",
+            Experiment::TunnelCost => "tunnel-cost",
         }
     }
 
@@ -113,6 +129,39 @@ impl Experiment {
         }
         if out.is_empty() {
             return Err("no experiment given".into());
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+impl Experiment {
+    /// Parses the emulated experiments' comma-separated keys (or `all`), sorted into run
+    /// order without repeats; no key at all is `fig7`, the emulated evaluation.
+    pub fn parse_emulated_list(s: &str) -> Result<Vec<Experiment>, String> {
+        if s.trim() == "all" {
+            return Ok(Self::EMULATED.to_vec());
+        }
+        let mut out = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let key = part.to_ascii_lowercase();
+            let e = Self::EMULATED
+                .iter()
+                .copied()
+                .find(|e| e.key() == key)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = Self::EMULATED.iter().map(|e| e.key()).collect();
+                    format!(
+                        "unknown emulated experiment '{part}' (with --emulate: {}, or all)",
+                        known.join(", ")
+                    )
+                })?;
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
+        if out.is_empty() {
+            out.push(Experiment::Fig7);
         }
         out.sort();
         Ok(out)
@@ -155,3 +204,26 @@ pub const LOSS_LINK: &str = "Verizon-LTE-short";
 pub const DISTRIBUTIONS_LINK: &str = "Verizon-LTE-short";
 /// The two links of the sensitivity experiment.
 pub const SENSITIVITY_LINKS: [&str; 2] = ["Verizon-LTE-short", "TMobile-UMTS-driving"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emulated_experiment_lists() {
+        use Experiment::*;
+        assert_eq!(Experiment::parse_emulated_list("").unwrap(), vec![Fig7]);
+        assert_eq!(
+            Experiment::parse_emulated_list("tunnel-cost, Tunnel,tunnel").unwrap(),
+            vec![Tunnel, TunnelCost]
+        );
+        assert_eq!(
+            Experiment::parse_emulated_list("all").unwrap(),
+            vec![Fig7, Tunnel, TunnelCost]
+        );
+        let e = Experiment::parse_emulated_list("tunnel,loss").unwrap_err();
+        assert!(e.contains("'loss'") && e.contains("tunnel-cost"), "{e}");
+        // The simulated evaluation does not run the emulated experiments.
+        assert!(Experiment::parse_list("tunnel").is_err());
+    }
+}

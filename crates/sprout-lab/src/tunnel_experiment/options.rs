@@ -2,8 +2,6 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
 /// The link of the isolation experiment when none is named (the paper's §5.7 link).
 pub const TUNNEL_LINK: &str = "Verizon-LTE-short";
 /// Length of each run of the isolation experiment when none is given (µs): 120 s.
@@ -48,66 +46,6 @@ pub const TUNNEL_PROBE: bool = true;
 /// 0.5 94% (bulk 52%), one run each on this machine. `sprout tunnel --confidence` sets it.
 pub const TUNNEL_CONFIDENCE: f64 = 0.75;
 
-/// An experiment of `sprout eval --emulate --experiments`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum EmulatedExperiment {
-    /// The emulated evaluation of the schemes (the default; [`crate::emulate`]).
-    Fig7,
-    /// The isolation experiment: bulk and interactive flows direct, then through the tunnel.
-    Tunnel,
-    /// The tunnel's cost: a TCP download through it over a constant 10 Mbit/s link.
-    TunnelCost,
-}
-
-impl EmulatedExperiment {
-    /// Every emulated experiment, in run order.
-    pub const ALL: [EmulatedExperiment; 3] = [
-        EmulatedExperiment::Fig7,
-        EmulatedExperiment::Tunnel,
-        EmulatedExperiment::TunnelCost,
-    ];
-
-    /// The key on the command line.
-    pub fn key(&self) -> &'static str {
-        match self {
-            EmulatedExperiment::Fig7 => "fig7",
-            EmulatedExperiment::Tunnel => "tunnel",
-            EmulatedExperiment::TunnelCost => "tunnel-cost",
-        }
-    }
-
-    /// Parses comma-separated keys (or `all`), sorted into run order without repeats; no key
-    /// at all is `fig7`, the emulated evaluation.
-    pub fn parse_list(s: &str) -> Result<Vec<EmulatedExperiment>, String> {
-        if s.trim() == "all" {
-            return Ok(Self::ALL.to_vec());
-        }
-        let mut out = Vec::new();
-        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let key = part.to_ascii_lowercase();
-            let e = Self::ALL
-                .iter()
-                .copied()
-                .find(|e| e.key() == key)
-                .ok_or_else(|| {
-                    let known: Vec<&str> = Self::ALL.iter().map(|e| e.key()).collect();
-                    format!(
-                        "unknown emulated experiment '{part}' (with --emulate: {}, or all)",
-                        known.join(", ")
-                    )
-                })?;
-            if !out.contains(&e) {
-                out.push(e);
-            }
-        }
-        if out.is_empty() {
-            out.push(EmulatedExperiment::Fig7);
-        }
-        out.sort();
-        Ok(out)
-    }
-}
-
 /// Options of the tunnel experiments.
 #[derive(Clone, Debug)]
 pub struct TunnelOptions {
@@ -131,25 +69,4 @@ pub struct TunnelOptions {
     pub sprout_exe: PathBuf,
     /// Show a progress bar.
     pub progress: bool,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn experiment_lists() {
-        use EmulatedExperiment::*;
-        assert_eq!(EmulatedExperiment::parse_list("").unwrap(), vec![Fig7]);
-        assert_eq!(
-            EmulatedExperiment::parse_list("tunnel-cost, Tunnel,tunnel").unwrap(),
-            vec![Tunnel, TunnelCost]
-        );
-        assert_eq!(
-            EmulatedExperiment::parse_list("all").unwrap(),
-            vec![Fig7, Tunnel, TunnelCost]
-        );
-        let e = EmulatedExperiment::parse_list("tunnel,loss").unwrap_err();
-        assert!(e.contains("'loss'") && e.contains("tunnel-cost"), "{e}");
-    }
 }
