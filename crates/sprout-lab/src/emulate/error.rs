@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use sprout_emu::EmuError;
+use sprout_eval::EvalError;
 use sprout_link::MmLogError;
 use sprout_secure::KeyError;
+use sprout_sim::error::SimError;
 
 /// An error of [`run`](super::run::run) and the emulated evaluation's outputs.
 #[derive(Debug, thiserror::Error)]
@@ -119,14 +121,10 @@ pub enum EmulateError {
     /// `results.json` could not be encoded.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
-    /// The evaluation harness (traces, CSV output) or the simulator failed.
+    /// The evaluation harness failed (loading the traces, writing a CSV file).
     #[error(transparent)]
-    Eval(Box<dyn std::error::Error + Send + Sync>),
-}
-
-impl EmulateError {
-    /// Wraps an error of the evaluation harness or the simulator.
-    pub(crate) fn eval(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> EmulateError {
-        EmulateError::Eval(e.into())
-    }
+    Eval(#[from] EvalError),
+    /// A simulated run failed.
+    #[error(transparent)]
+    Sim(#[from] SimError),
 }

@@ -8,19 +8,11 @@ use std::path::Path;
 
 use sprout_eval::chart::{self, ChartPoint};
 use sprout_eval::paper;
-use sprout_eval::report::{paper_point, point};
+use sprout_eval::report::{paper_point, point, write_csv};
 use sprout_sim::metrics::TimeSeriesPoint;
 
 use super::error::EmulateError;
 use super::results::{Agreement, EmulateResults, SIMULATED_SEEDS};
-
-/// Writes `rows` as CSV to `path` (the evaluation's writer, its error wrapped).
-fn write_csv<T: serde::Serialize>(
-    path: &Path,
-    rows: impl IntoIterator<Item = T>,
-) -> Result<(), EmulateError> {
-    sprout_eval::report::write_csv(path, rows).map_err(EmulateError::eval)
-}
 
 /// Writes every output of an emulated evaluation into `out`.
 pub fn write(

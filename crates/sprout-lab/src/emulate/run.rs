@@ -25,7 +25,7 @@ type LinkPair = (String, Arc<Trace>, Arc<Trace>);
 pub fn run(opts: &EmulateOptions) -> Result<String, EmulateError> {
     check_options(opts)?;
     sprout_emu::check_privileges()?;
-    let links = eval::load_links(opts.traces.as_deref()).map_err(EmulateError::eval)?;
+    let links = eval::load_links(opts.traces.as_deref())?;
     let names: Vec<String> = if opts.links.is_empty() {
         vec![links.named(DEFAULT_LINK).0.clone()]
     } else {

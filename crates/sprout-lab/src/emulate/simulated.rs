@@ -30,7 +30,7 @@ pub(super) fn run_simulated(
     let (mut downs, mut ups) = (Vec::new(), Vec::new());
     for seed in SIMULATED_SEEDS {
         cfg.seed = seed;
-        let out = sim::run(up.clone(), down.clone(), &cfg, None).map_err(EmulateError::eval)?;
+        let out = sim::run(up.clone(), down.clone(), &cfg, None)?;
         downs.push((seed, out.downlink.metrics));
         ups.push((seed, out.uplink.metrics));
     }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use sprout_emu::EmuError;
+use sprout_eval::EvalError;
 use sprout_link::TraceError;
 use sprout_secure::KeyError;
 
@@ -198,14 +199,7 @@ pub enum TunnelError {
     /// A JSON output could not be encoded.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
-    /// The evaluation harness (traces, CSV output) failed.
+    /// The evaluation harness failed (loading the traces, writing a CSV file).
     #[error(transparent)]
-    Eval(Box<dyn std::error::Error + Send + Sync>),
-}
-
-impl TunnelError {
-    /// Wraps an error of the evaluation harness.
-    pub(crate) fn eval(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> TunnelError {
-        TunnelError::Eval(e.into())
-    }
+    Eval(#[from] EvalError),
 }

@@ -9,13 +9,13 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 use sprout_eval::chart::{self, DelayPanel, DelaySeries};
 use sprout_eval::eval;
+use sprout_eval::report::write_csv;
 
 use super::analysis::{delay_bins, isolation_run};
 use super::checks::table_and_checks;
 use super::error::TunnelError;
 use super::one_run::{run_once, RunOutput, RunSpec};
 use super::options::{TunnelOptions, DELAY_BIN_S, INTERACTIVE_RATE_KBPS, TUNNEL_LINK};
-use super::report::write_csv;
 use super::results::IsolationResults;
 
 /// A point of `tunnel-delay.csv`.
@@ -36,7 +36,7 @@ pub(super) fn run_isolation(
     skip_us: u64,
     bar: &ProgressBar,
 ) -> Result<IsolationResults, TunnelError> {
-    let links = eval::load_links(opts.traces.as_deref()).map_err(TunnelError::eval)?;
+    let links = eval::load_links(opts.traces.as_deref())?;
     let name = opts.link.as_deref().unwrap_or(TUNNEL_LINK);
     let (link, up, down) = links
         .pairs

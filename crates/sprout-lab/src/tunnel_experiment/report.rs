@@ -5,20 +5,12 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
-use serde::Serialize;
+use sprout_eval::report::write_csv;
 
 use super::checks::change;
 use super::error::TunnelError;
 use super::options::INTERACTIVE_PAYLOAD_BYTES;
 use super::results::{CostResults, FlowResult, IsolationResults, TunnelRow};
-
-/// Writes `rows` as CSV to `path` (the evaluation's writer, its error wrapped).
-pub(super) fn write_csv<T: Serialize>(
-    path: &Path,
-    rows: impl IntoIterator<Item = T>,
-) -> Result<(), TunnelError> {
-    sprout_eval::report::write_csv(path, rows).map_err(TunnelError::eval)
-}
 
 /// Writes `tunnel.csv` and `tunnel.json`.
 pub(super) fn write_isolation(out: &Path, res: &IsolationResults) -> Result<(), TunnelError> {
