@@ -2,6 +2,9 @@
 //! scored with the paper's metrics (section 5.1); pure computation, no clock, socket or thread
 //! of its own.
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 pub mod distributions;
 pub mod duration;
 pub mod error;
