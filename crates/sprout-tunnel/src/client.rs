@@ -12,6 +12,7 @@ use crate::flow_queue::FlowQueueConfig;
 use crate::packet;
 use crate::server::is_client_address;
 use crate::session::SessionPath;
+use crate::settings_error::SettingsError;
 use crate::status::{bump, secure_drops, SessionStatus, TunnelDrops, TunnelStatus};
 use crate::{MAX_TUN_BACKLOG, MIN_DATAGRAM_BYTES};
 
@@ -79,19 +80,15 @@ fn is_ours(a: &Option<Assignment>, dst: IpAddr) -> bool {
 
 impl TunnelClient {
     /// A client whose handshake starts at `now_us`.
-    pub fn new(settings: ClientSettings, now_us: u64) -> Result<TunnelClient, String> {
-        settings.core.validate().map_err(|e| e.to_string())?;
+    pub fn new(settings: ClientSettings, now_us: u64) -> Result<TunnelClient, SettingsError> {
+        settings.core.validate()?;
         let max = settings.core.max_datagram_bytes;
         let max_datagram_bytes = u16::try_from(max)
             .ok()
             .filter(|&m| m >= MIN_DATAGRAM_BYTES)
-            .ok_or_else(|| {
-                format!(
-                    "the core's max_datagram_bytes ({max}) must be {MIN_DATAGRAM_BYTES}..=65535 for the tunnel"
-                )
-            })?;
+            .ok_or(SettingsError::DatagramSize { max })?;
         let greeting = Greeting { max_datagram_bytes }.encode();
-        let secure = Client::new(settings.secure, now_us, &greeting).map_err(|e| e.to_string())?;
+        let secure = Client::new(settings.secure, now_us, &greeting)?;
         Ok(TunnelClient {
             secure,
             core: settings.core,

@@ -8,6 +8,7 @@
 //! | [`flow_queue`] | one queue per flow, round robin by bytes, capped by the forecast, head drop |
 //! | [`control`] | the client's greeting and the server's address assignment |
 //! | [`session`] | one session's data path: the queue in front of a Sprout connection |
+//! | [`settings_error`] | why a tunnel end's settings are rejected ([`SettingsError`]) |
 //! | [`server`] | [`TunnelServer`]: the relay's end, many clients, sans-IO |
 //! | [`client`] | [`TunnelClient`]: the mobile host's end, sans-IO |
 //! | [`status`] | counters and snapshots for the status line and `--json` |
@@ -36,6 +37,7 @@ pub mod routes;
 pub mod runtime;
 pub mod server;
 pub mod session;
+pub mod settings_error;
 pub mod status;
 
 pub use client::{ClientSettings, ClientTunnelEvent, TunnelClient};
@@ -43,6 +45,7 @@ pub use control::Assignment;
 pub use flow_queue::{FlowQueue, FlowQueueConfig};
 pub use packet::{parse, FlowKey, PacketError, PacketInfo};
 pub use server::{PinnedAddresses, ServerSettings, ServerTunnelEvent, TunnelServer};
+pub use settings_error::SettingsError;
 pub use status::{SessionStatus, TunnelDrops, TunnelStatus};
 
 /// Most packets waiting to be written to the TUN device; beyond, packets are dropped and

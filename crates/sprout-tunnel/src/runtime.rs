@@ -969,7 +969,8 @@ impl Server {
                 ));
             }
         }
-        let engine = TunnelServer::new(cfg.settings.clone()).map_err(SetupError)?;
+        let engine =
+            TunnelServer::new(cfg.settings.clone()).map_err(|e| SetupError(e.to_string()))?;
         let (sock, _) =
             udp_socket(cfg.run.listen).map_err(|e| bind_error("listen on", cfg.run.listen, e))?;
         let local = sock.local_addr().unwrap_or(cfg.run.listen);
@@ -1202,7 +1203,8 @@ impl Client {
         let local = sock.local_addr().unwrap_or(local);
         let (io, waker) = Io::new(sock, true)?;
         let start_ns = sprout_os::clock::monotonic_ns();
-        let engine = TunnelClient::new(cfg.settings.clone(), 0).map_err(SetupError)?;
+        let engine =
+            TunnelClient::new(cfg.settings.clone(), 0).map_err(|e| SetupError(e.to_string()))?;
         let ctl = Control {
             stop: Arc::new(AtomicBool::new(false)),
             signal: Arc::new(AtomicI32::new(0)),

@@ -18,7 +18,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use ipnet::{Ipv4Net, Ipv6Net};
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use sprout_core::Config;
 use sprout_secure::{
     PublicKey, SealError, Server, ServerConfig, ServerEvent, ServerReceived, SessionId,
@@ -31,6 +31,7 @@ use crate::control::{
 use crate::flow_queue::FlowQueueConfig;
 use crate::packet;
 use crate::session::SessionPath;
+use crate::settings_error::SettingsError;
 use crate::status::{bump, secure_drops, SessionStatus, TunnelDrops, TunnelStatus};
 use crate::{MAX_TUN_BACKLOG, MIN_DATAGRAM_BYTES};
 
@@ -157,34 +158,40 @@ pub struct TunnelServer {
 }
 
 /// Checks a network's server address and size.
-fn check_v4(net: &Ipv4Net) -> Result<(), String> {
+fn check_v4(net: &Ipv4Net) -> Result<(), SettingsError> {
     if net.prefix_len() > 30 {
-        return Err(format!(
-            "IPv4 tunnel network {net} is too small (a prefix of at most /30 is needed)"
-        ));
+        return Err(SettingsError::V4NetworkTooSmall(*net));
     }
     if net.addr() == net.network() || net.addr() == net.broadcast() {
-        return Err(format!(
-            "the server's IPv4 tunnel address in {net} must be a host address (e.g. {}/{})",
-            Ipv4Addr::from(u32::from(net.network()).saturating_add(1)),
-            net.prefix_len()
-        ));
+        return Err(SettingsError::V4ServerNotHost { net: *net });
     }
     Ok(())
 }
 
-fn check_v6(net: &Ipv6Net) -> Result<(), String> {
+fn check_v6(net: &Ipv6Net) -> Result<(), SettingsError> {
     if net.prefix_len() > 126 {
-        return Err(format!(
-            "IPv6 tunnel network {net} is too small (a prefix of at most /126 is needed)"
-        ));
+        return Err(SettingsError::V6NetworkTooSmall(*net));
     }
     if net.addr() == net.network() || net.addr() == net.broadcast() {
-        return Err(format!(
-            "the server's IPv6 tunnel address in {net} must not be the network's first or last address"
-        ));
+        return Err(SettingsError::V6ServerNotHost(*net));
     }
     Ok(())
+}
+
+fn pinned_outside(addr: IpAddr, key: &PublicKey, net: IpNet) -> SettingsError {
+    SettingsError::PinnedOutside {
+        addr,
+        key: *key,
+        net,
+    }
+}
+
+fn pinned_without_family(addr: IpAddr, key: &PublicKey, family: &'static str) -> SettingsError {
+    SettingsError::PinnedWithoutFamily {
+        addr,
+        key: *key,
+        family,
+    }
 }
 
 /// Whether `addr` is a host address of `net` a client may have (not the first or last, not
@@ -208,16 +215,15 @@ pub(crate) fn is_client_address(a: &Assignment, src: IpAddr) -> bool {
 impl TunnelServer {
     /// A server; fails on an inconsistent configuration (no address family, a network too
     /// small, a pinned address outside the network, an invalid core configuration).
-    pub fn new(settings: ServerSettings) -> Result<TunnelServer, String> {
-        settings.core.validate().map_err(|e| e.to_string())?;
+    pub fn new(settings: ServerSettings) -> Result<TunnelServer, SettingsError> {
+        settings.core.validate()?;
         if settings.core.max_datagram_bytes < usize::from(MIN_DATAGRAM_BYTES) {
-            return Err(format!(
-                "the core's max_datagram_bytes ({}) is below the tunnel's minimum of {MIN_DATAGRAM_BYTES}",
-                settings.core.max_datagram_bytes
-            ));
+            return Err(SettingsError::DatagramSizeBelowMinimum {
+                max: settings.core.max_datagram_bytes,
+            });
         }
         if settings.v4.is_none() && settings.v6.is_none() {
-            return Err("the tunnel needs an IPv4 or an IPv6 network (or both)".into());
+            return Err(SettingsError::NoNetwork);
         }
         if let Some(n) = &settings.v4 {
             check_v4(n)?;
@@ -231,11 +237,11 @@ impl TunnelServer {
             MIN_TUN_MTU_V4
         };
         if settings.tun_mtu < min_mtu {
-            return Err(format!(
-                "TUN MTU {} is below the minimum of {min_mtu} bytes{}",
-                settings.tun_mtu,
-                if settings.v6.is_some() { " (IPv6)" } else { "" }
-            ));
+            return Err(SettingsError::MtuTooSmall {
+                mtu: settings.tun_mtu,
+                min: min_mtu,
+                v6: settings.v6.is_some(),
+            });
         }
         let mut pinned_v4 = HashSet::new();
         let mut pinned_v6 = HashSet::new();
@@ -243,37 +249,21 @@ impl TunnelServer {
             if let Some(a) = p.v4 {
                 match &settings.v4 {
                     Some(n) if v4_client_ok(n, a) => {}
-                    Some(n) => {
-                        return Err(format!(
-                            "address {a} pinned to {key} is not a client address of {n}"
-                        ))
-                    }
-                    None => {
-                        return Err(format!(
-                            "address {a} pinned to {key}, but the tunnel carries no IPv4"
-                        ))
-                    }
+                    Some(n) => return Err(pinned_outside(a.into(), key, (*n).into())),
+                    None => return Err(pinned_without_family(a.into(), key, "IPv4")),
                 }
                 if !pinned_v4.insert(a) {
-                    return Err(format!("address {a} is pinned to two keys"));
+                    return Err(SettingsError::PinnedTwice(a.into()));
                 }
             }
             if let Some(a) = p.v6 {
                 match &settings.v6 {
                     Some(n) if v6_client_ok(n, a) => {}
-                    Some(n) => {
-                        return Err(format!(
-                            "address {a} pinned to {key} is not a client address of {n}"
-                        ))
-                    }
-                    None => {
-                        return Err(format!(
-                            "address {a} pinned to {key}, but the tunnel carries no IPv6"
-                        ))
-                    }
+                    Some(n) => return Err(pinned_outside(a.into(), key, (*n).into())),
+                    None => return Err(pinned_without_family(a.into(), key, "IPv6")),
                 }
                 if !pinned_v6.insert(a) {
-                    return Err(format!("address {a} is pinned to two keys"));
+                    return Err(SettingsError::PinnedTwice(a.into()));
                 }
             }
         }

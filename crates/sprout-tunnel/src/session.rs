@@ -14,7 +14,7 @@
 //! senders do. The price is the padding itself (about what Sprout uses of the link), which is
 //! why it is a choice, off by default.
 
-use sprout_core::{Config, Connection};
+use sprout_core::{Config, ConfigError, Connection};
 
 use crate::control::{self, PayloadKind};
 use crate::flow_queue::{FlowQueue, FlowQueueConfig};
@@ -56,8 +56,12 @@ pub struct SessionPath {
 
 impl SessionPath {
     /// A new path created at `now_us`.
-    pub fn new(config: Config, queue: FlowQueueConfig, now_us: u64) -> Result<SessionPath, String> {
-        let conn = Connection::new(config, now_us).map_err(|e| e.to_string())?;
+    pub fn new(
+        config: Config,
+        queue: FlowQueueConfig,
+        now_us: u64,
+    ) -> Result<SessionPath, ConfigError> {
+        let conn = Connection::new(config, now_us)?;
         Ok(SessionPath {
             conn,
             queue: FlowQueue::new(queue),
