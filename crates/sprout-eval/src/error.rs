@@ -22,14 +22,15 @@ pub const DEFAULT_TRACE_DIRS: [&str; 2] = ["../shared/traces", "./traces"];
 ///
 /// The kinds, for a caller that reports them apart (the Python package): a file that cannot be
 /// read or written ([`Io`](Self::Io), [`ReadTrace`](Self::ReadTrace),
-/// [`TraceFolder`](Self::TraceFolder), [`Output`](Self::Output), [`ReadCsv`](Self::ReadCsv),
-/// [`Csv`](Self::Csv): their I/O error says whether it was not found); a trace that does not
+/// [`TraceFolder`](Self::TraceFolder), [`SpecTraceFolder`](Self::SpecTraceFolder),
+/// [`Output`](Self::Output), [`ReadCsv`](Self::ReadCsv), [`Csv`](Self::Csv): their I/O error,
+/// [`EvalError::io_error`], says whether it was not found); a trace that does not
 /// parse or is missing ([`BadTrace`](Self::BadTrace), [`NoTraces`](Self::NoTraces),
 /// [`TraceChanged`](Self::TraceChanged), [`DownloadedBadTrace`](Self::DownloadedBadTrace));
 /// a bad option, parameter or sweep spec ([`BadParameter`](Self::BadParameter),
-/// [`Spec`](Self::Spec), [`SpecSynthetic`](Self::SpecSynthetic),
-/// [`SpecTraceFolder`](Self::SpecTraceFolder)); a simulation that failed
-/// ([`Sim`](Self::Sim), [`SimRun`](Self::SimRun)); the network ([`Download`](Self::Download),
+/// [`Spec`](Self::Spec), [`SpecSynthetic`](Self::SpecSynthetic), and [`Sim`](Self::Sim) when
+/// [`SimError::is_bad_parameter`]: [`EvalError::is_bad_parameter`] tells them all); a
+/// simulation that failed ([`Sim`](Self::Sim), [`SimRun`](Self::SimRun)); the network ([`Download`](Self::Download),
 /// [`Curl`](Self::Curl)). [`SpecFile`](Self::SpecFile) and [`SweepRun`](Self::SweepRun) say
 /// which spec or run another error is about ([`EvalError::innermost`] finds that one).
 #[derive(Debug, thiserror::Error)]
@@ -223,10 +224,9 @@ impl EvalError {
     /// spec), rather than in a file, a trace or the simulator.
     pub fn is_bad_parameter(&self) -> bool {
         match self.innermost() {
-            EvalError::BadParameter(_)
-            | EvalError::Spec(_)
-            | EvalError::SpecSynthetic { .. }
-            | EvalError::SpecTraceFolder { .. } => true,
+            EvalError::BadParameter(_) | EvalError::Spec(_) | EvalError::SpecSynthetic { .. } => {
+                true
+            }
             EvalError::Sim(e) | EvalError::SimRun { source: e, .. } => e.is_bad_parameter(),
             _ => false,
         }
@@ -303,3 +303,52 @@ impl From<io::Error> for EvalError {
 
 /// A `Result` with an [`EvalError`].
 pub type Result<T, E = EvalError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error and its causes as the command line prints them.
+    fn chain(e: &EvalError) -> String {
+        sprout_sim::error::chain_message(e)
+    }
+
+    #[test]
+    fn messages_are_the_command_lines() {
+        let missing = || io::Error::new(io::ErrorKind::NotFound, "No such file");
+        let e = EvalError::trace(
+            std::path::Path::new("a.up"),
+            TraceError::Io {
+                file: "a.up".into(),
+                source: missing(),
+            },
+        );
+        assert_eq!(chain(&e), "cannot read trace a.up: No such file");
+        assert_eq!(
+            e.io_error().map(io::Error::kind),
+            Some(io::ErrorKind::NotFound)
+        );
+        let e = EvalError::TraceFolder {
+            dir: "t".into(),
+            error: missing(),
+        };
+        assert_eq!(
+            chain(&e),
+            "cannot read trace folder t: No such file (without --traces, eval uses \
+             ../shared/traces or ./traces if one holds traces, else the built-in synthetic link)"
+        );
+        let e = EvalError::SpecFile {
+            path: "s.toml".into(),
+            source: Box::new(EvalError::SweepRun {
+                run: "run 1 (c sprout seed 0)".into(),
+                source: Box::new(EvalError::BadParameter("unknown queue 'x'".into())),
+            }),
+        };
+        assert_eq!(
+            chain(&e),
+            "s.toml: run 1 (c sprout seed 0): unknown queue 'x'"
+        );
+        assert!(e.is_bad_parameter());
+        assert!(e.io_error().is_none());
+    }
+}
