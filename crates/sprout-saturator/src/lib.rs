@@ -34,6 +34,7 @@
 //! mahimahi reads it: each line stands for one opportunity of [`DEFAULT_MTU_BYTES`] bytes (the
 //! data packets are MTU-sized: 1472 bytes of UDP payload in 1500-byte IPv4 packets).
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod recorder;
 pub mod sender;
