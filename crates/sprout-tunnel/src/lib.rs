@@ -21,19 +21,25 @@
 //!
 //! The sans-IO ends take packets and datagrams with the time and hand back packets and
 //! datagrams, like the rest of Sprout; the runtime (TUN devices, sockets, routes) drives them.
+//! The runtime's modules (`device`, `routes`, `cleanup`, `runtime`) need the `runtime` feature
+//! (on by default), which brings the Linux system code of `sprout-os`.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "runtime")]
 pub mod cleanup;
 pub mod client;
 pub mod config;
 pub mod control;
+#[cfg(feature = "runtime")]
 pub mod device;
 pub mod flow_queue;
 pub mod mtu;
 pub mod packet;
+#[cfg(feature = "runtime")]
 pub mod routes;
+#[cfg(feature = "runtime")]
 pub mod runtime;
 pub mod server;
 pub mod session;
