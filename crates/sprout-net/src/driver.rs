@@ -82,192 +82,239 @@ fn client_send(
 /// the poller fails.
 pub(crate) fn run_client(
     shared: Arc<ConnShared>,
-    mut poll: Poll,
-    mut socket: UdpSocket,
-    mut secure: Client,
+    poll: Poll,
+    socket: UdpSocket,
+    secure: Client,
     remote: SocketAddr,
 ) {
-    let mut events = Events::with_capacity(64);
-    let mut rx = vec![0u8; MAX_UDP];
-    let mut tx = Vec::with_capacity(2048);
-    let mut out = Vec::with_capacity(2048);
-    let mut plaintext = Vec::with_capacity(2048);
-    // A sealed datagram the socket refused with "would block"; sent before anything else.
-    let mut blocked: Option<Vec<u8>> = None;
-    // Whether the socket may still hold datagrams (epoll is edge-triggered: read until empty).
-    let mut more_input = true;
-    let mut timeout: Option<Duration> = None;
-    loop {
-        if !more_input {
-            if let Err(e) = poll.poll(&mut events, timeout) {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    stop(&shared, format!("poll failed: {e}"));
-                    return;
-                }
-            }
-            more_input = events
-                .iter()
-                .any(|ev| ev.token() == SOCKET && ev.is_readable());
-        }
-        let mut st = shared.lock();
-        if st.closed {
-            st.finish("closed");
-            drop(st);
-            shared.notify_all();
-            return;
-        }
-        if let Some(new) = st.rebind.take() {
-            let mut new = UdpSocket::from_std(new);
-            let registered =
-                poll.registry()
-                    .register(&mut new, SOCKET, Interest::READABLE | Interest::WRITABLE);
-            if registered.is_ok() {
-                let _ = poll.registry().deregister(&mut socket);
-                if let Ok(a) = new.local_addr() {
-                    st.local = a;
-                }
-                socket = new;
-                blocked = None;
-                more_input = true;
-            } else {
-                st.counters.send_errors += 1;
-            }
-        }
-        let now = shared.clock.now_us();
-        let app_before = st.app_bytes_received();
-        let queued_before = st.queued_bytes();
-        let established_before = st.conn.is_some();
-        let mut socket_error = false;
+    ClientDriver {
+        poll,
+        socket,
+        secure,
+        remote,
+        events: Events::with_capacity(64),
+        rx: vec![0u8; MAX_UDP],
+        tx: Vec::with_capacity(2048),
+        out: Vec::with_capacity(2048),
+        plaintext: Vec::with_capacity(2048),
+        blocked: None,
+        more_input: true,
+        timeout: None,
+        socket_error: false,
+    }
+    .run(&shared);
+}
 
-        // Input.
-        if more_input {
-            more_input = false;
-            for i in 0..READ_BATCH {
-                match socket.recv_from(&mut rx) {
-                    Ok((n, from)) => {
-                        if from != remote {
-                            st.counters.other_sources += 1;
-                            continue;
-                        }
-                        match secure.handle(now, &rx[..n], &mut plaintext) {
-                            ClientReceived::Established => {
-                                if st.conn.is_none() {
-                                    match Connection::new(st.config.clone(), now) {
-                                        Ok(c) => st.install(c),
-                                        Err(e) => {
-                                            st.finish(format!("invalid configuration: {e}"));
-                                        }
+/// A client's driver: the socket, the security layer and the buffers of its loop.
+struct ClientDriver {
+    poll: Poll,
+    socket: UdpSocket,
+    secure: Client,
+    remote: SocketAddr,
+    events: Events,
+    rx: Vec<u8>,
+    tx: Vec<u8>,
+    out: Vec<u8>,
+    plaintext: Vec<u8>,
+    /// A sealed datagram the socket refused with "would block"; sent before anything else.
+    blocked: Option<Vec<u8>>,
+    /// Whether the socket may still hold datagrams (epoll is edge-triggered: read until empty).
+    more_input: bool,
+    /// How long to sleep in the poller (`None`: until an event).
+    timeout: Option<Duration>,
+    /// Whether the socket failed in this round (the next sleep is at most [`ERROR_BACKOFF`]).
+    socket_error: bool,
+}
+
+impl ClientDriver {
+    /// The driver's loop: sleep, then read, run timers and send under the lock.
+    fn run(mut self, shared: &ConnShared) {
+        loop {
+            if !self.more_input && !self.sleep(shared) {
+                return;
+            }
+            let mut st = shared.lock();
+            if st.closed {
+                st.finish("closed");
+                drop(st);
+                shared.notify_all();
+                return;
+            }
+            self.rebind(&mut st);
+            let now = shared.clock.now_us();
+            let app_before = st.app_bytes_received();
+            let queued_before = st.queued_bytes();
+            let established_before = st.conn.is_some();
+            self.socket_error = false;
+            if self.more_input {
+                self.read(&mut st, now);
+            }
+            if !self.run_timers(&mut st, now) {
+                drop(st);
+                shared.notify_all();
+                return;
+            }
+            self.write(&mut st, now);
+            self.timeout = self.next_timeout(&mut st, shared);
+            let established = st.conn.is_some() && !established_before;
+            let readable = st.app_bytes_received() != app_before;
+            let writable = st.queued_bytes() < queued_before;
+            drop(st);
+            if established || readable {
+                shared.readable.notify_all();
+            }
+            if established || writable {
+                shared.writable.notify_all();
+            }
+        }
+    }
+
+    /// Sleeps in the poller until an event or the timeout; false if the poller failed (the
+    /// driver has stopped).
+    fn sleep(&mut self, shared: &ConnShared) -> bool {
+        if let Err(e) = self.poll.poll(&mut self.events, self.timeout) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                stop(shared, format!("poll failed: {e}"));
+                return false;
+            }
+        }
+        self.more_input = self
+            .events
+            .iter()
+            .any(|ev| ev.token() == SOCKET && ev.is_readable());
+        true
+    }
+
+    /// Moves to the socket the application asked for with `Endpoint::rebind`, if any.
+    fn rebind(&mut self, st: &mut Link) {
+        let Some(new) = st.rebind.take() else {
+            return;
+        };
+        let mut new = UdpSocket::from_std(new);
+        let registered = self.poll.registry().register(
+            &mut new,
+            SOCKET,
+            Interest::READABLE | Interest::WRITABLE,
+        );
+        if registered.is_ok() {
+            let _ = self.poll.registry().deregister(&mut self.socket);
+            if let Ok(a) = new.local_addr() {
+                st.local = a;
+            }
+            self.socket = new;
+            self.blocked = None;
+            self.more_input = true;
+        } else {
+            st.counters.send_errors += 1;
+        }
+    }
+
+    /// Reads a batch of datagrams from the server through the security layer.
+    fn read(&mut self, st: &mut Link, now: u64) {
+        self.more_input = false;
+        for i in 0..READ_BATCH {
+            match self.socket.recv_from(&mut self.rx) {
+                Ok((n, from)) => {
+                    if from != self.remote {
+                        st.counters.other_sources += 1;
+                        continue;
+                    }
+                    match self.secure.handle(now, &self.rx[..n], &mut self.plaintext) {
+                        ClientReceived::Established => {
+                            if st.conn.is_none() {
+                                match Connection::new(st.config.clone(), now) {
+                                    Ok(c) => st.install(c),
+                                    Err(e) => {
+                                        st.finish(format!("invalid configuration: {e}"));
                                     }
                                 }
                             }
-                            ClientReceived::Data => st.deliver(now, &plaintext, n),
-                            ClientReceived::Control | ClientReceived::Dropped(_) => {}
                         }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        st.counters.recv_errors += 1;
-                        socket_error = true;
-                        break;
+                        ClientReceived::Data => st.deliver(now, &self.plaintext, n),
+                        ClientReceived::Control | ClientReceived::Dropped(_) => {}
                     }
                 }
-                if i + 1 == READ_BATCH {
-                    more_input = true;
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    st.counters.recv_errors += 1;
+                    self.socket_error = true;
+                    break;
                 }
             }
+            if i + 1 == READ_BATCH {
+                self.more_input = true;
+            }
         }
+    }
 
-        // Timers.
-        if secure.poll_timeout().is_some_and(|t| t <= now) {
-            secure.handle_timeout(now);
+    /// Runs the security layer's and the connection's timers; false if the session has ended.
+    fn run_timers(&mut self, st: &mut Link, now: u64) -> bool {
+        if self.secure.poll_timeout().is_some_and(|t| t <= now) {
+            self.secure.handle_timeout(now);
         }
-        if let Some(e) = secure.error() {
+        if let Some(e) = self.secure.error() {
             st.secure_error = Some(e.clone());
-            st.secure = Some(secure.stats());
+            st.secure = Some(self.secure.stats());
             st.finish(e.to_string());
         }
         if st.ended {
-            drop(st);
-            shared.notify_all();
-            return;
+            return false;
         }
         if let Some(c) = st.conn.as_mut() {
             c.handle_timeout(now);
         }
+        true
+    }
 
-        // Output: what is blocked, the security layer's own datagrams, then the connection's.
+    /// Sends what is blocked, the security layer's own datagrams, then the connection's.
+    fn write(&mut self, st: &mut Link, now: u64) {
+        let (socket, remote) = (&self.socket, self.remote);
+        let (blocked, socket_error) = (&mut self.blocked, &mut self.socket_error);
         if let Some(d) = blocked.take() {
-            client_send(
-                &socket,
-                &mut st,
-                &d,
-                remote,
-                &mut blocked,
-                &mut socket_error,
-            );
+            client_send(socket, st, &d, remote, blocked, socket_error);
         }
-        while blocked.is_none() && secure.poll_transmit(now, &mut out) {
-            client_send(
-                &socket,
-                &mut st,
-                &out,
-                remote,
-                &mut blocked,
-                &mut socket_error,
-            );
+        while blocked.is_none() && self.secure.poll_transmit(now, &mut self.out) {
+            client_send(socket, st, &self.out, remote, blocked, socket_error);
         }
         let mut sent = 0;
-        while blocked.is_none() && sent < SEND_BATCH && secure.is_established() {
-            if st.next_transmit(now, &mut tx).is_none() {
+        while blocked.is_none() && sent < SEND_BATCH && self.secure.is_established() {
+            if st.next_transmit(now, &mut self.tx).is_none() {
                 break;
             }
             sent += 1;
-            match secure.seal(now, &tx, &mut out) {
-                Ok(()) => client_send(
-                    &socket,
-                    &mut st,
-                    &out,
-                    remote,
-                    &mut blocked,
-                    &mut socket_error,
-                ),
+            match self.secure.seal(now, &self.tx, &mut self.out) {
+                Ok(()) => client_send(socket, st, &self.out, remote, blocked, socket_error),
                 Err(_) => st.counters.seal_errors += 1,
             }
         }
         if sent == SEND_BATCH {
             // More may be ready: come straight back after reading the socket.
-            more_input = true;
+            self.more_input = true;
         }
-        st.peer = Some(remote);
-        st.secure = Some(secure.stats());
+        st.peer = Some(self.remote);
+        st.secure = Some(self.secure.stats());
+    }
 
-        // Next deadline.
+    /// How long to sleep: until the next deadline of the connection or the security layer,
+    /// at most [`ERROR_BACKOFF`] after a socket error, at least that while a datagram is
+    /// blocked.
+    fn next_timeout(&self, st: &mut Link, shared: &ConnShared) -> Option<Duration> {
         let mut deadline = st.poll_timeout();
-        if let Some(t) = secure.poll_timeout() {
+        if let Some(t) = self.secure.poll_timeout() {
             deadline = Some(deadline.map_or(t, |d| d.min(t)));
         }
         let now = shared.clock.now_us();
-        timeout = deadline.map(|d| Duration::from_micros(d.saturating_sub(now)));
-        if socket_error {
+        let mut timeout = deadline.map(|d| Duration::from_micros(d.saturating_sub(now)));
+        if self.socket_error {
             timeout = Some(timeout.map_or(ERROR_BACKOFF, |t| t.min(ERROR_BACKOFF)));
         }
-        if blocked.is_some() {
+        if self.blocked.is_some() {
             // Nothing leaves until the socket is writable again (an event wakes the driver);
             // meanwhile a deadline already passed (a heartbeat) must not make it spin.
             timeout = Some(timeout.map_or(ERROR_BACKOFF, |t| t.max(ERROR_BACKOFF)));
         }
-
-        let established = st.conn.is_some() && !established_before;
-        let readable = st.app_bytes_received() != app_before;
-        let writable = st.queued_bytes() < queued_before;
-        drop(st);
-        if established || readable {
-            shared.readable.notify_all();
-        }
-        if established || writable {
-            shared.writable.notify_all();
-        }
+        timeout
     }
 }
 

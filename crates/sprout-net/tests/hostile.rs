@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use socket2::{Domain, Protocol, Socket, Type};
 use sprout_core::wire::{self, Header};
-use sprout_net::secure::DropReason;
+use sprout_net::secure::{DropReason, SecureStats};
 
 /// A UDP socket on `addr` with SO_REUSEADDR and SO_REUSEPORT, optionally connected to `peer`.
 fn reusable(addr: SocketAddr, peer: Option<SocketAddr>) -> std::io::Result<UdpSocket> {
@@ -164,6 +164,101 @@ fn paced_phase(
     )
 }
 
+/// One hostile datagram of each kind (0 not Sprout, 1 truncated, 2 old version, 3 forged,
+/// 4 unknown session, 5 replayed, 6 bogus handshake), made from the `genuine` data datagram
+/// of session `id` and the `captured` ones the server has surely seen.
+fn hostile_datagrams(
+    genuine: &[u8],
+    captured: &[Vec<u8>],
+    id: u32,
+    rng: &mut Rng,
+) -> Vec<(usize, Vec<u8>)> {
+    let epoch = genuine[3];
+    let counter = u64::from_be_bytes(genuine[8..16].try_into().unwrap());
+    let mut datagrams: Vec<(usize, Vec<u8>)> = Vec::new();
+    // Garbage that is not Sprout at all.
+    let len = 1 + (rng.next() % 1400) as usize;
+    let mut g = rng.bytes(len);
+    if g[0] == 0x53 {
+        g[0] = 0;
+    }
+    datagrams.push((0, g));
+    // A version-2 data prefix cut before its header and tag.
+    let cut = 4 + (rng.next() % 27) as usize;
+    datagrams.push((1, genuine[..cut].to_vec()));
+    // A version-1 datagram (the old unencrypted format).
+    let mut v1 = Vec::new();
+    let header = Header {
+        seq: rng.next() >> 4,
+        throwaway: 0,
+        time_to_next_us: 3_600_000_000,
+        sent_us: 0,
+        heartbeat: false,
+        feedback: None,
+    };
+    wire::encode(&header, &rng.bytes(100), &mut v1);
+    v1[1] = 1;
+    datagrams.push((2, v1));
+    // Forged data for the live session: a header well ahead of the genuine counter (so
+    // that it is not taken for a replay), random ciphertext and tag.
+    let mut forged = vec![0x53, 2, 3, epoch];
+    forged.extend_from_slice(&id.to_be_bytes());
+    forged.extend_from_slice(&(counter + 10_000 + rng.next() % 1000).to_be_bytes());
+    let len = 32 + (rng.next() % 1200) as usize;
+    forged.extend(rng.bytes(len));
+    datagrams.push((3, forged));
+    // Data for a connection id that is no session here.
+    let mut wrong = genuine.to_vec();
+    let mut other_id = rng.next() as u32;
+    if other_id == id {
+        other_id ^= 1;
+    }
+    wrong[4..8].copy_from_slice(&other_id.to_be_bytes());
+    datagrams.push((4, wrong));
+    // A replay of a genuine datagram the server has seen.
+    let old = &captured[(rng.next() as usize) % captured.len()];
+    datagrams.push((5, old.clone()));
+    // A bogus handshake initiation (its mac1 cannot be right).
+    let mut bogus = vec![0x53, 2, 1, 0];
+    let len = 200 + (rng.next() % 100) as usize;
+    bogus.extend(rng.bytes(len));
+    datagrams.push((6, bogus));
+    datagrams
+}
+
+/// Each kind of hostile datagram was dropped for its reason between `before` and `after`:
+/// every one of those `sent` (loopback loses nothing at this rate; 2% allowed for a busy
+/// machine) and no more.
+fn check_drops(before: &SecureStats, after: &SecureStats, sent: &[u64; 7]) {
+    let reasons = [
+        DropReason::NotSprout,
+        DropReason::Truncated,
+        DropReason::OldVersion,
+        DropReason::Forged,
+        DropReason::UnknownSession,
+        DropReason::Replayed,
+    ];
+    for (kind, reason) in reasons.iter().enumerate() {
+        let rose = after.dropped(*reason) - before.dropped(*reason);
+        assert!(
+            rose as f64 >= 0.98 * sent[kind] as f64 && rose <= sent[kind],
+            "{}: {rose} dropped of {} sent",
+            reason.name(),
+            sent[kind]
+        );
+    }
+    // Bogus handshakes are refused by their mac1, or by the rate limit first.
+    let refused = [DropReason::BadMac, DropReason::RateLimited]
+        .iter()
+        .map(|&r| after.dropped(r) - before.dropped(r))
+        .sum::<u64>();
+    assert!(
+        refused as f64 >= 0.98 * sent[6] as f64 && refused <= sent[6],
+        "bogus handshakes: {refused} refused of {}",
+        sent[6]
+    );
+}
+
 #[test]
 fn hostile_datagrams_change_nothing_but_counters() {
     let server = open_server();
@@ -217,56 +312,7 @@ fn hostile_datagrams_change_nothing_but_counters() {
         let Some(genuine) = captured.last() else {
             return;
         };
-        let epoch = genuine[3];
-        let counter = u64::from_be_bytes(genuine[8..16].try_into().unwrap());
-        let mut datagrams: Vec<(usize, Vec<u8>)> = Vec::new();
-        // Garbage that is not Sprout at all.
-        let len = 1 + (rng.next() % 1400) as usize;
-        let mut g = rng.bytes(len);
-        if g[0] == 0x53 {
-            g[0] = 0;
-        }
-        datagrams.push((0, g));
-        // A version-2 data prefix cut before its header and tag.
-        let cut = 4 + (rng.next() % 27) as usize;
-        datagrams.push((1, genuine[..cut].to_vec()));
-        // A version-1 datagram (the old unencrypted format).
-        let mut v1 = Vec::new();
-        let header = Header {
-            seq: rng.next() >> 4,
-            throwaway: 0,
-            time_to_next_us: 3_600_000_000,
-            sent_us: 0,
-            heartbeat: false,
-            feedback: None,
-        };
-        wire::encode(&header, &rng.bytes(100), &mut v1);
-        v1[1] = 1;
-        datagrams.push((2, v1));
-        // Forged data for the live session: a header well ahead of the genuine counter (so
-        // that it is not taken for a replay), random ciphertext and tag.
-        let mut forged = vec![0x53, 2, 3, epoch];
-        forged.extend_from_slice(&id.to_be_bytes());
-        forged.extend_from_slice(&(counter + 10_000 + rng.next() % 1000).to_be_bytes());
-        let len = 32 + (rng.next() % 1200) as usize;
-        forged.extend(rng.bytes(len));
-        datagrams.push((3, forged));
-        // Data for a connection id that is no session here.
-        let mut wrong = genuine.clone();
-        let mut other_id = rng.next() as u32;
-        if other_id == id {
-            other_id ^= 1;
-        }
-        wrong[4..8].copy_from_slice(&other_id.to_be_bytes());
-        datagrams.push((4, wrong));
-        // A replay of a genuine datagram the server has seen.
-        let old = &captured[(rng.next() as usize) % captured.len()];
-        datagrams.push((5, old.clone()));
-        // A bogus handshake initiation (its mac1 cannot be right).
-        let mut bogus = vec![0x53, 2, 1, 0];
-        let len = 200 + (rng.next() % 100) as usize;
-        bogus.extend(rng.bytes(len));
-        datagrams.push((6, bogus));
+        let datagrams = hostile_datagrams(genuine, &captured, id, &mut rng);
         for (kind, d) in &datagrams {
             for s in std::iter::once(&other).chain(spoofed.as_ref()) {
                 if s.send_to(d, to).is_ok() {
@@ -299,35 +345,7 @@ fn hostile_datagrams_change_nothing_but_counters() {
             "{what}: {a} bytes under attack vs {c} without"
         );
     }
-    // Each kind was dropped for its reason: every one of them (loopback loses nothing at this
-    // rate; allow 2% for a busy machine) and no more.
-    let reasons = [
-        DropReason::NotSprout,
-        DropReason::Truncated,
-        DropReason::OldVersion,
-        DropReason::Forged,
-        DropReason::UnknownSession,
-        DropReason::Replayed,
-    ];
-    for (kind, reason) in reasons.iter().enumerate() {
-        let rose = after.dropped(*reason) - before.dropped(*reason);
-        assert!(
-            rose as f64 >= 0.98 * sent[kind] as f64 && rose <= sent[kind],
-            "{}: {rose} dropped of {} sent",
-            reason.name(),
-            sent[kind]
-        );
-    }
-    // Bogus handshakes are refused by their mac1, or by the rate limit first.
-    let refused = [DropReason::BadMac, DropReason::RateLimited]
-        .iter()
-        .map(|&r| after.dropped(r) - before.dropped(r))
-        .sum::<u64>();
-    assert!(
-        refused as f64 >= 0.98 * sent[6] as f64 && refused <= sent[6],
-        "bogus handshakes: {refused} refused of {}",
-        sent[6]
-    );
+    check_drops(&before, &after, &sent);
     assert_eq!(after.dropped_total() - before.dropped_total(), total);
     // Nothing else changed: the same session, at the same address, the core saw nothing bad.
     assert_eq!(session.peer_addr(), relay.back);
