@@ -2,6 +2,7 @@
 //! interfaces, clocks, timestamped receive, scheduling, signals): the only crate of the
 //! workspace with `unsafe` code, each use wrapped in a safe function with its reason.
 #![cfg(target_os = "linux")]
+#![warn(missing_docs)]
 
 pub mod caps;
 pub mod child;
