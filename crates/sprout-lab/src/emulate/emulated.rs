@@ -2,6 +2,7 @@
 //! from the emulator's logs.
 
 use std::fs::{self, File};
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use sprout_sim::metrics::DirectionMetrics;
 
 use super::error::EmulateError;
 use super::options::EmulateOptions;
-use super::peers::peer_commands;
+use super::peers::{sprout_commands, tcp_commands};
 
 /// Port the servers listen on, on the emulator's outside address.
 const PORT: u16 = 9100;
@@ -138,17 +139,16 @@ fn run_peers(
     base: &str,
     bar: &ProgressBar,
 ) -> Result<Option<ExitStatus>, EmulateError> {
-    let server_addr = format!("{}:{PORT}", emu.outside_addr());
+    let server_addr = SocketAddr::new(IpAddr::V4(emu.outside_addr()), PORT);
     let seconds = opts.duration_us as f64 / 1e6;
-    let key_file = PathBuf::from(format!("{base}.server.key"));
-    let public = if scheme.is_sprout() {
-        Some(server_key(&key_file)?)
+    let exe = &opts.sprout_exe;
+    let (mut srv_cmd, mut cli_cmd) = if scheme.is_sprout() {
+        let key_file = PathBuf::from(format!("{base}.server.key"));
+        let public = server_key(&key_file)?;
+        sprout_commands(exe, scheme, server_addr, seconds, (&key_file, public))
     } else {
-        None
+        tcp_commands(exe, scheme, server_addr, seconds)
     };
-    let keys = public.map(|p| (key_file.as_path(), p));
-    let (mut srv_cmd, mut cli_cmd) =
-        peer_commands(&opts.sprout_exe, scheme, &server_addr, seconds, keys);
     redirect(&mut srv_cmd, &format!("{base}.server"))?;
     redirect(&mut cli_cmd, &format!("{base}.client"))?;
     let mut server = srv_cmd

@@ -1,53 +1,80 @@
-//! The peer programs of an emulated run: `sprout server` / `sprout client` for Sprout, `sprout
-//! tcp server` / `sprout tcp client` for the kernel's TCP.
+//! The peer programs of an emulated run, from sprout-apps' typed options: `sprout server` /
+//! `sprout client` for Sprout, `sprout tcp server` / `sprout tcp client` for the kernel's TCP.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 
+use sprout_apps::kernel_tcp::{TcpClientOptions, TcpDirection, TcpServerOptions};
+use sprout_apps::transfer::{ClientOptions, DirectionArg, SchemeArg, ServerOptions};
 use sprout_eval::eval::Scheme;
 use sprout_secure::PublicKey;
 
-/// The server and client command lines of a scheme, given the server's address and, for
-/// Sprout, the server's key file and public key. `seconds`: the client's run time.
-pub(super) fn peer_commands(
+/// `program` with `args` (the arguments a builder rendered).
+fn command(exe: &Path, args: Vec<String>) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.args(args);
+    cmd
+}
+
+/// The server and client command lines of Sprout or Sprout-EWMA (`scheme`): a server for one
+/// session on `server` with the private key in `key_file`, accepting any client key (the client
+/// makes an ephemeral one: every datagram is still sealed, as in a real deployment), and a
+/// client loading both directions for `seconds`, given the server's public key. JSON lines.
+pub(super) fn sprout_commands(
     exe: &Path,
     scheme: Scheme,
-    server: &str,
+    server: SocketAddr,
     seconds: f64,
-    keys: Option<(&Path, PublicKey)>,
+    (key_file, public): (&Path, PublicKey),
 ) -> (Command, Command) {
-    let secs = format!("{seconds}");
-    let mut srv = Command::new(exe);
-    let mut cli = Command::new(exe);
-    match scheme {
-        Scheme::Sprout | Scheme::SproutEwma => {
-            srv.args(["server", "--once", "--json", "--listen", server]);
-            cli.args(["client"]);
-            if let Some((key_file, public)) = keys {
-                srv.arg("--key").arg(key_file).arg("--allow-any-client");
-                cli.args(["--server-key", &public.to_base64()]);
-            }
-            cli.args(["--json", "--direction", "both", "--connect", server])
-                .args(["--duration", &secs, "--scheme", scheme.key()]);
-        }
-        _ => {
-            let cc = match scheme {
-                Scheme::Reno => "reno",
-                Scheme::Bbr => "bbr",
-                _ => "cubic",
-            };
-            srv.args(["tcp", "server", "--once", "--json", "--listen", server]);
-            cli.args([
-                "tcp",
-                "client",
-                "--json",
-                "--direction",
-                "both",
-                "--connect",
-                server,
-            ])
-            .args(["--duration", &secs, "--cc", cc]);
-        }
-    }
-    (srv, cli)
+    let srv = ServerOptions {
+        listen: server.to_string(),
+        key: Some(key_file.to_path_buf()),
+        allow_any_client: true,
+        once: true,
+        json: true,
+        ..ServerOptions::default()
+    };
+    let cli = ClientOptions {
+        direction: DirectionArg::Both,
+        duration: seconds,
+        scheme: if scheme == Scheme::SproutEwma {
+            SchemeArg::SproutEwma
+        } else {
+            SchemeArg::Sprout
+        },
+        json: true,
+        ..ClientOptions::new(server.to_string(), public.to_base64())
+    };
+    (command(exe, srv.to_args()), command(exe, cli.to_args()))
+}
+
+/// The server and client command lines of a kernel TCP scheme (Reno, BBR, else Cubic): a
+/// server for one connection on `server` and a client loading both directions for `seconds`.
+/// JSON lines.
+pub(super) fn tcp_commands(
+    exe: &Path,
+    scheme: Scheme,
+    server: SocketAddr,
+    seconds: f64,
+) -> (Command, Command) {
+    let cc = match scheme {
+        Scheme::Reno => "reno",
+        Scheme::Bbr => "bbr",
+        _ => "cubic",
+    };
+    let srv = TcpServerOptions {
+        listen: server,
+        once: true,
+        json: true,
+    };
+    let cli = TcpClientOptions {
+        cc: cc.into(),
+        direction: TcpDirection::Both,
+        duration: seconds,
+        json: true,
+        ..TcpClientOptions::new(server)
+    };
+    (command(exe, srv.to_args()), command(exe, cli.to_args()))
 }

@@ -1,10 +1,13 @@
-//! The command lines of a run's peers: the tunnel's two ends, the bulk flow's `sprout tcp`
-//! server and client, and the interactive stream's `sprout interactive` server and client.
+//! The command lines of a run's peers, from typed options: the tunnel's two ends
+//! ([`crate::tunnel_args`]), the bulk flow's `sprout tcp` server and client and the interactive
+//! stream's `sprout interactive` server and client (sprout-apps' builders).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::process::Command;
 
+use sprout_apps::interactive::{InteractiveClientOptions, InteractiveServerOptions, StreamOptions};
+use sprout_apps::kernel_tcp::{TcpClientOptions, TcpDirection, TcpServerOptions};
 use sprout_secure::PublicKey;
 use sprout_tunnel::config::{ClientFlags, ServerFlags};
 
@@ -35,9 +38,7 @@ pub(super) fn tunnel_server(
         confidence: Some(TUNNEL_CONFIDENCE),
         ..ServerFlags::default()
     };
-    let mut cmd = Command::new(exe);
-    cmd.args(tunnel_args::server_args(&flags));
-    cmd
+    command(exe, tunnel_args::server_args(&flags))
 }
 
 /// `sprout tunnel client` to the server at `server` with public key `server_key`, on device
@@ -57,84 +58,77 @@ pub(super) fn tunnel_client(
         confidence: Some(TUNNEL_CONFIDENCE),
         ..ClientFlags::default()
     };
-    let mut cmd = Command::new(exe);
-    cmd.args(tunnel_args::client_args(&flags));
-    cmd
+    command(exe, tunnel_args::client_args(&flags))
 }
 
 /// `sprout tcp server` for one connection on `listen`, JSON lines.
 pub(super) fn tcp_server(exe: &Path, listen: SocketAddr) -> Command {
-    let mut cmd = Command::new(exe);
-    cmd.args(["tcp", "server", "--once", "--json", "--listen"])
-        .arg(listen.to_string());
-    cmd
+    let opts = TcpServerOptions {
+        listen,
+        once: true,
+        json: true,
+    };
+    command(exe, opts.to_args())
 }
 
 /// `sprout tcp client`: a kernel Cubic download from `server` for `seconds`, JSON lines (a
 /// tick a second and a summary).
 pub(super) fn tcp_client(exe: &Path, server: SocketAddr, seconds: f64) -> Command {
-    let mut cmd = Command::new(exe);
-    cmd.args([
-        "tcp",
-        "client",
-        "--json",
-        "--direction",
-        "down",
-        "--cc",
-        "cubic",
-    ])
-    .args([
-        "--connect",
-        &server.to_string(),
-        "--duration",
-        &format!("{seconds}"),
-    ]);
-    cmd
+    let opts = TcpClientOptions {
+        cc: "cubic".into(),
+        direction: TcpDirection::Down,
+        duration: seconds,
+        json: true,
+        ..TcpClientOptions::new(server)
+    };
+    command(exe, opts.to_args())
 }
 
-/// `sprout interactive server` on `listen`: the stream's relay end (see [`interactive`]).
+/// `sprout interactive server` on `listen`: the stream's relay end (see [`stream`]).
 pub(super) fn interactive_server(
     exe: &Path,
     listen: SocketAddr,
     seconds: f64,
-    csv: &str,
+    csv: &Path,
 ) -> Command {
-    interactive(
-        exe,
-        ["interactive", "server", "--listen"],
+    let opts = InteractiveServerOptions {
         listen,
-        seconds,
-        csv,
-    )
+        stream: stream(seconds, csv),
+    };
+    command(exe, opts.to_args())
 }
 
-/// `sprout interactive client` to `server`: the stream's mobile end (see [`interactive`]).
+/// `sprout interactive client` to `server`: the stream's mobile end (see [`stream`]).
 pub(super) fn interactive_client(
     exe: &Path,
     server: SocketAddr,
     seconds: f64,
-    csv: &str,
+    csv: &Path,
 ) -> Command {
-    interactive(
-        exe,
-        ["interactive", "client", "--connect"],
-        server,
-        seconds,
-        csv,
-    )
+    let opts = InteractiveClientOptions {
+        connect: server,
+        stream: stream(seconds, csv),
+    };
+    command(exe, opts.to_args())
 }
 
-/// An interactive end: [`INTERACTIVE_RATE_KBPS`] of [`INTERACTIVE_PAYLOAD_BYTES`]-byte
+/// An interactive end's stream: [`INTERACTIVE_RATE_KBPS`] of [`INTERACTIVE_PAYLOAD_BYTES`]-byte
 /// packets for `seconds`, receiving [`INTERACTIVE_LINGER_S`] longer, each received packet a
 /// row of `csv`, JSON lines.
-fn interactive(exe: &Path, head: [&str; 3], addr: SocketAddr, seconds: f64, csv: &str) -> Command {
+fn stream(seconds: f64, csv: &Path) -> StreamOptions {
+    StreamOptions {
+        rate_kbps: INTERACTIVE_RATE_KBPS,
+        payload_bytes: INTERACTIVE_PAYLOAD_BYTES,
+        duration: Some(seconds),
+        linger: INTERACTIVE_LINGER_S,
+        csv: Some(csv.to_path_buf()),
+        json: true,
+    }
+}
+
+/// `exe` with `args`.
+fn command<S: AsRef<std::ffi::OsStr>>(exe: &Path, args: Vec<S>) -> Command {
     let mut cmd = Command::new(exe);
-    cmd.args(head)
-        .arg(addr.to_string())
-        .args(["--duration", &format!("{seconds}")])
-        .args(["--linger", &format!("{INTERACTIVE_LINGER_S}"), "--json"])
-        .args(["--rate-kbps", &format!("{INTERACTIVE_RATE_KBPS}")])
-        .args(["--payload-bytes", &format!("{INTERACTIVE_PAYLOAD_BYTES}")])
-        .args(["--csv", csv]);
+    cmd.args(args);
     cmd
 }

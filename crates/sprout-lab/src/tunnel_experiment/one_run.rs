@@ -199,8 +199,8 @@ fn start_flows(
     let secs = spec.duration_s;
     let bulk_addr = SocketAddr::new(target, BULK_PORT);
     let ia_addr = SocketAddr::new(target, INTERACTIVE_PORT);
-    let ia_server_csv = peers.csv("interactive-server").display().to_string();
-    let ia_client_csv = peers.csv("interactive-client").display().to_string();
+    let ia_server_csv = peers.csv("interactive-server");
+    let ia_client_csv = peers.csv("interactive-client");
     let bulk_server = peers.spawn(
         "tcp-server",
         &mut commands::tcp_server(exe, bulk_addr),
