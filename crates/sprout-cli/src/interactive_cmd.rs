@@ -35,6 +35,22 @@ mod tests {
     }
 
     #[test]
+    fn the_interactive_builders_defaults_are_the_cli_defaults() {
+        let words = |w: &[&str]| w.iter().map(|a| a.to_string()).collect();
+        assert_eq!(
+            parse(words(&["interactive", "server"])),
+            InteractiveRole::Server(InteractiveServerOptions::default())
+        );
+        assert_eq!(
+            parse(words(&["interactive", "client", "--connect", "10.0.0.1:9"])),
+            InteractiveRole::Client(InteractiveClientOptions {
+                connect: "10.0.0.1:9".parse().unwrap(),
+                stream: StreamOptions::default(),
+            })
+        );
+    }
+
+    #[test]
     fn the_interactive_builders_render_what_the_cli_parses_back() {
         let every = StreamOptions {
             rate_kbps: 123.25,

@@ -30,8 +30,13 @@ mod tests {
             client_nice: 0,
             json: true,
         };
-        for o in [LoadArgs::default(), every] {
-            let args = o.to_args();
+        // The bare command gives the builder's defaults; every builder's line reads back.
+        let bare = vec!["bench".to_string(), "load".to_string()];
+        for (args, o) in [
+            (bare, LoadArgs::default()),
+            (LoadArgs::default().to_args(), LoadArgs::default()),
+            (every.to_args(), every),
+        ] {
             let parsed = match Cli::try_parse_from(std::iter::once("sprout".into()).chain(args)) {
                 Ok(Cli {
                     command:

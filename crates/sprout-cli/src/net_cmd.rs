@@ -56,6 +56,26 @@ mod tests {
     }
 
     #[test]
+    fn the_builders_defaults_are_the_cli_defaults() {
+        let Command::Server(parsed) = parse(vec!["server".into(), "--allow-any-client".into()])
+        else {
+            panic!("not `sprout server`");
+        };
+        assert_eq!(
+            parsed,
+            ServerArgs {
+                allow_any_client: true,
+                ..ServerArgs::default()
+            }
+        );
+        let args = ["client", "--connect", "h:1", "--server-key", "k"];
+        let Command::Client(parsed) = parse(args.iter().map(|a| a.to_string()).collect()) else {
+            panic!("not `sprout client`");
+        };
+        assert_eq!(parsed, ClientArgs::new("h:1", "k"));
+    }
+
+    #[test]
     fn the_client_builder_renders_what_the_cli_parses_back() {
         let defaults = ClientArgs::new("10.0.0.1:9100", "c2VydmVy");
         let every = ClientArgs {

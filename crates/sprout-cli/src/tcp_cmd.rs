@@ -32,6 +32,19 @@ mod tests {
     }
 
     #[test]
+    fn the_tcp_builders_defaults_are_the_cli_defaults() {
+        let words = |w: &[&str]| w.iter().map(|a| a.to_string()).collect();
+        assert_eq!(
+            parse(words(&["tcp", "server"])),
+            TcpRole::Server(TcpServerOptions::default())
+        );
+        assert_eq!(
+            parse(words(&["tcp", "client", "--connect", "10.0.0.1:9"])),
+            TcpRole::Client(TcpClientOptions::new("10.0.0.1:9".parse().unwrap()))
+        );
+    }
+
+    #[test]
     fn the_tcp_builders_render_what_the_cli_parses_back() {
         for o in [
             TcpServerOptions::default(),

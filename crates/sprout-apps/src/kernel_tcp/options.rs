@@ -77,7 +77,7 @@ impl TcpServerOptions {
 }
 
 /// Which directions carry a bulk flow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcpDirection {
     /// Client to server.
     Up,
@@ -85,6 +85,22 @@ pub enum TcpDirection {
     Down,
     /// Both at once.
     Both,
+}
+
+// Written by hand rather than derived: the derive would show the variants' doc comments as
+// per-value help in `sprout tcp client --help`, which has always listed the bare names.
+impl clap::ValueEnum for TcpDirection {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[TcpDirection::Up, TcpDirection::Down, TcpDirection::Both]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(match self {
+            TcpDirection::Up => "up",
+            TcpDirection::Down => "down",
+            TcpDirection::Both => "both",
+        }))
+    }
 }
 
 /// `sprout tcp client` options; [`TcpClientOptions::new`] gives the command line's defaults.
