@@ -32,6 +32,15 @@ pub enum SimError {
         #[source]
         source: std::io::Error,
     },
+    /// Writing an output file failed.
+    #[error("writing {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why it could not be written.
+        #[source]
+        source: std::io::Error,
+    },
     /// Writing an output (an mm-link log) failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -111,6 +120,7 @@ impl SimError {
         match self {
             SimError::TraceUnreadable { source, .. }
             | SimError::Create { source, .. }
+            | SimError::Write { source, .. }
             | SimError::Io(source)
             | SimError::Trace(TraceError::Io { source, .. }) => Some(source),
             SimError::Option { source, .. } => source.io_error(),
