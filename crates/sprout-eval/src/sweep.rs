@@ -284,7 +284,8 @@ impl RunSpec {
         let s = &self.sim;
         let queue = |q: &str| QueueKind::from_str(q).map_err(|e| EvalError::Sim(e.into()));
         Ok(SimOptions {
-            scheme: Scheme::from_str(&self.scheme).map_err(EvalError::BadParameter)?,
+            scheme: Scheme::from_str(&self.scheme)
+                .map_err(|e| EvalError::BadParameter(e.to_string()))?,
             confidence: s.confidence,
             params: self.params.clone(),
             seed: self.seed,
@@ -297,7 +298,7 @@ impl RunSpec {
             downlink_loss: s.downlink_loss,
             duration_s: s.duration_s,
             skip_s: s.skip_s,
-            load: Load::from_str(&s.load).map_err(EvalError::BadParameter)?,
+            load: Load::from_str(&s.load).map_err(|e| EvalError::BadParameter(e.to_string()))?,
         })
     }
 

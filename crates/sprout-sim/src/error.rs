@@ -146,6 +146,20 @@ impl SimError {
     }
 }
 
+/// A name that is none of a choice's (a scheme, a load, an action, a feedback path): what
+/// [`FromStr`](std::str::FromStr) gives for them, as `unknown {what} '{name}' ({choices})`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} '{name}' ({choices})")]
+pub struct UnknownName {
+    /// What was named: `scheme`, `load`, `action`, `feedback path`.
+    pub what: &'static str,
+    /// The name given.
+    pub name: String,
+    /// The names that are known, as the message lists them (`known: a, b` or `expected a or
+    /// b`).
+    pub choices: String,
+}
+
 /// An error and its causes joined by ": ", each said once: a cause whose text the message so
 /// far already contains (`"{path}: {source}"` errors that also expose their source) is not
 /// repeated. This is how `sprout` prints an error (after "error: "), how a sweep records a

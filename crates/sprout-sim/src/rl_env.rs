@@ -65,7 +65,7 @@ use sprout_core::wire::MAX_FORECAST_TICKS;
 use sprout_core::Config;
 use sprout_link::{Link, LinkConfig, LinkEvent, SyntheticLink, Trace};
 
-use crate::error::SimError;
+use crate::error::{SimError, UnknownName};
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
 use crate::sim::Direction;
 
@@ -106,12 +106,16 @@ pub enum ActionKind {
 }
 
 impl std::str::FromStr for ActionKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s {
             "rate" => Ok(ActionKind::Rate),
             "window" => Ok(ActionKind::Window),
-            _ => Err(format!("unknown action '{s}' (expected rate or window)")),
+            _ => Err(UnknownName {
+                what: "action",
+                name: s.to_string(),
+                choices: "expected rate or window".into(),
+            }),
         }
     }
 }
@@ -128,14 +132,16 @@ pub enum FeedbackPath {
 }
 
 impl std::str::FromStr for FeedbackPath {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s {
             "reverse" => Ok(FeedbackPath::Reverse),
             "instant" => Ok(FeedbackPath::Instant),
-            _ => Err(format!(
-                "unknown feedback path '{s}' (expected reverse or instant)"
-            )),
+            _ => Err(UnknownName {
+                what: "feedback path",
+                name: s.to_string(),
+                choices: "expected reverse or instant".into(),
+            }),
         }
     }
 }

@@ -7,6 +7,7 @@ use sprout_core::Config;
 use sprout_link::QueueConfig;
 use sprout_tcp::CcKind;
 
+use crate::error::UnknownName;
 use crate::sim::{SimConfig, Transport};
 
 /// A scheme the evaluation can run.
@@ -112,8 +113,8 @@ impl Scheme {
 }
 
 impl std::str::FromStr for Scheme {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         let key = scheme_key(s);
         Scheme::ALL
             .iter()
@@ -121,11 +122,11 @@ impl std::str::FromStr for Scheme {
             .copied()
             .ok_or_else(|| {
                 let known: Vec<&str> = Scheme::ALL.iter().map(|x| x.key()).collect();
-                format!(
-                    "unknown scheme '{}' (known: {})",
-                    s.trim(),
-                    known.join(", ")
-                )
+                UnknownName {
+                    what: "scheme",
+                    name: s.trim().to_string(),
+                    choices: format!("known: {}", known.join(", ")),
+                }
             })
     }
 }

@@ -12,7 +12,7 @@ use sprout_core::{Config, Connection};
 use sprout_link::{Link, LinkConfig, LinkEvent, MmLogWriter, QueueConfig, Trace};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
-use crate::error::SimError;
+use crate::error::{SimError, UnknownName};
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
 
 /// Which directions carry application data (the other carries only feedback and heartbeats).
@@ -28,13 +28,17 @@ pub enum Load {
 }
 
 impl std::str::FromStr for Load {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s {
             "both" => Ok(Load::Both),
             "up" => Ok(Load::Up),
             "down" => Ok(Load::Down),
-            _ => Err(format!("unknown load '{s}' (expected both, up or down)")),
+            _ => Err(UnknownName {
+                what: "load",
+                name: s.to_string(),
+                choices: "expected both, up or down".into(),
+            }),
         }
     }
 }
