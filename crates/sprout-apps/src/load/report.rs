@@ -25,9 +25,11 @@ pub struct SessionRow {
     pub server_end: Option<String>,
     /// DATA messages the server sent / the client received (downlink).
     pub down_released: u64,
+    /// DATA messages the client received (downlink).
     pub down_delivered: u64,
     /// DATA messages the client sent / the server received (uplink).
     pub up_released: u64,
+    /// DATA messages the server received (uplink).
     pub up_delivered: u64,
     /// Seconds from the client's start to the server's ACCEPT.
     pub accept_s: Option<f64>,
@@ -39,9 +41,13 @@ pub struct SessionRow {
 /// The report.
 #[derive(Debug, Serialize)]
 pub struct LoadReport {
+    /// Concurrent client sessions.
     pub sessions: usize,
+    /// Paced rate of each session, each way, kbit/s.
     pub rate_kbps: f64,
+    /// Transfer of each session, s.
     pub duration_s: f64,
+    /// Seconds over which the clients started.
     pub ramp_s: f64,
     /// Sessions whose handshake the server accepted.
     pub accepted: usize,
@@ -53,14 +59,17 @@ pub struct LoadReport {
     pub tolerance: f64,
     /// Lowest delivered / released share over the sessions, downlink and uplink.
     pub min_down_share: f64,
+    /// Lowest delivered / released share over the sessions, uplink.
     pub min_up_share: f64,
     /// Lowest DATA released by a session over what the rate and duration call for, downlink
     /// (the server's senders) and uplink (the bench's pacing): how close to the nominal rate
     /// the streams ran.
     pub min_down_released_of_nominal: f64,
+    /// The same, uplink.
     pub min_up_released_of_nominal: f64,
     /// DATA delivered / released over all sessions, each way.
     pub total_down_share: f64,
+    /// DATA delivered / released over all sessions, uplink.
     pub total_up_share: f64,
     /// Slowest ACCEPT after a client's start, s.
     pub max_accept_s: f64,
@@ -82,6 +91,7 @@ pub struct LoadReport {
     pub server_threads_peak: u64,
     /// Server resident memory before the clients and at its peak, KiB.
     pub server_rss_idle_kib: u64,
+    /// Server resident memory at its peak, KiB.
     pub server_rss_peak_kib: u64,
     /// (peak - idle) / sessions, KiB.
     pub server_rss_per_session_kib: f64,
@@ -97,6 +107,7 @@ pub struct LoadReport {
     pub run_s: f64,
     /// Wall time, s.
     pub wall_s: f64,
+    /// One row per session.
     pub rows: Vec<SessionRow>,
 }
 
