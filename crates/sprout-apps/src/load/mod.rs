@@ -1,9 +1,9 @@
 //! `sprout bench load`: one `sprout server` holding many concurrent sessions on loopback.
 //!
 //! The server runs as its own process (so its CPU time and memory are its own, read from
-//! `/proc`). The clients run inside the bench process, one [`Endpoint`] each (so the forecast
-//! tables are built once, and a few shared threads do the application's work instead of
-//! several threads per client): they speak `sprout client`'s application protocol
+//! `/proc`). The clients run inside the bench process, one [`sprout_net::Endpoint`] each (so
+//! the forecast tables are built once, and a few shared threads do the application's work
+//! instead of several threads per client): they speak `sprout client`'s application protocol
 //! ([`sprout_net::message`]) exactly: the HELLO as the handshake's greeting, the server's
 //! ACCEPT, a paced stream of timestamped DATA in both directions for the duration, BYE three
 //! times with the totals. One pacing thread sends every client's DATA at its due time (a
