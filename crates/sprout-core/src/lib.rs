@@ -26,6 +26,7 @@ pub mod model;
 pub mod params;
 pub mod receiver;
 pub mod sender;
+pub mod time;
 pub mod wire;
 
 pub use connection::{Connection, ConnectionStats, DatagramError, Reject, Rejections, Transmit};
