@@ -1,5 +1,6 @@
 //! `sprout`: simulate Sprout on cellular traces, evaluate it against the paper, fetch traces,
 //! print the receiver's forecasts.
+#![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

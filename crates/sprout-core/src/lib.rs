@@ -16,6 +16,7 @@
 //! | the wire format (§3.4) | [`wire`] |
 //! | an endpoint that is both (§3.4) | [`connection`] |
 //! | what a peer can have sent: every wire value checked, impossible ones dropped by reason | [`connection`] |
+#![forbid(unsafe_code)]
 
 pub mod connection;
 pub mod estimator;

@@ -22,6 +22,7 @@
 //! | [`packet`] | `sprout_tunnel::packet::parse`, SproutTunnel's IP header reader |
 //! | [`control`] | `sprout_tunnel::control::{Greeting, Control}::decode`, SproutTunnel's greeting and control messages |
 //! | [`saturator`] | `sprout_saturator::decode` (the Saturator's datagrams, driving a recorder, a sender and a reassembly), `decode_result` (a transferred recording), and `sprout traces convert`'s CSV reader |
+#![forbid(unsafe_code)]
 
 pub mod connection;
 pub mod control;

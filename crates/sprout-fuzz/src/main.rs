@@ -1,5 +1,6 @@
 //! `sprout-fuzz TARGET|all --iterations N --seed S`: runs the fuzz targets and exits non-zero
 //! on the first panic, printing the input that caused it.
+#![forbid(unsafe_code)]
 
 use std::io::IsTerminal;
 

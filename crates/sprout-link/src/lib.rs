@@ -34,6 +34,7 @@
 //! }
 //! assert_eq!(delivered, vec![("hello", 25_000)]);
 //! ```
+#![forbid(unsafe_code)]
 
 #![warn(missing_docs)]
 

@@ -61,6 +61,7 @@
 //! assert_eq!(session.recv_timeout(Duration::from_secs(1)).unwrap(), b"hello");
 //! println!("{}", serde_json::to_string(&client.stats()).unwrap());
 //! ```
+#![forbid(unsafe_code)]
 
 pub mod clock;
 mod conn;

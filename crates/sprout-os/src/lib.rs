@@ -2,6 +2,9 @@
 //! interfaces, clocks, timestamped receive, scheduling, signals): the only crate of the
 //! workspace with `unsafe` code, each use wrapped in a safe function with its reason.
 #![cfg(target_os = "linux")]
+// The workspace denies unsafe code (Cargo.toml's [workspace.lints]); this crate is where it
+// is allowed, each block with a SAFETY comment.
+#![allow(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod caps;

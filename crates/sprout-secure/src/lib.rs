@@ -66,6 +66,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![forbid(unsafe_code)]
 
 pub mod client;
 pub mod handshake;

@@ -85,6 +85,7 @@
 //! assert!(client.is_established());
 //! assert_eq!(client.stats().rto_us, 240_000); // 40 ms + max(4 RTTVAR, 200 ms)
 //! ```
+#![forbid(unsafe_code)]
 
 #![warn(missing_docs)]
 
