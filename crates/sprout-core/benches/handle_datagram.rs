@@ -7,7 +7,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use sprout_core::wire::{self, Header};
-use sprout_core::{Config, Connection};
+use sprout_core::{Config, Connection, Instant};
 
 /// Genuine datagrams in a stream.
 const GENUINE: u64 = 20_000;
@@ -66,10 +66,10 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(stream.len() as u64));
         g.bench_function(name, |b| {
             b.iter_batched(
-                || Connection::new(config.clone(), 0).unwrap(),
+                || Connection::new(config.clone(), Instant::ZERO).unwrap(),
                 |mut r| {
                     for (t, d) in stream.iter() {
-                        let _ = black_box(r.handle_datagram(*t, d));
+                        let _ = black_box(r.handle_datagram(Instant::from_micros(*t), d));
                     }
                     r
                 },

@@ -5,15 +5,15 @@
 //! datagrams to send, and sleeps until [`Connection::poll_timeout`]:
 //!
 //! ```
-//! use sprout_core::{Config, Connection};
-//! let mut a = Connection::new(Config::default(), 0).unwrap();
-//! let mut b = Connection::new(Config::default(), 0).unwrap();
+//! use sprout_core::{Config, Connection, Instant};
+//! let mut a = Connection::new(Config::default(), Instant::ZERO).unwrap();
+//! let mut b = Connection::new(Config::default(), Instant::ZERO).unwrap();
 //! a.send(b"hello".to_vec());
 //! let mut buf = Vec::new();
 //! // Until the peer's first forecast, the sender works from the prior's forecast.
-//! let t = a.poll_transmit(0, &mut buf).unwrap();
+//! let t = a.poll_transmit(Instant::ZERO, &mut buf).unwrap();
 //! assert_eq!(t.app_bytes, 5);
-//! b.handle_datagram(20_000, &buf).unwrap();
+//! b.handle_datagram(Instant::from_millis(20), &buf).unwrap();
 //! assert_eq!(b.recv().unwrap(), b"hello");
 //! assert!(a.poll_timeout().is_some());
 //! ```
@@ -35,7 +35,7 @@
 //!   cautious forecast may add for Sprout, the clamped rate for Sprout-EWMA).
 //! - **Forecast id** ([`Reject::ForecastIdAhead`]): the peer's receiver makes at most one new
 //!   forecast id per tick, so an id may be ahead of the forecast in use by at most the ticks
-//!   elapsed since that one arrived, plus one, plus [`DELAY_SLACK_US`] worth of ticks for the
+//!   elapsed since that one arrived, plus one, plus [`DELAY_SLACK`] worth of ticks for the
 //!   difference between the two datagrams' delays (wrap-around handled; older ids are ignored
 //!   as before). Without this, one id 2^31 - 1 ahead made every genuine forecast look stale.
 //! - **Received-or-lost** ([`Reject::ReceivedOrLostAhead`]): the peer can not have received
@@ -53,7 +53,7 @@
 //!   most `(max_forecast(H) + sum_h max_forecast(h)) * mtu` (about 1.9 MB at the defaults)
 //!   plus what it sends outside the window: heartbeats, at most one per heartbeat interval and
 //!   one per tick (feedback), each at most a largest header, over the time since our last
-//!   accepted datagram plus [`DELAY_SLACK_US`]. The bound is twice the window term, plus
+//!   accepted datagram plus [`DELAY_SLACK`]. The bound is twice the window term, plus
 //!   [`SEQ_SLACK_BYTES`], plus the heartbeat term. Without it a number near `u64::MAX`
 //!   overflowed and a throwaway far ahead wrote off every later datagram as lost.
 //! - **Time-to-next** ([`Reject::TimeToNext`]): a conforming sender announces 0 or its
@@ -72,11 +72,12 @@ use thiserror::Error;
 use crate::params::{Config, ConfigError, MAX_HEARTBEAT_INTERVAL_US};
 use crate::receiver::{Receiver, ReceiverStats};
 use crate::sender::Sender;
+use crate::time::{Duration, Instant};
 use crate::wire::{self, Header, WireError, MAX_FORECAST_TICKS};
 
-/// Slack for the variation of the one-way delay between two of the peer's datagrams, in
-/// microseconds (30 s): used for the forecast-id and heartbeat bounds.
-pub const DELAY_SLACK_US: u64 = 30_000_000;
+/// Slack for the variation of the one-way delay between two of the peer's datagrams (30 s):
+/// used for the forecast-id and heartbeat bounds.
+pub const DELAY_SLACK: Duration = Duration::from_secs(30);
 
 /// Slack of the sequence-number bound, in link bytes (1 MiB).
 pub const SEQ_SLACK_BYTES: u64 = 1 << 20;
@@ -273,8 +274,8 @@ struct Limits {
     seq_base: u64,
     /// Link bytes of the largest heartbeat.
     heartbeat_link_bytes: u64,
-    /// Shortest gap between two of the peer's datagrams sent outside its window (µs).
-    heartbeat_gap_us: u64,
+    /// Shortest gap between two of the peer's datagrams sent outside its window.
+    heartbeat_gap: Duration,
 }
 
 impl Limits {
@@ -288,11 +289,11 @@ impl Limits {
         let window = max_counts[h_max - 1] as u64;
         let drain: u64 = max_counts[..h_max].iter().map(|&c| c as u64).sum();
         let overhead = config.link_overhead_bytes as u64;
-        let tick = config.model.tick_us.max(1);
+        let tick = config.model.tick_us.max(Duration::from_micros(1));
         Limits {
             forecast_ticks: h_max,
             max_counts,
-            forecast_id_slack_ticks: DELAY_SLACK_US / tick + 1,
+            forecast_id_slack_ticks: DELAY_SLACK / tick + 1,
             received_or_lost_slack: config.max_datagram_bytes as u64 + overhead,
             seq_base: window
                 .saturating_add(drain)
@@ -301,7 +302,10 @@ impl Limits {
                 .saturating_mul(2)
                 .saturating_add(SEQ_SLACK_BYTES),
             heartbeat_link_bytes: wire::MAX_HEADER_BYTES as u64 + overhead,
-            heartbeat_gap_us: config.heartbeat_interval_us.min(tick).max(1),
+            heartbeat_gap: config
+                .heartbeat_interval_us
+                .min(tick)
+                .max(Duration::from_micros(1)),
         }
     }
 }
@@ -318,24 +322,24 @@ pub struct Connection {
     incoming: VecDeque<Vec<u8>>,
     incoming_bytes: usize,
     keep_incoming: bool,
-    created_us: u64,
+    created: Instant,
     last_feedback_sent: Option<u32>,
-    /// When the last datagram that passed the checks arrived, in microseconds.
-    last_accepted_us: Option<u64>,
+    /// When the last datagram that passed the checks arrived.
+    last_accepted: Option<Instant>,
     limits: Limits,
     stats: ConnectionStats,
 }
 
 impl Connection {
-    /// A new endpoint created at `now_us`. Fails on an invalid configuration.
-    pub fn new(config: Config, now_us: u64) -> Result<Self, ConfigError> {
+    /// A new endpoint created at `now`. Fails on an invalid configuration.
+    pub fn new(config: Config, now: Instant) -> Result<Self, ConfigError> {
         config.validate()?;
         let mut sender = Sender::new(&config);
         // Until the peer's first forecast arrives, work from what the prior alone forecasts
         // (the authors' "something reasonable"): a few packets, enough to start observing.
         let mut prior = vec![0u32; config.model.forecast_ticks.min(wire::MAX_FORECAST_TICKS)];
         crate::estimator::build(&config).forecast(&mut prior);
-        sender.on_feedback(now_us, &wire::Feedback::new(0, 0, &prior));
+        sender.on_feedback(now, &wire::Feedback::new(0, 0, &prior));
         let receiver = Receiver::new(&config);
         let limits = Limits::new(&config, &receiver);
         Ok(Connection {
@@ -348,9 +352,9 @@ impl Connection {
             incoming: VecDeque::new(),
             incoming_bytes: 0,
             keep_incoming: true,
-            created_us: now_us,
+            created: now,
             last_feedback_sent: None,
-            last_accepted_us: None,
+            last_accepted: None,
             limits,
             stats: ConnectionStats::default(),
         })
@@ -404,10 +408,10 @@ impl Connection {
         self.incoming_bytes
     }
 
-    /// Takes in a datagram that arrived at `now_us`. A malformed datagram, or one holding a
+    /// Takes in a datagram that arrived at `now`. A malformed datagram, or one holding a
     /// value the peer can not have sent (see the module docs), is counted and returned as an
     /// error; the connection is otherwise exactly as if it never arrived.
-    pub fn handle_datagram(&mut self, now_us: u64, datagram: &[u8]) -> Result<(), DatagramError> {
+    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), DatagramError> {
         let d = match wire::decode(datagram) {
             Ok(d) => d,
             Err(e) => {
@@ -417,14 +421,14 @@ impl Connection {
         };
         let link_bytes = (datagram.len() as u64).saturating_add(self.overhead());
         // Everything is checked before anything changes.
-        if let Err(r) = self.check(now_us, &d.header, link_bytes) {
+        if let Err(r) = self.check(now, &d.header, link_bytes) {
             self.stats.rejected.count(r);
             return Err(DatagramError::Rejected(r));
         }
-        self.last_accepted_us = Some(self.last_accepted_us.map_or(now_us, |t| t.max(now_us)));
-        self.receiver.on_datagram(now_us, &d.header, link_bytes);
+        self.last_accepted = Some(self.last_accepted.map_or(now, |t| t.max(now)));
+        self.receiver.on_datagram(now, &d.header, link_bytes);
         if let Some(fb) = &d.header.feedback {
-            self.sender.on_feedback(now_us, fb);
+            self.sender.on_feedback(now, fb);
         }
         if !d.header.heartbeat && !d.payload.is_empty() {
             let n = d.payload.len();
@@ -444,21 +448,21 @@ impl Connection {
     }
 
     /// How far ahead of what the receiver has accounted the end of a datagram arriving at
-    /// `now_us` may be, in link bytes (module docs): the window term, twice, plus
+    /// `now` may be, in link bytes (module docs): the window term, twice, plus
     /// [`SEQ_SLACK_BYTES`], plus the heartbeats the peer can have sent since our last accepted
-    /// datagram (or our creation) and [`DELAY_SLACK_US`].
-    pub fn seq_bound(&self, now_us: u64) -> u64 {
+    /// datagram (or our creation) and [`DELAY_SLACK`].
+    pub fn seq_bound(&self, now: Instant) -> u64 {
         let l = &self.limits;
-        let since = self.last_accepted_us.unwrap_or(self.created_us);
-        let span = now_us.saturating_sub(since).saturating_add(DELAY_SLACK_US);
-        let heartbeats = (span / l.heartbeat_gap_us).saturating_add(2);
+        let since = self.last_accepted.unwrap_or(self.created);
+        let span = (now - since) + DELAY_SLACK;
+        let heartbeats = (span / l.heartbeat_gap).saturating_add(2);
         l.seq_base
             .saturating_add(heartbeats.saturating_mul(l.heartbeat_link_bytes))
     }
 
     /// Checks a decoded header against what the peer can have sent (module docs); changes
     /// nothing.
-    fn check(&self, now_us: u64, h: &Header, link_bytes: u64) -> Result<(), Reject> {
+    fn check(&self, now: Instant, h: &Header, link_bytes: u64) -> Result<(), Reject> {
         let l = &self.limits;
         if h.time_to_next_us as u64 > MAX_HEARTBEAT_INTERVAL_US {
             return Err(Reject::TimeToNext);
@@ -473,8 +477,8 @@ impl Connection {
             }
             let ahead = self.sender.forecast_id_ahead(fb.forecast_id) as u64;
             if ahead > 0 {
-                let arrived = self.sender.forecast_arrived_us().unwrap_or(self.created_us);
-                let elapsed_ticks = now_us.saturating_sub(arrived) / self.config.model.tick_us;
+                let arrived = self.sender.forecast_arrived().unwrap_or(self.created);
+                let elapsed_ticks = (now - arrived) / self.config.model.tick_us;
                 let allowed = elapsed_ticks
                     .saturating_add(1)
                     .saturating_add(l.forecast_id_slack_ticks);
@@ -490,7 +494,7 @@ impl Connection {
         let limit = self
             .receiver
             .accounted()
-            .saturating_add(self.seq_bound(now_us));
+            .saturating_add(self.seq_bound(now));
         if h.throwaway > limit {
             return Err(Reject::ThrowawayAhead);
         }
@@ -500,23 +504,23 @@ impl Connection {
         }
     }
 
-    /// Runs the timers due by `now_us` (the receiver's ticks).
-    pub fn handle_timeout(&mut self, now_us: u64) {
-        self.receiver.on_timeout(now_us);
+    /// Runs the timers due by `now` (the receiver's ticks).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.receiver.on_timeout(now);
     }
 
     /// The next time the connection needs [`Connection::handle_timeout`] or may have something
-    /// to send, in microseconds.
-    pub fn poll_timeout(&mut self) -> Option<u64> {
-        let mut next = self.heartbeat_due_us();
-        if let Some(t) = self.receiver.next_tick_us() {
+    /// to send.
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
+        let mut next = self.heartbeat_due();
+        if let Some(t) = self.receiver.next_tick() {
             next = next.min(t);
         }
         if self.has_data() {
-            let last = self.sender.last_send_us().unwrap_or(self.created_us);
+            let last = self.sender.last_send().unwrap_or(self.created);
             if let Some(t) = self
                 .sender
-                .next_window_open_us(last, self.min_data_link_bytes())
+                .next_window_open(last, self.min_data_link_bytes())
             {
                 next = next.min(t);
             }
@@ -524,10 +528,10 @@ impl Connection {
         Some(next)
     }
 
-    fn heartbeat_due_us(&self) -> u64 {
-        match self.sender.last_send_us() {
-            Some(t) => t.saturating_add(self.config.heartbeat_interval_us),
-            None => self.created_us,
+    fn heartbeat_due(&self) -> Instant {
+        match self.sender.last_send() {
+            Some(t) => t + self.config.heartbeat_interval_us,
+            None => self.created,
         }
     }
 
@@ -552,10 +556,10 @@ impl Connection {
         header + payload + self.overhead()
     }
 
-    /// Writes the next datagram to send at `now_us` into `buf` (cleared first), or returns
+    /// Writes the next datagram to send at `now` into `buf` (cleared first), or returns
     /// `None` if nothing should be sent now. Call repeatedly until `None`.
-    pub fn poll_transmit(&mut self, now_us: u64, buf: &mut Vec<u8>) -> Option<Transmit> {
-        self.receiver.on_timeout(now_us);
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        self.receiver.on_timeout(now);
         // A forecast goes out once: on the first datagram after it was made (and on every
         // heartbeat, which costs nothing extra in datagrams).
         let feedback = self
@@ -566,7 +570,7 @@ impl Connection {
             seq: 0,
             throwaway: 0,
             time_to_next_us: 0,
-            sent_us: now_us,
+            sent_us: now.as_micros(),
             heartbeat: false,
             feedback,
         };
@@ -574,7 +578,7 @@ impl Connection {
         let overhead = self.overhead();
 
         if self.has_data() {
-            let window = self.sender.window_bytes(now_us);
+            let window = self.sender.window_bytes(now);
             let room = window.saturating_sub(header_len + overhead);
             // A queued datagram goes first (waiting for the window if it does not fit yet);
             // bulk filler only when nothing is queued.
@@ -596,22 +600,22 @@ impl Connection {
                     self.outgoing_bytes -= d.len();
                     Payload::Bytes(d)
                 };
-                return Some(self.emit(now_us, header, payload, buf));
+                return Some(self.emit(now, header, payload, buf));
             }
         }
 
         let feedback_due = match (self.config.feedback_interval_us, &header.feedback) {
             (Some(f), Some(_)) if !self.has_data() => {
-                self.sender.last_send_us().is_none_or(|t| now_us >= t + f)
+                self.sender.last_send().is_none_or(|t| now >= t + f)
             }
             _ => false,
         };
-        if now_us >= self.heartbeat_due_us() || feedback_due {
+        if now >= self.heartbeat_due() || feedback_due {
             header.heartbeat = true;
             if header.feedback.is_none() {
                 header.feedback = self.receiver.feedback();
             }
-            return Some(self.emit(now_us, header, Payload::Filler(0), buf));
+            return Some(self.emit(now, header, Payload::Filler(0), buf));
         }
         None
     }
@@ -620,7 +624,7 @@ impl Connection {
     /// writes it into `buf`.
     fn emit(
         &mut self,
-        now_us: u64,
+        now: Instant,
         mut header: Header,
         payload: Payload,
         buf: &mut Vec<u8>,
@@ -630,11 +634,11 @@ impl Connection {
             Payload::Bytes(d) => d.len(),
         };
         let link_bytes = (header.encoded_len() + app_bytes) as u64 + self.overhead();
-        let (seq, throwaway) = self.sender.numbers(now_us);
-        self.sender.on_sent(now_us, link_bytes);
+        let (seq, throwaway) = self.sender.numbers(now);
+        self.sender.on_sent(now, link_bytes);
         header.seq = seq;
         header.throwaway = throwaway;
-        header.time_to_next_us = self.time_to_next(now_us);
+        header.time_to_next_us = self.time_to_next(now);
         self.note_feedback(&header);
         buf.clear();
         header.encode(buf);
@@ -664,11 +668,14 @@ impl Connection {
     /// Time-to-next for a datagram being sent now (after its bytes were counted): 0 if another
     /// data datagram fits in the window right away (the flight goes on), else the heartbeat
     /// interval, the longest the sender will stay silent (as in the authors' sender).
-    fn time_to_next(&mut self, now_us: u64) -> u32 {
-        if self.has_data() && self.sender.window_bytes(now_us) >= self.min_data_link_bytes() {
+    fn time_to_next(&mut self, now: Instant) -> u32 {
+        if self.has_data() && self.sender.window_bytes(now) >= self.min_data_link_bytes() {
             return 0;
         }
-        self.config.heartbeat_interval_us.min(u32::MAX as u64) as u32
+        self.config
+            .heartbeat_interval_us
+            .as_micros()
+            .min(u32::MAX as u64) as u32
     }
 
     /// The receiver's bookkeeping of the peer's datagrams: datagrams tracked as received and
@@ -678,13 +685,13 @@ impl Connection {
     }
 
     /// The current window, in link bytes.
-    pub fn window_bytes(&mut self, now_us: u64) -> u64 {
-        self.sender.window_bytes(now_us)
+    pub fn window_bytes(&mut self, now: Instant) -> u64 {
+        self.sender.window_bytes(now)
     }
 
     /// The sender's current queue estimate toward the peer, in link bytes.
-    pub fn queue_estimate(&mut self, now_us: u64) -> u64 {
-        self.sender.queue_estimate(now_us)
+    pub fn queue_estimate(&mut self, now: Instant) -> u64 {
+        self.sender.queue_estimate(now)
     }
 
     /// The forecast the sender is working from (cumulative packets per tick), if any.
@@ -709,51 +716,55 @@ impl Connection {
 mod tests {
     use super::*;
 
+    fn t(us: u64) -> Instant {
+        Instant::from_micros(us)
+    }
+
     /// In bulk mode a queued datagram goes out before any filler, unchanged, and filler
     /// resumes once the queue is empty.
     #[test]
     fn bulk_sends_queued_datagrams_first() {
-        let mut a = Connection::new(Config::default(), 0).unwrap();
-        let mut b = Connection::new(Config::default(), 0).unwrap();
+        let mut a = Connection::new(Config::default(), Instant::ZERO).unwrap();
+        let mut b = Connection::new(Config::default(), Instant::ZERO).unwrap();
         a.set_bulk(true);
         a.send(b"real".to_vec());
         let mut buf = Vec::new();
-        let first = a.poll_transmit(0, &mut buf).unwrap();
+        let first = a.poll_transmit(t(0), &mut buf).unwrap();
         assert_eq!(first.app_bytes, 4);
-        b.handle_datagram(20_000, &buf).unwrap();
+        b.handle_datagram(t(20_000), &buf).unwrap();
         assert_eq!(b.recv().unwrap(), b"real");
-        let second = a.poll_transmit(0, &mut buf).unwrap();
+        let second = a.poll_transmit(t(0), &mut buf).unwrap();
         assert!(second.app_bytes > 4, "filler after the queue emptied");
         assert_eq!(a.queued_bytes(), 0);
     }
 
     /// Two endpoints over a perfect fixed-delay path; returns A's app bytes delivered to B.
     fn run_ideal(config: Config, ms: u64) -> (u64, ConnectionStats) {
-        let mut a = Connection::new(config.clone(), 0).unwrap();
-        let mut b = Connection::new(config, 0).unwrap();
+        let mut a = Connection::new(config.clone(), Instant::ZERO).unwrap();
+        let mut b = Connection::new(config, Instant::ZERO).unwrap();
         a.set_bulk(true);
         a.set_keep_incoming(false);
         b.set_keep_incoming(false);
         let mut in_flight: VecDeque<(u64, bool, Vec<u8>)> = VecDeque::new();
         let mut buf = Vec::new();
         for now in (0..ms * 1000).step_by(1000) {
-            while let Some((t, _, _)) = in_flight.front() {
-                if *t > now {
+            while let Some((at, _, _)) = in_flight.front() {
+                if *at > now {
                     break;
                 }
                 let (_, to_b, d) = in_flight.pop_front().unwrap();
                 if to_b {
-                    b.handle_datagram(now, &d).unwrap();
+                    b.handle_datagram(t(now), &d).unwrap();
                 } else {
-                    a.handle_datagram(now, &d).unwrap();
+                    a.handle_datagram(t(now), &d).unwrap();
                 }
             }
-            a.handle_timeout(now);
-            b.handle_timeout(now);
-            while a.poll_transmit(now, &mut buf).is_some() {
+            a.handle_timeout(t(now));
+            b.handle_timeout(t(now));
+            while a.poll_transmit(t(now), &mut buf).is_some() {
                 in_flight.push_back((now + 20_000, true, buf.clone()));
             }
-            while b.poll_transmit(now, &mut buf).is_some() {
+            while b.poll_transmit(t(now), &mut buf).is_some() {
                 in_flight.push_back((now + 20_000, false, buf.clone()));
             }
         }
@@ -771,12 +782,12 @@ mod tests {
 
     #[test]
     fn malformed_input_is_counted_not_fatal() {
-        let mut a = Connection::new(Config::default(), 0).unwrap();
-        assert!(a.handle_datagram(0, b"garbage").is_err());
-        assert!(a.handle_datagram(0, &[]).is_err());
+        let mut a = Connection::new(Config::default(), Instant::ZERO).unwrap();
+        assert!(a.handle_datagram(t(0), b"garbage").is_err());
+        assert!(a.handle_datagram(t(0), &[]).is_err());
         assert_eq!(a.stats().malformed, 2);
         let mut buf = Vec::new();
-        assert!(a.poll_transmit(0, &mut buf).is_some());
+        assert!(a.poll_transmit(t(0), &mut buf).is_some());
     }
 
     #[test]
@@ -785,21 +796,21 @@ mod tests {
             confidence: 1.5,
             ..Config::default()
         };
-        assert!(Connection::new(c, 0).is_err());
+        assert!(Connection::new(c, Instant::ZERO).is_err());
     }
 
     #[test]
     fn heartbeat_interval_is_bounded_by_the_protocol_maximum() {
         let c = Config {
-            heartbeat_interval_us: MAX_HEARTBEAT_INTERVAL_US,
+            heartbeat_interval_us: Duration::from_micros(MAX_HEARTBEAT_INTERVAL_US),
             ..Config::default()
         };
-        assert!(Connection::new(c, 0).is_ok());
+        assert!(Connection::new(c, Instant::ZERO).is_ok());
         let c = Config {
-            heartbeat_interval_us: MAX_HEARTBEAT_INTERVAL_US + 1,
+            heartbeat_interval_us: Duration::from_micros(MAX_HEARTBEAT_INTERVAL_US + 1),
             ..Config::default()
         };
-        assert!(Connection::new(c, 0).is_err());
+        assert!(Connection::new(c, Instant::ZERO).is_err());
     }
 
     fn datagram(h: &Header, payload: &[u8]) -> Vec<u8> {
@@ -829,7 +840,7 @@ mod tests {
     #[track_caller]
     fn rejects(c: &mut Connection, now: u64, h: &Header, r: Reject) {
         let before = c.stats().rejected.get(r);
-        let err = c.handle_datagram(now, &datagram(h, b"x")).unwrap_err();
+        let err = c.handle_datagram(t(now), &datagram(h, b"x")).unwrap_err();
         assert_eq!(err, DatagramError::Rejected(r), "{h:?}");
         assert!(err.to_string().contains(r.name()));
         assert_eq!(c.stats().rejected.get(r), before + 1);
@@ -837,14 +848,14 @@ mod tests {
 
     #[test]
     fn each_rule_rejects_with_its_reason() {
-        let mut c = Connection::new(Config::default(), 0).unwrap();
+        let mut c = Connection::new(Config::default(), Instant::ZERO).unwrap();
         let now = 1_000_000;
         // Time-to-next: up to the protocol maximum.
         let mut h = plain(0);
         h.time_to_next_us = MAX_HEARTBEAT_INTERVAL_US as u32 + 1;
         rejects(&mut c, now, &h, Reject::TimeToNext);
         h.time_to_next_us = MAX_HEARTBEAT_INTERVAL_US as u32;
-        assert!(c.handle_datagram(now, &datagram(&h, b"x")).is_ok());
+        assert!(c.handle_datagram(t(now), &datagram(&h, b"x")).is_ok());
         // Forecast length and counts: the model's 8 ticks, at most 29 h + 2 packets by tick h.
         rejects(
             &mut c,
@@ -854,7 +865,7 @@ mod tests {
         );
         let mut counts: Vec<u32> = (1..=8).map(|h| 29 * h + 2).collect();
         assert!(c
-            .handle_datagram(now, &datagram(&with_forecast(1, 0, &counts), b""))
+            .handle_datagram(t(now), &datagram(&with_forecast(1, 0, &counts), b""))
             .is_ok());
         counts[7] += 1;
         rejects(
@@ -866,7 +877,7 @@ mod tests {
         // Received-or-lost: nothing sent yet, so at most one largest datagram of slack.
         let slack = 1440 + 60;
         assert!(c
-            .handle_datagram(now, &datagram(&with_forecast(2, slack, &[1; 8]), b""))
+            .handle_datagram(t(now), &datagram(&with_forecast(2, slack, &[1; 8]), b""))
             .is_ok());
         let h = with_forecast(3, slack + 1, &[1; 8]);
         rejects(&mut c, now, &h, Reject::ReceivedOrLostAhead);
@@ -876,17 +887,17 @@ mod tests {
         let h = with_forecast(2 + 1603, 0, &[1; 8]);
         rejects(&mut c, later, &h, Reject::ForecastIdAhead);
         let h = with_forecast(2 + 1602, 0, &[1; 8]);
-        assert!(c.handle_datagram(later, &datagram(&h, b"")).is_ok());
+        assert!(c.handle_datagram(t(later), &datagram(&h, b"")).is_ok());
         // Wrapped around: an id "behind" is stale and ignored, not rejected.
         let h = with_forecast(1604u32.wrapping_sub(0x8000_0000), 0, &[2; 8]);
-        assert!(c.handle_datagram(later, &datagram(&h, b"")).is_ok());
+        assert!(c.handle_datagram(t(later), &datagram(&h, b"")).is_ok());
         assert_eq!(c.peer_forecast(), Some(&[1u32; 8][..]));
         // Sequence and throwaway numbers: bounded ahead of what was accounted.
-        let bound = c.seq_bound(later);
+        let bound = c.seq_bound(t(later));
         let accounted = c.receiver.accounted();
         let len = (FIXED + 1 + 60) as u64;
         assert!(c
-            .handle_datagram(later, &datagram(&plain(accounted + bound - len), b"x"))
+            .handle_datagram(t(later), &datagram(&plain(accounted + bound - len), b"x"))
             .is_ok());
         let accounted = c.receiver.accounted();
         rejects(
@@ -907,13 +918,13 @@ mod tests {
 
     #[test]
     fn the_sequence_bound_grows_with_silence() {
-        let c = Connection::new(Config::default(), 0).unwrap();
+        let c = Connection::new(Config::default(), Instant::ZERO).unwrap();
         // At the defaults: (234 + sum of 29 h + 2 over 8 ticks = 1060) packets of 1500 bytes,
         // plus a largest datagram, twice, plus 1 MiB, plus heartbeats over 30 s + silence.
         let base = ((234 + 1060) * 1500 + 1500) * 2 + (1 << 20);
         let hb = (wire::MAX_HEADER_BYTES + 60) as u64;
-        assert_eq!(c.seq_bound(0), base + (1500 + 2) * hb);
-        assert_eq!(c.seq_bound(60_000_000), base + (4500 + 2) * hb);
+        assert_eq!(c.seq_bound(t(0)), base + (1500 + 2) * hb);
+        assert_eq!(c.seq_bound(t(60_000_000)), base + (4500 + 2) * hb);
     }
 
     #[test]
@@ -922,10 +933,10 @@ mod tests {
             max_incoming_bytes: 2500,
             ..Config::default()
         };
-        let mut b = Connection::new(config, 0).unwrap();
+        let mut b = Connection::new(config, Instant::ZERO).unwrap();
         let len = (FIXED + 1000 + 60) as u64;
         for i in 0..4 {
-            b.handle_datagram(i, &datagram(&plain(i * len), &[7; 1000]))
+            b.handle_datagram(t(i), &datagram(&plain(i * len), &[7; 1000]))
                 .unwrap();
         }
         let s = b.stats();
@@ -934,7 +945,7 @@ mod tests {
         assert_eq!(b.incoming_bytes(), 2000);
         assert_eq!(b.recv().unwrap().len(), 1000);
         assert_eq!(b.incoming_bytes(), 1000);
-        b.handle_datagram(5, &datagram(&plain(4 * len), &[7; 1000]))
+        b.handle_datagram(t(5), &datagram(&plain(4 * len), &[7; 1000]))
             .unwrap();
         assert_eq!(b.incoming_bytes(), 2000);
         assert_eq!(b.stats().incoming_dropped, 2);
@@ -942,11 +953,11 @@ mod tests {
 
     #[test]
     fn ewma_forecasts_are_capped_by_its_clamp() {
-        let mut c = Connection::new(Config::ewma(), 0).unwrap();
+        let mut c = Connection::new(Config::ewma(), Instant::ZERO).unwrap();
         // 10 x 1000 packets/s x 20 ms = 200 packets a tick.
         let ok: Vec<u32> = (1..=8).map(|h| 200 * h).collect();
         assert!(c
-            .handle_datagram(0, &datagram(&with_forecast(1, 0, &ok), b""))
+            .handle_datagram(t(0), &datagram(&with_forecast(1, 0, &ok), b""))
             .is_ok());
         let mut too_many = ok.clone();
         too_many[0] = 201;

@@ -2,8 +2,8 @@
 //! "Stochastic Forecasts Achieve High Throughput and Low Delay over Cellular Networks"
 //! (NSDI 2013).
 //!
-//! No sockets, clocks or threads: time goes in as microseconds, datagrams and the next
-//! deadline come out. Where each idea of the paper lives:
+//! No sockets, clocks or threads: time goes in as a [`time::Instant`] (microseconds on the
+//! caller's clock), datagrams and the next deadline come out. Where each idea of the paper lives:
 //!
 //! | paper | module |
 //! |---|---|
@@ -36,4 +36,5 @@ pub use ewma::EwmaEstimator;
 pub use forecast::ForecastTables;
 pub use model::RateModel;
 pub use params::{Config, ConfigError, EstimatorKind, ModelParams};
+pub use time::{Duration, Instant};
 pub use wire::WireError;

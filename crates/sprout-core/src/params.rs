@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::time::Duration;
+
 /// Parameters of the receiver's stochastic model of the link (paper §3.1–3.3).
 ///
 /// The defaults are the paper's values, which were frozen before its traces were collected,
@@ -22,8 +24,9 @@ pub struct ModelParams {
     pub sigma: f64,
     /// Outage escape rate lambda_z, per second (paper: 1, i.e. outages last 1 s on average).
     pub outage_escape_rate: f64,
-    /// Length of one tick (one evolve/observe/forecast step), in microseconds (paper: 20 ms).
-    pub tick_us: u64,
+    /// Length of one tick (one evolve/observe/forecast step) (paper: 20 ms). Keeps its `_us`
+    /// name: it is the key `sprout params` prints and `--param` takes, in microseconds.
+    pub tick_us: Duration,
     /// Number of ticks the forecast looks ahead (paper: 8, i.e. 160 ms).
     pub forecast_ticks: usize,
     /// The evolution kernel is truncated at this many standard deviations (authors' code: 5).
@@ -120,7 +123,7 @@ impl Default for ModelParams {
             max_rate_pps: 1000.0,
             sigma: 200.0,
             outage_escape_rate: 1.0,
-            tick_us: 20_000,
+            tick_us: Duration::from_millis(20),
             forecast_ticks: 8,
             kernel_sigmas: 5.0,
             max_arrivals_per_tick: None,
@@ -137,7 +140,7 @@ impl Default for ModelParams {
 impl ModelParams {
     /// Tick length in seconds.
     pub fn tau(&self) -> f64 {
-        self.tick_us as f64 / 1e6
+        self.tick_us.as_secs_f64()
     }
 
     /// Number of rate values of the grid: `bins + 1` on the authors' grid, `bins` otherwise.
@@ -228,7 +231,7 @@ impl ModelParams {
         if !(self.outage_escape_rate >= 0.0 && self.outage_escape_rate.is_finite()) {
             return Err(ConfigError::OutageEscapeRate(self.outage_escape_rate));
         }
-        if self.tick_us == 0 {
+        if self.tick_us.is_zero() {
             return Err(ConfigError::ZeroTick);
         }
         if self.forecast_ticks == 0 || self.forecast_ticks > crate::wire::MAX_FORECAST_TICKS {
@@ -303,14 +306,14 @@ pub struct Config {
     /// drain within this many ticks (paper: 5, i.e. 100 ms).
     pub target_ticks: usize,
     /// An idle sender sends a heartbeat after this long without sending, in microseconds.
-    pub heartbeat_interval_us: u64,
+    pub heartbeat_interval_us: Duration,
     /// Packets sent this long apart are assumed never to be reordered (paper: 10 ms).
-    pub throwaway_window_us: u64,
+    pub throwaway_window_us: Duration,
     /// If set, an endpoint that has a forecast not yet sent and has sent nothing for this long
     /// sends it in a heartbeat rather than waiting for the heartbeat interval, in microseconds.
     /// Default `None`: as in the authors' code, an idle endpoint returns forecasts only on its
     /// heartbeats (every 50 ms).
-    pub feedback_interval_us: Option<u64>,
+    pub feedback_interval_us: Option<Duration>,
     /// How the queue estimate drains between forecasts.
     pub queue_drain: QueueDrain,
     /// Ticks a forecast is taken to be old when it arrives, beyond what the window already
@@ -372,8 +375,8 @@ impl Default for Config {
             estimator: EstimatorKind::Sprout,
             confidence: 0.95,
             target_ticks: 5,
-            heartbeat_interval_us: 50_000,
-            throwaway_window_us: 10_000,
+            heartbeat_interval_us: Duration::from_millis(50),
+            throwaway_window_us: Duration::from_millis(10),
             feedback_interval_us: None,
             queue_drain: QueueDrain::ForecastEntry,
             forecast_age_ticks: 0,
@@ -428,9 +431,9 @@ impl Config {
                 got: self.max_datagram_bytes,
             });
         }
-        if self.heartbeat_interval_us == 0 || self.heartbeat_interval_us > MAX_HEARTBEAT_INTERVAL_US
-        {
-            return Err(ConfigError::HeartbeatInterval(self.heartbeat_interval_us));
+        let heartbeat_us = self.heartbeat_interval_us.as_micros();
+        if heartbeat_us == 0 || heartbeat_us > MAX_HEARTBEAT_INTERVAL_US {
+            return Err(ConfigError::HeartbeatInterval(heartbeat_us));
         }
         Ok(())
     }
@@ -479,7 +482,9 @@ pub enum ConfigError {
         forecast: usize,
     },
     /// The window's skipped ticks plus the target reach beyond the forecast.
-    #[error("window skip ({skip}) plus target ({target}) ticks exceed the forecast's {forecast} ticks")]
+    #[error(
+        "window skip ({skip}) plus target ({target}) ticks exceed the forecast's {forecast} ticks"
+    )]
     WindowSkip {
         /// Skipped ticks.
         skip: usize,

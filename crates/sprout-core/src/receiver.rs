@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::estimator::{self, Estimator};
 use crate::params::Config;
+use crate::time::{Duration, Instant};
 use crate::wire::{Feedback, Header, MAX_FORECAST_TICKS};
 
 /// Most received-but-not-yet-written-off datagrams remembered; a peer that never advances its
@@ -37,14 +38,14 @@ pub struct ReceiverStats {
 #[derive(Clone, Debug)]
 pub struct Receiver {
     estimator: Box<dyn Estimator>,
-    tick_us: u64,
+    tick: Duration,
     mtu_bytes: f64,
     forecast_ticks: usize,
     /// Start of the next tick boundary; `None` until the first datagram arrives.
-    next_tick_us: Option<u64>,
+    next_tick: Option<Instant>,
     bytes_this_tick: u64,
     /// No observation of an empty tick before this time (arrival + time-to-next).
-    hold_until_us: u64,
+    hold_until: Instant,
     /// Every link byte of the peer's below this is received or written off as lost.
     written_off: u64,
     /// Datagrams received at or above `written_off`: sequence number -> link bytes. Keyed by
@@ -67,12 +68,12 @@ impl Receiver {
     pub fn new(config: &Config) -> Self {
         Receiver {
             estimator: estimator::build(config),
-            tick_us: config.model.tick_us,
+            tick: config.model.tick_us,
             mtu_bytes: config.model.mtu_bytes as f64,
             forecast_ticks: config.model.forecast_ticks.min(MAX_FORECAST_TICKS),
-            next_tick_us: None,
+            next_tick: None,
             bytes_this_tick: 0,
-            hold_until_us: 0,
+            hold_until: Instant::ZERO,
             written_off: 0,
             recent: BTreeMap::new(),
             recent_bytes: 0,
@@ -84,19 +85,19 @@ impl Receiver {
         }
     }
 
-    /// Takes in a datagram's header that arrived at `now_us`, occupying `link_bytes` on the link.
+    /// Takes in a datagram's header that arrived at `now`, occupying `link_bytes` on the link.
     /// The header's values are taken as they come: [`crate::Connection::handle_datagram`]
     /// checks them against what the peer can have sent before calling this. All arithmetic
     /// saturates, so even unchecked values can not overflow.
-    pub fn on_datagram(&mut self, now_us: u64, header: &Header, link_bytes: u64) {
-        self.run_ticks(now_us);
+    pub fn on_datagram(&mut self, now: Instant, header: &Header, link_bytes: u64) {
+        self.run_ticks(now);
         self.stats.datagrams = self.stats.datagrams.saturating_add(1);
         self.stats.link_bytes = self.stats.link_bytes.saturating_add(link_bytes);
-        if self.next_tick_us.is_none() {
-            self.next_tick_us = Some(now_us.saturating_add(self.tick_us));
+        if self.next_tick.is_none() {
+            self.next_tick = Some(now + self.tick);
         }
         self.bytes_this_tick = self.bytes_this_tick.saturating_add(link_bytes);
-        self.hold_until_us = now_us.saturating_add(header.time_to_next_us as u64);
+        self.hold_until = now + Duration::from_micros(header.time_to_next_us as u64);
         self.account(header.seq, link_bytes, header.throwaway);
     }
 
@@ -175,39 +176,39 @@ impl Receiver {
         self.estimator.max_forecast(h)
     }
 
-    /// When the next tick is due, in microseconds (`None` before any datagram has arrived).
-    pub fn next_tick_us(&self) -> Option<u64> {
-        self.next_tick_us
+    /// When the next tick is due (`None` before any datagram has arrived).
+    pub fn next_tick(&self) -> Option<Instant> {
+        self.next_tick
     }
 
-    /// Runs every tick due by `now_us`.
-    pub fn on_timeout(&mut self, now_us: u64) {
-        self.run_ticks(now_us);
+    /// Runs every tick due by `now`.
+    pub fn on_timeout(&mut self, now: Instant) {
+        self.run_ticks(now);
     }
 
-    fn run_ticks(&mut self, now_us: u64) {
-        while let Some(t) = self.next_tick_us {
-            if t > now_us {
+    fn run_ticks(&mut self, now: Instant) {
+        while let Some(t) = self.next_tick {
+            if t > now {
                 break;
             }
             self.tick(t);
-            self.next_tick_us = Some(t.saturating_add(self.tick_us));
-            if t == u64::MAX {
+            self.next_tick = Some(t + self.tick);
+            if t == Instant::MAX {
                 break;
             }
         }
     }
 
-    /// One tick ending at `end_us`: evolve, then observe (unless the sender announced a pause
+    /// One tick ending at `end`: evolve, then observe (unless the sender announced a pause
     /// that covers the tick and nothing came), then mark the forecast stale.
-    fn tick(&mut self, end_us: u64) {
+    fn tick(&mut self, end: Instant) {
         self.stats.ticks = self.stats.ticks.saturating_add(1);
         self.estimator.evolve();
         if self.bytes_this_tick > 0 {
             // A tick that saw some bytes but less than one MTU counts as one packet.
             let packets = (self.bytes_this_tick as f64 / self.mtu_bytes).max(1.0);
             self.estimator.observe(packets);
-        } else if self.hold_until_us > end_us.saturating_sub(self.tick_us) {
+        } else if self.hold_until > end - self.tick {
             // The sender said it would not send before this tick began: an empty tick says
             // nothing about the link.
             self.stats.skipped_observations = self.stats.skipped_observations.saturating_add(1);
@@ -221,7 +222,7 @@ impl Receiver {
     /// The feedback to piggyback on the next outgoing datagram: the latest forecast and the
     /// received-or-lost count. `None` until a datagram has arrived.
     pub fn feedback(&mut self) -> Option<Feedback> {
-        self.next_tick_us?;
+        self.next_tick?;
         if !self.forecast_fresh {
             let n = self.forecast_ticks;
             self.estimator.forecast(&mut self.forecast[..n]);
@@ -238,7 +239,7 @@ impl Receiver {
     /// Whether [`Receiver::feedback`] would now give a forecast other than `last_sent` (the id
     /// of the forecast last piggybacked), without computing it.
     pub fn has_unsent_feedback(&self, last_sent: Option<u32>) -> bool {
-        self.next_tick_us.is_some() && (!self.forecast_fresh || Some(self.forecast_id) != last_sent)
+        self.next_tick.is_some() && (!self.forecast_fresh || Some(self.forecast_id) != last_sent)
     }
 
     /// The estimator's current rate estimate, in packets/s.
@@ -256,6 +257,10 @@ impl Receiver {
 mod tests {
     use super::*;
 
+    fn t(us: u64) -> Instant {
+        Instant::from_micros(us)
+    }
+
     fn header(seq: u64, throwaway: u64, ttn_us: u32) -> Header {
         Header {
             seq,
@@ -270,18 +275,18 @@ mod tests {
     #[test]
     fn received_or_lost_from_sequence_and_throwaway() {
         let mut r = Receiver::new(&Config::default());
-        r.on_datagram(0, &header(0, 0, 0), 1500);
-        r.on_datagram(1, &header(1500, 0, 0), 1500);
+        r.on_datagram(t(0), &header(0, 0, 0), 1500);
+        r.on_datagram(t(1), &header(1500, 0, 0), 1500);
         assert_eq!(r.received_or_lost(), 3000);
         // 3000..4500 is lost; the next datagram says everything below 4500 is settled.
-        r.on_datagram(30_000, &header(6000, 4500, 0), 1500);
+        r.on_datagram(t(30_000), &header(6000, 4500, 0), 1500);
         assert_eq!(r.received_or_lost(), 4500 + 1500);
         // The lost datagram turns up late: already written off, not counted twice.
-        r.on_datagram(30_001, &header(3000, 0, 0), 1500);
+        r.on_datagram(t(30_001), &header(3000, 0, 0), 1500);
         assert_eq!(r.received_or_lost(), 6000);
         assert_eq!(r.stats().late, 1);
         // A duplicate is not counted twice either.
-        r.on_datagram(30_002, &header(6000, 4500, 0), 1500);
+        r.on_datagram(t(30_002), &header(6000, 4500, 0), 1500);
         assert_eq!(r.received_or_lost(), 6000);
         assert_eq!(r.stats().duplicates, 1);
     }
@@ -291,13 +296,13 @@ mod tests {
         let cfg = Config::default();
         let mut r = Receiver::new(&cfg);
         // The sender says it will pause 100 ms: the next four empty ticks are not observed.
-        r.on_datagram(0, &header(0, 0, 100_000), 1500);
-        r.on_timeout(100_000);
+        r.on_datagram(t(0), &header(0, 0, 100_000), 1500);
+        r.on_timeout(t(100_000));
         assert_eq!(r.stats().ticks, 5);
         // Tick at 20 ms saw the datagram; the ticks ending at 40, 60, 80 and 100 ms began before
         // the hold ran out.
         assert_eq!(r.stats().skipped_observations, 4);
-        r.on_timeout(120_000);
+        r.on_timeout(t(120_000));
         assert_eq!(
             r.stats().skipped_observations,
             4,
@@ -309,12 +314,12 @@ mod tests {
     fn forecast_only_after_first_datagram_and_refreshes_per_tick() {
         let mut r = Receiver::new(&Config::default());
         assert!(r.feedback().is_none());
-        r.on_datagram(0, &header(0, 0, 0), 1500);
+        r.on_datagram(t(0), &header(0, 0, 0), 1500);
         let a = r.feedback().unwrap();
         let b = r.feedback().unwrap();
         assert_eq!(a.forecast_id, b.forecast_id, "same tick, same forecast");
         for i in 1..=50u64 {
-            r.on_datagram(i * 2000, &header(i * 1500, 0, 0), 1500);
+            r.on_datagram(t(i * 2000), &header(i * 1500, 0, 0), 1500);
         }
         let c = r.feedback().unwrap();
         assert!(c.forecast_id > a.forecast_id);
@@ -326,7 +331,7 @@ mod tests {
     fn hostile_peer_can_not_grow_state_without_bound() {
         let mut r = Receiver::new(&Config::default());
         for i in 0..(MAX_TRACKED as u64 + 100) {
-            r.on_datagram(0, &header(i * 10, 0, 0), 10);
+            r.on_datagram(t(0), &header(i * 10, 0, 0), 10);
         }
         assert!(r.recent.len() <= MAX_TRACKED);
         assert_eq!(r.received_or_lost(), (MAX_TRACKED as u64 + 100) * 10);
@@ -336,19 +341,19 @@ mod tests {
     fn duplicates_are_found_anywhere_in_the_window() {
         let mut r = Receiver::new(&Config::default());
         for i in 0..1000u64 {
-            r.on_datagram(0, &header(i * 100, 0, 0), 100);
+            r.on_datagram(t(0), &header(i * 100, 0, 0), 100);
         }
         assert_eq!(r.received_or_lost(), 100_000);
         // A repeat of the very first one, 1000 datagrams back (the old scan saw only 64).
-        r.on_datagram(0, &header(0, 0, 0), 100);
+        r.on_datagram(t(0), &header(0, 0, 0), 100);
         // One that starts inside a counted datagram, and one that runs into the next.
-        r.on_datagram(0, &header(150, 0, 0), 10);
-        r.on_datagram(0, &header(99_950, 0, 0), 100);
+        r.on_datagram(t(0), &header(150, 0, 0), 10);
+        r.on_datagram(t(0), &header(99_950, 0, 0), 100);
         assert_eq!(r.stats().duplicates, 3);
         assert_eq!(r.received_or_lost(), 100_000, "nothing counted twice");
         assert_eq!(r.tracked(), 1000);
         // A throwaway number writes off what lies below it, in order.
-        r.on_datagram(0, &header(100_000, 50_000, 0), 100);
+        r.on_datagram(t(0), &header(100_000, 50_000, 0), 100);
         assert_eq!(r.tracked(), 501);
         assert_eq!(r.received_or_lost(), 100_100);
     }
@@ -356,11 +361,11 @@ mod tests {
     #[test]
     fn numbers_near_the_top_do_not_overflow() {
         let mut r = Receiver::new(&Config::default());
-        r.on_datagram(0, &header(u64::MAX - 10, u64::MAX - 10, u32::MAX), 1500);
-        r.on_datagram(1, &header(u64::MAX, u64::MAX, 0), 1500);
+        r.on_datagram(t(0), &header(u64::MAX - 10, u64::MAX - 10, u32::MAX), 1500);
+        r.on_datagram(t(1), &header(u64::MAX, u64::MAX, 0), 1500);
         assert_eq!(r.received_or_lost(), u64::MAX);
         assert_eq!(r.accounted(), u64::MAX);
-        r.on_timeout(100_000);
+        r.on_timeout(t(100_000));
         assert!(r.feedback().is_some());
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use crate::params::{Config, QueueDrain};
+use crate::time::{Duration, Instant};
 use crate::wire::{Feedback, MAX_FORECAST_TICKS};
 
 /// The forecast the sender is currently working from.
@@ -14,9 +15,9 @@ struct ActiveForecast {
     counts: [u32; MAX_FORECAST_TICKS],
     len: usize,
     /// When this forecast first arrived: tick `i` of it ends at `anchor + i * tick`.
-    anchor_us: u64,
-    /// When this forecast first arrived, in microseconds.
-    arrived_us: u64,
+    anchor: Instant,
+    /// When this forecast first arrived.
+    arrived: Instant,
     /// Forecast ticks whose deliveries have been taken off the queue estimate.
     applied: usize,
     /// Estimated link bytes in the queue toward the receiver.
@@ -46,17 +47,17 @@ impl ActiveForecast {
 /// The sender: bookkeeping of what was sent, and the window.
 #[derive(Clone, Debug)]
 pub struct Sender {
-    tick_us: u64,
+    tick: Duration,
     target_ticks: usize,
     mtu_bytes: u64,
-    throwaway_window_us: u64,
+    throwaway_window: Duration,
     drain: QueueDrain,
-    forecast_age_us: u64,
+    forecast_age: Duration,
     window_skip: usize,
     sent: u64,
-    history: VecDeque<(u64, u64)>,
+    history: VecDeque<(Instant, u64)>,
     throwaway: u64,
-    last_send_us: Option<u64>,
+    last_send: Option<Instant>,
     forecast: Option<ActiveForecast>,
 }
 
@@ -64,24 +65,24 @@ impl Sender {
     /// A sender for the given configuration.
     pub fn new(config: &Config) -> Self {
         Sender {
-            tick_us: config.model.tick_us,
+            tick: config.model.tick_us,
             target_ticks: config.target_ticks,
             mtu_bytes: config.model.mtu_bytes as u64,
-            throwaway_window_us: config.throwaway_window_us,
+            throwaway_window: config.throwaway_window_us,
             drain: config.queue_drain,
-            forecast_age_us: config.forecast_age_ticks as u64 * config.model.tick_us,
+            forecast_age: config.model.tick_us * config.forecast_age_ticks as u64,
             window_skip: config.window_skip_ticks,
             sent: 0,
             history: VecDeque::new(),
             throwaway: 0,
-            last_send_us: None,
+            last_send: None,
             forecast: None,
         }
     }
 
-    /// Takes in feedback from the receiver that arrived at `now_us`. Older forecasts than the
+    /// Takes in feedback from the receiver that arrived at `now`. Older forecasts than the
     /// one in use are ignored; a repeat of the current one refreshes the queue estimate.
-    pub fn on_feedback(&mut self, now_us: u64, fb: &Feedback) {
+    pub fn on_feedback(&mut self, now: Instant, fb: &Feedback) {
         let len = fb.forecast().len();
         if len == 0 {
             return;
@@ -106,8 +107,8 @@ impl Sender {
                     len,
                     // The forecast's first tick began when the receiver made it, about one
                     // one-way delay (a tick) before it arrived.
-                    anchor_us: now_us.saturating_sub(self.forecast_age_us),
-                    arrived_us: now_us,
+                    anchor: now - self.forecast_age,
+                    arrived: now,
                     applied: 0,
                     queue,
                 });
@@ -131,16 +132,16 @@ impl Sender {
         }
     }
 
-    /// When the forecast in use arrived, in microseconds (`None` without one).
-    pub fn forecast_arrived_us(&self) -> Option<u64> {
-        self.forecast.as_ref().map(|f| f.arrived_us)
+    /// When the forecast in use arrived (`None` without one).
+    pub fn forecast_arrived(&self) -> Option<Instant> {
+        self.forecast.as_ref().map(|f| f.arrived)
     }
 
     /// Takes each elapsed forecast tick's deliveries off the queue estimate (never below 0).
-    fn advance(&mut self, now_us: u64) {
-        let tick = self.tick_us;
+    fn advance(&mut self, now: Instant) {
+        let tick = self.tick;
         if let Some(f) = &mut self.forecast {
-            let elapsed = (now_us.saturating_sub(f.anchor_us) / tick) as usize;
+            let elapsed = ((now - f.anchor) / tick) as usize;
             let upto = elapsed.min(f.len);
             while f.applied < upto {
                 let drained = f
@@ -152,11 +153,11 @@ impl Sender {
         }
     }
 
-    /// The window at `now_us`, in link bytes: what the forecast says will drain within the
+    /// The window at `now`, in link bytes: what the forecast says will drain within the
     /// delay target (5 ticks, looking further along the forecast as it ages) minus the queue
     /// estimate. Zero without a forecast or once the forecast has run out.
-    pub fn window_bytes(&mut self, now_us: u64) -> u64 {
-        self.advance(now_us);
+    pub fn window_bytes(&mut self, now: Instant) -> u64 {
+        self.advance(now);
         match &self.forecast {
             Some(f) => self.window_at(f, f.applied, f.queue),
             None => 0,
@@ -174,31 +175,28 @@ impl Sender {
             .saturating_sub(queue)
     }
 
-    /// The earliest forecast tick boundary after `now_us` at which the window, with nothing
+    /// The earliest forecast tick boundary after `now` at which the window, with nothing
     /// more sent and no new forecast, would reach `need_bytes`; `None` if it never does.
-    pub fn next_window_open_us(&mut self, now_us: u64, need_bytes: u64) -> Option<u64> {
-        self.advance(now_us);
+    pub fn next_window_open(&mut self, now: Instant, need_bytes: u64) -> Option<Instant> {
+        self.advance(now);
         let f = self.forecast.as_ref()?;
         let mut queue = f.queue;
         for j in f.applied + 1..=f.len {
             let drained = f.drained(j, self.drain).saturating_mul(self.mtu_bytes);
             queue = queue.saturating_sub(drained);
             if self.window_at(f, j, queue) >= need_bytes {
-                return Some(
-                    f.anchor_us
-                        .saturating_add((j as u64).saturating_mul(self.tick_us)),
-                );
+                return Some(f.anchor + self.tick * j as u64);
             }
         }
         None
     }
 
-    /// Sequence and throwaway numbers for a datagram about to be sent at `now_us`.
-    pub fn numbers(&mut self, now_us: u64) -> (u64, u64) {
+    /// Sequence and throwaway numbers for a datagram about to be sent at `now`.
+    pub fn numbers(&mut self, now: Instant) -> (u64, u64) {
         // Everything sent more than the throwaway window ago is assumed not to be reordered
         // with what is sent now.
         while let Some(&(t, end)) = self.history.front() {
-            if t.saturating_add(self.throwaway_window_us) < now_us {
+            if t + self.throwaway_window < now {
                 self.throwaway = end;
                 self.history.pop_front();
             } else {
@@ -208,20 +206,20 @@ impl Sender {
         (self.sent, self.throwaway)
     }
 
-    /// Records a datagram of `link_bytes` sent at `now_us`.
-    pub fn on_sent(&mut self, now_us: u64, link_bytes: u64) {
-        self.advance(now_us);
+    /// Records a datagram of `link_bytes` sent at `now`.
+    pub fn on_sent(&mut self, now: Instant, link_bytes: u64) {
+        self.advance(now);
         self.sent = self.sent.saturating_add(link_bytes);
-        self.history.push_back((now_us, self.sent));
-        self.last_send_us = Some(now_us);
+        self.history.push_back((now, self.sent));
+        self.last_send = Some(now);
         if let Some(f) = &mut self.forecast {
             f.queue = f.queue.saturating_add(link_bytes);
         }
     }
 
-    /// When the last datagram was sent, in microseconds.
-    pub fn last_send_us(&self) -> Option<u64> {
-        self.last_send_us
+    /// When the last datagram was sent.
+    pub fn last_send(&self) -> Option<Instant> {
+        self.last_send
     }
 
     /// Link bytes sent so far (the next sequence number).
@@ -230,8 +228,8 @@ impl Sender {
     }
 
     /// The current queue occupancy estimate, in link bytes (0 without a forecast).
-    pub fn queue_estimate(&mut self, now_us: u64) -> u64 {
-        self.advance(now_us);
+    pub fn queue_estimate(&mut self, now: Instant) -> u64 {
+        self.advance(now);
         self.forecast.as_ref().map_or(0, |f| f.queue)
     }
 
@@ -244,6 +242,10 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn t(us: u64) -> Instant {
+        Instant::from_micros(us)
+    }
 
     fn fb(id: u32, rol: u64, counts: &[u32]) -> Feedback {
         Feedback::new(id, rol, counts)
@@ -268,8 +270,8 @@ mod tests {
                 queue_drain: QueueDrain::Increment,
                 ..Config::default()
             });
-            s.on_feedback(0, &fb(1, 0, &f));
-            s.window_bytes(now)
+            s.on_feedback(t(0), &fb(1, 0, &f));
+            s.window_bytes(t(now))
         };
         // Ticks 1..5 hold 10 packets; ticks 2..6 (the authors' counts(5) - counts(0)) hold 15.
         assert_eq!(window(0, 0), 10 * 1500);
@@ -286,74 +288,74 @@ mod tests {
     #[test]
     fn authors_drain_subtracts_the_cumulative_entry() {
         let mut s = Sender::new(&Config::default());
-        s.on_feedback(0, &fb(1, 0, &[2, 4, 6, 8, 10, 12, 14, 16]));
-        s.on_sent(0, 30_000);
+        s.on_feedback(t(0), &fb(1, 0, &[2, 4, 6, 8, 10, 12, 14, 16]));
+        s.on_sent(t(0), 30_000);
         // Tick 1 takes off 2 packets, tick 2 the entry 4, tick 3 the entry 6, tick 4 the entry 8.
-        assert_eq!(s.queue_estimate(20_000), 30_000 - 3000);
-        assert_eq!(s.queue_estimate(40_000), 30_000 - 3000 - 6000);
-        assert_eq!(s.queue_estimate(60_000), 30_000 - 3000 - 6000 - 9000);
-        assert_eq!(s.queue_estimate(80_000), 0);
+        assert_eq!(s.queue_estimate(t(20_000)), 30_000 - 3000);
+        assert_eq!(s.queue_estimate(t(40_000)), 30_000 - 3000 - 6000);
+        assert_eq!(s.queue_estimate(t(60_000)), 30_000 - 3000 - 6000 - 9000);
+        assert_eq!(s.queue_estimate(t(80_000)), 0);
     }
 
     #[test]
     fn window_from_forecast_minus_queue() {
         let mut s = Sender::new(&increment_config());
-        assert_eq!(s.window_bytes(0), 0, "no forecast, no window");
+        assert_eq!(s.window_bytes(t(0)), 0, "no forecast, no window");
         // 2 packets per tick: 5 ticks drain 10 packets = 15000 bytes.
         let f = [2, 4, 6, 8, 10, 12, 14, 16];
-        s.on_feedback(0, &fb(1, 0, &f));
-        assert_eq!(s.window_bytes(0), 15_000);
-        s.on_sent(0, 9000);
-        assert_eq!(s.window_bytes(0), 6000);
+        s.on_feedback(t(0), &fb(1, 0, &f));
+        assert_eq!(s.window_bytes(t(0)), 15_000);
+        s.on_sent(t(0), 9000);
+        assert_eq!(s.window_bytes(t(0)), 6000);
         // After one tick 3000 bytes have drained and the sender looks one tick further.
-        assert_eq!(s.queue_estimate(20_000), 6000);
-        assert_eq!(s.window_bytes(20_000), 15_000 - 6000);
+        assert_eq!(s.queue_estimate(t(20_000)), 6000);
+        assert_eq!(s.window_bytes(t(20_000)), 15_000 - 6000);
         // After 3 ticks only ticks 4..8 remain: 5 ticks but the forecast ends at 8.
-        assert_eq!(s.queue_estimate(60_000), 0);
-        assert_eq!(s.window_bytes(60_000), 15_000);
-        assert_eq!(s.window_bytes(100_000), 3 * 2 * 1500);
-        assert_eq!(s.window_bytes(160_000), 0, "forecast ran out");
+        assert_eq!(s.queue_estimate(t(60_000)), 0);
+        assert_eq!(s.window_bytes(t(60_000)), 15_000);
+        assert_eq!(s.window_bytes(t(100_000)), 3 * 2 * 1500);
+        assert_eq!(s.window_bytes(t(160_000)), 0, "forecast ran out");
     }
 
     #[test]
     fn queue_from_received_or_lost() {
         let mut s = Sender::new(&Config::default());
-        s.on_sent(0, 30_000);
-        s.on_feedback(1000, &fb(1, 12_000, &[10, 20, 30, 40, 50, 60, 70, 80]));
-        assert_eq!(s.queue_estimate(1000), 18_000);
+        s.on_sent(t(0), 30_000);
+        s.on_feedback(t(1000), &fb(1, 12_000, &[10, 20, 30, 40, 50, 60, 70, 80]));
+        assert_eq!(s.queue_estimate(t(1000)), 18_000);
         // A repeat of the same forecast with a newer count refreshes the queue only.
-        s.on_feedback(5000, &fb(1, 27_000, &[10, 20, 30, 40, 50, 60, 70, 80]));
-        assert_eq!(s.queue_estimate(5000), 3000);
+        s.on_feedback(t(5000), &fb(1, 27_000, &[10, 20, 30, 40, 50, 60, 70, 80]));
+        assert_eq!(s.queue_estimate(t(5000)), 3000);
         // An older forecast is ignored.
-        s.on_feedback(6000, &fb(0, 0, &[0; 8]));
+        s.on_feedback(t(6000), &fb(0, 0, &[0; 8]));
         assert_eq!(s.forecast().unwrap()[0], 10);
         // A peer claiming more than was sent can not make the estimate negative.
-        s.on_feedback(7000, &fb(2, 99_999, &[1; 8]));
-        assert_eq!(s.queue_estimate(7000), 0);
+        s.on_feedback(t(7000), &fb(2, 99_999, &[1; 8]));
+        assert_eq!(s.queue_estimate(t(7000)), 0);
     }
 
     #[test]
     fn throwaway_is_the_last_datagram_older_than_10_ms() {
         let mut s = Sender::new(&Config::default());
-        assert_eq!(s.numbers(0), (0, 0));
-        s.on_sent(0, 1000);
-        assert_eq!(s.numbers(5000), (1000, 0));
-        s.on_sent(5000, 1000);
-        assert_eq!(s.numbers(10_001), (2000, 1000));
-        s.on_sent(10_001, 1000);
-        assert_eq!(s.numbers(15_001), (3000, 2000));
+        assert_eq!(s.numbers(t(0)), (0, 0));
+        s.on_sent(t(0), 1000);
+        assert_eq!(s.numbers(t(5000)), (1000, 0));
+        s.on_sent(t(5000), 1000);
+        assert_eq!(s.numbers(t(10_001)), (2000, 1000));
+        s.on_sent(t(10_001), 1000);
+        assert_eq!(s.numbers(t(15_001)), (3000, 2000));
     }
 
     #[test]
     fn next_window_open() {
         let mut s = Sender::new(&increment_config());
-        s.on_feedback(0, &fb(1, 0, &[1, 2, 3, 4, 5, 6, 7, 8]));
-        s.on_sent(0, 7500);
-        assert_eq!(s.window_bytes(0), 0);
+        s.on_feedback(t(0), &fb(1, 0, &[1, 2, 3, 4, 5, 6, 7, 8]));
+        s.on_sent(t(0), 7500);
+        assert_eq!(s.window_bytes(t(0)), 0);
         // Tick 1 drains 1500 (queue 6000) and the horizon 2..6 holds 5 packets: room 1500.
         // Tick 2: queue 4500, room 7500 - 4500 = 3000; tick 3: queue 3000, room 4500.
-        assert_eq!(s.next_window_open_us(0, 1500), Some(20_000));
-        assert_eq!(s.next_window_open_us(0, 4500), Some(60_000));
-        assert_eq!(s.next_window_open_us(0, 100_000), None);
+        assert_eq!(s.next_window_open(t(0), 1500), Some(t(20_000)));
+        assert_eq!(s.next_window_open(t(0), 4500), Some(t(60_000)));
+        assert_eq!(s.next_window_open(t(0), 100_000), None);
     }
 }

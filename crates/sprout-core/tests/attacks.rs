@@ -14,9 +14,15 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PropConfig, TestRunner};
+use sprout_core::time::Instant;
 use sprout_core::wire::{self, Feedback, Header, MAX_FORECAST_TICKS};
 use sprout_core::{Config, Connection};
 use sprout_link::{constant_rate_trace, Link, LinkConfig, LinkEvent};
+
+/// The instant `us` microseconds into the run.
+fn t(us: u64) -> Instant {
+    Instant::from_micros(us)
+}
 
 /// Simulation step, in microseconds.
 const STEP_US: u64 = 500;
@@ -47,8 +53,8 @@ impl Net {
         let trace = Arc::new(constant_rate_trace("12 Mbit/s", 12.0, 1.0).unwrap());
         let cfg = Config::default();
         let overhead = cfg.link_overhead_bytes;
-        let mut a = Connection::new(cfg.clone(), 0).unwrap();
-        let mut b = Connection::new(cfg, 0).unwrap();
+        let mut a = Connection::new(cfg.clone(), Instant::ZERO).unwrap();
+        let mut b = Connection::new(cfg, Instant::ZERO).unwrap();
         a.set_bulk(true);
         a.set_keep_incoming(false);
         b.set_keep_incoming(false);
@@ -77,7 +83,7 @@ impl Net {
         let end = self.now + us;
         while self.now < end {
             self.now += STEP_US;
-            let now = self.now;
+            let now = t(self.now);
             let mut to_b = Vec::new();
             self.ab.advance(now, &mut |e| {
                 if let LinkEvent::Delivered(d) = e {
@@ -170,13 +176,13 @@ impl Net {
     /// Hands A a datagram as if from B; whether A refused it.
     fn forge_to_a(&mut self, h: &Header, payload: &[u8]) -> bool {
         wire::encode(h, payload, &mut self.buf);
-        self.a.handle_datagram(self.now, &self.buf).is_err()
+        self.a.handle_datagram(t(self.now), &self.buf).is_err()
     }
 
     /// Hands B a datagram as if from A; whether B refused it.
     fn forge_to_b(&mut self, h: &Header, payload: &[u8]) -> bool {
         wire::encode(h, payload, &mut self.buf);
-        self.b.handle_datagram(self.now, &self.buf).is_err()
+        self.b.handle_datagram(t(self.now), &self.buf).is_err()
     }
 }
 
@@ -223,7 +229,7 @@ fn forecast_counts_near_u32_max_are_dropped() {
             &counts,
         ));
         assert!(net.forge_to_a(&h, &[]));
-        let window = net.a.window_bytes(net.now);
+        let window = net.a.window_bytes(t(net.now));
         assert!(window < 1 << 21, "window of {window} bytes");
     });
     assert_eq!(net.a.stats().rejected.forecast_count, 1); // NEW
@@ -382,7 +388,7 @@ fn twenty_thousand_crafted_datagrams_leave_the_transfer_alone() {
     let net = attack(|net| {
         let datagrams = flood(net);
         for d in &datagrams {
-            let _ = net.b.handle_datagram(net.now, d);
+            let _ = net.b.handle_datagram(t(net.now), d);
         }
         assert!(net.b.tracked_datagrams() < 1000); // NEW
     });
@@ -466,8 +472,8 @@ fn header_strategy(ab: Header, ba: Header) -> impl Strategy<Value = (Header, usi
 fn observe(c: &mut Connection, now: u64) -> String {
     let mut s = c.stats();
     s.rejected = Default::default(); // NEW
-    let window = c.window_bytes(now);
-    let queue = c.queue_estimate(now);
+    let window = c.window_bytes(t(now));
+    let queue = c.queue_estimate(t(now));
     let timeout = c.poll_timeout();
     let tracked = c.tracked_datagrams(); // NEW
     format!(
@@ -498,7 +504,7 @@ fn a_dropped_datagram_changes_nothing_but_the_rejection_counter() {
                 let mut c = side.clone();
                 let before = observe(&mut c.clone(), now);
                 let rejected_before = c.stats().rejected.total(); // NEW
-                match c.handle_datagram(now, &buf) {
+                match c.handle_datagram(t(now), &buf) {
                     Ok(()) => counts.set((counts.get().0 + 1, counts.get().1)),
                     Err(e) => {
                         counts.set((counts.get().0, counts.get().1 + 1));
@@ -510,11 +516,11 @@ fn a_dropped_datagram_changes_nothing_but_the_rejection_counter() {
                 // Accepted or not, the connection goes on with bounded state.
                 let mut out = Vec::new();
                 let mut n = 0;
-                while c.poll_transmit(now, &mut out).is_some() {
+                while c.poll_transmit(t(now), &mut out).is_some() {
                     n += 1;
                     prop_assert!(n <= MAX_BURST);
                 }
-                prop_assert!(c.window_bytes(now) < 1 << 24);
+                prop_assert!(c.window_bytes(t(now)) < 1 << 24);
             }
             Ok(())
         })

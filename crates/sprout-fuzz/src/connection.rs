@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use arbitrary::Unstructured;
 use sprout_core::receiver::MAX_TRACKED;
 use sprout_core::wire::{self, Feedback, Header, MAX_FORECAST_TICKS};
-use sprout_core::{Config, Connection};
+use sprout_core::{Config, Connection, Duration, Instant};
 
 use crate::Target;
 
@@ -52,8 +52,8 @@ struct Pair {
     a: Connection,
     b: Connection,
     /// (arrival time, to B?, datagram), in arrival order.
-    in_flight: VecDeque<(u64, bool, Vec<u8>)>,
-    now: u64,
+    in_flight: VecDeque<(Instant, bool, Vec<u8>)>,
+    now: Instant,
     /// The last genuine datagram each way (A to B, B to A).
     last: [Option<Vec<u8>>; 2],
     /// Whether a hostile datagram was accepted since the pair was prepared. An accepted one
@@ -65,8 +65,10 @@ struct Pair {
 
 impl Pair {
     fn new() -> Pair {
-        let mut a = Connection::new(Config::default(), 0).expect("default config is valid");
-        let mut b = Connection::new(Config::default(), 0).expect("default config is valid");
+        let mut a =
+            Connection::new(Config::default(), Instant::ZERO).expect("default config is valid");
+        let mut b =
+            Connection::new(Config::default(), Instant::ZERO).expect("default config is valid");
         a.set_bulk(true);
         a.set_keep_incoming(false);
         b.set_keep_incoming(false);
@@ -74,7 +76,7 @@ impl Pair {
             a,
             b,
             in_flight: VecDeque::new(),
-            now: 0,
+            now: Instant::ZERO,
             last: [None, None],
             tainted: false,
         }
@@ -82,10 +84,10 @@ impl Pair {
 
     /// Moves time on by `us`, 1 ms at a time: genuine datagrams arrive, timers run, both send.
     fn advance(&mut self, us: u64) {
-        let end = self.now + us;
+        let end = self.now + Duration::from_micros(us);
         let mut buf = Vec::new();
         while self.now < end {
-            self.now = (self.now + 1000).min(end);
+            self.now = (self.now + Duration::from_millis(1)).min(end);
             let now = self.now;
             while self.in_flight.front().is_some_and(|(t, _, _)| *t <= now) {
                 let (_, to_b, d) = self.in_flight.pop_front().expect("front exists");
@@ -103,8 +105,11 @@ impl Pair {
                 while c.poll_transmit(now, &mut buf).is_some() {
                     burst += 1;
                     assert!(burst <= MAX_BURST, "{burst} datagrams at one instant");
-                    self.in_flight
-                        .push_back((now + DELAY_US, to_b, buf.clone()));
+                    self.in_flight.push_back((
+                        now + Duration::from_micros(DELAY_US),
+                        to_b,
+                        buf.clone(),
+                    ));
                 }
             }
         }

@@ -105,7 +105,10 @@ mod tests {
         assert_eq!(c.queue_drain, QueueDrain::Increment);
         assert_eq!(c.model.grid, RateGrid::Midpoint);
         assert_eq!(c.model.bins, 257);
-        assert_eq!(c.feedback_interval_us, Some(20_000));
+        assert_eq!(
+            c.feedback_interval_us,
+            Some(sprout_core::Duration::from_millis(20))
+        );
         let back = set(&["feedback_interval_us=null"]).unwrap();
         assert_eq!(back.feedback_interval_us, None);
     }

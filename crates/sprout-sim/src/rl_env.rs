@@ -247,7 +247,7 @@ impl EnvConfig {
 
     /// Length of one step, microseconds.
     pub fn step_us(&self) -> u64 {
-        self.protocol.model.tick_us * u64::from(self.ticks_per_step)
+        self.protocol.model.tick_us.as_micros() * u64::from(self.ticks_per_step)
     }
 
     /// Number of steps in an episode (the last one may end past `episode_us`).
@@ -263,10 +263,11 @@ impl EnvConfig {
         if self.ticks_per_step == 0 {
             return invalid("ticks_per_step must be at least 1".into());
         }
-        if self.protocol.model.tick_us.checked_rem(DELAY_SAMPLE_US) != Some(0) {
+        let tick_us = self.protocol.model.tick_us.as_micros();
+        if tick_us.checked_rem(DELAY_SAMPLE_US) != Some(0) {
             return invalid(format!(
                 "the model's tick ({} us) must be a whole number of milliseconds",
-                self.protocol.model.tick_us
+                tick_us
             ));
         }
         if !(self.max_rate_mbps > 0.0 && self.max_rate_mbps.is_finite()) {
@@ -781,7 +782,7 @@ impl RlEnv {
     }
 
     fn run_tick(&mut self, acc: &mut StepAccumulator) {
-        let tick_us = self.cfg.protocol.model.tick_us;
+        let tick_us = self.cfg.protocol.model.tick_us.as_micros();
         let t0 = self.now_us;
         let t1 = t0 + tick_us;
         // 1. Reports reach the sender (window mode: it sends at each).
@@ -923,7 +924,7 @@ impl RlEnv {
 
     /// Builds the observation from the latest report and the sender's own state.
     fn fill_observation(&mut self) {
-        let tick_s = self.cfg.protocol.model.tick_us as f64 / 1e6;
+        let tick_s = self.cfg.protocol.model.tick_us.as_secs_f64();
         let step_s = self.cfg.step_us() as f64 / 1e6;
         let o = &mut self.observation;
         o.iter_mut().for_each(|x| *x = 0.0);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use sprout_core::{Config, Connection};
+use sprout_core::{Config, Connection, Instant};
 use sprout_link::{Link, LinkConfig, LinkEvent, MmLogWriter, QueueConfig, Trace};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
@@ -233,7 +233,7 @@ impl Host {
     fn new(cfg: &SimConfig, bulk: bool, opens: bool, now_us: u64) -> Result<Host, SimError> {
         Ok(match cfg.transport {
             Transport::Sprout => {
-                let mut c = Connection::new(cfg.protocol.clone(), now_us)?;
+                let mut c = Connection::new(cfg.protocol.clone(), Instant::from_micros(now_us))?;
                 c.set_bulk(bulk);
                 c.set_keep_incoming(false);
                 Host::Sprout(Box::new(c))
@@ -253,9 +253,9 @@ impl Host {
     fn receive(&mut self, now_us: u64, body: &Body) -> Result<(), SimError> {
         match (self, body) {
             // Our own datagrams always parse; a failure here would be a bug worth seeing.
-            (Host::Sprout(c), Body::Sprout(d)) => {
-                c.handle_datagram(now_us, d).map_err(SimError::Datagram)
-            }
+            (Host::Sprout(c), Body::Sprout(d)) => c
+                .handle_datagram(Instant::from_micros(now_us), d)
+                .map_err(SimError::Datagram),
             (Host::Tcp(t), Body::Tcp(seg)) => {
                 t.handle_segment(now_us, seg);
                 Ok(())
@@ -266,7 +266,7 @@ impl Host {
 
     fn timeout(&mut self, now_us: u64) {
         match self {
-            Host::Sprout(c) => c.handle_timeout(now_us),
+            Host::Sprout(c) => c.handle_timeout(Instant::from_micros(now_us)),
             Host::Tcp(t) => t.handle_timeout(now_us),
         }
     }
@@ -280,7 +280,7 @@ impl Host {
     ) -> Option<(WirePacket, u32)> {
         match self {
             Host::Sprout(c) => {
-                let t = c.poll_transmit(now_us, buf)?;
+                let t = c.poll_transmit(Instant::from_micros(now_us), buf)?;
                 let packet = WirePacket {
                     body: Body::Sprout(buf.clone()),
                     app_bytes: t.app_bytes as u32,
@@ -310,7 +310,7 @@ impl Host {
 
     fn next_timeout(&mut self) -> Option<u64> {
         match self {
-            Host::Sprout(c) => c.poll_timeout(),
+            Host::Sprout(c) => c.poll_timeout().map(Instant::as_micros),
             Host::Tcp(t) => t.poll_timeout(),
         }
     }
