@@ -41,7 +41,7 @@ fn pair_with(client_key: &PrivateKey) -> (Server, Client, SessionId) {
             server_key: server.public_key(),
             limits: Limits::default(),
         },
-        0,
+        sprout_core::Instant::from_micros(0),
         b"",
     )
     .unwrap();
@@ -53,18 +53,28 @@ fn pair_with(client_key: &PrivateKey) -> (Server, Client, SessionId) {
 fn handshake(server: &mut Server, client: &mut Client, now_us: u64) -> SessionId {
     let mut buf = Vec::new();
     let mut pt = Vec::new();
-    assert!(client.poll_transmit(now_us, &mut buf));
+    assert!(client.poll_transmit(sprout_core::Instant::from_micros(now_us), &mut buf));
     assert_eq!(
-        server.handle(now_us, addr(), &buf, &mut pt),
+        server.handle(
+            sprout_core::Instant::from_micros(now_us),
+            addr(),
+            &buf,
+            &mut pt
+        ),
         ServerReceived::Control
     );
     server.poll_transmit(&mut buf).unwrap();
     assert_eq!(
-        client.handle(now_us, &buf, &mut pt),
+        client.handle(sprout_core::Instant::from_micros(now_us), &buf, &mut pt),
         ClientReceived::Established
     );
-    assert!(client.poll_transmit(now_us, &mut buf));
-    match server.handle(now_us, addr(), &buf, &mut pt) {
+    assert!(client.poll_transmit(sprout_core::Instant::from_micros(now_us), &mut buf));
+    match server.handle(
+        sprout_core::Instant::from_micros(now_us),
+        addr(),
+        &buf,
+        &mut pt,
+    ) {
         ServerReceived::NewSession { id, .. } => id,
         other => panic!("{other:?}"),
     }
@@ -77,14 +87,34 @@ fn seal_open(c: &mut Criterion) {
     let mut pt = Vec::with_capacity(1500);
     c.bench_function("seal + open, 1400-byte datagram", |b| {
         b.iter(|| {
-            client.seal(1, black_box(&msg), &mut sealed).unwrap();
-            let r = server.handle(1, addr(), black_box(&sealed), &mut pt);
+            client
+                .seal(
+                    sprout_core::Instant::from_micros(1),
+                    black_box(&msg),
+                    &mut sealed,
+                )
+                .unwrap();
+            let r = server.handle(
+                sprout_core::Instant::from_micros(1),
+                addr(),
+                black_box(&sealed),
+                &mut pt,
+            );
             debug_assert_eq!(r, ServerReceived::Data { id });
             black_box(&pt);
         })
     });
     c.bench_function("seal only, 1400-byte datagram", |b| {
-        b.iter(|| server.seal(1, id, black_box(&msg), &mut sealed).unwrap())
+        b.iter(|| {
+            server
+                .seal(
+                    sprout_core::Instant::from_micros(1),
+                    id,
+                    black_box(&msg),
+                    &mut sealed,
+                )
+                .unwrap()
+        })
     });
 }
 
@@ -105,8 +135,10 @@ struct Transfer {
 impl Transfer {
     fn new() -> Transfer {
         let (server, client, id) = pair();
-        let mut core_server = Connection::new(Config::default(), 0).unwrap();
-        let mut core_client = Connection::new(Config::default(), 0).unwrap();
+        let mut core_server =
+            Connection::new(Config::default(), sprout_core::Instant::from_micros(0)).unwrap();
+        let mut core_client =
+            Connection::new(Config::default(), sprout_core::Instant::from_micros(0)).unwrap();
         for c in [&mut core_server, &mut core_client] {
             c.set_bulk(true);
             c.set_keep_incoming(false);
@@ -129,21 +161,36 @@ impl Transfer {
     /// its core has a datagram to send, and seals it for the server.
     fn client_step(&mut self) {
         if let Some(d) = self.to_client.take() {
-            if self.client.handle(self.now_us, &d, &mut self.pt) == ClientReceived::Data {
-                let _ = self.core_client.handle_datagram(self.now_us, &self.pt);
+            if self.client.handle(
+                sprout_core::Instant::from_micros(self.now_us),
+                &d,
+                &mut self.pt,
+            ) == ClientReceived::Data
+            {
+                let _ = self
+                    .core_client
+                    .handle_datagram(sprout_core::Instant::from_micros(self.now_us), &self.pt);
             }
         }
         for _ in 0..10_000 {
             self.now_us += 250;
-            self.core_client.handle_timeout(self.now_us);
+            self.core_client
+                .handle_timeout(sprout_core::Instant::from_micros(self.now_us));
             if self
                 .core_client
-                .poll_transmit(self.now_us, &mut self.core_buf)
+                .poll_transmit(
+                    sprout_core::Instant::from_micros(self.now_us),
+                    &mut self.core_buf,
+                )
                 .is_some()
             {
                 let mut out = Vec::with_capacity(1500);
                 self.client
-                    .seal(self.now_us, &self.core_buf, &mut out)
+                    .seal(
+                        sprout_core::Instant::from_micros(self.now_us),
+                        &self.core_buf,
+                        &mut out,
+                    )
                     .unwrap();
                 self.to_server = Some(out);
                 return;
@@ -158,18 +205,31 @@ impl Transfer {
             return;
         };
         let now = self.now_us;
-        if let ServerReceived::Data { .. } = self.server.handle(now, addr(), &d, &mut self.pt) {
-            let _ = self.core_server.handle_datagram(now, &self.pt);
+        if let ServerReceived::Data { .. } = self.server.handle(
+            sprout_core::Instant::from_micros(now),
+            addr(),
+            &d,
+            &mut self.pt,
+        ) {
+            let _ = self
+                .core_server
+                .handle_datagram(sprout_core::Instant::from_micros(now), &self.pt);
         }
-        self.core_server.handle_timeout(now);
+        self.core_server
+            .handle_timeout(sprout_core::Instant::from_micros(now));
         if self
             .core_server
-            .poll_transmit(now, &mut self.core_buf)
+            .poll_transmit(sprout_core::Instant::from_micros(now), &mut self.core_buf)
             .is_some()
         {
             let mut out = d; // reuse the buffer
             self.server
-                .seal(now, self.id, &self.core_buf, &mut out)
+                .seal(
+                    sprout_core::Instant::from_micros(now),
+                    self.id,
+                    &self.core_buf,
+                    &mut out,
+                )
                 .unwrap();
             self.to_client = Some(out);
         }
@@ -218,7 +278,7 @@ fn handshakes(c: &mut Criterion) {
                     server_key,
                     limits: Limits::default(),
                 },
-                now,
+                sprout_core::Instant::from_micros(now),
                 b"",
             )
             .unwrap();
@@ -231,13 +291,29 @@ fn handshakes(c: &mut Criterion) {
     bogus[..4].copy_from_slice(&[0x53, 2, 1, 0]);
     let mut pt = Vec::new();
     c.bench_function("refuse a bogus initiation by mac1", |b| {
-        b.iter(|| server.handle(now, addr(), black_box(&bogus), &mut pt))
+        b.iter(|| {
+            server.handle(
+                sprout_core::Instant::from_micros(now),
+                addr(),
+                black_box(&bogus),
+                &mut pt,
+            )
+        })
     });
     let tag = mac.compute(&bogus[..184]);
     bogus[184..].copy_from_slice(&tag);
     c.bench_function(
         "refuse a mac1-valid bogus initiation (Diffie-Hellman)",
-        |b| b.iter(|| server.handle(now, addr(), black_box(&bogus), &mut pt)),
+        |b| {
+            b.iter(|| {
+                server.handle(
+                    sprout_core::Instant::from_micros(now),
+                    addr(),
+                    black_box(&bogus),
+                    &mut pt,
+                )
+            })
+        },
     );
 }
 

@@ -1,12 +1,14 @@
 //! [`Client`]: the client side of the security layer, one session to one server.
 //!
 //! The client sends a handshake initiation at once (carrying its greeting, authenticated and
-//! encrypted), repeats it every [`Limits::handshake_retry_us`] until the server answers, and
-//! gives up after [`Limits::handshake_timeout_us`]. On the answer it is established and at
+//! encrypted), repeats it every [`Limits::handshake_retry`] until the server answers, and
+//! gives up after [`Limits::handshake_timeout`]. On the answer it is established and at
 //! once queues an empty keepalive that confirms the keys to the server. It starts a rekey
-//! (a fresh handshake naming its session) when its keys reach [`Limits::rekey_after_us`] or
+//! (a fresh handshake naming its session) when its keys reach [`Limits::rekey_after`] or
 //! [`Limits::rekey_after_messages`], and keeps sealing with the old keys until the answer
 //! comes.
+
+use sprout_core::time::Instant;
 
 use crate::handshake::{self, InitiationPayload, Initiator, Mac1, KIND_NEW, KIND_REKEY};
 use crate::keys::{PrivateKey, PublicKey};
@@ -44,9 +46,9 @@ pub enum ClientReceived {
 struct Attempt {
     initiator: Initiator,
     kind: u8,
-    started_us: u64,
+    started: Instant,
     /// When the initiation was last sent (`None`: not yet).
-    last_sent_us: Option<u64>,
+    last_sent: Option<Instant>,
     /// The initiation is due to be (re)sent by [`Client::poll_transmit`].
     send: bool,
 }
@@ -73,10 +75,10 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client that starts its handshake at `now_us` with `greeting` (at most
+    /// A client that starts its handshake at `now` with `greeting` (at most
     /// [`crate::wire::MAX_GREETING_BYTES`]), which the server's application receives with the
     /// new session.
-    pub fn new(config: ClientConfig, now_us: u64, greeting: &[u8]) -> Result<Client, SecureError> {
+    pub fn new(config: ClientConfig, now: Instant, greeting: &[u8]) -> Result<Client, SecureError> {
         if greeting.len() > wire::MAX_GREETING_BYTES {
             return Err(SecureError::GreetingTooLong(greeting.len()));
         }
@@ -106,12 +108,12 @@ impl Client {
             keepalive: false,
             stats: SecureStats::default(),
         };
-        client.start_attempt(now_us, KIND_NEW)?;
+        client.start_attempt(now, KIND_NEW)?;
         Ok(client)
     }
 
     /// Makes a fresh initiation (new ephemeral, next handshake number) and queues it.
-    fn start_attempt(&mut self, now_us: u64, kind: u8) -> Result<(), SecureError> {
+    fn start_attempt(&mut self, now: Instant, kind: u8) -> Result<(), SecureError> {
         self.number = self.number.saturating_add(1);
         let payload = InitiationPayload {
             kind,
@@ -134,26 +136,26 @@ impl Client {
         self.attempt = Some(Attempt {
             initiator,
             kind,
-            started_us: now_us,
-            last_sent_us: None,
+            started: now,
+            last_sent: None,
             send: true,
         });
         Ok(())
     }
 
     /// Starts a rekey if none is under way, the session is up, and the keys are due one
-    /// (by age at `now_us`, or by a counter of `counter`).
-    fn maybe_rekey(&mut self, now_us: u64, counter: u64) {
+    /// (by age at `now`, or by a counter of `counter`).
+    fn maybe_rekey(&mut self, now: Instant, counter: u64) {
         if self.attempt.is_some() || self.error.is_some() {
             return;
         }
         let Some(k) = &self.current else { return };
         let limits = &self.config.limits;
-        let due = now_us.saturating_sub(k.created_us) >= limits.rekey_after_us
+        let due = now - k.created >= limits.rekey_after
             || counter >= limits.rekey_after_messages
             || k.send_counter >= limits.rekey_after_messages;
         if due {
-            if let Err(e) = self.start_attempt(now_us, KIND_REKEY) {
+            if let Err(e) = self.start_attempt(now, KIND_REKEY) {
                 self.error = Some(e);
             }
         }
@@ -189,12 +191,12 @@ impl Client {
         ClientReceived::Dropped(reason)
     }
 
-    /// Takes one datagram from the server that arrived at `now_us`; a core datagram goes into
+    /// Takes one datagram from the server that arrived at `now`; a core datagram goes into
     /// `plaintext` (cleared first). Never panics; nothing that fails a check changes any state
     /// but a counter.
     pub fn handle(
         &mut self,
-        now_us: u64,
+        now: Instant,
         datagram: &[u8],
         plaintext: &mut Vec<u8>,
     ) -> ClientReceived {
@@ -204,13 +206,13 @@ impl Client {
         }
         match wire::message_type(datagram) {
             Err(e) => self.drop_with(prefix_reason(e)),
-            Ok(wire::TYPE_RESPONSE) => self.handle_response(now_us, datagram),
-            Ok(wire::TYPE_DATA) => self.handle_data(now_us, datagram, plaintext),
+            Ok(wire::TYPE_RESPONSE) => self.handle_response(now, datagram),
+            Ok(wire::TYPE_DATA) => self.handle_data(now, datagram, plaintext),
             Ok(_) => self.drop_with(DropReason::Malformed),
         }
     }
 
-    fn handle_response(&mut self, now_us: u64, d: &[u8]) -> ClientReceived {
+    fn handle_response(&mut self, now: Instant, d: &[u8]) -> ClientReceived {
         let receiver = match handshake::response_receiver(d) {
             Ok(r) => r,
             Err(r) => return self.drop_with(r),
@@ -241,7 +243,7 @@ impl Client {
             _ => return self.drop_with(DropReason::HandshakeFailed),
         };
         self.session = session;
-        let keys = KeySet::new(epoch, transport, now_us, session);
+        let keys = KeySet::new(epoch, transport, now, session);
         self.previous = self.current.replace(keys);
         self.keepalive = true;
         self.stats.handshakes += 1;
@@ -255,7 +257,7 @@ impl Client {
         }
     }
 
-    fn handle_data(&mut self, now_us: u64, d: &[u8], plaintext: &mut Vec<u8>) -> ClientReceived {
+    fn handle_data(&mut self, now: Instant, d: &[u8], plaintext: &mut Vec<u8>) -> ClientReceived {
         let Some(h) = DataHeader::parse(d) else {
             return self.drop_with(DropReason::Truncated);
         };
@@ -268,12 +270,12 @@ impl Client {
             (_, Some(k)) if k.epoch == h.epoch => (false, k),
             _ => return self.drop_with(DropReason::UnknownEpoch),
         };
-        if let Err(r) = keys.open(now_us, limits, &h, d, plaintext) {
+        if let Err(r) = keys.open(now, limits, &h, d, plaintext) {
             return self.drop_with(r);
         }
         self.stats.opened += 1;
         if is_current {
-            self.maybe_rekey(now_us, h.counter);
+            self.maybe_rekey(now, h.counter);
         }
         if plaintext.is_empty() {
             ClientReceived::Control
@@ -285,7 +287,7 @@ impl Client {
     /// Seals the core datagram `plaintext` into `out` (cleared first).
     pub fn seal(
         &mut self,
-        now_us: u64,
+        now: Instant,
         plaintext: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<(), SealError> {
@@ -293,58 +295,58 @@ impl Client {
         let Some(keys) = self.current.as_mut() else {
             return Err(SealError::NotEstablished);
         };
-        keys.seal(now_us, &self.config.limits, plaintext, out)?;
+        keys.seal(now, &self.config.limits, plaintext, out)?;
         self.stats.sealed += 1;
-        self.maybe_rekey(now_us, 0);
+        self.maybe_rekey(now, 0);
         Ok(())
     }
 
     /// The next datagram the layer itself must send (a handshake initiation or its repeat, a
     /// keepalive), written into `out` (cleared first); `false` when there is none.
-    pub fn poll_transmit(&mut self, now_us: u64, out: &mut Vec<u8>) -> bool {
+    pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> bool {
         out.clear();
         if self.error.is_some() {
             return false;
         }
         if let Some(a) = self.attempt.as_mut().filter(|a| a.send) {
             a.send = false;
-            a.last_sent_us = Some(now_us);
+            a.last_sent = Some(now);
             out.extend_from_slice(&a.initiator.datagram);
             return true;
         }
         if self.keepalive {
             self.keepalive = false;
-            return self.seal(now_us, &[], out).is_ok();
+            return self.seal(now, &[], out).is_ok();
         }
         false
     }
 
-    /// Runs the timers due by `now_us` (handshake repeats and timeout, rekeys).
-    pub fn handle_timeout(&mut self, now_us: u64) {
+    /// Runs the timers due by `now` (handshake repeats and timeout, rekeys).
+    pub fn handle_timeout(&mut self, now: Instant) {
         if self.error.is_some() {
             return;
         }
         let limits = self.config.limits.clone();
         if let Some(a) = self.attempt.as_mut() {
-            if now_us.saturating_sub(a.started_us) >= limits.handshake_timeout_us {
+            if now - a.started >= limits.handshake_timeout {
                 let kind = a.kind;
                 self.attempt = None;
                 let keys_alive = self
                     .current
                     .as_ref()
-                    .is_some_and(|k| !k.expired(now_us, &limits));
+                    .is_some_and(|k| !k.expired(now, &limits));
                 if kind == KIND_REKEY && keys_alive {
                     // Keep trying while the old keys last.
-                    if let Err(e) = self.start_attempt(now_us, KIND_REKEY) {
+                    if let Err(e) = self.start_attempt(now, KIND_REKEY) {
                         self.error = Some(e);
                     }
                 } else {
                     self.error = Some(SecureError::HandshakeTimeout(
-                        limits.handshake_timeout_us / 1_000_000,
+                        limits.handshake_timeout.as_micros() / 1_000_000,
                     ));
                 }
-            } else if let Some(sent) = a.last_sent_us {
-                if now_us.saturating_sub(sent) >= limits.handshake_retry_us {
+            } else if let Some(sent) = a.last_sent {
+                if now - sent >= limits.handshake_retry {
                     a.send = true;
                 }
             }
@@ -353,32 +355,32 @@ impl Client {
         if self
             .current
             .as_ref()
-            .is_some_and(|k| k.expired(now_us, &limits))
+            .is_some_and(|k| k.expired(now, &limits))
         {
             self.error = Some(SecureError::HandshakeTimeout(
-                limits.handshake_timeout_us / 1_000_000,
+                limits.handshake_timeout.as_micros() / 1_000_000,
             ));
             return;
         }
-        self.maybe_rekey(now_us, 0);
+        self.maybe_rekey(now, 0);
     }
 
-    /// When [`Client::handle_timeout`] is next needed, in microseconds.
-    pub fn poll_timeout(&self) -> Option<u64> {
+    /// When [`Client::handle_timeout`] is next needed.
+    pub fn poll_timeout(&self) -> Option<Instant> {
         if self.error.is_some() {
             return None;
         }
         let limits = &self.config.limits;
         if let Some(a) = &self.attempt {
-            let give_up = a.started_us.saturating_add(limits.handshake_timeout_us);
-            let retry = a.last_sent_us.map_or(a.started_us, |t| {
-                t.saturating_add(limits.handshake_retry_us)
-            });
+            let give_up = a.started + limits.handshake_timeout;
+            let retry = a
+                .last_sent
+                .map_or(a.started, |t| t + limits.handshake_retry);
             return Some(give_up.min(retry));
         }
         self.current
             .as_ref()
-            .map(|k| k.created_us.saturating_add(limits.rekey_after_us))
+            .map(|k| k.created + limits.rekey_after)
     }
 
     /// The server's public key.

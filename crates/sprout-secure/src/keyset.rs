@@ -2,6 +2,7 @@
 //! the counter of datagrams sealed, and the replay window of datagrams opened.
 
 use snow::StatelessTransportState;
+use sprout_core::time::Instant;
 
 use crate::replay::{ReplayError, ReplayWindow};
 use crate::stats::DropReason;
@@ -14,8 +15,8 @@ pub(crate) struct KeySet {
     pub epoch: u8,
     /// The two ChaCha20-Poly1305 keys (snow's stateless transport: the nonce is explicit).
     pub transport: StatelessTransportState,
-    /// When the keys were made, in microseconds.
-    pub created_us: u64,
+    /// When the keys were made.
+    pub created: Instant,
     /// The counter of the next datagram sealed.
     pub send_counter: u64,
     /// Counters opened.
@@ -25,32 +26,32 @@ pub(crate) struct KeySet {
 }
 
 impl KeySet {
-    /// New keys made at `now_us`.
+    /// New keys made at `now`.
     pub fn new(
         epoch: u8,
         transport: StatelessTransportState,
-        now_us: u64,
+        now: Instant,
         peer_index: u32,
     ) -> KeySet {
         KeySet {
             epoch,
             transport,
-            created_us: now_us,
+            created: now,
             send_counter: 0,
             replay: ReplayWindow::new(),
             peer_index,
         }
     }
 
-    /// Whether the keys are past their time limit at `now_us`.
-    pub fn expired(&self, now_us: u64, limits: &Limits) -> bool {
-        now_us.saturating_sub(self.created_us) >= limits.reject_after_us
+    /// Whether the keys are past their time limit at `now`.
+    pub fn expired(&self, now: Instant, limits: &Limits) -> bool {
+        now - self.created >= limits.reject_after
     }
 
     /// Seals `plaintext` into `out` (cleared first) under the next counter.
     pub fn seal(
         &mut self,
-        now_us: u64,
+        now: Instant,
         limits: &Limits,
         plaintext: &[u8],
         out: &mut Vec<u8>,
@@ -59,7 +60,7 @@ impl KeySet {
         if plaintext.len() > MAX_PLAINTEXT_BYTES {
             return Err(SealError::TooLong(plaintext.len()));
         }
-        if self.expired(now_us, limits) || self.send_counter >= limits.reject_after_messages {
+        if self.expired(now, limits) || self.send_counter >= limits.reject_after_messages {
             return Err(SealError::KeysExpired);
         }
         out.resize(plaintext.len() + OVERHEAD_BYTES, 0);
@@ -90,14 +91,14 @@ impl KeySet {
     /// nothing changes (`plaintext` is left empty).
     pub fn open(
         &mut self,
-        now_us: u64,
+        now: Instant,
         limits: &Limits,
         h: &DataHeader,
         datagram: &[u8],
         plaintext: &mut Vec<u8>,
     ) -> Result<bool, DropReason> {
         plaintext.clear();
-        if self.expired(now_us, limits) {
+        if self.expired(now, limits) {
             return Err(DropReason::KeysExpired);
         }
         if h.counter >= limits.reject_after_messages {

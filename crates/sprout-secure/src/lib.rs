@@ -30,6 +30,7 @@
 //! A session in memory (the runtime does the same with a socket in between):
 //!
 //! ```
+//! use sprout_core::{Duration, Instant};
 //! use sprout_secure::*;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let client_key = PrivateKey::generate();
@@ -40,27 +41,28 @@
 //!     server_key: server.public_key(),
 //!     limits: Limits::default(),
 //! };
-//! let mut client = Client::new(config, 0, b"greeting")?;
+//! let (t0, t1) = (Instant::ZERO, Instant::ZERO + Duration::from_micros(1));
+//! let mut client = Client::new(config, t0, b"greeting")?;
 //! let from: std::net::SocketAddr = "192.0.2.1:4000".parse()?;
 //! let (mut wire, mut plain) = (Vec::new(), Vec::new());
 //! // Initiation, response, keepalive.
-//! assert!(client.poll_transmit(0, &mut wire));
-//! assert_eq!(server.handle(0, from, &wire, &mut plain), ServerReceived::Control);
+//! assert!(client.poll_transmit(t0, &mut wire));
+//! assert_eq!(server.handle(t0, from, &wire, &mut plain), ServerReceived::Control);
 //! assert_eq!(server.poll_transmit(&mut wire), Some(from));
-//! assert_eq!(client.handle(0, &wire, &mut plain), ClientReceived::Established);
-//! assert!(client.poll_transmit(0, &mut wire));
-//! let ServerReceived::NewSession { id, .. } = server.handle(0, from, &wire, &mut plain) else {
+//! assert_eq!(client.handle(t0, &wire, &mut plain), ClientReceived::Established);
+//! assert!(client.poll_transmit(t0, &mut wire));
+//! let ServerReceived::NewSession { id, .. } = server.handle(t0, from, &wire, &mut plain) else {
 //!     panic!("no session")
 //! };
 //! assert_eq!(server.take_greeting(id), b"greeting");
 //! // Core datagrams, sealed and opened.
-//! client.seal(1, b"core datagram", &mut wire)?;
+//! client.seal(t1, b"core datagram", &mut wire)?;
 //! assert_eq!(wire.len(), 13 + OVERHEAD_BYTES);
-//! assert_eq!(server.handle(1, from, &wire, &mut plain), ServerReceived::Data { id });
+//! assert_eq!(server.handle(t1, from, &wire, &mut plain), ServerReceived::Data { id });
 //! assert_eq!(plain, b"core datagram");
 //! // The same datagram again is a replay.
 //! assert_eq!(
-//!     server.handle(1, from, &wire, &mut plain),
+//!     server.handle(t1, from, &wire, &mut plain),
 //!     ServerReceived::Dropped(DropReason::Replayed)
 //! );
 //! # Ok(())
@@ -84,38 +86,39 @@ pub use server::{AllowedClients, Server, ServerConfig, ServerEvent, ServerReceiv
 pub use stats::{DropReason, SecureStats};
 pub use wire::{OVERHEAD_BYTES, VERSION};
 
+use sprout_core::time::Duration;
 use thiserror::Error;
 
 /// Identifies a session at the server: the server's 32-bit receiver index for it (random,
 /// unique among the server's sessions).
 pub type SessionId = u32;
 
-/// Time limits and counter limits of a session's keys. Times are in microseconds.
+/// Time limits and counter limits of a session's keys.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// The client starts a fresh handshake (rekey) when its keys are this old (default 120 s).
-    pub rekey_after_us: u64,
+    pub rekey_after: Duration,
     /// ... or when it has sealed this many datagrams with them (default 2^60).
     pub rekey_after_messages: u64,
     /// Keys older than this are never used again, to seal or to open (default 180 s).
-    pub reject_after_us: u64,
+    pub reject_after: Duration,
     /// Datagrams sealed with one key at most (default 2^64 - 2^16); sealing beyond fails.
     pub reject_after_messages: u64,
     /// The client repeats an unanswered handshake after this long (default 250 ms).
-    pub handshake_retry_us: u64,
+    pub handshake_retry: Duration,
     /// The client gives up a handshake nobody answers after this long (default 10 s).
-    pub handshake_timeout_us: u64,
+    pub handshake_timeout: Duration,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            rekey_after_us: 120_000_000,
+            rekey_after: Duration::from_secs(120),
             rekey_after_messages: 1 << 60,
-            reject_after_us: 180_000_000,
+            reject_after: Duration::from_secs(180),
             reject_after_messages: u64::MAX - (1 << 16),
-            handshake_retry_us: 250_000,
-            handshake_timeout_us: 10_000_000,
+            handshake_retry: Duration::from_millis(250),
+            handshake_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -129,7 +132,7 @@ pub enum SealError {
     /// No session with this id (closed, expired, or never there).
     #[error("no session {0:#010x}")]
     UnknownSession(SessionId),
-    /// The keys are past [`Limits::reject_after_us`] or [`Limits::reject_after_messages`] and
+    /// The keys are past [`Limits::reject_after`] or [`Limits::reject_after_messages`] and
     /// no rekey has completed.
     #[error("the session's keys expired before a rekey completed")]
     KeysExpired,
@@ -141,7 +144,7 @@ pub enum SealError {
 /// Why a client's session ended or could not start.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum SecureError {
-    /// Nobody answered the handshake within [`Limits::handshake_timeout_us`].
+    /// Nobody answered the handshake within [`Limits::handshake_timeout`].
     #[error("no handshake answer from the server in {0} s (is it running, reachable, a build that speaks wire version 2, and does it allow this client's key?)")]
     HandshakeTimeout(u64),
     /// A greeting longer than [`wire::MAX_GREETING_BYTES`].

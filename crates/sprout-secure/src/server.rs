@@ -9,7 +9,7 @@
 //! Noise and the allowed keys, and the server answers; it is *pending* until the first data
 //! datagram sealed with the new keys arrives (which proves the client holds them), and only
 //! then reported ([`ServerReceived::NewSession`]). Pending sessions are bounded
-//! ([`ServerConfig::max_pending`]) and expire after [`Limits::handshake_timeout_us`]. A rekey
+//! ([`ServerConfig::max_pending`]) and expire after [`Limits::handshake_timeout`]. A rekey
 //! (a new initiation naming an existing session, from the same client key) installs the new
 //! keys beside the old ones; the server seals with the new keys once a datagram sealed with
 //! them arrives. An authenticated data datagram whose counter is the highest yet seen moves the
@@ -19,6 +19,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 
 use blake2::{Blake2s256, Digest};
+use sprout_core::time::{Duration, Instant};
 
 use crate::handshake::{self, InitiationError, Mac1, KIND_NEW};
 use crate::keys::{PrivateKey, PublicKey};
@@ -49,9 +50,8 @@ pub struct ServerConfig {
     /// Most pending sessions (answered, not yet confirmed) at once (default 256); beyond it
     /// the oldest pending one is forgotten.
     pub max_pending: usize,
-    /// A session with no authenticated datagram for this long is closed, in microseconds
-    /// (default 30 s).
-    pub idle_timeout_us: u64,
+    /// A session with no authenticated datagram for this long is closed (default 30 s).
+    pub idle_timeout: Duration,
     /// Handshake initiations processed per second, all sources together (default 500).
     pub handshakes_per_s: u32,
     /// Handshake initiations processed per second from one source IP address (default 100).
@@ -68,7 +68,7 @@ impl ServerConfig {
             allowed,
             max_sessions: 1024,
             max_pending: 256,
-            idle_timeout_us: 30_000_000,
+            idle_timeout: Duration::from_secs(30),
             handshakes_per_s: 500,
             handshakes_per_s_per_source: 100,
             limits: Limits::default(),
@@ -108,7 +108,7 @@ pub enum ServerReceived {
 /// Something that happened to a session outside [`Server::handle`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ServerEvent {
-    /// The session had no authenticated datagram for [`ServerConfig::idle_timeout_us`], or
+    /// The session had no authenticated datagram for [`ServerConfig::idle_timeout`], or
     /// its keys expired; it is gone.
     Closed {
         /// The session.
@@ -123,8 +123,8 @@ pub struct SessionInfo {
     pub peer: PublicKey,
     /// The client's current address.
     pub addr: SocketAddr,
-    /// When the last authenticated datagram arrived, in microseconds.
-    pub last_received_us: u64,
+    /// When the last authenticated datagram arrived.
+    pub last_received: Instant,
     /// Datagrams sealed for it.
     pub sealed: u64,
     /// Datagrams opened from it.
@@ -154,8 +154,8 @@ struct Session {
     /// The keys before the last rekey, kept to open reordered datagrams.
     previous: Option<KeySet>,
     greeting: Vec<u8>,
-    created_us: u64,
-    last_received_us: u64,
+    created: Instant,
+    last_received: Instant,
     sealed: u64,
     opened: u64,
     rekeys: u64,
@@ -195,7 +195,7 @@ pub struct Server {
     events: VecDeque<ServerEvent>,
     stats: SecureStats,
     /// No timer is due before this (a conservative, early bound).
-    next_timer_us: Option<u64>,
+    next_timer: Option<Instant>,
 }
 
 /// A random 32-bit value from the operating system.
@@ -216,7 +216,7 @@ impl Server {
         let limiter = HandshakeLimiter::new(
             config.handshakes_per_s,
             config.handshakes_per_s_per_source,
-            0,
+            Instant::ZERO,
         );
         Server {
             mac1: Mac1::new(&public),
@@ -231,7 +231,7 @@ impl Server {
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             stats: SecureStats::default(),
-            next_timer_us: None,
+            next_timer: None,
         }
     }
 
@@ -245,7 +245,7 @@ impl Server {
         ServerReceived::Dropped(reason)
     }
 
-    /// Takes one datagram from `from` that arrived at `now_us`; the core datagram it carries,
+    /// Takes one datagram from `from` that arrived at `now`; the core datagram it carries,
     /// if any ([`ServerReceived::Data`], or [`ServerReceived::NewSession`] with `data`), goes
     /// into `plaintext` (cleared first; a new session's greeting is kept for
     /// [`Server::take_greeting`]). Never panics; nothing that fails a check changes any state
@@ -254,7 +254,7 @@ impl Server {
     /// [`Server::poll_transmit`].)
     pub fn handle(
         &mut self,
-        now_us: u64,
+        now: Instant,
         from: SocketAddr,
         datagram: &[u8],
         plaintext: &mut Vec<u8>,
@@ -265,20 +265,20 @@ impl Server {
         }
         match wire::message_type(datagram) {
             Err(e) => self.drop_with(prefix_reason(e)),
-            Ok(wire::TYPE_INITIATION) => self.handle_initiation(now_us, from, datagram),
-            Ok(wire::TYPE_DATA) => self.handle_data(now_us, from, datagram, plaintext),
+            Ok(wire::TYPE_INITIATION) => self.handle_initiation(now, from, datagram),
+            Ok(wire::TYPE_DATA) => self.handle_data(now, from, datagram, plaintext),
             Ok(_) => self.drop_with(DropReason::UnexpectedResponse),
         }
     }
 
-    fn handle_initiation(&mut self, now_us: u64, from: SocketAddr, d: &[u8]) -> ServerReceived {
+    fn handle_initiation(&mut self, now: Instant, from: SocketAddr, d: &[u8]) -> ServerReceived {
         if let Err(r) = handshake::initiation_shape_ok(d) {
             return self.drop_with(r);
         }
         if !self.mac1.verify(d) {
             return self.drop_with(DropReason::BadMac);
         }
-        if !self.limiter.allow(from.ip(), now_us) {
+        if !self.limiter.allow(from.ip(), now) {
             return self.drop_with(DropReason::RateLimited);
         }
         // An identical repeat of the latest initiation of a session (the client's retry, or a
@@ -307,9 +307,9 @@ impl Server {
             }
         }
         if r.payload.kind == KIND_NEW {
-            self.new_session(now_us, from, r, ephemeral, digest)
+            self.new_session(now, from, r, ephemeral, digest)
         } else {
-            self.rekey(now_us, from, r, ephemeral, digest)
+            self.rekey(now, from, r, ephemeral, digest)
         }
     }
 
@@ -326,7 +326,7 @@ impl Server {
 
     fn new_session(
         &mut self,
-        now_us: u64,
+        now: Instant,
         from: SocketAddr,
         r: handshake::Responder,
         ephemeral: [u8; 32],
@@ -353,12 +353,12 @@ impl Server {
             peer: r.client,
             addr: from,
             established: false,
-            current: KeySet::new(0, transport, now_us, r.payload.client_index),
+            current: KeySet::new(0, transport, now, r.payload.client_index),
             next: None,
             previous: None,
             greeting: r.payload.greeting,
-            created_us: now_us,
-            last_received_us: now_us,
+            created: now,
+            last_received: now,
             sealed: 0,
             opened: 0,
             rekeys: 0,
@@ -377,14 +377,14 @@ impl Server {
             self.pending_order
                 .retain(|id| sessions.get(id).is_some_and(|s| !s.established));
         }
-        self.timer_at(now_us.saturating_add(self.config.limits.handshake_timeout_us));
+        self.timer_at(now + self.config.limits.handshake_timeout);
         self.queue_transmit(from, response);
         ServerReceived::Control
     }
 
     fn rekey(
         &mut self,
-        now_us: u64,
+        now: Instant,
         from: SocketAddr,
         r: handshake::Responder,
         ephemeral: [u8; 32],
@@ -407,26 +407,21 @@ impl Server {
                 Ok(x) => x,
                 Err(_) => return self.drop_with(DropReason::HandshakeFailed),
             };
-        s.next = Some(KeySet::new(
-            epoch,
-            transport,
-            now_us,
-            r.payload.client_index,
-        ));
+        s.next = Some(KeySet::new(epoch, transport, now, r.payload.client_index));
         s.number = r.payload.number;
         let old_ephemeral = std::mem::replace(&mut s.ephemeral, ephemeral);
         s.initiation_hash = digest;
         s.response = response.clone();
         self.by_ephemeral.remove(&old_ephemeral);
         self.by_ephemeral.insert(ephemeral, id);
-        self.timer_at(now_us.saturating_add(self.config.limits.handshake_timeout_us));
+        self.timer_at(now + self.config.limits.handshake_timeout);
         self.queue_transmit(from, response);
         ServerReceived::Control
     }
 
     fn handle_data(
         &mut self,
-        now_us: u64,
+        now: Instant,
         from: SocketAddr,
         d: &[u8],
         plaintext: &mut Vec<u8>,
@@ -447,12 +442,12 @@ impl Server {
         } else {
             return self.drop_with(DropReason::UnknownEpoch);
         };
-        let newest = match keys.open(now_us, limits, &h, d, plaintext) {
+        let newest = match keys.open(now, limits, &h, d, plaintext) {
             Ok(n) => n,
             Err(r) => return self.drop_with(r),
         };
         // Authenticated: from here on the datagram may change state.
-        s.last_received_us = now_us;
+        s.last_received = now;
         s.opened += 1;
         self.stats.opened += 1;
         if slot == Slot::Next {
@@ -476,11 +471,11 @@ impl Server {
             self.established += 1;
             self.stats.handshakes += 1;
             // Idle, or keys too old: whichever comes first.
-            let deadline = s.current.created_us.saturating_add(
-                self.config
-                    .idle_timeout_us
-                    .min(self.config.limits.reject_after_us),
-            );
+            let deadline = s.current.created
+                + self
+                    .config
+                    .idle_timeout
+                    .min(self.config.limits.reject_after);
             let addr = s.addr;
             let peer = s.peer;
             self.timer_at(deadline);
@@ -516,8 +511,8 @@ impl Server {
         self.transmits.push_back((to, datagram));
     }
 
-    fn timer_at(&mut self, at_us: u64) {
-        self.next_timer_us = Some(self.next_timer_us.map_or(at_us, |t| t.min(at_us)));
+    fn timer_at(&mut self, at: Instant) {
+        self.next_timer = Some(self.next_timer.map_or(at, |t| t.min(at)));
     }
 
     /// Removes a session and its index entries (no event).
@@ -538,7 +533,7 @@ impl Server {
     /// returns the address to send it to.
     pub fn seal(
         &mut self,
-        now_us: u64,
+        now: Instant,
         id: SessionId,
         plaintext: &[u8],
         out: &mut Vec<u8>,
@@ -547,8 +542,7 @@ impl Server {
         let Some(s) = self.sessions.get_mut(&id).filter(|s| s.established) else {
             return Err(SealError::UnknownSession(id));
         };
-        s.current
-            .seal(now_us, &self.config.limits, plaintext, out)?;
+        s.current.seal(now, &self.config.limits, plaintext, out)?;
         s.sealed += 1;
         self.stats.sealed += 1;
         Ok(s.addr)
@@ -563,54 +557,54 @@ impl Server {
         Some(to)
     }
 
-    /// Runs the timers due by `now_us`: idle sessions and expired keys closed (reported by
+    /// Runs the timers due by `now`: idle sessions and expired keys closed (reported by
     /// [`Server::poll_event`]), pending handshakes expired, rate limits refilled.
-    pub fn handle_timeout(&mut self, now_us: u64) {
-        match self.next_timer_us {
-            Some(t) if t <= now_us => {}
+    pub fn handle_timeout(&mut self, now: Instant) {
+        match self.next_timer {
+            Some(t) if t <= now => {}
             _ => return,
         }
         let limits = self.config.limits.clone();
-        let idle = self.config.idle_timeout_us;
+        let idle = self.config.idle_timeout;
         let mut gone = Vec::new();
-        let mut next: Option<u64> = None;
-        let mut at = |t: u64| next = Some(next.map_or(t, |n: u64| n.min(t)));
+        let mut next: Option<Instant> = None;
+        let mut at = |t: Instant| next = Some(next.map_or(t, |n: Instant| n.min(t)));
         for (&id, s) in self.sessions.iter_mut() {
             if !s.established {
-                let deadline = s.created_us.saturating_add(limits.handshake_timeout_us);
-                if now_us >= deadline {
+                let deadline = s.created + limits.handshake_timeout;
+                if now >= deadline {
                     gone.push((id, false));
                 } else {
                     at(deadline);
                 }
                 continue;
             }
-            let idle_at = s.last_received_us.saturating_add(idle);
-            let expire_at = s.current.created_us.saturating_add(limits.reject_after_us);
-            if now_us >= idle_at || now_us >= expire_at {
+            let idle_at = s.last_received + idle;
+            let expire_at = s.current.created + limits.reject_after;
+            if now >= idle_at || now >= expire_at {
                 gone.push((id, true));
                 continue;
             }
             at(idle_at);
             at(expire_at);
             if let Some(p) = &s.previous {
-                let t = p.created_us.saturating_add(limits.reject_after_us);
-                if now_us >= t {
+                let t = p.created + limits.reject_after;
+                if now >= t {
                     s.previous = None;
                 } else {
                     at(t);
                 }
             }
             if let Some(n) = &s.next {
-                let t = n.created_us.saturating_add(limits.handshake_timeout_us);
-                if now_us >= t {
+                let t = n.created + limits.handshake_timeout;
+                if now >= t {
                     s.next = None;
                 } else {
                     at(t);
                 }
             }
         }
-        self.next_timer_us = next;
+        self.next_timer = next;
         for (id, report) in gone {
             self.remove(id);
             if report {
@@ -625,9 +619,9 @@ impl Server {
             .retain(|id| sessions.get(id).is_some_and(|s| !s.established));
     }
 
-    /// When [`Server::handle_timeout`] is next needed, in microseconds.
-    pub fn poll_timeout(&self) -> Option<u64> {
-        self.next_timer_us
+    /// When [`Server::handle_timeout`] is next needed.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.next_timer
     }
 
     /// The next session event, if any.
@@ -655,7 +649,7 @@ impl Server {
         Some(SessionInfo {
             peer: s.peer,
             addr: s.addr,
-            last_received_us: s.last_received_us,
+            last_received: s.last_received,
             sealed: s.sealed,
             opened: s.opened,
             rekeys: s.rekeys,

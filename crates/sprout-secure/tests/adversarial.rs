@@ -4,6 +4,7 @@
 
 mod common;
 
+use sprout_core::Instant;
 use std::net::SocketAddr;
 
 use common::*;
@@ -19,7 +20,10 @@ use sprout_secure::{
 
 fn server_drops(p: &mut Pair, from: SocketAddr, d: &[u8]) -> DropReason {
     let mut pt = Vec::new();
-    match p.server.handle(p.now_us, from, d, &mut pt) {
+    match p
+        .server
+        .handle(Instant::from_micros(p.now_us), from, d, &mut pt)
+    {
         ServerReceived::Dropped(r) => {
             assert!(pt.is_empty());
             r
@@ -30,7 +34,7 @@ fn server_drops(p: &mut Pair, from: SocketAddr, d: &[u8]) -> DropReason {
 
 fn client_drops(p: &mut Pair, d: &[u8]) -> DropReason {
     let mut pt = Vec::new();
-    match p.client.handle(p.now_us, d, &mut pt) {
+    match p.client.handle(Instant::from_micros(p.now_us), d, &mut pt) {
         ClientReceived::Dropped(r) => {
             assert!(pt.is_empty());
             r
@@ -75,7 +79,12 @@ fn replays_inside_and_beyond_the_window_are_dropped() {
     let mut pt = Vec::new();
     let first = p.client_seal(b"first");
     assert_eq!(
-        p.server.handle(p.now_us, client_addr(), &first, &mut pt),
+        p.server.handle(
+            Instant::from_micros(p.now_us),
+            client_addr(),
+            &first,
+            &mut pt
+        ),
         ServerReceived::Data { id: p.id }
     );
     // Inside the window.
@@ -89,7 +98,8 @@ fn replays_inside_and_beyond_the_window_are_dropped() {
     );
     let to_client = p.server_seal(b"to client");
     assert_eq!(
-        p.client.handle(p.now_us, &to_client, &mut pt),
+        p.client
+            .handle(Instant::from_micros(p.now_us), &to_client, &mut pt),
         ClientReceived::Data
     );
     assert_eq!(client_drops(&mut p, &to_client), DropReason::Replayed);
@@ -97,7 +107,8 @@ fn replays_inside_and_beyond_the_window_are_dropped() {
     for _ in 0..=WINDOW {
         let d = p.client_seal(b"x");
         assert_eq!(
-            p.server.handle(p.now_us, client_addr(), &d, &mut pt),
+            p.server
+                .handle(Instant::from_micros(p.now_us), client_addr(), &d, &mut pt),
             ServerReceived::Data { id: p.id }
         );
     }
@@ -137,7 +148,8 @@ fn reordered_within_the_window_are_each_accepted_once() {
     let mut pt = Vec::new();
     for (i, d) in &datagrams {
         assert_eq!(
-            p.server.handle(p.now_us, client_addr(), d, &mut pt),
+            p.server
+                .handle(Instant::from_micros(p.now_us), client_addr(), d, &mut pt),
             ServerReceived::Data { id: p.id }
         );
         assert_eq!(pt, format!("datagram {i}").as_bytes());
@@ -153,7 +165,10 @@ fn reordered_within_the_window_are_each_accepted_once() {
     let mut back: Vec<Vec<u8>> = (0..500).map(|i| p.server_seal(&[i as u8; 10])).collect();
     back.shuffle(&mut rng);
     for d in &back {
-        assert_eq!(p.client.handle(p.now_us, d, &mut pt), ClientReceived::Data);
+        assert_eq!(
+            p.client.handle(Instant::from_micros(p.now_us), d, &mut pt),
+            ClientReceived::Data
+        );
     }
     for d in &back {
         assert_eq!(client_drops(&mut p, d), DropReason::Replayed);
@@ -186,16 +201,24 @@ fn truncated_at_every_length_are_dropped() {
     let mut pt = Vec::new();
     let whole = p.client_seal(b"whole");
     assert_eq!(
-        p.server.handle(p.now_us, client_addr(), &whole, &mut pt),
+        p.server.handle(
+            Instant::from_micros(p.now_us),
+            client_addr(),
+            &whole,
+            &mut pt
+        ),
         ServerReceived::Data { id: p.id }
     );
-    assert_eq!(p.client.handle(p.now_us, &d, &mut pt), ClientReceived::Data);
+    assert_eq!(
+        p.client.handle(Instant::from_micros(p.now_us), &d, &mut pt),
+        ClientReceived::Data
+    );
     assert_eq!(pt, vec![0xcd; 200]);
     // A handshake initiation and a response cut anywhere.
     let other_key = PrivateKey::generate();
     let mut c = client_with(&other_key, &p.server, Limits::default(), p.now_us, b"");
     let mut init = Vec::new();
-    assert!(c.poll_transmit(p.now_us, &mut init));
+    assert!(c.poll_transmit(Instant::from_micros(p.now_us), &mut init));
     for len in 0..init.len() {
         let r = server_drops(&mut p, other_addr(), &init[..len]);
         if len < MIN_INITIATION_BYTES {
@@ -210,22 +233,22 @@ fn truncated_at_every_length_are_dropped() {
     let mut response = Vec::new();
     let mut server2 = server_with(&PrivateKey::generate(), &[], Limits::default());
     let mut c2 = client_with(&other_key, &server2, Limits::default(), 0, b"");
-    assert!(c2.poll_transmit(0, &mut init));
+    assert!(c2.poll_transmit(Instant::from_micros(0), &mut init));
     assert_eq!(
-        server2.handle(0, client_addr(), &init, &mut pt),
+        server2.handle(Instant::from_micros(0), client_addr(), &init, &mut pt),
         ServerReceived::Control
     );
     server2.poll_transmit(&mut response).unwrap();
     assert_eq!(response.len(), RESPONSE_BYTES);
     for len in 0..response.len() {
         assert!(matches!(
-            c2.handle(0, &response[..len], &mut pt),
+            c2.handle(Instant::from_micros(0), &response[..len], &mut pt),
             ClientReceived::Dropped(_)
         ));
     }
     // After all those cuts the whole response still completes the handshake.
     assert_eq!(
-        c2.handle(0, &response, &mut pt),
+        c2.handle(Instant::from_micros(0), &response, &mut pt),
         ClientReceived::Established
     );
     p.assert_both_ways_open();
@@ -243,7 +266,7 @@ fn a_client_whose_key_is_not_allowed_gets_nothing() {
         b"let me in",
     );
     let mut d = Vec::new();
-    assert!(c.poll_transmit(p.now_us, &mut d));
+    assert!(c.poll_transmit(Instant::from_micros(p.now_us), &mut d));
     assert_eq!(
         server_drops(&mut p, other_addr(), &d),
         DropReason::NotAllowed
@@ -268,7 +291,7 @@ fn a_client_with_the_wrong_server_key_gets_nothing() {
         b"",
     );
     let mut d = Vec::new();
-    assert!(c.poll_transmit(p.now_us, &mut d));
+    assert!(c.poll_transmit(Instant::from_micros(p.now_us), &mut d));
     assert_eq!(server_drops(&mut p, other_addr(), &d), DropReason::BadMac);
     // Even with a mac1 recomputed for this server, Noise refuses it (sealed to another key).
     let mac = Mac1::new(&p.server.public_key());
@@ -297,12 +320,15 @@ fn a_datagram_sealed_with_another_sessions_keys_is_forged() {
     let id2 = establish(&mut p.server, &mut c2, other_addr(), p.now_us);
     assert_ne!(id2, p.id);
     let mut d = Vec::new();
-    c2.seal(p.now_us, b"session two", &mut d).unwrap();
+    c2.seal(Instant::from_micros(p.now_us), b"session two", &mut d)
+        .unwrap();
     // Readdressed to session one: its keys do not open it.
     d[4..8].copy_from_slice(&p.id.to_be_bytes());
     assert_eq!(server_drops(&mut p, other_addr(), &d), DropReason::Forged);
     // Server to client two, readdressed to client one.
-    p.server.seal(p.now_us, id2, b"for two", &mut d).unwrap();
+    p.server
+        .seal(Instant::from_micros(p.now_us), id2, b"for two", &mut d)
+        .unwrap();
     d[4..8].copy_from_slice(&p.client.index().to_be_bytes());
     assert_eq!(client_drops(&mut p, &d), DropReason::Forged);
     p.assert_both_ways_open();
@@ -376,7 +402,7 @@ fn downgraded_datagrams_are_refused() {
     // A handshake initiation with its version lowered.
     let mut c = client_with(&p.client_key, &p.server, Limits::default(), p.now_us, b"");
     let mut init = Vec::new();
-    assert!(c.poll_transmit(p.now_us, &mut init));
+    assert!(c.poll_transmit(Instant::from_micros(p.now_us), &mut init));
     init[1] = 1;
     assert_eq!(
         server_drops(&mut p, other_addr(), &init),
@@ -398,28 +424,28 @@ fn a_replayed_handshake_does_not_change_the_session() {
     let mut server = server_with(&server_key, &[&client_key], Limits::default());
     let mut client = client_with(&client_key, &server, Limits::default(), 0, b"hi");
     let mut init = Vec::new();
-    assert!(client.poll_transmit(0, &mut init));
+    assert!(client.poll_transmit(Instant::from_micros(0), &mut init));
     let mut pt = Vec::new();
     let mut response = Vec::new();
     assert_eq!(
-        server.handle(0, client_addr(), &init, &mut pt),
+        server.handle(Instant::from_micros(0), client_addr(), &init, &mut pt),
         ServerReceived::Control
     );
     server.poll_transmit(&mut response).unwrap();
     assert_eq!(
-        client.handle(0, &response, &mut pt),
+        client.handle(Instant::from_micros(0), &response, &mut pt),
         ClientReceived::Established
     );
     let mut d = Vec::new();
-    assert!(client.poll_transmit(0, &mut d));
-    let id = match server.handle(0, client_addr(), &d, &mut pt) {
+    assert!(client.poll_transmit(Instant::from_micros(0), &mut d));
+    let id = match server.handle(Instant::from_micros(0), client_addr(), &d, &mut pt) {
         ServerReceived::NewSession { id, .. } => id,
         other => panic!("{other:?}"),
     };
     // The initiation replayed from elsewhere: answered with the same response, nothing new.
     for _ in 0..10 {
         assert_eq!(
-            server.handle(10, other_addr(), &init, &mut pt),
+            server.handle(Instant::from_micros(10), other_addr(), &init, &mut pt),
             ServerReceived::Control
         );
         let mut again = Vec::new();
@@ -429,30 +455,38 @@ fn a_replayed_handshake_does_not_change_the_session() {
     assert_eq!((server.session_count(), server.pending_count()), (1, 0));
     // The response replayed to the client: unexpected.
     assert_eq!(
-        client.handle(10, &response, &mut pt),
+        client.handle(Instant::from_micros(10), &response, &mut pt),
         ClientReceived::Dropped(DropReason::UnexpectedResponse)
     );
     // The session's keys and address are as before.
-    client.seal(10, b"same keys", &mut d).unwrap();
+    client
+        .seal(Instant::from_micros(10), b"same keys", &mut d)
+        .unwrap();
     assert_eq!(
-        server.handle(10, client_addr(), &d, &mut pt),
+        server.handle(Instant::from_micros(10), client_addr(), &d, &mut pt),
         ServerReceived::Data { id }
     );
-    assert_eq!(server.seal(10, id, b"ok", &mut d), Ok(client_addr()));
-    assert_eq!(client.handle(10, &d, &mut pt), ClientReceived::Data);
+    assert_eq!(
+        server.seal(Instant::from_micros(10), id, b"ok", &mut d),
+        Ok(client_addr())
+    );
+    assert_eq!(
+        client.handle(Instant::from_micros(10), &d, &mut pt),
+        ClientReceived::Data
+    );
     // Replayed after the session closed: a pending session nobody can confirm, which expires.
     server.close(id);
     assert_eq!(
-        server.handle(20, other_addr(), &init, &mut pt),
+        server.handle(Instant::from_micros(20), other_addr(), &init, &mut pt),
         ServerReceived::Control
     );
     assert_eq!((server.session_count(), server.pending_count()), (0, 1));
-    let deadline = 20 + Limits::default().handshake_timeout_us;
+    let deadline = 20 + Limits::default().handshake_timeout.as_micros();
     for _ in 0..10 {
         let t = server
             .poll_timeout()
             .expect("a timer while a session is pending");
-        assert!(t <= deadline);
+        assert!(t <= Instant::from_micros(deadline));
         server.handle_timeout(t);
         if server.pending_count() == 0 {
             break;
@@ -480,11 +514,17 @@ fn roaming_follows_genuine_datagrams_only() {
     let older = p.client_seal(b"older");
     let newer = p.client_seal(b"newer");
     assert_eq!(
-        p.server.handle(p.now_us, client_addr(), &newer, &mut pt),
+        p.server.handle(
+            Instant::from_micros(p.now_us),
+            client_addr(),
+            &newer,
+            &mut pt
+        ),
         ServerReceived::Data { id: p.id }
     );
     assert_eq!(
-        p.server.handle(p.now_us, new_addr, &older, &mut pt),
+        p.server
+            .handle(Instant::from_micros(p.now_us), new_addr, &older, &mut pt),
         ServerReceived::Data { id: p.id }
     );
     assert_eq!(p.server.session(p.id).unwrap().addr, client_addr());
@@ -494,13 +534,19 @@ fn roaming_follows_genuine_datagrams_only() {
     // The genuine newest datagram from the new address moves the session.
     let d = p.client_seal(b"moved");
     assert_eq!(
-        p.server.handle(p.now_us, new_addr, &d, &mut pt),
+        p.server
+            .handle(Instant::from_micros(p.now_us), new_addr, &d, &mut pt),
         ServerReceived::Data { id: p.id }
     );
     let info = p.server.session(p.id).unwrap();
     assert_eq!((info.addr, info.roams), (new_addr, 1));
     assert_eq!(
-        p.server.seal(p.now_us, p.id, b"to new", &mut pt.clone()),
+        p.server.seal(
+            Instant::from_micros(p.now_us),
+            p.id,
+            b"to new",
+            &mut pt.clone()
+        ),
         Ok(new_addr)
     );
     assert_eq!(p.server.stats().roams, 1);
@@ -509,18 +555,19 @@ fn roaming_follows_genuine_datagrams_only() {
 #[test]
 fn idle_sessions_close_with_an_event() {
     let mut p = Pair::new();
-    let idle = p.server.config().idle_timeout_us;
+    let idle = p.server.config().idle_timeout.as_micros();
     let mut pt = Vec::new();
     let d = p.client_seal(b"x");
     p.now_us += idle / 2;
     assert_eq!(
-        p.server.handle(p.now_us, client_addr(), &d, &mut pt),
+        p.server
+            .handle(Instant::from_micros(p.now_us), client_addr(), &d, &mut pt),
         ServerReceived::Data { id: p.id }
     );
     let last = p.now_us;
     // Woken early by its conservative timer, the server keeps the session.
     while let Some(t) = p.server.poll_timeout() {
-        if t >= last + idle {
+        if t >= Instant::from_micros(last + idle) {
             break;
         }
         p.server.handle_timeout(t);
@@ -530,7 +577,7 @@ fn idle_sessions_close_with_an_event() {
             break;
         }
     }
-    p.server.handle_timeout(last + idle);
+    p.server.handle_timeout(Instant::from_micros(last + idle));
     assert_eq!(
         p.server.poll_event(),
         Some(sprout_secure::ServerEvent::Closed { id: p.id })
@@ -559,9 +606,9 @@ fn pending_and_total_sessions_are_bounded() {
     // 50 clients that never confirm.
     for _ in 0..50 {
         let mut c = client_with(&PrivateKey::generate(), &server, Limits::default(), 0, b"");
-        assert!(c.poll_transmit(0, &mut buf));
+        assert!(c.poll_transmit(Instant::from_micros(0), &mut buf));
         assert_eq!(
-            server.handle(0, client_addr(), &buf, &mut pt),
+            server.handle(Instant::from_micros(0), client_addr(), &buf, &mut pt),
             ServerReceived::Control
         );
         assert!(server.poll_transmit(&mut buf).is_some());
@@ -590,9 +637,9 @@ fn pending_and_total_sessions_are_bounded() {
     }
     assert_eq!((server.session_count(), server.pending_count()), (20, 0));
     let mut c = client_with(&PrivateKey::generate(), &server, Limits::default(), 0, b"");
-    assert!(c.poll_transmit(0, &mut buf));
+    assert!(c.poll_transmit(Instant::from_micros(0), &mut buf));
     assert_eq!(
-        server.handle(0, client_addr(), &buf, &mut pt),
+        server.handle(Instant::from_micros(0), client_addr(), &buf, &mut pt),
         ServerReceived::Dropped(DropReason::TooManySessions)
     );
 }

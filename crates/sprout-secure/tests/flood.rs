@@ -4,6 +4,7 @@
 
 mod common;
 
+use sprout_core::Instant;
 use std::net::{IpAddr, SocketAddr};
 
 use common::*;
@@ -46,7 +47,9 @@ fn flood_during_session(
     for i in 0..FLOOD {
         p.now_us = start + i as u64 * GAP_US;
         let (from, d) = bogus(i, rng);
-        let r = p.server.handle(p.now_us, from, &d, &mut pt);
+        let r = p
+            .server
+            .handle(Instant::from_micros(p.now_us), from, &d, &mut pt);
         assert!(
             matches!(r, ServerReceived::Dropped(_) | ServerReceived::Control),
             "{r:?}"
@@ -165,8 +168,12 @@ fn a_flood_of_valid_initiations_keeps_pending_sessions_bounded() {
     let mut pt = Vec::new();
     for (i, d) in pool.iter().cycle().take(FLOOD).enumerate() {
         p.now_us = i as u64 * GAP_US;
-        p.server
-            .handle(p.now_us, random_source(&mut rng), d, &mut pt);
+        p.server.handle(
+            Instant::from_micros(p.now_us),
+            random_source(&mut rng),
+            d,
+            &mut pt,
+        );
         max_pending = max_pending.max(p.server.pending_count());
         if i % 1000 == 0 {
             p.assert_both_ways_open();

@@ -4,6 +4,7 @@
 
 mod common;
 
+use sprout_core::{Duration, Instant};
 use std::collections::BTreeMap;
 
 use common::*;
@@ -65,19 +66,28 @@ fn exchange(limits: Limits, messages: usize, jitter_us: u64, seed: u64) -> Outco
         let delay = |rng: &mut ChaCha8Rng| now + 1000 + rng.gen_range(0..=jitter_us);
         if client.is_established() && next_c < messages {
             client
-                .seal(now, &(next_c as u64).to_be_bytes(), &mut buf)
+                .seal(
+                    Instant::from_micros(now),
+                    &(next_c as u64).to_be_bytes(),
+                    &mut buf,
+                )
                 .unwrap();
             c2s.send(delay(&mut rng), buf.clone());
             next_c += 1;
         }
         if let Some(id) = id.filter(|_| next_s < messages) {
             server
-                .seal(now, id, &(next_s as u64).to_be_bytes(), &mut buf)
+                .seal(
+                    Instant::from_micros(now),
+                    id,
+                    &(next_s as u64).to_be_bytes(),
+                    &mut buf,
+                )
                 .unwrap();
             s2c.send(delay(&mut rng), buf.clone());
             next_s += 1;
         }
-        while client.poll_transmit(now, &mut buf) {
+        while client.poll_transmit(Instant::from_micros(now), &mut buf) {
             c2s.send(delay(&mut rng), buf.clone());
         }
         while server.poll_transmit(&mut buf).is_some() {
@@ -85,7 +95,7 @@ fn exchange(limits: Limits, messages: usize, jitter_us: u64, seed: u64) -> Outco
         }
         now += 1000;
         for d in c2s.due(now) {
-            match server.handle(now, client_addr(), &d, &mut pt) {
+            match server.handle(Instant::from_micros(now), client_addr(), &d, &mut pt) {
                 ServerReceived::NewSession { id: new, data, .. } => {
                     assert!(id.is_none());
                     id = Some(new);
@@ -101,7 +111,7 @@ fn exchange(limits: Limits, messages: usize, jitter_us: u64, seed: u64) -> Outco
             }
         }
         for d in s2c.due(now) {
-            match client.handle(now, &d, &mut pt) {
+            match client.handle(Instant::from_micros(now), &d, &mut pt) {
                 ClientReceived::Data => {
                     at_client[u64::from_be_bytes(pt[..8].try_into().unwrap()) as usize] += 1;
                 }
@@ -109,11 +119,17 @@ fn exchange(limits: Limits, messages: usize, jitter_us: u64, seed: u64) -> Outco
                 ClientReceived::Dropped(r) => panic!("client dropped a genuine datagram: {r:?}"),
             }
         }
-        if client.poll_timeout().is_some_and(|t| t <= now) {
-            client.handle_timeout(now);
+        if client
+            .poll_timeout()
+            .is_some_and(|t| t <= Instant::from_micros(now))
+        {
+            client.handle_timeout(Instant::from_micros(now));
         }
-        if server.poll_timeout().is_some_and(|t| t <= now) {
-            server.handle_timeout(now);
+        if server
+            .poll_timeout()
+            .is_some_and(|t| t <= Instant::from_micros(now))
+        {
+            server.handle_timeout(Instant::from_micros(now));
         }
         assert!(client.error().is_none(), "{:?}", client.error());
         assert!(server.poll_event().is_none(), "the session must stay up");
@@ -162,8 +178,8 @@ fn rekey_every_100_messages_loses_and_duplicates_nothing() {
 #[test]
 fn rekey_every_50_ms_loses_and_duplicates_nothing() {
     let limits = Limits {
-        rekey_after_us: 50_000,
-        reject_after_us: 120_000,
+        rekey_after: Duration::from_micros(50_000),
+        reject_after: Duration::from_micros(120_000),
         ..Limits::default()
     };
     let o = exchange(limits, 10_000, 5_000, 8);
@@ -185,75 +201,95 @@ fn a_lost_rekey_answer_is_repeated_and_the_session_goes_on() {
     for _ in 0..10 {
         let d = p.client_seal(b"x");
         assert_eq!(
-            p.server.handle(p.now_us, client_addr(), &d, &mut pt),
+            p.server
+                .handle(Instant::from_micros(p.now_us), client_addr(), &d, &mut pt),
             ServerReceived::Data { id: p.id }
         );
     }
     // The tenth seal started a rekey.
-    assert!(p.client.poll_transmit(p.now_us, &mut buf));
+    assert!(p
+        .client
+        .poll_transmit(Instant::from_micros(p.now_us), &mut buf));
     let init = buf.clone();
     assert_eq!(
-        p.server.handle(p.now_us, client_addr(), &init, &mut pt),
+        p.server.handle(
+            Instant::from_micros(p.now_us),
+            client_addr(),
+            &init,
+            &mut pt
+        ),
         ServerReceived::Control
     );
     // The answer is lost. The client repeats the same initiation after the retry interval.
     p.server.poll_transmit(&mut buf).unwrap();
     let lost = buf.clone();
-    p.now_us += limits.handshake_retry_us;
-    p.client.handle_timeout(p.now_us);
-    assert!(p.client.poll_transmit(p.now_us, &mut buf));
+    p.now_us += limits.handshake_retry.as_micros();
+    p.client.handle_timeout(Instant::from_micros(p.now_us));
+    assert!(p
+        .client
+        .poll_transmit(Instant::from_micros(p.now_us), &mut buf));
     assert_eq!(buf, init);
     assert_eq!(
-        p.server.handle(p.now_us, client_addr(), &buf, &mut pt),
+        p.server
+            .handle(Instant::from_micros(p.now_us), client_addr(), &buf, &mut pt),
         ServerReceived::Control
     );
     p.server.poll_transmit(&mut buf).unwrap();
     assert_eq!(buf, lost, "the same answer, the same keys");
     assert_eq!(
-        p.client.handle(p.now_us, &buf, &mut pt),
+        p.client
+            .handle(Instant::from_micros(p.now_us), &buf, &mut pt),
         ClientReceived::Control
     );
     // Until the server hears the new keys it seals with the old, which the client still opens.
     let old = p.server_seal(b"old keys");
     let reordered = p.server_seal(b"old keys, late");
     assert_eq!(
-        p.client.handle(p.now_us, &old, &mut pt),
+        p.client
+            .handle(Instant::from_micros(p.now_us), &old, &mut pt),
         ClientReceived::Data
     );
     assert!(
-        p.client.poll_transmit(p.now_us, &mut buf),
+        p.client
+            .poll_transmit(Instant::from_micros(p.now_us), &mut buf),
         "a keepalive under the new keys"
     );
     assert_eq!(
-        p.server.handle(p.now_us, client_addr(), &buf, &mut pt),
+        p.server
+            .handle(Instant::from_micros(p.now_us), client_addr(), &buf, &mut pt),
         ServerReceived::Control
     );
     assert_eq!(p.server.session(p.id).unwrap().rekeys, 1);
     let new = p.server_seal(b"new keys");
     assert_ne!(new[3], old[3], "a new key epoch");
     assert_eq!(
-        p.client.handle(p.now_us, &new, &mut pt),
+        p.client
+            .handle(Instant::from_micros(p.now_us), &new, &mut pt),
         ClientReceived::Data
     );
     // An old-epoch datagram that was reordered behind the rekey still opens, once.
     assert_eq!(
-        p.client.handle(p.now_us, &reordered, &mut pt),
+        p.client
+            .handle(Instant::from_micros(p.now_us), &reordered, &mut pt),
         ClientReceived::Data
     );
     assert_eq!(pt, b"old keys, late");
     assert_eq!(
-        p.client.handle(p.now_us, &reordered, &mut pt),
+        p.client
+            .handle(Instant::from_micros(p.now_us), &reordered, &mut pt),
         ClientReceived::Dropped(DropReason::Replayed)
     );
     // The rekey initiation repeated once more (late): the same answer again, no new keys.
     assert_eq!(
-        p.server.handle(p.now_us, other_addr(), &init, &mut pt),
+        p.server
+            .handle(Instant::from_micros(p.now_us), other_addr(), &init, &mut pt),
         ServerReceived::Control
     );
     assert_eq!(p.server.poll_transmit(&mut buf), Some(other_addr()));
     assert_eq!(buf, lost);
     assert_eq!(
-        p.client.handle(p.now_us, &buf, &mut pt),
+        p.client
+            .handle(Instant::from_micros(p.now_us), &buf, &mut pt),
         ClientReceived::Dropped(DropReason::UnexpectedResponse)
     );
     p.assert_both_ways_open();
@@ -273,29 +309,42 @@ fn an_older_rekey_initiation_replayed_cannot_replace_keys() {
     for _ in 0..2 {
         for _ in 0..5 {
             let d = p.client_seal(b"x");
-            p.server.handle(p.now_us, client_addr(), &d, &mut pt);
+            p.server
+                .handle(Instant::from_micros(p.now_us), client_addr(), &d, &mut pt);
         }
-        assert!(p.client.poll_transmit(p.now_us, &mut buf));
+        assert!(p
+            .client
+            .poll_transmit(Instant::from_micros(p.now_us), &mut buf));
         inits.push(buf.clone());
         assert_eq!(
-            p.server.handle(p.now_us, client_addr(), &buf, &mut pt),
+            p.server
+                .handle(Instant::from_micros(p.now_us), client_addr(), &buf, &mut pt),
             ServerReceived::Control
         );
         p.server.poll_transmit(&mut buf).unwrap();
         assert_eq!(
-            p.client.handle(p.now_us, &buf, &mut pt),
+            p.client
+                .handle(Instant::from_micros(p.now_us), &buf, &mut pt),
             ClientReceived::Control
         );
-        assert!(p.client.poll_transmit(p.now_us, &mut buf));
+        assert!(p
+            .client
+            .poll_transmit(Instant::from_micros(p.now_us), &mut buf));
         assert_eq!(
-            p.server.handle(p.now_us, client_addr(), &buf, &mut pt),
+            p.server
+                .handle(Instant::from_micros(p.now_us), client_addr(), &buf, &mut pt),
             ServerReceived::Control
         );
     }
     assert_eq!(p.server.session(p.id).unwrap().rekeys, 2);
     // The first rekey initiation, replayed: its handshake number is old.
     assert_eq!(
-        p.server.handle(p.now_us, other_addr(), &inits[0], &mut pt),
+        p.server.handle(
+            Instant::from_micros(p.now_us),
+            other_addr(),
+            &inits[0],
+            &mut pt
+        ),
         ServerReceived::Dropped(DropReason::Replayed)
     );
     assert!(p.server.poll_transmit(&mut buf).is_none());
@@ -307,8 +356,8 @@ fn an_older_rekey_initiation_replayed_cannot_replace_keys() {
 fn keys_past_their_limits_are_never_used() {
     // A client that never rekeys in time (rekey later than reject): its keys expire.
     let limits = Limits {
-        rekey_after_us: 10_000_000,
-        reject_after_us: 5_000_000,
+        rekey_after: Duration::from_micros(10_000_000),
+        reject_after: Duration::from_micros(5_000_000),
         reject_after_messages: 50,
         ..Limits::default()
     };
@@ -320,21 +369,23 @@ fn keys_past_their_limits_are_never_used() {
         p.client_seal(b"x");
     }
     assert_eq!(
-        p.client.seal(p.now_us, b"y", &mut buf),
+        p.client
+            .seal(Instant::from_micros(p.now_us), b"y", &mut buf),
         Err(SealError::KeysExpired)
     );
     // By time: the server refuses to seal or open with keys 5 s old, and closes the session.
     let d = p.server_seal(b"before");
-    p.now_us += limits.reject_after_us;
+    p.now_us += limits.reject_after.as_micros();
     assert_eq!(
-        p.server.seal(p.now_us, p.id, b"z", &mut buf),
+        p.server
+            .seal(Instant::from_micros(p.now_us), p.id, b"z", &mut buf),
         Err(SealError::KeysExpired)
     );
     assert_eq!(
-        p.client.handle(p.now_us, &d, &mut pt),
+        p.client.handle(Instant::from_micros(p.now_us), &d, &mut pt),
         ClientReceived::Dropped(DropReason::KeysExpired)
     );
-    p.server.handle_timeout(p.now_us);
+    p.server.handle_timeout(Instant::from_micros(p.now_us));
     assert_eq!(
         p.server.poll_event(),
         Some(ServerEvent::Closed { id: p.id })

@@ -2,6 +2,7 @@
 
 mod common;
 
+use sprout_core::Instant;
 use std::net::SocketAddr;
 
 use common::*;
@@ -36,7 +37,12 @@ fn many_sessions_share_one_server_and_each_gets_its_own_datagrams() {
     for (k, (c, _, from)) in clients.iter_mut().enumerate() {
         for j in 0..20u32 {
             let mut d = Vec::new();
-            c.seal(1, format!("{k}/{j}").as_bytes(), &mut d).unwrap();
+            c.seal(
+                Instant::from_micros(1),
+                format!("{k}/{j}").as_bytes(),
+                &mut d,
+            )
+            .unwrap();
             flying.push((k, j, *from, d));
         }
     }
@@ -45,7 +51,7 @@ fn many_sessions_share_one_server_and_each_gets_its_own_datagrams() {
     for (k, j, from, d) in &flying {
         let id = clients[*k].1;
         assert_eq!(
-            server.handle(1, *from, d, &mut pt),
+            server.handle(Instant::from_micros(1), *from, d, &mut pt),
             ServerReceived::Data { id }
         );
         assert_eq!(pt, format!("{k}/{j}").as_bytes());
@@ -55,15 +61,25 @@ fn many_sessions_share_one_server_and_each_gets_its_own_datagrams() {
     for k in 0..n {
         let (_, id, from) = clients[k];
         assert_eq!(
-            server.seal(2, id, format!("to {k}").as_bytes(), &mut buf),
+            server.seal(
+                Instant::from_micros(2),
+                id,
+                format!("to {k}").as_bytes(),
+                &mut buf
+            ),
             Ok(from)
         );
         let other = (k + 1) % n;
         assert!(matches!(
-            clients[other].0.handle(2, &buf, &mut pt),
+            clients[other]
+                .0
+                .handle(Instant::from_micros(2), &buf, &mut pt),
             ClientReceived::Dropped(DropReason::UnknownSession)
         ));
-        assert_eq!(clients[k].0.handle(2, &buf, &mut pt), ClientReceived::Data);
+        assert_eq!(
+            clients[k].0.handle(Instant::from_micros(2), &buf, &mut pt),
+            ClientReceived::Data
+        );
         assert_eq!(pt, format!("to {k}").as_bytes());
     }
     let mut ids = server.session_ids();
@@ -79,27 +95,27 @@ fn a_forged_response_does_not_spoil_the_handshake() {
     let mut client = client_with(&PrivateKey::generate(), &server, Limits::default(), 0, b"");
     let mut buf = Vec::new();
     let mut pt = Vec::new();
-    assert!(client.poll_transmit(0, &mut buf));
-    server.handle(0, client_addr(), &buf, &mut pt);
+    assert!(client.poll_transmit(Instant::from_micros(0), &mut buf));
+    server.handle(Instant::from_micros(0), client_addr(), &buf, &mut pt);
     let mut response = Vec::new();
     server.poll_transmit(&mut response).unwrap();
     // Every single-bit change of the response, at full length, is refused.
     for i in 0..response.len() * 8 {
         let mut forged = response.clone();
         forged[i / 8] ^= 1 << (i % 8);
-        let r = client.handle(0, &forged, &mut pt);
+        let r = client.handle(Instant::from_micros(0), &forged, &mut pt);
         assert!(matches!(r, ClientReceived::Dropped(_)), "bit {i}: {r:?}");
     }
     assert!(client.stats().dropped(DropReason::HandshakeFailed) > 300);
     assert!(!client.is_established());
     // The genuine one still completes it.
     assert_eq!(
-        client.handle(0, &response, &mut pt),
+        client.handle(Instant::from_micros(0), &response, &mut pt),
         ClientReceived::Established
     );
-    assert!(client.poll_transmit(0, &mut buf));
+    assert!(client.poll_transmit(Instant::from_micros(0), &mut buf));
     assert!(matches!(
-        server.handle(0, client_addr(), &buf, &mut pt),
+        server.handle(Instant::from_micros(0), client_addr(), &buf, &mut pt),
         ServerReceived::NewSession { .. }
     ));
 }
@@ -110,16 +126,16 @@ fn the_client_repeats_its_initiation_then_gives_up() {
     let server = server_with(&PrivateKey::generate(), &[], limits.clone());
     let mut client = client_with(&PrivateKey::generate(), &server, limits.clone(), 0, b"");
     let mut first = Vec::new();
-    assert!(client.poll_transmit(0, &mut first));
+    assert!(client.poll_transmit(Instant::from_micros(0), &mut first));
     let mut buf = Vec::new();
     assert!(
-        !client.poll_transmit(0, &mut buf),
+        !client.poll_transmit(Instant::from_micros(0), &mut buf),
         "once until the retry timer"
     );
     let mut sends = 1;
     // Driven by its own timer, as the runtime does; nobody answers.
     while let Some(t) = client.poll_timeout() {
-        assert!(t <= limits.handshake_timeout_us);
+        assert!(t <= Instant::from_micros(limits.handshake_timeout.as_micros()));
         client.handle_timeout(t);
         while client.poll_transmit(t, &mut buf) {
             assert_eq!(buf, first, "a repeat is the same initiation");
@@ -128,7 +144,7 @@ fn the_client_repeats_its_initiation_then_gives_up() {
     }
     assert_eq!(
         sends as u64,
-        limits.handshake_timeout_us / limits.handshake_retry_us
+        limits.handshake_timeout.as_micros() / limits.handshake_retry.as_micros()
     );
     assert_eq!(client.error(), Some(&SecureError::HandshakeTimeout(10)));
     assert!(!client.is_established());
@@ -146,12 +162,12 @@ fn a_lost_response_is_answered_again_with_the_same_keys() {
     let mut client = client_with(&PrivateKey::generate(), &server, limits.clone(), 0, b"hi");
     let mut buf = Vec::new();
     let mut pt = Vec::new();
-    assert!(client.poll_transmit(0, &mut buf));
-    server.handle(0, client_addr(), &buf, &mut pt);
+    assert!(client.poll_transmit(Instant::from_micros(0), &mut buf));
+    server.handle(Instant::from_micros(0), client_addr(), &buf, &mut pt);
     let mut lost = Vec::new();
     server.poll_transmit(&mut lost).unwrap();
     let t = client.poll_timeout().unwrap();
-    assert_eq!(t, limits.handshake_retry_us);
+    assert_eq!(t, Instant::from_micros(limits.handshake_retry.as_micros()));
     client.handle_timeout(t);
     assert!(client.poll_transmit(t, &mut buf));
     assert_eq!(
@@ -179,7 +195,7 @@ fn a_greeting_too_long_is_refused() {
             server_key: server.public_key(),
             limits: Limits::default(),
         },
-        0,
+        Instant::from_micros(0),
         &long,
     );
     assert!(matches!(r, Err(SecureError::GreetingTooLong(513))));

@@ -3,6 +3,7 @@
 
 mod common;
 
+use sprout_core::Instant;
 use std::net::SocketAddr;
 
 use common::*;
@@ -31,9 +32,9 @@ proptest! {
         let mut pt = Vec::new();
         for i in 0..5u8 {
             let d = p.client_seal(&[i; 100]);
-            p.server.handle(p.now_us, client_addr(), &d, &mut pt);
+            p.server.handle(Instant::from_micros(p.now_us), client_addr(), &d, &mut pt);
             let d = p.server_seal(&[i; 100]);
-            p.client.handle(p.now_us, &d, &mut pt);
+            p.client.handle(Instant::from_micros(p.now_us), &d, &mut pt);
         }
         let to_server = which != 1;
         let mut d = match which {
@@ -44,7 +45,7 @@ proptest! {
                 let key = sprout_secure::PrivateKey::generate();
                 let mut c = client_with(&key, &p.server, Default::default(), p.now_us, b"");
                 let mut d = Vec::new();
-                prop_assert!(c.poll_transmit(p.now_us, &mut d));
+                prop_assert!(c.poll_transmit(Instant::from_micros(p.now_us), &mut d));
                 d
             }
         };
@@ -62,11 +63,11 @@ proptest! {
         let (server_before, client_before) = (p.server.stats(), p.client.stats());
         let info_before = p.server.session(p.id);
         if to_server {
-            let r = p.server.handle(p.now_us, from, &d, &mut pt);
+            let r = p.server.handle(Instant::from_micros(p.now_us), from, &d, &mut pt);
             prop_assert!(matches!(r, ServerReceived::Dropped(_)), "{:?}", r);
             prop_assert_eq!(p.server.stats().dropped_total(), server_before.dropped_total() + 1);
         } else {
-            let r = p.client.handle(p.now_us, &d, &mut pt);
+            let r = p.client.handle(Instant::from_micros(p.now_us), &d, &mut pt);
             prop_assert!(matches!(r, ClientReceived::Dropped(_)), "{:?}", r);
             prop_assert_eq!(p.client.stats().dropped_total(), client_before.dropped_total() + 1);
         }
@@ -79,11 +80,11 @@ proptest! {
         // The genuine datagram, unmutated, still opens: its counter was not used up.
         if which == 0 {
             prop_assert_eq!(
-                p.server.handle(p.now_us, client_addr(), &original, &mut pt),
+                p.server.handle(Instant::from_micros(p.now_us), client_addr(), &original, &mut pt),
                 ServerReceived::Data { id: p.id }
             );
         } else if which == 1 {
-            prop_assert_eq!(p.client.handle(p.now_us, &original, &mut pt), ClientReceived::Data);
+            prop_assert_eq!(p.client.handle(Instant::from_micros(p.now_us), &original, &mut pt), ClientReceived::Data);
         }
         p.assert_both_ways_open();
     }

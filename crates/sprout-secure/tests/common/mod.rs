@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+use sprout_core::Instant;
 use std::collections::HashSet;
 use std::net::SocketAddr;
 
@@ -51,7 +52,7 @@ pub fn client_with(
             server_key: server.public_key(),
             limits,
         },
-        now_us,
+        Instant::from_micros(now_us),
         greeting,
     )
     .unwrap()
@@ -67,24 +68,24 @@ pub fn establish(
     let mut buf = Vec::new();
     let mut pt = Vec::new();
     assert!(
-        client.poll_transmit(now_us, &mut buf),
+        client.poll_transmit(Instant::from_micros(now_us), &mut buf),
         "the client sends its initiation"
     );
     assert_eq!(
-        server.handle(now_us, from, &buf, &mut pt),
+        server.handle(Instant::from_micros(now_us), from, &buf, &mut pt),
         ServerReceived::Control
     );
     let to = server.poll_transmit(&mut buf).expect("the server answers");
     assert_eq!(to, from);
     assert_eq!(
-        client.handle(now_us, &buf, &mut pt),
+        client.handle(Instant::from_micros(now_us), &buf, &mut pt),
         ClientReceived::Established
     );
     assert!(
-        client.poll_transmit(now_us, &mut buf),
+        client.poll_transmit(Instant::from_micros(now_us), &mut buf),
         "the client confirms with a keepalive"
     );
-    match server.handle(now_us, from, &buf, &mut pt) {
+    match server.handle(Instant::from_micros(now_us), from, &buf, &mut pt) {
         ServerReceived::NewSession { id, addr, data, .. } => {
             assert_eq!(addr, from);
             assert!(!data);
@@ -128,7 +129,9 @@ impl Pair {
     /// The client seals `msg`; returns the datagram.
     pub fn client_seal(&mut self, msg: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        self.client.seal(self.now_us, msg, &mut out).unwrap();
+        self.client
+            .seal(Instant::from_micros(self.now_us), msg, &mut out)
+            .unwrap();
         out
     }
 
@@ -136,7 +139,7 @@ impl Pair {
     pub fn server_seal(&mut self, msg: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         self.server
-            .seal(self.now_us, self.id, msg, &mut out)
+            .seal(Instant::from_micros(self.now_us), self.id, msg, &mut out)
             .unwrap();
         out
     }
@@ -147,13 +150,19 @@ impl Pair {
         let d = self.client_seal(msg);
         assert_eq!(d.len(), msg.len() + sprout_secure::OVERHEAD_BYTES);
         assert_eq!(
-            self.server.handle(self.now_us, client_addr(), &d, &mut pt),
+            self.server.handle(
+                Instant::from_micros(self.now_us),
+                client_addr(),
+                &d,
+                &mut pt
+            ),
             ServerReceived::Data { id: self.id }
         );
         assert_eq!(pt, msg);
         let d = self.server_seal(msg);
         assert_eq!(
-            self.client.handle(self.now_us, &d, &mut pt),
+            self.client
+                .handle(Instant::from_micros(self.now_us), &d, &mut pt),
             ClientReceived::Data
         );
         assert_eq!(pt, msg);
@@ -164,13 +173,19 @@ impl Pair {
         let mut pt = Vec::new();
         let d = self.client_seal(b"still here");
         assert_eq!(
-            self.server.handle(self.now_us, client_addr(), &d, &mut pt),
+            self.server.handle(
+                Instant::from_micros(self.now_us),
+                client_addr(),
+                &d,
+                &mut pt
+            ),
             ServerReceived::Data { id: self.id }
         );
         assert_eq!(pt, b"still here");
         let d = self.server_seal(b"and you");
         assert_eq!(
-            self.client.handle(self.now_us, &d, &mut pt),
+            self.client
+                .handle(Instant::from_micros(self.now_us), &d, &mut pt),
             ClientReceived::Data
         );
         assert_eq!(pt, b"and you");
@@ -184,7 +199,7 @@ pub fn initiations_from_new_keys(server: &Server, n: usize) -> Vec<Vec<u8>> {
         .map(|_| {
             let mut c = client_with(&PrivateKey::generate(), server, Limits::default(), 0, b"");
             let mut d = Vec::new();
-            assert!(c.poll_transmit(0, &mut d));
+            assert!(c.poll_transmit(Instant::from_micros(0), &mut d));
             d
         })
         .collect()
