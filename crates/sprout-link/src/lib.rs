@@ -13,29 +13,31 @@
 //! - [`testdata`]: for tests, the paper's traces and fixtures in `../shared`, and reporting the
 //!   tests that skip without them.
 //!
-//! All times are `u64` microseconds unless a name says otherwise (`_ms`, `_s`).
+//! Times on the link's clock are [`Instant`](sprout_core::time::Instant)s and delays
+//! [`Duration`](sprout_core::time::Duration)s (whole microseconds); trace and log files stay in
+//! milliseconds (`_ms` names).
 //!
 //! ```
 //! use std::sync::Arc;
+//! use sprout_core::time::Instant;
 //! use sprout_link::{Link, LinkConfig, LinkEvent, Trace};
 //!
 //! // Opportunities at 5 ms and 25 ms; default 20 ms propagation delay.
 //! let trace = Arc::new(Trace::parse("example.down", "5\n25\n").unwrap());
 //! let mut link = Link::new(trace, LinkConfig::default());
-//! link.send(0, 1500, "hello");
-//! assert_eq!(link.next_event_us(), Some(20_000)); // joins the queue after the delay
+//! link.send(Instant::ZERO, 1500, "hello");
+//! assert_eq!(link.next_event(), Some(Instant::from_millis(20))); // joins the queue after the delay
 //! let mut delivered = Vec::new();
-//! while let Some(t) = link.next_event_us() {
+//! while let Some(t) = link.next_event() {
 //!     link.advance(t, &mut |e| {
 //!         if let LinkEvent::Delivered(d) = e {
-//!             delivered.push((d.payload, d.delivered_us));
+//!             delivered.push((d.payload, d.delivered));
 //!         }
 //!     });
 //! }
-//! assert_eq!(delivered, vec![("hello", 25_000)]);
+//! assert_eq!(delivered, vec![("hello", Instant::from_millis(25))]);
 //! ```
 #![forbid(unsafe_code)]
-
 #![warn(missing_docs)]
 
 pub mod convert;
@@ -50,7 +52,8 @@ pub mod trace_stats;
 pub use link::{Delivery, Link, LinkConfig, LinkConfigError, LinkEvent, LinkStats};
 pub use mmlog::{MmArrival, MmDeparture, MmDrop, MmLog, MmLogError, MmLogWriter, MmOpportunity};
 pub use queue::{
-    QueueConfig, QueueKind, UnknownQueue, CODEL_DEFAULT_INTERVAL_US, CODEL_DEFAULT_TARGET_US, CODEL_MAXPACKET_BYTES,
+    QueueConfig, QueueKind, UnknownQueue, CODEL_DEFAULT_INTERVAL, CODEL_DEFAULT_TARGET,
+    CODEL_MAXPACKET_BYTES,
 };
 pub use synthetic::{constant_rate_trace, SyntheticLink};
 pub use trace::{OpportunityCursor, Trace, TraceError, TracePair, OPPORTUNITY_BYTES};

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use sprout_core::time::{Duration, Instant};
 
 use crate::queue::{ByteQueue, Packet, QueueConfig, Served};
 use crate::trace::{OpportunityCursor, Trace};
@@ -28,8 +29,8 @@ use crate::trace::{OpportunityCursor, Trace};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LinkConfig {
-    /// One-way fixed delay applied before the queue (µs). Default 20 000 (20 ms).
-    pub propagation_delay_us: u64,
+    /// One-way fixed delay applied before the queue (serialized in µs). Default 20 ms.
+    pub propagation_delay_us: Duration,
     /// Queue discipline. Default: unlimited drop-tail.
     pub queue: QueueConfig,
     /// Whether the trace repeats when it ends (mahimahi's default). Default true. The paper's own
@@ -50,7 +51,7 @@ pub struct LinkConfig {
 impl Default for LinkConfig {
     fn default() -> Self {
         LinkConfig {
-            propagation_delay_us: 20_000,
+            propagation_delay_us: Duration::from_millis(20),
             queue: QueueConfig::default(),
             looping: true,
             opportunity_bytes: 1500,
@@ -72,7 +73,11 @@ impl LinkConfig {
         if self.opportunity_bytes == 0 {
             return Err(LinkConfigError::ZeroOpportunity);
         }
-        if let QueueConfig::CoDel { interval_us: 0, .. } = self.queue {
+        if let QueueConfig::CoDel {
+            interval_us: Duration::ZERO,
+            ..
+        } = self.queue
+        {
             return Err(LinkConfigError::ZeroCodelInterval);
         }
         Ok(())
@@ -100,12 +105,12 @@ pub struct Delivery<P> {
     pub payload: P,
     /// Packet size (bytes).
     pub bytes: u32,
-    /// When it was sent (µs; the time given to `send`, raised to the link's clock if earlier).
-    pub sent_us: u64,
-    /// When it joined the queue: `sent_us + propagation delay` (µs).
-    pub enqueued_us: u64,
-    /// When it left the queue, i.e. the opportunity that served its last byte (µs).
-    pub delivered_us: u64,
+    /// When it was sent (the time given to `send`, raised to the link's clock if earlier).
+    pub sent: Instant,
+    /// When it joined the queue: `sent + propagation delay`.
+    pub enqueued: Instant,
+    /// When it left the queue, i.e. the opportunity that served its last byte.
+    pub delivered: Instant,
 }
 
 /// Something that happened on the link, reported by [`Link::advance`] in time order.
@@ -113,24 +118,24 @@ pub struct Delivery<P> {
 pub enum LinkEvent<P> {
     /// A packet joined the tail of the queue (after its propagation delay).
     Enqueued {
-        /// Time (µs).
-        at_us: u64,
+        /// Time of the event.
+        at: Instant,
         /// Packet size (bytes).
         bytes: u32,
     },
     /// A packet reached the tail of the queue and did not join it: dropped by the discipline's
     /// byte limit, or lost at random ([`LinkConfig::loss`]). [`LinkStats`] tells the two apart.
     Dropped {
-        /// Time (µs).
-        at_us: u64,
+        /// Time of the event.
+        at: Instant,
         /// Packet size (bytes).
         bytes: u32,
     },
     /// A delivery opportunity of the trace occurred (reported whether used or wasted), before the
     /// deliveries it makes.
     Opportunity {
-        /// Time (µs).
-        at_us: u64,
+        /// Time of the event.
+        at: Instant,
         /// Budget of the opportunity (bytes).
         bytes: u32,
     },
@@ -141,24 +146,24 @@ pub enum LinkEvent<P> {
     /// after the [`Opportunity`](LinkEvent::Opportunity) and in FIFO order with its deliveries.
     /// The packet had been reported as [`Enqueued`](LinkEvent::Enqueued) when it joined the queue.
     HeadDropped {
-        /// Time of the drop, i.e. of the opportunity (µs).
-        at_us: u64,
+        /// Time of the drop, i.e. of the opportunity.
+        at: Instant,
         /// Packet size (bytes).
         bytes: u32,
-        /// When it joined the queue (µs); `at_us - enqueued_us` is its sojourn time.
-        enqueued_us: u64,
+        /// When it joined the queue; `at - enqueued` is its sojourn time.
+        enqueued: Instant,
     },
 }
 
 impl<P> LinkEvent<P> {
-    /// Time of the event (µs).
-    pub fn at_us(&self) -> u64 {
+    /// Time of the event.
+    pub fn at(&self) -> Instant {
         match self {
-            LinkEvent::Enqueued { at_us, .. }
-            | LinkEvent::Dropped { at_us, .. }
-            | LinkEvent::Opportunity { at_us, .. }
-            | LinkEvent::HeadDropped { at_us, .. } => *at_us,
-            LinkEvent::Delivered(d) => d.delivered_us,
+            LinkEvent::Enqueued { at, .. }
+            | LinkEvent::Dropped { at, .. }
+            | LinkEvent::Opportunity { at, .. }
+            | LinkEvent::HeadDropped { at, .. } => *at,
+            LinkEvent::Delivered(d) => d.delivered,
         }
     }
 }
@@ -207,7 +212,7 @@ pub struct LinkStats {
 
 /// The trace-driven link, generic over an opaque payload `P` carried with each packet.
 ///
-/// Drive it with [`send`](Link::send), [`next_event_us`](Link::next_event_us) and
+/// Drive it with [`send`](Link::send), [`next_event`](Link::next_event) and
 /// [`advance`](Link::advance). The link keeps a clock: the latest time passed to `send` or
 /// `advance`. A `send` earlier than that clock is treated as a send at the clock (time never runs
 /// backwards), and an `advance` to an earlier time does nothing.
@@ -215,11 +220,11 @@ pub struct LinkStats {
 pub struct Link<P> {
     config: LinkConfig,
     cursor: OpportunityCursor,
-    /// Packets in propagation, ordered by `enqueued_us` (non-decreasing since the clock is).
+    /// Packets in propagation, ordered by `enqueued` (non-decreasing since the clock is).
     propagating: VecDeque<Packet<P>>,
     propagating_bytes: u64,
     queue: ByteQueue<P>,
-    now_us: u64,
+    now: Instant,
     stats: LinkStats,
     /// Effective loss probability (`config.loss` made a probability).
     loss: f64,
@@ -244,7 +249,7 @@ impl<P> Link<P> {
             propagating: VecDeque::new(),
             propagating_bytes: 0,
             queue: ByteQueue::new(config.queue),
-            now_us: 0,
+            now: Instant::ZERO,
             stats: LinkStats::default(),
             config,
         }
@@ -260,42 +265,42 @@ impl<P> Link<P> {
         self.cursor.trace()
     }
 
-    /// The link's clock: the latest time given to `send` or `advance` (µs).
-    pub fn now_us(&self) -> u64 {
-        self.now_us
+    /// The link's clock: the latest time given to `send` or `advance`.
+    pub fn now(&self) -> Instant {
+        self.now
     }
 
-    /// Hands a packet of `size_bytes` to the link at `now_us` (µs). It joins the queue at
-    /// `now_us + propagation_delay_us` during a later (or this) [`advance`](Link::advance).
-    /// A `now_us` earlier than the link's clock is raised to the clock. Any size is accepted
+    /// Hands a packet of `size_bytes` to the link at `now`. It joins the queue at
+    /// `now + propagation_delay_us` during a later (or this) [`advance`](Link::advance).
+    /// A `now` earlier than the link's clock is raised to the clock. Any size is accepted
     /// (a packet larger than one opportunity needs several; a 0-byte packet departs at the first
     /// opportunity with budget left).
     ///
-    /// With a zero propagation delay, send *before* advancing to `now_us` if the packet should be
-    /// able to use an opportunity at exactly `now_us`: once `advance(now_us)` has processed that
+    /// With a zero propagation delay, send *before* advancing to `now` if the packet should be
+    /// able to use an opportunity at exactly `now`: once `advance(now)` has processed that
     /// opportunity it is gone (the same as mahimahi, which serves the link up to the arrival time
     /// before queueing an arriving packet).
-    pub fn send(&mut self, now_us: u64, size_bytes: u32, payload: P) {
-        let sent_us = now_us.max(self.now_us);
-        self.now_us = sent_us;
+    pub fn send(&mut self, now: Instant, size_bytes: u32, payload: P) {
+        let sent = now.max(self.now);
+        self.now = sent;
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += u64::from(size_bytes);
         self.propagating_bytes += u64::from(size_bytes);
         self.propagating.push_back(Packet {
-            sent_us,
-            enqueued_us: sent_us.saturating_add(self.config.propagation_delay_us),
+            sent,
+            enqueued: sent + self.config.propagation_delay_us,
             bytes: size_bytes,
             payload,
         });
     }
 
-    /// The earliest time (µs) at which a queue entry or a delivery can happen: the next pending
+    /// The earliest time at which a queue entry or a delivery can happen: the next pending
     /// queue entry, or the next opportunity if the queue is non-empty. Opportunities that would be
     /// wasted on an empty queue are not reported (they are still emitted by `advance`). `None` when
     /// nothing is in flight, or only queued packets remain on a non-looping trace that has ended.
-    /// May be earlier than [`now_us`](Link::now_us) if `advance` has not caught up.
-    pub fn next_event_us(&self) -> Option<u64> {
-        let entry = self.propagating.front().map(|p| p.enqueued_us);
+    /// May be earlier than [`now`](Link::now) if `advance` has not caught up.
+    pub fn next_event(&self) -> Option<Instant> {
+        let entry = self.propagating.front().map(|p| p.enqueued);
         let opportunity = if self.queue.is_empty() {
             None
         } else {
@@ -307,43 +312,43 @@ impl<P> Link<P> {
         }
     }
 
-    /// Processes everything with time `<= now_us` in time order, reporting each event to `sink`:
+    /// Processes everything with time `<= now` in time order, reporting each event to `sink`:
     /// queue entries (or tail drops and losses) and every trace opportunity (even wasted ones),
     /// each followed by the head drops and deliveries it makes, in FIFO order. Entries at time `T`
     /// come before an opportunity at `T`.
-    pub fn advance(&mut self, now_us: u64, sink: &mut impl FnMut(LinkEvent<P>)) {
-        self.now_us = self.now_us.max(now_us);
+    pub fn advance(&mut self, now: Instant, sink: &mut impl FnMut(LinkEvent<P>)) {
+        self.now = self.now.max(now);
         let opportunity_bytes = self.config.opportunity_bytes;
         loop {
             let next_opportunity = self.cursor.peek();
             if let Some(front) = self.propagating.front() {
-                let entry = front.enqueued_us;
-                if entry <= now_us && !matches!(next_opportunity, Some(o) if o < entry) {
+                let entry = front.enqueued;
+                if entry <= now && !matches!(next_opportunity, Some(o) if o < entry) {
                     self.enter_queue(sink);
                     continue;
                 }
             }
             match next_opportunity {
-                Some(at_us) if at_us <= now_us => {
+                Some(at) if at <= now => {
                     self.cursor.next();
                     self.stats.opportunities += 1;
                     self.stats.bytes_offered += u64::from(opportunity_bytes);
                     sink(LinkEvent::Opportunity {
-                        at_us,
+                        at,
                         bytes: opportunity_bytes,
                     });
                     let stats = &mut self.stats;
                     self.queue
-                        .serve(at_us, opportunity_bytes, |served| match served {
+                        .serve(at, opportunity_bytes, |served| match served {
                             Served::Departed(p) => {
                                 stats.packets_delivered += 1;
                                 stats.bytes_delivered += u64::from(p.bytes);
                                 sink(LinkEvent::Delivered(Delivery {
                                     payload: p.payload,
                                     bytes: p.bytes,
-                                    sent_us: p.sent_us,
-                                    enqueued_us: p.enqueued_us,
-                                    delivered_us: at_us,
+                                    sent: p.sent,
+                                    enqueued: p.enqueued,
+                                    delivered: at,
                                 }));
                             }
                             Served::HeadDropped(p) => {
@@ -352,9 +357,9 @@ impl<P> Link<P> {
                                 stats.packets_head_dropped += 1;
                                 stats.bytes_head_dropped += u64::from(p.bytes);
                                 sink(LinkEvent::HeadDropped {
-                                    at_us,
+                                    at,
                                     bytes: p.bytes,
-                                    enqueued_us: p.enqueued_us,
+                                    enqueued: p.enqueued,
                                 });
                             }
                         });
@@ -370,24 +375,24 @@ impl<P> Link<P> {
             return;
         };
         let bytes = packet.bytes;
-        let at_us = packet.enqueued_us;
+        let at = packet.enqueued;
         self.propagating_bytes -= u64::from(bytes);
         if self.lose() {
             self.stats.packets_lost += 1;
             self.stats.bytes_lost += u64::from(bytes);
-            sink(LinkEvent::Dropped { at_us, bytes });
+            sink(LinkEvent::Dropped { at, bytes });
             return;
         }
         match self.queue.offer(packet) {
             Ok(()) => {
                 self.stats.packets_enqueued += 1;
                 self.stats.bytes_enqueued += u64::from(bytes);
-                sink(LinkEvent::Enqueued { at_us, bytes });
+                sink(LinkEvent::Enqueued { at, bytes });
             }
             Err(_dropped) => {
                 self.stats.packets_dropped += 1;
                 self.stats.bytes_dropped += u64::from(bytes);
-                sink(LinkEvent::Dropped { at_us, bytes });
+                sink(LinkEvent::Dropped { at, bytes });
             }
         }
     }

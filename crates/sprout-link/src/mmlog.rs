@@ -55,7 +55,7 @@ impl<W: Write> MmLogWriter<W> {
         writeln!(
             out,
             "# propagation delay: {} ms",
-            config.propagation_delay_us / 1000
+            config.propagation_delay_us.as_millis()
         )?;
         if config.loss > 0.0 {
             writeln!(
@@ -71,23 +71,23 @@ impl<W: Write> MmLogWriter<W> {
     /// (`t + bytes`) and `t d 1 bytes`, as mahimahi does; a head drop writes only `t d 1 bytes`.
     pub fn event<P>(&mut self, event: &LinkEvent<P>) -> io::Result<()> {
         match event {
-            LinkEvent::Enqueued { at_us, bytes } => {
-                writeln!(self.out, "{} + {}", at_us / 1000, bytes)
+            LinkEvent::Enqueued { at, bytes } => {
+                writeln!(self.out, "{} + {}", at.as_millis(), bytes)
             }
-            LinkEvent::Dropped { at_us, bytes } => {
-                let ms = at_us / 1000;
+            LinkEvent::Dropped { at, bytes } => {
+                let ms = at.as_millis();
                 writeln!(self.out, "{ms} + {bytes}")?;
                 writeln!(self.out, "{ms} d 1 {bytes}")
             }
-            LinkEvent::HeadDropped { at_us, bytes, .. } => {
-                writeln!(self.out, "{} d 1 {}", at_us / 1000, bytes)
+            LinkEvent::HeadDropped { at, bytes, .. } => {
+                writeln!(self.out, "{} d 1 {}", at.as_millis(), bytes)
             }
-            LinkEvent::Opportunity { at_us, bytes } => {
-                writeln!(self.out, "{} # {}", at_us / 1000, bytes)
+            LinkEvent::Opportunity { at, bytes } => {
+                writeln!(self.out, "{} # {}", at.as_millis(), bytes)
             }
             LinkEvent::Delivered(d) => {
-                let t = d.delivered_us / 1000;
-                let delay = t.saturating_sub(d.enqueued_us / 1000);
+                let t = d.delivered.as_millis();
+                let delay = t.saturating_sub(d.enqueued.as_millis());
                 writeln!(self.out, "{} - {} {}", t, d.bytes, delay)
             }
         }

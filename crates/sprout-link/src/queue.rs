@@ -6,24 +6,25 @@
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
+use sprout_core::time::{Duration, Instant};
 
-/// CoDel's default `TARGET` from RFC 8289 (µs): 5 ms.
-pub const CODEL_DEFAULT_TARGET_US: u64 = 5_000;
+/// CoDel's default `TARGET` from RFC 8289: 5 ms.
+pub const CODEL_DEFAULT_TARGET: Duration = Duration::from_millis(5);
 
-/// CoDel's default `INTERVAL` from RFC 8289 (µs): 100 ms.
-pub const CODEL_DEFAULT_INTERVAL_US: u64 = 100_000;
+/// CoDel's default `INTERVAL` from RFC 8289: 100 ms.
+pub const CODEL_DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
 
 /// CoDel's `MAXPACKET` (bytes): while at most this many bytes remain in the queue after a packet
 /// is taken from it, CoDel never drops (RFC 8289 section 5, "queue below one MTU"). One MTU,
 /// the size of a trace opportunity.
 pub const CODEL_MAXPACKET_BYTES: u64 = 1500;
 
-fn default_codel_target_us() -> u64 {
-    CODEL_DEFAULT_TARGET_US
+fn default_codel_target_us() -> Duration {
+    CODEL_DEFAULT_TARGET
 }
 
-fn default_codel_interval_us() -> u64 {
-    CODEL_DEFAULT_INTERVAL_US
+fn default_codel_interval_us() -> Duration {
+    CODEL_DEFAULT_INTERVAL
 }
 
 /// Queue discipline of the link's bottleneck queue.
@@ -64,12 +65,12 @@ pub enum QueueConfig {
     CoDel {
         /// Acceptable standing queue delay, RFC 8289 `TARGET` (µs). Default 5 000 (5 ms).
         #[serde(default = "default_codel_target_us")]
-        target_us: u64,
+        target_us: Duration,
         /// Sliding window over which the sojourn time must stay above target, and the base of
         /// the control law, RFC 8289 `INTERVAL` (µs). Default 100 000 (100 ms). Must be positive
         /// (see [`LinkConfig::validate`](crate::LinkConfig::validate)).
         #[serde(default = "default_codel_interval_us")]
-        interval_us: u64,
+        interval_us: Duration,
         /// Byte limit of the waiting packets (bytes), enforced at the tail as in
         /// [`DropTail`](QueueConfig::DropTail); `None` = unlimited.
         #[serde(default)]
@@ -141,8 +142,9 @@ impl std::str::FromStr for QueueKind {
     }
 }
 
-/// `us` microseconds as milliseconds without trailing zeros: `5ms`, `2.5ms`, `0.001ms`.
-fn format_ms(us: u64) -> String {
+/// A duration in milliseconds without trailing zeros: `5ms`, `2.5ms`, `0.001ms`.
+fn format_ms(d: Duration) -> String {
+    let us = d.as_micros();
     let (whole, frac) = (us / 1000, us % 1000);
     if frac == 0 {
         format!("{whole}ms")
@@ -156,8 +158,8 @@ impl QueueConfig {
     /// CoDel with the RFC 8289 defaults: target 5 ms, interval 100 ms, no tail byte limit.
     pub fn codel() -> Self {
         QueueConfig::CoDel {
-            target_us: CODEL_DEFAULT_TARGET_US,
-            interval_us: CODEL_DEFAULT_INTERVAL_US,
+            target_us: CODEL_DEFAULT_TARGET,
+            interval_us: CODEL_DEFAULT_INTERVAL,
             limit_bytes: None,
         }
     }
@@ -201,10 +203,10 @@ impl QueueConfig {
 /// A packet inside the link (in propagation or queued).
 #[derive(Debug, Clone)]
 pub(crate) struct Packet<P> {
-    /// When the sender handed it to the link (µs).
-    pub sent_us: u64,
-    /// When it reaches (reached) the tail of the queue: `sent_us + propagation delay` (µs).
-    pub enqueued_us: u64,
+    /// When the sender handed it to the link.
+    pub sent: Instant,
+    /// When it reaches (reached) the tail of the queue: `sent + propagation delay`.
+    pub enqueued: Instant,
     /// Size (bytes).
     pub bytes: u32,
     pub payload: P,
@@ -312,11 +314,12 @@ impl<P> ByteQueue<P> {
         Ok(())
     }
 
-    /// Spends one opportunity of `budget` bytes at time `now_us` (µs); reports every packet that
+    /// Spends one opportunity of `budget` bytes at time `now`; reports every packet that
     /// completes or is dropped at the head to `out`, in FIFO order. Unused budget is lost; head
     /// drops use none of it.
     #[inline]
-    pub fn serve(&mut self, now_us: u64, mut budget: u32, mut out: impl FnMut(Served<P>)) {
+    pub fn serve(&mut self, now: Instant, mut budget: u32, mut out: impl FnMut(Served<P>)) {
+        let now_us = now.as_micros();
         while budget > 0 {
             if !self.head_in_transit && !self.start_head(now_us, &mut out) {
                 return;
@@ -347,7 +350,8 @@ impl<P> ByteQueue<P> {
             ..
         } = self.config
         {
-            self.codel_dequeue(now_us, target_us, interval_us, out);
+            let (target, interval) = (target_us.as_micros(), interval_us.as_micros());
+            self.codel_dequeue(now_us, target, interval, out);
         }
         if self.packets.is_empty() {
             return false;
@@ -374,7 +378,7 @@ impl<P> ByteQueue<P> {
             self.codel.first_above_time = None;
             return None;
         };
-        let sojourn_time = now.saturating_sub(p.enqueued_us);
+        let sojourn_time = now.saturating_sub(p.enqueued.as_micros());
         // Bytes left in the queue once this packet has been taken out.
         let bytes_after = self.total_bytes - u64::from(p.bytes);
         let mut ok_to_drop = false;

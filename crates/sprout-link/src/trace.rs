@@ -13,6 +13,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use sprout_core::time::{Duration, Instant};
+
 /// Bytes one trace line (one delivery opportunity) may carry, as in mahimahi (bytes).
 pub const OPPORTUNITY_BYTES: u64 = 1500;
 
@@ -172,8 +174,13 @@ impl Trace {
         self.last_ms().max(1)
     }
 
-    /// Loop period in microseconds (`period_ms() * 1000`).
-    pub fn duration_us(&self) -> u64 {
+    /// Loop period ([`period_ms`](Trace::period_ms) as a duration).
+    pub fn duration(&self) -> Duration {
+        Duration::from_micros(self.period_us())
+    }
+
+    /// Loop period (µs), for the cursor's arithmetic.
+    fn period_us(&self) -> u64 {
         self.period_ms() * 1000
     }
 
@@ -182,11 +189,12 @@ impl Trace {
         (self.len() as f64) * (OPPORTUNITY_BYTES * 8) as f64 / self.period_ms() as f64
     }
 
-    /// Bytes the trace offers (1500 per opportunity) at times in `[from_us, to_us)` (µs). With
+    /// Bytes the trace offers (1500 per opportunity) at times in `[from, to)`. With
     /// `looping`, opportunity `t` also occurs at `t + k * period` for all `k >= 1`; without, nothing
-    /// occurs after the last timestamp. O(log n). Returns 0 when `from_us >= to_us`; saturates at
+    /// occurs after the last timestamp. O(log n). Returns 0 when `from >= to`; saturates at
     /// `u64::MAX`.
-    pub fn capacity_bytes(&self, from_us: u64, to_us: u64, looping: bool) -> u64 {
+    pub fn capacity_bytes(&self, from: Instant, to: Instant, looping: bool) -> u64 {
+        let (from_us, to_us) = (from.as_micros(), to.as_micros());
         if from_us >= to_us {
             return 0;
         }
@@ -201,7 +209,7 @@ impl Trace {
         if !looping {
             return before(x_us);
         }
-        let period_us = self.duration_us();
+        let period_us = self.period_us();
         let k = (x_us / period_us) as u128;
         let r = x_us % period_us;
         let n = ops.len() as u128;
@@ -316,7 +324,7 @@ fn parse_lines(file: &str, text: &str) -> Result<Vec<u64>, TraceError> {
     Ok(out)
 }
 
-/// Cheap cursor yielding successive opportunity times of a trace in microseconds, in order
+/// Cheap cursor yielding successive opportunity times of a trace, in order
 /// (several equal times for several opportunities in one ms). Looping cursors repeat the trace
 /// every [`Trace::period_ms`]; non-looping ones end after the last line. Also an [`Iterator`].
 #[derive(Debug, Clone)]
@@ -344,22 +352,23 @@ impl OpportunityCursor {
         }
     }
 
-    /// A cursor positioned at the first opportunity at or after `from_us` (µs). O(log n).
-    pub fn starting_at(trace: Arc<Trace>, looping: bool, from_us: u64) -> Self {
+    /// A cursor positioned at the first opportunity at or after `from`. O(log n).
+    pub fn starting_at(trace: Arc<Trace>, looping: bool, from: Instant) -> Self {
         let mut cursor = OpportunityCursor::new(trace, looping);
-        cursor.seek(from_us);
+        cursor.seek(from);
         cursor
     }
 
-    /// Moves the cursor forward to the first opportunity at or after `from_us` (µs); never moves
+    /// Moves the cursor forward to the first opportunity at or after `from`; never moves
     /// it backwards. O(log n).
-    pub fn seek(&mut self, from_us: u64) {
+    pub fn seek(&mut self, from: Instant) {
+        let from_us = from.as_micros();
         let Some(next) = self.next_us else { return };
         if next >= from_us {
             return;
         }
         let ops = &self.trace.opportunities_ms;
-        let period_us = self.trace.duration_us();
+        let period_us = self.trace.period_us();
         let (base_us, offset_us) = if self.looping {
             let k = from_us / period_us;
             let r = from_us - k * period_us;
@@ -388,10 +397,10 @@ impl OpportunityCursor {
         }
     }
 
-    /// Time of the next opportunity (µs) without consuming it; None when the trace has ended.
+    /// Time of the next opportunity without consuming it; None when the trace has ended.
     #[inline]
-    pub fn peek(&self) -> Option<u64> {
-        self.next_us
+    pub fn peek(&self) -> Option<Instant> {
+        self.next_us.map(Instant::from_micros)
     }
 
     /// Whether this cursor loops the trace.
@@ -414,7 +423,7 @@ impl OpportunityCursor {
                 return;
             }
             self.index = 0;
-            match self.base_us.checked_add(self.trace.duration_us()) {
+            match self.base_us.checked_add(self.trace.period_us()) {
                 Some(b) => self.base_us = b,
                 None => {
                     self.next_us = None;
@@ -427,13 +436,13 @@ impl OpportunityCursor {
 }
 
 impl Iterator for OpportunityCursor {
-    type Item = u64;
+    type Item = Instant;
 
-    /// Next opportunity time (µs).
+    /// Next opportunity time.
     #[inline]
-    fn next(&mut self) -> Option<u64> {
+    fn next(&mut self) -> Option<Instant> {
         let now = self.next_us?;
         self.step();
-        Some(now)
+        Some(Instant::from_micros(now))
     }
 }

@@ -4,16 +4,17 @@
 //! millisecond, so a 1500-byte packet is dequeued (in CoDel's sense) and delivered at the same
 //! opportunity, and its sojourn time is `delivered_us - enqueued_us`.
 
+use sprout_core::time::{Duration, Instant};
 use std::sync::Arc;
 
 use proptest::prelude::*;
 use sprout_link::{
     constant_rate_trace, Link, LinkConfig, LinkEvent, LinkStats, MmLog, MmLogWriter, QueueConfig,
-    Trace, CODEL_DEFAULT_INTERVAL_US, CODEL_DEFAULT_TARGET_US,
+    Trace, CODEL_DEFAULT_INTERVAL, CODEL_DEFAULT_TARGET,
 };
 
-const TARGET_US: u64 = CODEL_DEFAULT_TARGET_US;
-const INTERVAL_US: u64 = CODEL_DEFAULT_INTERVAL_US;
+const TARGET_US: u64 = CODEL_DEFAULT_TARGET.as_micros();
+const INTERVAL_US: u64 = CODEL_DEFAULT_INTERVAL.as_micros();
 /// Service time of one 1500-byte packet on the constant-rate trace (µs).
 const SERVICE_US: u64 = 1_000;
 
@@ -38,10 +39,10 @@ fn with_queue(queue: QueueConfig) -> LinkConfig {
 fn run(link: &mut Link<usize>, sends: &[u64], until_us: u64) -> Vec<LinkEvent<usize>> {
     let mut events = Vec::new();
     for (i, &t) in sends.iter().enumerate() {
-        link.advance(t, &mut |e| events.push(e));
-        link.send(t, 1500, i);
+        link.advance(Instant::from_micros(t), &mut |e| events.push(e));
+        link.send(Instant::from_micros(t), 1500, i);
     }
-    link.advance(until_us, &mut |e| events.push(e));
+    link.advance(Instant::from_micros(until_us), &mut |e| events.push(e));
     events
 }
 
@@ -50,7 +51,10 @@ fn sojourns(events: &[LinkEvent<usize>]) -> Vec<(u64, u64)> {
     events
         .iter()
         .filter_map(|e| match e {
-            LinkEvent::Delivered(d) => Some((d.delivered_us, d.delivered_us - d.enqueued_us)),
+            LinkEvent::Delivered(d) => Some((
+                d.delivered.as_micros(),
+                d.delivered.as_micros() - d.enqueued.as_micros(),
+            )),
             _ => None,
         })
         .collect()
@@ -60,7 +64,7 @@ fn head_drop_times(events: &[LinkEvent<usize>]) -> Vec<u64> {
     events
         .iter()
         .filter_map(|e| match e {
-            LinkEvent::HeadDropped { at_us, .. } => Some(*at_us),
+            LinkEvent::HeadDropped { at, .. } => Some(at.as_micros()),
             _ => None,
         })
         .collect()
@@ -70,7 +74,7 @@ fn delivered_payloads(events: &[LinkEvent<usize>]) -> Vec<(usize, u64)> {
     events
         .iter()
         .filter_map(|e| match e {
-            LinkEvent::Delivered(d) => Some((d.payload, d.delivered_us)),
+            LinkEvent::Delivered(d) => Some((d.payload, d.delivered.as_micros())),
             _ => None,
         })
         .collect()
@@ -133,8 +137,8 @@ fn codel_constructor_has_the_rfc_defaults() {
     assert_eq!(
         QueueConfig::codel(),
         QueueConfig::CoDel {
-            target_us: 5_000,
-            interval_us: 100_000,
+            target_us: Duration::from_micros(5_000),
+            interval_us: Duration::from_micros(100_000),
             limit_bytes: None
         }
     );
@@ -250,18 +254,17 @@ fn codel_first_drop_after_an_interval_above_target_then_control_law() {
     // the queue never empties, so every opportunity from the first delivery on (and in
     // particular each one that drops) still delivers one packet.
     for e in &events {
-        if let LinkEvent::HeadDropped {
-            at_us, enqueued_us, ..
-        } = e
-        {
-            assert!(at_us - enqueued_us >= TARGET_US);
-            assert!(deliveries.iter().any(|s| s.0 == *at_us));
+        if let LinkEvent::HeadDropped { at, enqueued, .. } = e {
+            assert!((*at - *enqueued).as_micros() >= TARGET_US);
+            assert!(deliveries.iter().any(|s| s.0 == at.as_micros()));
         }
     }
     let first_delivery = deliveries[0].0;
     let opportunities = events
         .iter()
-        .filter(|e| matches!(e, LinkEvent::Opportunity { at_us, .. } if *at_us >= first_delivery))
+        .filter(
+            |e| matches!(e, LinkEvent::Opportunity { at, .. } if at.as_micros() >= first_delivery),
+        )
         .count();
     assert_eq!(deliveries.len(), opportunities);
 
@@ -323,10 +326,11 @@ fn aimd_run(queue: QueueConfig, seconds: u64) -> (Vec<(u64, u64)>, LinkStats) {
     for ms in 0..seconds * 1000 {
         let now = ms * 1000;
         let mut dropped = false;
-        link.advance(now, &mut |e| match e {
-            LinkEvent::Delivered(d) => {
-                deliveries.push((d.delivered_us, d.delivered_us - d.enqueued_us))
-            }
+        link.advance(Instant::from_micros(now), &mut |e| match e {
+            LinkEvent::Delivered(d) => deliveries.push((
+                d.delivered.as_micros(),
+                d.delivered.as_micros() - d.enqueued.as_micros(),
+            )),
             LinkEvent::Dropped { .. } | LinkEvent::HeadDropped { .. } => dropped = true,
             _ => {}
         });
@@ -337,7 +341,7 @@ fn aimd_run(queue: QueueConfig, seconds: u64) -> (Vec<(u64, u64)>, LinkStats) {
         rate = (rate + 1.0).min(2000.0);
         credit += rate / 1000.0;
         while credit >= 1.0 {
-            link.send(now, 1500, id);
+            link.send(Instant::from_micros(now), 1500, id);
             id += 1;
             credit -= 1.0;
         }
@@ -417,13 +421,13 @@ fn codel_drops_use_no_budget_and_never_hit_a_started_packet() {
     let s = link.stats();
     assert!(s.packets_head_dropped > 10, "{s:?}");
     assert_eq!(link.queue_packets(), 0, "drained");
-    let first_arrival = cfg.propagation_delay_us;
+    let first_arrival = cfg.propagation_delay_us.as_micros();
     let last_delivery = delivered_payloads(&events).last().unwrap().1;
     let opportunities = events
         .iter()
         .filter(|e| {
-            matches!(e, LinkEvent::Opportunity { at_us, .. }
-                if (first_arrival..=last_delivery).contains(at_us))
+            matches!(e, LinkEvent::Opportunity { at, .. }
+                if (first_arrival..=last_delivery).contains(&at.as_micros()))
         })
         .count() as u64;
     let budget = opportunities * 500;
@@ -438,8 +442,8 @@ fn codel_drops_use_no_budget_and_never_hit_a_started_packet() {
 fn codel_tail_limit_counts_waiting_bytes() {
     // The optional byte limit works as drop-tail's: here 3000 bytes of waiting packets.
     let queue = QueueConfig::CoDel {
-        target_us: TARGET_US,
-        interval_us: INTERVAL_US,
+        target_us: CODEL_DEFAULT_TARGET,
+        interval_us: CODEL_DEFAULT_INTERVAL,
         limit_bytes: Some(3000),
     };
     let mut link = Link::new(trace(&[100]), with_queue(queue));
@@ -461,8 +465,8 @@ fn codel_description() {
         "codel [target=5ms, interval=100ms]"
     );
     let q = QueueConfig::CoDel {
-        target_us: 2_500,
-        interval_us: 80_001,
+        target_us: Duration::from_micros(2_500),
+        interval_us: Duration::from_micros(80_001),
         limit_bytes: Some(150_000),
     };
     assert_eq!(
@@ -515,14 +519,14 @@ fn lossy(loss: f64, seed: u64) -> LinkConfig {
 fn loss_pattern(config: LinkConfig, n: usize) -> (Vec<bool>, Link<usize>) {
     let mut link = Link::new(one_per_ms(), config);
     for i in 0..n {
-        link.send(0, 100, i);
+        link.send(Instant::from_micros(0), 100, i);
     }
     let mut pattern = Vec::with_capacity(n);
-    let delay = link.config().propagation_delay_us;
-    link.advance(delay, &mut |e| match e {
+    let delay = link.config().propagation_delay_us.as_micros();
+    link.advance(Instant::from_micros(delay), &mut |e| match e {
         LinkEvent::Enqueued { .. } => pattern.push(false),
-        LinkEvent::Dropped { at_us, .. } => {
-            assert_eq!(at_us, delay, "lost at the tail of the queue");
+        LinkEvent::Dropped { at, .. } => {
+            assert_eq!(at.as_micros(), delay, "lost at the tail of the queue");
             pattern.push(true)
         }
         _ => {}
@@ -581,10 +585,10 @@ fn losses_are_the_same_whatever_the_interleaving() {
     let events = run(&mut a, &sends, 2_100_000);
     let mut b = Link::new(one_per_ms(), config);
     for (i, &t) in sends.iter().enumerate() {
-        b.send(t, 1500, i);
+        b.send(Instant::from_micros(t), 1500, i);
     }
     let mut batch = Vec::new();
-    b.advance(2_100_000, &mut |e| batch.push(e));
+    b.advance(Instant::from_micros(2_100_000), &mut |e| batch.push(e));
     assert_eq!(batch, events);
     assert_conservation(&a);
     assert!(a.stats().packets_lost > 0);
@@ -637,8 +641,8 @@ fn validate_rejects_nonsense() {
     }
     assert!(with_queue(QueueConfig::codel()).validate().is_ok());
     let zero_interval = with_queue(QueueConfig::CoDel {
-        target_us: 5_000,
-        interval_us: 0,
+        target_us: Duration::from_micros(5_000),
+        interval_us: Duration::from_micros(0),
         limit_bytes: None,
     });
     assert!(zero_interval
@@ -702,8 +706,8 @@ fn mm_log_header_mentions_loss_and_still_parses() {
 #[test]
 fn serde_round_trips_codel_and_loss() {
     let q = QueueConfig::CoDel {
-        target_us: 2_000,
-        interval_us: 50_000,
+        target_us: Duration::from_micros(2_000),
+        interval_us: Duration::from_micros(50_000),
         limit_bytes: Some(90_000),
     };
     let json = serde_json::to_string(&q).unwrap();
@@ -777,8 +781,12 @@ proptest! {
         let ms: Vec<u64> = gaps.iter().map(|g| { t += g; t }).collect();
         let trace = trace(&ms);
         let cfg = LinkConfig {
-            propagation_delay_us: delay_ms * 1000,
-            queue: QueueConfig::CoDel { target_us, interval_us, limit_bytes: limit },
+            propagation_delay_us: Duration::from_micros(delay_ms * 1000),
+            queue: QueueConfig::CoDel {
+                target_us: Duration::from_micros(target_us),
+                interval_us: Duration::from_micros(interval_us),
+                limit_bytes: limit,
+            },
             looping,
             opportunity_bytes,
             loss,
@@ -793,27 +801,27 @@ proptest! {
         let mut events = Vec::new();
         for (i, &(t, size)) in sends.iter().enumerate() {
             if t > 0 {
-                link.advance(t - 1, &mut |e| events.push(e));
+                link.advance(Instant::from_micros(t - 1), &mut |e| events.push(e));
             }
-            link.send(t, size, i);
+            link.send(Instant::from_micros(t), size, i);
         }
-        link.advance(until, &mut |e| events.push(e));
+        link.advance(Instant::from_micros(until), &mut |e| events.push(e));
         assert_conservation(&link);
 
         let mut last = 0;
         let mut last_opportunity = None;
         let mut last_id = None;
         for e in &events {
-            prop_assert!(e.at_us() >= last, "out of order: {:?}", e);
-            last = e.at_us();
+            prop_assert!(e.at().as_micros() >= last, "out of order: {:?}", e);
+            last = e.at().as_micros();
             match e {
-                LinkEvent::Opportunity { at_us, .. } => last_opportunity = Some(*at_us),
-                LinkEvent::HeadDropped { at_us, enqueued_us, .. } => {
-                    prop_assert_eq!(last_opportunity, Some(*at_us));
-                    prop_assert!(at_us - enqueued_us >= target_us);
+                LinkEvent::Opportunity { at, .. } => last_opportunity = Some(at.as_micros()),
+                LinkEvent::HeadDropped { at, enqueued, .. } => {
+                    prop_assert_eq!(last_opportunity, Some(at.as_micros()));
+                    prop_assert!((*at - *enqueued).as_micros() >= target_us);
                 }
                 LinkEvent::Delivered(d) => {
-                    prop_assert_eq!(last_opportunity, Some(d.delivered_us));
+                    prop_assert_eq!(last_opportunity, Some(d.delivered.as_micros()));
                     prop_assert_eq!(d.bytes, sends[d.payload].1);
                     prop_assert!(!matches!(last_id, Some(l) if d.payload <= l), "not FIFO");
                     last_id = Some(d.payload);
@@ -824,10 +832,10 @@ proptest! {
 
         let mut batch = Link::new(Arc::clone(&trace), cfg);
         for (i, &(t, size)) in sends.iter().enumerate() {
-            batch.send(t, size, i);
+            batch.send(Instant::from_micros(t), size, i);
         }
         let mut batch_events = Vec::new();
-        batch.advance(until, &mut |e| batch_events.push(e));
+        batch.advance(Instant::from_micros(until), &mut |e| batch_events.push(e));
         prop_assert_eq!(batch_events, events);
     }
 
@@ -849,15 +857,15 @@ proptest! {
             let cfg = LinkConfig { queue, opportunity_bytes, ..LinkConfig::default() };
             let mut link = Link::new(Arc::clone(&trace), cfg);
             for (i, &(t, size)) in sends.iter().enumerate() {
-                link.send(t, size, i);
+                link.send(Instant::from_micros(t), size, i);
             }
             let mut events = Vec::new();
-            link.advance(now + 300_000, &mut |e| events.push(e));
+            link.advance(Instant::from_micros(now + 300_000), &mut |e| events.push(e));
             events
         };
         let codel = go(QueueConfig::CoDel {
-            target_us: u64::MAX,
-            interval_us: INTERVAL_US,
+            target_us: Duration::from_micros(u64::MAX),
+            interval_us: CODEL_DEFAULT_INTERVAL,
             limit_bytes: limit,
         });
         prop_assert_eq!(codel, go(QueueConfig::DropTail { limit_bytes: limit }));

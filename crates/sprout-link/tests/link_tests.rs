@@ -1,5 +1,6 @@
 //! Link semantics: per-byte delivery, propagation delay, drop-tail, looping, event order.
 
+use sprout_core::time::{Duration, Instant};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ fn trace(ms: &[u64]) -> Arc<Trace> {
 
 fn config(delay_ms: u64, looping: bool, limit: Option<u64>) -> LinkConfig {
     LinkConfig {
-        propagation_delay_us: delay_ms * 1000,
+        propagation_delay_us: Duration::from_micros(delay_ms * 1000),
         queue: QueueConfig::DropTail { limit_bytes: limit },
         looping,
         ..LinkConfig::default()
@@ -24,10 +25,10 @@ fn config(delay_ms: u64, looping: bool, limit: Option<u64>) -> LinkConfig {
 fn run(link: &mut Link<usize>, sends: &[(u64, u32)], until_us: u64) -> Vec<LinkEvent<usize>> {
     let mut events = Vec::new();
     for (i, &(t, size)) in sends.iter().enumerate() {
-        link.advance(t, &mut |e| events.push(e));
-        link.send(t, size, i);
+        link.advance(Instant::from_micros(t), &mut |e| events.push(e));
+        link.send(Instant::from_micros(t), size, i);
     }
-    link.advance(until_us, &mut |e| events.push(e));
+    link.advance(Instant::from_micros(until_us), &mut |e| events.push(e));
     events
 }
 
@@ -44,14 +45,14 @@ fn deliveries(events: &[LinkEvent<usize>]) -> Vec<Delivery<usize>> {
 fn delivered_at(events: &[LinkEvent<usize>]) -> Vec<(usize, u64)> {
     deliveries(events)
         .iter()
-        .map(|d| (d.payload, d.delivered_us))
+        .map(|d| (d.payload, d.delivered.as_micros()))
         .collect()
 }
 
 #[test]
 fn defaults() {
     let c = LinkConfig::default();
-    assert_eq!(c.propagation_delay_us, 20_000);
+    assert_eq!(c.propagation_delay_us.as_micros(), 20_000);
     assert_eq!(c.queue, QueueConfig::DropTail { limit_bytes: None });
     assert!(c.looping);
     assert_eq!(c.opportunity_bytes, 1500);
@@ -98,7 +99,7 @@ fn big_packet_needs_two_opportunities() {
     assert_eq!(link.queue_bytes(), 3000);
     assert_eq!(link.queue_bytes_to_transmit(), 1500);
     let mut more = Vec::new();
-    link.advance(30_000, &mut |e| more.push(e));
+    link.advance(Instant::from_micros(30_000), &mut |e| more.push(e));
     assert_eq!(delivered_at(&more), vec![(0, 20_000)]);
 }
 
@@ -130,9 +131,9 @@ fn propagation_delay_comes_before_the_queue() {
     let events = run(&mut link, &[(0, 1500)], 100_000);
     let d = deliveries(&events);
     assert_eq!(d.len(), 1);
-    assert_eq!(d[0].sent_us, 0);
-    assert_eq!(d[0].enqueued_us, 20_000);
-    assert_eq!(d[0].delivered_us, 25_000);
+    assert_eq!(d[0].sent.as_micros(), 0);
+    assert_eq!(d[0].enqueued.as_micros(), 20_000);
+    assert_eq!(d[0].delivered.as_micros(), 25_000);
     assert_eq!(d[0].bytes, 1500);
 }
 
@@ -159,14 +160,14 @@ fn drop_tail_drops_over_the_byte_limit() {
     assert_eq!(
         drops[0],
         &LinkEvent::Dropped {
-            at_us: 1000,
+            at: Instant::from_micros(1000),
             bytes: 1500
         }
     );
     assert_eq!(
         drops[1],
         &LinkEvent::Dropped {
-            at_us: 1000,
+            at: Instant::from_micros(1000),
             bytes: 100
         }
     );
@@ -205,7 +206,7 @@ fn looping_repeats_the_trace_and_non_looping_stops() {
     let events = run(&mut once, &sends, 1_000_000);
     assert_eq!(delivered_at(&events).len(), 2);
     assert_eq!(once.queue_packets(), 3);
-    assert_eq!(once.next_event_us(), None);
+    assert_eq!(once.next_event().map(Instant::as_micros), None);
     let opportunities = events
         .iter()
         .filter(|e| matches!(e, LinkEvent::Opportunity { .. }))
@@ -219,41 +220,41 @@ fn events_come_in_time_order() {
     let events = run(&mut link, &[(0, 1500), (5_000, 100)], 20_000);
     let expected = vec![
         LinkEvent::Opportunity {
-            at_us: 0,
+            at: Instant::from_micros(0),
             bytes: 1500,
         },
         LinkEvent::Enqueued {
-            at_us: 5_000,
+            at: Instant::from_micros(5_000),
             bytes: 1500,
         },
         LinkEvent::Enqueued {
-            at_us: 10_000,
+            at: Instant::from_micros(10_000),
             bytes: 100,
         },
         LinkEvent::Opportunity {
-            at_us: 10_000,
+            at: Instant::from_micros(10_000),
             bytes: 1500,
         },
         LinkEvent::Delivered(Delivery {
             payload: 0,
             bytes: 1500,
-            sent_us: 0,
-            enqueued_us: 5_000,
-            delivered_us: 10_000,
+            sent: Instant::from_micros(0),
+            enqueued: Instant::from_micros(5_000),
+            delivered: Instant::from_micros(10_000),
         }),
         LinkEvent::Opportunity {
-            at_us: 10_000,
+            at: Instant::from_micros(10_000),
             bytes: 1500,
         },
         LinkEvent::Delivered(Delivery {
             payload: 1,
             bytes: 100,
-            sent_us: 5_000,
-            enqueued_us: 10_000,
-            delivered_us: 10_000,
+            sent: Instant::from_micros(5_000),
+            enqueued: Instant::from_micros(10_000),
+            delivered: Instant::from_micros(10_000),
         }),
         LinkEvent::Opportunity {
-            at_us: 20_000,
+            at: Instant::from_micros(20_000),
             bytes: 1500,
         },
     ];
@@ -263,18 +264,18 @@ fn events_come_in_time_order() {
 #[test]
 fn next_event_skips_wasted_opportunities() {
     let mut link: Link<()> = Link::new(trace(&[1, 2, 3, 50, 60]), config(20, false, None));
-    assert_eq!(link.next_event_us(), None);
-    link.send(10_000, 1500, ());
-    link.send(10_000, 1500, ());
-    assert_eq!(link.next_event_us(), Some(30_000));
+    assert_eq!(link.next_event().map(Instant::as_micros), None);
+    link.send(Instant::from_micros(10_000), 1500, ());
+    link.send(Instant::from_micros(10_000), 1500, ());
+    assert_eq!(link.next_event().map(Instant::as_micros), Some(30_000));
     let mut n = 0;
-    link.advance(30_000, &mut |_| n += 1);
+    link.advance(Instant::from_micros(30_000), &mut |_| n += 1);
     assert_eq!(n, 3 + 2); // three wasted opportunities, two entries
-    assert_eq!(link.next_event_us(), Some(50_000));
-    link.advance(50_000, &mut |_| {});
-    assert_eq!(link.next_event_us(), Some(60_000));
-    link.advance(60_000, &mut |_| {});
-    assert_eq!(link.next_event_us(), None);
+    assert_eq!(link.next_event().map(Instant::as_micros), Some(50_000));
+    link.advance(Instant::from_micros(50_000), &mut |_| {});
+    assert_eq!(link.next_event().map(Instant::as_micros), Some(60_000));
+    link.advance(Instant::from_micros(60_000), &mut |_| {});
+    assert_eq!(link.next_event().map(Instant::as_micros), None);
     assert_eq!(link.stats().packets_delivered, 2);
 }
 
@@ -288,7 +289,7 @@ fn opportunity_bytes_is_configurable() {
     let events = run(&mut link, &[(0, 1500), (0, 1500), (0, 1)], 10_000);
     assert_eq!(delivered_at(&events).len(), 2);
     assert!(events.contains(&LinkEvent::Opportunity {
-        at_us: 10_000,
+        at: Instant::from_micros(10_000),
         bytes: 3000
     }));
 }
@@ -297,9 +298,9 @@ fn opportunity_bytes_is_configurable() {
 fn zero_delay_send_after_advance_misses_opportunity_at_same_instant() {
     // Sending before advancing to T: the packet uses the opportunity at T.
     let mut link = Link::new(trace(&[10, 20]), config(0, false, None));
-    link.send(10_000, 1500, 0usize);
+    link.send(Instant::from_micros(10_000), 1500, 0usize);
     let mut events = Vec::new();
-    link.advance(30_000, &mut |e| events.push(e));
+    link.advance(Instant::from_micros(30_000), &mut |e| events.push(e));
     assert_eq!(delivered_at(&events), vec![(0, 10_000)]);
     // Advancing to T first (as mahimahi does on arrival): that opportunity is gone.
     let mut link = Link::new(trace(&[10, 20]), config(0, false, None));
@@ -310,15 +311,15 @@ fn zero_delay_send_after_advance_misses_opportunity_at_same_instant() {
 #[test]
 fn time_never_runs_backwards() {
     let mut link = Link::new(trace(&[10, 20, 30]), config(0, false, None));
-    link.advance(15_000, &mut |_| {});
-    link.send(5_000, 1500, 7usize); // in the past: treated as sent at 15 ms
+    link.advance(Instant::from_micros(15_000), &mut |_| {});
+    link.send(Instant::from_micros(5_000), 1500, 7usize); // in the past: treated as sent at 15 ms
     let mut events = Vec::new();
-    link.advance(1_000, &mut |e| events.push(e)); // earlier than the clock: nothing
+    link.advance(Instant::from_micros(1_000), &mut |e| events.push(e)); // earlier than the clock: nothing
     assert!(events.is_empty());
-    link.advance(100_000, &mut |e| events.push(e));
+    link.advance(Instant::from_micros(100_000), &mut |e| events.push(e));
     let d = deliveries(&events);
-    assert_eq!(d[0].sent_us, 15_000);
-    assert_eq!(d[0].delivered_us, 20_000);
+    assert_eq!(d[0].sent.as_micros(), 15_000);
+    assert_eq!(d[0].delivered.as_micros(), 20_000);
 }
 
 /// Independent reference: walk opportunities one by one with a plain queue.
@@ -331,7 +332,7 @@ fn reference(
     let entries: Vec<(u64, u32, usize)> = sends
         .iter()
         .enumerate()
-        .map(|(i, &(t, b))| (t + cfg.propagation_delay_us, b, i))
+        .map(|(i, &(t, b))| (t + cfg.propagation_delay_us.as_micros(), b, i))
         .collect();
     let limit = match cfg.queue {
         QueueConfig::DropTail { limit_bytes } => limit_bytes,
@@ -357,7 +358,11 @@ fn reference(
             *next += 1;
         }
     };
-    for o in trace.cursor(cfg.looping).take_while(|&o| o <= until_us) {
+    for o in trace
+        .cursor(cfg.looping)
+        .map(Instant::as_micros)
+        .take_while(|&o| o <= until_us)
+    {
         admit_until(o, &mut queue, &mut next_entry);
         let mut budget = cfg.opportunity_bytes;
         while budget > 0 && !queue.is_empty() {
@@ -424,13 +429,13 @@ proptest! {
         let mut events = Vec::new();
         for (i, &(t, size)) in sends.iter().enumerate() {
             if t > 0 {
-                link.advance(t - 1, &mut |e| events.push(e));
+                link.advance(Instant::from_micros(t - 1), &mut |e| events.push(e));
             }
             check_conservation(&link)?;
-            link.send(t, size, i);
+            link.send(Instant::from_micros(t), size, i);
             check_conservation(&link)?;
         }
-        link.advance(until, &mut |e| events.push(e));
+        link.advance(Instant::from_micros(until), &mut |e| events.push(e));
         check_conservation(&link)?;
 
         // Time order, opportunity before its deliveries, never before send + delay.
@@ -438,16 +443,16 @@ proptest! {
         let mut last_opportunity = None;
         let mut last_id = None;
         for e in &events {
-            prop_assert!(e.at_us() >= last, "out of order: {:?}", e);
-            prop_assert!(e.at_us() <= until);
-            last = e.at_us();
+            prop_assert!(e.at().as_micros() >= last, "out of order: {:?}", e);
+            prop_assert!(e.at().as_micros() <= until);
+            last = e.at().as_micros();
             match e {
-                LinkEvent::Opportunity { at_us, .. } => last_opportunity = Some(*at_us),
+                LinkEvent::Opportunity { at, .. } => last_opportunity = Some(at.as_micros()),
                 LinkEvent::Delivered(d) => {
-                    prop_assert_eq!(last_opportunity, Some(d.delivered_us));
-                    prop_assert_eq!(d.enqueued_us, d.sent_us + cfg.propagation_delay_us);
-                    prop_assert!(d.delivered_us >= d.enqueued_us);
-                    prop_assert_eq!(d.sent_us, sends[d.payload].0);
+                    prop_assert_eq!(last_opportunity, Some(d.delivered.as_micros()));
+                    prop_assert_eq!(d.enqueued.as_micros(), d.sent.as_micros() + cfg.propagation_delay_us.as_micros());
+                    prop_assert!(d.delivered.as_micros() >= d.enqueued.as_micros());
+                    prop_assert_eq!(d.sent.as_micros(), sends[d.payload].0);
                     prop_assert_eq!(d.bytes, sends[d.payload].1);
                     prop_assert!(!matches!(last_id, Some(l) if d.payload <= l), "not FIFO");
                     last_id = Some(d.payload);
@@ -464,10 +469,10 @@ proptest! {
         // Sending everything first and advancing once gives the same events.
         let mut batch = Link::new(Arc::clone(&trace), cfg.clone());
         for (i, &(t, size)) in sends.iter().enumerate() {
-            batch.send(t, size, i);
+            batch.send(Instant::from_micros(t), size, i);
         }
         let mut batch_events = Vec::new();
-        batch.advance(until, &mut |e| batch_events.push(e));
+        batch.advance(Instant::from_micros(until), &mut |e| batch_events.push(e));
         prop_assert_eq!(batch_events, events);
     }
 }

@@ -1,5 +1,6 @@
 //! mahimahi mm-link log writer and reader.
 
+use sprout_core::time::{Duration, Instant};
 use std::sync::Arc;
 
 use sprout_link::{
@@ -11,7 +12,7 @@ use sprout_link::{
 fn round_trip_through_a_link_run() {
     let trace = Arc::new(Trace::parse("Test.down", "3\n3\n7\n12\n20\n").unwrap());
     let config = LinkConfig {
-        propagation_delay_us: 2_500,
+        propagation_delay_us: Duration::from_micros(2_500),
         queue: QueueConfig::DropTail {
             limit_bytes: Some(4000),
         },
@@ -21,10 +22,10 @@ fn round_trip_through_a_link_run() {
     let mut events: Vec<LinkEvent<u32>> = Vec::new();
     for i in 0..40u32 {
         let t = u64::from(i) * 1_300;
-        link.advance(t, &mut |e| events.push(e));
-        link.send(t, 200 + (i * 337) % 1300, i);
+        link.advance(Instant::from_micros(t), &mut |e| events.push(e));
+        link.send(Instant::from_micros(t), 200 + (i * 337) % 1300, i);
     }
-    link.advance(100_000, &mut |e| events.push(e));
+    link.advance(Instant::from_micros(100_000), &mut |e| events.push(e));
     assert!(events
         .iter()
         .any(|e| matches!(e, LinkEvent::Dropped { .. })));
@@ -59,34 +60,34 @@ fn round_trip_through_a_link_run() {
     let mut drops = Vec::new();
     for e in &events {
         match e {
-            LinkEvent::Enqueued { at_us, bytes } => arrivals.push(MmArrival {
-                ms: at_us / 1000,
+            LinkEvent::Enqueued { at, bytes } => arrivals.push(MmArrival {
+                ms: at.as_millis(),
                 bytes: u64::from(*bytes),
             }),
-            LinkEvent::Dropped { at_us, bytes } => {
+            LinkEvent::Dropped { at, bytes } => {
                 arrivals.push(MmArrival {
-                    ms: at_us / 1000,
+                    ms: at.as_millis(),
                     bytes: u64::from(*bytes),
                 });
                 drops.push(MmDrop {
-                    ms: at_us / 1000,
+                    ms: at.as_millis(),
                     packets: 1,
                     bytes: u64::from(*bytes),
                 });
             }
-            LinkEvent::HeadDropped { at_us, bytes, .. } => drops.push(MmDrop {
-                ms: at_us / 1000,
+            LinkEvent::HeadDropped { at, bytes, .. } => drops.push(MmDrop {
+                ms: at.as_millis(),
                 packets: 1,
                 bytes: u64::from(*bytes),
             }),
-            LinkEvent::Opportunity { at_us, bytes } => opportunities.push(MmOpportunity {
-                ms: at_us / 1000,
+            LinkEvent::Opportunity { at, bytes } => opportunities.push(MmOpportunity {
+                ms: at.as_millis(),
                 bytes: u64::from(*bytes),
             }),
             LinkEvent::Delivered(d) => departures.push(MmDeparture {
-                ms: d.delivered_us / 1000,
+                ms: d.delivered.as_micros() / 1000,
                 bytes: u64::from(d.bytes),
-                delay_ms: d.delivered_us / 1000 - d.enqueued_us / 1000,
+                delay_ms: d.delivered.as_micros() / 1000 - d.enqueued.as_micros() / 1000,
             }),
         }
     }

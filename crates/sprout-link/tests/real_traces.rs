@@ -1,6 +1,7 @@
 //! The paper's real traces from ../shared/traces (skipped, and reported, when absent), and link
 //! speed.
 
+use sprout_core::time::{Duration, Instant as LinkInstant};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -47,7 +48,11 @@ fn real_traces_load_and_match_readme() {
         );
         // Whole-trace capacity equals the opportunity count.
         assert_eq!(
-            t.capacity_bytes(0, t.duration_us() + 1, false),
+            t.capacity_bytes(
+                LinkInstant::ZERO,
+                LinkInstant::ZERO + t.duration() + Duration::from_micros(1),
+                false
+            ),
             t.len() as u64 * 1500
         );
     }
@@ -79,7 +84,7 @@ fn full_trace_run_is_fast() {
     let trace = Trace::load(testdata::shared_dir().join("traces/ATT-LTE-driving.down"))
         .unwrap_or_else(|_| constant_rate_trace("stand-in", 5.0, 800.0).unwrap());
     let trace = Arc::new(trace);
-    let duration_us = trace.duration_us();
+    let duration_us = trace.duration().as_micros();
     let packets: u64 = 500_000;
     let gap_us = duration_us / packets;
     let config = LinkConfig {
@@ -100,10 +105,10 @@ fn full_trace_run_is_fast() {
         };
         for i in 0..packets {
             let t = i * gap_us;
-            link.advance(t, &mut sink);
-            link.send(t, 1000, i);
+            link.advance(LinkInstant::from_micros(t), &mut sink);
+            link.send(LinkInstant::from_micros(t), 1000, i);
         }
-        link.advance(duration_us, &mut sink);
+        link.advance(LinkInstant::from_micros(duration_us), &mut sink);
         best = best.min(start.elapsed().as_secs_f64());
         assert_eq!(opportunities, trace.len() as u64);
         assert_eq!(link.stats().bytes_delivered, delivered);

@@ -1,5 +1,6 @@
 //! Trace parsing, errors, capacity and the opportunity cursor.
 
+use sprout_core::time::Instant;
 use std::sync::Arc;
 
 use sprout_link::{OpportunityCursor, Trace, TraceError};
@@ -107,7 +108,7 @@ fn load_tolerates_whitespace_and_names_by_file_name() {
     assert_eq!(t.opportunities_ms(), &[0, 0, 3, 10]);
     assert_eq!(t.len(), 4);
     assert_eq!(t.period_ms(), 10);
-    assert_eq!(t.duration_us(), 10_000);
+    assert_eq!(t.duration().as_micros(), 10_000);
     // 4 * 12000 bits / 10 ms = 4800 kbit/s
     assert!((t.mean_capacity_kbps() - 4800.0).abs() < 1e-9);
 }
@@ -117,10 +118,16 @@ fn zero_length_trace_has_one_ms_period() {
     let t = Trace::parse("z", "0\n0\n").unwrap();
     assert_eq!(t.period_ms(), 1);
     let t = Arc::new(t);
-    let times: Vec<u64> = t.cursor(true).take(6).collect();
+    let times: Vec<u64> = t.cursor(true).take(6).map(Instant::as_micros).collect();
     assert_eq!(times, vec![0, 0, 1000, 1000, 2000, 2000]);
-    assert_eq!(t.capacity_bytes(0, 3000, true), 6 * 1500);
-    assert_eq!(t.capacity_bytes(0, 3000, false), 2 * 1500);
+    assert_eq!(
+        t.capacity_bytes(Instant::from_micros(0), Instant::from_micros(3000), true),
+        6 * 1500
+    );
+    assert_eq!(
+        t.capacity_bytes(Instant::from_micros(0), Instant::from_micros(3000), false),
+        2 * 1500
+    );
 }
 
 fn sample() -> Arc<Trace> {
@@ -131,40 +138,125 @@ fn sample() -> Arc<Trace> {
 #[test]
 fn capacity_known_answers_without_looping() {
     let t = sample();
-    assert_eq!(t.capacity_bytes(0, 10_000, false), 3 * 1500);
-    assert_eq!(t.capacity_bytes(0, 10_001, false), 4 * 1500);
-    assert_eq!(t.capacity_bytes(5_000, 5_001, false), 2 * 1500);
-    assert_eq!(t.capacity_bytes(5_001, 9_999, false), 0);
-    assert_eq!(t.capacity_bytes(10_001, 1_000_000_000, false), 0);
-    assert_eq!(t.capacity_bytes(0, u64::MAX, false), 4 * 1500);
-    assert_eq!(t.capacity_bytes(6_000, 5_000, false), 0);
+    assert_eq!(
+        t.capacity_bytes(Instant::from_micros(0), Instant::from_micros(10_000), false),
+        3 * 1500
+    );
+    assert_eq!(
+        t.capacity_bytes(Instant::from_micros(0), Instant::from_micros(10_001), false),
+        4 * 1500
+    );
+    assert_eq!(
+        t.capacity_bytes(
+            Instant::from_micros(5_000),
+            Instant::from_micros(5_001),
+            false
+        ),
+        2 * 1500
+    );
+    assert_eq!(
+        t.capacity_bytes(
+            Instant::from_micros(5_001),
+            Instant::from_micros(9_999),
+            false
+        ),
+        0
+    );
+    assert_eq!(
+        t.capacity_bytes(
+            Instant::from_micros(10_001),
+            Instant::from_micros(1_000_000_000),
+            false
+        ),
+        0
+    );
+    assert_eq!(
+        t.capacity_bytes(
+            Instant::from_micros(0),
+            Instant::from_micros(u64::MAX),
+            false
+        ),
+        4 * 1500
+    );
+    assert_eq!(
+        t.capacity_bytes(
+            Instant::from_micros(6_000),
+            Instant::from_micros(5_000),
+            false
+        ),
+        0
+    );
 }
 
 #[test]
 fn capacity_known_answers_with_looping() {
     let t = sample();
-    assert_eq!(t.capacity_bytes(0, 10_000, true), 3 * 1500);
-    assert_eq!(t.capacity_bytes(0, 10_001, true), 5 * 1500);
-    assert_eq!(t.capacity_bytes(10_000, 10_001, true), 2 * 1500);
-    assert_eq!(t.capacity_bytes(0, 20_000, true), 7 * 1500);
-    assert_eq!(t.capacity_bytes(12_000, 32_000, true), 8 * 1500);
+    assert_eq!(
+        t.capacity_bytes(Instant::from_micros(0), Instant::from_micros(10_000), true),
+        3 * 1500
+    );
+    assert_eq!(
+        t.capacity_bytes(Instant::from_micros(0), Instant::from_micros(10_001), true),
+        5 * 1500
+    );
+    assert_eq!(
+        t.capacity_bytes(
+            Instant::from_micros(10_000),
+            Instant::from_micros(10_001),
+            true
+        ),
+        2 * 1500
+    );
+    assert_eq!(
+        t.capacity_bytes(Instant::from_micros(0), Instant::from_micros(20_000), true),
+        7 * 1500
+    );
+    assert_eq!(
+        t.capacity_bytes(
+            Instant::from_micros(12_000),
+            Instant::from_micros(32_000),
+            true
+        ),
+        8 * 1500
+    );
     // 1000 whole periods from 0: 4 per period except the final boundary's two.
-    assert_eq!(t.capacity_bytes(0, 10_000_000, true), (4 * 1000 - 1) * 1500);
+    assert_eq!(
+        t.capacity_bytes(
+            Instant::from_micros(0),
+            Instant::from_micros(10_000_000),
+            true
+        ),
+        (4 * 1000 - 1) * 1500
+    );
     // Saturates instead of overflowing.
-    assert!(t.capacity_bytes(0, u64::MAX, true) > 0);
+    assert!(
+        t.capacity_bytes(
+            Instant::from_micros(0),
+            Instant::from_micros(u64::MAX),
+            true
+        ) > 0
+    );
 }
 
 #[test]
 fn capacity_agrees_with_cursor_enumeration() {
     let t = Arc::new(Trace::parse("c", "0\n0\n3\n3\n3\n4\n9\n9\n").unwrap());
     for looping in [false, true] {
-        let times: Vec<u64> = t.cursor(looping).take_while(|&x| x < 100_000).collect();
+        let times: Vec<u64> = t
+            .cursor(looping)
+            .map(Instant::as_micros)
+            .take_while(|&x| x < 100_000)
+            .collect();
         for from in (0..50_000).step_by(700) {
             for len in [0, 1, 999, 1000, 1001, 4_500, 9_000, 9_001, 27_000] {
                 let to = from + len;
                 let brute = times.iter().filter(|&&x| x >= from && x < to).count() as u64;
                 assert_eq!(
-                    t.capacity_bytes(from, to, looping),
+                    t.capacity_bytes(
+                        Instant::from_micros(from),
+                        Instant::from_micros(to),
+                        looping
+                    ),
                     brute * 1500,
                     "[{from}, {to}) looping={looping}"
                 );
@@ -176,46 +268,54 @@ fn capacity_agrees_with_cursor_enumeration() {
 #[test]
 fn cursor_loops_or_stops() {
     let t = sample();
-    let looping: Vec<u64> = t.cursor(true).take(9).collect();
+    let looping: Vec<u64> = t.cursor(true).take(9).map(Instant::as_micros).collect();
     assert_eq!(
         looping,
         vec![0, 5_000, 5_000, 10_000, 10_000, 15_000, 15_000, 20_000, 20_000]
     );
     let mut once = t.cursor(false);
-    assert_eq!(once.peek(), Some(0));
-    let all: Vec<u64> = once.by_ref().collect();
+    assert_eq!(once.peek().map(Instant::as_micros), Some(0));
+    let all: Vec<u64> = once.by_ref().map(Instant::as_micros).collect();
     assert_eq!(all, vec![0, 5_000, 5_000, 10_000]);
-    assert_eq!(once.peek(), None);
+    assert_eq!(once.peek().map(Instant::as_micros), None);
     assert_eq!(once.next(), None);
 }
 
 #[test]
 fn cursor_seek() {
     let t = sample();
-    let mut c = OpportunityCursor::starting_at(Arc::clone(&t), true, 12_000);
-    assert_eq!(c.peek(), Some(15_000));
-    c.seek(1_000); // never backwards
-    assert_eq!(c.peek(), Some(15_000));
-    c.seek(20_000);
-    let v: Vec<u64> = c.take(3).collect();
+    let mut c = OpportunityCursor::starting_at(Arc::clone(&t), true, Instant::from_micros(12_000));
+    assert_eq!(c.peek().map(Instant::as_micros), Some(15_000));
+    c.seek(Instant::from_micros(1_000)); // never backwards
+    assert_eq!(c.peek().map(Instant::as_micros), Some(15_000));
+    c.seek(Instant::from_micros(20_000));
+    let v: Vec<u64> = c.take(3).map(Instant::as_micros).collect();
     assert_eq!(v, vec![20_000, 20_000, 25_000]);
-    let c = OpportunityCursor::starting_at(Arc::clone(&t), false, 10_001);
-    assert_eq!(c.peek(), None);
-    let c = OpportunityCursor::starting_at(Arc::clone(&t), false, 10_000);
-    assert_eq!(c.peek(), Some(10_000));
+    let c = OpportunityCursor::starting_at(Arc::clone(&t), false, Instant::from_micros(10_001));
+    assert_eq!(c.peek().map(Instant::as_micros), None);
+    let c = OpportunityCursor::starting_at(Arc::clone(&t), false, Instant::from_micros(10_000));
+    assert_eq!(c.peek().map(Instant::as_micros), Some(10_000));
     // Seeking anywhere agrees with walking the cursor.
     let z = Arc::new(Trace::parse("z", "0\n0\n").unwrap());
     for trace in [t, z] {
         for from in (0..40_000).step_by(250) {
-            let walked = trace.cursor(true).find(|&x| x >= from);
-            let c = OpportunityCursor::starting_at(Arc::clone(&trace), true, from);
-            assert_eq!(c.peek(), walked, "from {from}");
+            let walked = trace
+                .cursor(true)
+                .map(Instant::as_micros)
+                .find(|&x| x >= from);
+            let c = OpportunityCursor::starting_at(
+                Arc::clone(&trace),
+                true,
+                Instant::from_micros(from),
+            );
+            assert_eq!(c.peek().map(Instant::as_micros), walked, "from {from}");
             let walked: Vec<u64> = trace
                 .cursor(true)
+                .map(Instant::as_micros)
                 .skip_while(|&x| x < from)
                 .take(5)
                 .collect();
-            let sought: Vec<u64> = c.take(5).collect();
+            let sought: Vec<u64> = c.take(5).map(Instant::as_micros).collect();
             assert_eq!(sought, walked, "from {from}");
         }
     }
