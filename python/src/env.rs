@@ -181,7 +181,8 @@ impl PyEnv {
                 "propagation_delay_ms must be >= 0, got {propagation_delay_ms}"
             )));
         }
-        cfg.link.propagation_delay_us = (propagation_delay_ms * 1e3).round() as u64;
+        cfg.link.propagation_delay_us =
+            sprout_core::Duration::from_micros((propagation_delay_ms * 1e3).round() as u64);
         cfg.link.queue = queue.parse::<QueueKind>().map_err(bad_parameter)?.config();
         cfg.link.loss = loss;
         cfg.max_rate_mbps = max_rate_mbps;

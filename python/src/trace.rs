@@ -121,7 +121,7 @@ impl PyTrace {
     /// Length in seconds: the last timestamp, which is mahimahi's loop period.
     #[getter]
     fn duration_s(&self) -> f64 {
-        self.inner.duration_us() as f64 / 1e6
+        self.inner.duration().as_secs_f64()
     }
 
     /// Mean capacity of one pass, Mbit/s (opportunities x 1500 bytes x 8 / duration).
@@ -217,7 +217,7 @@ impl PyTrace {
             "Trace('{}', {} opportunities, {} s, {:.3} Mbit/s)",
             self.inner.name(),
             self.inner.len(),
-            self.inner.duration_us() as f64 / 1e6,
+            self.inner.duration().as_secs_f64(),
             self.inner.mean_capacity_kbps() / 1e3
         )
     }

@@ -103,7 +103,7 @@ fn configure(a: &LinkArgs) -> Result<(EmulatorConfig, Option<Duration>)> {
         .transpose()?
         .map(Duration::from_micros);
     let base = LinkConfig {
-        propagation_delay_us: delay_us,
+        propagation_delay_us: sprout_core::time::Duration::from_micros(delay_us),
         looping: !a.no_loop,
         ..LinkConfig::default()
     };

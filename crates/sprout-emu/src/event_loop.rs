@@ -11,6 +11,7 @@ use std::io;
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
+use sprout_core::time::Instant;
 use sprout_link::{Link, LinkEvent, MmLogWriter};
 use sprout_os::clock::monotonic_ns;
 use sprout_os::poll::{poll_readable, EventFd};
@@ -84,7 +85,7 @@ impl Direction {
             let read_ns = monotonic_ns().saturating_sub(epoch_ns);
             self.stats.packets_read += 1;
             self.link.send(
-                read_ns / 1000,
+                Instant::from_micros(read_ns / 1000),
                 n as u32,
                 Packet {
                     data: buf[..n].to_vec(),
@@ -108,7 +109,7 @@ impl Direction {
             record_limit,
             ..
         } = self;
-        link.advance(now_us, &mut |event| {
+        link.advance(Instant::from_micros(now_us), &mut |event| {
             if let Some(writer) = log.as_mut() {
                 if let Err(e) = writer.event(&event) {
                     *log_error = Some(e);
@@ -124,15 +125,16 @@ impl Direction {
                 } else {
                     stats.packets_written += 1;
                 }
-                lateness_us.record(written_ns.saturating_sub(d.delivered_us * 1000) / 1000);
-                queue_delay_us.record(d.delivered_us - d.enqueued_us);
+                let delivered_us = d.delivered.as_micros();
+                lateness_us.record(written_ns.saturating_sub(delivered_us * 1000) / 1000);
+                queue_delay_us.record((d.delivered - d.enqueued).as_micros());
                 if records.len() < *record_limit {
                     records.push(DeliveryRecord {
                         bytes: d.bytes,
                         read_ns: d.payload.read_ns,
-                        sent_us: d.sent_us,
-                        enqueued_us: d.enqueued_us,
-                        delivered_us: d.delivered_us,
+                        sent_us: d.sent.as_micros(),
+                        enqueued_us: d.enqueued.as_micros(),
+                        delivered_us,
                         written_ns,
                     });
                 }
@@ -208,9 +210,9 @@ pub(crate) fn run(setup: LoopSetup) -> io::Result<LoopOutcome> {
         downlink.advance(now_us, epoch_ns);
         publish(&uplink, &downlink);
 
-        let next_us = match (uplink.link.next_event_us(), downlink.link.next_event_us()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        let next_us = match (uplink.link.next_event(), downlink.link.next_event()) {
+            (Some(a), Some(b)) => Some(a.min(b).as_micros()),
+            (a, b) => a.or(b).map(Instant::as_micros),
         };
         let timeout_ns =
             next_us.map(|t| (t * 1000).saturating_sub(monotonic_ns().saturating_sub(epoch_ns)));

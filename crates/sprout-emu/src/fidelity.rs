@@ -254,7 +254,7 @@ pub fn probe(delay_ms: u64, rate_per_s: u32, seconds: f64) -> Result<ProbeResult
     );
     let count = (f64::from(rate_per_s) * seconds).round() as u64;
     let link = LinkConfig {
-        propagation_delay_us: delay_ms * 1000,
+        propagation_delay_us: sprout_core::time::Duration::from_millis(delay_ms),
         ..LinkConfig::default()
     };
     let mut config = EmulatorConfig::new(trace.clone(), trace);

@@ -62,7 +62,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use sprout_core::estimator::{self, Estimator};
 use sprout_core::wire::MAX_FORECAST_TICKS;
-use sprout_core::Config;
+use sprout_core::{Config, Instant};
 use sprout_link::{Link, LinkConfig, LinkEvent, SyntheticLink, Trace};
 
 use crate::error::{SimError, UnknownName};
@@ -595,7 +595,7 @@ impl RlEnv {
             &self.arrivals,
             &self.opportunities,
             self.cfg.link.opportunity_bytes,
-            self.cfg.link.propagation_delay_us,
+            self.cfg.link.propagation_delay_us.as_micros(),
             Window::new(skip_us.min(end), end),
             metrics::DEFAULT_STEP_US,
         )
@@ -616,8 +616,9 @@ impl RlEnv {
         self.data = Link::new(data_trace, stream(data_stream));
         self.reverse = Link::new(reverse_trace, stream(reverse_stream));
         // Run both links (empty) to the start: the opportunities before it go unused.
-        self.data.advance(start_us, &mut |_| {});
-        self.reverse.advance(start_us, &mut |_| {});
+        let start = Instant::from_micros(start_us);
+        self.data.advance(start, &mut |_| {});
+        self.reverse.advance(start, &mut |_| {});
         self.seed = seed;
         self.estimator = self.prototype.clone();
         self.start_us = start_us;
@@ -762,7 +763,8 @@ impl RlEnv {
     /// Sends one data packet at `t_us`.
     fn send_packet(&mut self, t_us: u64) {
         let bytes = self.cfg.packet_bytes;
-        self.data.send(t_us, bytes, self.sent_bytes);
+        let at = Instant::from_micros(t_us);
+        self.data.send(at, bytes, self.sent_bytes);
         self.sent_bytes += u64::from(bytes);
         self.step_sent += u64::from(bytes);
     }
@@ -788,9 +790,9 @@ impl RlEnv {
         // 1. Reports reach the sender (window mode: it sends at each).
         if self.cfg.feedback == FeedbackPath::Reverse {
             let mut reports = std::mem::take(&mut self.scratch_reports);
-            self.reverse.advance(t1, &mut |ev| {
+            self.reverse.advance(Instant::from_micros(t1), &mut |ev| {
                 if let LinkEvent::Delivered(d) = ev {
-                    reports.push((d.delivered_us, d.payload));
+                    reports.push((d.delivered.as_micros(), d.payload));
                 }
             });
             for (at_us, r) in reports.drain(..) {
@@ -824,14 +826,16 @@ impl RlEnv {
         arrivals.clear();
         opportunities.clear();
         let mut lost = 0u64;
-        self.data.advance(t1, &mut |ev| match ev {
-            LinkEvent::Opportunity { at_us, .. } => opportunities.push(at_us),
+        let until = Instant::from_micros(t1);
+        self.data.advance(until, &mut |ev| match ev {
+            LinkEvent::Opportunity { at, .. } => opportunities.push(at.as_micros()),
             LinkEvent::Enqueued { .. } => entered = true,
             LinkEvent::Dropped { bytes, .. } | LinkEvent::HeadDropped { bytes, .. } => {
                 lost += u64::from(bytes)
             }
             LinkEvent::Delivered(d) => {
-                delivered.push((d.payload, d.sent_us, d.delivered_us, d.bytes));
+                let (sent, arrived) = (d.sent.as_micros(), d.delivered.as_micros());
+                delivered.push((d.payload, sent, arrived, d.bytes));
             }
         });
         let mut rec = TickRecord::default();
@@ -854,7 +858,7 @@ impl RlEnv {
             });
         }
         self.scratch_delivered = delivered;
-        let prop = self.cfg.link.propagation_delay_us;
+        let prop = self.cfg.link.propagation_delay_us.as_micros();
         let start = self.start_us;
         self.opportunities
             .extend(self.tick_opportunities.iter().map(|&t| t - start));
@@ -917,7 +921,10 @@ impl RlEnv {
         };
         self.now_us = t1;
         match self.cfg.feedback {
-            FeedbackPath::Reverse => self.reverse.send(t1, self.cfg.feedback_bytes, report),
+            FeedbackPath::Reverse => {
+                self.reverse
+                    .send(Instant::from_micros(t1), self.cfg.feedback_bytes, report)
+            }
             FeedbackPath::Instant => self.on_report(report),
         }
     }

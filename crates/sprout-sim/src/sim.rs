@@ -399,7 +399,7 @@ impl Side {
         host.timeout(now);
         let overhead = cfg.protocol.link_overhead_bytes;
         while let Some((packet, bytes)) = host.transmit(now, overhead, buf) {
-            self.link.send(now, bytes, packet);
+            self.link.send(Instant::from_micros(now), bytes, packet);
         }
         self.wake_us = match host.next_timeout() {
             Some(t) if cfg.host_jitter_us > 0 && host.wakes_late() => {
@@ -418,7 +418,9 @@ impl Side {
             Some(_) => self.wake_us,
             None => self.start_us,
         };
-        self.link.next_event_us().map_or(own, |t| t.min(own))
+        self.link
+            .next_event()
+            .map_or(own, |t| t.as_micros().min(own))
     }
 
     /// This side's direction of the run, measured over `trace`.
@@ -458,8 +460,9 @@ fn deliver<W: Write>(
     delivered: &mut Vec<(usize, sprout_link::Delivery<WirePacket>)>,
 ) -> Result<(), SimError> {
     let mut writers = writers;
+    let at = Instant::from_micros(now);
     for (i, side) in sides.iter_mut().enumerate() {
-        side.link.advance(now, &mut |ev: LinkEvent<WirePacket>| {
+        side.link.advance(at, &mut |ev: LinkEvent<WirePacket>| {
             if let Some(w) = writers.as_mut() {
                 if let Err(e) = w[i].event(&ev) {
                     log_error.get_or_insert(e);
@@ -474,15 +477,15 @@ fn deliver<W: Write>(
         let receiver = 1 - i;
         let p = &d.payload;
         sides[i].arrivals.push(Arrival {
-            sent_us: d.sent_us,
-            arrived_us: d.delivered_us,
+            sent_us: d.sent.as_micros(),
+            arrived_us: d.delivered.as_micros(),
             bytes: d.bytes,
             app_bytes: p.app_bytes,
             is_data: p.is_data,
         });
         // An endpoint that has not started yet (seeded start times) drops what reaches it.
         if let Some(h) = sides[receiver].host.as_mut() {
-            h.receive(d.delivered_us, &p.body)?;
+            h.receive(d.delivered.as_micros(), &p.body)?;
             sides[receiver].woken = true;
         }
     }
@@ -577,7 +580,7 @@ pub fn run(
 /// over a replay of the other direction's trace (AT&T's uplink, 1012 s, would otherwise be
 /// measured against 226 s of looped downlink feedback, through its 78 s gap at 787 s).
 pub fn default_duration_us(uplink: &Trace, downlink: &Trace) -> u64 {
-    uplink.duration_us().min(downlink.duration_us())
+    uplink.duration().min(downlink.duration()).as_micros()
 }
 
 /// The paper's metrics of one direction of a run that lasted `duration_us`: over the
@@ -591,7 +594,7 @@ pub fn measure(
     duration_us: u64,
 ) -> (Window, Vec<u64>, DirectionMetrics) {
     let end = if cfg.link.looping {
-        duration_us.min(trace.duration_us().max(1))
+        duration_us.min(trace.duration().as_micros().max(1))
     } else {
         duration_us
     };
@@ -601,7 +604,7 @@ pub fn measure(
         arrivals,
         &opportunities_us,
         cfg.link.opportunity_bytes,
-        cfg.link.propagation_delay_us,
+        cfg.link.propagation_delay_us.as_micros(),
         window,
         metrics::DEFAULT_STEP_US,
     );
@@ -611,5 +614,9 @@ pub fn measure(
 /// Every opportunity time of a trace up to `end_us`, in microseconds, looping or not, exactly
 /// as the link replays them.
 pub fn opportunities_until(trace: &Arc<Trace>, end_us: u64, looping: bool) -> Vec<u64> {
-    trace.cursor(looping).take_while(|&t| t <= end_us).collect()
+    trace
+        .cursor(looping)
+        .map(Instant::as_micros)
+        .take_while(|&t| t <= end_us)
+        .collect()
 }

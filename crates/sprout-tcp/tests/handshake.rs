@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use sprout_core::time::{Duration, Instant};
 use sprout_link::{constant_rate_trace, Link, LinkConfig, LinkEvent, QueueConfig};
 use sprout_tcp::{CcKind, ConnectionState, Segment, TcpConfig, TcpEndpoint};
 
@@ -221,7 +222,7 @@ fn late_start(
         Link::new(
             Arc::new(constant_rate_trace("c", 12.0, 1.0).unwrap()),
             LinkConfig {
-                propagation_delay_us: 20_000,
+                propagation_delay_us: Duration::from_millis(20),
                 queue: QueueConfig::DropTail { limit_bytes: None },
                 looping: true,
                 opportunity_bytes: 1500,
@@ -239,7 +240,7 @@ fn late_start(
     let mut arrivals = Vec::new();
     while now <= end_us {
         for (i, l) in links.iter_mut().enumerate() {
-            l.advance(now, &mut |e| {
+            l.advance(Instant::from_micros(now), &mut |e| {
                 if let LinkEvent::Delivered(d) = e {
                     arrivals.push((1 - i, d.payload));
                 }
@@ -266,7 +267,7 @@ fn late_start(
             h.handle_timeout(now);
             while let Some(s) = h.poll_transmit(now) {
                 data_before[i] |= s.is_data() && !h.is_established();
-                links[i].send(now, s.wire_bytes(), s);
+                links[i].send(Instant::from_micros(now), s.wire_bytes(), s);
             }
             if h.is_established() && established[i].is_none() {
                 established[i] = Some(now);
@@ -274,7 +275,7 @@ fn late_start(
         }
         let mut next = end_us + 1;
         for (i, l) in links.iter().enumerate() {
-            next = next.min(l.next_event_us().unwrap_or(u64::MAX));
+            next = next.min(l.next_event().map_or(u64::MAX, Instant::as_micros));
             match &hosts[i] {
                 Some(h) => next = next.min(h.poll_timeout().unwrap_or(u64::MAX)),
                 None => next = next.min(starts[i]),

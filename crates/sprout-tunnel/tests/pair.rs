@@ -16,7 +16,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use common::*;
-use sprout_core::Config;
+use sprout_core::{Config, Instant};
 use sprout_link::{Link, LinkConfig, LinkEvent, Trace};
 use sprout_secure::{ClientConfig, Limits};
 use sprout_tunnel::{ClientSettings, FlowQueueConfig, TunnelClient, TunnelServer};
@@ -220,7 +220,7 @@ impl Pair {
     /// The links deliver what is due.
     fn deliver(&mut self, now: u64) {
         let arrivals = &mut self.arrivals;
-        self.down.advance(now, &mut |ev| {
+        self.down.advance(Instant::from_micros(now), &mut |ev| {
             if let LinkEvent::Delivered(d) = ev {
                 arrivals.push(d.payload);
             }
@@ -228,7 +228,7 @@ impl Pair {
         for d in arrivals.drain(..) {
             self.client.handle_udp(now, &d);
         }
-        self.up.advance(now, &mut |ev| {
+        self.up.advance(Instant::from_micros(now), &mut |ev| {
             if let LinkEvent::Delivered(d) = ev {
                 arrivals.push(d.payload);
             }
@@ -333,8 +333,8 @@ impl Pair {
     fn next_time(&mut self, now: u64) -> u64 {
         let mut next = END_US;
         for t in [
-            self.down.next_event_us(),
-            self.up.next_event_us(),
+            self.down.next_event().map(Instant::as_micros),
+            self.up.next_event().map(Instant::as_micros),
             self.server.poll_timeout(),
             self.client.poll_timeout(),
             Some(self.next_greedy),

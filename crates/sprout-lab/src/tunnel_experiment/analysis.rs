@@ -2,6 +2,7 @@
 //! throughput, loss and one-way delays within the measured window, the delay chart's bins.
 
 use serde_json::Value;
+use sprout_core::Instant;
 use sprout_link::Trace;
 
 use super::one_run::{Arrival, RunOutput};
@@ -120,7 +121,8 @@ pub(super) fn isolation_run(
             out.t0_link_us + (skip_s * 1e6) as u64,
             out.t0_link_us + (dur_s * 1e6) as u64,
         );
-        t.capacity_bytes(a, b, true) as f64 * 8.0 / 1000.0 / (dur_s - skip_s).max(1e-9)
+        let bytes = t.capacity_bytes(Instant::from_micros(a), Instant::from_micros(b), true);
+        bytes as f64 * 8.0 / 1000.0 / (dur_s - skip_s).max(1e-9)
     };
     IsolationRun {
         mode: mode.into(),

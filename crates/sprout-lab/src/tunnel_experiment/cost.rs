@@ -38,11 +38,14 @@ pub(super) fn run_cost(
         bar,
     )
     .map_err(|e| TunnelError::CostRun(Box::new(e)))?;
-    let capacity_kbps =
-        trace.capacity_bytes(out.t0_link_us + COST_SKIP_US, out.t0_link_us + dur_us, true) as f64
-            * 8.0
-            / 1000.0
-            / (dur_s - skip_s);
+    let capacity_kbps = trace.capacity_bytes(
+        sprout_core::Instant::from_micros(out.t0_link_us + COST_SKIP_US),
+        sprout_core::Instant::from_micros(out.t0_link_us + dur_us),
+        true,
+    ) as f64
+        * 8.0
+        / 1000.0
+        / (dur_s - skip_s);
     let goodput = goodput_kbps(&out.bulk_ticks, skip_s, dur_s);
     let whole = goodput_kbps(&out.bulk_ticks, 0.0, dur_s);
     let share = if capacity_kbps > 0.0 {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use sprout_core::time::{Duration, Instant};
 use sprout_link::{
     constant_rate_trace, Link, LinkConfig, LinkEvent, LinkStats, QueueConfig, Trace,
 };
@@ -151,7 +152,7 @@ fn links(spec: &Spec) -> (Link<Segment>, Link<Segment>) {
     let fwd: Link<Segment> = Link::new(
         fwd_trace,
         LinkConfig {
-            propagation_delay_us: spec.one_way_delay_us,
+            propagation_delay_us: Duration::from_micros(spec.one_way_delay_us),
             queue: QueueConfig::DropTail {
                 limit_bytes: spec.queue_limit_bytes,
             },
@@ -163,7 +164,7 @@ fn links(spec: &Spec) -> (Link<Segment>, Link<Segment>) {
     let rev: Link<Segment> = Link::new(
         rev_trace,
         LinkConfig {
-            propagation_delay_us: spec.one_way_delay_us,
+            propagation_delay_us: Duration::from_micros(spec.one_way_delay_us),
             queue: QueueConfig::DropTail { limit_bytes: None },
             looping: true,
             opportunity_bytes: 1500,
@@ -252,20 +253,22 @@ pub fn run(spec: &Spec) -> Run {
     let mut drops_left = spec.drop_data_at_us.iter().peekable();
     loop {
         // 1. Link arrivals.
-        fwd.advance(now, &mut |e| match e {
+        fwd.advance(Instant::from_micros(now), &mut |e| match e {
             LinkEvent::Delivered(d) => fwd_arrivals.push(d),
-            LinkEvent::Dropped { at_us, .. } => out.drops.push(at_us),
+            LinkEvent::Dropped { at, .. } => out.drops.push(at.as_micros()),
             _ => {}
         });
-        rev.advance(now, &mut |e| {
+        rev.advance(Instant::from_micros(now), &mut |e| {
             if let LinkEvent::Delivered(d) = e {
                 rev_arrivals.push(d)
             }
         });
         for d in fwd_arrivals.drain(..) {
             if d.payload.is_data() {
-                out.queue_delays
-                    .push((d.delivered_us, d.delivered_us - d.enqueued_us));
+                out.queue_delays.push((
+                    d.delivered.as_micros(),
+                    (d.delivered - d.enqueued).as_micros(),
+                ));
             }
             if spec.data_loss > 0.0 && rng.gen_bool(spec.data_loss) {
                 out.random_losses += 1;
@@ -299,13 +302,13 @@ pub fn run(spec: &Spec) -> Run {
                 out.departures.push((now, s.seq, s.len, s.retransmission));
                 max_sent_end = max_sent_end.max(s.end());
             }
-            fwd.send(now, s.wire_bytes(), s);
+            fwd.send(Instant::from_micros(now), s.wire_bytes(), s);
         }
         if now > 5_000_000 {
             out.max_burst_after_5s = out.max_burst_after_5s.max(burst);
         }
         while let Some(s) = receiver.poll_transmit(now) {
-            rev.send(now, s.wire_bytes(), s);
+            rev.send(Instant::from_micros(now), s.wire_bytes(), s);
         }
         // Invariants: in-order delivery never runs ahead of what was sent, never goes back.
         let delivered = receiver.stats().delivered_app_bytes;
@@ -322,15 +325,15 @@ pub fn run(spec: &Spec) -> Run {
         }
         let finished = spec
             .transfer_bytes
-            .is_some_and(|n| sender.stats().acked_bytes >= n && fwd.next_event_us().is_none());
+            .is_some_and(|n| sender.stats().acked_bytes >= n && fwd.next_event().is_none());
         if now >= spec.duration_us || finished {
             break;
         }
         // 4. Sleep until the next event.
         let mut next = spec.duration_us.min(next_sample);
         for t in [
-            fwd.next_event_us(),
-            rev.next_event_us(),
+            fwd.next_event().map(Instant::as_micros),
+            rev.next_event().map(Instant::as_micros),
             sender.poll_timeout(),
             receiver.poll_timeout(),
         ]
