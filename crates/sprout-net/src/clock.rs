@@ -1,5 +1,11 @@
-//! Time for the endpoint: a monotonic microsecond clock for the protocol, and the wall clock
-//! (CLOCK_REALTIME) for one-way delay measurements between hosts.
+//! Time for the endpoint: a monotonic clock for the protocol, read as a
+//! [`sprout_core::time::Instant`], and the wall clock (CLOCK_REALTIME) for one-way delay
+//! measurements between hosts.
+//!
+//! This crate is portable, so it cannot use the Linux-only `sprout-os`, whose
+//! `clock::MonotonicClock` is where the Linux runtimes read the protocol's time. [`Clock`] is its
+//! twin on `std::time::Instant`, which on Linux reads the same `CLOCK_MONOTONIC`: both count
+//! whole microseconds from their creation.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -17,9 +23,9 @@ impl Clock {
         }
     }
 
-    /// Microseconds since the clock was created.
-    pub fn now_us(&self) -> u64 {
-        self.origin.elapsed().as_micros().min(u64::MAX as u128) as u64
+    /// The time since the clock was created, in whole microseconds (rounded down).
+    pub fn now(&self) -> sprout_core::Instant {
+        sprout_core::Instant::ZERO + sprout_core::Duration::from(self.origin.elapsed())
     }
 
     /// The instant the clock counts from.

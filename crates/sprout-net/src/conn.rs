@@ -78,10 +78,10 @@ pub(crate) struct Link {
     pub keep_incoming: bool,
     /// The driver's counters for this connection.
     pub counters: SocketCounters,
-    /// When the connection started, µs on the clock.
-    pub started_us: u64,
-    /// When the last authenticated datagram arrived, µs on the clock.
-    pub last_received_us: Option<u64>,
+    /// When the connection started, on the clock.
+    pub started: sprout_core::Instant,
+    /// When the last authenticated datagram arrived, on the clock.
+    pub last_received: Option<sprout_core::Instant>,
     /// The local socket address (a client's changes on [`crate::Endpoint::rebind`]).
     pub local: SocketAddr,
     /// The peer's address (a session's follows the client when it roams).
@@ -105,7 +105,7 @@ pub(crate) struct Link {
 }
 
 impl Link {
-    pub(crate) fn new(config: Config, local: SocketAddr, started_us: u64) -> Link {
+    pub(crate) fn new(config: Config, local: SocketAddr, started: sprout_core::Instant) -> Link {
         Link {
             conn: None,
             config,
@@ -115,8 +115,8 @@ impl Link {
             bulk_writer: None,
             keep_incoming: true,
             counters: SocketCounters::default(),
-            started_us,
-            last_received_us: None,
+            started,
+            last_received: None,
             local,
             peer: None,
             roams: 0,
@@ -154,12 +154,12 @@ impl Link {
 
     /// Hands an opened core datagram (the plaintext of an authenticated datagram of
     /// `wire_len` bytes on the socket) to the connection.
-    pub(crate) fn deliver(&mut self, now_us: u64, plaintext: &[u8], wire_len: usize) {
+    pub(crate) fn deliver(&mut self, now: sprout_core::Instant, plaintext: &[u8], wire_len: usize) {
         self.counters.datagrams_received += 1;
         self.counters.bytes_received += wire_len as u64;
-        self.last_received_us = Some(now_us);
+        self.last_received = Some(now);
         if let Some(conn) = &mut self.conn {
-            if conn.handle_datagram(now_us, plaintext).is_err() {
+            if conn.handle_datagram(now, plaintext).is_err() {
                 self.counters.malformed += 1;
             }
         }
@@ -182,12 +182,16 @@ impl Link {
         filler
     }
 
-    /// The next core datagram to send at `now_us`, written into `tx` (bulk payloads stamped
+    /// The next core datagram to send at `now`, written into `tx` (bulk payloads stamped
     /// by the bulk writer), or `None`.
-    pub(crate) fn next_transmit(&mut self, now_us: u64, tx: &mut Vec<u8>) -> Option<Transmit> {
+    pub(crate) fn next_transmit(
+        &mut self,
+        now: sprout_core::Instant,
+        tx: &mut Vec<u8>,
+    ) -> Option<Transmit> {
         let filler = self.sync_bulk();
         let conn = self.conn.as_mut()?;
-        let t = conn.poll_transmit(now_us, tx)?;
+        let t = conn.poll_transmit(now, tx)?;
         if filler && !t.heartbeat && t.app_bytes > 0 {
             if let Some(w) = self.bulk_writer.as_mut() {
                 let start = tx.len().saturating_sub(t.app_bytes);
@@ -197,8 +201,8 @@ impl Link {
         Some(t)
     }
 
-    /// The connection's next deadline, in µs on the clock.
-    pub(crate) fn poll_timeout(&mut self) -> Option<u64> {
+    /// The connection's next deadline, on the clock.
+    pub(crate) fn poll_timeout(&mut self) -> Option<sprout_core::Instant> {
         self.sync_bulk();
         self.conn.as_mut().and_then(|c| c.poll_timeout())
     }
@@ -375,10 +379,10 @@ impl ConnShared {
     /// A snapshot of the counters, the window and the peer's forecast.
     pub(crate) fn stats(&self) -> EndpointStats {
         let mut st = self.lock();
-        let now = self.clock.now_us();
+        let now = self.clock.now();
         let c = st.counters;
         let mut s = EndpointStats {
-            elapsed_s: now.saturating_sub(st.started_us) as f64 / 1e6,
+            elapsed_s: (now - st.started).as_secs_f64(),
             local_addr: Some(st.local),
             peer_addr: st.peer,
             established: st.conn.is_some(),
@@ -393,9 +397,7 @@ impl ConnShared {
             send_errors: c.send_errors,
             recv_errors: c.recv_errors,
             roams: st.roams,
-            since_last_received_s: st
-                .last_received_us
-                .map(|t| now.saturating_sub(t) as f64 / 1e6),
+            since_last_received_s: st.last_received.map(|t| (now - t).as_secs_f64()),
             running: !st.ended,
             end: st.end.clone(),
             secure: st.secure.clone(),

@@ -141,7 +141,7 @@ impl ClientDriver {
                 return;
             }
             self.rebind(&mut st);
-            let now = shared.clock.now_us();
+            let now = shared.clock.now();
             let app_before = st.app_bytes_received();
             let queued_before = st.queued_bytes();
             let established_before = st.conn.is_some();
@@ -210,7 +210,7 @@ impl ClientDriver {
     }
 
     /// Reads a batch of datagrams from the server through the security layer.
-    fn read(&mut self, st: &mut Link, now: u64) {
+    fn read(&mut self, st: &mut Link, now: sprout_core::Instant) {
         self.more_input = false;
         for i in 0..READ_BATCH {
             match self.socket.recv_from(&mut self.rx) {
@@ -249,7 +249,7 @@ impl ClientDriver {
     }
 
     /// Runs the security layer's and the connection's timers; false if the session has ended.
-    fn run_timers(&mut self, st: &mut Link, now: u64) -> bool {
+    fn run_timers(&mut self, st: &mut Link, now: sprout_core::Instant) -> bool {
         if self.secure.poll_timeout().is_some_and(|t| t <= now) {
             self.secure.handle_timeout(now);
         }
@@ -268,7 +268,7 @@ impl ClientDriver {
     }
 
     /// Sends what is blocked, the security layer's own datagrams, then the connection's.
-    fn write(&mut self, st: &mut Link, now: u64) {
+    fn write(&mut self, st: &mut Link, now: sprout_core::Instant) {
         let (socket, remote) = (&self.socket, self.remote);
         let (blocked, socket_error) = (&mut self.blocked, &mut self.socket_error);
         if let Some(d) = blocked.take() {
@@ -304,8 +304,8 @@ impl ClientDriver {
         if let Some(t) = self.secure.poll_timeout() {
             deadline = Some(deadline.map_or(t, |d| d.min(t)));
         }
-        let now = shared.clock.now_us();
-        let mut timeout = deadline.map(|d| Duration::from_micros(d.saturating_sub(now)));
+        let now = shared.clock.now();
+        let mut timeout = deadline.map(|d| Duration::from(d - now));
         if self.socket_error {
             timeout = Some(timeout.map_or(ERROR_BACKOFF, |t| t.min(ERROR_BACKOFF)));
         }

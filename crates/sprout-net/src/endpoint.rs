@@ -60,7 +60,7 @@ impl Endpoint {
             .map_err(|e| NetError::Config(e.to_string()))?;
         let clock = Clock::new();
         let server_key = keys.server_key;
-        let secure = Client::new(keys, clock.now_us(), greeting)?;
+        let secure = Client::new(keys, clock.now(), greeting)?;
         let mut socket = UdpSocket::bind(local)
             .map_err(|e| NetError::io(format!("binding UDP socket to {local}"), e))?;
         let local = socket
@@ -74,7 +74,7 @@ impl Endpoint {
             Waker::new(poll.registry(), WAKER)
                 .map_err(|e| NetError::io("creating the waker", e))?,
         );
-        let mut link = Link::new(config, local, 0);
+        let mut link = Link::new(config, local, sprout_core::Instant::ZERO);
         link.peer = Some(remote);
         let shared = Arc::new(ConnShared::new(link, clock));
         let driver_shared = shared.clone();
@@ -260,9 +260,9 @@ impl Endpoint {
         self.shared.lock().config.clone()
     }
 
-    /// Microseconds on the endpoint's clock (0 when it was created), the protocol's time.
-    pub fn now_us(&self) -> u64 {
-        self.shared.clock.now_us()
+    /// The time on the endpoint's clock (0 when it was created), the protocol's time.
+    pub fn now(&self) -> sprout_core::Instant {
+        self.shared.clock.now()
     }
 
     /// Whether the driver thread is still running (false after `close`, a failed handshake or

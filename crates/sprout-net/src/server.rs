@@ -49,7 +49,7 @@ pub type Acceptor = Box<dyn FnMut(SocketAddr, &PublicKey, &[u8]) -> Option<Confi
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
     /// The security layer's configuration: the server's private key, the allowed client keys,
-    /// handshake rate limits and key limits. Its `max_sessions` and `idle_timeout_us` are
+    /// handshake rate limits and key limits. Its `max_sessions` and `idle_timeout` are
     /// replaced by the two fields below.
     pub secure: ServerConfig,
     /// Most sessions at once (default 1024); handshakes beyond are refused and counted
@@ -144,8 +144,7 @@ impl Server {
     {
         let mut secure_config = options.secure.clone();
         secure_config.max_sessions = options.max_sessions;
-        secure_config.idle_timeout_us =
-            options.idle_timeout.as_micros().min(u64::MAX as u128) as u64;
+        secure_config.idle_timeout = options.idle_timeout.into();
         let secure = SecureServer::new(secure_config);
         let public_key = secure.public_key();
         let mut socket = UdpSocket::bind(local)
@@ -291,7 +290,7 @@ impl Server {
     pub fn stats(&self) -> ServerStats {
         let ctl = self.shared.lock();
         let mut s = ctl.stats.clone();
-        s.elapsed_s = self.shared.clock.now_us() as f64 / 1e6;
+        s.elapsed_s = self.shared.clock.now().as_secs_f64();
         s.drops = s.secure.drops_by_name().into_iter().collect();
         s.running = !ctl.stopped;
         s
@@ -529,7 +528,7 @@ const _: fn() = || {
 struct Entry {
     conn: Arc<ConnShared>,
     /// The deadline the timer heap holds for it, µs (entries with another deadline are stale).
-    scheduled: Option<u64>,
+    scheduled: Option<sprout_core::Instant>,
 }
 
 /// The server's driver thread: owns the socket, the security layer and the sessions.
@@ -542,7 +541,7 @@ struct Driver {
     local: SocketAddr,
     sessions: HashMap<SessionId, Entry>,
     /// (deadline µs, session), earliest first, lazily invalidated.
-    timers: BinaryHeap<Reverse<(u64, SessionId)>>,
+    timers: BinaryHeap<Reverse<(sprout_core::Instant, SessionId)>>,
     stats: ServerStats,
     /// A sealed datagram the socket refused with "would block", sent before anything else.
     blocked: Option<(Vec<u8>, SocketAddr)>,
@@ -589,7 +588,7 @@ impl Driver {
             more_input |= events
                 .iter()
                 .any(|ev| ev.token() == SOCKET && ev.is_readable());
-            let now = self.shared.clock.now_us();
+            let now = self.shared.clock.now();
             self.socket_error = false;
             let (dirty, closing) = {
                 let mut ctl = self.shared.lock();
@@ -692,8 +691,8 @@ impl Driver {
             if let Some(t) = self.secure.poll_timeout() {
                 deadline = Some(deadline.map_or(t, |d| d.min(t)));
             }
-            let now = self.shared.clock.now_us();
-            timeout = deadline.map(|d| Duration::from_micros(d.saturating_sub(now)));
+            let now = self.shared.clock.now();
+            timeout = deadline.map(|d| Duration::from(d - now));
             if self.socket_error {
                 timeout = Some(timeout.map_or(ERROR_BACKOFF, |t| t.min(ERROR_BACKOFF)));
             }
@@ -712,7 +711,7 @@ impl Driver {
     /// touched, if any.
     fn on_datagram(
         &mut self,
-        now: u64,
+        now: sprout_core::Instant,
         from: SocketAddr,
         n: usize,
         buf: &mut Buffers,
@@ -801,7 +800,13 @@ impl Driver {
 
     /// Runs a session's timers and sends what its window allows; reschedules it. Returns
     /// whether it has more to send right away (it hit the send batch or the socket blocked).
-    fn service(&mut self, now: u64, id: SessionId, socket: &UdpSocket, buf: &mut Buffers) -> bool {
+    fn service(
+        &mut self,
+        now: sprout_core::Instant,
+        id: SessionId,
+        socket: &UdpSocket,
+        buf: &mut Buffers,
+    ) -> bool {
         let Some(e) = self.sessions.get(&id) else {
             return false;
         };

@@ -92,7 +92,7 @@ async fn an_unanswered_handshake_fails_the_async_connect() {
         private_key: PrivateKey::generate(),
         server_key: PrivateKey::generate().public_key(),
         limits: Limits {
-            handshake_timeout_us: 500_000,
+            handshake_timeout: sprout_core::Duration::from_micros(500_000),
             ..Limits::default()
         },
     };

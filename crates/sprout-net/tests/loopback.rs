@@ -207,7 +207,7 @@ fn nothing_is_sealed_before_the_handshake_and_a_silent_server_is_an_error() {
         private_key: PrivateKey::generate(),
         server_key: PrivateKey::generate().public_key(),
         limits: Limits {
-            handshake_timeout_us: 1_000_000,
+            handshake_timeout: sprout_core::Duration::from_micros(1_000_000),
             ..Limits::default()
         },
     };
@@ -445,8 +445,8 @@ fn rekeys_are_invisible_to_the_transfer() {
     // Keys every 300 ms (the client starts each rekey), refused after 1 s: a transfer of 2.5 s
     // crosses several rekeys and would stall if one went wrong.
     let limits = Limits {
-        rekey_after_us: 300_000,
-        reject_after_us: 1_000_000,
+        rekey_after: sprout_core::Duration::from_micros(300_000),
+        reject_after: sprout_core::Duration::from_micros(1_000_000),
         ..Limits::default()
     };
     let (mut o, public) = options(AllowedClients::Any);
