@@ -63,9 +63,9 @@ fn ip_packet(i: usize) -> Vec<u8> {
 /// simulated time in the core path).
 fn long_limits() -> Limits {
     Limits {
-        rekey_after_us: u64::MAX / 4,
+        rekey_after: sprout_core::Duration::from_micros(u64::MAX / 4),
         rekey_after_messages: u64::MAX / 4,
-        reject_after_us: u64::MAX / 2,
+        reject_after: sprout_core::Duration::from_micros(u64::MAX / 2),
         reject_after_messages: u64::MAX / 2,
         ..Limits::default()
     }
@@ -81,7 +81,7 @@ fn pair() -> (Server, Client, SessionId) {
     );
     let mut config = ServerConfig::new(PrivateKey::generate(), allowed);
     config.limits = long_limits();
-    config.idle_timeout_us = u64::MAX / 4;
+    config.idle_timeout = sprout_core::Duration::from_micros(u64::MAX / 4);
     let mut server = Server::new(config);
     let mut client = Client::new(
         ClientConfig {
@@ -89,20 +89,23 @@ fn pair() -> (Server, Client, SessionId) {
             server_key: server.public_key(),
             limits: long_limits(),
         },
-        0,
+        sprout_core::Instant::from_micros(0),
         b"",
     )
     .unwrap();
     let (mut buf, mut pt) = (Vec::new(), Vec::new());
-    assert!(client.poll_transmit(0, &mut buf));
+    assert!(client.poll_transmit(sprout_core::Instant::from_micros(0), &mut buf));
     assert_eq!(
-        server.handle(0, addr(), &buf, &mut pt),
+        server.handle(sprout_core::Instant::from_micros(0), addr(), &buf, &mut pt),
         ServerReceived::Control
     );
     server.poll_transmit(&mut buf).unwrap();
-    assert_eq!(client.handle(0, &buf, &mut pt), ClientReceived::Established);
-    assert!(client.poll_transmit(0, &mut buf));
-    let id = match server.handle(0, addr(), &buf, &mut pt) {
+    assert_eq!(
+        client.handle(sprout_core::Instant::from_micros(0), &buf, &mut pt),
+        ClientReceived::Established
+    );
+    assert!(client.poll_transmit(sprout_core::Instant::from_micros(0), &mut buf));
+    let id = match server.handle(sprout_core::Instant::from_micros(0), addr(), &buf, &mut pt) {
         ServerReceived::NewSession { id, .. } => id,
         other => panic!("{other:?}"),
     };
@@ -138,7 +141,10 @@ impl QueueBench {
         for _ in 0..BACKLOG_PER_FLOW {
             for p in &packets {
                 let flow = parse(p).unwrap().flow;
-                assert_eq!(queue.push(0, flow, p.clone()), 0);
+                assert_eq!(
+                    queue.push(sprout_core::Instant::from_micros(0), flow, p.clone()),
+                    0
+                );
             }
         }
         QueueBench {
@@ -163,9 +169,15 @@ impl QueueBench {
     /// Classify and queue `buf`, then take the next packet in round-robin order.
     fn classify_queue(&mut self, buf: Vec<u8>) -> Vec<u8> {
         let info = parse(black_box(&buf)).expect("a valid packet");
-        let dropped = self.queue.push(self.now_us, info.flow, buf);
+        let dropped = self.queue.push(
+            sprout_core::Instant::from_micros(self.now_us),
+            info.flow,
+            buf,
+        );
         debug_assert_eq!(dropped, 0);
-        self.queue.pop(self.now_us).expect("a backlog")
+        self.queue
+            .pop(sprout_core::Instant::from_micros(self.now_us))
+            .expect("a backlog")
     }
 }
 
@@ -226,8 +238,13 @@ fn queue(c: &mut Criterion, medians: &Medians) {
             for _ in 0..iters {
                 let flow = flows[q.next];
                 let buf = q.arrive();
-                q.queue.push(q.now_us, flow, buf);
-                q.spare = black_box(q.queue.pop(q.now_us).unwrap());
+                q.queue
+                    .push(sprout_core::Instant::from_micros(q.now_us), flow, buf);
+                q.spare = black_box(
+                    q.queue
+                        .pop(sprout_core::Instant::from_micros(q.now_us))
+                        .unwrap(),
+                );
             }
             start.elapsed()
         },
@@ -242,7 +259,13 @@ fn seal(c: &mut Criterion, medians: &Medians) {
     measure(c, medians, "seal (Client::seal)", |iters| {
         let start = Instant::now();
         for _ in 0..iters {
-            client.seal(1, black_box(&core), &mut sealed).unwrap();
+            client
+                .seal(
+                    sprout_core::Instant::from_micros(1),
+                    black_box(&core),
+                    &mut sealed,
+                )
+                .unwrap();
             black_box(&sealed);
         }
         start.elapsed()
@@ -261,11 +284,18 @@ fn open(c: &mut Criterion, medians: &Medians) {
         while left > 0 {
             let n = left.min(batch.len() as u64) as usize;
             for d in &mut batch[..n] {
-                client.seal(1, &core, d).unwrap();
+                client
+                    .seal(sprout_core::Instant::from_micros(1), &core, d)
+                    .unwrap();
             }
             let start = Instant::now();
             for d in &batch[..n] {
-                let r = server.handle(1, addr(), black_box(d), &mut pt);
+                let r = server.handle(
+                    sprout_core::Instant::from_micros(1),
+                    addr(),
+                    black_box(d),
+                    &mut pt,
+                );
                 assert_eq!(r, ServerReceived::Data { id });
             }
             total += start.elapsed();
@@ -293,8 +323,15 @@ fn data_path(c: &mut Criterion, medians: &Medians) {
                 let packet = q.classify_queue(buf);
                 seq += 1500;
                 wire::encode(&core_header(seq), &packet, &mut core);
-                client.seal(1, &core, &mut sealed).unwrap();
-                let r = server.handle(1, addr(), black_box(&sealed), &mut pt);
+                client
+                    .seal(sprout_core::Instant::from_micros(1), &core, &mut sealed)
+                    .unwrap();
+                let r = server.handle(
+                    sprout_core::Instant::from_micros(1),
+                    addr(),
+                    black_box(&sealed),
+                    &mut pt,
+                );
                 assert_eq!(r, ServerReceived::Data { id });
                 q.spare = packet;
             }
@@ -333,8 +370,8 @@ impl CorePath {
             server,
             client,
             id,
-            sender: Connection::new(config.clone(), 0).unwrap(),
-            receiver: Connection::new(config, 0).unwrap(),
+            sender: Connection::new(config.clone(), sprout_core::Instant::from_micros(0)).unwrap(),
+            receiver: Connection::new(config, sprout_core::Instant::from_micros(0)).unwrap(),
             q: QueueBench::new(),
             now_us: 0,
             core: Vec::with_capacity(1600),
@@ -350,22 +387,56 @@ impl CorePath {
         self.sender.send(packet);
         for _ in 0..100_000 {
             let now = self.now_us;
-            self.sender.handle_timeout(now);
-            self.receiver.handle_timeout(now);
-            let sent = self.sender.poll_transmit(now, &mut self.core).is_some();
+            self.sender
+                .handle_timeout(sprout_core::Instant::from_micros(now));
+            self.receiver
+                .handle_timeout(sprout_core::Instant::from_micros(now));
+            let sent = self
+                .sender
+                .poll_transmit(sprout_core::Instant::from_micros(now), &mut self.core)
+                .is_some();
             if sent {
-                self.client.seal(now, &self.core, &mut self.sealed).unwrap();
-                let r = self.server.handle(now, addr(), &self.sealed, &mut self.pt);
+                self.client
+                    .seal(
+                        sprout_core::Instant::from_micros(now),
+                        &self.core,
+                        &mut self.sealed,
+                    )
+                    .unwrap();
+                let r = self.server.handle(
+                    sprout_core::Instant::from_micros(now),
+                    addr(),
+                    &self.sealed,
+                    &mut self.pt,
+                );
                 assert_eq!(r, ServerReceived::Data { id: self.id });
-                let _ = self.receiver.handle_datagram(now, &self.pt);
+                let _ = self
+                    .receiver
+                    .handle_datagram(sprout_core::Instant::from_micros(now), &self.pt);
             }
             // The receiver's forecasts (heartbeats) back to the sender.
-            while self.receiver.poll_transmit(now, &mut self.core).is_some() {
+            while self
+                .receiver
+                .poll_transmit(sprout_core::Instant::from_micros(now), &mut self.core)
+                .is_some()
+            {
                 self.server
-                    .seal(now, self.id, &self.core, &mut self.sealed)
+                    .seal(
+                        sprout_core::Instant::from_micros(now),
+                        self.id,
+                        &self.core,
+                        &mut self.sealed,
+                    )
                     .unwrap();
-                if self.client.handle(now, &self.sealed, &mut self.pt) == ClientReceived::Data {
-                    let _ = self.sender.handle_datagram(now, &self.pt);
+                if self.client.handle(
+                    sprout_core::Instant::from_micros(now),
+                    &self.sealed,
+                    &mut self.pt,
+                ) == ClientReceived::Data
+                {
+                    let _ = self
+                        .sender
+                        .handle_datagram(sprout_core::Instant::from_micros(now), &self.pt);
                 }
             }
             if let Some(p) = self.receiver.recv() {
@@ -378,8 +449,8 @@ impl CorePath {
                     .into_iter()
                     .flatten()
                     .min()
-                    .unwrap_or(now + 1_000);
-                self.now_us = next.max(now + 1);
+                    .unwrap_or(sprout_core::Instant::from_micros(now + 1_000));
+                self.now_us = (next.max(sprout_core::Instant::from_micros(now + 1))).as_micros();
             }
         }
         panic!("the packet did not get through in 100 000 steps");

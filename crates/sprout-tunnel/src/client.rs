@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
+use sprout_core::time::{Duration, Instant};
 use sprout_core::Config;
 use sprout_secure::{Client, ClientConfig, ClientReceived};
 
@@ -20,9 +21,9 @@ use crate::{MAX_TUN_BACKLOG, MIN_DATAGRAM_BYTES};
 pub const MAX_QUEUED_EVENTS: usize = 64;
 
 /// The client gives up when the server sends no assignment this long after the secure session
-/// is up (µs): the server refused it (no address left, not a tunnel server) and can not say so
-/// on the wire.
-pub const ASSIGN_TIMEOUT_US: u64 = 10_000_000;
+/// is up: the server refused it (no address left, not a tunnel server) and can not say so on
+/// the wire.
+pub const ASSIGN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Configuration of a [`TunnelClient`].
 #[derive(Clone, Debug)]
@@ -46,7 +47,7 @@ pub enum ClientTunnelEvent {
     /// The server's assignment arrived (first time, or changed).
     Assigned(Assignment),
     /// The session failed (handshake timeout, keys refused, no assignment within
-    /// [`ASSIGN_TIMEOUT_US`]); the tunnel is down.
+    /// [`ASSIGN_TIMEOUT`]); the tunnel is down.
     Failed(String),
 }
 
@@ -66,8 +67,8 @@ pub struct TunnelClient {
     tun_write_packets: u64,
     /// The failure was reported.
     failed: bool,
-    /// When the secure session came up (µs).
-    established_us: Option<u64>,
+    /// When the secure session came up.
+    established: Option<Instant>,
     plaintext: Vec<u8>,
     tx: Vec<u8>,
     payloads: Vec<Vec<u8>>,
@@ -79,8 +80,8 @@ fn is_ours(a: &Option<Assignment>, dst: IpAddr) -> bool {
 }
 
 impl TunnelClient {
-    /// A client whose handshake starts at `now_us`.
-    pub fn new(settings: ClientSettings, now_us: u64) -> Result<TunnelClient, SettingsError> {
+    /// A client whose handshake starts at `now`.
+    pub fn new(settings: ClientSettings, now: Instant) -> Result<TunnelClient, SettingsError> {
         settings.core.validate()?;
         let max = settings.core.max_datagram_bytes;
         let max_datagram_bytes = u16::try_from(max)
@@ -88,7 +89,7 @@ impl TunnelClient {
             .filter(|&m| m >= MIN_DATAGRAM_BYTES)
             .ok_or(SettingsError::DatagramSize { max })?;
         let greeting = Greeting { max_datagram_bytes }.encode();
-        let secure = Client::new(settings.secure, now_us, &greeting)?;
+        let secure = Client::new(settings.secure, now, &greeting)?;
         Ok(TunnelClient {
             secure,
             core: settings.core,
@@ -102,7 +103,7 @@ impl TunnelClient {
             tun_read_packets: 0,
             tun_write_packets: 0,
             failed: false,
-            established_us: None,
+            established: None,
             plaintext: Vec::with_capacity(2048),
             tx: Vec::with_capacity(2048),
             payloads: Vec::new(),
@@ -128,15 +129,15 @@ impl TunnelClient {
         }
     }
 
-    /// Takes a UDP datagram from the server that arrived at `now_us`. Never panics.
-    pub fn handle_udp(&mut self, now_us: u64, datagram: &[u8]) {
-        match self.secure.handle(now_us, datagram, &mut self.plaintext) {
+    /// Takes a UDP datagram from the server that arrived at `now`. Never panics.
+    pub fn handle_udp(&mut self, now: Instant, datagram: &[u8]) {
+        match self.secure.handle(now, datagram, &mut self.plaintext) {
             ClientReceived::Established => {
-                match SessionPath::new(self.core.clone(), self.queue.clone(), now_us) {
+                match SessionPath::new(self.core.clone(), self.queue.clone(), now) {
                     Ok(mut p) => {
                         p.set_probe(self.probe);
                         self.path = Some(p);
-                        self.established_us = Some(now_us);
+                        self.established = Some(now);
                         self.push_event(ClientTunnelEvent::Established);
                     }
                     Err(e) => {
@@ -147,19 +148,19 @@ impl TunnelClient {
                     }
                 }
             }
-            ClientReceived::Data => self.deliver(now_us),
+            ClientReceived::Data => self.deliver(now),
             ClientReceived::Control | ClientReceived::Dropped(_) => {}
         }
         self.check_failed();
     }
 
     /// Takes the core datagram in `self.plaintext`.
-    fn deliver(&mut self, now_us: u64) {
+    fn deliver(&mut self, now: Instant) {
         let Some(path) = self.path.as_mut() else {
             return;
         };
         // Malformed and rejected datagrams are counted by the core.
-        let _ = path.conn.handle_datagram(now_us, &self.plaintext);
+        let _ = path.conn.handle_datagram(now, &self.plaintext);
         let mut payloads = std::mem::take(&mut self.payloads);
         while let Some(p) = path.recv() {
             payloads.push(p);
@@ -207,8 +208,8 @@ impl TunnelClient {
         }
     }
 
-    /// Takes an IP packet read from the TUN device at `now_us`. Never panics.
-    pub fn handle_tun(&mut self, now_us: u64, packet: &[u8]) {
+    /// Takes an IP packet read from the TUN device at `now`. Never panics.
+    pub fn handle_tun(&mut self, now: Instant, packet: &[u8]) {
         self.tun_read_packets = self.tun_read_packets.saturating_add(1);
         let info = match packet::parse(packet) {
             Ok(i) => i,
@@ -229,13 +230,13 @@ impl TunnelClient {
             bump(&mut self.drops.too_big);
             return;
         }
-        path.enqueue(now_us, info.flow, packet[..info.len].to_vec());
+        path.enqueue(now, info.flow, packet[..info.len].to_vec());
     }
 
-    /// The next UDP datagram to send to the server at `now_us`, written into `buf`; `false`
+    /// The next UDP datagram to send to the server at `now`, written into `buf`; `false`
     /// when none. Call until `false`.
-    pub fn poll_udp(&mut self, now_us: u64, buf: &mut Vec<u8>) -> bool {
-        if self.secure.poll_transmit(now_us, buf) {
+    pub fn poll_udp(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
+        if self.secure.poll_transmit(now, buf) {
             return true;
         }
         if self.failed || self.secure.error().is_some() {
@@ -244,8 +245,8 @@ impl TunnelClient {
             return false;
         }
         if let Some(path) = self.path.as_mut() {
-            while path.poll_transmit(now_us, &mut self.tx) {
-                match self.secure.seal(now_us, &self.tx, buf) {
+            while path.poll_transmit(now, &mut self.tx) {
+                match self.secure.seal(now, &self.tx, buf) {
                     Ok(()) => return true,
                     Err(_) => bump(&mut self.drops.seal_failed),
                 }
@@ -260,33 +261,33 @@ impl TunnelClient {
         self.tun_out.pop_front()
     }
 
-    /// When the client gives up waiting for its assignment (µs), while it waits.
-    fn assign_deadline(&self) -> Option<u64> {
-        match (self.assignment, self.established_us) {
-            (None, Some(t)) => Some(t.saturating_add(ASSIGN_TIMEOUT_US)),
+    /// When the client gives up waiting for its assignment, while it waits.
+    fn assign_deadline(&self) -> Option<Instant> {
+        match (self.assignment, self.established) {
+            (None, Some(t)) => Some(t + ASSIGN_TIMEOUT),
             _ => None,
         }
     }
 
-    /// Runs the timers due by `now_us`.
-    pub fn handle_timeout(&mut self, now_us: u64) {
-        self.secure.handle_timeout(now_us);
+    /// Runs the timers due by `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.secure.handle_timeout(now);
         if let Some(path) = self.path.as_mut() {
-            path.conn.handle_timeout(now_us);
-            path.queue.expire(now_us);
+            path.conn.handle_timeout(now);
+            path.queue.expire(now);
         }
         self.check_failed();
-        if !self.failed && self.assign_deadline().is_some_and(|t| now_us >= t) {
+        if !self.failed && self.assign_deadline().is_some_and(|t| now >= t) {
             self.failed = true;
             self.push_event(ClientTunnelEvent::Failed(format!(
                 "the server gave this client no tunnel address within {} s of the handshake (no address left, or not a SproutTunnel server; its log says which)",
-                ASSIGN_TIMEOUT_US / 1_000_000
+                ASSIGN_TIMEOUT.as_micros() / 1_000_000
             )));
         }
     }
 
-    /// When [`TunnelClient::handle_timeout`] or [`TunnelClient::poll_udp`] is next needed (µs).
-    pub fn poll_timeout(&mut self) -> Option<u64> {
+    /// When [`TunnelClient::handle_timeout`] or [`TunnelClient::poll_udp`] is next needed.
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
         if self.failed || self.secure.error().is_some() {
             return None;
         }
@@ -326,15 +327,15 @@ impl TunnelClient {
     }
 
     /// Everything, for the status line and `--json`.
-    pub fn status(&mut self, now_us: u64) -> TunnelStatus {
+    pub fn status(&mut self, now: Instant) -> TunnelStatus {
         let peer = self.secure.server_key().to_base64();
         let assignment = self.assignment;
         let sessions = match self.path.as_mut() {
-            Some(path) => vec![SessionStatus::of(0, peer, None, assignment, path, now_us)],
+            Some(path) => vec![SessionStatus::of(0, peer, None, assignment, path, now)],
             None => Vec::new(),
         };
         TunnelStatus {
-            now_us,
+            now_us: now,
             sessions,
             drops: self.drops,
             secure_drops: secure_drops(&self.secure.stats()),

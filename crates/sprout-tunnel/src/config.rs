@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use serde::Deserialize;
+use sprout_core::time::Duration;
 use sprout_core::Config;
 use sprout_secure::{
     read_allowed_keys, AllowedClients, ClientConfig, Limits, PrivateKey, PublicKey, ServerConfig,
@@ -207,10 +208,10 @@ pub struct ServerRun {
     pub no_routes: bool,
     /// JSON lines instead of text.
     pub json: bool,
-    /// Interval of the status lines (µs).
-    pub status_interval_us: u64,
-    /// Stop after this long (µs); `None`: until a signal.
-    pub duration_us: Option<u64>,
+    /// Interval of the status lines.
+    pub status_interval: Duration,
+    /// Stop after this long; `None`: until a signal.
+    pub duration: Option<Duration>,
 }
 
 /// A checked server configuration.
@@ -238,10 +239,10 @@ pub struct ClientRun {
     pub no_routes: bool,
     /// JSON lines instead of text.
     pub json: bool,
-    /// Interval of the status lines (µs).
-    pub status_interval_us: u64,
-    /// Stop after this long (µs); `None`: until a signal.
-    pub duration_us: Option<u64>,
+    /// Interval of the status lines.
+    pub status_interval: Duration,
+    /// Stop after this long; `None`: until a signal.
+    pub duration: Option<Duration>,
     /// The client's public key.
     pub public_key: PublicKey,
     /// Whether the key is an ephemeral one made for this run (no `--key`).
@@ -308,13 +309,13 @@ pub fn check_device_name(name: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn seconds(flag: &str, v: f64, min: f64, max: f64) -> Result<u64, ConfigError> {
+fn seconds(flag: &str, v: f64, min: f64, max: f64) -> Result<Duration, ConfigError> {
     if !(v.is_finite() && v >= min && v <= max) {
         return err(format!(
             "{flag} must be a number of seconds from {min} to {max}, got {v}"
         ));
     }
-    Ok((v * 1e6).round() as u64)
+    Ok(Duration::from_micros((v * 1e6).round() as u64))
 }
 
 fn path_mtu(v: Option<u32>) -> Result<u16, ConfigError> {
@@ -526,7 +527,7 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
             "--max-clients must be 1..={MAX_MAX_CLIENTS}, got {max_clients}"
         ));
     }
-    let idle_timeout_us = seconds(
+    let idle_timeout = seconds(
         "--idle-timeout",
         flags
             .idle_timeout
@@ -535,7 +536,7 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
         1.0,
         86_400.0,
     )?;
-    let status_interval_us = seconds(
+    let status_interval = seconds(
         "--status-interval",
         flags
             .status_interval
@@ -544,7 +545,7 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
         0.1,
         3600.0,
     )?;
-    let duration_us = flags
+    let duration = flags
         .duration
         .or(file.duration)
         .map(|d| seconds("--duration", d, 0.001, 1e9))
@@ -594,7 +595,7 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
         .map_err(|e| ConfigError(format!("core configuration: {e}")))?;
     let mut secure = ServerConfig::new(private_key, allowed);
     secure.max_sessions = max_clients;
-    secure.idle_timeout_us = idle_timeout_us;
+    secure.idle_timeout = idle_timeout;
     Ok(TunnelServerConfig {
         settings: ServerSettings {
             secure,
@@ -613,8 +614,8 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
             path_mtu,
             no_routes: flags.no_routes || file.no_routes,
             json: flags.json || file.json,
-            status_interval_us,
-            duration_us,
+            status_interval,
+            duration,
         },
     })
 }
@@ -684,7 +685,7 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
     if no_routes && !routes.is_empty() {
         return err("--no-routes and --route exclude each other");
     }
-    let status_interval_us = seconds(
+    let status_interval = seconds(
         "--status-interval",
         flags
             .status_interval
@@ -693,7 +694,7 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
         0.1,
         3600.0,
     )?;
-    let duration_us = flags
+    let duration = flags
         .duration
         .or(file.duration)
         .map(|d| seconds("--duration", d, 0.001, 1e9))
@@ -735,8 +736,8 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
             routes,
             no_routes,
             json: flags.json || file.json,
-            status_interval_us,
-            duration_us,
+            status_interval,
+            duration,
             public_key,
             ephemeral_key: key_path.is_none(),
         },
@@ -800,11 +801,14 @@ mod tests {
         assert_eq!(c.settings.core.max_datagram_bytes, 1440);
         assert_eq!(c.settings.tun_mtu, 1363);
         assert_eq!(c.settings.secure.max_sessions, 64);
-        assert_eq!(c.settings.secure.idle_timeout_us, 30_000_000);
+        assert_eq!(
+            c.settings.secure.idle_timeout,
+            Duration::from_micros(30_000_000)
+        );
         assert!(c.settings.client_to_client);
         assert!(matches!(c.settings.secure.allowed, AllowedClients::Any));
-        assert_eq!(c.run.status_interval_us, 1_000_000);
-        assert_eq!(c.run.duration_us, None);
+        assert_eq!(c.run.status_interval, Duration::from_micros(1_000_000));
+        assert_eq!(c.run.duration, None);
         assert!(!c.run.no_routes && !c.run.json);
     }
 
@@ -1167,7 +1171,7 @@ public_key = "{other}"
         assert_eq!(c.settings.secure.server_key, sk);
         assert_eq!(c.run.public_key, public);
         assert!(!c.run.ephemeral_key && c.run.json);
-        assert_eq!(c.run.status_interval_us, 2_500_000);
+        assert_eq!(c.run.status_interval, Duration::from_micros(2_500_000));
         assert_eq!(c.run.routes, vec!["0.0.0.0/0".parse::<IpNet>().unwrap()]);
         let _ = key;
         // Flags replace the file's routes and values.

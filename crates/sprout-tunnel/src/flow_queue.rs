@@ -9,6 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use serde::Serialize;
+use sprout_core::time::{Duration, Instant};
 
 use crate::packet::FlowKey;
 
@@ -28,9 +29,9 @@ pub struct FlowQueueConfig {
     pub min_cap_bytes: usize,
     /// The cap never goes above this many bytes (default 4 MiB), whatever the forecast says.
     pub max_cap_bytes: usize,
-    /// A flow with no queued packet and no packet for this long is forgotten, in microseconds
-    /// (default 10 s); its counters go with it.
-    pub idle_flow_us: u64,
+    /// A flow with no queued packet and no packet for this long is forgotten (default 10 s);
+    /// its counters go with it.
+    pub idle_flow: Duration,
 }
 
 impl Default for FlowQueueConfig {
@@ -40,7 +41,7 @@ impl Default for FlowQueueConfig {
             max_flows: 1024,
             min_cap_bytes: 64 << 10,
             max_cap_bytes: 4 << 20,
-            idle_flow_us: 10_000_000,
+            idle_flow: Duration::from_secs(10),
         }
     }
 }
@@ -113,7 +114,7 @@ struct Flow {
     /// to the smallest.
     active_seq: u64,
     /// When the flow last became idle (its queue emptied), in microseconds.
-    idle_since_us: u64,
+    idle_since: Instant,
     /// Times the flow (or an earlier flow in this slot) became idle: entries of the idle list
     /// carry it, so that stale ones are recognised.
     idle_gen: u64,
@@ -148,8 +149,8 @@ pub struct FlowQueue {
     idle: VecDeque<(usize, u64)>,
     bytes: usize,
     packets: usize,
-    /// The latest time seen (µs); never goes back.
-    now_us: u64,
+    /// The latest time seen; never goes back.
+    now: Instant,
     next_active_seq: u64,
     pushed_packets: u64,
     popped_packets: u64,
@@ -187,7 +188,7 @@ impl FlowQueue {
             idle: VecDeque::new(),
             bytes: 0,
             packets: 0,
-            now_us: 0,
+            now: Instant::ZERO,
             next_active_seq: 0,
             pushed_packets: 0,
             popped_packets: 0,
@@ -215,15 +216,15 @@ impl FlowQueue {
         self.cap
     }
 
-    /// Appends `packet` to the tail of its flow's queue at `now_us`, then enforces the cap as
+    /// Appends `packet` to the tail of its flow's queue at `now`, then enforces the cap as
     /// [`FlowQueue::set_cap`] does (the head of the longest queue goes, which may be an older
     /// packet of this very flow, never the one just added unless it is alone in the longest
     /// queue). Returns the packets dropped (including this one if refused).
     ///
     /// An empty packet is refused (returns 1, counted nowhere): it carries nothing and would
     /// escape the byte cap.
-    pub fn push(&mut self, now_us: u64, flow: FlowKey, packet: Vec<u8>) -> usize {
-        let now = self.advance(now_us);
+    pub fn push(&mut self, now: Instant, flow: FlowKey, packet: Vec<u8>) -> usize {
+        let now = self.advance(now);
         if packet.is_empty() {
             return 1;
         }
@@ -258,8 +259,8 @@ impl FlowQueue {
     /// The next packet in deficit-round-robin order: the flow whose turn it is sends packets
     /// while its deficit (grown by one quantum per turn) covers them; a flow that empties
     /// leaves the round and loses its deficit. `None` when empty.
-    pub fn pop(&mut self, now_us: u64) -> Option<Vec<u8>> {
-        self.advance(now_us);
+    pub fn pop(&mut self, now: Instant) -> Option<Vec<u8>> {
+        self.advance(now);
         let quantum = self.config.quantum_bytes;
         // Turns ended without sending in this call; after a whole round of them, every flow's
         // head is longer than its deficit (packets longer than the quantum).
@@ -346,15 +347,15 @@ impl FlowQueue {
         self.packets() == 0
     }
 
-    /// Forgets flows idle for [`FlowQueueConfig::idle_flow_us`] at `now_us`.
-    pub fn expire(&mut self, now_us: u64) {
-        let now = self.advance(now_us);
+    /// Forgets flows idle for [`FlowQueueConfig::idle_flow`] at `now`.
+    pub fn expire(&mut self, now: Instant) {
+        let now = self.advance(now);
         while let Some(&(slot, gen)) = self.idle.front() {
             if !self.idle_entry_valid(slot, gen) {
                 self.idle.pop_front();
                 continue;
             }
-            if now.saturating_sub(self.slots[slot].idle_since_us) < self.config.idle_flow_us {
+            if now - self.slots[slot].idle_since < self.config.idle_flow {
                 break; // the list is in order of becoming idle: the rest are younger
             }
             self.idle.pop_front();
@@ -401,16 +402,16 @@ impl FlowQueue {
         out
     }
 
-    /// Moves the clock to `now_us` unless it is behind the latest time seen; the time now.
-    fn advance(&mut self, now_us: u64) -> u64 {
-        self.now_us = self.now_us.max(now_us);
-        self.now_us
+    /// Moves the clock to `now` unless it is behind the latest time seen; the time now.
+    fn advance(&mut self, now: Instant) -> Instant {
+        self.now = self.now.max(now);
+        self.now
     }
 
-    /// A slot for a new flow: flows idle for `idle_flow_us` are forgotten first, and when
+    /// A slot for a new flow: flows idle for `idle_flow` are forgotten first, and when
     /// `max_flows` are still tracked, the one idle longest (any idle flow may go: it has no
     /// packets, only counters). `None` when every tracked flow has packets.
-    fn track(&mut self, now: u64, key: FlowKey) -> Option<usize> {
+    fn track(&mut self, now: Instant, key: FlowKey) -> Option<usize> {
         self.expire(now);
         while self.index.len() >= self.config.max_flows {
             let (slot, gen) = self.idle.pop_front()?;
@@ -426,7 +427,7 @@ impl FlowQueue {
             deficit: 0,
             in_round: false,
             active_seq: 0,
-            idle_since_us: now,
+            idle_since: now,
             idle_gen: 0,
             sent_bytes: 0,
             dropped_packets: 0,
@@ -462,11 +463,11 @@ impl FlowQueue {
 
     /// Bookkeeping for a flow that just left the round (its queue emptied).
     fn went_idle(&mut self, slot: usize) {
-        let now = self.now_us;
+        let now = self.now;
         let f = &mut self.slots[slot];
         f.in_round = false;
         f.deficit = 0;
-        f.idle_since_us = now;
+        f.idle_since = now;
         f.idle_gen = f.idle_gen.wrapping_add(1);
         if f.packets.capacity() > KEEP_QUEUE_CAPACITY {
             f.packets = VecDeque::new();
@@ -589,15 +590,15 @@ mod tests {
         format!("{}{}", char::from(b'A' + p[0]), p[1])
     }
 
-    /// Pops everything at `now_us`, checking `peek_len` before each pop; the tags in order.
-    fn drain(q: &mut FlowQueue, now_us: u64) -> Vec<String> {
+    /// Pops everything at `now`, checking `peek_len` before each pop; the tags in order.
+    fn drain(q: &mut FlowQueue, now: Instant) -> Vec<String> {
         let mut out = Vec::new();
         while let Some(len) = q.peek_len() {
-            let p = q.pop(now_us).expect("peek_len said a packet is there");
+            let p = q.pop(now).expect("peek_len said a packet is there");
             assert_eq!(p.len(), len, "peek_len is the length pop returns");
             out.push(tag(&p));
         }
-        assert!(q.pop(now_us).is_none());
+        assert!(q.pop(now).is_none());
         assert!(q.is_empty());
         assert_eq!(q.bytes(), 0);
         out
@@ -633,16 +634,19 @@ mod tests {
     fn round_robin_by_bytes_hand_worked() {
         let mut q = FlowQueue::new(config(1500));
         for i in 0..3 {
-            assert_eq!(q.push(0, key(0), pkt(0, i, 1000)), 0);
+            assert_eq!(q.push(Instant::from_micros(0), key(0), pkt(0, i, 1000)), 0);
         }
-        assert_eq!(q.push(0, key(1), pkt(1, 0, 1500)), 0);
+        assert_eq!(q.push(Instant::from_micros(0), key(1), pkt(1, 0, 1500)), 0);
         for i in 0..2 {
-            assert_eq!(q.push(0, key(2), pkt(2, i, 500)), 0);
+            assert_eq!(q.push(Instant::from_micros(0), key(2), pkt(2, i, 500)), 0);
         }
         assert_eq!(q.bytes(), 5500);
         assert_eq!(q.packets(), 6);
         assert_eq!(q.stats().active_flows, 3);
-        assert_eq!(drain(&mut q, 1), ["A0", "B0", "C0", "C1", "A1", "A2"]);
+        assert_eq!(
+            drain(&mut q, Instant::from_micros(1)),
+            ["A0", "B0", "C0", "C1", "A1", "A2"]
+        );
         let s = q.stats();
         assert_eq!(
             (s.pushed_packets, s.popped_packets, s.popped_bytes),
@@ -665,11 +669,14 @@ mod tests {
     fn a_new_flow_joins_the_tail_of_the_round() {
         let mut q = FlowQueue::new(config(1500));
         for i in 0..4 {
-            q.push(0, key(0), pkt(0, i, 1000));
+            q.push(Instant::from_micros(0), key(0), pkt(0, i, 1000));
         }
-        assert_eq!(tag(&q.pop(1).unwrap()), "A0");
-        q.push(2, key(1), pkt(1, 0, 1000));
-        assert_eq!(drain(&mut q, 3), ["B0", "A1", "A2", "A3"]);
+        assert_eq!(tag(&q.pop(Instant::from_micros(1)).unwrap()), "A0");
+        q.push(Instant::from_micros(2), key(1), pkt(1, 0, 1000));
+        assert_eq!(
+            drain(&mut q, Instant::from_micros(3)),
+            ["B0", "A1", "A2", "A3"]
+        );
     }
 
     /// (b) Head drop, cap 5000 (A = flow 0, ...; sizes in bytes; the total after each step):
@@ -711,7 +718,7 @@ mod tests {
         ];
         for (step, &(flow, index, len, dropped, total)) in steps.iter().enumerate() {
             assert_eq!(
-                q.push(10, key(flow), pkt(flow, index, len)),
+                q.push(Instant::from_micros(10), key(flow), pkt(flow, index, len)),
                 dropped,
                 "step {}",
                 step + 1
@@ -737,7 +744,10 @@ mod tests {
             .map(|f| (f.flow.src_port - 1000, f.queued_bytes))
             .collect();
         assert_eq!(order, [(2, 2000), (0, 1500), (1, 1000), (3, 0)]);
-        assert_eq!(drain(&mut q, 20), ["A3", "B3", "C0", "C1"]);
+        assert_eq!(
+            drain(&mut q, Instant::from_micros(20)),
+            ["A3", "B3", "C0", "C1"]
+        );
     }
 
     /// (c) Shrinking the cap drops from the longest queue again and again. Cap 4 MiB; pushed
@@ -754,12 +764,12 @@ mod tests {
         let mut q = FlowQueue::new(config(1500));
         assert_eq!(q.cap(), 4 << 20);
         for i in 0..4 {
-            assert_eq!(q.push(0, key(0), pkt(0, i, 1000)), 0);
+            assert_eq!(q.push(Instant::from_micros(0), key(0), pkt(0, i, 1000)), 0);
         }
         for i in 0..2 {
-            assert_eq!(q.push(0, key(1), pkt(1, i, 1000)), 0);
+            assert_eq!(q.push(Instant::from_micros(0), key(1), pkt(1, i, 1000)), 0);
         }
-        assert_eq!(q.push(0, key(2), pkt(2, 0, 500)), 0);
+        assert_eq!(q.push(Instant::from_micros(0), key(2), pkt(2, 0, 500)), 0);
         assert_eq!(q.bytes(), 6500);
         assert_eq!(q.set_cap(3000), 4);
         assert_eq!(q.bytes(), 2500);
@@ -767,7 +777,7 @@ mod tests {
         assert_eq!(flow_of(&q, 0).unwrap().dropped_packets, 3);
         assert_eq!(flow_of(&q, 1).unwrap().dropped_packets, 1);
         assert_eq!(q.set_cap(3000), 0, "within the cap: nothing more goes");
-        assert_eq!(drain(&mut q, 1), ["A3", "B1", "C0"]);
+        assert_eq!(drain(&mut q, Instant::from_micros(1)), ["A3", "B1", "C0"]);
     }
 
     /// (d) The cap is clamped to [min_cap_bytes, max_cap_bytes] = [3000, 10000]; it starts
@@ -790,10 +800,10 @@ mod tests {
         assert_eq!(q.cap(), 10_000);
         assert_eq!(q.stats().cap_bytes, 10_000);
         q.set_cap(0);
-        assert_eq!(q.push(0, key(0), pkt(0, 0, 1400)), 0);
-        assert_eq!(q.push(0, key(1), pkt(1, 0, 1400)), 0);
-        assert_eq!(q.push(0, key(2), pkt(2, 0, 1400)), 1);
-        assert_eq!(drain(&mut q, 1), ["B0", "C0"]);
+        assert_eq!(q.push(Instant::from_micros(0), key(0), pkt(0, 0, 1400)), 0);
+        assert_eq!(q.push(Instant::from_micros(0), key(1), pkt(1, 0, 1400)), 0);
+        assert_eq!(q.push(Instant::from_micros(0), key(2), pkt(2, 0, 1400)), 1);
+        assert_eq!(drain(&mut q, Instant::from_micros(1)), ["B0", "C0"]);
 
         // A minimum above the maximum is taken as the maximum.
         let mut q = FlowQueue::new(FlowQueueConfig {
@@ -804,7 +814,10 @@ mod tests {
         q.set_cap(0);
         assert_eq!(q.cap(), 10_000);
         // A packet longer than the cap alone is refused.
-        assert_eq!(q.push(0, key(0), pkt(0, 0, 10_001)), 1);
+        assert_eq!(
+            q.push(Instant::from_micros(0), key(0), pkt(0, 0, 10_001)),
+            1
+        );
         assert!(q.is_empty());
     }
 
@@ -822,12 +835,12 @@ mod tests {
     fn too_many_flows_and_idle_expiry() {
         let mut q = FlowQueue::new(FlowQueueConfig {
             max_flows: 2,
-            idle_flow_us: 1_000_000,
+            idle_flow: Duration::from_micros(1_000_000),
             ..FlowQueueConfig::default()
         });
-        assert_eq!(q.push(0, key(0), pkt(0, 0, 100)), 0);
-        assert_eq!(q.push(0, key(1), pkt(1, 0, 100)), 0);
-        assert_eq!(q.push(10, key(2), pkt(2, 0, 100)), 1);
+        assert_eq!(q.push(Instant::from_micros(0), key(0), pkt(0, 0, 100)), 0);
+        assert_eq!(q.push(Instant::from_micros(0), key(1), pkt(1, 0, 100)), 0);
+        assert_eq!(q.push(Instant::from_micros(10), key(2), pkt(2, 0, 100)), 1);
         let s = q.stats();
         assert_eq!(s.drops.too_many_flows, 1);
         assert_eq!(s.drops.over_cap, 0);
@@ -835,40 +848,43 @@ mod tests {
         assert_eq!(s.tracked_flows, 2);
         assert!(flow_of(&q, 2).is_none());
 
-        assert_eq!(tag(&q.pop(20).unwrap()), "A0");
-        assert_eq!(tag(&q.pop(20).unwrap()), "B0");
-        assert_eq!(q.push(30, key(2), pkt(2, 0, 100)), 0);
+        assert_eq!(tag(&q.pop(Instant::from_micros(20)).unwrap()), "A0");
+        assert_eq!(tag(&q.pop(Instant::from_micros(20)).unwrap()), "B0");
+        assert_eq!(q.push(Instant::from_micros(30), key(2), pkt(2, 0, 100)), 0);
         assert!(flow_of(&q, 0).is_none(), "A, idle longest, made room");
         assert_eq!(flow_of(&q, 1).unwrap().sent_bytes, 100);
         assert_eq!(flow_of(&q, 2).unwrap().queued_bytes, 100);
         assert_eq!(q.stats().tracked_flows, 2);
 
-        q.expire(1_000_019);
+        q.expire(Instant::from_micros(1_000_019));
         assert!(flow_of(&q, 1).is_some(), "idle 999 999 us: kept");
-        q.expire(1_000_020);
+        q.expire(Instant::from_micros(1_000_020));
         assert!(flow_of(&q, 1).is_none(), "idle 1 s: forgotten");
         assert_eq!(q.stats().tracked_flows, 1);
-        q.expire(1_900_000);
+        q.expire(Instant::from_micros(1_900_000));
         assert!(
             flow_of(&q, 2).is_some(),
             "a flow with packets is never forgotten"
         );
 
-        assert_eq!(tag(&q.pop(2_000_000).unwrap()), "C0");
-        q.expire(2_999_999);
+        assert_eq!(tag(&q.pop(Instant::from_micros(2_000_000)).unwrap()), "C0");
+        q.expire(Instant::from_micros(2_999_999));
         assert_eq!(q.stats().tracked_flows, 1);
-        q.expire(3_000_000);
+        q.expire(Instant::from_micros(3_000_000));
         assert_eq!(q.stats().tracked_flows, 0);
         assert!(q.flows().is_empty());
 
         // A forgotten flow comes back with fresh counters.
-        assert_eq!(q.push(3_000_001, key(1), pkt(1, 1, 100)), 0);
+        assert_eq!(
+            q.push(Instant::from_micros(3_000_001), key(1), pkt(1, 1, 100)),
+            0
+        );
         assert_eq!(flow_of(&q, 1).unwrap().sent_bytes, 0);
         // A time that goes back is taken as the latest seen.
-        assert_eq!(tag(&q.pop(5).unwrap()), "B1");
-        q.expire(3_999_999);
+        assert_eq!(tag(&q.pop(Instant::from_micros(5)).unwrap()), "B1");
+        q.expire(Instant::from_micros(3_999_999));
         assert_eq!(q.stats().tracked_flows, 1);
-        q.expire(4_000_001);
+        q.expire(Instant::from_micros(4_000_001));
         assert_eq!(q.stats().tracked_flows, 0);
     }
 
@@ -877,15 +893,15 @@ mod tests {
     #[test]
     fn idle_flows_go_when_a_new_flow_arrives() {
         let mut q = FlowQueue::new(FlowQueueConfig {
-            idle_flow_us: 1_000_000,
+            idle_flow: Duration::from_micros(1_000_000),
             ..FlowQueueConfig::default()
         });
-        q.push(0, key(0), pkt(0, 0, 100));
-        q.pop(0).unwrap();
-        q.push(999_999, key(1), pkt(1, 0, 100));
+        q.push(Instant::from_micros(0), key(0), pkt(0, 0, 100));
+        q.pop(Instant::from_micros(0)).unwrap();
+        q.push(Instant::from_micros(999_999), key(1), pkt(1, 0, 100));
         assert!(flow_of(&q, 0).is_some());
-        q.pop(999_999).unwrap();
-        q.push(1_000_000, key(2), pkt(2, 0, 100));
+        q.pop(Instant::from_micros(999_999)).unwrap();
+        q.push(Instant::from_micros(1_000_000), key(2), pkt(2, 0, 100));
         assert!(flow_of(&q, 0).is_none());
         assert!(flow_of(&q, 1).is_some());
         assert_eq!(q.stats().tracked_flows, 2);
@@ -899,12 +915,12 @@ mod tests {
     #[test]
     fn a_flow_that_empties_loses_its_deficit() {
         let mut q = FlowQueue::new(config(1500));
-        q.push(0, key(0), pkt(0, 0, 500));
-        assert_eq!(tag(&q.pop(0).unwrap()), "A0");
-        q.push(1, key(0), pkt(0, 1, 1200));
-        q.push(1, key(0), pkt(0, 2, 1200));
-        q.push(1, key(1), pkt(1, 0, 300));
-        assert_eq!(drain(&mut q, 2), ["A1", "B0", "A2"]);
+        q.push(Instant::from_micros(0), key(0), pkt(0, 0, 500));
+        assert_eq!(tag(&q.pop(Instant::from_micros(0)).unwrap()), "A0");
+        q.push(Instant::from_micros(1), key(0), pkt(0, 1, 1200));
+        q.push(Instant::from_micros(1), key(0), pkt(0, 2, 1200));
+        q.push(Instant::from_micros(1), key(1), pkt(1, 0, 300));
+        assert_eq!(drain(&mut q, Instant::from_micros(2)), ["A1", "B0", "A2"]);
     }
 
     /// Packets longer than the quantum (100 B): A0 1000 B, B0 450 B, C0 950 B. B has enough
@@ -914,22 +930,22 @@ mod tests {
     #[test]
     fn packets_longer_than_the_quantum() {
         let mut q = FlowQueue::new(config(100));
-        q.push(0, key(0), pkt(0, 0, 1000));
-        q.push(0, key(1), pkt(1, 0, 450));
-        q.push(0, key(2), pkt(2, 0, 950));
-        assert_eq!(drain(&mut q, 1), ["B0", "A0", "C0"]);
+        q.push(Instant::from_micros(0), key(0), pkt(0, 0, 1000));
+        q.push(Instant::from_micros(0), key(1), pkt(1, 0, 450));
+        q.push(Instant::from_micros(0), key(2), pkt(2, 0, 950));
+        assert_eq!(drain(&mut q, Instant::from_micros(1)), ["B0", "A0", "C0"]);
 
         let mut q = FlowQueue::new(config(1));
-        q.push(0, key(0), pkt(0, 0, 60_000));
-        q.push(0, key(1), pkt(1, 0, 59_999));
-        q.push(0, key(1), pkt(1, 1, 2));
-        assert_eq!(drain(&mut q, 1), ["B0", "A0", "B1"]);
+        q.push(Instant::from_micros(0), key(0), pkt(0, 0, 60_000));
+        q.push(Instant::from_micros(0), key(1), pkt(1, 0, 59_999));
+        q.push(Instant::from_micros(0), key(1), pkt(1, 1, 2));
+        assert_eq!(drain(&mut q, Instant::from_micros(1)), ["B0", "A0", "B1"]);
     }
 
     #[test]
     fn empty_packets_are_refused_and_counters_add_up() {
         let mut q = FlowQueue::new(FlowQueueConfig::default());
-        assert_eq!(q.push(0, key(0), Vec::new()), 1);
+        assert_eq!(q.push(Instant::from_micros(0), key(0), Vec::new()), 1);
         assert!(q.is_empty());
         assert_eq!(
             q.stats(),
@@ -938,9 +954,9 @@ mod tests {
                 ..QueueStats::default()
             }
         );
-        assert!(q.pop(0).is_none());
+        assert!(q.pop(Instant::from_micros(0)).is_none());
         assert_eq!(q.peek_len(), None);
-        q.push(0, key(0), pkt(0, 0, 1000));
+        q.push(Instant::from_micros(0), key(0), pkt(0, 0, 1000));
         let debug = format!("{q:?}");
         assert!(
             debug.contains("queued_bytes: 1000") && debug.len() < 1000,

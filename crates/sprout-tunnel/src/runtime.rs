@@ -41,6 +41,8 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 use serde_json::{json, Value};
 use socket2::{Domain, Protocol, Socket, Type};
+use sprout_core::time::Instant;
+use sprout_os::clock::MonotonicClock;
 
 use crate::cleanup::Undo;
 use crate::client::{ClientTunnelEvent, TunnelClient};
@@ -56,8 +58,8 @@ use crate::status::{SessionStatus, TunnelDrops, TunnelStatus};
 pub const BATCH: usize = 64;
 /// Socket buffer sizes asked of the kernel (bytes).
 pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
-/// A client with no assignment this long after it started gives up (µs).
-pub const ASSIGNMENT_TIMEOUT_US: u64 = 15_000_000;
+/// A client with no assignment this long after it started gives up.
+pub const ASSIGNMENT_TIMEOUT: sprout_core::Duration = sprout_core::Duration::from_secs(15);
 /// Flows shown in a text status line.
 pub const TEXT_FLOWS: usize = 3;
 
@@ -118,11 +120,6 @@ fn out_json(v: Value) {
     out(&v.to_string());
 }
 
-/// `CLOCK_MONOTONIC` microseconds since `start_ns`.
-fn now_us(start_ns: u64) -> u64 {
-    sprout_os::clock::monotonic_ns().saturating_sub(start_ns) / 1000
-}
-
 fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
@@ -171,35 +168,35 @@ struct IoCounters {
 
 /// What the loop drives: the two engines behind one interface.
 trait End {
-    fn handle_udp(&mut self, now: u64, from: SocketAddr, d: &[u8]);
-    fn handle_tun(&mut self, now: u64, p: &[u8]);
-    fn poll_udp(&mut self, now: u64, buf: &mut Vec<u8>) -> Option<SocketAddr>;
+    fn handle_udp(&mut self, now: Instant, from: SocketAddr, d: &[u8]);
+    fn handle_tun(&mut self, now: Instant, p: &[u8]);
+    fn poll_udp(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr>;
     fn poll_tun(&mut self) -> Option<Vec<u8>>;
-    fn handle_timeout(&mut self, now: u64);
-    fn poll_timeout(&mut self) -> Option<u64>;
-    fn status(&mut self, now: u64) -> TunnelStatus;
+    fn handle_timeout(&mut self, now: Instant);
+    fn poll_timeout(&mut self) -> Option<Instant>;
+    fn status(&mut self, now: Instant) -> TunnelStatus;
 }
 
 impl End for TunnelServer {
-    fn handle_udp(&mut self, now: u64, from: SocketAddr, d: &[u8]) {
+    fn handle_udp(&mut self, now: Instant, from: SocketAddr, d: &[u8]) {
         TunnelServer::handle_udp(self, now, from, d)
     }
-    fn handle_tun(&mut self, now: u64, p: &[u8]) {
+    fn handle_tun(&mut self, now: Instant, p: &[u8]) {
         TunnelServer::handle_tun(self, now, p)
     }
-    fn poll_udp(&mut self, now: u64, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+    fn poll_udp(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
         TunnelServer::poll_udp(self, now, buf)
     }
     fn poll_tun(&mut self) -> Option<Vec<u8>> {
         TunnelServer::poll_tun(self)
     }
-    fn handle_timeout(&mut self, now: u64) {
+    fn handle_timeout(&mut self, now: Instant) {
         TunnelServer::handle_timeout(self, now)
     }
-    fn poll_timeout(&mut self) -> Option<u64> {
+    fn poll_timeout(&mut self) -> Option<Instant> {
         TunnelServer::poll_timeout(self)
     }
-    fn status(&mut self, now: u64) -> TunnelStatus {
+    fn status(&mut self, now: Instant) -> TunnelStatus {
         TunnelServer::status(self, now)
     }
 }
@@ -211,25 +208,25 @@ struct ClientEnd {
 }
 
 impl End for ClientEnd {
-    fn handle_udp(&mut self, now: u64, _from: SocketAddr, d: &[u8]) {
+    fn handle_udp(&mut self, now: Instant, _from: SocketAddr, d: &[u8]) {
         self.engine.handle_udp(now, d)
     }
-    fn handle_tun(&mut self, now: u64, p: &[u8]) {
+    fn handle_tun(&mut self, now: Instant, p: &[u8]) {
         self.engine.handle_tun(now, p)
     }
-    fn poll_udp(&mut self, now: u64, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+    fn poll_udp(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
         self.engine.poll_udp(now, buf).then_some(self.server)
     }
     fn poll_tun(&mut self) -> Option<Vec<u8>> {
         self.engine.poll_tun()
     }
-    fn handle_timeout(&mut self, now: u64) {
+    fn handle_timeout(&mut self, now: Instant) {
         self.engine.handle_timeout(now)
     }
-    fn poll_timeout(&mut self) -> Option<u64> {
+    fn poll_timeout(&mut self) -> Option<Instant> {
         self.engine.poll_timeout()
     }
-    fn status(&mut self, now: u64) -> TunnelStatus {
+    fn status(&mut self, now: Instant) -> TunnelStatus {
         self.engine.status(now)
     }
 }
@@ -304,9 +301,13 @@ impl Io {
         self.tun_readable = false;
     }
 
-    /// Waits for readiness at most `timeout_us`.
-    fn wait(&mut self, events: &mut Events, timeout_us: u64) -> Result<(), SetupError> {
-        let timeout = Duration::from_micros(timeout_us);
+    /// Waits for readiness at most `timeout`.
+    fn wait(
+        &mut self,
+        events: &mut Events,
+        timeout: sprout_core::Duration,
+    ) -> Result<(), SetupError> {
+        let timeout = Duration::from(timeout);
         match self.poll.poll(events, Some(timeout)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
@@ -329,7 +330,7 @@ impl Io {
         Ok(())
     }
 
-    fn read_tun<E: End>(&mut self, end: &mut E, now: u64) -> Result<(), SetupError> {
+    fn read_tun<E: End>(&mut self, end: &mut E, now: Instant) -> Result<(), SetupError> {
         let Some(dev) = &self.device else {
             self.tun_readable = false;
             return Ok(());
@@ -356,7 +357,7 @@ impl Io {
         Ok(())
     }
 
-    fn read_udp<E: End>(&mut self, end: &mut E, now: u64) {
+    fn read_udp<E: End>(&mut self, end: &mut E, now: Instant) {
         for _ in 0..BATCH {
             let r = if self.connected {
                 self.udp.recv(&mut self.read_buf).and_then(|n| {
@@ -413,7 +414,7 @@ impl Io {
 
     /// Sends what is pending, then what the engine has, until it has nothing or the socket
     /// would block.
-    fn drain_udp<E: End>(&mut self, end: &mut E, now: u64) {
+    fn drain_udp<E: End>(&mut self, end: &mut E, now: Instant) {
         if self.udp_blocked {
             return;
         }
@@ -474,10 +475,10 @@ struct Prev {
 struct StatusPrinter {
     json: bool,
     server: bool,
-    last_us: u64,
+    last: Instant,
     sessions: HashMap<u32, Prev>,
     /// (session, flow) → (sent bytes, last seen µs).
-    flows: HashMap<(u32, FlowKey), (u64, u64)>,
+    flows: HashMap<(u32, FlowKey), (u64, Instant)>,
     /// Totals of sessions that have ended.
     closed: Prev,
     latest: Option<TunnelStatus>,
@@ -497,7 +498,7 @@ impl StatusPrinter {
         StatusPrinter {
             json,
             server,
-            last_us: 0,
+            last: Instant::ZERO,
             sessions: HashMap::new(),
             flows: HashMap::new(),
             closed: Prev::default(),
@@ -506,7 +507,7 @@ impl StatusPrinter {
     }
 
     fn print(&mut self, s: TunnelStatus, io: &IoCounters) {
-        let dt_s = (s.now_us.saturating_sub(self.last_us) as f64 / 1e6).max(1e-3);
+        let dt_s = (s.now_us - self.last).as_secs_f64().max(1e-3);
         let mut t = LineTotals::default();
         let mut sessions_json = Vec::new();
         let mut rates: Vec<FlowRate> = Vec::new();
@@ -527,7 +528,7 @@ impl StatusPrinter {
         // Flows not seen for a minute are forgotten.
         let now = s.now_us;
         self.flows
-            .retain(|_, &mut (_, at)| now.saturating_sub(at) < 60_000_000);
+            .retain(|_, &mut (_, at)| now - at < sprout_core::Duration::from_secs(60));
         rates.sort_by(|a, b| {
             b.kbps
                 .total_cmp(&a.kbps)
@@ -545,7 +546,7 @@ impl StatusPrinter {
         } else {
             out(&self.text_line(&s, &t, &rates, &line));
         }
-        self.last_us = s.now_us;
+        self.last = s.now_us;
         self.latest = Some(s);
     }
 
@@ -554,7 +555,7 @@ impl StatusPrinter {
     fn session_json(
         &mut self,
         ss: &SessionStatus,
-        now_us: u64,
+        now: Instant,
         dt_s: f64,
         t: &mut LineTotals,
         rates: &mut Vec<FlowRate>,
@@ -577,7 +578,7 @@ impl StatusPrinter {
             let before = self.flows.get(&key).map(|&(b, _)| b).unwrap_or(0);
             let rate = kbps(fl.sent_bytes.saturating_sub(before));
             if self.flows.len() < 65_536 || self.flows.contains_key(&key) {
-                self.flows.insert(key, (fl.sent_bytes, now_us));
+                self.flows.insert(key, (fl.sent_bytes, now));
             }
             flows_json.push(json!({
                 "flow": fl.flow.to_string(),
@@ -673,7 +674,7 @@ impl StatusPrinter {
         } else {
             String::new()
         };
-        let elapsed = round1(s.now_us as f64 / 1e6);
+        let elapsed = round1(s.now_us.as_secs_f64());
         format!(
             "[{elapsed:>7.1} s] {clients}up {:.0} kbit/s, down {:.0} kbit/s | queue {}/{} B | forecast {} pkt | drops: {} | top: {}",
             kbps(line.up),
@@ -754,7 +755,7 @@ fn status_json(
     let kbps = |bytes: u64| kbps_over(bytes, line.dt_s);
     json!({
         "event": "status",
-        "elapsed_s": round1(s.now_us as f64 / 1e6),
+        "elapsed_s": round1(s.now_us.as_secs_f64()),
         "clients": s.sessions.len(),
         "up_kbps": kbps(line.up),
         "down_kbps": kbps(line.down),
@@ -806,9 +807,11 @@ impl ExitReason {
 struct Control {
     stop: Arc<AtomicBool>,
     signal: Arc<AtomicI32>,
-    start_ns: u64,
-    end_us: Option<u64>,
-    status_interval_us: u64,
+    /// The protocol's clock (time 0 when the end started).
+    clock: MonotonicClock,
+    /// When `--duration` ends the run.
+    end: Option<Instant>,
+    status_interval: sprout_core::Duration,
 }
 
 impl Control {
@@ -832,32 +835,32 @@ fn run_loop<E: End>(
     io: &mut Io,
     ctl: &Control,
     printer: &mut StatusPrinter,
-    mut hook: impl FnMut(&mut E, &mut Io, u64) -> Result<(), SetupError>,
+    mut hook: impl FnMut(&mut E, &mut Io, Instant) -> Result<(), SetupError>,
 ) -> Result<ExitReason, SetupError> {
     let mut events = Events::with_capacity(64);
-    let mut next_status = ctl.status_interval_us;
+    let mut next_status = Instant::ZERO + ctl.status_interval;
     loop {
         if let Some(r) = ctl.stopped() {
             return Ok(r);
         }
-        let now = now_us(ctl.start_ns);
-        if ctl.end_us.is_some_and(|e| now >= e) {
+        let now = ctl.clock.now();
+        if ctl.end.is_some_and(|e| now >= e) {
             return Ok(ExitReason::Duration);
         }
         let mut wake = next_status;
         if let Some(t) = end.poll_timeout() {
             wake = wake.min(t);
         }
-        if let Some(e) = ctl.end_us {
+        if let Some(e) = ctl.end {
             wake = wake.min(e);
         }
         let timeout = if io.udp_readable || io.tun_readable {
-            0
+            sprout_core::Duration::ZERO
         } else {
-            wake.saturating_sub(now)
+            wake - now
         };
         io.wait(&mut events, timeout)?;
-        let now = now_us(ctl.start_ns);
+        let now = ctl.clock.now();
         if io.tun_readable {
             io.read_tun(end, now)?;
         }
@@ -873,9 +876,8 @@ fn run_loop<E: End>(
         if now >= next_status {
             let s = end.status(now);
             printer.print(s, &io.counters);
-            next_status = next_status
-                .saturating_add(ctl.status_interval_us)
-                .max(now + 1);
+            next_status = (next_status + ctl.status_interval)
+                .max(now + sprout_core::Duration::from_micros(1));
         }
     }
 }
@@ -884,7 +886,7 @@ fn exit_line(
     printer: &StatusPrinter,
     io: &IoCounters,
     reason: &ExitReason,
-    now: u64,
+    now: Instant,
     extra: Value,
 ) {
     let t = printer.totals();
@@ -899,7 +901,7 @@ fn exit_line(
         let mut v = json!({
             "event": "exit",
             "reason": reason.text(),
-            "elapsed_s": round1(now as f64 / 1e6),
+            "elapsed_s": round1(now.as_secs_f64()),
             "sent_bytes": t.sent_bytes,
             "received_bytes": t.received_bytes,
             "sent_packets": t.sent_packets,
@@ -922,7 +924,7 @@ fn exit_line(
         out(&format!(
             "exit ({}) after {:.1} s: sent {} packets ({} bytes), received {} packets ({} bytes) through the tunnel; {} datagrams sent, {} received, {} send errors; removed the device{}",
             reason.text(),
-            now as f64 / 1e6,
+            now.as_secs_f64(),
             t.sent_packets,
             t.sent_bytes,
             t.received_packets,
@@ -990,9 +992,9 @@ impl Server {
         let ctl = Control {
             stop: Arc::new(AtomicBool::new(false)),
             signal: Arc::new(AtomicI32::new(0)),
-            start_ns: sprout_os::clock::monotonic_ns(),
-            end_us: cfg.run.duration_us,
-            status_interval_us: cfg.run.status_interval_us,
+            clock: MonotonicClock::new(),
+            end: cfg.run.duration.map(|d| Instant::ZERO + d),
+            status_interval: cfg.run.status_interval,
         };
         if cfg.settings.v4.is_some() && !device::forwarding_enabled(false) {
             notes.push("IPv4 forwarding is off on this host (net.ipv4.ip_forward = 0): clients reach this host and each other, not the networks behind it".to_string());
@@ -1086,7 +1088,7 @@ impl Server {
                 Ok(())
             },
         );
-        let now = now_us(self.ctl.start_ns);
+        let now = self.ctl.clock.now();
         let reason = result?;
         let s = self.engine.status(now);
         printer.print(s, &self.io.counters);
@@ -1202,15 +1204,15 @@ impl Client {
             .map_err(|e| SetupError(format!("cannot reach the server {server}: {e}")))?;
         let local = sock.local_addr().unwrap_or(local);
         let (io, waker) = Io::new(sock, true)?;
-        let start_ns = sprout_os::clock::monotonic_ns();
-        let engine =
-            TunnelClient::new(cfg.settings.clone(), 0).map_err(|e| SetupError(e.to_string()))?;
+        let clock = MonotonicClock::new();
+        let engine = TunnelClient::new(cfg.settings.clone(), Instant::ZERO)
+            .map_err(|e| SetupError(e.to_string()))?;
         let ctl = Control {
             stop: Arc::new(AtomicBool::new(false)),
             signal: Arc::new(AtomicI32::new(0)),
-            start_ns,
-            end_us: cfg.run.duration_us,
-            status_interval_us: cfg.run.status_interval_us,
+            clock,
+            end: cfg.run.duration.map(|d| Instant::ZERO + d),
+            status_interval: cfg.run.status_interval,
         };
         Ok(Client {
             cfg,
@@ -1294,18 +1296,18 @@ impl Client {
                         }
                     }
                 }
-                if setup.is_none() && now >= ASSIGNMENT_TIMEOUT_US {
+                if setup.is_none() && now >= Instant::ZERO + ASSIGNMENT_TIMEOUT {
                     return Err(SetupError(if established {
                         format!(
                             "the server {} completed the handshake but assigned no tunnel address within {} s (is it a `sprout tunnel server`, with addresses left?)",
                             run.server,
-                            ASSIGNMENT_TIMEOUT_US / 1_000_000
+                            ASSIGNMENT_TIMEOUT.as_micros() / 1_000_000
                         )
                     } else {
                         format!(
                             "no answer from {} within {} s: {}",
                             run.server,
-                            ASSIGNMENT_TIMEOUT_US / 1_000_000,
+                            ASSIGNMENT_TIMEOUT.as_micros() / 1_000_000,
                             hint(&run).trim_start_matches(": ")
                         )
                     }));
@@ -1313,7 +1315,7 @@ impl Client {
                 Ok(())
             },
         );
-        let now = now_us(self.ctl.start_ns);
+        let now = self.ctl.clock.now();
         // Whatever happened: the device goes (with its addresses and routes), then the rest.
         self.io.detach();
         let removed = setup.as_ref().and_then(|s| {

@@ -13,12 +13,13 @@
 //! server's own, never one pinned to another key). A new session from a key that already has
 //! one replaces it (the client restarted): the old session is closed and reported
 //! ([`ServerTunnelEvent::ClientDown`]), so the client gets its addresses back. The assignment
-//! goes to the client at once and again every [`ASSIGN_RESEND_US`] until it answers.
+//! goes to the client at once and again every [`ASSIGN_RESEND`] until it answers.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use sprout_core::time::{Duration, Instant};
 use sprout_core::Config;
 use sprout_secure::{
     PublicKey, SealError, Server, ServerConfig, ServerEvent, ServerReceived, SessionId,
@@ -35,11 +36,11 @@ use crate::settings_error::SettingsError;
 use crate::status::{bump, secure_drops, SessionStatus, TunnelDrops, TunnelStatus};
 use crate::{MAX_TUN_BACKLOG, MIN_DATAGRAM_BYTES};
 
-/// The server sends its assignment again after this long without the client's answer (µs).
-pub const ASSIGN_RESEND_US: u64 = 1_000_000;
+/// The server sends its assignment again after this long without the client's answer.
+pub const ASSIGN_RESEND: Duration = Duration::from_secs(1);
 
-/// Idle flows are forgotten at most this often (µs).
-const EXPIRE_EVERY_US: u64 = 1_000_000;
+/// Idle flows are forgotten at most this often.
+const EXPIRE_EVERY: Duration = Duration::from_secs(1);
 
 /// Most events waiting for [`TunnelServer::poll_event`]; beyond, the oldest is dropped.
 pub const MAX_QUEUED_EVENTS: usize = 4096;
@@ -121,8 +122,8 @@ struct ClientSession {
     path: SessionPath,
     /// The client confirmed the assignment (or sent a valid packet from its address).
     acked: bool,
-    /// When the assignment is sent again while not acknowledged (µs).
-    next_assign_us: u64,
+    /// When the assignment is sent again while not acknowledged.
+    next_assign: Instant,
 }
 
 /// The relay's end of the tunnel.
@@ -151,7 +152,7 @@ pub struct TunnelServer {
     drops: TunnelDrops,
     tun_read_packets: u64,
     tun_write_packets: u64,
-    next_expire_us: u64,
+    next_expire: Instant,
     plaintext: Vec<u8>,
     tx: Vec<u8>,
     payloads: Vec<Vec<u8>>,
@@ -290,7 +291,7 @@ impl TunnelServer {
             drops: TunnelDrops::default(),
             tun_read_packets: 0,
             tun_write_packets: 0,
-            next_expire_us: 0,
+            next_expire: Instant::ZERO,
             plaintext: Vec::with_capacity(2048),
             tx: Vec::with_capacity(2048),
             payloads: Vec::new(),
@@ -377,7 +378,7 @@ impl TunnelServer {
 
     /// A new session from the security layer: checks the greeting, gives addresses, sends
     /// the assignment. Returns whether the session was accepted.
-    fn accept(&mut self, now_us: u64, id: SessionId, peer: PublicKey, addr: SocketAddr) -> bool {
+    fn accept(&mut self, now: Instant, id: SessionId, peer: PublicKey, addr: SocketAddr) -> bool {
         let greeting = self.secure.take_greeting(id);
         let max = u16::try_from(self.core.max_datagram_bytes).unwrap_or(u16::MAX);
         let greeting = match Greeting::decode(&greeting, (MIN_DATAGRAM_BYTES, max)) {
@@ -440,7 +441,7 @@ impl TunnelServer {
                 }
             },
         };
-        let mut path = match SessionPath::new(config, self.queue.clone(), now_us) {
+        let mut path = match SessionPath::new(config, self.queue.clone(), now) {
             Ok(p) => p,
             Err(e) => {
                 self.refuse(id, peer, format!("core configuration: {e}"));
@@ -466,7 +467,7 @@ impl TunnelServer {
                 assignment,
                 path,
                 acked: false,
-                next_assign_us: now_us.saturating_add(ASSIGN_RESEND_US),
+                next_assign: now + ASSIGN_RESEND,
             },
         );
         self.push_event(ServerTunnelEvent::ClientUp {
@@ -479,18 +480,18 @@ impl TunnelServer {
     }
 
     /// Takes the core datagram in `self.plaintext` for session `id`.
-    fn deliver(&mut self, now_us: u64, id: SessionId) {
+    fn deliver(&mut self, now: Instant, id: SessionId) {
         let Some(s) = self.sessions.get_mut(&id) else {
             return;
         };
         // Malformed and rejected datagrams are counted by the core.
-        let _ = s.path.conn.handle_datagram(now_us, &self.plaintext);
+        let _ = s.path.conn.handle_datagram(now, &self.plaintext);
         let mut payloads = std::mem::take(&mut self.payloads);
         while let Some(p) = s.path.recv() {
             payloads.push(p);
         }
         for p in payloads.drain(..) {
-            self.on_payload(now_us, id, p);
+            self.on_payload(now, id, p);
         }
         self.payloads = payloads;
     }
@@ -513,7 +514,7 @@ impl TunnelServer {
     }
 
     /// One payload out of session `id`.
-    fn on_payload(&mut self, now_us: u64, id: SessionId, mut payload: Vec<u8>) {
+    fn on_payload(&mut self, now: Instant, id: SessionId, mut payload: Vec<u8>) {
         let Some(s) = self.sessions.get_mut(&id) else {
             return;
         };
@@ -547,7 +548,7 @@ impl TunnelServer {
                         if info.len > t.path.max_packet() {
                             bump(&mut self.drops.too_big);
                         } else {
-                            t.path.enqueue(now_us, info.flow, payload);
+                            t.path.enqueue(now, info.flow, payload);
                         }
                     }
                     _ => self.push_tun(payload),
@@ -563,29 +564,26 @@ impl TunnelServer {
         }
     }
 
-    /// Takes a UDP datagram from `from` that arrived at `now_us`. Never panics.
-    pub fn handle_udp(&mut self, now_us: u64, from: SocketAddr, datagram: &[u8]) {
-        match self
-            .secure
-            .handle(now_us, from, datagram, &mut self.plaintext)
-        {
+    /// Takes a UDP datagram from `from` that arrived at `now`. Never panics.
+    pub fn handle_udp(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) {
+        match self.secure.handle(now, from, datagram, &mut self.plaintext) {
             ServerReceived::NewSession {
                 id,
                 peer,
                 addr,
                 data,
             } => {
-                if self.accept(now_us, id, peer, addr) && data {
-                    self.deliver(now_us, id);
+                if self.accept(now, id, peer, addr) && data {
+                    self.deliver(now, id);
                 }
             }
-            ServerReceived::Data { id } => self.deliver(now_us, id),
+            ServerReceived::Data { id } => self.deliver(now, id),
             ServerReceived::Control | ServerReceived::Dropped(_) => {}
         }
     }
 
-    /// Takes an IP packet read from the TUN device at `now_us`. Never panics.
-    pub fn handle_tun(&mut self, now_us: u64, packet: &[u8]) {
+    /// Takes an IP packet read from the TUN device at `now`. Never panics.
+    pub fn handle_tun(&mut self, now: Instant, packet: &[u8]) {
         self.tun_read_packets = self.tun_read_packets.saturating_add(1);
         let info = match packet::parse(packet) {
             Ok(i) => i,
@@ -605,13 +603,12 @@ impl TunnelServer {
             bump(&mut self.drops.too_big);
             return;
         }
-        s.path
-            .enqueue(now_us, info.flow, packet[..info.len].to_vec());
+        s.path.enqueue(now, info.flow, packet[..info.len].to_vec());
     }
 
-    /// The next UDP datagram to send at `now_us`, written into `buf`, with its destination.
+    /// The next UDP datagram to send at `now`, written into `buf`, with its destination.
     /// Call until `None`.
-    pub fn poll_udp(&mut self, now_us: u64, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+    pub fn poll_udp(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
         if let Some(to) = self.secure.poll_transmit(buf) {
             return Some(to);
         }
@@ -622,8 +619,8 @@ impl TunnelServer {
             let Some(s) = self.sessions.get_mut(&id) else {
                 continue;
             };
-            while s.path.poll_transmit(now_us, &mut self.tx) {
-                match self.secure.seal(now_us, id, &self.tx, buf) {
+            while s.path.poll_transmit(now, &mut self.tx) {
+                match self.secure.seal(now, id, &self.tx, buf) {
                     Ok(to) => {
                         s.addr = to;
                         self.next_turn = (i + 1) % n;
@@ -646,39 +643,39 @@ impl TunnelServer {
         self.tun_out.pop_front()
     }
 
-    /// Runs the timers due by `now_us`.
-    pub fn handle_timeout(&mut self, now_us: u64) {
-        self.secure.handle_timeout(now_us);
+    /// Runs the timers due by `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.secure.handle_timeout(now);
         self.drain_secure_events();
-        let expire = now_us >= self.next_expire_us;
+        let expire = now >= self.next_expire;
         if expire {
-            self.next_expire_us = now_us.saturating_add(EXPIRE_EVERY_US);
+            self.next_expire = now + EXPIRE_EVERY;
         }
         for s in self.sessions.values_mut() {
-            s.path.conn.handle_timeout(now_us);
+            s.path.conn.handle_timeout(now);
             if expire {
-                s.path.queue.expire(now_us);
+                s.path.queue.expire(now);
             }
-            if !s.acked && now_us >= s.next_assign_us {
+            if !s.acked && now >= s.next_assign {
                 s.path.send_control(Control::Assign(s.assignment).encode());
-                s.next_assign_us = now_us.saturating_add(ASSIGN_RESEND_US);
+                s.next_assign = now + ASSIGN_RESEND;
             }
         }
     }
 
-    /// When [`TunnelServer::handle_timeout`] or [`TunnelServer::poll_udp`] is next needed (µs).
-    pub fn poll_timeout(&mut self) -> Option<u64> {
+    /// When [`TunnelServer::handle_timeout`] or [`TunnelServer::poll_udp`] is next needed.
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
         let mut next = self.secure.poll_timeout();
-        let mut at = |t: u64| next = Some(next.map_or(t, |n| n.min(t)));
+        let mut at = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
         if !self.sessions.is_empty() {
-            at(self.next_expire_us);
+            at(self.next_expire);
         }
         for s in self.sessions.values_mut() {
             if let Some(t) = s.path.poll_timeout() {
                 at(t);
             }
             if !s.acked {
-                at(s.next_assign_us);
+                at(s.next_assign);
             }
         }
         next
@@ -716,7 +713,7 @@ impl TunnelServer {
     }
 
     /// Everything, for the status line and `--json`.
-    pub fn status(&mut self, now_us: u64) -> TunnelStatus {
+    pub fn status(&mut self, now: Instant) -> TunnelStatus {
         let mut ids: Vec<SessionId> = self.sessions.keys().copied().collect();
         ids.sort_unstable();
         let mut sessions = Vec::with_capacity(ids.len());
@@ -728,12 +725,12 @@ impl TunnelServer {
                     Some(s.addr),
                     Some(s.assignment),
                     &mut s.path,
-                    now_us,
+                    now,
                 ));
             }
         }
         TunnelStatus {
-            now_us,
+            now_us: now,
             sessions,
             drops: self.drops,
             secure_drops: secure_drops(&self.secure.stats()),

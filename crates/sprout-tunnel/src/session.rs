@@ -9,11 +9,12 @@
 //! cautious forecast of a few packets per tick is well below the traffic's own rate (one packet
 //! per tick forecasts 1 packet over the next 5 ticks), so the window holds packets back and the
 //! cap drops them. With probing on, while the session carried real packets in the last
-//! [`PROBE_LINGER_US`], the connection runs in bulk mode: real packets go first and padding
+//! [`PROBE_LINGER`], the connection runs in bulk mode: real packets go first and padding
 //! fills the rest of the window, so the receiver measures the link as the paper's saturating
 //! senders do. The price is the padding itself (about what Sprout uses of the link), which is
 //! why it is a choice, off by default.
 
+use sprout_core::time::{Duration, Instant};
 use sprout_core::{Config, ConfigError, Connection};
 
 use crate::control::{self, PayloadKind};
@@ -24,8 +25,8 @@ use crate::packet::FlowKey;
 /// time-to-next sees that more is coming, while the flow queue keeps the order.
 pub const CORE_BACKLOG_BYTES: usize = 3000;
 
-/// How long after the last real packet (either way) a probing session keeps padding (µs).
-pub const PROBE_LINGER_US: u64 = 1_000_000;
+/// How long after the last real packet (either way) a probing session keeps padding.
+pub const PROBE_LINGER: Duration = Duration::from_secs(1);
 
 /// Link bytes the core counts as one forecast packet (its MTU unit).
 pub const FORECAST_PACKET_BYTES: usize = 1500;
@@ -46,8 +47,8 @@ pub struct SessionPath {
     pub received_packets: u64,
     /// Probing on (see the module docs).
     probe: bool,
-    /// When the session last carried a real packet either way (µs).
-    last_activity_us: Option<u64>,
+    /// When the session last carried a real packet either way.
+    last_activity: Option<Instant>,
     /// `received_packets` when activity was last noted.
     seen_received: u64,
     /// Whether the connection is in bulk mode (padding) now.
@@ -55,13 +56,13 @@ pub struct SessionPath {
 }
 
 impl SessionPath {
-    /// A new path created at `now_us`.
+    /// A new path created at `now`.
     pub fn new(
         config: Config,
         queue: FlowQueueConfig,
-        now_us: u64,
+        now: Instant,
     ) -> Result<SessionPath, ConfigError> {
-        let conn = Connection::new(config, now_us)?;
+        let conn = Connection::new(config, now)?;
         Ok(SessionPath {
             conn,
             queue: FlowQueue::new(queue),
@@ -70,7 +71,7 @@ impl SessionPath {
             received_bytes: 0,
             received_packets: 0,
             probe: false,
-            last_activity_us: None,
+            last_activity: None,
             seen_received: 0,
             padding: false,
         })
@@ -96,10 +97,10 @@ impl SessionPath {
     }
 
     /// Queues an IP packet of `flow` toward the peer; returns the packets the cap dropped.
-    pub fn enqueue(&mut self, now_us: u64, flow: FlowKey, packet: Vec<u8>) -> usize {
-        let dropped = self.queue.push(now_us, flow, packet);
-        self.last_activity_us = Some(now_us);
-        self.top_up(now_us);
+    pub fn enqueue(&mut self, now: Instant, flow: FlowKey, packet: Vec<u8>) -> usize {
+        let dropped = self.queue.push(now, flow, packet);
+        self.last_activity = Some(now);
+        self.top_up(now);
         dropped
     }
 
@@ -110,9 +111,9 @@ impl SessionPath {
 
     /// Moves packets from the flow queue into the connection while it holds less than
     /// [`CORE_BACKLOG_BYTES`].
-    fn top_up(&mut self, now_us: u64) {
+    fn top_up(&mut self, now: Instant) {
         while self.conn.queued_bytes() < CORE_BACKLOG_BYTES {
-            let Some(packet) = self.queue.pop(now_us) else {
+            let Some(packet) = self.queue.pop(now) else {
                 break;
             };
             self.sent_bytes = self.sent_bytes.saturating_add(packet.len() as u64);
@@ -125,23 +126,21 @@ impl SessionPath {
     /// [`FORECAST_PACKET_BYTES`]) applied to the queue, the connection topped up from the
     /// queue, and the next core datagram to send written into `buf`; `false` when nothing
     /// goes now.
-    pub fn poll_transmit(&mut self, now_us: u64, buf: &mut Vec<u8>) -> bool {
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
         self.apply_forecast_cap();
-        self.top_up(now_us);
+        self.top_up(now);
         if self.probe {
             if self.received_packets != self.seen_received {
                 self.seen_received = self.received_packets;
-                self.last_activity_us = Some(now_us);
+                self.last_activity = Some(now);
             }
-            let active = self
-                .last_activity_us
-                .is_some_and(|t| now_us.saturating_sub(t) < PROBE_LINGER_US);
+            let active = self.last_activity.is_some_and(|t| now - t < PROBE_LINGER);
             if active != self.padding {
                 self.padding = active;
                 self.conn.set_bulk(active);
             }
         }
-        self.conn.poll_transmit(now_us, buf).is_some()
+        self.conn.poll_transmit(now, buf).is_some()
     }
 
     /// Sets the queue's cap from the peer's latest forecast, if there is one; returns the
@@ -170,8 +169,8 @@ impl SessionPath {
         Some(payload)
     }
 
-    /// When the path next needs attention (µs).
-    pub fn poll_timeout(&mut self) -> Option<u64> {
+    /// When the path next needs attention.
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
         self.conn.poll_timeout()
     }
 }

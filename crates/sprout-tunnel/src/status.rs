@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 
 use serde::Serialize;
+use sprout_core::time::Instant;
 
 use crate::control::Assignment;
 use crate::flow_queue::{FlowSnapshot, QueueStats};
@@ -123,8 +124,9 @@ pub struct SessionStatus {
 /// A whole tunnel end's status.
 #[derive(Clone, Debug, Serialize)]
 pub struct TunnelStatus {
-    /// When the snapshot was taken (µs of the caller's clock).
-    pub now_us: u64,
+    /// When the snapshot was taken, on the caller's clock (serialized as its microseconds,
+    /// under its old name).
+    pub now_us: Instant,
     /// Sessions (one for a client).
     pub sessions: Vec<SessionStatus>,
     /// Drops by the tunnel itself.
@@ -138,14 +140,14 @@ pub struct TunnelStatus {
 }
 
 impl SessionStatus {
-    /// A session's status at `now_us` from its data path (`id` 0 for the client's own).
+    /// A session's status at `now` from its data path (`id` 0 for the client's own).
     pub fn of(
         id: u32,
         peer: String,
         addr: Option<SocketAddr>,
         assignment: Option<Assignment>,
         path: &mut SessionPath,
-        now_us: u64,
+        now: Instant,
     ) -> SessionStatus {
         let mut flows = path.queue.flows();
         flows.truncate(crate::STATUS_FLOWS);
@@ -161,7 +163,7 @@ impl SessionStatus {
                 .peer_forecast()
                 .map(<[u32]>::to_vec)
                 .unwrap_or_default(),
-            window_bytes: path.conn.window_bytes(now_us),
+            window_bytes: path.conn.window_bytes(now),
             incoming_rate_pps: path.conn.incoming_rate_pps(),
             sent_bytes: path.sent_bytes,
             received_bytes: path.received_bytes,

@@ -6,6 +6,7 @@
 //! robin taken turn by turn, head drop from the longest queue found by sorting, idle flows
 //! forgotten by a scan.
 
+use sprout_core::time::Instant;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -67,7 +68,7 @@ fn config() -> impl Strategy<Value = FlowQueueConfig> {
                 max_flows,
                 min_cap_bytes,
                 max_cap_bytes: min_cap_bytes + extra,
-                idle_flow_us,
+                idle_flow: sprout_core::time::Duration::from_micros(idle_flow_us),
             },
         )
 }
@@ -128,7 +129,7 @@ impl Model {
     }
 
     fn expire(&mut self) {
-        let (now, idle) = (self.now, self.cfg.idle_flow_us);
+        let (now, idle) = (self.now, self.cfg.idle_flow.as_micros());
         self.flows
             .retain(|_, f| !f.queue.is_empty() || now - f.idle_since < idle);
     }
@@ -325,7 +326,7 @@ proptest! {
                     now += dt;
                     let p = packet(flow, next_seq[usize::from(flow)], len);
                     next_seq[usize::from(flow)] += 1;
-                    let dropped = q.push(now, key(flow), p.clone());
+                    let dropped = q.push(Instant::from_micros(now), key(flow), p.clone());
                     prop_assert_eq!(dropped, model.push(now, flow, p));
                     prop_assert!(q.bytes() <= q.cap(), "within the cap after push");
                     pushed_bytes += len as u64;
@@ -334,7 +335,7 @@ proptest! {
                     now += dt;
                     let peek = q.peek_len();
                     prop_assert_eq!(peek, model.peek_len());
-                    let got = q.pop(now);
+                    let got = q.pop(Instant::from_micros(now));
                     prop_assert_eq!(got.as_ref().map(Vec::len), peek);
                     let want = model.pop(now);
                     prop_assert_eq!(&got, &want);
@@ -354,7 +355,7 @@ proptest! {
                 }
                 Op::Expire { dt } => {
                     now += dt;
-                    q.expire(now);
+                    q.expire(Instant::from_micros(now));
                     model.now = model.now.max(now);
                     model.expire();
                 }
@@ -365,7 +366,7 @@ proptest! {
             prop_assert!(q.stats().popped_bytes + q.bytes() as u64 <= pushed_bytes);
         }
         // Everything left comes out, in the model's order.
-        while let Some(p) = q.pop(now) {
+        while let Some(p) = q.pop(Instant::from_micros(now)) {
             prop_assert_eq!(Some(p), model.pop(now));
         }
         prop_assert!(model.pop(now).is_none());
@@ -395,11 +396,14 @@ fn a_thousand_flows_and_an_outage() {
             src_port: i as u16,
             ..key(0)
         };
-        assert_eq!(q.push(u64::from(i), k, packet(0, i, 1400)), 0);
+        assert_eq!(
+            q.push(Instant::from_micros(u64::from(i)), k, packet(0, i, 1400)),
+            0
+        );
     }
     assert_eq!(q.stats().active_flows, 1000);
     assert_eq!(q.set_cap(0), 998);
-    let left: Vec<u32> = std::iter::from_fn(|| q.pop(2000))
+    let left: Vec<u32> = std::iter::from_fn(|| q.pop(Instant::from_micros(2000)))
         .map(|p| read(&p).1)
         .collect();
     assert_eq!(left, [998, 999]);

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use sprout_core::time::Instant;
 use sprout_tunnel::control::{Assignment, Control, Greeting, V4Assignment};
 use sprout_tunnel::{ClientTunnelEvent, PinnedAddresses, ServerTunnelEvent, TunnelDrops};
 
@@ -51,7 +52,10 @@ fn a_client_whose_key_is_not_allowed_gets_nothing() {
     assert_eq!(ups, 1);
     // The server never answered it: not one datagram reached it.
     assert_eq!(net.peers[x].datagrams_in, 0);
-    let not_allowed = net.server.status(net.now).secure_drops["not_allowed"];
+    let not_allowed = net
+        .server
+        .status(Instant::from_micros(net.now))
+        .secure_drops["not_allowed"];
     assert!(
         not_allowed >= 2,
         "every initiation is refused and counted: {not_allowed}"
@@ -61,16 +65,16 @@ fn a_client_whose_key_is_not_allowed_gets_nothing() {
     let now = net.now;
     for i in 0..5 {
         let p = udp4(v4(3), 5000, INTERNET_V4, 53, &[i; 40]);
-        net.client(x).handle_tun(now, &p);
+        net.client(x).handle_tun(Instant::from_micros(now), &p);
     }
     assert_eq!(net.client(x).drops().no_route, 5);
     // Packets the server's network sends toward where the intruder would be go nowhere.
     for i in 0..7 {
         let p = udp4(INTERNET_V4, 53, v4(3), 5000, &[i; 40]);
-        net.server.handle_tun(now, &p);
+        net.server.handle_tun(Instant::from_micros(now), &p);
     }
     let p6 = udp6(INTERNET_V6, 53, v6(3), 5000, &[1; 40]);
-    net.server.handle_tun(now, &p6);
+    net.server.handle_tun(Instant::from_micros(now), &p6);
     net.run_for(1_000_000);
     assert!(net.server_tun.is_empty());
     assert!(net.peers[x].tun.is_empty());
@@ -79,13 +83,19 @@ fn a_client_whose_key_is_not_allowed_gets_nothing() {
     assert_eq!(nonzero(&net.server.drops()), vec![("no_route", 8)]);
 
     // Hostile datagrams from anywhere: counted by the security layer, nothing else moves.
-    let before = net.server.status(net.now).secure_drops;
+    let before = net
+        .server
+        .status(Instant::from_micros(net.now))
+        .secure_drops;
     let stranger = "198.51.100.99:5555".parse().unwrap();
     net.inject_to_server(stranger, vec![0x53; 200]);
     net.inject_to_server(stranger, vec![0x00; 10]);
     net.inject_to_server(stranger, (0..100u8).collect());
     net.run_for(100_000);
-    let after = net.server.status(net.now).secure_drops;
+    let after = net
+        .server
+        .status(Instant::from_micros(net.now))
+        .secure_drops;
     let total = |m: &std::collections::BTreeMap<String, u64>| m.values().sum::<u64>();
     assert!(
         total(&after) >= total(&before) + 3,
@@ -179,10 +189,14 @@ fn a_client_cannot_send_from_another_address() {
 
     // The honest client's own end refuses to send from an address not its own.
     let now = net.now;
-    net.client(a)
-        .handle_tun(now, &udp4(v4(3), 1, INTERNET_V4, 2, b"x"));
-    net.client(a)
-        .handle_tun(now, &udp6(v6(3), 1, INTERNET_V6, 2, b"x"));
+    net.client(a).handle_tun(
+        Instant::from_micros(now),
+        &udp4(v4(3), 1, INTERNET_V4, 2, b"x"),
+    );
+    net.client(a).handle_tun(
+        Instant::from_micros(now),
+        &udp6(v6(3), 1, INTERNET_V6, 2, b"x"),
+    );
     net.run_for(200_000);
     assert_eq!(net.client(a).drops().wrong_source, 2);
     assert!(net.server_tun.is_empty());
@@ -209,10 +223,10 @@ fn client_to_client_forwarding_and_its_switch() {
             .map(|i| udp4(va, 7000, vb, 7001, &[i; 100]))
             .collect();
         for p in &to_b {
-            net.client(a).handle_tun(now, p);
+            net.client(a).handle_tun(Instant::from_micros(now), p);
         }
         let ping6 = icmp6(v6(3), v6(2), 1);
-        net.client(b).handle_tun(now, &ping6);
+        net.client(b).handle_tun(Instant::from_micros(now), &ping6);
         net.run_for(500_000);
         assert!(
             net.server_tun.is_empty(),
@@ -231,7 +245,7 @@ fn client_to_client_forwarding_and_its_switch() {
         // Either way, traffic to the server's side flows.
         let out = udp4(va, 7000, INTERNET_V4, 53, b"dns");
         let now = net.now;
-        net.client(a).handle_tun(now, &out);
+        net.client(a).handle_tun(Instant::from_micros(now), &out);
         net.run_for(200_000);
         assert_eq!(net.server_tun, vec![out]);
     }
@@ -245,7 +259,7 @@ fn addresses_are_given_in_order_pinned_honoured_exhaustion_refused_and_freed() {
     let mut settings = server_settings(key(), None);
     settings.v4 = Some("10.77.0.1/29".parse().unwrap());
     settings.v6 = None;
-    settings.secure.idle_timeout_us = 2_000_000;
+    settings.secure.idle_timeout = sprout_core::time::Duration::from_secs(2);
     settings.tun_mtu = 1300;
     settings.pinned.insert(
         pinned_key,
@@ -329,8 +343,10 @@ fn addresses_are_given_in_order_pinned_honoured_exhaustion_refused_and_freed() {
     assert_eq!(net.server.client_count(), 4);
     // Nothing is routed to .3 any more.
     let now = net.now;
-    net.server
-        .handle_tun(now, &udp4(INTERNET_V4, 1, v4(3), 2, b"gone"));
+    net.server.handle_tun(
+        Instant::from_micros(now),
+        &udp4(INTERNET_V4, 1, v4(3), 2, b"gone"),
+    );
     assert_eq!(net.server.drops().no_route, 1);
     // A new client gets the freed address.
     let seventh = net.add_client(keys[6].clone());
@@ -352,7 +368,7 @@ fn addresses_are_given_in_order_pinned_honoured_exhaustion_refused_and_freed() {
     assert_eq!(net.server.client_count(), 5);
     let now = net.now;
     let p = udp4(INTERNET_V4, 1, v4(6), 2, b"to the pinned client");
-    net.server.handle_tun(now, &p);
+    net.server.handle_tun(Instant::from_micros(now), &p);
     net.run_for(200_000);
     assert_eq!(net.peers[again].tun, vec![p]);
 }
@@ -414,10 +430,10 @@ fn ipv6_packets_are_carried_both_ways() {
     ];
     let now = net.now;
     for p in &up {
-        net.client(0).handle_tun(now, p);
+        net.client(0).handle_tun(Instant::from_micros(now), p);
     }
     for p in &down {
-        net.server.handle_tun(now, p);
+        net.server.handle_tun(Instant::from_micros(now), p);
     }
     net.run_for(500_000);
     assert_eq!(net.server_tun, up);
@@ -429,10 +445,10 @@ fn ipv6_packets_are_carried_both_ways() {
     let exact = padded.clone();
     padded.extend_from_slice(&[0; 6]);
     let now = net.now;
-    net.server.handle_tun(now, &padded);
+    net.server.handle_tun(Instant::from_micros(now), &padded);
     net.run_for(200_000);
     assert_eq!(net.peers[0].tun.last(), Some(&exact));
-    let st = net.server.status(net.now);
+    let st = net.server.status(Instant::from_micros(net.now));
     assert_eq!(st.sessions.len(), 1);
     assert_eq!(st.sessions[0].sent_packets, 4);
     assert_eq!(st.sessions[0].received_packets, 3);
@@ -471,12 +487,14 @@ fn malformed_and_oversized_tun_packets_are_counted_and_dropped() {
     let too_big_down = udp4(INTERNET_V4, 2, me, 1, &vec![1; 1400]);
     let now = net.now;
     for p in &cases {
-        net.client(0).handle_tun(now, p);
-        net.server.handle_tun(now, p);
+        net.client(0).handle_tun(Instant::from_micros(now), p);
+        net.server.handle_tun(Instant::from_micros(now), p);
     }
-    net.client(0).handle_tun(now, &too_big);
-    net.client(0).handle_tun(now, &fits);
-    net.server.handle_tun(now, &too_big_down);
+    net.client(0)
+        .handle_tun(Instant::from_micros(now), &too_big);
+    net.client(0).handle_tun(Instant::from_micros(now), &fits);
+    net.server
+        .handle_tun(Instant::from_micros(now), &too_big_down);
     net.run_for(500_000);
     let expect = TunnelDrops {
         tun_empty: 1,
@@ -593,9 +611,9 @@ fn hostile_payloads_inside_a_valid_session_change_nothing_else() {
     );
     let ping = icmp4(v4(2), INTERNET_V4, 1);
     let now = net.now;
-    net.client(a).handle_tun(now, &ping);
+    net.client(a).handle_tun(Instant::from_micros(now), &ping);
     let back = icmp4(INTERNET_V4, v4(2), 1);
-    net.server.handle_tun(now, &back);
+    net.server.handle_tun(Instant::from_micros(now), &back);
     // And the hostile client's own session still carries its valid packets.
     let own = udp4(v4(3), 1, INTERNET_V4, 2, b"valid");
     net.raw(m).send(own.clone());

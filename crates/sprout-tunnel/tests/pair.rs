@@ -194,7 +194,7 @@ impl Pair {
                 queue: FlowQueueConfig::default(),
                 probe,
             },
-            0,
+            Instant::from_micros(0),
         )
         .unwrap();
         Pair {
@@ -226,7 +226,7 @@ impl Pair {
             }
         });
         for d in arrivals.drain(..) {
-            self.client.handle_udp(now, &d);
+            self.client.handle_udp(Instant::from_micros(now), &d);
         }
         self.up.advance(Instant::from_micros(now), &mut |ev| {
             if let LinkEvent::Delivered(d) = ev {
@@ -234,7 +234,8 @@ impl Pair {
             }
         });
         for d in arrivals.drain(..) {
-            self.server.handle_udp(now, self.client_addr, &d);
+            self.server
+                .handle_udp(Instant::from_micros(now), self.client_addr, &d);
         }
     }
 
@@ -250,7 +251,7 @@ impl Pair {
                 GREEDY_BYTES,
             );
             self.seq += 1;
-            self.server.handle_tun(now, &p);
+            self.server.handle_tun(Instant::from_micros(now), &p);
             if self.next_greedy < JUDGED_UNTIL_US {
                 self.greedy_offered += p.len() as u64;
             }
@@ -265,7 +266,7 @@ impl Pair {
                 CALL_BYTES,
             );
             self.seq += 1;
-            self.server.handle_tun(now, &p);
+            self.server.handle_tun(Instant::from_micros(now), &p);
             if self.next_down < JUDGED_UNTIL_US {
                 self.call_down.offered_bytes += p.len() as u64;
             }
@@ -280,7 +281,7 @@ impl Pair {
                 CALL_BYTES,
             );
             self.seq += 1;
-            self.client.handle_tun(now, &p);
+            self.client.handle_tun(Instant::from_micros(now), &p);
             if self.next_up < JUDGED_UNTIL_US {
                 self.call_up.offered_bytes += p.len() as u64;
             }
@@ -290,16 +291,28 @@ impl Pair {
 
     /// Timers, then everything the two ends send.
     fn exchange(&mut self, now: u64) {
-        self.server.handle_timeout(now);
-        self.client.handle_timeout(now);
-        while let Some(to) = self.server.poll_udp(now, &mut self.buf) {
+        self.server.handle_timeout(Instant::from_micros(now));
+        self.client.handle_timeout(Instant::from_micros(now));
+        while let Some(to) = self
+            .server
+            .poll_udp(Instant::from_micros(now), &mut self.buf)
+        {
             assert_eq!(to, self.client_addr);
-            self.down
-                .send(now, self.buf.len() as u32 + OUTER_BYTES, self.buf.clone());
+            self.down.send(
+                Instant::from_micros(now),
+                self.buf.len() as u32 + OUTER_BYTES,
+                self.buf.clone(),
+            );
         }
-        while self.client.poll_udp(now, &mut self.buf) {
-            self.up
-                .send(now, self.buf.len() as u32 + OUTER_BYTES, self.buf.clone());
+        while self
+            .client
+            .poll_udp(Instant::from_micros(now), &mut self.buf)
+        {
+            self.up.send(
+                Instant::from_micros(now),
+                self.buf.len() as u32 + OUTER_BYTES,
+                self.buf.clone(),
+            );
         }
     }
 
@@ -335,8 +348,8 @@ impl Pair {
         for t in [
             self.down.next_event().map(Instant::as_micros),
             self.up.next_event().map(Instant::as_micros),
-            self.server.poll_timeout(),
-            self.client.poll_timeout(),
+            self.server.poll_timeout().map(Instant::as_micros),
+            self.client.poll_timeout().map(Instant::as_micros),
             Some(self.next_greedy),
             Some(self.next_down),
             Some(self.next_up),
@@ -358,8 +371,8 @@ impl Pair {
         let link_bytes = self.down.stats().bytes_offered - offered_at_start;
         let link_mbps = link_bytes as f64 * 8.0 / ((END_US - START_US) as f64 / 1e6) / 1e6;
         let greedy_mbps = self.greedy_delivered as f64 * 8.0 / secs / 1e6;
-        let server_status = self.server.status(now);
-        let client_status = self.client.status(now);
+        let server_status = self.server.status(Instant::from_micros(now));
+        let client_status = self.client.status(Instant::from_micros(now));
         assert_eq!(server_status.drops.total(), 0, "{:?}", server_status.drops);
         assert_eq!(client_status.drops.total(), 0, "{:?}", client_status.drops);
         let over_cap_drops = (

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use sprout_core::time::Instant;
 use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -98,7 +99,7 @@ impl RawClient {
                 server_key: server,
                 limits: Limits::default(),
             },
-            now,
+            Instant::from_micros(now),
             &greeting,
         )
         .unwrap();
@@ -121,9 +122,10 @@ impl RawClient {
 
     fn handle_udp(&mut self, now: u64, d: &[u8]) {
         let mut plain = Vec::new();
-        match self.secure.handle(now, d, &mut plain) {
+        match self.secure.handle(Instant::from_micros(now), d, &mut plain) {
             ClientReceived::Established => {
-                let mut c = Connection::new(self.config.clone(), now).unwrap();
+                let mut c =
+                    Connection::new(self.config.clone(), Instant::from_micros(now)).unwrap();
                 for p in self.pending.drain(..) {
                     c.send(p);
                 }
@@ -131,7 +133,7 @@ impl RawClient {
             }
             ClientReceived::Data => {
                 if let Some(c) = self.conn.as_mut() {
-                    let _ = c.handle_datagram(now, &plain);
+                    let _ = c.handle_datagram(Instant::from_micros(now), &plain);
                     while let Some(p) = c.recv() {
                         self.received.push(p);
                     }
@@ -142,22 +144,27 @@ impl RawClient {
     }
 
     fn poll_udp(&mut self, now: u64, buf: &mut Vec<u8>) -> bool {
-        if self.secure.poll_transmit(now, buf) {
+        if self.secure.poll_transmit(Instant::from_micros(now), buf) {
             return true;
         }
         let mut core = Vec::new();
         if let Some(c) = self.conn.as_mut() {
-            if c.poll_transmit(now, &mut core).is_some() {
-                return self.secure.seal(now, &core, buf).is_ok();
+            if c.poll_transmit(Instant::from_micros(now), &mut core)
+                .is_some()
+            {
+                return self
+                    .secure
+                    .seal(Instant::from_micros(now), &core, buf)
+                    .is_ok();
             }
         }
         false
     }
 
     fn handle_timeout(&mut self, now: u64) {
-        self.secure.handle_timeout(now);
+        self.secure.handle_timeout(Instant::from_micros(now));
         if let Some(c) = self.conn.as_mut() {
-            c.handle_timeout(now);
+            c.handle_timeout(Instant::from_micros(now));
         }
     }
 
@@ -165,8 +172,8 @@ impl RawClient {
         let a = self.secure.poll_timeout();
         let b = self.conn.as_mut().and_then(|c| c.poll_timeout());
         match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+            (Some(a), Some(b)) => Some(a.min(b).as_micros()),
+            (a, b) => a.or(b).map(Instant::as_micros),
         }
     }
 }
@@ -256,7 +263,7 @@ impl Net {
             queue: FlowQueueConfig::default(),
             probe: false,
         };
-        let c = TunnelClient::new(settings, self.now).unwrap();
+        let c = TunnelClient::new(settings, Instant::from_micros(self.now)).unwrap();
         self.add_host(Host::Tunnel(Box::new(c)), key.public_key())
     }
 
@@ -307,7 +314,7 @@ impl Net {
         while self.wire.front().is_some_and(|w| w.0 <= now) {
             let (_, to, from, d) = self.wire.pop_front().unwrap();
             match to {
-                None => self.server.handle_udp(now, from, &d),
+                None => self.server.handle_udp(Instant::from_micros(now), from, &d),
                 Some(i) => {
                     let p = &mut self.peers[i];
                     if p.muted {
@@ -315,21 +322,21 @@ impl Net {
                     }
                     p.datagrams_in += 1;
                     match &mut p.host {
-                        Host::Tunnel(c) => c.handle_udp(now, &d),
+                        Host::Tunnel(c) => c.handle_udp(Instant::from_micros(now), &d),
                         Host::Raw(c) => c.handle_udp(now, &d),
                     }
                 }
             }
         }
-        self.server.handle_timeout(now);
+        self.server.handle_timeout(Instant::from_micros(now));
         for p in self.peers.iter_mut().filter(|p| !p.muted) {
             match &mut p.host {
-                Host::Tunnel(c) => c.handle_timeout(now),
+                Host::Tunnel(c) => c.handle_timeout(Instant::from_micros(now)),
                 Host::Raw(c) => c.handle_timeout(now),
             }
         }
         let mut buf = std::mem::take(&mut self.buf);
-        while let Some(to) = self.server.poll_udp(now, &mut buf) {
+        while let Some(to) = self.server.poll_udp(Instant::from_micros(now), &mut buf) {
             match self.peers.iter().position(|p| p.addr == to) {
                 Some(i) => {
                     self.wire
@@ -341,7 +348,7 @@ impl Net {
         for p in self.peers.iter_mut().filter(|p| !p.muted) {
             loop {
                 let more = match &mut p.host {
-                    Host::Tunnel(c) => c.poll_udp(now, &mut buf),
+                    Host::Tunnel(c) => c.poll_udp(Instant::from_micros(now), &mut buf),
                     Host::Raw(c) => c.poll_udp(now, &mut buf),
                 };
                 if !more {
@@ -375,11 +382,11 @@ impl Net {
             next = next.min(w.0);
         }
         if let Some(t) = self.server.poll_timeout() {
-            next = next.min(t);
+            next = next.min(t.as_micros());
         }
         for p in self.peers.iter_mut().filter(|p| !p.muted) {
             let t = match &mut p.host {
-                Host::Tunnel(c) => c.poll_timeout(),
+                Host::Tunnel(c) => c.poll_timeout().map(Instant::as_micros),
                 Host::Raw(c) => c.poll_timeout(),
             };
             if let Some(t) = t {
