@@ -239,10 +239,11 @@ impl Host {
                 Host::Sprout(Box::new(c))
             }
             Transport::Tcp(cc) => {
+                let now = Instant::from_micros(now_us);
                 let mut t = if opens {
-                    TcpEndpoint::connect(cfg.tcp.clone(), cc, now_us)
+                    TcpEndpoint::connect(cfg.tcp.clone(), cc, now)
                 } else {
-                    TcpEndpoint::listen(cfg.tcp.clone(), cc, now_us)
+                    TcpEndpoint::listen(cfg.tcp.clone(), cc, now)
                 };
                 t.set_bulk(bulk);
                 Host::Tcp(Box::new(t))
@@ -257,7 +258,7 @@ impl Host {
                 .handle_datagram(Instant::from_micros(now_us), d)
                 .map_err(SimError::Datagram),
             (Host::Tcp(t), Body::Tcp(seg)) => {
-                t.handle_segment(now_us, seg);
+                t.handle_segment(Instant::from_micros(now_us), seg);
                 Ok(())
             }
             _ => Err(SimError::WrongTransport),
@@ -267,7 +268,7 @@ impl Host {
     fn timeout(&mut self, now_us: u64) {
         match self {
             Host::Sprout(c) => c.handle_timeout(Instant::from_micros(now_us)),
-            Host::Tcp(t) => t.handle_timeout(now_us),
+            Host::Tcp(t) => t.handle_timeout(Instant::from_micros(now_us)),
         }
     }
 
@@ -289,7 +290,7 @@ impl Host {
                 Some((packet, t.len as u32 + overhead))
             }
             Host::Tcp(t) => {
-                let seg = t.poll_transmit(now_us)?;
+                let seg = t.poll_transmit(Instant::from_micros(now_us))?;
                 let bytes = seg.wire_bytes();
                 let packet = WirePacket {
                     app_bytes: seg.len,
@@ -311,7 +312,7 @@ impl Host {
     fn next_timeout(&mut self) -> Option<u64> {
         match self {
             Host::Sprout(c) => c.poll_timeout().map(Instant::as_micros),
-            Host::Tcp(t) => t.poll_timeout(),
+            Host::Tcp(t) => t.poll_timeout().map(Instant::as_micros),
         }
     }
 

@@ -1,19 +1,21 @@
 //! Endpoint configuration and fixed protocol constants.
 
-/// Delayed-ACK timer (µs): 40 ms, Linux's minimum delayed-ACK time (RFC 5681 §4.2 allows up to
-/// 500 ms).
-pub const DELAYED_ACK_TIMEOUT_US: u64 = 40_000;
+use sprout_core::time::Duration;
 
-/// Upper bound of the retransmission timeout, backoff included (µs): 60 s (RFC 6298 §2.5).
-pub const MAX_RTO_US: u64 = 60_000_000;
+/// Delayed-ACK timer: 40 ms, Linux's minimum delayed-ACK time (RFC 5681 §4.2 allows up to
+/// 500 ms).
+pub const DELAYED_ACK_TIMEOUT: Duration = Duration::from_millis(40);
+
+/// Upper bound of the retransmission timeout, backoff included: 60 s (RFC 6298 §2.5).
+pub const MAX_RTO: Duration = Duration::from_secs(60);
 
 /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2).
 pub const DUPACK_THRESHOLD: u32 = 3;
 
 /// Retransmission timeout when data transmission begins after a handshake whose SYN or SYN-ACK
-/// was retransmitted and that gave no RTT sample (µs): 3 s (RFC 6298 §5.7, Linux's
+/// was retransmitted and that gave no RTT sample: 3 s (RFC 6298 §5.7, Linux's
 /// `TCP_TIMEOUT_FALLBACK`). With timestamps the handshake nearly always gives a sample.
-pub const SYN_FALLBACK_RTO_US: u64 = 3_000_000;
+pub const SYN_FALLBACK_RTO: Duration = Duration::from_secs(3);
 
 /// Parameters of a [`TcpEndpoint`](crate::TcpEndpoint). `Default` gives Linux-like values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,21 +24,21 @@ pub struct TcpConfig {
     /// bytes on the wire.
     pub mss: u32,
     /// Delayed ACKs (RFC 5681 §4.2, RFC 1122): ACK every second segment or after
-    /// [`DELAYED_ACK_TIMEOUT_US`], immediately on out-of-order or gap-filling data.
+    /// [`DELAYED_ACK_TIMEOUT`], immediately on out-of-order or gap-filling data.
     /// Default false (ACK every segment).
     pub delayed_acks: bool,
     /// Initial congestion window (segments). Default 10 (RFC 6928, Linux). LEDBAT uses its own
     /// RFC 6817 `INIT_CWND` of 2 instead.
     pub initial_cwnd_segments: u32,
-    /// Minimum retransmission timeout (µs). Default 200 000 (Linux's `TCP_RTO_MIN`). Applied
-    /// as Linux applies it, to the variance term: `RTO = SRTT + max(4 RTTVAR, min_rto_us)`, so
+    /// Minimum retransmission timeout. Default 200 ms (Linux's `TCP_RTO_MIN`). Applied
+    /// as Linux applies it, to the variance term: `RTO = SRTT + max(4 RTTVAR, min_rto)`, so
     /// the RTO is at least SRTT + 200 ms (RFC 6298's formula otherwise, backoff ×2 per timeout up
     /// to 60 s).
-    pub min_rto_us: u64,
-    /// Retransmission timeout before any RTT sample (µs), also the SYN's and SYN-ACK's first
-    /// timeout (doubled on each retransmission up to 60 s). Default 1 000 000 (RFC 6298 §2.1,
+    pub min_rto: Duration,
+    /// Retransmission timeout before any RTT sample, also the SYN's and SYN-ACK's first
+    /// timeout (doubled on each retransmission up to 60 s). Default 1 s (RFC 6298 §2.1,
     /// Linux's `TCP_TIMEOUT_INIT`).
-    pub initial_rto_us: u64,
+    pub initial_rto: Duration,
     /// Upper bound of the congestion window (segments), like Linux's `snd_cwnd_clamp`.
     /// Default 100 000.
     pub max_cwnd_segments: u32,
@@ -57,8 +59,8 @@ impl Default for TcpConfig {
             mss: 1448,
             delayed_acks: false,
             initial_cwnd_segments: 10,
-            min_rto_us: 200_000,
-            initial_rto_us: 1_000_000,
+            min_rto: Duration::from_millis(200),
+            initial_rto: Duration::from_secs(1),
             max_cwnd_segments: 100_000,
             receive_window_bytes: 64 << 20,
             send_buffer_bytes: 64 << 20,

@@ -1,9 +1,10 @@
 //! One host: a sender for its own outgoing data and a receiver for the peer's data.
 
 use serde::{Deserialize, Serialize};
+use sprout_core::time::{Duration, Instant};
 
 use crate::cc::{new_controller, CcConfig, CcKind, CongestionControl};
-use crate::config::{TcpConfig, SYN_FALLBACK_RTO_US};
+use crate::config::{TcpConfig, SYN_FALLBACK_RTO};
 use crate::handshake::{ConnectionState, Handshake, Opening, Outcome};
 use crate::receiver::Receiver;
 use crate::segment::Segment;
@@ -51,12 +52,12 @@ pub struct TcpStats {
     pub ssthresh_bytes: u64,
     /// Whether the sender is in fast recovery.
     pub in_recovery: bool,
-    /// Smoothed RTT (µs).
-    pub srtt_us: Option<u64>,
-    /// Minimum RTT seen (µs).
-    pub min_rtt_us: Option<u64>,
-    /// Current retransmission timeout, backoff included (µs).
-    pub rto_us: u64,
+    /// Smoothed RTT (serialized in µs, under its `_us` name).
+    pub srtt_us: Option<Duration>,
+    /// Minimum RTT seen (serialized in µs).
+    pub min_rtt_us: Option<Duration>,
+    /// Current retransmission timeout, backoff included (serialized in µs).
+    pub rto_us: Duration,
     /// Pacing rate (payload bytes per second), if the controller paces.
     pub pacing_rate_bytes_per_s: Option<u64>,
     /// Where the connection is in its handshake.
@@ -94,43 +95,43 @@ pub struct TcpEndpoint {
 
 impl TcpEndpoint {
     /// A new endpoint with congestion controller `cc`, already established (no handshake),
-    /// nothing to send yet. `now_us` (µs) is the creation time; all state is relative to the
+    /// nothing to send yet. `now` is the creation time; all state is relative to the
     /// times later passed in.
-    pub fn new(cfg: TcpConfig, cc: CcKind, now_us: u64) -> Self {
-        Self::open(cfg, cc, Opening::Established, now_us)
+    pub fn new(cfg: TcpConfig, cc: CcKind, now: Instant) -> Self {
+        Self::open(cfg, cc, Opening::Established, now)
     }
 
     /// A client: an endpoint that opens the connection actively, sending its SYN at the first
-    /// [`poll_transmit`](Self::poll_transmit). `now_us` (µs) as for [`new`](Self::new).
-    pub fn connect(cfg: TcpConfig, cc: CcKind, now_us: u64) -> Self {
-        Self::open(cfg, cc, Opening::Active, now_us)
+    /// [`poll_transmit`](Self::poll_transmit). `now` as for [`new`](Self::new).
+    pub fn connect(cfg: TcpConfig, cc: CcKind, now: Instant) -> Self {
+        Self::open(cfg, cc, Opening::Active, now)
     }
 
-    /// A server: an endpoint that waits for the peer's SYN and answers it. `now_us` (µs) as for
+    /// A server: an endpoint that waits for the peer's SYN and answers it. `now` as for
     /// [`new`](Self::new).
-    pub fn listen(cfg: TcpConfig, cc: CcKind, now_us: u64) -> Self {
-        Self::open(cfg, cc, Opening::Passive, now_us)
+    pub fn listen(cfg: TcpConfig, cc: CcKind, now: Instant) -> Self {
+        Self::open(cfg, cc, Opening::Passive, now)
     }
 
     /// An endpoint with congestion controller `cc` that opens its connection as `opening` says.
-    /// `now_us` (µs) as for [`new`](Self::new).
-    pub fn open(cfg: TcpConfig, cc: CcKind, opening: Opening, now_us: u64) -> Self {
+    /// `now` as for [`new`](Self::new).
+    pub fn open(cfg: TcpConfig, cc: CcKind, opening: Opening, now: Instant) -> Self {
         let cc_cfg = CcConfig::from_tcp(&cfg);
-        let mut e = Self::with_controller(cfg, new_controller(cc, &cc_cfg), now_us);
-        e.handshake = Handshake::new(opening, e.cfg.initial_rto_us);
+        let mut e = Self::with_controller(cfg, new_controller(cc, &cc_cfg), now);
+        e.handshake = Handshake::new(opening, e.cfg.initial_rto);
         e.rebuild = Some((cc, cc_cfg));
         e
     }
 
     /// A new endpoint, already established (no handshake), driven by a controller built
     /// elsewhere (e.g. with a non-default [`CcConfig::seed`](crate::cc::CcConfig::seed), or a
-    /// controller of your own). `now_us` (µs) as for [`new`](Self::new).
-    pub fn with_controller(cfg: TcpConfig, cc: Box<dyn CongestionControl>, now_us: u64) -> Self {
-        let _ = now_us;
+    /// controller of your own). `now` as for [`new`](Self::new).
+    pub fn with_controller(cfg: TcpConfig, cc: Box<dyn CongestionControl>, now: Instant) -> Self {
+        let _ = now;
         TcpEndpoint {
             sender: Sender::with_controller(&cfg, cc),
             receiver: Receiver::new(cfg.delayed_acks),
-            handshake: Handshake::new(Opening::Established, cfg.initial_rto_us),
+            handshake: Handshake::new(Opening::Established, cfg.initial_rto),
             rebuild: None,
             cfg,
             ack_segments_sent: 0,
@@ -170,14 +171,14 @@ impl TcpEndpoint {
         self.sender.unsent_app_bytes()
     }
 
-    /// Processes a segment from the peer arriving at `now_us` (µs): a handshake segment goes to
+    /// Processes a segment from the peer arriving at `now`: a handshake segment goes to
     /// the handshake; otherwise its data goes to the receiver (which queues ACKs), its ACK field
     /// to the sender. Before the connection can take them, segments are dropped.
-    pub fn handle_segment(&mut self, now_us: u64, seg: &Segment) {
-        match self.handshake.on_segment(now_us, seg) {
+    pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
+        match self.handshake.on_segment(now, seg) {
             Outcome::Consumed => return,
-            Outcome::Established { rtt_us } => {
-                self.on_established(now_us, rtt_us);
+            Outcome::Established { rtt } => {
+                self.on_established(now, rtt);
                 if seg.syn {
                     return;
                 }
@@ -185,10 +186,10 @@ impl TcpEndpoint {
             Outcome::Pass => {}
         }
         if seg.is_data() {
-            self.receiver.on_data(now_us, seg);
+            self.receiver.on_data(now, seg);
         }
         if seg.ack.is_some() {
-            self.sender.on_ack(now_us, seg);
+            self.sender.on_ack(now, seg);
         }
     }
 
@@ -197,7 +198,7 @@ impl TcpEndpoint {
     /// the SYN or SYN-ACK leaves a one-segment initial window (RFC 5681 §3.1 asks for it after
     /// any), and a handshake that needed retransmissions but gave no RTT sample leaves a 3 s RTO
     /// (RFC 6298 §5.7).
-    fn on_established(&mut self, now_us: u64, rtt_us: Option<u64>) {
+    fn on_established(&mut self, now: Instant, rtt: Option<Duration>) {
         if self.handshake.retransmits() > 1 {
             if let Some((kind, cc_cfg)) = &self.rebuild {
                 let one_segment = CcConfig {
@@ -208,31 +209,31 @@ impl TcpEndpoint {
                     .set_controller(new_controller(*kind, &one_segment));
             }
         }
-        match rtt_us {
+        match rtt {
             Some(r) => self.sender.on_handshake_rtt(r),
             None if self.handshake.retransmits() > 0 => {
-                self.sender.set_rto_without_sample(SYN_FALLBACK_RTO_US)
+                self.sender.set_rto_without_sample(SYN_FALLBACK_RTO)
             }
             None => {}
         }
-        self.sender.cc_mut().on_established(now_us, rtt_us);
+        self.sender.cc_mut().on_established(now, rtt);
     }
 
-    /// Fires whatever timers are due at `now_us` (µs): the SYN's or SYN-ACK's retransmission,
+    /// Fires whatever timers are due at `now`: the SYN's or SYN-ACK's retransmission,
     /// the retransmission timeout, the delayed ACK. Pacing needs no call:
     /// [`poll_transmit`](Self::poll_transmit) checks the release time.
-    pub fn handle_timeout(&mut self, now_us: u64) {
-        self.handshake.on_timeout(now_us);
-        self.sender.on_timeout(now_us);
-        self.receiver.on_timeout(now_us);
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.handshake.on_timeout(now);
+        self.sender.on_timeout(now);
+        self.receiver.on_timeout(now);
     }
 
-    /// The next segment to send at `now_us` (µs), if any: the handshake's segments first, then
+    /// The next segment to send at `now`, if any: the handshake's segments first, then
     /// queued ACKs, then data as the window and pacing allow (only once established). Call
     /// until `None`.
-    pub fn poll_transmit(&mut self, now_us: u64) -> Option<Segment> {
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
         let seg = if let Some(h) = self.handshake.poll_transmit(
-            now_us,
+            now,
             self.receiver.delivered_bytes(),
             self.sender.snd_max(),
         ) {
@@ -244,14 +245,14 @@ impl TcpEndpoint {
                 seq: self.sender.snd_max(),
                 len: 0,
                 ack: Some(a.ack),
-                sent_us: now_us,
-                echo_us: a.echo_us,
-                one_way_delay_us: a.one_way_delay_us,
+                sent: now,
+                echo: a.echo,
+                one_way_delay: a.one_way_delay,
                 retransmission: false,
                 syn: false,
             }
         } else if self.handshake.is_established() {
-            self.sender.poll_transmit(now_us)?
+            self.sender.poll_transmit(now)?
         } else {
             return None;
         };
@@ -259,10 +260,10 @@ impl TcpEndpoint {
         Some(seg)
     }
 
-    /// Earliest deadline (µs): the SYN's or SYN-ACK's retransmission, the retransmission
+    /// Earliest deadline: the SYN's or SYN-ACK's retransmission, the retransmission
     /// timer, the delayed-ACK timer, or the pacing release time when pacing is what holds the
     /// next segment back. `None` if nothing is pending.
-    pub fn poll_timeout(&self) -> Option<u64> {
+    pub fn poll_timeout(&self) -> Option<Instant> {
         let sender = if self.handshake.is_established() {
             self.sender.poll_timeout()
         } else {
@@ -303,9 +304,9 @@ impl TcpEndpoint {
             window_bytes: self.sender.window(),
             ssthresh_bytes: cc.ssthresh_bytes(),
             in_recovery: self.sender.in_recovery(),
-            srtt_us: self.sender.rtt().srtt_us(),
-            min_rtt_us: self.sender.rtt().min_rtt_us(),
-            rto_us: self.sender.rto_us(),
+            srtt_us: self.sender.rtt().srtt(),
+            min_rtt_us: self.sender.rtt().min_rtt(),
+            rto_us: self.sender.rto(),
             pacing_rate_bytes_per_s: cc.pacing_rate_bytes_per_s(),
             state: self.handshake.state(),
             syn_retransmits: self.handshake.retransmits(),

@@ -4,7 +4,7 @@
 //! the listener once the ACK (or, if that ACK was lost, the opener's first data segment)
 //! arrives.
 //!
-//! Timers: the SYN and the SYN-ACK are retransmitted after 1 s (`TcpConfig::initial_rto_us`,
+//! Timers: the SYN and the SYN-ACK are retransmitted after 1 s (`TcpConfig::initial_rto`,
 //! Linux's `TCP_TIMEOUT_INIT`, RFC 6298 §2.1), doubling on each retransmission up to 60 s; a
 //! listener also answers a retransmitted SYN with its SYN-ACK at once (Linux's
 //! `inet_rtx_syn_ack`). Retransmission never gives up (Linux stops after `tcp_syn_retries` = 6
@@ -20,8 +20,9 @@
 //! ACK was lost or late) is answered with an ACK.
 
 use serde::{Deserialize, Serialize};
+use sprout_core::time::{Duration, Instant};
 
-use crate::config::MAX_RTO_US;
+use crate::config::MAX_RTO;
 use crate::segment::Segment;
 
 /// Where an endpoint is in opening its connection.
@@ -55,9 +56,9 @@ pub(crate) enum Outcome {
     /// The segment was the handshake's, or arrived before the connection could take it: it
     /// goes no further.
     Consumed,
-    /// The connection was established by this segment, with the handshake's RTT sample (µs) if
-    /// it gave one; a segment carrying data or an ACK goes on to the receiver and sender.
-    Established { rtt_us: Option<u64> },
+    /// The connection was established by this segment, with the handshake's RTT sample if it
+    /// gave one; a segment carrying data or an ACK goes on to the receiver and sender.
+    Established { rtt: Option<Duration> },
     /// An ordinary segment of an established connection.
     Pass,
 }
@@ -66,21 +67,21 @@ pub(crate) enum Outcome {
 #[derive(Clone, Debug)]
 pub(crate) struct Handshake {
     state: ConnectionState,
-    initial_rto_us: u64,
-    /// When the SYN or SYN-ACK is retransmitted (µs).
-    deadline_us: Option<u64>,
+    initial_rto: Duration,
+    /// When the SYN or SYN-ACK is retransmitted.
+    deadline: Option<Instant>,
     /// Retransmissions of the SYN or SYN-ACK so far.
     retransmits: u32,
     /// The SYN or SYN-ACK is due.
     transmit_pending: bool,
     /// An ACK of the peer's SYN-ACK (or a reply to a duplicate SYN) is due.
     ack_pending: bool,
-    /// Timestamp of the peer's SYN or SYN-ACK, echoed in the reply (µs).
-    peer_tsval_us: Option<u64>,
+    /// Timestamp of the peer's SYN or SYN-ACK, echoed in the reply.
+    peer_tsval: Option<Instant>,
 }
 
 impl Handshake {
-    pub fn new(opening: Opening, initial_rto_us: u64) -> Self {
+    pub fn new(opening: Opening, initial_rto: Duration) -> Self {
         let state = match opening {
             Opening::Established => ConnectionState::Established,
             Opening::Active => ConnectionState::SynSent,
@@ -88,12 +89,12 @@ impl Handshake {
         };
         Handshake {
             state,
-            initial_rto_us,
-            deadline_us: None,
+            initial_rto,
+            deadline: None,
             retransmits: 0,
             transmit_pending: opening == Opening::Active,
             ack_pending: false,
-            peer_tsval_us: None,
+            peer_tsval: None,
         }
     }
 
@@ -110,19 +111,19 @@ impl Handshake {
         self.retransmits
     }
 
-    /// The SYN or SYN-ACK's timeout after `retransmits` retransmissions (µs).
-    fn timeout_us(&self) -> u64 {
+    /// The SYN or SYN-ACK's timeout after `retransmits` retransmissions.
+    fn timeout(&self) -> Duration {
         let factor = 1u64 << self.retransmits.min(20);
-        self.initial_rto_us.saturating_mul(factor).min(MAX_RTO_US)
+        (self.initial_rto * factor).min(MAX_RTO)
     }
 
-    /// Takes a segment arriving at `now_us` (µs).
-    pub fn on_segment(&mut self, now_us: u64, seg: &Segment) -> Outcome {
+    /// Takes a segment arriving at `now`.
+    pub fn on_segment(&mut self, now: Instant, seg: &Segment) -> Outcome {
         match self.state {
             ConnectionState::Listen => {
                 if seg.syn && seg.ack.is_none() {
                     self.state = ConnectionState::SynReceived;
-                    self.peer_tsval_us = Some(seg.sent_us);
+                    self.peer_tsval = Some(seg.sent);
                     self.transmit_pending = true;
                 }
                 Outcome::Consumed
@@ -130,12 +131,12 @@ impl Handshake {
             ConnectionState::SynSent => {
                 if seg.syn && seg.ack.is_some() {
                     self.state = ConnectionState::Established;
-                    self.deadline_us = None;
+                    self.deadline = None;
                     self.transmit_pending = false;
-                    self.peer_tsval_us = Some(seg.sent_us);
+                    self.peer_tsval = Some(seg.sent);
                     self.ack_pending = true;
-                    let rtt_us = seg.echo_us.map(|e| now_us.saturating_sub(e));
-                    return Outcome::Established { rtt_us };
+                    let rtt = seg.echo.map(|e| now - e);
+                    return Outcome::Established { rtt };
                 }
                 Outcome::Consumed
             }
@@ -143,7 +144,7 @@ impl Handshake {
                 if seg.syn {
                     if seg.ack.is_none() {
                         // The opener retransmitted its SYN: our SYN-ACK may be lost; resend it.
-                        self.peer_tsval_us = Some(seg.sent_us);
+                        self.peer_tsval = Some(seg.sent);
                         if !self.transmit_pending {
                             self.transmit_pending = true;
                             self.retransmits += 1;
@@ -156,18 +157,15 @@ impl Handshake {
                 }
                 // The ACK of our SYN-ACK, or, if it was lost, the opener's data.
                 self.state = ConnectionState::Established;
-                self.deadline_us = None;
+                self.deadline = None;
                 self.transmit_pending = false;
-                let rtt_us = seg
-                    .echo_us
-                    .filter(|_| seg.ack.is_some())
-                    .map(|e| now_us.saturating_sub(e));
-                Outcome::Established { rtt_us }
+                let rtt = seg.echo.filter(|_| seg.ack.is_some()).map(|e| now - e);
+                Outcome::Established { rtt }
             }
             ConnectionState::Established => {
                 if seg.syn {
                     // A duplicate SYN-ACK (our ACK was lost) or SYN: acknowledge it again.
-                    self.peer_tsval_us = Some(seg.sent_us);
+                    self.peer_tsval = Some(seg.sent);
                     self.ack_pending = true;
                     return Outcome::Consumed;
                 }
@@ -177,37 +175,37 @@ impl Handshake {
     }
 
     /// Fires the SYN or SYN-ACK retransmission timer if due.
-    pub fn on_timeout(&mut self, now_us: u64) {
-        if self.deadline_us.is_some_and(|d| d <= now_us) {
-            self.deadline_us = None;
+    pub fn on_timeout(&mut self, now: Instant) {
+        if self.deadline.is_some_and(|d| d <= now) {
+            self.deadline = None;
             self.retransmits += 1;
             self.transmit_pending = true;
         }
     }
 
-    /// The SYN, SYN-ACK or handshake ACK due at `now_us`, if any. `rcv_nxt` is the receiver's
+    /// The SYN, SYN-ACK or handshake ACK due at `now`, if any. `rcv_nxt` is the receiver's
     /// next expected byte (what an ACK acknowledges), `snd_max` the sender's next new byte (an
     /// ACK's sequence number).
-    pub fn poll_transmit(&mut self, now_us: u64, rcv_nxt: u64, snd_max: u64) -> Option<Segment> {
-        let syn = |ack, echo_us, retransmission| Segment {
+    pub fn poll_transmit(&mut self, now: Instant, rcv_nxt: u64, snd_max: u64) -> Option<Segment> {
+        let syn = |ack, echo, retransmission| Segment {
             seq: 0,
             len: 0,
             ack,
-            sent_us: now_us,
-            echo_us,
-            one_way_delay_us: None,
+            sent: now,
+            echo,
+            one_way_delay: None,
             retransmission,
             syn: true,
         };
         match self.state {
             ConnectionState::SynSent | ConnectionState::SynReceived if self.transmit_pending => {
                 self.transmit_pending = false;
-                self.deadline_us = Some(now_us + self.timeout_us());
+                self.deadline = Some(now + self.timeout());
                 let retransmission = self.retransmits > 0;
                 Some(if self.state == ConnectionState::SynSent {
                     syn(None, None, retransmission)
                 } else {
-                    syn(Some(0), self.peer_tsval_us, retransmission)
+                    syn(Some(0), self.peer_tsval, retransmission)
                 })
             }
             ConnectionState::Established if self.ack_pending => {
@@ -216,15 +214,15 @@ impl Handshake {
                     seq: snd_max,
                     ack: Some(rcv_nxt),
                     syn: false,
-                    ..syn(None, self.peer_tsval_us, false)
+                    ..syn(None, self.peer_tsval, false)
                 })
             }
             _ => None,
         }
     }
 
-    /// The retransmission deadline of the SYN or SYN-ACK (µs).
-    pub fn poll_timeout(&self) -> Option<u64> {
-        self.deadline_us
+    /// The retransmission deadline of the SYN or SYN-ACK.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.deadline
     }
 }

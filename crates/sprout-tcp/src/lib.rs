@@ -1,8 +1,8 @@
 //! Sans-IO TCP-like senders and receivers, and the congestion controllers the Sprout paper
 //! (Winstein, Sivaraman, Balakrishnan, NSDI 2013) compares against.
 //!
-//! No sockets, clocks or threads: time goes in as `u64` microseconds, segments and the next
-//! deadline come out. A simulator carries [`Segment`]s as link payloads, charging
+//! No sockets, clocks or threads: time goes in as a [`sprout_core::Instant`], segments and the
+//! next deadline come out; RTTs and timeouts are [`sprout_core::Duration`]s. A simulator carries [`Segment`]s as link payloads, charging
 //! [`Segment::wire_bytes`].
 //!
 //! | piece | specification | module |
@@ -42,24 +42,26 @@
 //! receive window is a sender-side constant).
 //!
 //! ```
+//! use sprout_core::Instant;
 //! use sprout_tcp::{CcKind, TcpConfig, TcpEndpoint};
 //!
-//! let mut a = TcpEndpoint::new(TcpConfig::default(), CcKind::Cubic, 0);
-//! let mut b = TcpEndpoint::new(TcpConfig::default(), CcKind::Cubic, 0);
+//! let ms = Instant::from_millis;
+//! let mut a = TcpEndpoint::new(TcpConfig::default(), CcKind::Cubic, ms(0));
+//! let mut b = TcpEndpoint::new(TcpConfig::default(), CcKind::Cubic, ms(0));
 //! a.set_bulk(true);
 //! // The initial window: 10 segments of 1448 payload bytes.
 //! let mut sent = Vec::new();
-//! while let Some(s) = a.poll_transmit(0) {
+//! while let Some(s) = a.poll_transmit(ms(0)) {
 //!     sent.push(s);
 //! }
 //! assert_eq!(sent.len(), 10);
 //! assert_eq!(sent[0].wire_bytes(), 1500);
 //! // Deliver them 20 ms later; b acknowledges each one.
 //! for s in &sent {
-//!     b.handle_segment(20_000, s);
+//!     b.handle_segment(ms(20), s);
 //! }
-//! while let Some(ack) = b.poll_transmit(20_000) {
-//!     a.handle_segment(40_000, &ack);
+//! while let Some(ack) = b.poll_transmit(ms(20)) {
+//!     a.handle_segment(ms(40), &ack);
 //! }
 //! assert_eq!(a.stats().acked_bytes, 14_480);
 //! assert_eq!(b.stats().delivered_app_bytes, 14_480);
@@ -69,24 +71,26 @@
 //! [`TcpEndpoint::new`] starts established; a client and a server open with a handshake:
 //!
 //! ```
+//! use sprout_core::{Duration, Instant};
 //! use sprout_tcp::{CcKind, TcpConfig, TcpEndpoint};
 //!
-//! let mut client = TcpEndpoint::connect(TcpConfig::default(), CcKind::Cubic, 0);
-//! let mut server = TcpEndpoint::listen(TcpConfig::default(), CcKind::Cubic, 0);
+//! let ms = Instant::from_millis;
+//! let mut client = TcpEndpoint::connect(TcpConfig::default(), CcKind::Cubic, ms(0));
+//! let mut server = TcpEndpoint::listen(TcpConfig::default(), CcKind::Cubic, ms(0));
 //! client.set_bulk(true);
 //! server.set_bulk(true);
-//! assert!(server.poll_transmit(0).is_none()); // no peer yet
-//! let syn = client.poll_transmit(0).unwrap();
-//! assert!(syn.syn && client.poll_transmit(0).is_none()); // only the SYN
-//! server.handle_segment(20_000, &syn);
-//! let syn_ack = server.poll_transmit(20_000).unwrap();
-//! assert!(server.poll_transmit(20_000).is_none()); // no data before the ACK
-//! client.handle_segment(40_000, &syn_ack);
+//! assert!(server.poll_transmit(ms(0)).is_none()); // no peer yet
+//! let syn = client.poll_transmit(ms(0)).unwrap();
+//! assert!(syn.syn && client.poll_transmit(ms(0)).is_none()); // only the SYN
+//! server.handle_segment(ms(20), &syn);
+//! let syn_ack = server.poll_transmit(ms(20)).unwrap();
+//! assert!(server.poll_transmit(ms(20)).is_none()); // no data before the ACK
+//! client.handle_segment(ms(40), &syn_ack);
 //! assert!(client.is_established());
-//! assert_eq!(client.stats().rto_us, 240_000); // 40 ms + max(4 RTTVAR, 200 ms)
+//! // 40 ms + max(4 RTTVAR, 200 ms)
+//! assert_eq!(client.stats().rto_us, Duration::from_millis(240));
 //! ```
 #![forbid(unsafe_code)]
-
 #![warn(missing_docs)]
 
 pub mod cc;

@@ -13,15 +13,17 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::config::DELAYED_ACK_TIMEOUT_US;
+use sprout_core::time::{Duration, Instant};
+
+use crate::config::DELAYED_ACK_TIMEOUT;
 use crate::segment::Segment;
 
 /// An acknowledgment waiting to be sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PendingAck {
     pub ack: u64,
-    pub echo_us: Option<u64>,
-    pub one_way_delay_us: Option<u64>,
+    pub echo: Option<Instant>,
+    pub one_way_delay: Option<Duration>,
 }
 
 /// Receiver counters.
@@ -42,10 +44,10 @@ pub(crate) struct Receiver {
     out_of_order: BTreeMap<u64, u64>,
     /// In-order segments received since the last ACK (delayed ACKs).
     unacked_segments: u32,
-    delayed_ack_deadline_us: Option<u64>,
-    ts_recent: Option<u64>,
+    delayed_ack_deadline: Option<Instant>,
+    ts_recent: Option<Instant>,
     last_ack_sent: u64,
-    last_one_way_delay_us: Option<u64>,
+    last_one_way_delay: Option<Duration>,
     pending: VecDeque<PendingAck>,
     counters: ReceiverCounters,
 }
@@ -57,10 +59,10 @@ impl Receiver {
             rcv_nxt: 0,
             out_of_order: BTreeMap::new(),
             unacked_segments: 0,
-            delayed_ack_deadline_us: None,
+            delayed_ack_deadline: None,
             ts_recent: None,
             last_ack_sent: 0,
-            last_one_way_delay_us: None,
+            last_one_way_delay: None,
             pending: VecDeque::new(),
             counters: ReceiverCounters::default(),
         }
@@ -89,15 +91,15 @@ impl Receiver {
         total
     }
 
-    /// Processes a data segment arriving at `now_us`.
-    pub fn on_data(&mut self, now_us: u64, seg: &Segment) {
+    /// Processes a data segment arriving at `now`.
+    pub fn on_data(&mut self, now: Instant, seg: &Segment) {
         if !seg.is_data() {
             return;
         }
         self.counters.data_segments_received += 1;
-        self.last_one_way_delay_us = Some(now_us.saturating_sub(seg.sent_us));
-        if seg.seq <= self.last_ack_sent && self.ts_recent.is_none_or(|t| seg.sent_us >= t) {
-            self.ts_recent = Some(seg.sent_us);
+        self.last_one_way_delay = Some(now - seg.sent);
+        if seg.seq <= self.last_ack_sent && self.ts_recent.is_none_or(|t| seg.sent >= t) {
+            self.ts_recent = Some(seg.sent);
         }
         let end = seg.end();
         if end <= self.rcv_nxt {
@@ -129,31 +131,31 @@ impl Receiver {
         self.unacked_segments += 1;
         if self.unacked_segments >= 2 {
             self.queue_ack();
-        } else if self.delayed_ack_deadline_us.is_none() {
-            self.delayed_ack_deadline_us = Some(now_us + DELAYED_ACK_TIMEOUT_US);
+        } else if self.delayed_ack_deadline.is_none() {
+            self.delayed_ack_deadline = Some(now + DELAYED_ACK_TIMEOUT);
         }
     }
 
     fn queue_ack(&mut self) {
         self.pending.push_back(PendingAck {
             ack: self.rcv_nxt,
-            echo_us: self.ts_recent,
-            one_way_delay_us: self.last_one_way_delay_us,
+            echo: self.ts_recent,
+            one_way_delay: self.last_one_way_delay,
         });
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_segments = 0;
-        self.delayed_ack_deadline_us = None;
+        self.delayed_ack_deadline = None;
     }
 
     /// Fires the delayed-ACK timer if due.
-    pub fn on_timeout(&mut self, now_us: u64) {
-        if self.delayed_ack_deadline_us.is_some_and(|d| d <= now_us) {
+    pub fn on_timeout(&mut self, now: Instant) {
+        if self.delayed_ack_deadline.is_some_and(|d| d <= now) {
             self.queue_ack();
         }
     }
 
-    pub fn poll_timeout(&self) -> Option<u64> {
-        self.delayed_ack_deadline_us
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.delayed_ack_deadline
     }
 
     pub fn pop_ack(&mut self) -> Option<PendingAck> {

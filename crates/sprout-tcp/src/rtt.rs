@@ -1,5 +1,7 @@
 //! Round-trip time estimation and the retransmission timeout (RFC 6298).
 
+use sprout_core::time::Duration;
+
 /// Smoothed RTT, RTT variation and RTO per RFC 6298 §2, plus the minimum RTT seen.
 ///
 /// Samples come from timestamps (RFC 7323), one per ACK that acknowledges new data, so Karn's
@@ -10,79 +12,81 @@
 /// than as `max(SRTT + 4 * RTTVAR, min_rto)`. With one sample per ACK, RTTVAR collapses when the
 /// RTT drifts slowly (RFC 7323 Appendix G), and an RTO close to SRTT then expires before a fast
 /// retransmission queued behind a full buffer can be acknowledged.
-
 #[derive(Clone, Debug)]
 pub(crate) struct RttEstimator {
-    srtt_us: Option<u64>,
-    rttvar_us: u64,
-    min_rtt_us: Option<u64>,
-    latest_us: Option<u64>,
-    rto_us: u64,
-    min_rto_us: u64,
-    max_rto_us: u64,
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    min_rtt: Option<Duration>,
+    latest: Option<Duration>,
+    rto: Duration,
+    min_rto: Duration,
+    max_rto: Duration,
 }
 
 impl RttEstimator {
-    pub fn new(initial_rto_us: u64, min_rto_us: u64, max_rto_us: u64) -> Self {
+    pub fn new(initial_rto: Duration, min_rto: Duration, max_rto: Duration) -> Self {
         RttEstimator {
-            srtt_us: None,
-            rttvar_us: 0,
-            min_rtt_us: None,
-            latest_us: None,
-            rto_us: initial_rto_us.clamp(min_rto_us, max_rto_us.max(min_rto_us)),
-            min_rto_us,
-            max_rto_us: max_rto_us.max(min_rto_us),
+            srtt: None,
+            rttvar: Duration::ZERO,
+            min_rtt: None,
+            latest: None,
+            rto: initial_rto.clamp(min_rto, max_rto.max(min_rto)),
+            min_rto,
+            max_rto: max_rto.max(min_rto),
         }
     }
 
-    /// Takes one RTT measurement `r` (µs) and updates SRTT, RTTVAR and RTO (RFC 6298 §2.2–2.4).
-    pub fn on_sample(&mut self, r: u64) {
-        let r = r.max(1);
-        match self.srtt_us {
+    /// Takes one RTT measurement `r` and updates SRTT, RTTVAR and RTO (RFC 6298 §2.2–2.4).
+    pub fn on_sample(&mut self, r: Duration) {
+        let r = r.max(Duration::from_micros(1));
+        match self.srtt {
             None => {
-                self.srtt_us = Some(r);
-                self.rttvar_us = r / 2;
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
             }
             Some(srtt) => {
                 // RTTVAR <- (1 - 1/4) RTTVAR + 1/4 |SRTT - R'|; SRTT <- (1 - 1/8) SRTT + 1/8 R'.
-                self.rttvar_us = (3 * self.rttvar_us + srtt.abs_diff(r)) / 4;
-                self.srtt_us = Some((7 * srtt + r) / 8);
+                let deviation = srtt.max(r) - srtt.min(r);
+                self.rttvar = (self.rttvar * 3 + deviation) / 4;
+                self.srtt = Some((srtt * 7 + r) / 8);
             }
         }
-        self.latest_us = Some(r);
-        self.min_rtt_us = Some(self.min_rtt_us.map_or(r, |m| m.min(r)));
-        let srtt = self.srtt_us.unwrap_or(r);
-        let rto = srtt + (4 * self.rttvar_us).max(self.min_rto_us).max(1);
-        self.rto_us = rto.min(self.max_rto_us);
+        self.latest = Some(r);
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        let srtt = self.srtt.unwrap_or(r);
+        let variance = (self.rttvar * 4)
+            .max(self.min_rto)
+            .max(Duration::from_micros(1));
+        self.rto = (srtt + variance).min(self.max_rto);
     }
 
-    /// Sets the RTO used until the first sample (µs), within the bounds.
-    pub fn set_initial_rto(&mut self, rto_us: u64) {
-        if self.srtt_us.is_none() {
-            self.rto_us = rto_us.clamp(self.min_rto_us, self.max_rto_us);
+    /// Sets the RTO used until the first sample, within the bounds.
+    pub fn set_initial_rto(&mut self, rto: Duration) {
+        if self.srtt.is_none() {
+            self.rto = rto.clamp(self.min_rto, self.max_rto);
         }
     }
 
-    /// Current RTO without backoff (µs).
+    /// Current RTO without backoff.
     #[cfg(test)]
-    pub fn rto_us(&self) -> u64 {
-        self.rto_us
+    pub fn rto(&self) -> Duration {
+        self.rto
     }
 
-    /// RTO after `backoff` doublings (RFC 6298 §5.5), capped at the maximum (µs).
-    pub fn backed_off_rto_us(&self, backoff: u32) -> u64 {
+    /// RTO after `backoff` doublings (RFC 6298 §5.5), capped at the maximum.
+    pub fn backed_off_rto(&self, backoff: u32) -> Duration {
         let factor = 1u64.checked_shl(backoff.min(40)).unwrap_or(u64::MAX);
-        self.rto_us.saturating_mul(factor).min(self.max_rto_us)
+        (self.rto * factor).min(self.max_rto)
     }
 
-    /// Smoothed RTT (µs), once there is a sample.
-    pub fn srtt_us(&self) -> Option<u64> {
-        self.srtt_us
+    /// Smoothed RTT, once there is a sample.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
     }
 
-    /// Smallest RTT sample so far (µs).
-    pub fn min_rtt_us(&self) -> Option<u64> {
-        self.min_rtt_us
+    /// Smallest RTT sample so far.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
     }
 }
 
@@ -92,24 +96,25 @@ mod tests {
 
     #[test]
     fn rfc6298_first_and_second_sample() {
-        let mut e = RttEstimator::new(1_000_000, 200_000, 60_000_000);
-        assert_eq!(e.rto_us(), 1_000_000);
-        e.on_sample(100_000);
+        let d = Duration::from_micros;
+        let mut e = RttEstimator::new(d(1_000_000), d(200_000), d(60_000_000));
+        assert_eq!(e.rto(), d(1_000_000));
+        e.on_sample(d(100_000));
         // SRTT = R, RTTVAR = R/2, RTO = SRTT + 4 RTTVAR = 300 ms.
-        assert_eq!(e.srtt_us(), Some(100_000));
-        assert_eq!(e.rto_us(), 300_000);
-        e.on_sample(100_000);
+        assert_eq!(e.srtt(), Some(d(100_000)));
+        assert_eq!(e.rto(), d(300_000));
+        e.on_sample(d(100_000));
         // RTTVAR = 3/4 * 50 ms = 37.5 ms; RTO = 100 + max(150, 200) = 300 ms.
-        assert_eq!(e.rto_us(), 300_000);
-        e.on_sample(300_000);
+        assert_eq!(e.rto(), d(300_000));
+        e.on_sample(d(300_000));
         // SRTT = 125 ms, RTTVAR = (3 * 37.5 + 200) / 4 = 78.125 ms: RTO = 125 + 312.5 ms.
-        assert_eq!(e.rto_us(), 437_500);
+        assert_eq!(e.rto(), d(437_500));
         for _ in 0..200 {
-            e.on_sample(40_000);
+            e.on_sample(d(40_000));
         }
-        assert_eq!(e.rto_us(), 240_000, "SRTT plus the 200 ms floor");
-        assert_eq!(e.backed_off_rto_us(2), 960_000);
-        assert_eq!(e.backed_off_rto_us(30), 60_000_000);
-        assert_eq!(e.min_rtt_us(), Some(40_000));
+        assert_eq!(e.rto(), d(240_000), "SRTT plus the 200 ms floor");
+        assert_eq!(e.backed_off_rto(2), d(960_000));
+        assert_eq!(e.backed_off_rto(30), d(60_000_000));
+        assert_eq!(e.min_rtt(), Some(d(40_000)));
     }
 }

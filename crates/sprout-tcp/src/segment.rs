@@ -1,6 +1,8 @@
 //! The segment carried between endpoints. It is never serialized to bytes: a simulator carries
 //! it as an opaque payload and charges the link [`Segment::wire_bytes`].
 
+use sprout_core::time::{Duration, Instant};
+
 /// Header bytes charged per segment on the wire (bytes): 20 (IPv4) + 20 (TCP) + 12 (the
 /// timestamp option, RFC 7323, padded).
 pub const HEADER_BYTES: u32 = 52;
@@ -23,15 +25,15 @@ pub struct Segment {
     /// Cumulative acknowledgment: the next byte the sender of this segment expects from its
     /// peer (bytes), if it carries one.
     pub ack: Option<u64>,
-    /// Sender's timestamp when the segment left it (TSval-like; µs).
-    pub sent_us: u64,
+    /// Sender's timestamp when the segment left it (TSval-like).
+    pub sent: Instant,
     /// Timestamp echoed from the peer segment being acknowledged (TSecr-like, RFC 7323
-    /// `TS.Recent` rules; µs).
-    pub echo_us: Option<u64>,
+    /// `TS.Recent` rules).
+    pub echo: Option<Instant>,
     /// One-way delay of the most recent data segment the ACK's sender received, measured by it
-    /// as arrival time minus that segment's `sent_us` (µs; the simulator's clocks are shared).
+    /// as arrival time minus that segment's `sent` (the simulator's clocks are shared).
     /// LEDBAT's delay signal.
-    pub one_way_delay_us: Option<u64>,
+    pub one_way_delay: Option<Duration>,
     /// Whether this data segment (or SYN, or SYN-ACK) is a retransmission.
     pub retransmission: bool,
     /// The SYN flag: a SYN (no `ack`) opens a connection, a SYN-ACK (with `ack`) answers it.
@@ -71,9 +73,9 @@ mod tests {
             seq: 0,
             len: 1448,
             ack: None,
-            sent_us: 0,
-            echo_us: None,
-            one_way_delay_us: None,
+            sent: Instant::ZERO,
+            echo: None,
+            one_way_delay: None,
             retransmission: false,
             syn: false,
         };

@@ -25,8 +25,10 @@
 
 use std::collections::VecDeque;
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::cc::{AckEvent, CongestionControl};
-use crate::config::{TcpConfig, DUPACK_THRESHOLD, MAX_RTO_US};
+use crate::config::{TcpConfig, DUPACK_THRESHOLD, MAX_RTO};
 use crate::pacer::Pacer;
 use crate::rate::{RateEstimator, TxState};
 use crate::rtt::RttEstimator;
@@ -76,9 +78,9 @@ pub(crate) struct SenderCounters {
 struct TimeoutUndo {
     /// The controller as it was before the timeout.
     cc: Box<dyn CongestionControl>,
-    /// When the timeout fired (µs): an ACK echoing an older timestamp acknowledges an original
+    /// When the timeout fired: an ACK echoing an older timestamp acknowledges an original
     /// transmission.
-    fired_us: u64,
+    fired: Instant,
 }
 
 /// The sending half of an endpoint.
@@ -111,7 +113,7 @@ pub(crate) struct Sender {
     partial_ack_seen: bool,
     retransmit_pending: bool,
     rtt: RttEstimator,
-    rto_deadline_us: Option<u64>,
+    rto_deadline: Option<Instant>,
     backoff: u32,
     /// Set by a timeout until the next new ACK (Eifel detection).
     undo: Option<TimeoutUndo>,
@@ -153,8 +155,8 @@ impl Sender {
             inflation: 0,
             partial_ack_seen: false,
             retransmit_pending: false,
-            rtt: RttEstimator::new(cfg.initial_rto_us, cfg.min_rto_us, MAX_RTO_US),
-            rto_deadline_us: None,
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, MAX_RTO),
+            rto_deadline: None,
             backoff: 0,
             undo: None,
             rate: RateEstimator::default(),
@@ -177,17 +179,17 @@ impl Sender {
         self.cc.as_mut()
     }
 
-    /// Takes the handshake's RTT sample (µs), which seeds SRTT, RTTVAR and the RTO as any
+    /// Takes the handshake's RTT sample, which seeds SRTT, RTTVAR and the RTO as any
     /// sample does (Linux measures the SYN-ACK's, or the SYN-ACK's acknowledgment's, RTT).
-    pub fn on_handshake_rtt(&mut self, rtt_us: u64) {
-        self.rtt.on_sample(rtt_us);
+    pub fn on_handshake_rtt(&mut self, rtt: Duration) {
+        self.rtt.on_sample(rtt);
     }
 
-    /// Sets the RTO used until the first RTT sample (µs): RFC 6298 §5.7's 3 s after a handshake
+    /// Sets the RTO used until the first RTT sample: RFC 6298 §5.7's 3 s after a handshake
     /// that needed retransmissions and gave no sample.
-    pub fn set_rto_without_sample(&mut self, rto_us: u64) {
-        if self.rtt.srtt_us().is_none() {
-            self.rtt.set_initial_rto(rto_us);
+    pub fn set_rto_without_sample(&mut self, rto: Duration) {
+        if self.rtt.srtt().is_none() {
+            self.rtt.set_initial_rto(rto);
         }
     }
 
@@ -227,9 +229,9 @@ impl Sender {
         &self.rtt
     }
 
-    /// Current RTO including backoff (µs).
-    pub fn rto_us(&self) -> u64 {
-        self.rtt.backed_off_rto_us(self.backoff)
+    /// Current RTO including backoff.
+    pub fn rto(&self) -> Duration {
+        self.rtt.backed_off_rto(self.backoff)
     }
 
     pub fn unsent_app_bytes(&self) -> u64 {
@@ -315,8 +317,8 @@ impl Sender {
         cwnd < self.cc.ssthresh_bytes() && cwnd < 2 * self.max_flight
     }
 
-    /// The next data segment to send at `now_us`, if window and pacing allow.
-    pub fn poll_transmit(&mut self, now_us: u64) -> Option<Segment> {
+    /// The next data segment to send at `now`, if window and pacing allow.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
         let Some(candidate) = self.next_candidate() else {
             if !self.has_new_data() && self.snd_nxt == self.snd_max {
                 let in_flight = self.in_flight();
@@ -328,13 +330,13 @@ impl Sender {
             return None;
         };
         let pacing = self.cc.pacing_rate_bytes_per_s();
-        if pacing.is_some() && !self.pacer.can_send(now_us) {
+        if pacing.is_some() && !self.pacer.can_send(now) {
             self.cwnd_validate();
             return None;
         }
         self.sent_since_validate = true;
         let nothing_in_flight = self.in_flight() == 0;
-        let tx = self.rate.on_send(now_us, nothing_in_flight);
+        let tx = self.rate.on_send(now, nothing_in_flight);
         let (seq, len, retransmission) = match candidate {
             Candidate::ForcedRetransmit => {
                 self.retransmit_pending = false;
@@ -363,10 +365,10 @@ impl Sender {
             }
         };
         if let Some(rate) = pacing {
-            self.pacer.on_send(now_us, u64::from(len), rate);
+            self.pacer.on_send(now, u64::from(len), rate);
         }
-        if self.rto_deadline_us.is_none() {
-            self.rto_deadline_us = Some(now_us + self.rto_us());
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto());
         }
         self.counters.data_segments_sent += 1;
         self.counters.data_bytes_sent += u64::from(len);
@@ -378,42 +380,42 @@ impl Sender {
             seq,
             len,
             ack: None,
-            sent_us: now_us,
-            echo_us: None,
-            one_way_delay_us: None,
+            sent: now,
+            echo: None,
+            one_way_delay: None,
             retransmission,
             syn: false,
         })
     }
 
-    /// Earliest deadline of the sender (µs): the retransmission timer, or the pacing release
+    /// Earliest deadline of the sender: the retransmission timer, or the pacing release
     /// time when a segment is waiting only for it.
-    pub fn poll_timeout(&self) -> Option<u64> {
+    pub fn poll_timeout(&self) -> Option<Instant> {
         let pacing = (self.cc.pacing_rate_bytes_per_s().is_some()
             && self.next_candidate().is_some())
-        .then(|| self.pacer.release_us());
-        match (self.rto_deadline_us, pacing) {
+        .then(|| self.pacer.release());
+        match (self.rto_deadline, pacing) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
     /// Processes the acknowledgment fields of an incoming segment.
-    pub fn on_ack(&mut self, now_us: u64, seg: &Segment) {
+    pub fn on_ack(&mut self, now: Instant, seg: &Segment) {
         let Some(ack) = seg.ack else { return };
         if ack > self.snd_max || ack < self.snd_una {
             return;
         }
         if ack == self.snd_una {
             if !seg.is_data() && self.snd_una < self.snd_max {
-                self.on_duplicate_ack(now_us);
+                self.on_duplicate_ack(now);
             }
             return;
         }
-        self.on_new_ack(now_us, ack, seg);
+        self.on_new_ack(now, ack, seg);
     }
 
-    fn on_duplicate_ack(&mut self, now_us: u64) {
+    fn on_duplicate_ack(&mut self, now: Instant) {
         self.dupacks += 1;
         if self.in_recovery {
             // RFC 6582 §3.2 step 4 / RFC 5681 step 4: inflate by one segment per dupACK.
@@ -436,15 +438,15 @@ impl Sender {
         self.recover = self.snd_max;
         self.recover_set_by_rto = false;
         self.partial_ack_seen = false;
-        self.cc.on_congestion_event(now_us, flight_size);
+        self.cc.on_congestion_event(now, flight_size);
         self.inflation = i64::from(DUPACK_THRESHOLD) * i64::from(self.mss);
         self.retransmit_pending = true;
         self.counters.fast_retransmits += 1;
     }
 
-    fn on_new_ack(&mut self, now_us: u64, ack: u64, seg: &Segment) {
+    fn on_new_ack(&mut self, now: Instant, ack: u64, seg: &Segment) {
         if let Some(undo) = self.undo.take() {
-            if seg.echo_us.is_some_and(|e| e < undo.fired_us) {
+            if seg.echo.is_some_and(|e| e < undo.fired) {
                 // Eifel: the timeout was spurious. Restore the controller, resume new data.
                 self.cc = undo.cc;
                 self.rto_recovery = false;
@@ -456,7 +458,7 @@ impl Sender {
         }
         let prior_in_flight = self.in_flight();
         let newly_acked = ack - self.snd_una;
-        let rtt_sample = seg.echo_us.map(|e| now_us.saturating_sub(e));
+        let rtt_sample = seg.echo.map(|e| now - e);
         if let Some(r) = rtt_sample {
             self.rtt.on_sample(r);
             self.backoff = 0;
@@ -466,13 +468,12 @@ impl Sender {
         while let Some(front) = self.segments.front_mut() {
             if front.end() <= ack {
                 let s = self.segments.pop_front().expect("front exists");
-                self.rate
-                    .on_segment_delivered(now_us, u64::from(s.len), &s.tx);
+                self.rate.on_segment_delivered(now, u64::from(s.len), &s.tx);
             } else {
                 if front.seq < ack {
                     // ACK inside a segment (never produced by our receiver): trim it.
                     let cut = ack - front.seq;
-                    self.rate.on_segment_delivered(now_us, cut, &front.tx);
+                    self.rate.on_segment_delivered(now, cut, &front.tx);
                     front.len -= cut as u32;
                     front.seq = ack;
                 }
@@ -512,24 +513,24 @@ impl Sender {
         // Retransmission timer (RFC 6298 §5.2, §5.3; RFC 6582 §4 "impatient": reset only on the
         // first partial ACK).
         if self.snd_una == self.snd_max {
-            self.rto_deadline_us = None;
+            self.rto_deadline = None;
         } else if partial {
             if !self.partial_ack_seen {
                 self.partial_ack_seen = true;
-                self.rto_deadline_us = Some(now_us + self.rto_us());
+                self.rto_deadline = Some(now + self.rto());
             }
         } else {
-            self.rto_deadline_us = Some(now_us + self.rto_us());
+            self.rto_deadline = Some(now + self.rto());
         }
 
-        let rate_sample = self.rate.generate(self.rtt.min_rtt_us());
+        let rate_sample = self.rate.generate(self.rtt.min_rtt());
         let event = AckEvent {
-            now_us,
+            now,
             acked_bytes: newly_acked,
-            rtt_us: rtt_sample,
-            min_rtt_us: self.rtt.min_rtt_us(),
-            srtt_us: self.rtt.srtt_us(),
-            one_way_delay_us: seg.one_way_delay_us,
+            rtt: rtt_sample,
+            min_rtt: self.rtt.min_rtt(),
+            srtt: self.rtt.srtt(),
+            one_way_delay: seg.one_way_delay,
             prior_in_flight_bytes: prior_in_flight,
             in_flight_bytes: self.in_flight(),
             snd_una: self.snd_una,
@@ -541,7 +542,7 @@ impl Sender {
         };
         self.cc.on_ack(&event);
         if exited {
-            self.cc.on_recovery_exit(now_us);
+            self.cc.on_recovery_exit(now);
         }
         if self.cc.app_limited_hint() {
             self.rate.mark_app_limited(self.in_flight());
@@ -549,15 +550,15 @@ impl Sender {
     }
 
     /// Fires the retransmission timer if due (RFC 6298 §5.4–5.6).
-    pub fn on_timeout(&mut self, now_us: u64) {
-        let Some(deadline) = self.rto_deadline_us else {
+    pub fn on_timeout(&mut self, now: Instant) {
+        let Some(deadline) = self.rto_deadline else {
             return;
         };
-        if deadline > now_us {
+        if deadline > now {
             return;
         }
         if self.snd_una == self.snd_max {
-            self.rto_deadline_us = None;
+            self.rto_deadline = None;
             return;
         }
         self.counters.timeouts += 1;
@@ -575,11 +576,11 @@ impl Sender {
         } else if !same_episode {
             self.undo = Some(TimeoutUndo {
                 cc: self.cc.clone_box(),
-                fired_us: now_us,
+                fired: now,
             });
         }
         self.cc
-            .on_retransmission_timeout(now_us, flight_size, same_episode);
+            .on_retransmission_timeout(now, flight_size, same_episode);
         self.in_recovery = false;
         self.inflation = 0;
         self.dupacks = 0;
@@ -590,6 +591,6 @@ impl Sender {
         // Everything outstanding is presumed lost and resent in order.
         self.snd_nxt = self.snd_una;
         self.backoff = self.backoff.saturating_add(1);
-        self.rto_deadline_us = Some(now_us + self.rto_us());
+        self.rto_deadline = Some(now + self.rto());
     }
 }

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{mean, run, Run, Spec, MSS};
+use sprout_core::Instant;
 use sprout_tcp::cc::{Bbr, BbrMode};
 use sprout_tcp::{CcKind, TcpConfig, TcpEndpoint};
 
@@ -154,32 +155,33 @@ fn bbr_endpoint_spaces_departures_by_the_pacing_rate() {
 
 #[test]
 fn poll_transmit_waits_for_the_pacing_release_time() {
-    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Bbr, 0);
+    let t = Instant::from_micros;
+    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Bbr, t(0));
     e.set_bulk(true);
     // Before any RTT sample BBR paces at 2.885 * 10 segments per ms: 1448 bytes take 34.7 µs.
-    assert!(e.poll_transmit(0).is_some());
+    assert!(e.poll_transmit(t(0)).is_some());
     assert!(
-        e.poll_transmit(0).is_none(),
+        e.poll_transmit(t(0)).is_none(),
         "the window allows it; pacing does not"
     );
-    let release = e.poll_timeout().expect("a pacing deadline");
+    let release = e.poll_timeout().expect("a pacing deadline").as_micros();
     assert!(
         release > 0 && release < 1_000_000,
         "release at {release} µs, not the RTO"
     );
     assert_eq!(release, 35);
-    e.handle_timeout(release - 1);
-    assert!(e.poll_transmit(release - 1).is_none());
-    e.handle_timeout(release);
-    let s = e.poll_transmit(release).expect("released");
+    e.handle_timeout(t(release - 1));
+    assert!(e.poll_transmit(t(release - 1)).is_none());
+    e.handle_timeout(t(release));
+    let s = e.poll_transmit(t(release)).expect("released");
     assert_eq!(s.seq, 1448);
     // A non-pacing controller sends its whole initial window at once.
-    let mut c = TcpEndpoint::new(TcpConfig::default(), CcKind::Cubic, 0);
+    let mut c = TcpEndpoint::new(TcpConfig::default(), CcKind::Cubic, t(0));
     c.set_bulk(true);
-    assert_eq!(std::iter::from_fn(|| c.poll_transmit(0)).count(), 10);
+    assert_eq!(std::iter::from_fn(|| c.poll_transmit(t(0))).count(), 10);
     assert_eq!(
         c.poll_timeout(),
-        Some(1_000_000),
+        Some(t(1_000_000)),
         "only the initial RTO is pending"
     );
 }

@@ -7,10 +7,11 @@ use std::collections::BTreeSet;
 
 use common::{run, Spec, MSS, PACKET};
 use proptest::prelude::*;
+use sprout_core::{Duration, Instant};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
 fn drain(e: &mut TcpEndpoint, now_us: u64) -> Vec<Segment> {
-    std::iter::from_fn(|| e.poll_transmit(now_us)).collect()
+    std::iter::from_fn(|| e.poll_transmit(Instant::from_micros(now_us))).collect()
 }
 
 fn data(seq: u64, len: u32, sent_us: u64) -> Segment {
@@ -18,9 +19,9 @@ fn data(seq: u64, len: u32, sent_us: u64) -> Segment {
         seq,
         len,
         ack: None,
-        sent_us,
-        echo_us: None,
-        one_way_delay_us: None,
+        sent: Instant::from_micros(sent_us),
+        echo: None,
+        one_way_delay: None,
         retransmission: false,
         syn: false,
     }
@@ -31,9 +32,9 @@ fn ack(ack: u64, echo_us: u64) -> Segment {
         seq: 0,
         len: 0,
         ack: Some(ack),
-        sent_us: echo_us + 20_000,
-        echo_us: Some(echo_us),
-        one_way_delay_us: Some(20_000),
+        sent: Instant::from_micros(echo_us + 20_000),
+        echo: Some(Instant::from_micros(echo_us)),
+        one_way_delay: Some(Duration::from_millis(20)),
         retransmission: false,
         syn: false,
     }
@@ -119,11 +120,11 @@ proptest! {
         // Deliver every segment at least once, plus the random extra order.
         let mut arrivals: Vec<usize> = order.iter().map(|i| i.index(lens.len())).collect();
         arrivals.extend(0..lens.len());
-        let mut rx = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, 0);
+        let mut rx = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, Instant::from_micros(0));
         let mut have = BTreeSet::new();
         for (k, &i) in arrivals.iter().enumerate() {
             let now = 1_000 * k as u64;
-            rx.handle_segment(now, &data(starts[i], lens[i], now));
+            rx.handle_segment(Instant::from_micros(now), &data(starts[i], lens[i], now));
             have.insert(i);
             let prefix = starts[(0..lens.len()).find(|j| !have.contains(j)).unwrap_or(lens.len())];
             let acks = drain(&mut rx, now);
@@ -139,18 +140,21 @@ proptest! {
 
 #[test]
 fn rto_fires_after_silence_and_backs_off_exponentially() {
-    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, 0);
+    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, Instant::from_micros(0));
     e.set_bulk(true);
     assert_eq!(drain(&mut e, 0).len(), 10);
     let mut fired = Vec::new();
     for _ in 0..8 {
-        let t = e.poll_timeout().expect("the retransmission timer runs");
-        e.handle_timeout(t - 1);
+        let t = e
+            .poll_timeout()
+            .map(Instant::as_micros)
+            .expect("the retransmission timer runs");
+        e.handle_timeout(Instant::from_micros(t - 1));
         assert!(
-            e.poll_transmit(t - 1).is_none(),
+            e.poll_transmit(Instant::from_micros(t - 1)).is_none(),
             "nothing before the deadline"
         );
-        e.handle_timeout(t);
+        e.handle_timeout(Instant::from_micros(t));
         let resent = drain(&mut e, t);
         assert_eq!(resent.len(), 1, "cwnd is one segment after a timeout");
         assert_eq!(resent[0].seq, 0);
@@ -168,12 +172,15 @@ fn rto_fires_after_silence_and_backs_off_exponentially() {
 
 /// Ten segments sent at 0, then a timeout at 1 s: the window collapses to one segment.
 fn timed_out_sender() -> (TcpEndpoint, u64, u64) {
-    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, 0);
+    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, Instant::from_micros(0));
     e.set_bulk(true);
     assert_eq!(drain(&mut e, 0).len(), 10);
     let cwnd_before = e.cwnd_bytes();
-    let t = e.poll_timeout().expect("the retransmission timer runs");
-    e.handle_timeout(t);
+    let t = e
+        .poll_timeout()
+        .map(Instant::as_micros)
+        .expect("the retransmission timer runs");
+    e.handle_timeout(Instant::from_micros(t));
     assert_eq!(e.cwnd_bytes(), MSS, "one segment after the timeout");
     let resent = drain(&mut e, t);
     assert_eq!((resent.len(), resent[0].seq), (1, 0));
@@ -185,7 +192,7 @@ fn a_timeout_whose_first_ack_echoes_an_original_transmission_is_undone() {
     // The ACKs were only late (queued behind the other direction's data): the first ACK after
     // the timeout echoes the original transmission's timestamp (0, before the timeout).
     let (mut e, cwnd_before, t) = timed_out_sender();
-    e.handle_segment(t + 10_000, &ack(2 * MSS, 0));
+    e.handle_segment(Instant::from_micros(t + 10_000), &ack(2 * MSS, 0));
     assert_eq!(e.stats().spurious_timeouts, 1);
     // The controller's state is restored, then the ACK's two segments grow it (slow start).
     assert_eq!(e.cwnd_bytes(), cwnd_before + 2 * MSS);
@@ -198,7 +205,7 @@ fn a_timeout_whose_first_ack_echoes_an_original_transmission_is_undone() {
 #[test]
 fn a_timeout_whose_first_ack_echoes_the_retransmission_stands() {
     let (mut e, _, t) = timed_out_sender();
-    e.handle_segment(t + 40_000, &ack(MSS, t));
+    e.handle_segment(Instant::from_micros(t + 40_000), &ack(MSS, t));
     assert_eq!(e.stats().spurious_timeouts, 0);
     assert!(
         e.cwnd_bytes() <= 2 * MSS,
@@ -213,14 +220,14 @@ fn a_timeout_whose_first_ack_echoes_the_retransmission_stands() {
 
 #[test]
 fn rto_after_rtt_samples_is_srtt_plus_the_200_ms_floor() {
-    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, 0);
+    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, Instant::from_micros(0));
     e.set_bulk(true);
     assert_eq!(drain(&mut e, 0).len(), 10);
     for i in 1..=10u64 {
-        e.handle_segment(40_000, &ack(i * MSS, 0));
+        e.handle_segment(Instant::from_micros(40_000), &ack(i * MSS, 0));
     }
-    assert_eq!(e.stats().srtt_us, Some(40_000));
-    assert_eq!(e.stats().rto_us, 240_000);
+    assert_eq!(e.stats().srtt_us.map(Duration::as_micros), Some(40_000));
+    assert_eq!(e.stats().rto_us.as_micros(), 240_000);
     assert_eq!(
         drain(&mut e, 40_000).len(),
         20,
@@ -229,33 +236,33 @@ fn rto_after_rtt_samples_is_srtt_plus_the_200_ms_floor() {
     // Silence from here: the timer was restarted by the last ACK at 40 ms.
     let mut fired = Vec::new();
     for _ in 0..3 {
-        let t = e.poll_timeout().unwrap();
-        e.handle_timeout(t);
+        let t = e.poll_timeout().map(Instant::as_micros).unwrap();
+        e.handle_timeout(Instant::from_micros(t));
         assert_eq!(drain(&mut e, t)[0].seq, 10 * MSS);
         fired.push(t);
     }
     assert_eq!(fired, [280_000, 760_000, 1_720_000]);
     // An ACK of the retransmission brings the RTO back to SRTT + 200 ms.
-    e.handle_segment(1_760_000, &ack(11 * MSS, 1_720_000));
-    assert_eq!(e.stats().rto_us, 240_000);
+    e.handle_segment(Instant::from_micros(1_760_000), &ack(11 * MSS, 1_720_000));
+    assert_eq!(e.stats().rto_us.as_micros(), 240_000);
 }
 
 #[test]
 fn fast_retransmit_after_three_duplicate_acks_and_newreno_recovery() {
-    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, 0);
+    let mut e = TcpEndpoint::new(TcpConfig::default(), CcKind::Reno, Instant::from_micros(0));
     e.set_bulk(true);
     assert_eq!(drain(&mut e, 0).len(), 10);
     // Segment 1 is lost: segment 0 is acknowledged, then every later one repeats that ACK.
-    e.handle_segment(40_000, &ack(MSS, 0));
+    e.handle_segment(Instant::from_micros(40_000), &ack(MSS, 0));
     assert_eq!(drain(&mut e, 40_000).len(), 2, "slow start: 11 segments");
     for dup in 1..=2 {
-        e.handle_segment(40_000 + dup, &ack(MSS, 0));
+        e.handle_segment(Instant::from_micros(40_000 + dup), &ack(MSS, 0));
         assert!(
             drain(&mut e, 40_000 + dup).is_empty(),
             "no retransmit after {dup} dupACKs"
         );
     }
-    e.handle_segment(40_003, &ack(MSS, 0));
+    e.handle_segment(Instant::from_micros(40_003), &ack(MSS, 0));
     let out = drain(&mut e, 40_003);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].seq, MSS, "the missing segment");
@@ -271,20 +278,20 @@ fn fast_retransmit_after_three_duplicate_acks_and_newreno_recovery() {
     // inflated window exceeds the flight (11 segments).
     let mut new_data = Vec::new();
     for k in 4..=10u64 {
-        e.handle_segment(40_000 + k, &ack(MSS, 0));
+        e.handle_segment(Instant::from_micros(40_000 + k), &ack(MSS, 0));
         new_data.extend(drain(&mut e, 40_000 + k));
     }
     assert!(!new_data.is_empty() && new_data.iter().all(|s| !s.retransmission));
     assert!(new_data.iter().all(|s| s.seq >= 12 * MSS));
     // Partial ACK (segment 5 was lost too): retransmit it at once, stay in recovery.
-    e.handle_segment(80_000, &ack(5 * MSS, 40_003));
+    e.handle_segment(Instant::from_micros(80_000), &ack(5 * MSS, 40_003));
     let out = drain(&mut e, 80_000);
     assert_eq!(out[0].seq, 5 * MSS);
     assert!(out[0].retransmission);
     assert!(e.stats().in_recovery);
     // Full ACK (everything sent before the fast retransmit): recovery ends with cwnd =
     // ssthresh.
-    e.handle_segment(120_000, &ack(12 * MSS, 80_000));
+    e.handle_segment(Instant::from_micros(120_000), &ack(12 * MSS, 80_000));
     let st = e.stats();
     assert!(!st.in_recovery);
     assert_eq!(st.cwnd_bytes, 11 * MSS / 2);
@@ -299,36 +306,40 @@ fn delayed_acks_acknowledge_every_second_segment() {
         delayed_acks: true,
         ..TcpConfig::default()
     };
-    let mut rx = TcpEndpoint::new(cfg.clone(), CcKind::Reno, 0);
+    let mut rx = TcpEndpoint::new(cfg.clone(), CcKind::Reno, Instant::from_micros(0));
     let m = MSS as u32;
-    rx.handle_segment(20_000, &data(0, m, 0));
+    rx.handle_segment(Instant::from_micros(20_000), &data(0, m, 0));
     assert!(
         drain(&mut rx, 20_000).is_empty(),
         "first segment: ACK delayed"
     );
-    assert_eq!(rx.poll_timeout(), Some(60_000), "40 ms delayed-ACK timer");
-    rx.handle_segment(21_000, &data(MSS, m, 1_000));
+    assert_eq!(
+        rx.poll_timeout().map(Instant::as_micros),
+        Some(60_000),
+        "40 ms delayed-ACK timer"
+    );
+    rx.handle_segment(Instant::from_micros(21_000), &data(MSS, m, 1_000));
     let a = drain(&mut rx, 21_000);
     assert_eq!(a.len(), 1, "second segment: ACK now");
     assert_eq!(a[0].ack, Some(2 * MSS));
     assert_eq!(
-        a[0].echo_us,
+        a[0].echo.map(Instant::as_micros),
         Some(0),
         "echoes the earlier segment (RFC 7323)"
     );
-    assert_eq!(rx.poll_timeout(), None);
+    assert_eq!(rx.poll_timeout().map(Instant::as_micros), None);
     // A lone segment is acknowledged when the timer fires.
-    rx.handle_segment(22_000, &data(2 * MSS, m, 2_000));
-    rx.handle_timeout(61_999);
+    rx.handle_segment(Instant::from_micros(22_000), &data(2 * MSS, m, 2_000));
+    rx.handle_timeout(Instant::from_micros(61_999));
     assert!(drain(&mut rx, 61_999).is_empty());
-    rx.handle_timeout(62_000);
+    rx.handle_timeout(Instant::from_micros(62_000));
     let a = drain(&mut rx, 62_000);
     assert_eq!(a[0].ack, Some(3 * MSS));
-    assert_eq!(a[0].echo_us, Some(2_000));
+    assert_eq!(a[0].echo.map(Instant::as_micros), Some(2_000));
     // Out of order: immediate duplicate ACK; filling the gap: immediate ACK.
-    rx.handle_segment(70_000, &data(4 * MSS, m, 50_000));
+    rx.handle_segment(Instant::from_micros(70_000), &data(4 * MSS, m, 50_000));
     assert_eq!(drain(&mut rx, 70_000)[0].ack, Some(3 * MSS));
-    rx.handle_segment(71_000, &data(3 * MSS, m, 51_000));
+    rx.handle_segment(Instant::from_micros(71_000), &data(3 * MSS, m, 51_000));
     assert_eq!(drain(&mut rx, 71_000)[0].ack, Some(5 * MSS));
     assert_eq!(rx.stats().delivered_app_bytes, 5 * MSS);
 

@@ -28,6 +28,8 @@ use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use sprout_core::time::{Duration, Instant};
+
 use super::{AckEvent, CcConfig, CcKind, CongestionControl};
 
 /// STARTUP's pacing and cwnd gain, 2/ln 2.
@@ -253,7 +255,7 @@ impl Bbr {
 
     fn is_next_cycle_phase(&self, ack: &AckEvent) -> bool {
         let rtprop = self.rtprop_us.unwrap_or(0);
-        let full_length = ack.now_us.saturating_sub(self.cycle_stamp_us) > rtprop;
+        let full_length = ack.now.as_micros().saturating_sub(self.cycle_stamp_us) > rtprop;
         if self.pacing_gain == 1.0 {
             return full_length;
         }
@@ -310,17 +312,17 @@ impl Bbr {
             self.cwnd_gain = HIGH_GAIN;
         }
         if self.mode == BbrMode::Drain && ack.in_flight_bytes <= self.inflight(1.0) {
-            self.enter_probe_bw(ack.now_us);
+            self.enter_probe_bw(ack.now.as_micros());
         }
     }
 
     fn update_rtprop(&mut self, ack: &AckEvent) {
-        self.rtprop_expired = ack.now_us > self.rtprop_stamp_us + RTPROP_FILTER_US;
-        if let Some(rtt) = ack.rtt_us {
+        self.rtprop_expired = ack.now.as_micros() > self.rtprop_stamp_us + RTPROP_FILTER_US;
+        if let Some(rtt) = ack.rtt.map(Duration::as_micros) {
             let rtt = rtt.max(1);
             if self.rtprop_us.is_none_or(|p| rtt <= p) || self.rtprop_expired {
                 self.rtprop_us = Some(rtt);
-                self.rtprop_stamp_us = ack.now_us;
+                self.rtprop_stamp_us = ack.now.as_micros();
             }
         }
     }
@@ -354,7 +356,7 @@ impl Bbr {
         let min_pipe = MIN_PIPE_CWND_SEGMENTS * self.mss;
         match self.probe_rtt_done_stamp_us {
             None if ack.in_flight_bytes <= min_pipe => {
-                self.probe_rtt_done_stamp_us = Some(ack.now_us + PROBE_RTT_DURATION_US);
+                self.probe_rtt_done_stamp_us = Some(ack.now.as_micros() + PROBE_RTT_DURATION_US);
                 self.probe_rtt_round_done = false;
                 self.next_round_delivered = ack.delivered_bytes;
             }
@@ -363,11 +365,11 @@ impl Bbr {
                 if self.round_start {
                     self.probe_rtt_round_done = true;
                 }
-                if self.probe_rtt_round_done && ack.now_us > done {
-                    self.rtprop_stamp_us = ack.now_us;
+                if self.probe_rtt_round_done && ack.now.as_micros() > done {
+                    self.rtprop_stamp_us = ack.now.as_micros();
                     self.restore_cwnd();
                     if self.filled_pipe {
-                        self.enter_probe_bw(ack.now_us);
+                        self.enter_probe_bw(ack.now.as_micros());
                     } else {
                         self.enter_startup();
                     }
@@ -409,11 +411,11 @@ impl CongestionControl for Bbr {
 
     /// Linux's `bbr_init` after the handshake: RTprop from the handshake's RTT, and the first
     /// pacing rate `HIGH_GAIN * cwnd / SRTT` (`bbr_init_pacing_rate_from_rtt`).
-    fn on_established(&mut self, now_us: u64, rtt_us: Option<u64>) {
-        let Some(rtt) = rtt_us else { return };
-        let rtt = rtt.max(1);
+    fn on_established(&mut self, now: Instant, rtt: Option<Duration>) {
+        let Some(rtt) = rtt else { return };
+        let rtt = rtt.as_micros().max(1);
         self.rtprop_us = Some(rtt);
-        self.rtprop_stamp_us = now_us;
+        self.rtprop_stamp_us = now.as_micros();
         self.pacing_from_rtt = true;
         if self.btlbw == 0.0 {
             self.pacing_rate = HIGH_GAIN * self.cwnd as f64 / (rtt as f64 * 1e-6);
@@ -422,7 +424,7 @@ impl CongestionControl for Bbr {
 
     fn on_ack(&mut self, ack: &AckEvent) {
         if !self.pacing_from_rtt {
-            if let Some(rtt) = ack.rtt_us {
+            if let Some(rtt) = ack.rtt.map(Duration::as_micros) {
                 self.pacing_from_rtt = true;
                 if self.btlbw == 0.0 {
                     self.pacing_rate =
@@ -432,7 +434,7 @@ impl CongestionControl for Bbr {
         }
         self.update_btlbw(ack);
         if self.mode == BbrMode::ProbeBw && self.is_next_cycle_phase(ack) {
-            self.advance_cycle_phase(ack.now_us);
+            self.advance_cycle_phase(ack.now.as_micros());
         }
         self.check_full_pipe(ack);
         self.check_drain(ack);
@@ -443,7 +445,7 @@ impl CongestionControl for Bbr {
         self.last_delivered = ack.delivered_bytes;
     }
 
-    fn on_congestion_event(&mut self, _now_us: u64, in_flight_bytes: u64) {
+    fn on_congestion_event(&mut self, _now: Instant, in_flight_bytes: u64) {
         self.save_cwnd();
         self.in_recovery = true;
         self.cwnd = in_flight_bytes
@@ -454,7 +456,7 @@ impl CongestionControl for Bbr {
         self.next_round_delivered = self.last_delivered;
     }
 
-    fn on_recovery_exit(&mut self, _now_us: u64) {
+    fn on_recovery_exit(&mut self, _now: Instant) {
         self.in_recovery = false;
         self.packet_conservation = false;
         self.restore_cwnd();
@@ -462,7 +464,7 @@ impl CongestionControl for Bbr {
 
     fn on_retransmission_timeout(
         &mut self,
-        _now_us: u64,
+        _now: Instant,
         _in_flight_bytes: u64,
         _same_episode: bool,
     ) {

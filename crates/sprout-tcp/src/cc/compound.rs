@@ -27,6 +27,8 @@
 
 use std::any::Any;
 
+use sprout_core::time::Instant;
+
 use super::reno::RenoWindow;
 use super::{AckEvent, CcConfig, CcKind, CongestionControl, RttRound};
 
@@ -142,7 +144,7 @@ impl CongestionControl for Compound {
         }
     }
 
-    fn on_congestion_event(&mut self, _now_us: u64, _in_flight_bytes: u64) {
+    fn on_congestion_event(&mut self, _now: Instant, _in_flight_bytes: u64) {
         let win = self.win_bytes();
         let cwnd = self.w.cwnd as f64;
         self.w.reduce_to(self.w.cwnd / 2);
@@ -150,13 +152,13 @@ impl CongestionControl for Compound {
         self.round.restart();
     }
 
-    fn on_recovery_exit(&mut self, _now_us: u64) {
+    fn on_recovery_exit(&mut self, _now: Instant) {
         self.round.restart();
     }
 
     fn on_retransmission_timeout(
         &mut self,
-        _now_us: u64,
+        _now: Instant,
         in_flight_bytes: u64,
         same_episode: bool,
     ) {
@@ -184,25 +186,26 @@ impl CongestionControl for Compound {
 mod tests {
     use super::*;
     use crate::cc::reno::tests::{cfg, rounds};
+    use sprout_core::time::Duration;
 
     #[test]
     fn dwnd_grows_without_queue_shrinks_with_queue_and_loss_halves_win() {
         let mut c = Compound::new(&cfg());
         let mut seq = 0;
-        rounds(&mut c, &mut seq, 3, 100_000);
+        rounds(&mut c, &mut seq, 3, Duration::from_micros(100_000));
         assert_eq!(c.dwnd_bytes(), 0, "no dwnd in slow start");
-        c.on_congestion_event(0, 0);
+        c.on_congestion_event(Instant::ZERO, 0);
         assert_eq!(c.loss_window_bytes(), c.cwnd_bytes());
-        rounds(&mut c, &mut seq, 6, 100_000);
+        rounds(&mut c, &mut seq, 6, Duration::from_micros(100_000));
         let grown = c.dwnd_bytes();
         assert!(grown > 0, "dwnd grows while diff < gamma");
         // RTT doubled: diff = win/2 > gamma once win > 60 segments.
-        rounds(&mut c, &mut seq, 20, 100_000);
+        rounds(&mut c, &mut seq, 20, Duration::from_micros(100_000));
         let before = c.dwnd_bytes();
-        rounds(&mut c, &mut seq, 2, 200_000);
+        rounds(&mut c, &mut seq, 2, Duration::from_micros(200_000));
         assert!(c.dwnd_bytes() < before, "dwnd shrinks while diff >= gamma");
         let win = c.cwnd_bytes();
-        c.on_congestion_event(0, 0);
+        c.on_congestion_event(Instant::ZERO, 0);
         let after = c.cwnd_bytes();
         assert!(after.abs_diff(win / 2) <= 1000, "{win} -> {after}");
     }

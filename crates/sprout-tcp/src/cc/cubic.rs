@@ -16,6 +16,8 @@
 
 use std::any::Any;
 
+use sprout_core::time::{Duration, Instant};
+
 use super::reno::ABC_LIMIT_SEGMENTS;
 use super::{AckEvent, CcConfig, CcKind, CongestionControl};
 
@@ -150,7 +152,7 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {
-        if let Some(r) = ack.rtt_us {
+        if let Some(r) = ack.rtt.map(Duration::as_micros) {
             self.min_rtt_us = Some(self.min_rtt_us.map_or(r, |m| m.min(r)));
         }
         if ack.in_recovery || !ack.cwnd_limited {
@@ -166,10 +168,10 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        self.congestion_avoidance(ack.now_us, acked);
+        self.congestion_avoidance(ack.now.as_micros(), acked);
     }
 
-    fn on_congestion_event(&mut self, _now_us: u64, _in_flight_bytes: u64) {
+    fn on_congestion_event(&mut self, _now: Instant, _in_flight_bytes: u64) {
         self.reduce();
         // Linux and RFC 9438 §4.6 (cwnd-based variant): ssthresh = cwnd * beta_cubic.
         self.ssthresh = (self.cwnd * BETA).max(2.0 * self.mss);
@@ -178,7 +180,7 @@ impl CongestionControl for Cubic {
 
     fn on_retransmission_timeout(
         &mut self,
-        _now_us: u64,
+        _now: Instant,
         _in_flight_bytes: u64,
         same_episode: bool,
     ) {
@@ -220,15 +222,15 @@ mod tests {
         let mut c = Cubic::new(&cfg());
         // Slow start to 100 segments.
         while c.cwnd_bytes() < 100_000 {
-            c.on_ack(&ack(0, 1000));
+            c.on_ack(&ack(Instant::ZERO, 1000));
         }
-        c.on_congestion_event(0, 100_000);
+        c.on_congestion_event(Instant::ZERO, 100_000);
         assert_eq!(c.cwnd_bytes(), 70_000);
         assert_eq!(c.w_max_bytes(), 100_000.0);
         // One ACK starts the epoch: K = cbrt(100 * 0.3 / 0.4).
         c.on_ack(&AckEvent {
-            rtt_us: None,
-            ..ack(1_000_000, 1000)
+            rtt: None,
+            ..ack(Instant::from_micros(1_000_000), 1000)
         });
         let k = (100.0f64 * 0.3 / 0.4).cbrt();
         assert!((c.k_s() - k).abs() < 1e-9);
@@ -237,7 +239,7 @@ mod tests {
         while (now - 1_000_000) as f64 * 1e-6 < k - 0.1 {
             let per_ack = 100_000 * 1000 / c.cwnd_bytes().max(1);
             now += per_ack;
-            c.on_ack(&ack(now, 1000));
+            c.on_ack(&ack(Instant::from_micros(now), 1000));
         }
         let w = c.cwnd_bytes() as f64 / 1000.0;
         assert!(
@@ -250,14 +252,14 @@ mod tests {
     fn fast_convergence_and_timeout() {
         let mut c = Cubic::new(&cfg());
         while c.cwnd_bytes() < 100_000 {
-            c.on_ack(&ack(0, 1000));
+            c.on_ack(&ack(Instant::ZERO, 1000));
         }
-        c.on_congestion_event(0, 100_000);
+        c.on_congestion_event(Instant::ZERO, 100_000);
         // A second loss at 70 segments, below W_max = 100: W_max = 70 * (1 + 0.7) / 2.
-        c.on_congestion_event(0, 70_000);
+        c.on_congestion_event(Instant::ZERO, 70_000);
         assert!((c.w_max_bytes() - 59_500.0).abs() < 1e-6);
         assert_eq!(c.cwnd_bytes(), 49_000);
-        c.on_retransmission_timeout(0, 49_000, false);
+        c.on_retransmission_timeout(Instant::ZERO, 49_000, false);
         assert_eq!(c.cwnd_bytes(), 1000);
         assert_eq!(c.ssthresh_bytes(), 34_300);
     }

@@ -11,12 +11,14 @@
 //! recovery episode, so at most once per RTT); on a timeout cwnd = 1 MSS. Increases need a
 //! cwnd-limited flow ([`AckEvent::cwnd_limited`]); decreases apply always.
 //!
-//! One-way delays come from the receiver (`Segment::one_way_delay_us`). The RFC specifies no
+//! One-way delays come from the receiver (`Segment::one_way_delay`). The RFC specifies no
 //! slow start and none is used: the window starts at `INIT_CWND` = 2 segments and grows by at
 //! most one segment per RTT.
 
 use std::any::Any;
 use std::collections::VecDeque;
+
+use sprout_core::time::{Duration, Instant};
 
 use super::{AckEvent, CcConfig, CcKind, CongestionControl};
 
@@ -112,8 +114,8 @@ impl CongestionControl for Ledbat {
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {
-        if let Some(d) = ack.one_way_delay_us {
-            self.update_base_delay(ack.now_us, d);
+        if let Some(d) = ack.one_way_delay.map(Duration::as_micros) {
+            self.update_base_delay(ack.now.as_micros(), d);
             self.update_current_delay(d);
         }
         if ack.in_recovery {
@@ -137,14 +139,14 @@ impl CongestionControl for Ledbat {
             .max(MIN_CWND as f64 * self.mss);
     }
 
-    fn on_congestion_event(&mut self, _now_us: u64, _in_flight_bytes: u64) {
+    fn on_congestion_event(&mut self, _now: Instant, _in_flight_bytes: u64) {
         let floor = MIN_CWND as f64 * self.mss;
         self.cwnd = self.cwnd.min((self.cwnd / 2.0).max(floor));
     }
 
     fn on_retransmission_timeout(
         &mut self,
-        _now_us: u64,
+        _now: Instant,
         _in_flight_bytes: u64,
         _same_episode: bool,
     ) {
@@ -167,9 +169,9 @@ mod tests {
 
     fn owd_ack(now_us: u64, owd_us: u64, flight: u64) -> AckEvent {
         AckEvent {
-            one_way_delay_us: Some(owd_us),
+            one_way_delay: Some(Duration::from_micros(owd_us)),
             prior_in_flight_bytes: flight,
-            ..ack(now_us, 1000)
+            ..ack(Instant::from_micros(now_us), 1000)
         }
     }
 
@@ -201,7 +203,7 @@ mod tests {
         // Flight-size cap.
         l.on_ack(&owd_ack(2, 20_000, 3000));
         assert!(l.cwnd_bytes() <= 4000);
-        l.on_congestion_event(0, 0);
+        l.on_congestion_event(Instant::ZERO, 0);
         assert_eq!(l.cwnd_bytes(), 2000, "halved, floored at MIN_CWND");
     }
 

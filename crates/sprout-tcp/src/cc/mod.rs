@@ -31,6 +31,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use sprout_core::time::{Duration, Instant};
 
 pub mod bbr;
 pub mod compound;
@@ -168,8 +169,8 @@ pub struct RateSample {
     pub delivery_rate_bytes_per_s: f64,
     /// Bytes delivered over the sample's interval (bytes).
     pub delivered_bytes: u64,
-    /// The interval: max(send elapsed, ACK elapsed) (µs).
-    pub interval_us: u64,
+    /// The interval: max(send elapsed, ACK elapsed).
+    pub interval: Duration,
     /// Connection's delivered count when that segment was sent (bytes); BBR's round counting.
     pub prior_delivered_bytes: u64,
     /// Whether the segment was sent while the sender was application-limited.
@@ -179,18 +180,18 @@ pub struct RateSample {
 /// What the sender tells a controller about one ACK that acknowledged new data.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AckEvent {
-    /// Arrival time of the ACK (µs).
-    pub now_us: u64,
+    /// Arrival time of the ACK.
+    pub now: Instant,
     /// Bytes newly acknowledged by the cumulative ACK (bytes).
     pub acked_bytes: u64,
-    /// RTT sample from the echoed timestamp (µs).
-    pub rtt_us: Option<u64>,
-    /// Smallest RTT sample of the connection (µs).
-    pub min_rtt_us: Option<u64>,
-    /// Smoothed RTT (µs).
-    pub srtt_us: Option<u64>,
-    /// One-way delay reported by the receiver (µs).
-    pub one_way_delay_us: Option<u64>,
+    /// RTT sample from the echoed timestamp.
+    pub rtt: Option<Duration>,
+    /// Smallest RTT sample of the connection.
+    pub min_rtt: Option<Duration>,
+    /// Smoothed RTT.
+    pub srtt: Option<Duration>,
+    /// One-way delay reported by the receiver.
+    pub one_way_delay: Option<Duration>,
     /// Bytes outstanding before this ACK (bytes).
     pub prior_in_flight_bytes: u64,
     /// Bytes outstanding after this ACK (bytes).
@@ -238,23 +239,23 @@ pub trait CongestionControl: CloneCongestionControl + fmt::Debug + Send {
 
     /// Loss detected by three duplicate ACKs: fast retransmit and the start of a fast-recovery
     /// episode (at most once per window of data). `in_flight_bytes` is RFC 5681's FlightSize.
-    fn on_congestion_event(&mut self, now_us: u64, in_flight_bytes: u64);
+    fn on_congestion_event(&mut self, now: Instant, in_flight_bytes: u64);
 
     /// Fast recovery ended with a full ACK (RFC 6582).
-    fn on_recovery_exit(&mut self, _now_us: u64) {}
+    fn on_recovery_exit(&mut self, _now: Instant) {}
 
-    /// The three-way handshake completed at `now_us` (µs), before any data was sent;
-    /// `rtt_us` is its RTT sample (µs), if any. Linux initialises a controller at this point,
+    /// The three-way handshake completed at `now`, before any data was sent;
+    /// `rtt` is its RTT sample, if any. Linux initialises a controller at this point,
     /// with the handshake's RTT already in SRTT (BBR derives its first pacing rate and RTprop
     /// from it). Not called on endpoints created without a handshake.
-    fn on_established(&mut self, _now_us: u64, _rtt_us: Option<u64>) {}
+    fn on_established(&mut self, _now: Instant, _rtt: Option<Duration>) {}
 
     /// The retransmission timer expired; `in_flight_bytes` is the FlightSize. `same_episode` is
     /// true when the loss episode was already reacted to: the timed-out data had already been
     /// retransmitted by a timeout (RFC 5681 §3.1 keeps ssthresh then), or the timeout hit
     /// during fast recovery (Linux keeps the recovery's ssthresh then). Controllers then keep
     /// ssthresh and only collapse the window.
-    fn on_retransmission_timeout(&mut self, now_us: u64, in_flight_bytes: u64, same_episode: bool);
+    fn on_retransmission_timeout(&mut self, now: Instant, in_flight_bytes: u64, same_episode: bool);
 
     /// Congestion window (bytes).
     fn cwnd_bytes(&self) -> u64;
@@ -319,8 +320,8 @@ impl RttRound {
     /// Records the ACK's RTT sample; returns true if this ACK ends a round (then the caller
     /// reads `min_rtt_us`/`samples` and calls [`reset`](Self::reset)).
     pub fn on_ack(&mut self, ack: &AckEvent) -> bool {
-        if let Some(r) = ack.rtt_us {
-            let r = r.max(1);
+        if let Some(r) = ack.rtt {
+            let r = r.as_micros().max(1);
             self.base_rtt_us = self.base_rtt_us.min(r);
             self.min_rtt_us = self.min_rtt_us.min(r);
             self.samples += 1;

@@ -3,6 +3,8 @@
 
 use std::any::Any;
 
+use sprout_core::time::Instant;
+
 use super::{AckEvent, CcConfig, CcKind, CongestionControl};
 
 /// RFC 3465's limit on slow-start growth per ACK (segments).
@@ -125,13 +127,13 @@ impl CongestionControl for Reno {
         self.w.grow(ack.acked_bytes);
     }
 
-    fn on_congestion_event(&mut self, _now_us: u64, in_flight_bytes: u64) {
+    fn on_congestion_event(&mut self, _now: Instant, in_flight_bytes: u64) {
         self.w.on_loss(in_flight_bytes);
     }
 
     fn on_retransmission_timeout(
         &mut self,
-        _now_us: u64,
+        _now: Instant,
         in_flight_bytes: u64,
         same_episode: bool,
     ) {
@@ -154,6 +156,7 @@ impl CongestionControl for Reno {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use sprout_core::time::Duration;
 
     pub fn cfg() -> CcConfig {
         CcConfig {
@@ -165,14 +168,15 @@ pub(crate) mod tests {
         }
     }
 
-    pub fn ack(now_us: u64, acked: u64) -> AckEvent {
+    pub fn ack(now: Instant, acked: u64) -> AckEvent {
+        let rtt = Some(Duration::from_millis(100));
         AckEvent {
-            now_us,
+            now,
             acked_bytes: acked,
-            rtt_us: Some(100_000),
-            min_rtt_us: Some(100_000),
-            srtt_us: Some(100_000),
-            one_way_delay_us: None,
+            rtt,
+            min_rtt: rtt,
+            srtt: rtt,
+            one_way_delay: None,
             prior_in_flight_bytes: 0,
             in_flight_bytes: 0,
             snd_una: 0,
@@ -186,17 +190,17 @@ pub(crate) mod tests {
 
     /// Runs `n` rounds of one ACK per segment of the controller's window, every one with the
     /// given RTT; `seq` carries the acknowledged sequence number across calls.
-    pub fn rounds(cc: &mut dyn CongestionControl, seq: &mut u64, n: usize, rtt_us: u64) {
+    pub fn rounds(cc: &mut dyn CongestionControl, seq: &mut u64, n: usize, rtt: Duration) {
         for _ in 0..n {
             let segs = cc.cwnd_bytes() / 1000;
             let snd_max = *seq + cc.cwnd_bytes();
             for _ in 0..segs {
                 *seq += 1000;
                 cc.on_ack(&AckEvent {
-                    rtt_us: Some(rtt_us),
+                    rtt: Some(rtt),
                     snd_una: *seq,
                     snd_max,
-                    ..ack(0, 1000)
+                    ..ack(Instant::ZERO, 1000)
                 });
             }
         }
@@ -206,26 +210,26 @@ pub(crate) mod tests {
     fn slow_start_then_avoidance() {
         let mut r = Reno::new(&cfg());
         for _ in 0..10 {
-            r.on_ack(&ack(0, 1000));
+            r.on_ack(&ack(Instant::ZERO, 1000));
         }
         assert_eq!(r.cwnd_bytes(), 20_000, "doubles per window in slow start");
         // ABC: one ACK for 5 segments grows by at most 2 SMSS.
-        r.on_ack(&ack(0, 5000));
+        r.on_ack(&ack(Instant::ZERO, 5000));
         assert_eq!(r.cwnd_bytes(), 22_000);
-        r.on_congestion_event(0, 40_000);
+        r.on_congestion_event(Instant::ZERO, 40_000);
         assert_eq!(r.ssthresh_bytes(), 20_000);
         assert_eq!(r.cwnd_bytes(), 20_000);
         // Congestion avoidance: one SMSS per cwnd of acked bytes.
         for _ in 0..20 {
-            r.on_ack(&ack(0, 1000));
+            r.on_ack(&ack(Instant::ZERO, 1000));
         }
         assert_eq!(r.cwnd_bytes(), 21_000);
-        r.on_retransmission_timeout(0, 30_000, false);
+        r.on_retransmission_timeout(Instant::ZERO, 30_000, false);
         assert_eq!((r.cwnd_bytes(), r.ssthresh_bytes()), (1000, 15_000));
-        r.on_retransmission_timeout(0, 30_000, true);
+        r.on_retransmission_timeout(Instant::ZERO, 30_000, true);
         assert_eq!(r.ssthresh_bytes(), 15_000, "held on a repeated timeout");
         // Floor of 2 SMSS.
-        r.on_congestion_event(0, 1000);
+        r.on_congestion_event(Instant::ZERO, 1000);
         assert_eq!(r.ssthresh_bytes(), 2000);
     }
 
@@ -234,11 +238,11 @@ pub(crate) mod tests {
         let mut r = Reno::new(&cfg());
         r.on_ack(&AckEvent {
             in_recovery: true,
-            ..ack(0, 1000)
+            ..ack(Instant::ZERO, 1000)
         });
         r.on_ack(&AckEvent {
             cwnd_limited: false,
-            ..ack(0, 1000)
+            ..ack(Instant::ZERO, 1000)
         });
         assert_eq!(r.cwnd_bytes(), 10_000);
     }

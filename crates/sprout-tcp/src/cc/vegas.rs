@@ -24,6 +24,8 @@
 
 use std::any::Any;
 
+use sprout_core::time::Instant;
+
 use super::reno::RenoWindow;
 use super::{AckEvent, CcConfig, CcKind, CongestionControl, RttRound};
 
@@ -151,18 +153,18 @@ impl CongestionControl for Vegas {
         }
     }
 
-    fn on_congestion_event(&mut self, _now_us: u64, in_flight_bytes: u64) {
+    fn on_congestion_event(&mut self, _now: Instant, in_flight_bytes: u64) {
         self.w.on_loss(in_flight_bytes);
         self.round.restart();
     }
 
-    fn on_recovery_exit(&mut self, _now_us: u64) {
+    fn on_recovery_exit(&mut self, _now: Instant) {
         self.round.restart();
     }
 
     fn on_retransmission_timeout(
         &mut self,
-        _now_us: u64,
+        _now: Instant,
         in_flight_bytes: u64,
         same_episode: bool,
     ) {
@@ -187,20 +189,21 @@ impl CongestionControl for Vegas {
 mod tests {
     use super::*;
     use crate::cc::reno::tests::{cfg, rounds};
+    use sprout_core::time::Duration;
 
     #[test]
     fn avoidance_steers_diff_between_alpha_and_beta() {
         let mut v = Vegas::new(&cfg());
         let mut seq = 0;
-        rounds(&mut v, &mut seq, 2, 100_000);
+        rounds(&mut v, &mut seq, 2, Duration::from_micros(100_000));
         // Force congestion avoidance, then a large queue: diff = 30 * 50/150 = 10 > beta.
-        v.on_congestion_event(0, 60_000);
+        v.on_congestion_event(Instant::ZERO, 60_000);
         let w0 = v.cwnd_bytes();
-        rounds(&mut v, &mut seq, 3, 150_000);
+        rounds(&mut v, &mut seq, 3, Duration::from_micros(150_000));
         assert!(v.cwnd_bytes() < w0, "decreases while diff > beta");
         // No queue at all: diff = 0 < alpha, +1 per round.
         let w1 = v.cwnd_bytes();
-        rounds(&mut v, &mut seq, 3, 100_000);
+        rounds(&mut v, &mut seq, 3, Duration::from_micros(100_000));
         assert!(v.cwnd_bytes() > w1);
         assert_eq!(v.base_rtt_us(), Some(100_000));
     }

@@ -197,11 +197,11 @@ fn empty_run() -> Run {
 /// echoed a timestamp) and any fast retransmit it triggered are recorded in `out`.
 fn take_ack(sender: &mut TcpEndpoint, ack: &Segment, now: u64, out: &mut Run) {
     let before = sender.stats();
-    sender.handle_segment(now, ack);
+    sender.handle_segment(Instant::from_micros(now), ack);
     let after = sender.stats();
     if after.acked_bytes > before.acked_bytes {
-        if let Some(e) = ack.echo_us {
-            out.rtts.push((now, now - e));
+        if let Some(e) = ack.echo {
+            out.rtts.push((now, now - e.as_micros()));
         }
     }
     if after.fast_retransmits > before.fast_retransmits {
@@ -235,8 +235,8 @@ fn sample(spec: &Spec, now: u64, sender: &TcpEndpoint, fwd: &Link<Segment>) -> S
 /// Runs `spec` to the end (or until a finite transfer is fully acknowledged).
 pub fn run(spec: &Spec) -> Run {
     let (mut fwd, mut rev) = links(spec);
-    let mut sender = TcpEndpoint::new(spec.tcp.clone(), spec.cc, 0);
-    let mut receiver = TcpEndpoint::new(spec.tcp.clone(), spec.cc, 0);
+    let mut sender = TcpEndpoint::new(spec.tcp.clone(), spec.cc, Instant::ZERO);
+    let mut receiver = TcpEndpoint::new(spec.tcp.clone(), spec.cc, Instant::ZERO);
     match spec.transfer_bytes {
         None => sender.set_bulk(true),
         Some(n) => sender.write(n),
@@ -278,7 +278,7 @@ pub fn run(spec: &Spec) -> Run {
                 out.random_losses += 1;
                 continue;
             }
-            receiver.handle_segment(now, &d.payload);
+            receiver.handle_segment(Instant::from_micros(now), &d.payload);
         }
         for d in rev_arrivals.drain(..) {
             if spec.ack_loss > 0.0 && rng.gen_bool(spec.ack_loss) {
@@ -289,14 +289,14 @@ pub fn run(spec: &Spec) -> Run {
         }
         // 2. Timers.
         let before = sender.stats().timeouts;
-        sender.handle_timeout(now);
-        receiver.handle_timeout(now);
+        sender.handle_timeout(Instant::from_micros(now));
+        receiver.handle_timeout(Instant::from_micros(now));
         if sender.stats().timeouts > before {
             out.timeouts.push(now);
         }
         // 3. Transmissions.
         let mut burst = 0;
-        while let Some(s) = sender.poll_transmit(now) {
+        while let Some(s) = sender.poll_transmit(Instant::from_micros(now)) {
             if s.is_data() {
                 burst += 1;
                 out.departures.push((now, s.seq, s.len, s.retransmission));
@@ -307,7 +307,7 @@ pub fn run(spec: &Spec) -> Run {
         if now > 5_000_000 {
             out.max_burst_after_5s = out.max_burst_after_5s.max(burst);
         }
-        while let Some(s) = receiver.poll_transmit(now) {
+        while let Some(s) = receiver.poll_transmit(Instant::from_micros(now)) {
             rev.send(Instant::from_micros(now), s.wire_bytes(), s);
         }
         // Invariants: in-order delivery never runs ahead of what was sent, never goes back.
@@ -334,8 +334,8 @@ pub fn run(spec: &Spec) -> Run {
         for t in [
             fwd.next_event().map(Instant::as_micros),
             rev.next_event().map(Instant::as_micros),
-            sender.poll_timeout(),
-            receiver.poll_timeout(),
+            sender.poll_timeout().map(Instant::as_micros),
+            receiver.poll_timeout().map(Instant::as_micros),
         ]
         .into_iter()
         .flatten()
