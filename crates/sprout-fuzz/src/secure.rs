@@ -12,6 +12,7 @@
 
 use std::net::SocketAddr;
 
+use sprout_core::{Duration, Instant};
 use sprout_secure::wire;
 use sprout_secure::{
     AllowedClients, Client, ClientConfig, ClientReceived, Limits, PrivateKey, SecureStats, Server,
@@ -45,7 +46,7 @@ impl SecureTarget {
         let client_key = PrivateKey::generate();
         let allowed = AllowedClients::Keys([client_key.public_key()].into_iter().collect());
         let limits = Limits {
-            rekey_after_us: REKEY_US,
+            rekey_after: Duration::from_micros(REKEY_US),
             ..Limits::default()
         };
         let mut config = ServerConfig::new(server_key, allowed);
@@ -59,68 +60,84 @@ impl SecureTarget {
                 server_key: server.public_key(),
                 limits,
             },
-            0,
+            Instant::ZERO,
             b"fuzz",
         )
         .expect("a client");
         let mut seeds = Vec::new();
         let mut buf = Vec::new();
         let mut pt = Vec::new();
-        assert!(client.poll_transmit(0, &mut buf), "an initiation");
+        assert!(
+            client.poll_transmit(Instant::ZERO, &mut buf),
+            "an initiation"
+        );
         seeds.push(buf.clone());
         assert_eq!(
-            server.handle(0, client_addr, &buf, &mut pt),
+            server.handle(Instant::ZERO, client_addr, &buf, &mut pt),
             ServerReceived::Control
         );
         server.poll_transmit(&mut buf).expect("a response");
         seeds.push(buf.clone());
-        assert_eq!(client.handle(0, &buf, &mut pt), ClientReceived::Established);
-        assert!(client.poll_transmit(0, &mut buf), "a keepalive");
+        assert_eq!(
+            client.handle(Instant::ZERO, &buf, &mut pt),
+            ClientReceived::Established
+        );
+        assert!(client.poll_transmit(Instant::ZERO, &mut buf), "a keepalive");
         seeds.push(buf.clone());
-        let id = match server.handle(0, client_addr, &buf, &mut pt) {
+        let id = match server.handle(Instant::ZERO, client_addr, &buf, &mut pt) {
             ServerReceived::NewSession { id, .. } => id,
             other => panic!("no session: {other:?}"),
         };
         for len in [0usize, 1, 40, 200, 1400] {
             let msg: Vec<u8> = (0..len).map(|i| i as u8).collect();
-            client.seal(0, &msg, &mut buf).expect("client seals");
+            client
+                .seal(Instant::ZERO, &msg, &mut buf)
+                .expect("client seals");
             seeds.push(buf.clone());
-            server.handle(0, client_addr, &buf, &mut pt);
-            server.seal(0, id, &msg, &mut buf).expect("server seals");
+            server.handle(Instant::ZERO, client_addr, &buf, &mut pt);
+            server
+                .seal(Instant::ZERO, id, &msg, &mut buf)
+                .expect("server seals");
             seeds.push(buf.clone());
-            client.handle(0, &buf, &mut pt);
+            client.handle(Instant::ZERO, &buf, &mut pt);
         }
         // A rekey, captured too.
         let now = REKEY_US;
-        client.handle_timeout(now);
-        assert!(client.poll_transmit(now, &mut buf), "a rekey initiation");
+        client.handle_timeout(Instant::from_micros(now));
+        assert!(
+            client.poll_transmit(Instant::from_micros(now), &mut buf),
+            "a rekey initiation"
+        );
         seeds.push(buf.clone());
         assert_eq!(
-            server.handle(now, client_addr, &buf, &mut pt),
+            server.handle(Instant::from_micros(now), client_addr, &buf, &mut pt),
             ServerReceived::Control
         );
         server.poll_transmit(&mut buf).expect("a rekey response");
         seeds.push(buf.clone());
-        assert_eq!(client.handle(now, &buf, &mut pt), ClientReceived::Control);
+        assert_eq!(
+            client.handle(Instant::from_micros(now), &buf, &mut pt),
+            ClientReceived::Control
+        );
         assert!(
-            client.poll_transmit(now, &mut buf),
+            client.poll_transmit(Instant::from_micros(now), &mut buf),
             "a keepalive under the new keys"
         );
         seeds.push(buf.clone());
         assert_eq!(
-            server.handle(now, client_addr, &buf, &mut pt),
+            server.handle(Instant::from_micros(now), client_addr, &buf, &mut pt),
             ServerReceived::Control
         );
         client
-            .seal(now, b"after the rekey", &mut buf)
+            .seal(Instant::from_micros(now), b"after the rekey", &mut buf)
             .expect("client seals");
         seeds.push(buf.clone());
-        server.handle(now, client_addr, &buf, &mut pt);
+        server.handle(Instant::from_micros(now), client_addr, &buf, &mut pt);
         server
-            .seal(now, id, b"after the rekey", &mut buf)
+            .seal(Instant::from_micros(now), id, b"after the rekey", &mut buf)
             .expect("server seals");
         seeds.push(buf.clone());
-        client.handle(now, &buf, &mut pt);
+        client.handle(Instant::from_micros(now), &buf, &mut pt);
         SecureTarget {
             server,
             client,
@@ -143,19 +160,33 @@ impl SecureTarget {
     /// Runs the timers and carries the layer's own datagrams (rekey initiations, answers,
     /// keepalives) between the two; answers the server sent elsewhere (to replays) are lost.
     fn pump(&mut self, now: u64) {
-        if self.client.poll_timeout().is_some_and(|t| t <= now) {
-            self.client.handle_timeout(now);
+        if self
+            .client
+            .poll_timeout()
+            .is_some_and(|t| t <= Instant::from_micros(now))
+        {
+            self.client.handle_timeout(Instant::from_micros(now));
         }
-        if self.server.poll_timeout().is_some_and(|t| t <= now) {
-            self.server.handle_timeout(now);
+        if self
+            .server
+            .poll_timeout()
+            .is_some_and(|t| t <= Instant::from_micros(now))
+        {
+            self.server.handle_timeout(Instant::from_micros(now));
         }
         for _ in 0..4 {
             let mut moved = false;
-            while self.client.poll_transmit(now, &mut self.buf) {
+            while self
+                .client
+                .poll_transmit(Instant::from_micros(now), &mut self.buf)
+            {
                 moved = true;
-                let r = self
-                    .server
-                    .handle(now, self.client_addr, &self.buf, &mut self.plaintext);
+                let r = self.server.handle(
+                    Instant::from_micros(now),
+                    self.client_addr,
+                    &self.buf,
+                    &mut self.plaintext,
+                );
                 assert!(
                     matches!(r, ServerReceived::Control | ServerReceived::Dropped(_)),
                     "{r:?}"
@@ -164,7 +195,11 @@ impl SecureTarget {
             while let Some(to) = self.server.poll_transmit(&mut self.buf) {
                 if to == self.client_addr {
                     moved = true;
-                    let r = self.client.handle(now, &self.buf, &mut self.plaintext);
+                    let r = self.client.handle(
+                        Instant::from_micros(now),
+                        &self.buf,
+                        &mut self.plaintext,
+                    );
                     assert_ne!(r, ClientReceived::Data);
                 }
             }
@@ -180,11 +215,14 @@ impl SecureTarget {
     fn check_session(&mut self) {
         let now = self.now_us;
         self.client
-            .seal(now, b"genuine", &mut self.buf)
+            .seal(Instant::from_micros(now), b"genuine", &mut self.buf)
             .expect("the client still seals");
-        let r = self
-            .server
-            .handle(now, self.client_addr, &self.buf, &mut self.plaintext);
+        let r = self.server.handle(
+            Instant::from_micros(now),
+            self.client_addr,
+            &self.buf,
+            &mut self.plaintext,
+        );
         assert_eq!(
             r,
             ServerReceived::Data { id: self.id },
@@ -193,10 +231,17 @@ impl SecureTarget {
         assert_eq!(self.plaintext, b"genuine");
         let to = self
             .server
-            .seal(now, self.id, b"genuine", &mut self.buf)
+            .seal(
+                Instant::from_micros(now),
+                self.id,
+                b"genuine",
+                &mut self.buf,
+            )
             .expect("the server still seals");
         assert_eq!(to, self.client_addr, "the session did not move");
-        let r = self.client.handle(now, &self.buf, &mut self.plaintext);
+        let r = self
+            .client
+            .handle(Instant::from_micros(now), &self.buf, &mut self.plaintext);
         assert_eq!(
             r,
             ClientReceived::Data,
@@ -238,16 +283,21 @@ impl Target for SecureTarget {
             to_client[4..8].copy_from_slice(&self.client.index().to_be_bytes());
         }
         for from in [self.client_addr, self.other_addr] {
-            let r = self
-                .server
-                .handle(now, from, &to_server, &mut self.plaintext);
+            let r = self.server.handle(
+                Instant::from_micros(now),
+                from,
+                &to_server,
+                &mut self.plaintext,
+            );
             // Hostile bytes never carry data nor open a session.
             assert!(
                 matches!(r, ServerReceived::Dropped(_) | ServerReceived::Control),
                 "the server accepted hostile bytes: {r:?}"
             );
         }
-        let r = self.client.handle(now, &to_client, &mut self.plaintext);
+        let r = self
+            .client
+            .handle(Instant::from_micros(now), &to_client, &mut self.plaintext);
         assert!(
             matches!(r, ClientReceived::Dropped(_)),
             "the client accepted hostile bytes: {r:?}"
