@@ -7,7 +7,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use sprout_os::clock::monotonic_ns;
+use sprout_os::clock::monotonic;
 use sprout_os::signals::SignalWatcher;
 
 use crate::interactive::error::InteractiveError;
@@ -51,8 +51,9 @@ fn check(a: &StreamOptions) -> Result<(), InteractiveError> {
     Ok(())
 }
 
+/// `CLOCK_MONOTONIC` in µs, the stamp the messages carry (read where all runtimes read it).
 fn now_us() -> u64 {
-    monotonic_ns() / 1000
+    monotonic().as_micros()
 }
 
 /// Runs one side: `peer` is the server's address for the client, `None` for the server

@@ -5,7 +5,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use sprout_os::clock::{monotonic_ns, realtime_ns};
+use sprout_os::clock::{monotonic, monotonic_ns, realtime_ns};
 use sprout_os::udp_timestamps::{wait_readable, TimestampedUdp};
 
 use crate::runtime::error::SaturatorError;
@@ -19,9 +19,10 @@ pub(crate) const BATCH: usize = 256;
 /// A kernel stamp older than this (µs) is not believed (a clock step came between).
 const STAMP_TRUST_US: i128 = 2_000_000;
 
-/// `CLOCK_MONOTONIC`, µs.
+/// `CLOCK_MONOTONIC`, µs (read where all runtimes read it; the Saturator's protocol keeps its
+/// times in plain microseconds).
 pub(crate) fn now_us() -> u64 {
-    monotonic_ns() / 1000
+    monotonic().as_micros()
 }
 
 /// `CLOCK_REALTIME` less `CLOCK_MONOTONIC` now, ns: what turns a kernel receive stamp
