@@ -29,7 +29,7 @@ fn probe(e: &TcpEndpoint) -> [f64; 4] {
         b.btlbw_bytes_per_s(),
         b.pacing_gain(),
         mode_code(b.mode()),
-        b.rtprop_us().unwrap_or(0) as f64,
+        b.rtprop().map_or(0, |d| d.as_micros()) as f64,
     ]
 }
 

@@ -13,7 +13,12 @@ fn probe(e: &TcpEndpoint) -> [f64; 4] {
         .as_any()
         .downcast_ref::<Ledbat>()
         .expect("a LEDBAT controller");
-    [l.queuing_delay_us().unwrap_or(0) as f64, 0.0, 0.0, 0.0]
+    [
+        l.queuing_delay().map_or(0, |d| d.as_micros()) as f64,
+        0.0,
+        0.0,
+        0.0,
+    ]
 }
 
 #[test]

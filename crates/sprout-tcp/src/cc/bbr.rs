@@ -187,9 +187,9 @@ impl Bbr {
         self.btlbw
     }
 
-    /// Round-trip propagation time estimate (µs).
-    pub fn rtprop_us(&self) -> Option<u64> {
-        self.rtprop_us
+    /// Round-trip propagation time estimate.
+    pub fn rtprop(&self) -> Option<Duration> {
+        self.rtprop_us.map(Duration::from_micros)
     }
 
     /// Current pacing gain.

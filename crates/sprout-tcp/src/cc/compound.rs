@@ -27,7 +27,7 @@
 
 use std::any::Any;
 
-use sprout_core::time::Instant;
+use sprout_core::time::{Duration, Instant};
 
 use super::reno::RenoWindow;
 use super::{AckEvent, CcConfig, CcKind, CongestionControl, RttRound};
@@ -82,9 +82,9 @@ impl Compound {
         self.last_diff
     }
 
-    /// baseRTT: minimum RTT seen (µs).
-    pub fn base_rtt_us(&self) -> Option<u64> {
-        (self.round.base_rtt_us != u64::MAX).then_some(self.round.base_rtt_us)
+    /// baseRTT: minimum RTT seen.
+    pub fn base_rtt(&self) -> Option<Duration> {
+        (self.round.base_rtt != Duration::MAX).then_some(self.round.base_rtt)
     }
 
     /// `cwnd + dwnd` (bytes).
@@ -101,8 +101,8 @@ impl Compound {
     fn update_dwnd(&mut self, may_grow: bool) {
         let mss = self.w.mss as f64;
         let win = self.win_bytes() / mss;
-        let rtt = self.round.min_rtt_us as f64;
-        let base = self.round.base_rtt_us as f64;
+        let rtt = self.round.min_rtt.as_micros() as f64;
+        let base = self.round.base_rtt.as_micros() as f64;
         // diff = (Expected - Actual) * baseRTT, Expected = win / baseRTT, Actual = win / RTT.
         let diff = (win / base - win / rtt) * base;
         self.last_diff = Some(diff);
@@ -186,7 +186,6 @@ impl CongestionControl for Compound {
 mod tests {
     use super::*;
     use crate::cc::reno::tests::{cfg, rounds};
-    use sprout_core::time::Duration;
 
     #[test]
     fn dwnd_grows_without_queue_shrinks_with_queue_and_loss_halves_win() {

@@ -81,10 +81,10 @@ impl Cubic {
         self.k_s
     }
 
-    /// Start of the current congestion-avoidance epoch (µs); `None` in slow start, in recovery
+    /// Start of the current congestion-avoidance epoch; `None` in slow start, in recovery
     /// and before the first congestion-avoidance ACK after a reduction.
-    pub fn epoch_start_us(&self) -> Option<u64> {
-        self.epoch_start_us
+    pub fn epoch_start(&self) -> Option<Instant> {
+        self.epoch_start_us.map(Instant::from_micros)
     }
 
     /// `W_cubic(t)` of the current epoch (bytes), `t` in seconds since the epoch start.

@@ -67,8 +67,23 @@ impl Ledbat {
         }
     }
 
-    /// Base delay: minimum one-way delay over the history (µs).
-    pub fn base_delay_us(&self) -> Option<u64> {
+    /// Base delay: minimum one-way delay over the history.
+    pub fn base_delay(&self) -> Option<Duration> {
+        self.base_delay_us().map(Duration::from_micros)
+    }
+
+    /// Filtered current one-way delay.
+    pub fn current_delay(&self) -> Option<Duration> {
+        self.current_delay_us().map(Duration::from_micros)
+    }
+
+    /// Estimated queueing delay: current minus base.
+    pub fn queuing_delay(&self) -> Option<Duration> {
+        self.queuing_delay_us().map(Duration::from_micros)
+    }
+
+    /// [`base_delay`](Self::base_delay) in µs, for the window arithmetic.
+    fn base_delay_us(&self) -> Option<u64> {
         self.base_delays
             .iter()
             .copied()
@@ -76,13 +91,13 @@ impl Ledbat {
             .filter(|&d| d != u64::MAX)
     }
 
-    /// Filtered current one-way delay (µs).
-    pub fn current_delay_us(&self) -> Option<u64> {
+    /// [`current_delay`](Self::current_delay) in µs.
+    fn current_delay_us(&self) -> Option<u64> {
         self.current_delays.iter().copied().min()
     }
 
-    /// Estimated queueing delay: current minus base (µs).
-    pub fn queuing_delay_us(&self) -> Option<u64> {
+    /// [`queuing_delay`](Self::queuing_delay) in µs.
+    fn queuing_delay_us(&self) -> Option<u64> {
         Some(
             self.current_delay_us()?
                 .saturating_sub(self.base_delay_us()?),

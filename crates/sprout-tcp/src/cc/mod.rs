@@ -299,31 +299,31 @@ pub fn new_controller(kind: CcKind, cfg: &CcConfig) -> Box<dyn CongestionControl
 pub(crate) struct RttRound {
     /// Round ends when snd_una passes this (bytes); None = start a round at the next ACK.
     end_seq: Option<u64>,
-    /// Smallest RTT sample in the round (µs).
-    pub min_rtt_us: u64,
+    /// Smallest RTT sample in the round.
+    pub min_rtt: Duration,
     /// Samples in the round.
     pub samples: u32,
-    /// Smallest RTT ever (µs): the propagation-delay estimate (`baseRTT`).
-    pub base_rtt_us: u64,
+    /// Smallest RTT ever: the propagation-delay estimate (`baseRTT`).
+    pub base_rtt: Duration,
 }
 
 impl RttRound {
     pub fn new() -> Self {
         RttRound {
             end_seq: None,
-            min_rtt_us: u64::MAX,
+            min_rtt: Duration::MAX,
             samples: 0,
-            base_rtt_us: u64::MAX,
+            base_rtt: Duration::MAX,
         }
     }
 
     /// Records the ACK's RTT sample; returns true if this ACK ends a round (then the caller
-    /// reads `min_rtt_us`/`samples` and calls [`reset`](Self::reset)).
+    /// reads `min_rtt`/`samples` and calls [`reset`](Self::reset)).
     pub fn on_ack(&mut self, ack: &AckEvent) -> bool {
         if let Some(r) = ack.rtt {
-            let r = r.as_micros().max(1);
-            self.base_rtt_us = self.base_rtt_us.min(r);
-            self.min_rtt_us = self.min_rtt_us.min(r);
+            let r = r.max(Duration::from_micros(1));
+            self.base_rtt = self.base_rtt.min(r);
+            self.min_rtt = self.min_rtt.min(r);
             self.samples += 1;
         }
         match self.end_seq {
@@ -343,14 +343,14 @@ impl RttRound {
     /// Starts a new round ending at `snd_max`.
     pub fn reset(&mut self, snd_max: u64) {
         self.end_seq = Some(snd_max);
-        self.min_rtt_us = u64::MAX;
+        self.min_rtt = Duration::MAX;
         self.samples = 0;
     }
 
     /// Forgets the round in progress (after loss recovery); the next ACK starts a new one.
     pub fn restart(&mut self) {
         self.end_seq = None;
-        self.min_rtt_us = u64::MAX;
+        self.min_rtt = Duration::MAX;
         self.samples = 0;
     }
 }

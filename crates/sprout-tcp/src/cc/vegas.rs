@@ -24,7 +24,7 @@
 
 use std::any::Any;
 
-use sprout_core::time::Instant;
+use sprout_core::time::{Duration, Instant};
 
 use super::reno::RenoWindow;
 use super::{AckEvent, CcConfig, CcKind, CongestionControl, RttRound};
@@ -64,9 +64,9 @@ impl Vegas {
         }
     }
 
-    /// baseRTT: minimum RTT seen (µs).
-    pub fn base_rtt_us(&self) -> Option<u64> {
-        (self.round.base_rtt_us != u64::MAX).then_some(self.round.base_rtt_us)
+    /// baseRTT: minimum RTT seen.
+    pub fn base_rtt(&self) -> Option<Duration> {
+        (self.round.base_rtt != Duration::MAX).then_some(self.round.base_rtt)
     }
 
     /// `diff` (segments) computed at the end of the last round, if any.
@@ -78,8 +78,8 @@ impl Vegas {
     /// sent during the preceding hold round, with window `round_start_cwnd`.
     fn check_slow_start_exit(&mut self) {
         let mss = self.w.mss;
-        let rtt = self.round.min_rtt_us as f64;
-        let base = self.round.base_rtt_us as f64;
+        let rtt = self.round.min_rtt.as_micros() as f64;
+        let base = self.round.base_rtt.as_micros() as f64;
         let w = (self.round_start_cwnd / mss) as f64;
         let diff = w * (rtt - base) / rtt;
         self.last_diff = Some(diff);
@@ -95,8 +95,8 @@ impl Vegas {
     /// cwnd-limited), -1 if diff > beta.
     fn congestion_avoidance_round(&mut self, cwnd_limited: bool) {
         let mss = self.w.mss;
-        let rtt = self.round.min_rtt_us as f64;
-        let base = self.round.base_rtt_us as f64;
+        let rtt = self.round.min_rtt.as_micros() as f64;
+        let base = self.round.base_rtt.as_micros() as f64;
         let cwnd_segs = (self.w.cwnd / mss) as f64;
         let diff = cwnd_segs * (rtt - base) / rtt;
         self.last_diff = Some(diff);
@@ -189,7 +189,6 @@ impl CongestionControl for Vegas {
 mod tests {
     use super::*;
     use crate::cc::reno::tests::{cfg, rounds};
-    use sprout_core::time::Duration;
 
     #[test]
     fn avoidance_steers_diff_between_alpha_and_beta() {
@@ -205,6 +204,6 @@ mod tests {
         let w1 = v.cwnd_bytes();
         rounds(&mut v, &mut seq, 3, Duration::from_micros(100_000));
         assert!(v.cwnd_bytes() > w1);
-        assert_eq!(v.base_rtt_us(), Some(100_000));
+        assert_eq!(v.base_rtt(), Some(Duration::from_millis(100)));
     }
 }
