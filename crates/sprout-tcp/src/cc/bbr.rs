@@ -42,10 +42,10 @@ pub const CWND_GAIN: f64 = 2.0;
 pub const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 /// Length of the BtlBw max filter (round trips).
 pub const BTLBW_FILTER_ROUNDS: u64 = 10;
-/// Length of the RTprop min filter (µs): 10 s.
-pub const RTPROP_FILTER_US: u64 = 10_000_000;
-/// Minimum time spent at the PROBE_RTT window (µs): 200 ms.
-pub const PROBE_RTT_DURATION_US: u64 = 200_000;
+/// Length of the RTprop min filter: 10 s.
+pub const RTPROP_FILTER: Duration = Duration::from_secs(10);
+/// Minimum time spent at the PROBE_RTT window: 200 ms.
+pub const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
 /// Smallest cwnd BBR uses, and PROBE_RTT's window (segments).
 pub const MIN_PIPE_CWND_SEGMENTS: u64 = 4;
 /// STARTUP ends after this many rounds without the bandwidth growing by FULL_BW_GROWTH.
@@ -317,7 +317,8 @@ impl Bbr {
     }
 
     fn update_rtprop(&mut self, ack: &AckEvent) {
-        self.rtprop_expired = ack.now.as_micros() > self.rtprop_stamp_us + RTPROP_FILTER_US;
+        self.rtprop_expired =
+            ack.now.as_micros() > self.rtprop_stamp_us + RTPROP_FILTER.as_micros();
         if let Some(rtt) = ack.rtt.map(Duration::as_micros) {
             let rtt = rtt.max(1);
             if self.rtprop_us.is_none_or(|p| rtt <= p) || self.rtprop_expired {
@@ -356,7 +357,8 @@ impl Bbr {
         let min_pipe = MIN_PIPE_CWND_SEGMENTS * self.mss;
         match self.probe_rtt_done_stamp_us {
             None if ack.in_flight_bytes <= min_pipe => {
-                self.probe_rtt_done_stamp_us = Some(ack.now.as_micros() + PROBE_RTT_DURATION_US);
+                self.probe_rtt_done_stamp_us =
+                    Some(ack.now.as_micros() + PROBE_RTT_DURATION.as_micros());
                 self.probe_rtt_round_done = false;
                 self.next_round_delivered = ack.delivered_bytes;
             }

@@ -22,8 +22,8 @@ use sprout_core::time::{Duration, Instant};
 
 use super::{AckEvent, CcConfig, CcKind, CongestionControl};
 
-/// Target queueing delay (µs): 100 ms.
-pub const TARGET_US: u64 = 100_000;
+/// Target queueing delay: 100 ms.
+pub const TARGET: Duration = Duration::from_millis(100);
 /// GAIN: cwnd grows by at most GAIN segments per RTT.
 pub const GAIN: f64 = 1.0;
 /// One-minute base-delay minima kept.
@@ -36,8 +36,8 @@ pub const INIT_CWND: u64 = 2;
 pub const MIN_CWND: u64 = 2;
 /// ALLOWED_INCREASE (segments): cwnd may exceed the flight size by at most this much.
 pub const ALLOWED_INCREASE: u64 = 1;
-/// Length of one base-delay history interval (µs): one minute.
-pub const BASE_INTERVAL_US: u64 = 60_000_000;
+/// Length of one base-delay history interval: one minute.
+pub const BASE_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The LEDBAT controller.
 #[derive(Clone, Debug)]
@@ -105,7 +105,7 @@ impl Ledbat {
     }
 
     fn update_base_delay(&mut self, now_us: u64, delay: u64) {
-        let minute = now_us / BASE_INTERVAL_US;
+        let minute = now_us / BASE_INTERVAL.as_micros();
         if self.last_rollover_minute != Some(minute) {
             self.last_rollover_minute = Some(minute);
             self.base_delays.pop_front();
@@ -139,7 +139,7 @@ impl CongestionControl for Ledbat {
         let Some(queuing_delay) = self.queuing_delay_us() else {
             return;
         };
-        let target = TARGET_US as f64;
+        let target = TARGET.as_micros() as f64;
         let off_target = (target - queuing_delay as f64) / target;
         if off_target > 0.0 && !ack.cwnd_limited {
             // Below target, but the window is not what limits the flow: no increase.
@@ -230,7 +230,7 @@ mod tests {
         assert_eq!(l.base_delay_us(), Some(40_000));
         // Ten minutes later the old minimum has left the history.
         for m in 1..=10u64 {
-            l.on_ack(&owd_ack(m * BASE_INTERVAL_US, 60_000, 0));
+            l.on_ack(&owd_ack(m * BASE_INTERVAL.as_micros(), 60_000, 0));
         }
         assert_eq!(l.base_delay_us(), Some(60_000));
     }
