@@ -36,12 +36,12 @@
 //! (within 1 percentage point or 20% of it) and the outage (a gap at least that long), and the
 //! per-second and total figures above.
 //!
-//! Modules: [`options`] (what to run), [`results`] (what it produced), [`run`] (the round trips
-//! and their checks), [`compare`] (a recording against its replayed trace), [`sprout`] (Sprout
-//! in the simulator on both), [`simulated`] (the Saturator over the link model on a virtual
-//! clock), `emulated` (through the emulator in real time), `feedback` (the veth feedback path),
-//! `process` (the peer processes), `recording` (reading the recordings back), [`output`]
-//! (CSV, JSON, SVG and the table), [`error`].
+//! Modules: [`options`] (what to run), [`results`] (what it produced), [`run`](mod@run) (the
+//! round trips and their checks), [`compare`] (a recording against its replayed trace),
+//! [`sprout`] (Sprout in the simulator on both), [`simulated`] (the Saturator over the link
+//! model on a virtual clock), `emulated` (through the emulator in real time), `feedback` (the
+//! veth feedback path), `process` (the peer processes), `recording` (reading the recordings
+//! back), [`output`] (CSV, JSON, SVG and the table), [`error`].
 
 pub mod compare;
 mod emulated;
