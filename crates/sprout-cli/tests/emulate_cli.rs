@@ -12,8 +12,7 @@ use sprout_eval::eval::ResultRow;
 use sprout_sim::logscore;
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// A trace alternating every 2 s between `low` and `high` opportunities per 10 ms, `secs` long.

@@ -14,8 +14,7 @@ fn sprout() -> Command {
 }
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 fn free_port() -> u16 {

@@ -11,6 +11,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
 use serde_json::Value;
 use sprout_emu::leftovers::{interface_names, remains, wait_until};
 use sprout_emu::{has_network_privileges, Emulator, EmulatorConfig};
@@ -99,9 +100,8 @@ impl Proc {
         }
     }
 
-    fn signal(&self, sig: libc::c_int) {
-        // SAFETY: a signal to our own child.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+    fn signal(&self, sig: Signal) {
+        let _ = rustix::process::kill_process(rustix::process::Pid::from_child(&self.child), sig);
     }
 
     /// Waits for the exit (at most `limit`), returns its status.
@@ -382,12 +382,12 @@ fn datagrams_cross_both_ways_and_ctrl_c_removes_everything() {
     }
 
     // Ctrl-C both: exit 0, an exit line, nothing left.
-    client.signal(libc::SIGINT);
+    client.signal(Signal::INT);
     let e = client.wait_event("exit", Duration::from_secs(5));
     assert_eq!(e["reason"], "SIGINT", "{e}");
     assert!(e["received_packets"].as_u64().unwrap() >= 1, "{e}");
     assert!(client.wait_exit(Duration::from_secs(5)).success());
-    server.proc.signal(libc::SIGINT);
+    server.proc.signal(Signal::INT);
     let e = server.proc.wait_event("exit", Duration::from_secs(5));
     assert_eq!(e["reason"], "SIGINT", "{e}");
     assert_eq!(e["clients_seen"], 1, "{e}");
@@ -478,7 +478,7 @@ fn full_tunnel_client_stopped_or_killed_leaves_no_host_route() {
             client.child.kill().unwrap(); // SIGKILL: only the watchdog can clean up now
             client.child.wait().unwrap();
         } else {
-            client.signal(libc::SIGINT);
+            client.signal(Signal::INT);
             let e = client.wait_event("exit", Duration::from_secs(5));
             let removed = e["removed"].as_str().unwrap_or_default();
             assert!(
@@ -502,7 +502,7 @@ fn full_tunnel_client_stopped_or_killed_leaves_no_host_route() {
         );
     }
 
-    server.proc.signal(libc::SIGTERM);
+    server.proc.signal(Signal::TERM);
     let e = server.proc.wait_event("exit", Duration::from_secs(5));
     assert_eq!(e["reason"], "SIGTERM", "{e}");
     assert!(server.proc.wait_exit(Duration::from_secs(5)).success());
@@ -515,7 +515,7 @@ fn full_tunnel_client_stopped_or_killed_leaves_no_host_route() {
 /// stderr).
 fn run_unprivileged(args: &[&str]) -> Option<(i32, String)> {
     // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = rustix::process::geteuid().is_root();
     let out = if root {
         let has_setpriv = Command::new("setpriv").arg("--version").output().is_ok();
         if !has_setpriv {

@@ -37,8 +37,7 @@ const BUDGET: Duration = Duration::from_secs(240);
 const SLOW_TRANSFER: Duration = Duration::from_secs(20);
 
 fn uid_is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// A peer process whose stdout lines arrive on a channel (and are kept for messages).
@@ -112,8 +111,10 @@ impl Peer {
 
     /// SIGINT, then waits for a clean exit and the "exit" line.
     fn interrupt_and_wait(&mut self) {
-        // SAFETY: kill with our own child's pid and a valid signal.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_child(&self.child),
+            rustix::process::Signal::INT,
+        );
         let until = Instant::now() + Duration::from_secs(10);
         let status = loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -161,78 +162,48 @@ fn checksum(data: &[u8]) -> u16 {
 /// calling thread's namespace to `dst`, each retried up to 3 times, 1 s apart; returns how many
 /// sequence numbers got their echo reply from `dst`.
 fn ping(dst: Ipv4Addr, id: u16, count: u16) -> u16 {
-    // SAFETY: plain socket calls on a descriptor owned by this function.
-    unsafe {
-        let fd = libc::socket(
-            libc::AF_INET,
-            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-            libc::IPPROTO_ICMP,
-        );
-        assert!(fd >= 0, "raw socket: {}", std::io::Error::last_os_error());
-        let tv = libc::timeval {
-            tv_sec: 0,
-            tv_usec: 200_000,
-        };
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&tv as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        );
-        let to = libc::sockaddr_in {
-            sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: 0,
-            sin_addr: libc::in_addr {
-                s_addr: u32::from(dst).to_be(),
-            },
-            sin_zero: [0; 8],
-        };
-        let mut answered = 0;
-        for seq in 1..=count {
-            let mut ok = false;
-            for _attempt in 0..3 {
-                let mut req = vec![8u8, 0, 0, 0];
-                req.extend_from_slice(&id.to_be_bytes());
-                req.extend_from_slice(&seq.to_be_bytes());
-                req.extend_from_slice(b"sprout tunnel ping payload 0123456789");
-                let c = checksum(&req);
-                req[2..4].copy_from_slice(&c.to_be_bytes());
-                libc::sendto(
-                    fd,
-                    req.as_ptr().cast(),
-                    req.len(),
-                    0,
-                    (&to as *const libc::sockaddr_in).cast(),
-                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-                );
-                let until = Instant::now() + Duration::from_secs(1);
-                while Instant::now() < until && !ok {
-                    let mut buf = [0u8; 1500];
-                    let n = libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0);
-                    if n < 20 {
-                        continue;
-                    }
-                    let n = n as usize;
-                    let ihl = usize::from(buf[0] & 0x0f) * 4;
-                    if n < ihl + 8 || buf[12..16] != dst.octets() {
-                        continue;
-                    }
-                    let icmp = &buf[ihl..n];
-                    ok = icmp[0] == 0
-                        && icmp[4..6] == id.to_be_bytes()
-                        && icmp[6..8] == seq.to_be_bytes()
-                        && icmp.ends_with(b"0123456789");
+    use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+    use std::io::Read;
+    let sock = Socket::new(Domain::IPV4, Type::RAW, Some(Protocol::ICMPV4))
+        .unwrap_or_else(|e| panic!("raw socket: {e}"));
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .expect("SO_RCVTIMEO");
+    let to = SockAddr::from(std::net::SocketAddrV4::new(dst, 0));
+    let mut answered = 0;
+    for seq in 1..=count {
+        let mut ok = false;
+        for _attempt in 0..3 {
+            let mut req = vec![8u8, 0, 0, 0];
+            req.extend_from_slice(&id.to_be_bytes());
+            req.extend_from_slice(&seq.to_be_bytes());
+            req.extend_from_slice(b"sprout tunnel ping payload 0123456789");
+            let c = checksum(&req);
+            req[2..4].copy_from_slice(&c.to_be_bytes());
+            let _ = sock.send_to(&req, &to);
+            let until = Instant::now() + Duration::from_secs(1);
+            while Instant::now() < until && !ok {
+                let mut buf = [0u8; 1500];
+                let n = match (&sock).read(&mut buf) {
+                    Ok(n) if n >= 20 => n,
+                    _ => continue,
+                };
+                let ihl = usize::from(buf[0] & 0x0f) * 4;
+                if n < ihl + 8 || buf[12..16] != dst.octets() {
+                    continue;
                 }
-                if ok {
-                    break;
-                }
+                let icmp = &buf[ihl..n];
+                ok = icmp[0] == 0
+                    && icmp[4..6] == id.to_be_bytes()
+                    && icmp[6..8] == seq.to_be_bytes()
+                    && icmp.ends_with(b"0123456789");
             }
-            answered += u16::from(ok);
+            if ok {
+                break;
+            }
         }
-        libc::close(fd);
-        answered
+        answered += u16::from(ok);
     }
+    answered
 }
 
 /// `n` pseudo-random bytes from `seed` (xorshift64*), fed to `sink` in 64 KiB chunks.
