@@ -28,7 +28,7 @@ Each tick is what a fresh receiver does with it: evolve the rate belief by a tic
 count, forecast (sprout_core::estimator::build, then evolve, observe and forecast per tick).
 
 Example: printf '10\\n%.0s' $(seq 300) | sprout forecast - | tail -1")]
-pub struct ForecastArgs {
+pub(crate) struct ForecastArgs {
     /// File of per-tick packet counts, or `-` for stdin.
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -75,7 +75,7 @@ fn parse_line(name: &str, line_no: usize, line: &str) -> Result<Vec<f64>> {
 }
 
 /// Runs `sprout forecast`.
-pub fn run(a: ForecastArgs) -> Result<()> {
+pub(crate) fn run(a: ForecastArgs) -> Result<()> {
     let cfg = config(&a)?;
     let (name, input): (String, Box<dyn BufRead>) = if a.file.as_os_str() == "-" {
         ("stdin".into(), Box::new(BufReader::new(io::stdin().lock())))

@@ -2,11 +2,11 @@
 //! [`sprout_apps::interactive`]'s clap arguments; each side is one call into it.
 
 use anyhow::Result;
-pub use sprout_apps::interactive::InteractiveOptions as InteractiveArgs;
+pub(crate) use sprout_apps::interactive::InteractiveOptions as InteractiveArgs;
 use sprout_apps::interactive::{self, InteractiveRole};
 
 /// Runs `sprout interactive`.
-pub fn run(a: InteractiveArgs) -> Result<()> {
+pub(crate) fn run(a: InteractiveArgs) -> Result<()> {
     match a.role {
         InteractiveRole::Server(o) => interactive::serve(&o)?,
         InteractiveRole::Client(o) => interactive::run(&o)?,

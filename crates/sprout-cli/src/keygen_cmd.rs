@@ -13,7 +13,7 @@ use sprout_net::secure::PrivateKey;
 /// `sprout keygen` arguments.
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["out", "public"])))]
-pub struct KeygenArgs {
+pub(crate) struct KeygenArgs {
     /// Write a new private key to FILE (created with mode 0600; an existing file is never
     /// overwritten) and print its public key (base64) on stdout.
     #[arg(long, value_name = "FILE")]
@@ -24,7 +24,7 @@ pub struct KeygenArgs {
 }
 
 /// Runs `sprout keygen`.
-pub fn run(a: KeygenArgs) -> Result<()> {
+pub(crate) fn run(a: KeygenArgs) -> Result<()> {
     let key = match (&a.out, &a.public) {
         (Some(path), None) => {
             let key = PrivateKey::generate();

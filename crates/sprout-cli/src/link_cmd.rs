@@ -27,7 +27,7 @@ use crate::queue_parser;
                   signal if it was killed), 0 when --duration ended it, 130/143/129 when sprout \
                   link itself gets SIGINT/SIGTERM/SIGHUP."
 )]
-pub struct LinkArgs {
+pub(crate) struct LinkArgs {
     /// Uplink trace (mobile → outside), mahimahi format.
     #[arg(long, required_unless_present = "fidelity")]
     uplink: Option<PathBuf>,
@@ -136,7 +136,7 @@ fn configure(a: &LinkArgs) -> Result<(EmulatorConfig, Option<Duration>)> {
 }
 
 /// Runs `sprout link`.
-pub fn run(a: LinkArgs) -> Result<()> {
+pub(crate) fn run(a: LinkArgs) -> Result<()> {
     if a.fidelity {
         return run_fidelity(a.duration.unwrap_or(3.0));
     }

@@ -2,10 +2,10 @@
 //! one call into it, with this binary as the `sprout server` under test.
 
 use anyhow::{Context, Result};
-pub use sprout_apps::load::LoadOptions as LoadArgs;
+pub(crate) use sprout_apps::load::LoadOptions as LoadArgs;
 
 /// Runs `sprout bench load`.
-pub fn run(a: LoadArgs) -> Result<()> {
+pub(crate) fn run(a: LoadArgs) -> Result<()> {
     let exe = std::env::current_exe().context("finding the sprout binary")?;
     sprout_apps::load::run(&a, &exe)?;
     Ok(())

@@ -3,15 +3,15 @@
 
 use anyhow::Result;
 pub(crate) use sprout_apps::transfer::SchemeArg;
-pub use sprout_apps::transfer::{ClientOptions as ClientArgs, ServerOptions as ServerArgs};
+pub(crate) use sprout_apps::transfer::{ClientOptions as ClientArgs, ServerOptions as ServerArgs};
 
 /// Runs `sprout server`.
-pub fn server(a: ServerArgs) -> Result<()> {
+pub(crate) fn server(a: ServerArgs) -> Result<()> {
     Ok(sprout_apps::transfer::serve(&a)?)
 }
 
 /// Runs `sprout client`.
-pub fn client(a: ClientArgs) -> Result<()> {
+pub(crate) fn client(a: ClientArgs) -> Result<()> {
     Ok(sprout_apps::transfer::run(&a)?)
 }
 

@@ -44,7 +44,7 @@ use sprout_saturator::Mode;
 
 /// `sprout saturator` arguments.
 #[derive(clap::Args)]
-pub struct SaturatorArgs {
+pub(crate) struct SaturatorArgs {
     #[command(subcommand)]
     command: SaturatorCommand,
 }
@@ -173,7 +173,7 @@ struct CheckArgs {
 }
 
 /// Runs `sprout saturator`.
-pub fn run(a: SaturatorArgs) -> Result<()> {
+pub(crate) fn run(a: SaturatorArgs) -> Result<()> {
     match a.command {
         SaturatorCommand::Server(s) => Ok(runtime::server(&s.options()?)?),
         SaturatorCommand::Client(c) => {

@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use sprout_eval::sweep::{self, SweepPlan};
 
 /// The spec's format, shown by `sprout sweep --help`.
-pub const SPEC_HELP: &str = "\
+pub(crate) const SPEC_HELP: &str = "\
 The spec (TOML):
 
   traces = [\"Verizon-LTE-short\", { name = \"syn\", synthetic = { seed = 1, duration_s = 60 } }]
@@ -45,7 +45,7 @@ needs the Python package too.";
 
 /// `sprout sweep`'s arguments.
 #[derive(clap::Args)]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     /// The sweep's spec (TOML; see below).
     spec: PathBuf,
     /// Output CSV [default: the spec's `out`, else SPEC's name with .csv, in the current
@@ -69,7 +69,7 @@ pub struct SweepArgs {
 }
 
 /// Runs `sprout sweep`.
-pub fn run(a: SweepArgs) -> Result<()> {
+pub(crate) fn run(a: SweepArgs) -> Result<()> {
     let plan = SweepPlan::load(&a.spec)?;
     let out = a
         .out

@@ -2,11 +2,11 @@
 //! clap arguments; each side is one call into it.
 
 use anyhow::Result;
-pub use sprout_apps::kernel_tcp::TcpOptions as TcpArgs;
+pub(crate) use sprout_apps::kernel_tcp::TcpOptions as TcpArgs;
 use sprout_apps::kernel_tcp::{self, TcpRole};
 
 /// Runs `sprout tcp`.
-pub fn run(a: TcpArgs) -> Result<()> {
+pub(crate) fn run(a: TcpArgs) -> Result<()> {
     match a.role {
         TcpRole::Server(o) => Ok(kernel_tcp::serve(&o)?),
         TcpRole::Client(o) => Ok(kernel_tcp::run(&o)?),

@@ -66,7 +66,7 @@ partial); every count in --json
 
 A file that cannot be read or parsed is reported (with its line number) and skipped; the others \
 are still shown, and the command exits with 1 at the end.")]
-pub struct StatsArgs {
+pub(crate) struct StatsArgs {
     /// Trace files. NAME (no such file) stands for NAME.up and NAME.down; a folder for every
     /// NAME.up / NAME.down pair in it.
     #[arg(value_name = "FILE", required = true)]
@@ -83,7 +83,7 @@ pub struct StatsArgs {
 }
 
 /// Runs `sprout traces stats`.
-pub fn stats(a: StatsArgs) -> Result<()> {
+pub(crate) fn stats(a: StatsArgs) -> Result<()> {
     let options = StatsOptions {
         bin_ms: a.bin,
         outage_threshold_ms: a.outage_threshold,
@@ -161,7 +161,7 @@ The chart shows capacity (Mbit/s: a bin's lines x 12,000 bits / the bin's length
 as mahimahi's graphs: uplinks (NAME.up) in the top panel, downlinks (NAME.down) below, other \
 files in a third panel; a panel with one trace is a filled area, with several, lines. Bins run \
 from 0 to the trace's duration (its last timestamp), the last one closed.")]
-pub struct PlotArgs {
+pub(crate) struct PlotArgs {
     /// Trace files. NAME (no such file) stands for NAME.up and NAME.down; a folder for every
     /// NAME.up / NAME.down pair in it.
     #[arg(value_name = "FILE", required = true)]
@@ -178,7 +178,7 @@ pub struct PlotArgs {
 }
 
 /// Runs `sprout traces plot`.
-pub fn plot(a: PlotArgs) -> Result<()> {
+pub(crate) fn plot(a: PlotArgs) -> Result<()> {
     let mut traces = Vec::new();
     for arg in &a.files {
         for file in expand(arg)? {
@@ -203,7 +203,7 @@ pub fn plot(a: PlotArgs) -> Result<()> {
 
 /// The kind of synthetic link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum SynthKind {
+pub(crate) enum SynthKind {
     /// Evenly spaced opportunities at --rate-mbit.
     Constant,
     /// The paper's model: the rate does Brownian motion (--sigma) from --rate-mbit, clamped to
@@ -232,7 +232,7 @@ parameters are in packets (opportunities) per second, as in the paper.
 
 --outage-prob lays random outages over any kind: in each second one starts with that \
 probability, at a random millisecond, lasting an exponential time of mean --outage-mean.")]
-pub struct SynthArgs {
+pub(crate) struct SynthArgs {
     /// constant, brownian (the paper's model), or one of the published reproduction's
     /// inter-arrival distributions: exponential, gaussian, poisson, uniform.
     #[arg(long, value_enum)]
@@ -329,7 +329,7 @@ fn synth_one(a: &SynthArgs, seed: u64, duration_ms: u64, name: &str) -> Result<T
 }
 
 /// Runs `sprout traces synth`.
-pub fn synth(a: SynthArgs) -> Result<()> {
+pub(crate) fn synth(a: SynthArgs) -> Result<()> {
     if !(a.seconds.is_finite() && a.seconds > 0.0 && a.seconds <= 1e7) {
         bail!("--seconds must be more than 0 and at most 10,000,000");
     }
@@ -403,14 +403,14 @@ pub fn synth(a: SynthArgs) -> Result<()> {
 
 /// Input formats of `sprout traces convert`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ConvertFrom {
+pub(crate) enum ConvertFrom {
     /// Rows of (time, throughput): the form of most public 5G data sets.
     ThroughputCsv,
 }
 
 /// Units of the time column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TimeUnit {
+pub(crate) enum TimeUnit {
     /// Seconds.
     S,
     /// Milliseconds.
@@ -419,7 +419,7 @@ pub enum TimeUnit {
 
 /// Units of the throughput column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum RateUnit {
+pub(crate) enum RateUnit {
     /// Mbit/s.
     Mbit,
     /// kbit/s.
@@ -452,7 +452,7 @@ interval, where an opportunity is added if none falls there.
 
 Example: sprout traces convert --from throughput-csv lumos5g.csv --rate-col Throughput \
 --time-col none --interval 1 --out lumos.down")]
-pub struct ConvertArgs {
+pub(crate) struct ConvertArgs {
     /// Input format.
     #[arg(long, value_enum)]
     from: ConvertFrom,
@@ -485,7 +485,7 @@ pub struct ConvertArgs {
 }
 
 /// Runs `sprout traces convert`.
-pub fn convert(a: ConvertArgs) -> Result<()> {
+pub(crate) fn convert(a: ConvertArgs) -> Result<()> {
     let ConvertFrom::ThroughputCsv = a.from;
     let column = |s: &str, flag: &str| -> Result<Column> {
         s.parse::<Column>().map_err(|e| anyhow!("{flag}: {e}"))

@@ -12,7 +12,7 @@ use sprout_tunnel::runtime;
 
 /// `sprout tunnel` arguments.
 #[derive(clap::Args)]
-pub struct TunnelArgs {
+pub(crate) struct TunnelArgs {
     #[command(subcommand)]
     command: TunnelCommand,
 }
@@ -33,7 +33,7 @@ enum TunnelCommand {
 
 /// `sprout tunnel server` arguments.
 #[derive(clap::Args)]
-pub struct ServerArgs {
+pub(crate) struct ServerArgs {
     /// The server's private key file (from `sprout keygen --out FILE`). Required (here or in
     /// --config).
     #[arg(long, value_name = "FILE")]
@@ -106,7 +106,7 @@ pub struct ServerArgs {
 
 /// `sprout tunnel client` arguments.
 #[derive(clap::Args)]
-pub struct ClientArgs {
+pub(crate) struct ClientArgs {
     /// The server's UDP address and port. Required (here or in --config).
     #[arg(long, value_name = "HOST:PORT")]
     server: Option<String>,
@@ -181,7 +181,7 @@ fn fail(json: bool, e: impl std::fmt::Display) -> anyhow::Error {
 }
 
 /// Runs `sprout tunnel ...`.
-pub fn run(a: TunnelArgs) -> Result<()> {
+pub(crate) fn run(a: TunnelArgs) -> Result<()> {
     match a.command {
         TunnelCommand::Watchdog => {
             let code = cleanup::watchdog_main(BufReader::new(std::io::stdin()));

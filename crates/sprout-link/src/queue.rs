@@ -255,7 +255,7 @@ pub(crate) struct ByteQueue<P> {
 }
 
 impl<P> ByteQueue<P> {
-    pub fn new(config: QueueConfig) -> Self {
+    pub(crate) fn new(config: QueueConfig) -> Self {
         ByteQueue {
             packets: VecDeque::new(),
             head_in_transit: false,
@@ -268,22 +268,22 @@ impl<P> ByteQueue<P> {
     }
 
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.packets.is_empty()
     }
 
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.packets.len()
     }
 
     #[inline]
-    pub fn total_bytes(&self) -> u64 {
+    pub(crate) fn total_bytes(&self) -> u64 {
         self.total_bytes
     }
 
     #[inline]
-    pub fn remaining_bytes(&self) -> u64 {
+    pub(crate) fn remaining_bytes(&self) -> u64 {
         self.remaining_bytes
     }
 
@@ -298,7 +298,7 @@ impl<P> ByteQueue<P> {
 
     /// Offers a packet to the tail. Returns it back if the discipline drops it.
     #[inline]
-    pub fn offer(&mut self, packet: Packet<P>) -> Result<(), Packet<P>> {
+    pub(crate) fn offer(&mut self, packet: Packet<P>) -> Result<(), Packet<P>> {
         if let Some(limit) = self.config.limit_bytes() {
             if self.waiting_bytes() + u64::from(packet.bytes) > limit {
                 return Err(packet);
@@ -318,7 +318,7 @@ impl<P> ByteQueue<P> {
     /// completes or is dropped at the head to `out`, in FIFO order. Unused budget is lost; head
     /// drops use none of it.
     #[inline]
-    pub fn serve(&mut self, now: Instant, mut budget: u32, mut out: impl FnMut(Served<P>)) {
+    pub(crate) fn serve(&mut self, now: Instant, mut budget: u32, mut out: impl FnMut(Served<P>)) {
         let now_us = now.as_micros();
         while budget > 0 {
             if !self.head_in_transit && !self.start_head(now_us, &mut out) {

@@ -81,7 +81,7 @@ pub(crate) struct Handshake {
 }
 
 impl Handshake {
-    pub fn new(opening: Opening, initial_rto: Duration) -> Self {
+    pub(crate) fn new(opening: Opening, initial_rto: Duration) -> Self {
         let state = match opening {
             Opening::Established => ConnectionState::Established,
             Opening::Active => ConnectionState::SynSent,
@@ -98,16 +98,16 @@ impl Handshake {
         }
     }
 
-    pub fn state(&self) -> ConnectionState {
+    pub(crate) fn state(&self) -> ConnectionState {
         self.state
     }
 
-    pub fn is_established(&self) -> bool {
+    pub(crate) fn is_established(&self) -> bool {
         self.state == ConnectionState::Established
     }
 
     /// SYNs or SYN-ACKs retransmitted.
-    pub fn retransmits(&self) -> u32 {
+    pub(crate) fn retransmits(&self) -> u32 {
         self.retransmits
     }
 
@@ -118,7 +118,7 @@ impl Handshake {
     }
 
     /// Takes a segment arriving at `now`.
-    pub fn on_segment(&mut self, now: Instant, seg: &Segment) -> Outcome {
+    pub(crate) fn on_segment(&mut self, now: Instant, seg: &Segment) -> Outcome {
         match self.state {
             ConnectionState::Listen => {
                 if seg.syn && seg.ack.is_none() {
@@ -175,7 +175,7 @@ impl Handshake {
     }
 
     /// Fires the SYN or SYN-ACK retransmission timer if due.
-    pub fn on_timeout(&mut self, now: Instant) {
+    pub(crate) fn on_timeout(&mut self, now: Instant) {
         if self.deadline.is_some_and(|d| d <= now) {
             self.deadline = None;
             self.retransmits += 1;
@@ -186,7 +186,7 @@ impl Handshake {
     /// The SYN, SYN-ACK or handshake ACK due at `now`, if any. `rcv_nxt` is the receiver's
     /// next expected byte (what an ACK acknowledges), `snd_max` the sender's next new byte (an
     /// ACK's sequence number).
-    pub fn poll_transmit(&mut self, now: Instant, rcv_nxt: u64, snd_max: u64) -> Option<Segment> {
+    pub(crate) fn poll_transmit(&mut self, now: Instant, rcv_nxt: u64, snd_max: u64) -> Option<Segment> {
         let syn = |ack, echo, retransmission| Segment {
             seq: 0,
             len: 0,
@@ -222,7 +222,7 @@ impl Handshake {
     }
 
     /// The retransmission deadline of the SYN or SYN-ACK.
-    pub fn poll_timeout(&self) -> Option<Instant> {
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         self.deadline
     }
 }

@@ -13,17 +13,17 @@ pub(crate) struct Pacer {
 
 impl Pacer {
     /// Whether a segment may leave at `now`.
-    pub fn can_send(&self, now: Instant) -> bool {
+    pub(crate) fn can_send(&self, now: Instant) -> bool {
         now.as_micros().saturating_mul(1000) >= self.next_ns
     }
 
     /// Earliest departure time of the next segment (rounded up to the microsecond).
-    pub fn release(&self) -> Instant {
+    pub(crate) fn release(&self) -> Instant {
         Instant::from_micros(self.next_ns.div_ceil(1000))
     }
 
     /// Records a departure of `len` bytes at `now` under `rate` bytes/s.
-    pub fn on_send(&mut self, now: Instant, len: u64, rate_bytes_per_s: u64) {
+    pub(crate) fn on_send(&mut self, now: Instant, len: u64, rate_bytes_per_s: u64) {
         let now_ns = now.as_micros().saturating_mul(1000);
         let gap_ns = (u128::from(len) * 1_000_000_000 / u128::from(rate_bytes_per_s.max(1)))
             .min(u128::from(u64::MAX / 4)) as u64;

@@ -42,7 +42,7 @@ struct Building {
 impl RateEstimator {
     /// Called when a segment is (re)transmitted at `now`; `nothing_in_flight` when no data was
     /// outstanding just before.
-    pub fn on_send(&mut self, now: Instant, nothing_in_flight: bool) -> TxState {
+    pub(crate) fn on_send(&mut self, now: Instant, nothing_in_flight: bool) -> TxState {
         if nothing_in_flight {
             self.first_sent_time = now;
             self.delivered_time = now;
@@ -57,7 +57,7 @@ impl RateEstimator {
     }
 
     /// A segment of `len` bytes sent with state `tx` was acknowledged at `now`.
-    pub fn on_segment_delivered(&mut self, now: Instant, len: u64, tx: &TxState) {
+    pub(crate) fn on_segment_delivered(&mut self, now: Instant, len: u64, tx: &TxState) {
         self.delivered += len;
         self.delivered_time = now;
         // The draft's "P.delivered > rs.prior_delivered" (>= here, so that of segments sent at the
@@ -79,7 +79,7 @@ impl RateEstimator {
 
     /// Finishes the sample for this ACK. `min_rtt` guards against intervals shorter than the
     /// minimum RTT (as Linux does).
-    pub fn generate(&mut self, min_rtt: Option<Duration>) -> Option<RateSample> {
+    pub(crate) fn generate(&mut self, min_rtt: Option<Duration>) -> Option<RateSample> {
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
@@ -100,7 +100,7 @@ impl RateEstimator {
 
     /// The sender has nothing (more) to send: mark the samples until everything now in flight is
     /// delivered as application-limited.
-    pub fn mark_app_limited(&mut self, in_flight: u64) {
+    pub(crate) fn mark_app_limited(&mut self, in_flight: u64) {
         self.app_limited_until = (self.delivered + in_flight).max(1);
     }
 }

@@ -53,7 +53,7 @@ pub(crate) struct Receiver {
 }
 
 impl Receiver {
-    pub fn new(delayed_acks: bool) -> Self {
+    pub(crate) fn new(delayed_acks: bool) -> Self {
         Receiver {
             delayed_acks,
             rcv_nxt: 0,
@@ -69,16 +69,16 @@ impl Receiver {
     }
 
     /// Bytes delivered in order to the application (bytes).
-    pub fn delivered_bytes(&self) -> u64 {
+    pub(crate) fn delivered_bytes(&self) -> u64 {
         self.rcv_nxt
     }
 
-    pub fn counters(&self) -> ReceiverCounters {
+    pub(crate) fn counters(&self) -> ReceiverCounters {
         self.counters
     }
 
     /// Bytes held out of order (bytes, counting overlaps once).
-    pub fn out_of_order_bytes(&self) -> u64 {
+    pub(crate) fn out_of_order_bytes(&self) -> u64 {
         let mut total = 0;
         let mut covered_to = self.rcv_nxt;
         for (&start, &end) in &self.out_of_order {
@@ -92,7 +92,7 @@ impl Receiver {
     }
 
     /// Processes a data segment arriving at `now`.
-    pub fn on_data(&mut self, now: Instant, seg: &Segment) {
+    pub(crate) fn on_data(&mut self, now: Instant, seg: &Segment) {
         if !seg.is_data() {
             return;
         }
@@ -148,17 +148,17 @@ impl Receiver {
     }
 
     /// Fires the delayed-ACK timer if due.
-    pub fn on_timeout(&mut self, now: Instant) {
+    pub(crate) fn on_timeout(&mut self, now: Instant) {
         if self.delayed_ack_deadline.is_some_and(|d| d <= now) {
             self.queue_ack();
         }
     }
 
-    pub fn poll_timeout(&self) -> Option<Instant> {
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         self.delayed_ack_deadline
     }
 
-    pub fn pop_ack(&mut self) -> Option<PendingAck> {
+    pub(crate) fn pop_ack(&mut self) -> Option<PendingAck> {
         self.pending.pop_front()
     }
 }

@@ -24,7 +24,7 @@ pub(crate) struct RttEstimator {
 }
 
 impl RttEstimator {
-    pub fn new(initial_rto: Duration, min_rto: Duration, max_rto: Duration) -> Self {
+    pub(crate) fn new(initial_rto: Duration, min_rto: Duration, max_rto: Duration) -> Self {
         RttEstimator {
             srtt: None,
             rttvar: Duration::ZERO,
@@ -37,7 +37,7 @@ impl RttEstimator {
     }
 
     /// Takes one RTT measurement `r` and updates SRTT, RTTVAR and RTO (RFC 6298 §2.2–2.4).
-    pub fn on_sample(&mut self, r: Duration) {
+    pub(crate) fn on_sample(&mut self, r: Duration) {
         let r = r.max(Duration::from_micros(1));
         match self.srtt {
             None => {
@@ -61,7 +61,7 @@ impl RttEstimator {
     }
 
     /// Sets the RTO used until the first sample, within the bounds.
-    pub fn set_initial_rto(&mut self, rto: Duration) {
+    pub(crate) fn set_initial_rto(&mut self, rto: Duration) {
         if self.srtt.is_none() {
             self.rto = rto.clamp(self.min_rto, self.max_rto);
         }
@@ -69,23 +69,23 @@ impl RttEstimator {
 
     /// Current RTO without backoff.
     #[cfg(test)]
-    pub fn rto(&self) -> Duration {
+    pub(crate) fn rto(&self) -> Duration {
         self.rto
     }
 
     /// RTO after `backoff` doublings (RFC 6298 §5.5), capped at the maximum.
-    pub fn backed_off_rto(&self, backoff: u32) -> Duration {
+    pub(crate) fn backed_off_rto(&self, backoff: u32) -> Duration {
         let factor = 1u64.checked_shl(backoff.min(40)).unwrap_or(u64::MAX);
         (self.rto * factor).min(self.max_rto)
     }
 
     /// Smoothed RTT, once there is a sample.
-    pub fn srtt(&self) -> Option<Duration> {
+    pub(crate) fn srtt(&self) -> Option<Duration> {
         self.srtt
     }
 
     /// Smallest RTT sample so far.
-    pub fn min_rtt(&self) -> Option<Duration> {
+    pub(crate) fn min_rtt(&self) -> Option<Duration> {
         self.min_rtt
     }
 }

@@ -132,7 +132,7 @@ pub(crate) struct Sender {
 }
 
 impl Sender {
-    pub fn with_controller(cfg: &TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
+    pub(crate) fn with_controller(cfg: &TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
         Sender {
             mss: cfg.smss(),
             flow_window: cfg
@@ -170,77 +170,77 @@ impl Sender {
     }
 
     /// Replaces the controller (before any data was sent).
-    pub fn set_controller(&mut self, cc: Box<dyn CongestionControl>) {
+    pub(crate) fn set_controller(&mut self, cc: Box<dyn CongestionControl>) {
         self.cc = cc;
     }
 
     /// The controller, to tell it about the connection's establishment.
-    pub fn cc_mut(&mut self) -> &mut dyn CongestionControl {
+    pub(crate) fn cc_mut(&mut self) -> &mut dyn CongestionControl {
         self.cc.as_mut()
     }
 
     /// Takes the handshake's RTT sample, which seeds SRTT, RTTVAR and the RTO as any
     /// sample does (Linux measures the SYN-ACK's, or the SYN-ACK's acknowledgment's, RTT).
-    pub fn on_handshake_rtt(&mut self, rtt: Duration) {
+    pub(crate) fn on_handshake_rtt(&mut self, rtt: Duration) {
         self.rtt.on_sample(rtt);
     }
 
     /// Sets the RTO used until the first RTT sample: RFC 6298 §5.7's 3 s after a handshake
     /// that needed retransmissions and gave no sample.
-    pub fn set_rto_without_sample(&mut self, rto: Duration) {
+    pub(crate) fn set_rto_without_sample(&mut self, rto: Duration) {
         if self.rtt.srtt().is_none() {
             self.rtt.set_initial_rto(rto);
         }
     }
 
-    pub fn set_bulk(&mut self, on: bool) {
+    pub(crate) fn set_bulk(&mut self, on: bool) {
         self.bulk = on;
     }
 
-    pub fn write(&mut self, bytes: u64) {
+    pub(crate) fn write(&mut self, bytes: u64) {
         self.app_pending = self.app_pending.saturating_add(bytes);
     }
 
-    pub fn cc(&self) -> &dyn CongestionControl {
+    pub(crate) fn cc(&self) -> &dyn CongestionControl {
         self.cc.as_ref()
     }
 
-    pub fn counters(&self) -> SenderCounters {
+    pub(crate) fn counters(&self) -> SenderCounters {
         self.counters
     }
 
-    pub fn snd_una(&self) -> u64 {
+    pub(crate) fn snd_una(&self) -> u64 {
         self.snd_una
     }
 
-    pub fn snd_max(&self) -> u64 {
+    pub(crate) fn snd_max(&self) -> u64 {
         self.snd_max
     }
 
-    pub fn in_flight(&self) -> u64 {
+    pub(crate) fn in_flight(&self) -> u64 {
         self.snd_nxt - self.snd_una
     }
 
-    pub fn in_recovery(&self) -> bool {
+    pub(crate) fn in_recovery(&self) -> bool {
         self.in_recovery
     }
 
-    pub fn rtt(&self) -> &RttEstimator {
+    pub(crate) fn rtt(&self) -> &RttEstimator {
         &self.rtt
     }
 
     /// Current RTO including backoff.
-    pub fn rto(&self) -> Duration {
+    pub(crate) fn rto(&self) -> Duration {
         self.rtt.backed_off_rto(self.backoff)
     }
 
-    pub fn unsent_app_bytes(&self) -> u64 {
+    pub(crate) fn unsent_app_bytes(&self) -> u64 {
         self.app_pending
     }
 
     /// The usable window (bytes): the controller's cwnd (capped), plus the fast-recovery
     /// adjustment, at least one segment.
-    pub fn window(&self) -> u64 {
+    pub(crate) fn window(&self) -> u64 {
         let cwnd = self.cc.cwnd_bytes().min(self.max_cwnd) as i64;
         let w = if self.in_recovery {
             cwnd + self.inflation
@@ -309,7 +309,7 @@ impl Sender {
 
     /// Whether the window may grow on an ACK now (Linux's `tcp_is_cwnd_limited`): the current
     /// window of data filled cwnd, or, in slow start, cwnd is below twice its largest flight.
-    pub fn cwnd_limited(&self) -> bool {
+    pub(crate) fn cwnd_limited(&self) -> bool {
         if self.is_cwnd_limited {
             return true;
         }
@@ -318,7 +318,7 @@ impl Sender {
     }
 
     /// The next data segment to send at `now`, if window and pacing allow.
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+    pub(crate) fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
         let Some(candidate) = self.next_candidate() else {
             if !self.has_new_data() && self.snd_nxt == self.snd_max {
                 let in_flight = self.in_flight();
@@ -390,7 +390,7 @@ impl Sender {
 
     /// Earliest deadline of the sender: the retransmission timer, or the pacing release
     /// time when a segment is waiting only for it.
-    pub fn poll_timeout(&self) -> Option<Instant> {
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         let pacing = (self.cc.pacing_rate_bytes_per_s().is_some()
             && self.next_candidate().is_some())
         .then(|| self.pacer.release());
@@ -401,7 +401,7 @@ impl Sender {
     }
 
     /// Processes the acknowledgment fields of an incoming segment.
-    pub fn on_ack(&mut self, now: Instant, seg: &Segment) {
+    pub(crate) fn on_ack(&mut self, now: Instant, seg: &Segment) {
         let Some(ack) = seg.ack else { return };
         if ack > self.snd_max || ack < self.snd_una {
             return;
@@ -550,7 +550,7 @@ impl Sender {
     }
 
     /// Fires the retransmission timer if due (RFC 6298 §5.4–5.6).
-    pub fn on_timeout(&mut self, now: Instant) {
+    pub(crate) fn on_timeout(&mut self, now: Instant) {
         let Some(deadline) = self.rto_deadline else {
             return;
         };

@@ -308,7 +308,7 @@ pub(crate) struct RttRound {
 }
 
 impl RttRound {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         RttRound {
             end_seq: None,
             min_rtt: Duration::MAX,
@@ -319,7 +319,7 @@ impl RttRound {
 
     /// Records the ACK's RTT sample; returns true if this ACK ends a round (then the caller
     /// reads `min_rtt`/`samples` and calls [`reset`](Self::reset)).
-    pub fn on_ack(&mut self, ack: &AckEvent) -> bool {
+    pub(crate) fn on_ack(&mut self, ack: &AckEvent) -> bool {
         if let Some(r) = ack.rtt {
             let r = r.max(Duration::from_micros(1));
             self.base_rtt = self.base_rtt.min(r);
@@ -336,19 +336,19 @@ impl RttRound {
     }
 
     /// Whether no round is in progress (the next ACK starts one).
-    pub fn idle(&self) -> bool {
+    pub(crate) fn idle(&self) -> bool {
         self.end_seq.is_none()
     }
 
     /// Starts a new round ending at `snd_max`.
-    pub fn reset(&mut self, snd_max: u64) {
+    pub(crate) fn reset(&mut self, snd_max: u64) {
         self.end_seq = Some(snd_max);
         self.min_rtt = Duration::MAX;
         self.samples = 0;
     }
 
     /// Forgets the round in progress (after loss recovery); the next ACK starts a new one.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         self.end_seq = None;
         self.min_rtt = Duration::MAX;
         self.samples = 0;

@@ -24,7 +24,7 @@ pub(crate) struct RenoWindow {
 }
 
 impl RenoWindow {
-    pub fn new(cfg: &CcConfig) -> Self {
+    pub(crate) fn new(cfg: &CcConfig) -> Self {
         RenoWindow {
             cwnd: cfg.initial_cwnd_bytes.clamp(cfg.mss, cfg.max_cwnd_bytes),
             ssthresh: u64::MAX,
@@ -34,13 +34,13 @@ impl RenoWindow {
         }
     }
 
-    pub fn in_slow_start(&self) -> bool {
+    pub(crate) fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }
 
     /// Slow start: cwnd += min(acked, L * SMSS), not beyond ssthresh. Returns the acked bytes
     /// left over for congestion avoidance (bytes).
-    pub fn slow_start(&mut self, acked: u64) -> u64 {
+    pub(crate) fn slow_start(&mut self, acked: u64) -> u64 {
         let inc = acked.min(ABC_LIMIT_SEGMENTS * self.mss);
         let room = self.ssthresh.saturating_sub(self.cwnd);
         let used = inc.min(room);
@@ -50,7 +50,7 @@ impl RenoWindow {
 
     /// Congestion avoidance by appropriate byte counting: one SMSS per `per_bytes` bytes
     /// acknowledged (per_bytes = cwnd gives RFC 5681's one segment per RTT).
-    pub fn congestion_avoidance(&mut self, acked: u64, per_bytes: u64) {
+    pub(crate) fn congestion_avoidance(&mut self, acked: u64, per_bytes: u64) {
         let per_bytes = per_bytes.max(self.mss);
         self.bytes_acked += acked;
         if self.bytes_acked >= per_bytes {
@@ -62,7 +62,7 @@ impl RenoWindow {
     }
 
     /// Slow start below ssthresh, else congestion avoidance with one SMSS per window.
-    pub fn grow(&mut self, acked: u64) {
+    pub(crate) fn grow(&mut self, acked: u64) {
         let left = if self.in_slow_start() {
             self.slow_start(acked)
         } else {
@@ -76,12 +76,12 @@ impl RenoWindow {
 
     /// Fast retransmit (RFC 5681 eq. 4): ssthresh = max(FlightSize / 2, 2 SMSS); cwnd =
     /// ssthresh (the sender adds the 3-segment inflation itself).
-    pub fn on_loss(&mut self, in_flight: u64) {
+    pub(crate) fn on_loss(&mut self, in_flight: u64) {
         self.reduce_to(in_flight / 2);
     }
 
     /// Sets ssthresh and cwnd to `window` (at least 2 SMSS) after a loss (bytes).
-    pub fn reduce_to(&mut self, window: u64) {
+    pub(crate) fn reduce_to(&mut self, window: u64) {
         self.ssthresh = window.max(2 * self.mss);
         self.cwnd = self.ssthresh.min(self.max_cwnd);
         self.bytes_acked = 0;
@@ -89,7 +89,7 @@ impl RenoWindow {
 
     /// Timeout (RFC 5681 §3.1): ssthresh as for fast retransmit unless this is a repeated
     /// timeout, and cwnd = 1 SMSS (the loss window).
-    pub fn on_timeout(&mut self, in_flight: u64, same_episode: bool) {
+    pub(crate) fn on_timeout(&mut self, in_flight: u64, same_episode: bool) {
         if !same_episode {
             self.ssthresh = (in_flight / 2).max(2 * self.mss);
         }
@@ -158,7 +158,7 @@ pub(crate) mod tests {
     use super::*;
     use sprout_core::time::Duration;
 
-    pub fn cfg() -> CcConfig {
+    pub(crate) fn cfg() -> CcConfig {
         CcConfig {
             mss: 1000,
             initial_cwnd_bytes: 10_000,
@@ -168,7 +168,7 @@ pub(crate) mod tests {
         }
     }
 
-    pub fn ack(now: Instant, acked: u64) -> AckEvent {
+    pub(crate) fn ack(now: Instant, acked: u64) -> AckEvent {
         let rtt = Some(Duration::from_millis(100));
         AckEvent {
             now,
@@ -190,7 +190,7 @@ pub(crate) mod tests {
 
     /// Runs `n` rounds of one ACK per segment of the controller's window, every one with the
     /// given RTT; `seq` carries the acknowledged sequence number across calls.
-    pub fn rounds(cc: &mut dyn CongestionControl, seq: &mut u64, n: usize, rtt: Duration) {
+    pub(crate) fn rounds(cc: &mut dyn CongestionControl, seq: &mut u64, n: usize, rtt: Duration) {
         for _ in 0..n {
             let segs = cc.cwnd_bytes() / 1000;
             let snd_max = *seq + cc.cwnd_bytes();

@@ -18,16 +18,16 @@ use sprout_link::{
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint, TcpStats};
 
 /// Payload bytes per full segment.
-pub const MSS: u64 = 1448;
+pub(crate) const MSS: u64 = 1448;
 /// Wire bytes per full segment.
-pub const PACKET: u64 = 1500;
+pub(crate) const PACKET: u64 = 1500;
 
 /// A controller-specific probe: up to four numbers recorded with each sample.
-pub type Probe = fn(&TcpEndpoint) -> [f64; 4];
+pub(crate) type Probe = fn(&TcpEndpoint) -> [f64; 4];
 
 /// What to run.
 #[derive(Clone)]
-pub struct Spec {
+pub(crate) struct Spec {
     pub cc: CcKind,
     pub tcp: TcpConfig,
     /// Forward (data) bottleneck rate (Mbit/s; 12 = 1000 packets of 1500 bytes per second).
@@ -59,7 +59,7 @@ pub struct Spec {
 
 impl Spec {
     /// 12 Mbit/s, 20 ms each way, 200-packet queue, 30 s, bulk.
-    pub fn new(cc: CcKind) -> Self {
+    pub(crate) fn new(cc: CcKind) -> Self {
         Spec {
             cc,
             tcp: TcpConfig::default(),
@@ -79,19 +79,19 @@ impl Spec {
     }
 
     /// Payload capacity of the forward link (bytes/s).
-    pub fn payload_rate_bytes_per_s(&self) -> f64 {
+    pub(crate) fn payload_rate_bytes_per_s(&self) -> f64 {
         self.rate_mbps * 1e6 / 8.0 / PACKET as f64 * MSS as f64
     }
 
     /// Packets per second of the forward link.
-    pub fn packets_per_s(&self) -> f64 {
+    pub(crate) fn packets_per_s(&self) -> f64 {
         self.rate_mbps * 1e6 / 8.0 / PACKET as f64
     }
 }
 
 /// One grid sample.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     pub t_us: u64,
     pub cwnd: u64,
     pub window: u64,
@@ -108,7 +108,7 @@ pub struct Sample {
 
 /// A fast-retransmit event as seen around the ACK that triggered it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LossEvent {
+pub(crate) struct LossEvent {
     pub t_us: u64,
     pub cwnd_before: u64,
     pub flight_before: u64,
@@ -118,7 +118,7 @@ pub struct LossEvent {
 
 /// Everything recorded.
 #[derive(Clone, Debug)]
-pub struct Run {
+pub(crate) struct Run {
     pub end_us: u64,
     pub samples: Vec<Sample>,
     /// (time, RTT) per ACK that acknowledged new data and echoed a timestamp (µs).
@@ -233,7 +233,7 @@ fn sample(spec: &Spec, now: u64, sender: &TcpEndpoint, fwd: &Link<Segment>) -> S
 }
 
 /// Runs `spec` to the end (or until a finite transfer is fully acknowledged).
-pub fn run(spec: &Spec) -> Run {
+pub(crate) fn run(spec: &Spec) -> Run {
     let (mut fwd, mut rev) = links(spec);
     let mut sender = TcpEndpoint::new(spec.tcp.clone(), spec.cc, Instant::ZERO);
     let mut receiver = TcpEndpoint::new(spec.tcp.clone(), spec.cc, Instant::ZERO);
@@ -357,24 +357,24 @@ pub fn run(spec: &Spec) -> Run {
 
 impl Run {
     /// Samples with `t0 <= t < t1`.
-    pub fn samples_between(&self, t0: u64, t1: u64) -> impl Iterator<Item = &Sample> {
+    pub(crate) fn samples_between(&self, t0: u64, t1: u64) -> impl Iterator<Item = &Sample> {
         self.samples
             .iter()
             .filter(move |s| s.t_us >= t0 && s.t_us < t1)
     }
 
     /// Mean forward-queue occupancy in packets over `[t0, t1)` (1 ms grid).
-    pub fn mean_queue_packets(&self, t0: u64, t1: u64) -> f64 {
+    pub(crate) fn mean_queue_packets(&self, t0: u64, t1: u64) -> f64 {
         mean(self.samples_between(t0, t1).map(|s| s.queue_packets as f64))
     }
 
     /// Mean forward-queue occupancy in bytes over `[t0, t1)`.
-    pub fn mean_queue_bytes(&self, t0: u64, t1: u64) -> f64 {
+    pub(crate) fn mean_queue_bytes(&self, t0: u64, t1: u64) -> f64 {
         mean(self.samples_between(t0, t1).map(|s| s.queue_bytes as f64))
     }
 
     /// Mean time data packets delivered in `[t0, t1)` spent in the forward queue (µs).
-    pub fn mean_queue_delay_us(&self, t0: u64, t1: u64) -> f64 {
+    pub(crate) fn mean_queue_delay_us(&self, t0: u64, t1: u64) -> f64 {
         mean(
             self.queue_delays
                 .iter()
@@ -384,7 +384,7 @@ impl Run {
     }
 
     /// Mean RTT sample in `[t0, t1)` (µs).
-    pub fn mean_rtt_us(&self, t0: u64, t1: u64) -> f64 {
+    pub(crate) fn mean_rtt_us(&self, t0: u64, t1: u64) -> f64 {
         mean(
             self.rtts
                 .iter()
@@ -395,7 +395,7 @@ impl Run {
 
     /// Round trips elapsed in `[t0, t1)`: the integral of 1/RTT over time, RTT taken from the
     /// latest sample.
-    pub fn rounds_between(&self, t0: u64, t1: u64) -> f64 {
+    pub(crate) fn rounds_between(&self, t0: u64, t1: u64) -> f64 {
         let mut rounds = 0.0;
         let mut prev: Option<(u64, u64)> = self.rtts.iter().rev().find(|&&(t, _)| t <= t0).copied();
         for &(t, r) in self.rtts.iter().filter(|&&(t, _)| t > t0 && t < t1) {
@@ -411,18 +411,18 @@ impl Run {
     }
 
     /// The last grid sample at or before `t`.
-    pub fn sample_at(&self, t: u64) -> &Sample {
+    pub(crate) fn sample_at(&self, t: u64) -> &Sample {
         let i = self.samples.partition_point(|s| s.t_us <= t);
         &self.samples[i.saturating_sub(1)]
     }
 
     /// Goodput: payload bytes delivered in order to the receiver per second of run.
-    pub fn goodput_bytes_per_s(&self) -> f64 {
+    pub(crate) fn goodput_bytes_per_s(&self) -> f64 {
         self.receiver.delivered_app_bytes as f64 / (self.end_us as f64 * 1e-6)
     }
 }
 
-pub fn mean(it: impl Iterator<Item = f64>) -> f64 {
+pub(crate) fn mean(it: impl Iterator<Item = f64>) -> f64 {
     let (mut sum, mut n) = (0.0, 0usize);
     for x in it {
         sum += x;
