@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use sprout_link::MmLog;
 use sprout_eval::eval::ResultRow;
+use sprout_link::MmLog;
 use sprout_sim::logscore;
 
 fn is_root() -> bool {

@@ -1,4 +1,6 @@
 //! One receiver tick (evolve + observe + forecast) and model start-up, at the paper's parameters.
+// criterion_main! generates a `main` that cannot carry a doc comment.
+#![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use sprout_core::forecast::ForecastTables;

@@ -5,10 +5,10 @@ use sprout_eval::chart::{
     throughput_delay_chart, time_series_chart, utilization_delay_chart, ChartPoint,
     UtilizationPoint,
 };
+use sprout_eval::paper;
 use sprout_sim::metrics::{
     compute, delay_samples, omniscient_delay_samples, percentile, time_series, Arrival, Window,
 };
-use sprout_eval::paper;
 
 const MS: u64 = 1000;
 

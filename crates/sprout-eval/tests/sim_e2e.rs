@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sprout_core::Config;
-use sprout_link::{testdata, MmLog, Trace};
 use sprout_eval::eval::Scheme;
+use sprout_link::{testdata, MmLog, Trace};
 use sprout_sim::logscore;
 use sprout_sim::sim::{self, Load, Logs, SimConfig};
 

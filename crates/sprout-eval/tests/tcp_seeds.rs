@@ -9,8 +9,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use sprout_link::{testdata, Trace};
 use sprout_eval::eval::Scheme;
+use sprout_link::{testdata, Trace};
 use sprout_sim::sim::{self, SimConfig};
 
 /// The kernel's goodput through the emulator, about 4.9 Mbit/s each way, times 70% (kbit/s).

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use sprout_link::{testdata, Trace};
 use sprout_lab::saturator_check::{
     compare_seconds, simulate_recording, with_outage, SimulateOptions,
 };
+use sprout_link::{testdata, Trace};
 
 #[test]
 fn simulated_recordings_of_the_paper_traces() {

@@ -27,7 +27,7 @@ pub(crate) struct KeySet {
 
 impl KeySet {
     /// New keys made at `now`.
-    pub fn new(
+    pub(crate) fn new(
         epoch: u8,
         transport: StatelessTransportState,
         now: Instant,
@@ -44,12 +44,12 @@ impl KeySet {
     }
 
     /// Whether the keys are past their time limit at `now`.
-    pub fn expired(&self, now: Instant, limits: &Limits) -> bool {
+    pub(crate) fn expired(&self, now: Instant, limits: &Limits) -> bool {
         now - self.created >= limits.reject_after
     }
 
     /// Seals `plaintext` into `out` (cleared first) under the next counter.
-    pub fn seal(
+    pub(crate) fn seal(
         &mut self,
         now: Instant,
         limits: &Limits,
@@ -89,7 +89,7 @@ impl KeySet {
     /// Opens the data message `datagram` (header `h`, already parsed) into `plaintext`; on
     /// success marks its counter seen and returns whether it is the highest yet. On failure
     /// nothing changes (`plaintext` is left empty).
-    pub fn open(
+    pub(crate) fn open(
         &mut self,
         now: Instant,
         limits: &Limits,

@@ -186,7 +186,12 @@ impl Handshake {
     /// The SYN, SYN-ACK or handshake ACK due at `now`, if any. `rcv_nxt` is the receiver's
     /// next expected byte (what an ACK acknowledges), `snd_max` the sender's next new byte (an
     /// ACK's sequence number).
-    pub(crate) fn poll_transmit(&mut self, now: Instant, rcv_nxt: u64, snd_max: u64) -> Option<Segment> {
+    pub(crate) fn poll_transmit(
+        &mut self,
+        now: Instant,
+        rcv_nxt: u64,
+        snd_max: u64,
+    ) -> Option<Segment> {
         let syn = |ack, echo, retransmission| Segment {
             seq: 0,
             len: 0,

@@ -1485,8 +1485,8 @@ pub fn run_client(cfg: TunnelClientConfig) -> Result<ExitReason, SetupError> {
 /// with it as the source (`sendmsg` with `IP_PKTINFO` / `IPV6_PKTINFO`): see
 /// [`sprout_os::udp_pktinfo`].
 mod sticky {
-    pub use sprout_os::udp_pktinfo::{enable, recv, send};
+    pub(super) use sprout_os::udp_pktinfo::{enable, recv, send};
 
     /// Peers remembered at most (the map is cleared when full).
-    pub const MAX_PEERS: usize = 65_536;
+    pub(super) const MAX_PEERS: usize = 65_536;
 }

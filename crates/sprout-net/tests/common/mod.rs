@@ -11,25 +11,25 @@ use sprout_net::secure::{
 };
 use sprout_net::{Endpoint, Server, ServerOptions, Session};
 
-pub fn any_port() -> SocketAddr {
+pub(crate) fn any_port() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()
 }
 
 /// Options of a server that accepts `allowed` with a fresh key; its public key.
-pub fn options(allowed: AllowedClients) -> (ServerOptions, PublicKey) {
+pub(crate) fn options(allowed: AllowedClients) -> (ServerOptions, PublicKey) {
     let key = PrivateKey::generate();
     let public = key.public_key();
     (ServerOptions::new(ServerConfig::new(key, allowed)), public)
 }
 
 /// A server on 127.0.0.1 that accepts any client with the default configuration.
-pub fn open_server() -> Server {
+pub(crate) fn open_server() -> Server {
     let (o, _) = options(AllowedClients::Any);
     Server::bind(any_port(), o, |_, _, _| Some(Config::default())).unwrap()
 }
 
 /// Client keys for `server_key` (a fresh client key).
-pub fn keys_for(server_key: PublicKey) -> ClientConfig {
+pub(crate) fn keys_for(server_key: PublicKey) -> ClientConfig {
     ClientConfig {
         private_key: PrivateKey::generate(),
         server_key,
@@ -38,7 +38,7 @@ pub fn keys_for(server_key: PublicKey) -> ClientConfig {
 }
 
 /// A client of `server` with a fresh key and the default configuration.
-pub fn client_of(server: &Server, greeting: &[u8]) -> Endpoint {
+pub(crate) fn client_of(server: &Server, greeting: &[u8]) -> Endpoint {
     Endpoint::connect(
         any_port(),
         server.local_addr(),
@@ -50,7 +50,7 @@ pub fn client_of(server: &Server, greeting: &[u8]) -> Endpoint {
 }
 
 /// A server, a client of it, and the client's session at the server.
-pub fn pair() -> (Server, Endpoint, Session) {
+pub(crate) fn pair() -> (Server, Endpoint, Session) {
     let server = open_server();
     let client = client_of(&server, b"");
     assert!(
@@ -66,7 +66,7 @@ pub fn pair() -> (Server, Endpoint, Session) {
 }
 
 /// Waits until `cond` holds, for at most `limit`.
-pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+pub(crate) fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + limit;
     while Instant::now() < end {
         if cond() {

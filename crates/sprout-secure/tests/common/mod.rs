@@ -12,17 +12,21 @@ use sprout_secure::{
 };
 
 /// The client's usual address.
-pub fn client_addr() -> SocketAddr {
+pub(crate) fn client_addr() -> SocketAddr {
     "192.0.2.1:40000".parse().unwrap()
 }
 
 /// Another address (an attacker, or the client after roaming).
-pub fn other_addr() -> SocketAddr {
+pub(crate) fn other_addr() -> SocketAddr {
     "198.51.100.7:5555".parse().unwrap()
 }
 
 /// A server that allows `allowed` client keys (or any, when empty), with `limits`.
-pub fn server_with(server_key: &PrivateKey, allowed: &[&PrivateKey], limits: Limits) -> Server {
+pub(crate) fn server_with(
+    server_key: &PrivateKey,
+    allowed: &[&PrivateKey],
+    limits: Limits,
+) -> Server {
     let allowed = if allowed.is_empty() {
         AllowedClients::Any
     } else {
@@ -39,7 +43,7 @@ pub fn server_with(server_key: &PrivateKey, allowed: &[&PrivateKey], limits: Lim
 }
 
 /// A client of `server_key` with `limits`.
-pub fn client_with(
+pub(crate) fn client_with(
     key: &PrivateKey,
     server: &Server,
     limits: Limits,
@@ -59,7 +63,7 @@ pub fn client_with(
 }
 
 /// Runs the handshake: initiation, response, keepalive; returns the session id.
-pub fn establish(
+pub(crate) fn establish(
     server: &mut Server,
     client: &mut Client,
     from: SocketAddr,
@@ -96,7 +100,7 @@ pub fn establish(
 }
 
 /// A fresh server, an allowed client, and their established session.
-pub struct Pair {
+pub(crate) struct Pair {
     pub server_key: PrivateKey,
     pub client_key: PrivateKey,
     pub server: Server,
@@ -106,11 +110,11 @@ pub struct Pair {
 }
 
 impl Pair {
-    pub fn new() -> Pair {
+    pub(crate) fn new() -> Pair {
         Pair::with_limits(Limits::default())
     }
 
-    pub fn with_limits(limits: Limits) -> Pair {
+    pub(crate) fn with_limits(limits: Limits) -> Pair {
         let server_key = PrivateKey::generate();
         let client_key = PrivateKey::generate();
         let mut server = server_with(&server_key, &[&client_key], limits.clone());
@@ -127,7 +131,7 @@ impl Pair {
     }
 
     /// The client seals `msg`; returns the datagram.
-    pub fn client_seal(&mut self, msg: &[u8]) -> Vec<u8> {
+    pub(crate) fn client_seal(&mut self, msg: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         self.client
             .seal(Instant::from_micros(self.now_us), msg, &mut out)
@@ -136,7 +140,7 @@ impl Pair {
     }
 
     /// The server seals `msg` for the session; returns the datagram.
-    pub fn server_seal(&mut self, msg: &[u8]) -> Vec<u8> {
+    pub(crate) fn server_seal(&mut self, msg: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         self.server
             .seal(Instant::from_micros(self.now_us), self.id, msg, &mut out)
@@ -145,7 +149,7 @@ impl Pair {
     }
 
     /// Seals `msg` each way and asserts that it opens to `msg` at the other end.
-    pub fn exchange(&mut self, msg: &[u8]) {
+    pub(crate) fn exchange(&mut self, msg: &[u8]) {
         let mut pt = Vec::new();
         let d = self.client_seal(msg);
         assert_eq!(d.len(), msg.len() + sprout_secure::OVERHEAD_BYTES);
@@ -169,7 +173,7 @@ impl Pair {
     }
 
     /// Asserts that a fresh datagram each way still opens to what was sealed.
-    pub fn assert_both_ways_open(&mut self) {
+    pub(crate) fn assert_both_ways_open(&mut self) {
         let mut pt = Vec::new();
         let d = self.client_seal(b"still here");
         assert_eq!(
@@ -194,7 +198,7 @@ impl Pair {
 }
 
 /// The first handshake initiation of each of `n` clients with fresh keys, for `server`.
-pub fn initiations_from_new_keys(server: &Server, n: usize) -> Vec<Vec<u8>> {
+pub(crate) fn initiations_from_new_keys(server: &Server, n: usize) -> Vec<Vec<u8>> {
     (0..n)
         .map(|_| {
             let mut c = client_with(&PrivateKey::generate(), server, Limits::default(), 0, b"");

@@ -21,31 +21,31 @@ use sprout_tunnel::{
 };
 
 /// One-way delay of every datagram (µs).
-pub const DELAY_US: u64 = 20_000;
+pub(crate) const DELAY_US: u64 = 20_000;
 /// The server's UDP address.
-pub const SERVER_UDP: &str = "203.0.113.1:7700";
+pub(crate) const SERVER_UDP: &str = "203.0.113.1:7700";
 /// The server's tunnel addresses.
-pub const SERVER_V4: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
+pub(crate) const SERVER_V4: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
 /// The server's IPv6 tunnel address.
-pub const SERVER_V6: Ipv6Addr = Ipv6Addr::new(0xfd77, 0, 0, 0, 0, 0, 0, 1);
+pub(crate) const SERVER_V6: Ipv6Addr = Ipv6Addr::new(0xfd77, 0, 0, 0, 0, 0, 0, 1);
 /// A host on the server's network side (beyond its TUN device).
-pub const INTERNET_V4: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 7);
+pub(crate) const INTERNET_V4: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 7);
 /// An IPv6 host on the server's network side.
-pub const INTERNET_V6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 7);
+pub(crate) const INTERNET_V6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 7);
 
 /// The tunnel address `10.77.0.<n>`.
-pub fn v4(n: u8) -> Ipv4Addr {
+pub(crate) fn v4(n: u8) -> Ipv4Addr {
     Ipv4Addr::new(10, 77, 0, n)
 }
 
 /// The tunnel address `fd77::<n>`.
-pub fn v6(n: u16) -> Ipv6Addr {
+pub(crate) fn v6(n: u16) -> Ipv6Addr {
     Ipv6Addr::new(0xfd77, 0, 0, 0, 0, 0, 0, n)
 }
 
 /// Server settings: 10.77.0.1/24 and fd77::1/64, the default core, only `allowed` keys
 /// (or any key when `None`), a 1400-byte TUN MTU, forwarding between clients on.
-pub fn server_settings(key: PrivateKey, allowed: Option<&[PublicKey]>) -> ServerSettings {
+pub(crate) fn server_settings(key: PrivateKey, allowed: Option<&[PublicKey]>) -> ServerSettings {
     let allowed = match allowed {
         Some(keys) => AllowedClients::Keys(keys.iter().copied().collect::<HashSet<_>>()),
         None => AllowedClients::Any,
@@ -65,7 +65,7 @@ pub fn server_settings(key: PrivateKey, allowed: Option<&[PublicKey]>) -> Server
 
 /// A client that speaks the tunnel's greeting but puts whatever payload the test gives into
 /// its valid session (a hostile client, or one with another greeting).
-pub struct RawClient {
+pub(crate) struct RawClient {
     /// The security layer.
     pub secure: Client,
     /// The core connection, once established.
@@ -80,7 +80,7 @@ pub struct RawClient {
 
 impl RawClient {
     /// A raw client with `greeting` (the tunnel's own by default).
-    pub fn new(
+    pub(crate) fn new(
         key: PrivateKey,
         server: PublicKey,
         greeting: Option<Vec<u8>>,
@@ -113,7 +113,7 @@ impl RawClient {
     }
 
     /// Queues a payload (sent once the session is up).
-    pub fn send(&mut self, payload: Vec<u8>) {
+    pub(crate) fn send(&mut self, payload: Vec<u8>) {
         match self.conn.as_mut() {
             Some(c) => c.send(payload),
             None => self.pending.push(payload),
@@ -181,7 +181,7 @@ impl RawClient {
 /// A client of the test network. (A handful live per test, so the size difference between
 /// the variants is no concern.)
 #[allow(clippy::large_enum_variant)]
-pub enum Host {
+pub(crate) enum Host {
     /// A real tunnel client.
     Tunnel(Box<TunnelClient>),
     /// A raw (possibly hostile) client.
@@ -189,7 +189,7 @@ pub enum Host {
 }
 
 /// A client and what reached it.
-pub struct Peer {
+pub(crate) struct Peer {
     /// The client.
     pub host: Host,
     /// Its UDP address.
@@ -207,7 +207,7 @@ pub struct Peer {
 }
 
 /// The test network.
-pub struct Net {
+pub(crate) struct Net {
     /// Now (µs).
     pub now: u64,
     /// The server.
@@ -230,7 +230,7 @@ pub struct Net {
 
 impl Net {
     /// A network around a server with `settings`.
-    pub fn new(settings: ServerSettings) -> Net {
+    pub(crate) fn new(settings: ServerSettings) -> Net {
         Net {
             now: 0,
             server: TunnelServer::new(settings).unwrap(),
@@ -252,7 +252,7 @@ impl Net {
     }
 
     /// Adds a tunnel client with `key` (the default core and queue); returns its index.
-    pub fn add_client(&mut self, key: PrivateKey) -> usize {
+    pub(crate) fn add_client(&mut self, key: PrivateKey) -> usize {
         let settings = ClientSettings {
             secure: ClientConfig {
                 private_key: key.clone(),
@@ -268,7 +268,7 @@ impl Net {
     }
 
     /// Adds a raw client (see [`RawClient`]); returns its index.
-    pub fn add_raw(&mut self, key: PrivateKey, greeting: Option<Vec<u8>>) -> usize {
+    pub(crate) fn add_raw(&mut self, key: PrivateKey, greeting: Option<Vec<u8>>) -> usize {
         let c = RawClient::new(key.clone(), self.server.public_key(), greeting, self.now);
         self.add_host(Host::Raw(c), key.public_key())
     }
@@ -288,7 +288,7 @@ impl Net {
     }
 
     /// Tunnel client `i`.
-    pub fn client(&mut self, i: usize) -> &mut TunnelClient {
+    pub(crate) fn client(&mut self, i: usize) -> &mut TunnelClient {
         match &mut self.peers[i].host {
             Host::Tunnel(c) => c,
             Host::Raw(_) => panic!("peer {i} is a raw client"),
@@ -296,7 +296,7 @@ impl Net {
     }
 
     /// Raw client `i`.
-    pub fn raw(&mut self, i: usize) -> &mut RawClient {
+    pub(crate) fn raw(&mut self, i: usize) -> &mut RawClient {
         match &mut self.peers[i].host {
             Host::Raw(c) => c,
             Host::Tunnel(_) => panic!("peer {i} is a tunnel client"),
@@ -304,12 +304,12 @@ impl Net {
     }
 
     /// A datagram to the server from `from`, arriving after the delay.
-    pub fn inject_to_server(&mut self, from: SocketAddr, d: Vec<u8>) {
+    pub(crate) fn inject_to_server(&mut self, from: SocketAddr, d: Vec<u8>) {
         self.wire.push_back((self.now + DELAY_US, None, from, d));
     }
 
     /// Everything due now: arrivals, timers, transmissions, outputs.
-    pub fn step(&mut self) {
+    pub(crate) fn step(&mut self) {
         let now = self.now;
         while self.wire.front().is_some_and(|w| w.0 <= now) {
             let (_, to, from, d) = self.wire.pop_front().unwrap();
@@ -397,7 +397,7 @@ impl Net {
     }
 
     /// Runs until `end` (µs), stepping from event to event.
-    pub fn run_until(&mut self, end: u64) {
+    pub(crate) fn run_until(&mut self, end: u64) {
         loop {
             self.step();
             if self.now >= end {
@@ -408,12 +408,12 @@ impl Net {
     }
 
     /// Runs for `us` microseconds.
-    pub fn run_for(&mut self, us: u64) {
+    pub(crate) fn run_for(&mut self, us: u64) {
         self.run_until(self.now + us);
     }
 
     /// Runs until every tunnel client has its assignment (at most 5 s); panics otherwise.
-    pub fn connect_all(&mut self) {
+    pub(crate) fn connect_all(&mut self) {
         let end = self.now + 5_000_000;
         while self.now < end {
             self.run_for(10_000);
@@ -443,7 +443,7 @@ fn checksum(b: &[u8]) -> u16 {
 }
 
 /// An IPv4 packet of protocol `proto` with `transport` as its payload.
-pub fn ipv4(proto: u8, src: Ipv4Addr, dst: Ipv4Addr, transport: &[u8]) -> Vec<u8> {
+pub(crate) fn ipv4(proto: u8, src: Ipv4Addr, dst: Ipv4Addr, transport: &[u8]) -> Vec<u8> {
     let total = 20 + transport.len();
     let mut p = vec![
         0x45,
@@ -468,7 +468,7 @@ pub fn ipv4(proto: u8, src: Ipv4Addr, dst: Ipv4Addr, transport: &[u8]) -> Vec<u8
 }
 
 /// An IPv6 packet with next header `proto` and `transport` as its payload.
-pub fn ipv6(proto: u8, src: Ipv6Addr, dst: Ipv6Addr, transport: &[u8]) -> Vec<u8> {
+pub(crate) fn ipv6(proto: u8, src: Ipv6Addr, dst: Ipv6Addr, transport: &[u8]) -> Vec<u8> {
     let len = transport.len();
     let mut p = vec![0x60, 0, 0, 0, (len >> 8) as u8, len as u8, proto, 64];
     p.extend_from_slice(&src.octets());
@@ -478,7 +478,7 @@ pub fn ipv6(proto: u8, src: Ipv6Addr, dst: Ipv6Addr, transport: &[u8]) -> Vec<u8
 }
 
 /// A UDP header and `payload` (checksum 0).
-pub fn udp_segment(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn udp_segment(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
     let len = 8 + payload.len();
     let mut s = Vec::with_capacity(len);
     s.extend_from_slice(&sport.to_be_bytes());
@@ -490,7 +490,7 @@ pub fn udp_segment(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
 }
 
 /// A TCP header (ACK, no options) and `payload`.
-pub fn tcp_segment(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn tcp_segment(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
     let mut s = Vec::with_capacity(20 + payload.len());
     s.extend_from_slice(&sport.to_be_bytes());
     s.extend_from_slice(&dport.to_be_bytes());
@@ -500,17 +500,29 @@ pub fn tcp_segment(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
 }
 
 /// An IPv4 UDP packet.
-pub fn udp4(src: Ipv4Addr, sport: u16, dst: Ipv4Addr, dport: u16, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn udp4(
+    src: Ipv4Addr,
+    sport: u16,
+    dst: Ipv4Addr,
+    dport: u16,
+    payload: &[u8],
+) -> Vec<u8> {
     ipv4(17, src, dst, &udp_segment(sport, dport, payload))
 }
 
 /// An IPv4 TCP packet.
-pub fn tcp4(src: Ipv4Addr, sport: u16, dst: Ipv4Addr, dport: u16, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn tcp4(
+    src: Ipv4Addr,
+    sport: u16,
+    dst: Ipv4Addr,
+    dport: u16,
+    payload: &[u8],
+) -> Vec<u8> {
     ipv4(6, src, dst, &tcp_segment(sport, dport, payload))
 }
 
 /// An IPv4 ICMP echo request.
-pub fn icmp4(src: Ipv4Addr, dst: Ipv4Addr, seq: u16) -> Vec<u8> {
+pub(crate) fn icmp4(src: Ipv4Addr, dst: Ipv4Addr, seq: u16) -> Vec<u8> {
     let mut m = vec![8, 0, 0, 0, 0x12, 0x34];
     m.extend_from_slice(&seq.to_be_bytes());
     m.extend_from_slice(b"ping-payload");
@@ -520,17 +532,29 @@ pub fn icmp4(src: Ipv4Addr, dst: Ipv4Addr, seq: u16) -> Vec<u8> {
 }
 
 /// An IPv6 UDP packet.
-pub fn udp6(src: Ipv6Addr, sport: u16, dst: Ipv6Addr, dport: u16, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn udp6(
+    src: Ipv6Addr,
+    sport: u16,
+    dst: Ipv6Addr,
+    dport: u16,
+    payload: &[u8],
+) -> Vec<u8> {
     ipv6(17, src, dst, &udp_segment(sport, dport, payload))
 }
 
 /// An IPv6 TCP packet.
-pub fn tcp6(src: Ipv6Addr, sport: u16, dst: Ipv6Addr, dport: u16, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn tcp6(
+    src: Ipv6Addr,
+    sport: u16,
+    dst: Ipv6Addr,
+    dport: u16,
+    payload: &[u8],
+) -> Vec<u8> {
     ipv6(6, src, dst, &tcp_segment(sport, dport, payload))
 }
 
 /// An ICMPv6 echo request (checksum not computed).
-pub fn icmp6(src: Ipv6Addr, dst: Ipv6Addr, seq: u16) -> Vec<u8> {
+pub(crate) fn icmp6(src: Ipv6Addr, dst: Ipv6Addr, seq: u16) -> Vec<u8> {
     let mut m = vec![128, 0, 0, 0, 0x12, 0x34];
     m.extend_from_slice(&seq.to_be_bytes());
     m.extend_from_slice(b"ping6-payload");
@@ -538,6 +562,6 @@ pub fn icmp6(src: Ipv6Addr, dst: Ipv6Addr, seq: u16) -> Vec<u8> {
 }
 
 /// A fresh private key.
-pub fn key() -> PrivateKey {
+pub(crate) fn key() -> PrivateKey {
     PrivateKey::generate()
 }
