@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use sprout_link::Trace;
 use sprout_sim::distributions::{self, InterArrival};
@@ -409,18 +408,7 @@ fn evaluate(
 /// bar when `progress`; their outputs in the jobs' order, or the first job's error in that
 /// order.
 fn run_jobs(jobs: &[Job], threads: Option<usize>, progress: bool) -> Result<Vec<JobOut>> {
-    let bar = if progress {
-        let b = ProgressBar::new(jobs.len() as u64);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = crate::progress::bar(jobs.len() as u64, "", progress);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()

@@ -15,6 +15,7 @@ pub mod error;
 pub mod eval;
 pub mod experiment;
 pub mod paper;
+pub mod progress;
 pub mod report;
 pub mod results;
 pub mod sweep;

@@ -67,7 +67,6 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -1082,18 +1081,7 @@ pub fn run_local(
         skipped: plan.runs.len() - pending.len(),
         ..SweepReport::default()
     };
-    let bar = if progress {
-        let b = ProgressBar::new(pending.len() as u64);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = crate::progress::bar(pending.len() as u64, "", progress);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.unwrap_or(0))
         .build()

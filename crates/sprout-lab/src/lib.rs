@@ -4,7 +4,6 @@
 #![forbid(unsafe_code)]
 
 pub mod emulate;
-mod progress;
 pub mod saturator_check;
 pub mod tunnel_args;
 pub mod tunnel_experiment;

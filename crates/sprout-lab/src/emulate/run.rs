@@ -16,7 +16,7 @@ use super::options::{EmulateOptions, DEFAULT_LINK, EMULATED_SCHEMES};
 use super::report;
 use super::results::{Agreement, EmulateResults};
 use super::simulated::run_simulated;
-use crate::progress;
+use sprout_eval::progress;
 
 /// A link pair: its name and its (uplink, downlink) traces.
 type LinkPair = (String, Arc<Trace>, Arc<Trace>);
@@ -49,7 +49,7 @@ pub fn run(opts: &EmulateOptions) -> Result<String, EmulateError> {
     })?;
     let seconds = opts.duration_us / 1_000_000;
     let total = (pairs.len() * opts.schemes.len()) as u64 * seconds;
-    let bar = progress::seconds_bar(total, opts.progress);
+    let bar = progress::bar(total, " s", opts.progress);
     let started = Instant::now();
     let mut rows = Vec::new();
     let mut agreement = Vec::new();

@@ -11,7 +11,7 @@ use super::options::{
     DEFAULT_TUNNEL_SKIP_US, INTERACTIVE_LINGER_S,
 };
 use super::report::{cost_text, isolation_text, merge_report, write_cost, write_isolation};
-use crate::progress;
+use sprout_eval::progress;
 
 /// Runs the tunnel experiments asked for, writes their outputs and returns what to print.
 pub fn run(opts: &TunnelOptions) -> Result<String, TunnelError> {
@@ -44,7 +44,7 @@ pub fn run(opts: &TunnelOptions) -> Result<String, TunnelError> {
     if opts.cost {
         total += cost_dur / 1_000_000;
     }
-    let bar = progress::seconds_bar(total, opts.progress);
+    let bar = progress::bar(total, " s", opts.progress);
     let mut printed = String::new();
     if opts.isolation {
         let res = run_isolation(opts, iso_dur, iso_skip, &bar)?;
