@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use sprout_emu::signals::{self, WaitOutcome};
-use sprout_emu::{
-    fidelity, has_network_privileges, DirectionReport, EmuError, Emulator, EmulatorConfig,
-    SignalWatcher,
-};
+use sprout_emu::{fidelity, DirectionReport, EmuError, Emulator, EmulatorConfig};
 use sprout_link::{LinkConfig, QueueKind};
+use sprout_os::caps::has_network_privileges;
+use sprout_os::child::{
+    become_subreaper, exit_code, reclaim_terminal, terminate_group, wait_for, WaitOutcome,
+};
+use sprout_os::signals::SignalWatcher;
 use sprout_sim::duration::{duration_us, TimeUnit};
 use sprout_sim::sim_json::load_trace;
 
@@ -158,7 +159,7 @@ pub(crate) fn run(a: LinkArgs) -> Result<()> {
     // running.
     let signals = SignalWatcher::new().context("install signal handlers")?;
     // Orphans of the command's group come to us, to be reaped when the group is ended.
-    signals::become_subreaper();
+    become_subreaper();
     let up_name = config.uplink.name().to_string();
     let down_name = config.downlink.name().to_string();
     let emu = Emulator::start(config)?;
@@ -177,10 +178,10 @@ pub(crate) fn run(a: LinkArgs) -> Result<()> {
             return Err(e).with_context(|| format!("cannot run `{program}`"));
         }
     };
-    let outcome = signals::wait_for(&mut child, duration, &signals);
+    let outcome = wait_for(&mut child, duration, &signals);
     // Whatever happened, end the command's whole process group (leftover members included).
-    let status = signals::terminate_group(&mut child, Duration::from_secs(1));
-    signals::reclaim_terminal();
+    let status = terminate_group(&mut child, Duration::from_secs(1));
+    reclaim_terminal();
     let stopped = emu.stop();
     let outcome = outcome.context("waiting for the command")?;
     let report = stopped?;
@@ -192,7 +193,7 @@ pub(crate) fn run(a: LinkArgs) -> Result<()> {
     let code = match outcome {
         WaitOutcome::Exited(s) => {
             eprintln!("sprout link: {program} exited with {s}");
-            signals::exit_code(s)
+            exit_code(s)
         }
         WaitOutcome::TimedOut => {
             eprintln!("sprout link: stopped {program} after --duration ({status})");

@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 use rustix::process::Signal;
 use serde_json::Value;
 use sprout_emu::leftovers::{interface_names, remains, wait_until};
-use sprout_emu::{has_network_privileges, Emulator, EmulatorConfig};
+use sprout_emu::{Emulator, EmulatorConfig};
 use sprout_link::constant_rate_trace;
 use sprout_net::secure::PrivateKey;
+use sprout_os::caps::has_network_privileges;
 
 const EXE: &str = env!("CARGO_BIN_EXE_sprout");
 
@@ -413,8 +414,8 @@ fn full_tunnel_client_stopped_or_killed_leaves_no_host_route() {
     // reaches a relay) and the client must add a host route for it. The address lives on a
     // TUN device this test holds: it goes when the test ends, however it ends.
     let relay: Ipv4Addr = format!("10.203.{n}.1").parse().unwrap();
-    let holder = sprout_emu::tun_device::TunDevice::create(&format!("strl{n}")).unwrap();
-    sprout_emu::tun_device::configure_point_to_point(
+    let holder = sprout_os::tun::TunDevice::create(&format!("strl{n}")).unwrap();
+    sprout_os::tun::configure_point_to_point(
         holder.name(),
         relay,
         format!("10.203.{n}.2").parse().unwrap(),

@@ -233,7 +233,7 @@ fn expected_hash(seed: u64) -> u64 {
 
 /// A /24 in 10.77.0.0/16 with no address of this host in it.
 fn free_network() -> u8 {
-    let taken = sprout_emu::tun_device::existing_ipv4_addresses();
+    let taken = sprout_os::interfaces::ipv4_addresses_in_use();
     let start = std::process::id() % 240;
     (0..240u32)
         .map(|k| (10 + (start + k * 7) % 240) as u8)

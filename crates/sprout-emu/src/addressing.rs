@@ -3,7 +3,8 @@
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::tun_device::{existing_ipv4_addresses, interface_exists, MAX_IFNAME_LEN};
+use sprout_os::interfaces::ipv4_addresses_in_use as existing_ipv4_addresses;
+use sprout_os::tun::{interface_exists, MAX_IFNAME_LEN};
 
 /// Counts instances started by this process, so that several emulators in one process (tests,
 /// the evaluation harness) get different addresses and names.

@@ -14,7 +14,7 @@ use sprout_link::{Link, LinkConfig, MmLogWriter, Trace};
 use sprout_os::clock::monotonic_ns;
 use sprout_os::netns::NetNamespace;
 use sprout_os::poll::EventFd;
-use sprout_os::tun::{self as tun_device, TunDevice};
+use sprout_os::tun::{self, TunDevice};
 
 use crate::addressing::{self, Addressing};
 use crate::event_loop::{self, Direction, LoopOutcome, LoopSetup};
@@ -145,15 +145,15 @@ impl NamespaceThread {
                 let setup = || -> io::Result<(NetNamespace, TunDevice)> {
                     let ns = NetNamespace::unshare_current_thread()
                         .map_err(|e| io::Error::new(e.kind(), format!("unshare: {e}")))?;
-                    tun_device::set_up("lo")?;
+                    tun::set_up("lo")?;
                     let tun = TunDevice::create(&a.inner_name)?;
-                    tun_device::configure_point_to_point(
+                    tun::configure_point_to_point(
                         &a.inner_name,
                         a.mobile,
                         a.outside,
                         MTU_BYTES,
                     )?;
-                    tun_device::add_default_route(&a.inner_name, a.outside)?;
+                    tun::add_default_route(&a.inner_name, a.outside)?;
                     Ok((ns, tun))
                 };
                 let ok = setup_tx.send(setup()).is_ok();
@@ -347,7 +347,7 @@ impl Emulator {
                 }
             }
         };
-        tun_device::configure_point_to_point(
+        tun::configure_point_to_point(
             &addressing.outer_name,
             addressing.outside,
             addressing.mobile,
@@ -451,7 +451,7 @@ impl Emulator {
 
     /// Like [`spawn_in_namespace`](Emulator::spawn_in_namespace), and if this process is the
     /// foreground process group of the terminal on standard input, hands the terminal to the
-    /// command's group (for interactive shells). Call [`crate::reclaim_terminal`] after it exits.
+    /// command's group (for interactive shells). Call [`sprout_os::child::reclaim_terminal`] after it exits.
     pub fn spawn_interactive(&self, cmd: &mut Command) -> io::Result<Child> {
         self.prepare(cmd, true);
         self.ns_thread.spawn(cmd)

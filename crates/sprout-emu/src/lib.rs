@@ -5,15 +5,11 @@
 //! outside → mobile), logged in mahimahi's mm-link format if asked.
 //!
 //! - [`emulator`]: [`Emulator`] and its configuration, the library entry point.
-//! - [`namespace`]: the non-persistent network namespace ([`NetNamespace`]).
-//! - [`tun_device`]: TUN devices and their addresses and routes, by ioctl.
 //!
-//! The system calls (namespaces, TUN devices, clocks, signals, processes) are
-//! [`sprout_os`]'s; `namespace`, `tun_device`, `signals`, [`monotonic_ns`] and
-//! [`has_network_privileges`] re-export them under their old paths.
+//! The system calls (namespaces, TUN devices, clocks, signals, processes) are [`sprout_os`]'s;
+//! callers that run a command under the emulator use its `child` and `signals` modules.
 //! - `event_loop`: the single thread moving packets between devices and links.
 //! - [`stats`]: counters, latency histograms and per-packet records.
-//! - [`signals`]: running a command under the emulator and ending it cleanly.
 //! - [`leftovers`]: what of an emulator is still visible on the host (clean-up checks).
 //! - [`fidelity`]: measurements of the emulator's own accuracy (utilization under a flood,
 //!   extra delay of a light probe).
@@ -32,17 +28,10 @@ pub mod emulator;
 mod event_loop;
 pub mod fidelity;
 pub mod leftovers;
-pub use sprout_os::netns as namespace;
-pub mod signals;
 pub mod stats;
-pub mod tun_device;
 
 pub use emulator::{
     check_privileges, EmuError, Emulator, EmulatorConfig, EmulatorReport, ENV_MAHIMAHI_BASE,
     ENV_MOBILE, ENV_OUTSIDE, MTU_BYTES,
 };
-pub use namespace::NetNamespace;
-pub use signals::{reclaim_terminal, SignalWatcher, WaitOutcome};
-pub use sprout_os::caps::has_network_privileges;
-pub use sprout_os::clock::monotonic_ns;
 pub use stats::{DeliveryRecord, DirectionReport, DirectionStats, EmulatorStats, Histogram};

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sprout_emu::leftovers::{interface_names, process_gone, remains, wait_until};
-use sprout_emu::{has_network_privileges, Emulator, EmulatorConfig};
+use sprout_emu::{Emulator, EmulatorConfig};
 use sprout_link::constant_rate_trace;
+use sprout_os::caps::has_network_privileges;
 
 fn config() -> EmulatorConfig {
     let trace = Arc::new(constant_rate_trace("12mbit", 12.0, 1.0).unwrap());

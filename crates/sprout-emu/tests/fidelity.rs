@@ -8,7 +8,7 @@
 //! ms alone), so it is printed here but not asserted.
 
 use sprout_emu::fidelity::{self, FidelityReport};
-use sprout_emu::has_network_privileges;
+use sprout_os::caps::has_network_privileges;
 
 /// (description, passed) of what this test asserts.
 fn guarded(report: &FidelityReport) -> Vec<(String, bool)> {

@@ -4,8 +4,9 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sprout_emu::{has_network_privileges, Emulator, EmulatorConfig};
+use sprout_emu::{Emulator, EmulatorConfig};
 use sprout_link::constant_rate_trace;
+use sprout_os::caps::has_network_privileges;
 
 /// Echoes measured.
 const ECHOES: usize = 20;

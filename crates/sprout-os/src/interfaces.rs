@@ -1,6 +1,6 @@
 //! The IP addresses of the network interfaces (`getifaddrs`, through nix).
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use nix::sys::socket::SockaddrStorage;
 
@@ -54,6 +54,20 @@ pub fn interface_addresses() -> Vec<InterfaceAddress> {
         })
     })
     .collect()
+}
+
+/// The IPv4 addresses in use on the calling thread's namespace's interfaces: local and peer
+/// addresses, broadcast addresses too (what a new point-to-point link must not take).
+pub fn ipv4_addresses_in_use() -> Vec<Ipv4Addr> {
+    let mut out = Vec::new();
+    for a in interface_addresses() {
+        for ip in std::iter::once(a.address).chain(a.peer_or_broadcast) {
+            if let IpAddr::V4(v4) = ip {
+                out.push(v4);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ impl FeedbackPath {
     /// Makes the pair, addresses both ends and brings them up.
     pub(super) fn create(emu: &sprout_emu::Emulator) -> Result<FeedbackPath> {
         let pid = std::process::id();
-        let taken = sprout_emu::tun_device::existing_ipv4_addresses();
+        let taken = sprout_os::interfaces::ipv4_addresses_in_use();
         let (mut n, mut slot);
         let mut attempts = 0;
         loop {
@@ -106,7 +106,7 @@ impl FeedbackPath {
 
 impl Drop for FeedbackPath {
     fn drop(&mut self) {
-        if sprout_emu::tun_device::interface_exists(&self.root_if) {
+        if sprout_os::tun::interface_exists(&self.root_if) {
             let _ = Command::new("ip")
                 .args(["link", "del", &self.root_if])
                 .stdin(Stdio::null())

@@ -104,7 +104,7 @@ struct Flows {
 
 /// A /24 in 10.77.0.0/16 with no address in use on this host.
 fn tunnel_network() -> u8 {
-    let taken = sprout_emu::tun_device::existing_ipv4_addresses();
+    let taken = sprout_os::interfaces::ipv4_addresses_in_use();
     let start = (std::process::id() % 200) as u16;
     (0..240u16)
         .map(|k| (10 + (start + k) % 240) as u8)
@@ -117,7 +117,7 @@ fn device_name(prefix: &str) -> String {
     let pid = std::process::id() & 0xff_ffff;
     (0..100)
         .map(|k| format!("{prefix}{pid:x}{k}"))
-        .find(|n| !sprout_emu::tun_device::interface_exists(n))
+        .find(|n| !sprout_os::tun::interface_exists(n))
         .unwrap_or_else(|| format!("{prefix}{pid:x}"))
 }
 
@@ -213,7 +213,7 @@ fn start_flows(
         None
     };
     thread::sleep(SERVER_START);
-    let t0_mono_us = sprout_emu::monotonic_ns() / 1000;
+    let t0_mono_us = sprout_os::clock::monotonic_ns() / 1000;
     let t0_link_us = emu.now_us();
     let started = Instant::now();
     let mut bulk_c = commands::tcp_client(exe, bulk_addr, secs);
