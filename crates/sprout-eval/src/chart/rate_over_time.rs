@@ -6,10 +6,10 @@ use super::colours::LabelColours;
 use super::geometry::BBox;
 use super::style::{AXIS, GRID, HEIGHT, WIDTH};
 use super::svg::{polyline_d, title_text, Svg};
-use super::text::{fit_size, text_width, Font};
+use super::text::{text_width, Font};
 use super::time_panels::{
-    caption_across, legend_rows, positive_bin, stacked_frames, step_points, time_grid, time_title,
-    Swatch, TimeAxis,
+    finish_stacked, legend_rows, panel_axis_title, positive_bin, stacked_frames, step_points,
+    time_grid, Swatch, TimeAxis,
 };
 
 /// One series of a [`rate_over_time_chart`] panel: its legend label and its values, one per
@@ -120,20 +120,11 @@ pub fn rate_over_time_chart(
         );
         if let Some(panel) = panels.get(k) {
             draw_series(&mut svg, panel, &colours, bin_s, &time, &axis, frame);
-            let title_size = fit_size(&panel.axis_title, panel_h, 13.0, 8.0, false);
-            svg.vtext(
-                22.0,
-                (frame.y0 + frame.y1) / 2.0,
-                &panel.axis_title,
-                Font::plain(title_size),
-            );
+            panel_axis_title(&mut svg, &panel.axis_title, frame, panel_h);
         }
         svg.rect("frame", frame, "none", AXIS, "");
     }
-    let last = frames[frames.len() - 1];
-    time_title(&mut svg, &time, last.y1);
-    caption_across(&mut svg, last.y1, caption);
-    svg.finish()
+    finish_stacked(svg, &frames, &time, caption)
 }
 
 /// A panel's axis: from 0 over its highest value (pixels set later).

@@ -193,6 +193,27 @@ pub(super) fn caption_across(svg: &mut Svg, bottom: f64, caption: &str) {
     }
 }
 
+/// A stacked panel's axis title, written upward at the chart's left edge beside `frame`, as
+/// large as fits the panel's height `panel_h` (8 to 13 px).
+pub(super) fn panel_axis_title(svg: &mut Svg, title: &str, frame: &BBox, panel_h: f64) {
+    let size = fit_size(title, panel_h, 13.0, 8.0, false);
+    svg.vtext(22.0, (frame.y0 + frame.y1) / 2.0, title, Font::plain(size));
+}
+
+/// The end of a chart of stacked panels (`frames`, top to bottom): "Time (s)" and the
+/// caption under the lowest frame, then the finished document.
+pub(super) fn finish_stacked(
+    mut svg: Svg,
+    frames: &[BBox],
+    time: &TimeAxis,
+    caption: &str,
+) -> String {
+    let last = frames[frames.len() - 1];
+    time_title(&mut svg, time, last.y1);
+    caption_across(&mut svg, last.y1, caption);
+    svg.finish()
+}
+
 /// `bin_s` if it is a positive number of seconds, else 1 s.
 pub(super) fn positive_bin(bin_s: f64) -> f64 {
     if bin_s.is_finite() && bin_s > 0.0 {
