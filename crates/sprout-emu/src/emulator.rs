@@ -147,12 +147,7 @@ impl NamespaceThread {
                         .map_err(|e| io::Error::new(e.kind(), format!("unshare: {e}")))?;
                     tun::set_up("lo")?;
                     let tun = TunDevice::create(&a.inner_name)?;
-                    tun::configure_point_to_point(
-                        &a.inner_name,
-                        a.mobile,
-                        a.outside,
-                        MTU_BYTES,
-                    )?;
+                    tun::configure_point_to_point(&a.inner_name, a.mobile, a.outside, MTU_BYTES)?;
                     tun::add_default_route(&a.inner_name, a.outside)?;
                     Ok((ns, tun))
                 };
