@@ -91,26 +91,77 @@ def _ray_chunk(runs):
     return native.sweep_run_many(runs)
 
 
+#: What to install for each optional part (the extras of python/pyproject.toml).
+_INSTALL = {"ray": "pip install './python[ray]'", "parquet": "pip install './python[parquet]'"}
+
+
+def _require(modules, what: str, extra: str):
+    """Imports ``modules`` or raises ImportError naming what to install for ``what``."""
+    import importlib
+
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            raise ImportError(
+                f"{what} needs {name}, which is not installed in {sys.executable} ({e}): "
+                f"{_INSTALL[extra]} (in the repository; or pip install 'sprout[{extra}]')"
+            ) from None
+
+
 def _start_ray(address: Optional[str], workers: int):
-    """Connects to Ray or starts a local instance; returns (ray module, started here)."""
-    try:
-        import ray
-    except ImportError as e:  # pragma: no cover - depends on the machine
-        raise ImportError("executor='ray' needs Ray: pip install ray") from e
+    """Connects to Ray or starts a local instance; returns (ray module, started here).
+    Raises ImportError (Ray is not installed) or ConnectionError (no cluster at
+    ``address``), each with a one-line message."""
+    _require(["ray"], "executor='ray' (sprout sweep --ray)", "ray")
+    import ray
+
     if ray.is_initialized():
         return ray, False
     quiet = dict(include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     if address in (None, "local"):
-        ray.init(num_cpus=workers, **quiet)
-    elif address == "auto":
+        # address="local": a new instance even if another cluster runs on this machine.
+        ray.init(address="local", num_cpus=workers, **quiet)
+        return ray, True
+    if address == "auto":
         try:
             ray.init(address="auto", logging_level="ERROR", log_to_driver=False)
         except ConnectionError:
             sys.stderr.write(f"no running Ray cluster found; starting a local one ({workers} CPUs)\n")
-            ray.init(num_cpus=workers, **quiet)
-    else:
+            ray.init(address="local", num_cpus=workers, **quiet)
+        return ray, True
+    try:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+    except Exception as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ConnectionError(f"could not join the Ray cluster at {address}: {first}") from None
     return ray, True
+
+
+def _run_local(pending, workers: int, take):
+    """Runs ``pending`` ((run id, run) pairs) on a pool of ``workers`` threads."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(_sprout.sweep_run, r): i for i, r in pending}
+        for f in as_completed(futures):
+            try:
+                take(futures[f], f.result(), None)
+            except _sprout.SproutError as e:
+                take(futures[f], None, str(e))
+
+
+def _run_ray(ray, pending, workers: int, chunk_size: Optional[int], take):
+    """Runs ``pending`` as Ray tasks of ``chunk_size`` runs. A task whose node dies is run
+    again elsewhere (Ray's retries; its rows are the same), and each task's rows are taken
+    once, when its result arrives."""
+    cpus = int(ray.cluster_resources().get("CPU", workers)) or workers
+    size = chunk_size or max(1, min(16, -(-len(pending) // (cpus * 4))))
+    task = ray.remote(num_cpus=1, max_retries=10)(_ray_chunk)
+    runs = [r for _, r in pending]
+    refs = [task.remote(runs[k : k + size]) for k in range(0, len(runs), size)]
+    while refs:
+        ready, refs = ray.wait(refs, num_returns=1)
+        for run_id, line, error in ray.get(ready[0]):
+            take(run_id, line, error)
 
 
 def sweep(
@@ -134,7 +185,9 @@ def sweep(
     "local", a local instance with ``num_cpus=workers``; a cluster's nodes need the
     ``sprout`` package and the spec's trace files at the same paths). ``workers`` defaults
     to the number of cores. Raises ``SweepError`` after writing the rows of the runs that
-    succeeded if any failed.
+    succeeded if any failed; ImportError (before writing anything) if Ray, or for Parquet
+    pandas and pyarrow, are missing. If the sweep stops (an error, a lost cluster), the rows
+    of the runs that finished are kept and running it again runs only the others.
     """
     if executor not in ("local", "ray"):
         raise ValueError(f"executor must be 'local' or 'ray', not {executor!r}")
@@ -147,46 +200,15 @@ def sweep(
     workers = int(workers) if workers else (os.cpu_count() or 1)
     if workers < 1:
         raise ValueError("workers must be at least 1")
-
-    output = _sprout.SweepOutput(str(csv_path), p.header)
-    done = output.done()
-    pending = [(i, r) for i, r in zip(p.ids(), p.runs()) if i not in done]
-    failures = []
-    bar = _Progress(len(pending), progress, f"sweep ({executor})")
-
-    def take(run_id, line, error):
-        if line is not None:
-            output.append(line)
-        else:
-            failures.append((run_id, error))
-        bar.update()
-
+    if parquet:
+        _require(["pandas", "pyarrow"], f"writing {out.name} (Parquet)", "parquet")
+    # Ray first: a missing Ray or an unreachable cluster leaves the output untouched.
+    ray, started = _start_ray(ray_address, workers) if executor == "ray" else (None, False)
     try:
-        if executor == "local":
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(_sprout.sweep_run, r): i for i, r in pending}
-                for f in as_completed(futures):
-                    try:
-                        take(futures[f], f.result(), None)
-                    except _sprout.SproutError as e:
-                        take(futures[f], None, str(e))
-        else:
-            ray, started = _start_ray(ray_address, workers)
-            try:
-                task = ray.remote(num_cpus=1)(_ray_chunk)
-                size = chunk_size or max(1, min(16, -(-len(pending) // (workers * 4))))
-                runs = [r for _, r in pending]
-                refs = [task.remote(runs[k : k + size]) for k in range(0, len(runs), size)]
-                while refs:
-                    ready, refs = ray.wait(refs, num_returns=1)
-                    for run_id, line, error in ray.get(ready[0]):
-                        take(run_id, line, error)
-            finally:
-                if started:
-                    ray.shutdown()
+        failures = _run_into(p, csv_path, executor, ray, workers, chunk_size, progress)
     finally:
-        bar.close()
-        output.finish()
+        if started:
+            ray.shutdown()
 
     if parquet:
         import pandas as pd
@@ -201,6 +223,36 @@ def sweep(
     if parquet:
         return pd.read_parquet(out)
     return pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
+
+
+def _run_into(p, csv_path: Path, executor: str, ray, workers: int, chunk_size, progress: bool):
+    """Runs the plan's runs not yet in ``csv_path``, appending a row per run (once per run
+    id) as each finishes; the file is sorted at the end, even after an error. Returns the
+    failures ((run id, message))."""
+    output = _sprout.SweepOutput(str(csv_path), p.header)
+    written = set(output.done())
+    pending = [(i, r) for i, r in zip(p.ids(), p.runs()) if i not in written]
+    failures = []
+    bar = _Progress(len(pending), progress, f"sweep ({executor})")
+
+    def take(run_id, line, error):
+        if line is not None:
+            if run_id not in written:
+                written.add(run_id)
+                output.append(line)
+        else:
+            failures.append((run_id, error))
+        bar.update()
+
+    try:
+        if executor == "local":
+            _run_local(pending, workers, take)
+        else:
+            _run_ray(ray, pending, workers, chunk_size, take)
+    finally:
+        bar.close()
+        output.finish()
+    return failures
 
 
 def main(argv=None) -> int:
@@ -232,8 +284,15 @@ def main(argv=None) -> int:
             chunk_size=a.chunk_size,
             progress=not a.quiet,
         )
-    except (_sprout.SproutError, OSError) as e:
+    except (_sprout.SproutError, OSError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # a Ray error mid-sweep (e.g. the cluster went away)
+        if not a.ray:
+            raise
+        first = (str(e).strip().splitlines() or [""])[0]
+        print(f"error: the sweep stopped ({type(e).__name__}: {first}); the rows of the runs "
+              "that finished are kept: run it again to run the others", file=sys.stderr)
         return 1
     rows = len(result) if not isinstance(result, str) else "?"
     print(f"{rows} rows in {time.monotonic() - t:.1f} s")

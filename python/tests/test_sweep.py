@@ -4,6 +4,7 @@ with 2 workers) and from `sprout sweep`; resuming skips finished runs."""
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,89 @@ def test_command_line_rows_identical(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "24 runs: 24 run" in r.stdout
     assert cli_out.read_bytes() == py_out.read_bytes()
+
+
+# --- Without the package or without Ray: one line saying what to install, nothing written. ---
+
+INSTALL_RAY = "pip install './python[ray]'"
+
+
+def no_ray_dir(tmp_path):
+    """A folder that, first on PYTHONPATH, makes `import ray` fail as if Ray were absent."""
+    d = tmp_path / "no-ray"
+    (d / "ray").mkdir(parents=True)
+    (d / "ray" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n")
+    return d
+
+
+def wrapper(tmp_path, name, body):
+    """An executable shell script standing in for a Python interpreter."""
+    p = tmp_path / name
+    p.write_text(f"#!/bin/sh\n{body}\n")
+    p.chmod(0o755)
+    return str(p)
+
+
+def earlier_output(tmp_path):
+    """(spec, out): a CSV holding part of an earlier run's rows, and its bytes."""
+    spec = write_spec(tmp_path, SPEC_SMALL)
+    out = tmp_path / "earlier.csv"
+    sw.sweep(spec, out, workers=2, progress=False)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:6]))
+    return spec, out, out.read_bytes()
+
+
+def assert_one_line_error(p, *needles):
+    err = p.stderr.strip()
+    assert p.returncode != 0, p.stdout
+    assert "Traceback" not in err, err
+    assert len(err.splitlines()) == 1, err
+    for n in needles:
+        assert n in err, err
+
+
+def test_python_sweep_without_ray_is_one_line_and_writes_nothing(tmp_path):
+    spec, earlier, before = earlier_output(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(no_ray_dir(tmp_path)))
+    for out in (tmp_path / "new.csv", earlier):
+        p = subprocess.run([sys.executable, "-m", "sprout.sweep", str(spec), "--out", str(out),
+                            "--ray", "local", "--quiet"], capture_output=True, text=True, env=env)
+        assert_one_line_error(p, "error: executor='ray'", "No module named 'ray'", INSTALL_RAY)
+    assert not (tmp_path / "new.csv").exists()
+    assert earlier.read_bytes() == before
+
+
+def test_sweep_function_without_ray_or_pyarrow_raises_before_writing(tmp_path, monkeypatch):
+    spec = write_spec(tmp_path, SPEC_SMALL)
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    with pytest.raises(ImportError, match=r"pip install '\./python\[ray\]'"):
+        sw.sweep(spec, tmp_path / "r.csv", executor="ray", progress=False)
+    assert not (tmp_path / "r.csv").exists()
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ImportError, match=r"pip install '\./python\[parquet\]'"):
+        sw.sweep(spec, tmp_path / "r.parquet", progress=False)
+    assert not (tmp_path / "r.csv").exists()
+
+
+@pytest.mark.parametrize("missing", ["package", "ray"])
+def test_cli_sweep_ray_without_package_or_ray(missing, tmp_path):
+    exe = sprout_binary()
+    if exe is None:
+        pytest.skip("SKIPPED: no sprout binary (cargo build -p sprout-cli, or set SPROUT_BIN)")
+    spec, earlier, before = earlier_output(tmp_path)
+    if missing == "package":  # this interpreter without its site-packages: no sprout, no ray
+        python = wrapper(tmp_path, "python-bare", f'exec "{sys.executable}" -S "$@"')
+        needle = "sprout.sweep: No module named 'sprout'"
+    else:
+        python = wrapper(tmp_path, "python-no-ray",
+                         f'PYTHONPATH="{no_ray_dir(tmp_path)}" exec "{sys.executable}" "$@"')
+        needle = "ray: No module named 'ray'"
+    env = dict(os.environ, SPROUT_PYTHON=python)
+    for out in (tmp_path / "new.csv", earlier):
+        p = subprocess.run([exe, "sweep", str(spec), "--out", str(out), "--ray", "local",
+                            "--quiet"], capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert_one_line_error(p, needle, INSTALL_RAY, "SPROUT_PYTHON")
+    assert not (tmp_path / "new.csv").exists()  # no header-only CSV
+    assert earlier.read_bytes() == before
