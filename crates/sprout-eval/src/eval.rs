@@ -6,7 +6,7 @@
 //! [`crate::results`] and [`crate::traces`] (re-exported here); this module runs them and hands
 //! the results to [`crate::report`].
 
-use std::fs;
+use crate::output_dir::OutputDir;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -95,9 +95,12 @@ struct Plan {
 
 impl Plan {
     fn new(opts: &EvalOptions) -> Result<Plan> {
+        // Each scheme takes the changes it uses (Sprout-EWMA has no Bayesian model);
+        // `EvalResults::params_phrase` says which took what.
         let changed = |scheme: Scheme| -> Result<sprout_core::Config> {
             let mut c = scheme.protocol_config();
-            sprout_sim::overrides::apply(&mut c, &opts.protocol_params).map_err(EvalError::Sim)?;
+            let (used, _) = scheme.split_params(&opts.protocol_params);
+            sprout_sim::overrides::apply(&mut c, &used).map_err(EvalError::Sim)?;
             Ok(c)
         };
         let sprout = changed(Scheme::Sprout)?;
@@ -349,14 +352,11 @@ pub fn run(opts: &EvalOptions) -> Result<String> {
     }
     let plan = Plan::new(opts)?;
     let links = load_links(opts.traces.as_deref())?;
-    fs::create_dir_all(&opts.out).map_err(|source| EvalError::Io {
-        what: "creating output folder",
-        path: opts.out.clone(),
-        source,
-    })?;
+    let out = OutputDir::open(&opts.out)?;
     let (results, fig1) = evaluate(opts, &plan, &links)?;
     report::write_outputs(&opts.out, &results, fig1.as_deref())?;
-    Ok(report::summary(&results, &opts.out))
+    let tidied = out.finish()?;
+    Ok(format!("{}{tidied}", report::summary(&results, &opts.out)))
 }
 
 /// Runs every simulation of the options' experiments on the links: the results, and the
@@ -408,7 +408,10 @@ fn evaluate(
 /// bar when `progress`; their outputs in the jobs' order, or the first job's error in that
 /// order.
 fn run_jobs(jobs: &[Job], threads: Option<usize>, progress: bool) -> Result<Vec<JobOut>> {
-    let bar = crate::progress::bar(jobs.len() as u64, "", progress);
+    // The bar counts simulations, as the report does: the omniscient sender's jobs are
+    // computed from the trace in no time.
+    let simulations = jobs.iter().filter(|j| j.scheme.is_simulated()).count();
+    let bar = crate::progress::bar(simulations as u64, "", progress);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()
@@ -424,7 +427,9 @@ fn run_jobs(jobs: &[Job], threads: Option<usize>, progress: bool) -> Result<Vec<
             .par_iter()
             .map(|&i| {
                 let out = run_job(&jobs[i]);
-                bar.inc(1);
+                if jobs[i].scheme.is_simulated() {
+                    bar.inc(1);
+                }
                 bar.set_message(format!(
                     "{} {} {}",
                     jobs[i].experiment.key(),
@@ -440,6 +445,19 @@ fn run_jobs(jobs: &[Job], threads: Option<usize>, progress: bool) -> Result<Vec<
     outputs.into_iter().map(|(_, o)| o).collect()
 }
 
+/// The mean of the values that are numbers (a direction that carried no data has no data-only
+/// delay), or NaN when none is.
+fn finite_mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values
+        .filter(|v| v.is_finite())
+        .fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    if n == 0 {
+        f64::NAN
+    } else {
+        sum / n as f64
+    }
+}
+
 fn averages(rows: &[ResultRow], schemes: &[Scheme]) -> Vec<SchemeAverage> {
     schemes
         .iter()
@@ -453,7 +471,7 @@ fn averages(rows: &[ResultRow], schemes: &[Scheme]) -> Vec<SchemeAverage> {
                 scheme: s.key().to_string(),
                 utilization: r.iter().map(|x| x.utilization).sum::<f64>() / n,
                 self_inflicted_ms: r.iter().map(|x| x.self_inflicted_ms).sum::<f64>() / n,
-                self_inflicted_data_ms: r.iter().map(|x| x.self_inflicted_data_ms).sum::<f64>() / n,
+                self_inflicted_data_ms: finite_mean(r.iter().map(|x| x.self_inflicted_data_ms)),
                 throughput_kbps: r.iter().map(|x| x.throughput_kbps).sum::<f64>() / n,
                 results: r.len(),
             }

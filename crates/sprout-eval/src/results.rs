@@ -102,6 +102,41 @@ pub struct EvalResults {
 }
 
 impl EvalResults {
+    /// Which Sprout scheme ran with which of [`EvalResults::protocol_params`], as a phrase
+    /// ("sprout with `model.sigma=250 target_ticks=4`, sprout-ewma with `target_ticks=4`
+    /// (it has no Bayesian model)"), or `None` when the run used the defaults.
+    pub fn params_phrase(&self) -> Option<String> {
+        if self.protocol_params.is_empty() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        for scheme in [Scheme::Sprout, Scheme::SproutEwma] {
+            if !self.schemes.iter().any(|s| s == scheme.key()) {
+                continue;
+            }
+            let (used, ignored) = scheme.split_params(&self.protocol_params);
+            let with = if used.is_empty() {
+                "the defaults".to_string()
+            } else {
+                format!("`{}`", used.join(" "))
+            };
+            let why = if ignored.is_empty() {
+                ""
+            } else {
+                " (it has no Bayesian model)"
+            };
+            parts.push(format!("{} with {with}{why}", scheme.key()));
+        }
+        Some(if parts.is_empty() {
+            format!(
+                "`{}` (no Sprout scheme ran)",
+                self.protocol_params.join(" ")
+            )
+        } else {
+            parts.join(", ")
+        })
+    }
+
     /// The rows of one experiment.
     pub fn rows_of(&self, e: Experiment) -> impl Iterator<Item = &ResultRow> {
         self.rows.iter().filter(move |r| r.experiment == e.key())

@@ -26,7 +26,7 @@
 //! queue = "infinite"   # infinite or codel; also uplink_queue, downlink_queue
 //! loss = [0.0, 0.05]   # also uplink_loss, downlink_loss
 //! host_jitter_ms = 1.0
-//! confidence = 0.95    # Sprout schemes only
+//! confidence = 0.95    # Sprout only
 //! ```
 //!
 //! A trace entry is a pair's name (`NAME.up` and `NAME.down` in `traces_dir`), `"*"` (every
@@ -34,8 +34,10 @@
 //! (the paper's link model, [`SyntheticLink`]'s fields; the uplink uses `seed`, the downlink
 //! `seed + 1`) or `{ name, constant = { mbps, seconds } }`. Paths are relative to the spec's
 //! folder (to the current folder for a spec given as a value). A list-valued parameter is given
-//! as a list of lists. Sprout parameters and `confidence` apply to Sprout schemes only: other
-//! schemes run once per remaining combination, with those columns empty.
+//! as a list of lists. Sprout parameters apply to Sprout schemes only, and those of Sprout's
+//! Bayesian model (and `confidence`) to Sprout alone, not Sprout-EWMA
+//! ([`sprout_sim::scheme::BAYESIAN_MODEL_KEYS`]): a scheme runs once per combination of what
+//! it uses, with the other columns empty, so that no run is a duplicate under another name.
 //!
 //! # Runs, ids and rows
 //!
@@ -730,15 +732,23 @@ impl SweepPlan {
         let mut seen = HashSet::new();
         for trace in &traces {
             for scheme in &schemes {
-                let sprout = scheme.is_sprout();
-                // Parameters and confidence apply to Sprout schemes only.
-                let pcs = if sprout { &param_combos } else { &no_params };
+                // Parameters apply to Sprout schemes only, and each only to the schemes it
+                // changes (Sprout-EWMA has no Bayesian model): the others run once per
+                // remaining combination (the ids below drop the repeats), not as duplicates.
+                let pcs = if scheme.is_sprout() {
+                    &param_combos
+                } else {
+                    &no_params
+                };
                 for pc in pcs {
-                    let assignments: Vec<String> =
-                        pc.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    let assignments: Vec<String> = pc
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .filter(|a| scheme.uses_param(a))
+                        .collect();
                     for sc in &sim_combos {
                         let mut settings = sim_settings(sc)?;
-                        if !sprout {
+                        if !scheme.uses_confidence() {
                             settings.confidence = None;
                         }
                         for &seed in &seeds {
@@ -855,7 +865,7 @@ pub fn run_fields(run: &RunSpec) -> Result<Vec<String>> {
         opt(&s.uplink_loss),
         opt(&s.downlink_loss),
         s.host_jitter_ms.to_string(),
-        if opts.scheme.is_sprout() {
+        if opts.scheme.uses_confidence() {
             cfg.protocol.confidence.to_string()
         } else {
             String::new()
@@ -1181,6 +1191,38 @@ loss = [0.0, 0.01]
         let back: RunSpec = serde_json::from_str(&json).unwrap();
         assert_eq!(back, p.runs[5]);
         assert_eq!(back.compute_id(), back.id);
+    }
+
+    #[test]
+    fn sprout_ewma_runs_once_per_parameter_it_uses() {
+        // sigma is a key of Sprout's Bayesian model, which Sprout-EWMA does not have: it
+        // runs once per target_ticks value, not once per (sigma, target_ticks) pair.
+        let spec = SPEC
+            .replace(r#"schemes = ["sprout", "cubic"]"#, r#"schemes = ["sprout", "sprout-ewma"]"#)
+            .replace(
+                r#""model.sigma" = [100, 200]"#,
+                "\"model.sigma\" = [100, 200, 400]\ntarget_ticks = [4, 5]\n[sim]\nconfidence = [0.9, 0.95]",
+            )
+            .replace("[sim]\nduration", "duration");
+        let p = SweepPlan::from_toml(&spec, Path::new("."), "t").unwrap();
+        let ewma: Vec<&RunSpec> = p
+            .runs
+            .iter()
+            .filter(|r| r.scheme == "sprout-ewma")
+            .collect();
+        let sprout = p.runs.iter().filter(|r| r.scheme == "sprout").count();
+        // 2 traces x 2 seeds x 2 losses: sprout x 3 sigmas x 2 targets x 2 confidences.
+        assert_eq!(sprout, 8 * 12);
+        assert_eq!(
+            ewma.len(),
+            8 * 2,
+            "duplicates: {:?}",
+            ewma.iter().map(|r| &r.params).collect::<Vec<_>>()
+        );
+        assert!(ewma
+            .iter()
+            .all(|r| r.params.len() == 1 && r.params[0].starts_with("target_ticks=")));
+        assert!(ewma.iter().all(|r| r.sim.confidence.is_none()));
     }
 
     #[test]

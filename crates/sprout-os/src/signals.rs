@@ -68,6 +68,17 @@ pub fn ignore(signals: &[libc::c_int]) {
     }
 }
 
+/// Restores the default action of `SIGPIPE` (end the process quietly) for a command that
+/// only writes to its standard output: `sprout params | head` then ends as `cat` does instead
+/// of failing on the Rust runtime's ignored SIGPIPE with "Broken pipe". Not for commands that
+/// write to sockets, where EPIPE must stay an error to handle.
+///
+/// Hand-written on libc for the reason [`ignore`] is.
+pub fn default_sigpipe() {
+    // SAFETY: SIG_DFL installs no handler, so no code of ours runs in signal context.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
 /// The usual name of a stop signal (`SIGINT`), or `signal N`.
 pub fn name(sig: libc::c_int) -> String {
     match sig {

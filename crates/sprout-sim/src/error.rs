@@ -103,6 +103,42 @@ pub enum SimError {
     /// Options that do not go together or a value out of its range; the message says which.
     #[error("{0}")]
     InvalidOption(String),
+    /// A run whose measured window (from `--skip` to its end) is empty or too short for the
+    /// paper's metrics to mean anything ([`crate::run_limits::MIN_MEASURED_WINDOW_US`]).
+    #[error(
+        "the {direction} ({trace}) would be measured from {skip_s:.1} s (--skip) to {end_s:.1} s \
+         ({ends_at}), {}; give a --skip at most {:.1} s or a longer run",
+        if end_s <= skip_s { "an empty window".to_string() } else { format!("only {:.1} s", end_s - skip_s) },
+        (end_s - crate::run_limits::MIN_MEASURED_WINDOW_US as f64 / 1e6).max(0.0)
+    )]
+    MeasuredWindow {
+        /// `uplink` or `downlink`.
+        direction: &'static str,
+        /// The direction's trace name.
+        trace: String,
+        /// Where measuring starts, seconds.
+        skip_s: f64,
+        /// Where the direction's measured window ends, seconds.
+        end_s: f64,
+        /// What sets that end: `--duration`, the shorter trace's length, or its own trace's.
+        ends_at: &'static str,
+    },
+    /// A run that would replay more delivery opportunities than one run may hold in memory
+    /// ([`crate::run_limits::MAX_OPPORTUNITIES`]).
+    #[error(
+        "a run of {duration_s} s over these traces would replay about {opportunities:.0} delivery \
+         opportunities, more than the {} one run may hold in memory; give a --duration of at \
+         most {max_duration_s:.0} s",
+        crate::run_limits::MAX_OPPORTUNITIES
+    )]
+    RunTooLarge {
+        /// The run's length, seconds.
+        duration_s: f64,
+        /// The opportunities both directions would replay.
+        opportunities: f64,
+        /// The longest run over these traces within the bound, seconds.
+        max_duration_s: f64,
+    },
     /// A simulated Sprout datagram did not parse: a bug of the simulator.
     #[error("simulated datagram failed to parse: {0}")]
     Datagram(DatagramError),
@@ -142,6 +178,8 @@ impl SimError {
                 | SimError::BadDuration { .. }
                 | SimError::UnknownQueue(_)
                 | SimError::InvalidOption(_)
+                | SimError::MeasuredWindow { .. }
+                | SimError::RunTooLarge { .. }
         )
     }
 }

@@ -12,6 +12,7 @@ pub mod logscore;
 pub mod metrics;
 pub mod overrides;
 pub mod rl_env;
+pub mod run_limits;
 pub mod scheme;
 pub mod sim;
 pub mod sim_json;

@@ -198,13 +198,16 @@ pub struct DirectionMetrics {
     pub utilization: f64,
     /// 95th percentile of the delay function over all packets, ms (the paper's figure).
     pub p95_delay_ms: f64,
-    /// 95th percentile of the delay function over packets carrying application data, ms.
+    /// 95th percentile of the delay function over packets carrying application data, ms;
+    /// NaN (`null` in JSON) when no data packet arrived by the window's end: in a direction
+    /// that carries no data (`--load up` or `down`), the time since no data is not a delay.
     pub p95_delay_data_ms: f64,
     /// 95th percentile of the omniscient sender's delay function, ms.
     pub omniscient_p95_ms: f64,
     /// `p95_delay_ms - omniscient_p95_ms` (the paper's self-inflicted delay), ms. Not clamped.
     pub self_inflicted_ms: f64,
-    /// `p95_delay_data_ms - omniscient_p95_ms`, ms. Not clamped.
+    /// `p95_delay_data_ms - omniscient_p95_ms`, ms. Not clamped; NaN when
+    /// `p95_delay_data_ms` is.
     pub self_inflicted_data_ms: f64,
     /// Wire bytes delivered in the window.
     pub delivered_bytes: u64,
@@ -244,7 +247,8 @@ fn p95_ms(samples_us: &[u64]) -> f64 {
 /// * `propagation_delay_us`: one-way propagation delay for the omniscient sender (µs).
 /// * `window`, `step_us`: measured interval and delay sampling step (µs).
 ///
-/// An empty window yields zero rates and zero delays.
+/// An empty window yields zero rates and zero delays. A direction in which no data packet
+/// arrived by the window's end has no data-only delay (NaN).
 pub fn compute(
     arrivals: &[Arrival],
     opportunities_us: &[u64],
@@ -291,7 +295,14 @@ pub fn compute(
     let data = delay_samples(arrivals, window, step_us, |a| a.is_data);
     let omni = omniscient_delay_samples(opportunities_us, propagation_delay_us, window, step_us);
     let p95_delay_ms = p95_ms(&all);
-    let p95_delay_data_ms = p95_ms(&data);
+    let carried_data = arrivals
+        .iter()
+        .any(|a| a.is_data && a.arrived_us < window.end_us);
+    let p95_delay_data_ms = if carried_data {
+        p95_ms(&data)
+    } else {
+        f64::NAN
+    };
     let omniscient_p95_ms = p95_ms(&omni);
 
     DirectionMetrics {
@@ -565,6 +576,22 @@ mod tests {
         // Sorted: below 490 there are 470 (20..489); 490..519 appear twice (60 samples ->
         // ranks 471..530); 520..569 once (ranks 531..580). Rank 551 -> 520 + 20 = 540.
         assert_eq!(percentile(&s, 95.0), 540_000.0);
+    }
+
+    #[test]
+    fn a_direction_without_data_has_no_data_only_delay() {
+        // Heartbeats only, as in the direction `--load up` leaves unloaded: the all-packet
+        // delay is the heartbeats', and there is no data-only figure at all.
+        let arr: Vec<Arrival> = (0..40).map(|k| hb(50 * k, 50 * k + 20)).collect();
+        let w = Window::new(100 * MS, 2000 * MS);
+        let m = compute(&arr, &[], 1500, 20 * MS, w, MS);
+        assert!(
+            m.p95_delay_ms > 0.0 && m.p95_delay_ms < 100.0,
+            "{}",
+            m.p95_delay_ms
+        );
+        assert!(m.p95_delay_data_ms.is_nan());
+        assert!(m.self_inflicted_data_ms.is_nan());
     }
 
     #[test]

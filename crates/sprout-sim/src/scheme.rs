@@ -10,6 +10,23 @@ use sprout_tcp::CcKind;
 use crate::error::UnknownName;
 use crate::sim::{SimConfig, Transport};
 
+/// The Sprout parameters only Sprout's Bayesian rate model and cautious forecast read:
+/// Sprout-EWMA, which forecasts an EWMA of the rate, runs the same whatever their values (a
+/// test of this module holds it to that).
+pub const BAYESIAN_MODEL_KEYS: [&str; 11] = [
+    "confidence",
+    "model.bins",
+    "model.sigma",
+    "model.outage_escape_rate",
+    "model.kernel_sigmas",
+    "model.max_arrivals_per_tick",
+    "model.forecast_model",
+    "model.grid",
+    "model.gaussian_cdf",
+    "model.kernel_span",
+    "model.count_tail",
+];
+
 /// A scheme the evaluation can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Scheme {
@@ -81,6 +98,32 @@ impl Scheme {
         matches!(self, Scheme::Sprout | Scheme::SproutEwma)
     }
 
+    /// Whether the scheme forecasts at a confidence: Sprout only (Sprout-EWMA forecasts an
+    /// EWMA of the rate, which has none).
+    pub fn uses_confidence(&self) -> bool {
+        *self == Scheme::Sprout
+    }
+
+    /// Whether the Sprout parameter assignment `KEY=VALUE` (or a bare key) changes what this
+    /// scheme does: any key for Sprout; for Sprout-EWMA every key but those of Sprout's
+    /// Bayesian model ([`BAYESIAN_MODEL_KEYS`]); none for the other schemes.
+    pub fn uses_param(&self, assignment: &str) -> bool {
+        let key = assignment.split('=').next().unwrap_or("").trim();
+        match self {
+            Scheme::Sprout => true,
+            Scheme::SproutEwma => !BAYESIAN_MODEL_KEYS.contains(&key),
+            _ => false,
+        }
+    }
+
+    /// Of `assignments`, those this scheme uses and those it ignores ([`Scheme::uses_param`]).
+    pub fn split_params(&self, assignments: &[String]) -> (Vec<String>, Vec<String>) {
+        assignments
+            .iter()
+            .cloned()
+            .partition(|a| self.uses_param(a))
+    }
+
     /// Whether the scheme is simulated (the omniscient sender is computed from the trace).
     pub fn is_simulated(&self) -> bool {
         *self != Scheme::Omniscient
@@ -142,5 +185,64 @@ pub fn scheme_key(scheme: &str) -> String {
         "cubic-over-codel" | "cubic+codel" | "cubic/codel" => "cubic-codel".into(),
         "sprout-ewma" | "sproutewma" => "sprout-ewma".into(),
         _ => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::overrides;
+    use crate::sim;
+
+    /// A short run of Sprout-EWMA with `params` over a varying synthetic link both ways.
+    fn ewma_run(params: &[String]) -> [crate::metrics::DirectionMetrics; 2] {
+        // A link whose rate changes every second, so that every estimate matters.
+        let mut ms = Vec::new();
+        for second in 0..30u64 {
+            let gap = [2u64, 5, 1, 8, 3][(second % 5) as usize];
+            ms.extend((0..1000 / gap).map(|i| second * 1000 + i * gap + 1));
+        }
+        let t = Arc::new(sprout_link::Trace::from_opportunities_ms("v", ms).unwrap());
+        let mut cfg = SimConfig {
+            skip_us: 5_000_000,
+            ..SimConfig::default()
+        };
+        Scheme::SproutEwma.configure(&mut cfg);
+        overrides::apply(&mut cfg.protocol, params).unwrap();
+        let out = sim::run(t.clone(), t, &cfg, None).unwrap();
+        [out.uplink.metrics, out.downlink.metrics]
+    }
+
+    #[test]
+    fn sprout_ewma_ignores_every_key_of_the_bayesian_model_and_no_other() {
+        let base = ewma_run(&[]);
+        let changed = [
+            "confidence=0.5",
+            "model.bins=64",
+            "model.sigma=900",
+            "model.outage_escape_rate=5",
+            "model.kernel_sigmas=3",
+            "model.max_arrivals_per_tick=7",
+            "model.forecast_model=Joint",
+            "model.grid=ZeroOutage",
+            "model.gaussian_cdf=Exact",
+            "model.kernel_span=Symmetric",
+            "model.count_tail=Lump",
+        ];
+        assert_eq!(changed.len(), BAYESIAN_MODEL_KEYS.len());
+        for a in changed {
+            assert!(!Scheme::SproutEwma.uses_param(a), "{a}");
+            assert!(Scheme::Sprout.uses_param(a), "{a}");
+            assert_eq!(ewma_run(&[a.to_string()]), base, "{a} changed Sprout-EWMA");
+        }
+        // A key Sprout-EWMA does read changes its run, and is said to be used.
+        for a in ["target_ticks=2", "model.tick_us=40000"] {
+            assert!(Scheme::SproutEwma.uses_param(a), "{a}");
+            assert_ne!(ewma_run(&[a.to_string()]), base, "{a} changed nothing");
+        }
+        assert!(!Scheme::Cubic.uses_param("target_ticks=2"));
+        assert!(Scheme::Sprout.uses_confidence() && !Scheme::SproutEwma.uses_confidence());
     }
 }

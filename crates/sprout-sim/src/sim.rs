@@ -14,6 +14,7 @@ use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
 use crate::error::{SimError, UnknownName};
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
+use crate::run_limits::check_run;
 
 /// Which directions carry application data (the other carries only feedback and heartbeats).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -500,9 +501,20 @@ pub fn run(
     cfg: &SimConfig,
     logs: Option<Logs<'_>>,
 ) -> Result<SimOutput, SimError> {
-    let duration = cfg
-        .duration_us
-        .unwrap_or_else(|| default_duration_us(&uplink, &downlink));
+    run_with_progress(uplink, downlink, cfg, logs, &mut |_, _| {})
+}
+
+/// [`run`], calling `progress(simulated_us, duration_us)` each time the simulated clock
+/// passes a whole second (for a progress bar), after checking that the run is one worth
+/// making ([`check_run`]).
+pub fn run_with_progress(
+    uplink: Arc<Trace>,
+    downlink: Arc<Trace>,
+    cfg: &SimConfig,
+    logs: Option<Logs<'_>>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<SimOutput, SimError> {
+    let duration = check_run(&uplink, &downlink, cfg)?;
     let (down_link, up_link) = (cfg.link_for(Direction::Down), cfg.link_for(Direction::Up));
     let starts = start_times(cfg.seed);
     // The server sends on the downlink, the mobile on the uplink.
@@ -558,7 +570,11 @@ pub fn run(
         if now >= duration {
             break;
         }
+        let before = now;
         now = next.max(now + 1).min(duration);
+        if now / 1_000_000 != before / 1_000_000 {
+            progress(now, duration);
+        }
     }
     if let Some(ws) = writers {
         for w in ws {

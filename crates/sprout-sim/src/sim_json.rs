@@ -101,13 +101,27 @@ impl SimOptions {
         let mut cfg = SimConfig::default();
         self.scheme.configure(&mut cfg);
         if let Some(c) = self.confidence {
-            if !self.scheme.is_sprout() {
-                return invalid("--confidence applies to sprout and sprout-ewma only");
+            if !self.scheme.uses_confidence() {
+                return invalid(
+                    "--confidence applies to sprout only (sprout-ewma forecasts an EWMA of \
+                     the rate, with no confidence; the TCP schemes forecast nothing)",
+                );
             }
             cfg.protocol.confidence = c;
         }
         if !self.params.is_empty() && !self.scheme.is_sprout() {
             return invalid("--param applies to sprout and sprout-ewma only");
+        }
+        let (_, ignored) = self.scheme.split_params(&self.params);
+        if !ignored.is_empty() {
+            return Err(SimError::InvalidOption(format!(
+                "--param {}: {} does not use {} (Sprout's Bayesian model), so the run would \
+                 be the same without {}",
+                ignored.join(" "),
+                self.scheme.key(),
+                if ignored.len() == 1 { "it" } else { "them" },
+                if ignored.len() == 1 { "it" } else { "them" },
+            )));
         }
         overrides::apply(&mut cfg.protocol, &self.params)?;
         cfg.protocol.validate()?;
@@ -243,7 +257,7 @@ mod tests {
 
     #[test]
     fn json_holds_both_directions() {
-        let t = Arc::new(constant_rate_trace("c", 2.4, 4.0).unwrap());
+        let t = Arc::new(constant_rate_trace("c", 2.4, 7.0).unwrap());
         let o = SimOptions {
             skip_s: 1.0,
             params: vec!["window_skip_ticks=0".into()],
@@ -254,7 +268,7 @@ mod tests {
         let v = to_json(&o, &cfg, &out);
         assert_eq!(v["scheme"], "sprout");
         assert_eq!(v["load"], "both");
-        assert_eq!(v["duration_s"], 4.0);
+        assert_eq!(v["duration_s"], 7.0);
         assert_eq!(v["skip_s"], 1.0);
         assert_eq!(v["params"][0], "window_skip_ticks=0");
         assert_eq!(v["uplink"]["trace"], "c");

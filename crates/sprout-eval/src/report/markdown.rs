@@ -70,12 +70,8 @@ fn intro(s: &mut String, res: &EvalResults) {
     if let Some(note) = &res.source_note {
         let _ = writeln!(s, "**{note}**\n");
     }
-    if !res.protocol_params.is_empty() {
-        let _ = writeln!(
-            s,
-            "**Not the paper's defaults:** both Sprout schemes ran with `{}`.\n",
-            res.protocol_params.join(" ")
-        );
+    if let Some(phrase) = res.params_phrase() {
+        let _ = writeln!(s, "**Not the paper's defaults:** {phrase}.\n");
     }
     let _ = writeln!(
         s,

@@ -22,8 +22,8 @@ pub fn summary(res: &EvalResults, out: &Path) -> String {
     if let Some(note) = &res.source_note {
         let _ = writeln!(s, "{note}");
     }
-    if !res.protocol_params.is_empty() {
-        let _ = writeln!(s, "Sprout schemes with {}", res.protocol_params.join(" "));
+    if let Some(phrase) = res.params_phrase() {
+        let _ = writeln!(s, "Not the paper's defaults: {phrase}");
     }
     if !res.averages.is_empty() {
         let _ = writeln!(

@@ -1,0 +1,134 @@
+//! What one simulation may be asked for, checked before it starts: a measured window long
+//! enough for the paper's metrics to mean something, and a size that fits in memory.
+//!
+//! Without these checks a window that starts after the run ends printed 0 kb/s and 0 ms for
+//! every figure with success, and `--duration 1e12` ran on while its records grew without end.
+
+use sprout_link::Trace;
+
+use crate::error::SimError;
+use crate::sim::{default_duration_us, SimConfig};
+
+/// The shortest measured window a run may have, in microseconds (5 s): the self-inflicted
+/// delay is a 95th percentile over the window, and throughput a mean; over less than a few
+/// seconds of a cellular trace neither says anything of the scheme.
+pub const MIN_MEASURED_WINDOW_US: u64 = 5_000_000;
+
+/// The most delivery opportunities (both directions together) one run may replay. The run
+/// keeps every opportunity time (8 bytes) and every delivered packet (about 40 bytes), so
+/// this bounds its memory near 2.5 GB; the paper's longest link pair needs about 1.2 million.
+pub const MAX_OPPORTUNITIES: u64 = 50_000_000;
+
+/// Checks a run before it starts and returns its length in microseconds: the measured window
+/// of each direction is at least [`MIN_MEASURED_WINDOW_US`] long
+/// ([`SimError::MeasuredWindow`]) and the run replays at most [`MAX_OPPORTUNITIES`]
+/// ([`SimError::RunTooLarge`]).
+pub fn check_run(uplink: &Trace, downlink: &Trace, cfg: &SimConfig) -> Result<u64, SimError> {
+    let duration = cfg
+        .duration_us
+        .unwrap_or_else(|| default_duration_us(uplink, downlink));
+    let opportunities = expected_opportunities(uplink, duration, cfg.link.looping)
+        + expected_opportunities(downlink, duration, cfg.link.looping);
+    if opportunities > MAX_OPPORTUNITIES as f64 {
+        let per_second = opportunities / (duration as f64 / 1e6);
+        return Err(SimError::RunTooLarge {
+            duration_s: duration as f64 / 1e6,
+            opportunities,
+            max_duration_s: (MAX_OPPORTUNITIES as f64 / per_second).floor(),
+        });
+    }
+    for (direction, trace) in [("uplink", uplink), ("downlink", downlink)] {
+        let trace_us = trace.duration().as_micros().max(1);
+        let end = if cfg.link.looping {
+            duration.min(trace_us)
+        } else {
+            duration
+        };
+        if end.saturating_sub(cfg.skip_us) < MIN_MEASURED_WINDOW_US {
+            let ends_at = if cfg.link.looping && trace_us < duration {
+                "its trace's length"
+            } else if cfg.duration_us.is_some() {
+                "--duration"
+            } else {
+                "the shorter trace's length"
+            };
+            return Err(SimError::MeasuredWindow {
+                direction,
+                trace: trace.name().to_string(),
+                skip_s: cfg.skip_us as f64 / 1e6,
+                end_s: end as f64 / 1e6,
+                ends_at,
+            });
+        }
+    }
+    Ok(duration)
+}
+
+/// About how many delivery opportunities `trace` offers over `duration_us`, looped or not.
+fn expected_opportunities(trace: &Trace, duration_us: u64, looping: bool) -> f64 {
+    let trace_us = trace.duration().as_micros().max(1) as f64;
+    let n = trace.len() as f64;
+    if looping {
+        n * duration_us as f64 / trace_us
+    } else {
+        n.min(n * duration_us as f64 / trace_us)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::chain_message;
+
+    fn trace(name: &str, seconds: u64) -> Trace {
+        let ms: Vec<u64> = (1..=seconds * 100).map(|i| i * 10).collect();
+        Trace::from_opportunities_ms(name, ms).unwrap()
+    }
+
+    fn cfg(duration_s: Option<f64>, skip_s: f64) -> SimConfig {
+        SimConfig {
+            duration_us: duration_s.map(|d| (d * 1e6) as u64),
+            skip_us: (skip_s * 1e6) as u64,
+            ..SimConfig::default()
+        }
+    }
+
+    #[test]
+    fn a_window_that_starts_after_the_run_ends_is_refused() {
+        let (up, down) = (trace("x.up", 60), trace("x.down", 60));
+        // The default skip (60 s) of a 60 s trace: nothing left to measure.
+        let e = check_run(&up, &down, &cfg(None, 60.0)).unwrap_err();
+        let msg = chain_message(&e);
+        assert!(msg.contains("uplink (x.up)"), "{msg}");
+        assert!(msg.contains("60.0 s"), "{msg}");
+        assert!(msg.contains("shorter trace's length"), "{msg}");
+        assert!(e.is_bad_parameter());
+        // --duration 20 --skip 30.
+        let msg = chain_message(&check_run(&up, &down, &cfg(Some(20.0), 30.0)).unwrap_err());
+        assert!(msg.contains("--duration"), "{msg}");
+        // A window shorter than the minimum, and one exactly at it.
+        assert!(check_run(&up, &down, &cfg(None, 56.0)).is_err());
+        assert_eq!(check_run(&up, &down, &cfg(None, 55.0)).unwrap(), 60_000_000);
+    }
+
+    #[test]
+    fn a_looped_trace_is_measured_over_its_own_length() {
+        let (up, down) = (trace("a.up", 100), trace("b.down", 30));
+        // Looping: the downlink is measured over its own 30 s, less than the 40 s skip.
+        let e = check_run(&up, &down, &cfg(Some(100.0), 40.0)).unwrap_err();
+        let msg = chain_message(&e);
+        assert!(msg.contains("downlink (b.down)"), "{msg}");
+        assert!(msg.contains("its trace's length"), "{msg}");
+    }
+
+    #[test]
+    fn a_run_too_large_for_memory_is_refused_with_the_longest_that_fits() {
+        let (up, down) = (trace("x.up", 60), trace("x.down", 60));
+        // 200 opportunities per second in all: 1e12 s is far beyond the bound.
+        let e = check_run(&up, &down, &cfg(Some(1e12), 0.0)).unwrap_err();
+        let msg = chain_message(&e);
+        assert!(msg.contains("at most 250000 s"), "{msg}");
+        assert!(check_run(&up, &down, &cfg(Some(250_000.0), 0.0)).is_ok());
+        assert!(check_run(&up, &down, &cfg(Some(250_001.0), 0.0)).is_err());
+    }
+}
