@@ -92,6 +92,8 @@ pub(crate) fn run(a: SweepArgs) -> Result<()> {
     }
     if let Some(address) = &a.ray {
         let python = std::env::var("SPROUT_PYTHON").unwrap_or_else(|_| "python3".into());
+        // Before anything is written: a missing package leaves no header-only CSV behind.
+        check_ray_python(&python)?;
         let mut cmd = Command::new(&python);
         cmd.args(["-m", "sprout.sweep"])
             .arg(&a.spec)
@@ -126,4 +128,99 @@ pub(crate) fn run(a: SweepArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// What `sprout sweep --ray` runs first: imports the Python package's sweep and Ray, and on
+/// failure prints which (`MODULE: ERROR`) and exits 1.
+const RAY_CHECK: &str = "\
+import importlib, sys
+for m in ('sprout.sweep', 'ray'):
+    try:
+        importlib.import_module(m)
+    except ImportError as e:
+        sys.exit(f'{m}: {e}')
+";
+
+/// What to install for `sprout sweep --ray` (the `ray` extra of python/pyproject.toml).
+const RAY_INSTALL: &str = "pip install './python[ray]'";
+
+/// Checks that `python` can import the `sprout` package's sweep and Ray; the error says what
+/// to install.
+fn check_ray_python(python: &str) -> Result<()> {
+    let out = match Command::new(python).args(["-c", RAY_CHECK]).output() {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "sprout sweep --ray runs {python} -m sprout.sweep, but there is no {python}: \
+             install Python 3 and {RAY_INSTALL} (from the repository), or set SPROUT_PYTHON"
+        ),
+        Err(e) => return Err(e).with_context(|| format!("running {python}")),
+    };
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let detail = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    bail!(
+        "sprout sweep --ray needs the sprout Python package and Ray in {python} ({detail}): \
+         {RAY_INSTALL} (from the repository), or set SPROUT_PYTHON to a Python that has them"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in interpreter: a shell script that prints `stderr` and exits with `code`.
+    fn fake_python(dir: &std::path::Path, stderr: &str, code: i32) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join("python");
+        std::fs::write(
+            &p,
+            format!("#!/bin/sh\necho \"{stderr}\" >&2\nexit {code}\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn missing_package_or_ray_says_what_to_install() {
+        let dir = tempfile::tempdir().unwrap();
+        let py = fake_python(dir.path(), "ray: No module named 'ray'", 1);
+        let msg = check_ray_python(&py).unwrap_err().to_string();
+        assert!(msg.contains("(ray: No module named 'ray')"), "{msg}");
+        assert!(msg.contains("pip install './python[ray]'"), "{msg}");
+        assert!(!msg.contains('\n'), "one line: {msg}");
+        let ok = fake_python(dir.path(), "", 0);
+        assert!(check_ray_python(&ok).is_ok());
+        let none = dir.path().join("no-python").to_string_lossy().into_owned();
+        let msg = check_ray_python(&none).unwrap_err().to_string();
+        assert!(
+            msg.contains("there is no") && msg.contains("SPROUT_PYTHON"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn the_check_really_imports_both() {
+        // The check's own Python: without a sprout package on the path it names sprout.sweep.
+        let Ok(out) = Command::new("python3")
+            .args(["-S", "-c", RAY_CHECK])
+            .env("PYTHONPATH", "/nonexistent")
+            .output()
+        else {
+            return; // no python3 here: nothing to check against
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            err.contains("sprout.sweep: No module named 'sprout'"),
+            "{err}"
+        );
+    }
 }
