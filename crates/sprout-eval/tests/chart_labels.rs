@@ -14,6 +14,7 @@
 //! a message, when ../shared/traces is absent), every chart it writes on a synthetic link (always),
 //! and charts of hand-made and random point sets.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use proptest::prelude::*;
@@ -631,6 +632,10 @@ fn check_evaluation_charts(what: &str, traces: &std::path::Path, links: usize) {
     check_figure1(
         &std::fs::read_to_string(out.path().join("fig1-Verizon-LTE-short-down.svg")).unwrap(),
     );
+    check_colours(out.path());
+    check_delay_ticks(out.path());
+    check_sensitivity(out.path());
+    check_model(out.path());
 }
 
 /// A synthetic link from the paper's model, written as mahimahi traces under the Figure-1
@@ -679,6 +684,339 @@ fn check_figure1(svg: &str) {
     );
     assert!(doc.descendants().any(|n| has_class(n, "shade")));
     assert!(doc.descendants().any(|n| has_class(n, "reference")));
+}
+
+// ---------------------------------------------------------------------------------------
+// Colours, delay ticks, and the sensitivity and model charts of an evaluation.
+
+/// The charts (file name, text) in `dir`, by name.
+fn charts_in(dir: &Path) -> Vec<(String, String)> {
+    let mut charts: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect();
+    charts.sort();
+    charts
+}
+
+/// The colour an element shows: its fill, or its stroke when it has no fill (hollow markers
+/// and lines).
+fn paint(n: roxmltree::Node) -> String {
+    let fill = n.attribute("fill").unwrap_or("").to_ascii_lowercase();
+    if fill.is_empty() || fill == "none" || fill == "white" || fill == "#ffffff" {
+        n.attribute("stroke").unwrap_or("").to_ascii_lowercase()
+    } else {
+        fill
+    }
+}
+
+/// Each series of a chart (every element with `data-series`: legend swatches, data points,
+/// their bars) and the colours it is drawn in.
+fn series_colours(svg: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for n in doc.descendants().filter(|n| n.is_element()) {
+        if let Some(series) = n.attribute("data-series") {
+            out.entry(series.to_string()).or_default().insert(paint(n));
+        }
+    }
+    out
+}
+
+/// The schemes of an evaluation: the `scheme` column of its results.csv.
+fn schemes_of(dir: &Path) -> BTreeSet<String> {
+    let mut r = csv::Reader::from_path(dir.join("results.csv")).unwrap();
+    let col = r
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "scheme")
+        .expect("a scheme column");
+    r.records()
+        .map(|rec| rec.unwrap()[col].to_string())
+        .collect()
+}
+
+/// Colour problems of the charts `charts` of an evaluation of `schemes`: within a chart a
+/// series has one colour and no two series share one; across charts a scheme always has the
+/// same colour, and no other series anywhere is drawn in a scheme's colour.
+fn colour_problems(charts: &[(String, String)], schemes: &BTreeSet<String>) -> Vec<String> {
+    let mut problems = Vec::new();
+    // colour -> every (series, chart) drawn in it.
+    let mut users: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    let mut scheme_colour: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (name, svg) in charts {
+        let series = series_colours(svg);
+        let mut owner: BTreeMap<&String, &String> = BTreeMap::new();
+        for (s, colours) in &series {
+            if colours.len() != 1 {
+                problems.push(format!("{name}: series {s:?} is drawn in {colours:?}"));
+            }
+            for c in colours {
+                if let Some(o) = owner.insert(c, s) {
+                    problems.push(format!("{name}: {o:?} and {s:?} are both {c}"));
+                }
+                users
+                    .entry(c.clone())
+                    .or_default()
+                    .insert((s.clone(), name.clone()));
+                if schemes.contains(s) {
+                    scheme_colour
+                        .entry(s.clone())
+                        .or_default()
+                        .insert(c.clone());
+                }
+            }
+        }
+    }
+    for (scheme, colours) in &scheme_colour {
+        if colours.len() != 1 {
+            problems.push(format!(
+                "scheme {scheme:?} has colours {colours:?} across charts"
+            ));
+        }
+        for c in colours {
+            for (s, chart) in &users[c] {
+                if s != scheme {
+                    problems.push(format!("{chart}: {s:?} is drawn in {scheme}'s colour {c}"));
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// One colour per scheme across every chart of the evaluation in `dir`, and no two series of
+/// one chart in one colour.
+fn check_colours(dir: &Path) {
+    let charts = charts_in(dir);
+    let schemes = schemes_of(dir);
+    assert!(
+        schemes.contains("sprout") && schemes.contains("cubic"),
+        "{schemes:?}"
+    );
+    let with_series = charts
+        .iter()
+        .filter(|(_, svg)| !series_colours(svg).is_empty())
+        .count();
+    assert_eq!(with_series, charts.len(), "every chart names its series");
+    let problems = colour_problems(&charts, &schemes);
+    assert!(
+        problems.is_empty(),
+        "{} colour problems:\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
+}
+
+/// The labelled values of the horizontal (delay) axis under `frame`: centred tick labels just
+/// below it.
+fn x_tick_values(doc: &roxmltree::Document, frame: &Rect) -> Vec<f64> {
+    doc.descendants()
+        .filter(|n| has_class(*n, "tick-label") && n.attribute("text-anchor") == Some("middle"))
+        .filter(|n| {
+            let (x, y) = (num(*n, "x"), num(*n, "y"));
+            y > frame.y1 && y < frame.y1 + 30.0 && x >= frame.x0 - 1.0 && x <= frame.x1 + 1.0
+        })
+        .filter_map(|n| n.text()?.replace(',', "").parse::<f64>().ok())
+        .collect()
+}
+
+/// On every scatter chart each point's delay lies between two labelled delay ticks of its
+/// plot, so that it can be read off the logarithmic axis.
+fn check_delay_ticks(dir: &Path) {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for (name, svg) in charts_in(dir) {
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let frames: Vec<Rect> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect") && has_class(*n, "frame"))
+            .map(|n| Rect {
+                x0: num(n, "x"),
+                y0: num(n, "y"),
+                x1: num(n, "x") + num(n, "width"),
+                y1: num(n, "y") + num(n, "height"),
+            })
+            .collect();
+        for p in doc.descendants().filter(|n| has_class(*n, "point")) {
+            let Some(delay) = p
+                .attribute("data-delay-ms")
+                .and_then(|d| d.parse::<f64>().ok())
+            else {
+                continue;
+            };
+            let (cx, cy) = (num(p, "cx"), num(p, "cy"));
+            let frame = frames
+                .iter()
+                .find(|f| cx >= f.x0 && cx <= f.x1 && cy >= f.y0 && cy <= f.y1)
+                .unwrap_or_else(|| panic!("{name}: point at ({cx}, {cy}) outside every plot"));
+            let ticks = x_tick_values(&doc, frame);
+            let d = delay.max(1.0);
+            let below = ticks.iter().any(|&t| t <= d * (1.0 + 1e-9));
+            let above = ticks.iter().any(|&t| t >= d * (1.0 - 1e-9));
+            if !(below && above) {
+                problems.push(format!(
+                    "{name}: {:?} at {delay} ms is not between labelled ticks {ticks:?}",
+                    p.attribute("data-label").unwrap_or("")
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "only {checked} points");
+    assert!(
+        problems.is_empty(),
+        "{} points off the labelled delay ticks:\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
+}
+
+/// sensitivity.svg: every scheme of the experiment on the uplinks and the downlinks, each
+/// mean with bars over the seeds in its scheme's colour.
+fn check_sensitivity(dir: &Path) {
+    let svg = std::fs::read_to_string(dir.join("sensitivity.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::to_lowercase))
+        .collect();
+    for want in ["uplink", "downlink"] {
+        assert!(
+            texts.iter().any(|t| t.contains(want)),
+            "no {want}: {texts:?}"
+        );
+    }
+    let csv = std::fs::read_to_string(dir.join("sensitivity.csv")).unwrap();
+    let rows = csv.lines().count() - 1;
+    let points: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| has_class(*n, "point"))
+        .collect();
+    assert_eq!(points.len(), rows, "a point per link, direction and scheme");
+    let bars: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| has_class(*n, "spread"))
+        .collect();
+    assert!(
+        bars.len() >= rows,
+        "{} spread bars for {rows} points",
+        bars.len()
+    );
+    let colours = series_colours(&svg);
+    for scheme in schemes_of(dir).iter().filter(|s| *s != "omniscient") {
+        if csv.contains(&format!(",{scheme},")) {
+            assert!(
+                colours.contains_key(scheme),
+                "{scheme} missing: {colours:?}"
+            );
+        }
+    }
+}
+
+/// model.svg: its legend says what its series are, and the default variant's marker is not
+/// covered by a marker drawn after it.
+fn check_model(dir: &Path) {
+    let svg = std::fs::read_to_string(dir.join("model.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    assert!(doc
+        .descendants()
+        .any(|n| n.has_tag_name("text") && n.text() == Some("Model variant")));
+    assert!(!doc
+        .descendants()
+        .any(|n| n.has_tag_name("text") && n.text() == Some("Scheme")));
+    let points: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| has_class(*n, "point"))
+        .collect();
+    let k = points
+        .iter()
+        .position(|n| {
+            n.attribute("data-label")
+                .is_some_and(|l| l.contains("(default)"))
+        })
+        .expect("the default variant's point");
+    let (cx, cy) = (num(points[k], "cx"), num(points[k], "cy"));
+    for later in &points[k + 1..] {
+        let d = (num(*later, "cx") - cx).hypot(num(*later, "cy") - cy);
+        assert!(
+            d > num(*later, "r"),
+            "the default variant is under {:?}",
+            later.attribute("data-label")
+        );
+    }
+}
+
+/// The checks above on the charts of an evaluation already written into the folder
+/// `SPROUT_CHECK_DIR` (`sprout eval --out DIR`); each check's failure is reported.
+#[test]
+#[ignore = "needs SPROUT_CHECK_DIR"]
+fn checks_of_an_evaluation_folder() {
+    let dir =
+        std::path::PathBuf::from(std::env::var("SPROUT_CHECK_DIR").expect("SPROUT_CHECK_DIR"));
+    let checks: [(&str, fn(&Path)); 4] = [
+        ("colours", check_colours),
+        ("delay ticks", check_delay_ticks),
+        ("sensitivity", check_sensitivity),
+        ("model", check_model),
+    ];
+    let failed: Vec<&str> = checks
+        .iter()
+        .filter(|(_, check)| std::panic::catch_unwind(|| check(&dir)).is_err())
+        .map(|(name, _)| *name)
+        .collect();
+    assert!(failed.is_empty(), "failed: {failed:?}");
+}
+
+#[test]
+fn colour_checks_catch_shared_and_inconsistent_colours() {
+    let chart = |series: &[(&str, &str)]| -> String {
+        let mut s = String::from(r#"<svg xmlns="http://www.w3.org/2000/svg">"#);
+        for (name, colour) in series {
+            s.push_str(&format!(
+                r#"<circle class="legend-marker" cx="1" cy="1" r="1" fill="{colour}" data-series="{name}"/>"#
+            ));
+        }
+        s.push_str("</svg>");
+        s
+    };
+    let schemes: BTreeSet<String> = ["sprout", "cubic"].map(String::from).into();
+    let ok = vec![
+        (
+            "a.svg".to_string(),
+            chart(&[("sprout", "#d62728"), ("cubic", "#1f77b4")]),
+        ),
+        (
+            "b.svg".to_string(),
+            chart(&[("sprout", "#d62728"), ("x 5%", "#123456")]),
+        ),
+    ];
+    assert!(colour_problems(&ok, &schemes).is_empty());
+    // Two series of one chart in one colour.
+    let shared = vec![(
+        "a.svg".to_string(),
+        chart(&[("x 5%", "#123456"), ("x 9%", "#123456")]),
+    )];
+    assert_eq!(colour_problems(&shared, &schemes).len(), 1);
+    // A scheme in two colours on two charts.
+    let moved = vec![
+        ("a.svg".to_string(), chart(&[("cubic", "#1f77b4")])),
+        ("b.svg".to_string(), chart(&[("cubic", "#000000")])),
+    ];
+    assert!(!colour_problems(&moved, &schemes).is_empty());
+    // Another series in a scheme's colour.
+    let borrowed = vec![
+        ("a.svg".to_string(), chart(&[("cubic", "#1f77b4")])),
+        ("b.svg".to_string(), chart(&[("x 5%", "#1f77b4")])),
+    ];
+    assert_eq!(colour_problems(&borrowed, &schemes).len(), 1);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ use super::axes::{fmt_num, x_tick, Linear, LogAxis};
 use super::geometry::{dist, BBox, Seg};
 use super::placement::Placer;
 use super::scatter_labels::{label_groups, Groups};
-use super::scatter_legend::legend;
+use super::scatter_legend::{legend, series_name};
 use super::scatter_points::{stroke_w, Drawn, Mark, LEGEND_W, MARKER_R, PLOT_B, PLOT_T};
 use super::style::{AXIS, GRID, MUTED, TEXT, WIDTH};
 use super::svg::{esc, title_text, Svg};
@@ -207,8 +207,9 @@ fn markers(marks: &[Mark], drawn: &Drawn, placer: &mut Placer) -> Svg {
             stroke,
             stroke_w(m),
             &format!(
-                r#"id="p{i}" data-label="{}" data-delay-ms="{}" data-y="{}" data-paper="{}""#,
+                r#"id="p{i}" data-label="{}" data-series="{}" data-delay-ms="{}" data-y="{}" data-paper="{}""#,
                 esc(&m.label),
+                esc(series_name(marks, &m.key)),
                 m.delay_ms,
                 m.y,
                 m.paper

@@ -3,7 +3,7 @@
 
 use super::scatter_points::{Mark, PLOT_T};
 use super::style::{AXIS, HEIGHT, TEXT, WIDTH};
-use super::svg::{polyline_d, Svg};
+use super::svg::{esc, polyline_d, Svg};
 use super::text::{fit_size, Anchor, Font};
 
 /// The legend's layout: left edge, row step and font size of its entries, px.
@@ -15,8 +15,9 @@ struct Layout {
 }
 
 impl Layout {
-    /// A round swatch left of the entry whose baseline is at `ly`.
-    fn swatch(&self, svg: &mut Svg, ly: f64, fill: &str, stroke: &str, sw: f64) {
+    /// A round swatch left of the entry whose baseline is at `ly`; `extra` are more
+    /// attributes (the series it stands for).
+    fn swatch(&self, svg: &mut Svg, ly: f64, fill: &str, stroke: &str, sw: f64, extra: &str) {
         svg.circle(
             "legend-marker",
             (self.lx + 6.0, ly - self.entry_size * 0.35),
@@ -24,9 +25,19 @@ impl Layout {
             fill,
             stroke,
             sw,
-            "",
+            extra,
         );
     }
+}
+
+/// The name of the series (scheme) of key `key` among `marks`: our point's label if there is
+/// one, else the first point's label.
+pub(super) fn series_name<'a>(marks: &'a [Mark], key: &str) -> &'a str {
+    marks
+        .iter()
+        .find(|o| o.key == key && !o.paper)
+        .or_else(|| marks.iter().find(|o| o.key == key))
+        .map_or("", |o| o.label.as_str())
 }
 
 /// One entry per scheme, in order of first appearance, spelled as our point's label if there
@@ -39,12 +50,7 @@ fn entries(marks: &[Mark], colour: &[&'static str]) -> Vec<(String, &'static str
             continue;
         }
         seen.push(&m.key);
-        // Prefer our label's spelling for the legend.
-        let name = marks
-            .iter()
-            .find(|o| o.key == m.key && !o.paper)
-            .map_or(&m.label, |o| &o.label);
-        entries.push((name.clone(), colour[i]));
+        entries.push((series_name(marks, &m.key).to_string(), colour[i]));
     }
     entries
 }
@@ -79,20 +85,21 @@ pub(super) fn legend(svg: &mut Svg, marks: &[Mark], colour: &[&'static str], fra
     svg.text(lx, ly, "Scheme", Font::bold(12.0), Anchor::Start, TEXT, "");
     ly += 20.0;
     for (name, col) in &entries {
-        layout.swatch(svg, ly, col, "none", 0.0);
+        let series = format!(r#"data-series="{}""#, esc(name));
+        layout.swatch(svg, ly, col, "none", 0.0, &series);
         let f = Font::plain(fit_size(name, text_room, entry_size, 6.0, false));
         svg.text(lx + 18.0, ly, name, f, Anchor::Start, TEXT, "");
         ly += step;
     }
     ly += 10.0;
     if has_ours {
-        layout.swatch(svg, ly, "#555555", "#222222", 1.0);
+        layout.swatch(svg, ly, "#555555", "#222222", 1.0, "");
         let f = Font::plain(entry_size);
         svg.text(lx + 18.0, ly, "this run", f, Anchor::Start, TEXT, "");
         ly += step;
     }
     if has_paper {
-        layout.swatch(svg, ly, "white", "#555555", 2.0);
+        layout.swatch(svg, ly, "white", "#555555", 2.0, "");
         let f = Font::plain(entry_size);
         svg.text(
             lx + 18.0,

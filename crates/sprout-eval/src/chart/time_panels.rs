@@ -5,7 +5,7 @@
 use super::axes::{fmt_num, x_tick, Linear};
 use super::geometry::{BBox, Pt};
 use super::style::{AXIS, GRID, MUTED, TEXT, WIDTH};
-use super::svg::Svg;
+use super::svg::{esc, Svg};
 use super::text::{fit_size, text_width, Anchor, Font};
 
 /// Polyline of a step function through `(t0, t1, value)` segments, mapped by `fx`, `fy`.
@@ -78,6 +78,7 @@ pub(super) fn legend_rows(svg: &mut Svg, items: &[(Swatch, String)], l: f64, r: 
     let (mut lx, mut ly) = (l, 56.0);
     for (sw, text) in items {
         let w = 28.0 + text_width(text, legend_font.size, false);
+        let series = format!(r#"data-series="{}""#, esc(text));
         if lx > l && lx + w > r {
             lx = l;
             ly += 19.0;
@@ -93,7 +94,7 @@ pub(super) fn legend_rows(svg: &mut Svg, items: &[(Swatch, String)], l: f64, r: 
                 },
                 fill,
                 "none",
-                &format!(r#"fill-opacity="{opacity}""#),
+                &format!(r#"fill-opacity="{opacity}" {series}"#),
             ),
             Swatch::Line { stroke, dash } => svg.line(
                 "marker",
@@ -102,7 +103,7 @@ pub(super) fn legend_rows(svg: &mut Svg, items: &[(Swatch, String)], l: f64, r: 
                 stroke,
                 2.0,
                 dash,
-                "",
+                &series,
             ),
         }
         svg.text(lx + 28.0, ly, text, legend_font, Anchor::Start, TEXT, "");
