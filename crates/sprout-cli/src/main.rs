@@ -285,15 +285,20 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
         (Some(u), Some(d)) => Some((u.as_path(), d.as_path())),
         _ => None,
     };
-    let out = sim_json::run(up, down, &cfg, logs)?;
+    let out = sim_with_progress(up, down, &cfg, logs)?;
     if a.json {
         let v = sim_json::to_json(&opts, &cfg, &out);
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
+        // Only Sprout forecasts at a confidence.
+        let confidence = if a.scheme.uses_confidence() {
+            format!(" (confidence {})", cfg.protocol.confidence)
+        } else {
+            String::new()
+        };
         println!(
-            "{} (confidence {}), load {}, {:.1} s simulated, measured from {:.1} s",
+            "{}{confidence}, load {}, {:.1} s simulated, measured from {:.1} s",
             a.scheme.key(),
-            cfg.protocol.confidence,
             match a.load {
                 Load::Both => "both directions",
                 Load::Up => "uplink only",
@@ -313,6 +318,33 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
     Ok(())
 }
 
+/// Runs the simulation; a run that takes more than a few seconds of wall time shows a
+/// progress bar of simulated seconds on the terminal.
+fn sim_with_progress(
+    up: Arc<Trace>,
+    down: Arc<Trace>,
+    cfg: &SimConfig,
+    logs: Option<(&Path, &Path)>,
+) -> Result<sprout_sim::sim::SimOutput> {
+    let started = std::time::Instant::now();
+    let bar = indicatif::ProgressBar::hidden();
+    let mut shown = false;
+    let mut progress = |now_us: u64, duration_us: u64| {
+        if !shown && started.elapsed() > std::time::Duration::from_secs(2) {
+            shown = true;
+            let b = sprout_eval::progress::bar(duration_us / 1_000_000, " s", true);
+            bar.set_style(b.style());
+            bar.set_length(duration_us / 1_000_000);
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.set_message("simulated");
+        }
+        bar.set_position(now_us / 1_000_000);
+    };
+    let out = sim_json::run_with_progress(up, down, cfg, logs, &mut progress);
+    bar.finish_and_clear();
+    Ok(out?)
+}
+
 fn print_table(rows: &[(&str, &str, &DirectionMetrics)]) {
     println!(
         "{:<9} {:<28} {:>11} {:>10} {:>11} {:>6} {:>10} {:>10} {:>14} {:>14}",
@@ -327,9 +359,17 @@ fn print_table(rows: &[(&str, &str, &DirectionMetrics)]) {
         "self-inflicted",
         "(data only)"
     );
+    let mut no_data = Vec::new();
     for (dir, trace, m) in rows {
+        // A direction that carried no data has no data-only delay: say so below the table.
+        let data_only = if m.self_inflicted_data_ms.is_finite() {
+            format!("{:>11.0} ms", m.self_inflicted_data_ms)
+        } else {
+            no_data.push(*dir);
+            format!("{:>14}", "-")
+        };
         println!(
-            "{:<9} {:<28} {:>6.0} kb/s {:>5.0} kb/s {:>6.0} kb/s {:>5.1}% {:>7.0} ms {:>7.0} ms {:>11.0} ms {:>11.0} ms",
+            "{:<9} {:<28} {:>6.0} kb/s {:>5.0} kb/s {:>6.0} kb/s {:>5.1}% {:>7.0} ms {:>7.0} ms {:>11.0} ms {}",
             dir,
             trace,
             m.throughput_kbps,
@@ -339,7 +379,13 @@ fn print_table(rows: &[(&str, &str, &DirectionMetrics)]) {
             m.p95_delay_ms,
             m.omniscient_p95_ms,
             m.self_inflicted_ms,
-            m.self_inflicted_data_ms
+            data_only
+        );
+    }
+    if !no_data.is_empty() {
+        println!(
+            "(data only): none for the {}, which carried no data (--load), only acknowledgements or heartbeats",
+            no_data.join(" and ")
         );
     }
 }
@@ -363,8 +409,9 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
             progress: !a.quiet,
         };
         if !exps.contains(&Experiment::Fig7) {
-            println!("{}", tunnel_experiment::run(&tunnel)?);
-            return Ok(());
+            let summary = tunnel_experiment::run(&tunnel)?;
+            println!("{summary}");
+            return checks_held(&summary);
         }
         let opts = EmulateOptions {
             traces: a.traces,
@@ -378,11 +425,14 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
             sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
             progress: !a.quiet,
         };
-        println!("{}", emulate::run(&opts)?);
+        let mut summary = emulate::run(&opts)?;
+        println!("{summary}");
         if tunnel.isolation || tunnel.cost {
-            println!("{}", tunnel_experiment::run(&tunnel)?);
+            let tunnel_summary = tunnel_experiment::run(&tunnel)?;
+            println!("{tunnel_summary}");
+            summary.push_str(&tunnel_summary);
         }
-        return Ok(());
+        return checks_held(&summary);
     }
     let opts = EvalOptions {
         traces: a.traces,
@@ -396,7 +446,37 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
     };
     let summary = eval::run(&opts)?;
     println!("{summary}");
-    Ok(())
+    checks_held(&summary)
+}
+
+/// The exit status of `sprout eval` when it ran to the end but a check of the paper's
+/// findings failed (a line starting with ❌): distinct from 1 (an error) and 2 (a usage error).
+const CHECK_FAILED_STATUS: i32 = 3;
+
+/// An error that makes `sprout` exit with its own status after saying why.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+struct ExitStatus {
+    message: String,
+    status: i32,
+}
+
+/// Whether every check a summary printed held; if not, an [`ExitStatus`] of
+/// [`CHECK_FAILED_STATUS`] naming how many failed.
+fn checks_held(summary: &str) -> Result<()> {
+    let failed = summary.lines().filter(|l| l.starts_with('❌')).count();
+    if failed == 0 {
+        return Ok(());
+    }
+    Err(ExitStatus {
+        message: format!(
+            "{failed} check{} of the paper's findings failed (the ❌ above); exit status \
+             {CHECK_FAILED_STATUS}",
+            if failed == 1 { "" } else { "s" }
+        ),
+        status: CHECK_FAILED_STATUS,
+    }
+    .into())
 }
 
 fn cmd_params(scheme: Scheme, params: &[String]) -> Result<()> {
@@ -409,8 +489,46 @@ fn cmd_params(scheme: Scheme, params: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// The command line's grammar, with negative numbers taken as values everywhere, so that
+/// `--seconds -10` reaches the option's own check ("must be more than 0") instead of being
+/// read as an unknown flag `-1`.
+fn command() -> clap::Command {
+    fn negatives_are_values(cmd: clap::Command) -> clap::Command {
+        let names: Vec<String> = cmd
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        let mut cmd = cmd.allow_negative_numbers(true);
+        for name in names {
+            cmd = cmd.mut_subcommand(name, negatives_are_values);
+        }
+        cmd
+    }
+    negatives_are_values(<Cli as clap::CommandFactory>::command())
+}
+
+/// Whether the command only writes to its standard output and files (no sockets): such a
+/// command ends quietly when its reader goes away (`sprout params | head`), as `cat` does.
+fn ends_quietly_on_a_closed_pipe(command: &Command) -> bool {
+    match command {
+        Command::Sim(_)
+        | Command::Params { .. }
+        | Command::Forecast(_)
+        | Command::Traces { .. }
+        | Command::Sweep(_)
+        | Command::Keygen(_) => true,
+        Command::Eval(a) => !a.emulate,
+        _ => false,
+    }
+}
+
 fn main() {
-    let cli = Cli::parse();
+    let matches = command().get_matches();
+    let cli =
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if ends_quietly_on_a_closed_pipe(&cli.command) {
+        sprout_os::signals::default_sigpipe();
+    }
     let result = match cli.command {
         Command::Sim(a) => cmd_sim(a),
         Command::Eval(a) => cmd_eval(a),
@@ -448,6 +566,7 @@ fn main() {
     };
     if let Err(e) = result {
         eprintln!("error: {}", chain_message(e.as_ref()));
-        std::process::exit(1);
+        let status = e.downcast_ref::<ExitStatus>().map_or(1, |s| s.status);
+        std::process::exit(status);
     }
 }

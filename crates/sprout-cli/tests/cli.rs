@@ -179,7 +179,8 @@ fn eval_without_traces_uses_the_synthetic_link() {
     assert!(
         stdout.contains("No traces in ../shared/traces or ./traces")
             && stdout.contains("--traces DIR")
-            && stdout.contains("sprout traces fetch"),
+            && stdout.contains("`cargo run --release -p sprout-cli -- traces fetch`")
+            && stdout.contains("github.com/ravinet/mahimahi"),
         "{stdout}"
     );
     // Checks that compare with the paper's links are not applicable, not failures.

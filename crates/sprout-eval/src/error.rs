@@ -171,8 +171,9 @@ pub enum EvalError {
     /// Downloading a trace failed (curl ran, but the network did not give the file).
     #[error(
         "could not download {url} (curl exit {code}): this machine's network does not reach \
-         the traces' public home. Copy the eight files (NAME.up / NAME.down) into {} by hand, \
-         or pass --traces DIR to `sprout eval`.",
+         the traces' public home. Copy the eight files (NAME.up / NAME.down) into {} by hand \
+         (from the folder traces/ of https://github.com/ravinet/mahimahi, on a machine that \
+         reaches it), or pass --traces DIR to `sprout eval`.",
         dir.display()
     )]
     Download {

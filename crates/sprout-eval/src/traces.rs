@@ -98,15 +98,19 @@ pub fn load_links(traces: Option<&Path>) -> Result<LinkSet> {
         note: Some(format!(
             "No traces in {}, so this ran the built-in synthetic cellular link, and only the \
              checks that hold on any link apply. For the paper's eight links, put its traces \
-             (NAME.up and NAME.down files) in ./traces (`sprout traces fetch` downloads them) or \
-             pass --traces DIR.",
+             (NAME.up and NAME.down files) in ./traces or pass --traces DIR: `cargo run \
+             --release -p sprout-cli -- traces fetch` downloads them from {TRACE_HOME}, and \
+             where this machine cannot reach it, a copy of that folder from any checkout of \
+             mahimahi will do.",
             DEFAULT_TRACE_DIRS.join(" or ")
         )),
         pairs: vec![("Synthetic".into(), make(1, "up"), make(2, "down"))],
     })
 }
 
-/// Public home of the paper's traces (the mahimahi repository's traces folder).
+/// Where people find the paper's traces: the mahimahi repository's traces folder.
+const TRACE_HOME: &str = "https://github.com/ravinet/mahimahi/tree/master/traces";
+/// Public home of the paper's traces (the mahimahi repository's traces folder), raw files.
 const TRACE_BASE: &str = "https://raw.githubusercontent.com/ravinet/mahimahi/master/traces";
 const TRACE_NAMES: [&str; 4] = [
     "Verizon-LTE-short",

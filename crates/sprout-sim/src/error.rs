@@ -126,7 +126,7 @@ pub enum SimError {
     /// A run that would replay more delivery opportunities than one run may hold in memory
     /// ([`crate::run_limits::MAX_OPPORTUNITIES`]).
     #[error(
-        "a run of {duration_s} s over these traces would replay about {opportunities:.0} delivery \
+        "a run of {duration_s:.0} s over these traces would replay about {opportunities:.0} delivery \
          opportunities, more than the {} one run may hold in memory; give a --duration of at \
          most {max_duration_s:.0} s",
         crate::run_limits::MAX_OPPORTUNITIES

@@ -163,9 +163,23 @@ pub fn run(
     cfg: &SimConfig,
     logs: Option<(&Path, &Path)>,
 ) -> Result<SimOutput, SimError> {
+    run_with_progress(uplink, downlink, cfg, logs, &mut |_, _| {})
+}
+
+/// [`run`], calling `progress(simulated_us, duration_us)` as
+/// [`sim::run_with_progress`] does.
+pub fn run_with_progress(
+    uplink: Arc<Trace>,
+    downlink: Arc<Trace>,
+    cfg: &SimConfig,
+    logs: Option<(&Path, &Path)>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<SimOutput, SimError> {
     let Some((u, d)) = logs else {
-        return sim::run(uplink, downlink, cfg, None);
+        return sim::run_with_progress(uplink, downlink, cfg, None, progress);
     };
+    // Checked before the log files are created, so that a refused run leaves none behind.
+    crate::run_limits::check_run(&uplink, &downlink, cfg)?;
     let open = |p: &Path| -> Result<BufWriter<File>, SimError> {
         let f = File::create(p).map_err(|source| SimError::Create {
             path: p.to_path_buf(),
@@ -174,7 +188,7 @@ pub fn run(
         Ok(BufWriter::new(f))
     };
     let (mut uw, mut dw) = (open(u)?, open(d)?);
-    let out = sim::run(
+    let out = sim::run_with_progress(
         uplink,
         downlink,
         cfg,
@@ -182,6 +196,7 @@ pub fn run(
             uplink: &mut uw,
             downlink: &mut dw,
         }),
+        progress,
     )?;
     uw.flush()?;
     dw.flush()?;
