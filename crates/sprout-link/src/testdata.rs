@@ -11,10 +11,11 @@
 //!
 //! A skip is reported where a person sees it: on the terminal, written straight to stderr (the
 //! test harness captures only `print!`/`eprint!`, so the line shows even for a passing test),
-//! and as a line `TEST<TAB>REASON` appended to the skip log, which `.ci/run` reads after the
-//! test run: it fails when `../shared` exists and a test skipped anyway, and otherwise prints
-//! which tests did not run. The skip log is `$SPROUT_SKIPPED_TESTS` if set, otherwise
-//! `skipped-tests.txt` in the target folder of the running test binary (`target/`).
+//! and as a line `TEST<TAB>REASON` appended to the skip log, which `tools/test` (the README's
+//! test command) reads after the test run: it lists the skipped tests as its last lines, and
+//! fails when `SPROUT_REQUIRE_SHARED=1` (CI sets it when `../shared` exists). The skip log is
+//! `$SPROUT_SKIPPED_TESTS` if set, otherwise `skipped-tests.txt` in the target folder of the
+//! running test binary (`target/`).
 //! `SPROUT_SHARED_DIR=/nowhere cargo test` shows what the tests do without `../shared`.
 
 use std::io::Write;
