@@ -152,14 +152,15 @@ class Cluster:
 def nodes(env, address):
     """(alive, dead) node counts of the cluster, asked through a short-lived driver."""
     code = ("import ray; ray.init(address=%r, logging_level='ERROR', log_to_driver=False); "
-            "n = ray.nodes(); print(sum(x['Alive'] for x in n), sum(not x['Alive'] for x in n))"
-            % address)
+            "n = ray.nodes(); print('NODES', sum(x['Alive'] for x in n), "
+            "sum(not x['Alive'] for x in n))" % address)
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=120)
-    if p.returncode != 0:
-        return None
-    alive, dead = p.stdout.split()[-2:]
-    return int(alive), int(dead)
+    for line in p.stdout.splitlines():
+        if line.startswith("NODES "):
+            alive, dead = line.split()[1:3]
+            return int(alive), int(dead)
+    return None
 
 
 def sweep_cmd(args, spec: Path, out: Path, address: str):

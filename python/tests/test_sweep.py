@@ -239,3 +239,17 @@ def test_cli_sweep_ray_without_package_or_ray(missing, tmp_path):
         assert_one_line_error(p, needle, INSTALL_RAY, "SPROUT_PYTHON")
     assert not (tmp_path / "new.csv").exists()  # no header-only CSV
     assert earlier.read_bytes() == before
+
+
+def test_local_ray_instance_even_when_the_environment_names_a_cluster(tmp_path, monkeypatch):
+    # "local" (and the default) start a Ray instance of their own: a RAY_ADDRESS left in the
+    # environment (or a cluster started earlier on this machine) is not joined.
+    ray = pytest.importorskip("ray")
+    spec = write_spec(tmp_path, SPEC_SMALL)
+    local, out = tmp_path / "local.csv", tmp_path / "ray.csv"
+    sw.sweep(spec, local, workers=2, progress=False)
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:9")  # nothing listens there
+    df = sw.sweep(spec, out, executor="ray", ray_address="local", workers=2, progress=False)
+    assert not ray.is_initialized()
+    assert len(df) == 24
+    assert out.read_bytes() == local.read_bytes()
