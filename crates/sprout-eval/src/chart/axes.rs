@@ -119,8 +119,33 @@ pub(super) struct LogAxis {
     pub(super) phi: f64,
 }
 
+/// The mantissas a logarithmic axis may label, in the order they are given a label: 1, then 2
+/// and 5, then 3, 7 and 1.5 (denser where the axis has room).
+const LOG_LABEL_TIERS: [&[f64]; 5] = [&[1.0], &[2.0, 5.0], &[3.0], &[7.0], &[1.5]];
+
+/// The round values `m * 10^d` a logarithmic axis may end at and label (`m` a labelled
+/// mantissa), ascending from the largest at most `10^l` when `down`, else the smallest at least
+/// `10^l`; returns its decimal logarithm.
+fn round_log(l: f64, down: bool) -> f64 {
+    let d = l.floor();
+    let mut ms: Vec<f64> = LOG_LABEL_TIERS
+        .iter()
+        .flat_map(|t| t.iter().copied())
+        .collect();
+    ms.push(10.0);
+    ms.sort_by(f64::total_cmp);
+    let logs = ms.iter().map(|m| d + m.log10());
+    if down {
+        logs.filter(|&x| x <= l + 1e-9).fold(d, f64::max)
+    } else {
+        logs.filter(|&x| x >= l - 1e-9).fold(d + 1.0, f64::min)
+    }
+}
+
 impl LogAxis {
-    /// Covers `[min, max]` (both >= 1) with some padding in log space, at least one decade.
+    /// Covers `[min, max]` (both >= 1) with some padding in log space, at least half a decade,
+    /// ending at round values (a labelled mantissa 1, 1.5, 2, 3, 5 or 7 times a power of ten)
+    /// so that the ends get tick labels and every value is read between two labels.
     pub(super) fn covering(min: f64, max: f64, plo: f64, phi: f64) -> LogAxis {
         let (mut a, mut b) = (min.max(1.0).log10(), max.max(1.0).log10());
         if a > b {
@@ -128,12 +153,17 @@ impl LogAxis {
         }
         let pad = ((b - a) * 0.08).max(0.12);
         let (mut llo, mut lhi) = (a - pad, b + pad);
-        if lhi - llo < 1.0 {
+        if lhi - llo < 0.5 {
             let mid = (lhi + llo) / 2.0;
-            llo = mid - 0.5;
-            lhi = mid + 0.5;
+            llo = mid - 0.25;
+            lhi = mid + 0.25;
         }
-        LogAxis { llo, lhi, plo, phi }
+        LogAxis {
+            llo: round_log(llo.max(0.0), true),
+            lhi: round_log(lhi, false),
+            plo,
+            phi,
+        }
     }
 
     /// The pixel of value `v` (values at or below 0 are taken as 1e-9).
@@ -142,35 +172,71 @@ impl LogAxis {
         self.plo + (l - self.llo) / (self.lhi - self.llo) * (self.phi - self.plo)
     }
 
-    /// (value, labelled?) tick positions. Labels go at the densest of the mantissa sets
-    /// 1-2-3-5-7, 1-2-5 and 1 whose closest labels are at least `label_px` pixels apart;
-    /// unlabelled minor grid lines at the other integer mantissas when there is room.
+    /// (value, labelled?) tick positions, ascending, with labels at least `label_px` pixels
+    /// apart (see [`LogAxis::ticks_spaced`]).
     pub(super) fn ticks(&self, label_px: f64) -> Vec<(f64, bool)> {
+        self.ticks_spaced(|_, _| label_px)
+    }
+
+    /// (value, labelled?) tick positions, ascending. Labels go greedily, the labels of values
+    /// `a` and `b` at least `gap(a, b)` pixels apart: first at the axis' ends if they are round
+    /// values, then at the mantissas 1, then 2 and 5, then 3, 7 and 1.5 wherever they keep
+    /// that distance (so a stretch of axis left without a label, as at the ends, gets a finer
+    /// one); unlabelled minor grid lines at the other integer mantissas when there is room.
+    pub(super) fn ticks_spaced(&self, gap: impl Fn(f64, f64) -> f64) -> Vec<(f64, bool)> {
         let per_decade = (self.phi - self.plo).abs() / (self.lhi - self.llo);
-        let labelled: &[f64] = if per_decade * (10f64 / 7.0).log10() >= label_px {
-            &[1.0, 2.0, 3.0, 5.0, 7.0]
-        } else if per_decade * 2f64.log10() >= label_px {
-            &[1.0, 2.0, 5.0]
-        } else {
-            &[1.0]
-        };
         let minor = per_decade >= 100.0;
-        let mut out = Vec::new();
+        let in_range = |l: f64| l >= self.llo - 1e-9 && l <= self.lhi + 1e-9;
         let (d0, d1) = (self.llo.floor() as i32, self.lhi.ceil() as i32);
-        for d in d0..=d1 {
-            for m in 1..=9 {
-                let v = m as f64 * 10f64.powi(d);
-                let l = v.log10();
-                if l < self.llo - 1e-9 || l > self.lhi + 1e-9 {
-                    continue;
-                }
-                let lab = labelled.contains(&(m as f64));
-                if lab || minor {
-                    out.push((v, lab));
+        // Candidates for a label, in order of priority, as decimal logarithms.
+        let mut candidates: Vec<f64> = Vec::new();
+        for tier in LOG_LABEL_TIERS {
+            for d in d0..=d1 {
+                for &m in tier {
+                    let l = d as f64 + m.log10();
+                    if in_range(l) {
+                        candidates.push(l);
+                    }
                 }
             }
         }
+        let is_end = |l: f64| (l - self.llo).abs() < 1e-9 || (l - self.lhi).abs() < 1e-9;
+        candidates.sort_by_key(|&l| !is_end(l));
+        let mut labelled: Vec<f64> = Vec::new();
+        let value = |l: f64| round_sig(10f64.powf(l));
+        for l in candidates {
+            if labelled
+                .iter()
+                .all(|&k| (k - l).abs() * per_decade >= gap(value(k), value(l)))
+            {
+                labelled.push(l);
+            }
+        }
+        let mut out: Vec<(f64, bool)> = labelled.iter().map(|&l| (value(l), true)).collect();
+        if minor {
+            for d in d0..=d1 {
+                for m in 1..=9 {
+                    let l = d as f64 + (m as f64).log10();
+                    if in_range(l) && !labelled.iter().any(|&k| (k - l).abs() < 1e-9) {
+                        out.push((round_sig(m as f64 * 10f64.powi(d)), false));
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.0.total_cmp(&b.0));
         out
+    }
+}
+
+/// `v` (> 0) rounded to 6 significant digits (so that 10^2.477 reads 300).
+fn round_sig(v: f64) -> f64 {
+    let e = v.log10().floor() as i32 - 5;
+    if e >= 0 {
+        let mag = 10f64.powi(e);
+        (v / mag).round() * mag
+    } else {
+        let inv = 10f64.powi(-e);
+        (v * inv).round() / inv
     }
 }
 
@@ -268,6 +334,30 @@ mod tests {
         assert!(a.map(5000.0) < a.map(50.0));
         assert!(a.map(5000.0) >= 100.0 && a.map(50.0) <= 500.0);
         assert!(a.ticks(50.0).iter().any(|&(v, lab)| lab && v == 100.0));
+    }
+
+    #[test]
+    fn log_axis_ends_at_labelled_round_values() {
+        // Figure 8's delays: the ends are round and labelled, and Sprout's 317 and 383 ms lie
+        // between labels.
+        let a = LogAxis::covering(317.0, 43544.0, 635.0, 84.0);
+        let labels: Vec<f64> = a.ticks(46.0).iter().filter(|t| t.1).map(|t| t.0).collect();
+        assert_eq!(labels.first(), Some(&200.0), "{labels:?}");
+        assert_eq!(labels.last(), Some(&70000.0), "{labels:?}");
+        assert!(labels.iter().any(|&v| v <= 317.0) && labels.contains(&500.0));
+        for w in labels.windows(2) {
+            assert!((a.map(w[0]) - a.map(w[1])).abs() >= 46.0, "{labels:?}");
+        }
+        // The confidence sweep's: a dense axis labels 1.5 and the other mantissas.
+        let b = LogAxis::covering(136.0, 1171.0, 635.0, 84.0);
+        let labels: Vec<f64> = b.ticks(46.0).iter().filter(|t| t.1).map(|t| t.0).collect();
+        assert_eq!(
+            labels,
+            [100.0, 150.0, 200.0, 300.0, 500.0, 700.0, 1000.0, 1500.0, 2000.0]
+        );
+        // A narrow range still spans half a decade.
+        let c = LogAxis::covering(300.0, 310.0, 600.0, 100.0);
+        assert!(c.lhi - c.llo >= 0.5);
     }
 
     #[test]

@@ -1,33 +1,40 @@
-//! Colours: one per scheme on the scatter charts (fixed for the known schemes, from a
-//! fallback palette for others), and one per label in order of first appearance on the charts
-//! over time.
+//! Colours: the one map from scheme to colour that every chart draws a scheme in
+//! ([`scheme_colour`]), colours for series that are not schemes (model variants, confidence
+//! levels, loss rates: [`SERIES`], never a scheme's colour), and one colour per label in order
+//! of first appearance on the charts over time.
 
 use std::collections::HashMap;
 
 use crate::paper::scheme_key;
 
-/// The colour used for a scheme (by its normalized key), if it is one of the known schemes.
-fn known_color(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "sprout" => "#d62728",
-        "sprout-ewma" => "#ff7f0e",
-        "cubic" => "#1f77b4",
-        "cubic-codel" => "#17becf",
-        "vegas" => "#2ca02c",
-        "ledbat" => "#9467bd",
-        "compound" => "#8c564b",
-        "bbr" => "#e377c2",
-        "skype" => "#7f7f7f",
-        "facetime" => "#bcbd22",
-        "hangout" => "#393b79",
-        "omniscient" => "#000000",
-        _ => return None,
-    })
+/// Every scheme's colour, by its normalized key (`crate::paper::scheme_key`): the schemes this
+/// project runs and those the paper measured. The one place a scheme's colour is chosen.
+const SCHEMES: [(&str, &str); 13] = [
+    ("sprout", "#d62728"),
+    ("sprout-ewma", "#ff7f0e"),
+    ("cubic", "#1f77b4"),
+    ("cubic-codel", "#17becf"),
+    ("reno", "#637939"),
+    ("vegas", "#2ca02c"),
+    ("ledbat", "#9467bd"),
+    ("compound", "#8c564b"),
+    ("bbr", "#e377c2"),
+    ("skype", "#7f7f7f"),
+    ("facetime", "#bcbd22"),
+    ("hangout", "#393b79"),
+    ("omniscient", "#000000"),
+];
+
+/// The colour of the scheme of key `key` (see [`label_key`]), if it is a known scheme.
+pub(super) fn scheme_colour(key: &str) -> Option<&'static str> {
+    SCHEMES.iter().find(|(k, _)| *k == key).map(|(_, c)| *c)
 }
 
-/// The colours given to unknown schemes, in order of first appearance.
-const FALLBACK: [&str; 8] = [
-    "#637939", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363",
+/// The colours of series that are not schemes, in order of first appearance on a chart; none
+/// is a scheme's colour, so that a scheme's colour always means that scheme.
+pub(super) const SERIES: [&str; 10] = [
+    "#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#3a8a8c", "#e7969c", "#9c9ede",
+    "#8c6d31", "#b5cf6b",
 ];
 
 /// Key that groups a label with its published counterpart: the scheme key of the label with
@@ -37,8 +44,8 @@ pub(super) fn label_key(label: &str) -> String {
     scheme_key(base)
 }
 
-/// The colours of the schemes of one scatter chart: known schemes keep their colour, unknown
-/// ones get colours from a fallback palette in order of first appearance.
+/// The colours of the series of one chart: schemes in their colour ([`scheme_colour`]), other
+/// series in the colours of [`SERIES`] in order of first appearance (which repeat after ten).
 pub(super) struct Palette {
     assigned: HashMap<String, &'static str>,
     next: usize,
@@ -53,15 +60,15 @@ impl Palette {
         }
     }
 
-    /// The colour of the scheme of key `key` (see [`label_key`]).
+    /// The colour of the series of key `key` (see [`label_key`]).
     pub(super) fn color(&mut self, key: &str) -> &'static str {
-        if let Some(c) = known_color(key) {
+        if let Some(c) = scheme_colour(key) {
             return c;
         }
         if let Some(c) = self.assigned.get(key) {
             return c;
         }
-        let c = FALLBACK[self.next % FALLBACK.len()];
+        let c = SERIES[self.next % SERIES.len()];
         self.next += 1;
         self.assigned.insert(key.to_string(), c);
         c
@@ -102,5 +109,32 @@ impl LabelColours {
     pub(super) fn colour(&self, label: &str) -> &'static str {
         let k = self.labels.iter().position(|l| l == label).unwrap_or(0);
         self.palette[k % self.palette.len()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes_and_other_series_never_share_a_colour() {
+        let mut all: Vec<&str> = SCHEMES.iter().map(|(_, c)| *c).collect();
+        all.extend(SERIES);
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "a colour is used twice");
+        for s in sprout_sim::scheme::Scheme::ALL {
+            assert!(
+                scheme_colour(s.key()).is_some(),
+                "{} has no colour",
+                s.key()
+            );
+        }
+        let mut p = Palette::new();
+        assert_eq!(p.color("reno"), "#637939");
+        assert_eq!(p.color("sprout-5%"), SERIES[0]);
+        assert_eq!(p.color("authors"), SERIES[1]);
+        assert_eq!(p.color("sprout-5%"), SERIES[0]);
     }
 }

@@ -24,10 +24,13 @@
 //!
 //! # Machine-readable output
 //!
-//! Every data marker is a `<circle class="point">` with an `id` (`p0`, `p1`, ...) and
-//! `data-label`, `data-delay-ms`, `data-y` and `data-paper` attributes; every point label is a
-//! `<text class="point-label">` with an `id` (`l0`, ...) and `data-points` naming the markers it
-//! labels; a leader is a `<line class="leader">` whose `data-for` names its label. Other classes:
+//! Every data marker is a `<circle class="point">` with an `id` (`p0`, `p1`, ...; `ap0`, `bp0`,
+//! ... on a chart of several plots) and `data-label`, `data-series`, `data-delay-ms`, `data-y`
+//! and `data-paper` attributes; every point label is a `<text class="point-label">` with an
+//! `id` (`l0`, ...) and `data-points` naming the markers it labels; a leader is a
+//! `<line class="leader">` whose `data-for` names its label. Every element drawn in a series'
+//! colour for that series (markers, legend swatches, the `spread` bars of repeated runs) names
+//! it in `data-series`. Other classes:
 //! `grid` (grid lines, the only lines a text may cross), `tick`, `frame` (plot borders),
 //! `connector` (ours to the paper's), `marker` (legend swatches, the arrow head), `reference`
 //! (the 100 ms target), `shade` (the unmeasured start of a time series) and, on time series,
@@ -40,10 +43,13 @@
 //!
 //! - `style`, `text`, `geometry`, `svg`: the canvas and its colours, text extents, boxes and
 //!   segments, and the SVG writer.
-//! - `axes`: linear and logarithmic axes, ticks and number formatting; `colours`: a colour per
-//!   scheme or label; `placement`: the label placer.
-//! - Scatter charts: `throughput_delay` (Figure 7) and `utilization_delay` (Figure 8) over
-//!   `scatter` (frame, axes, markers), `scatter_points`, `scatter_labels` and `scatter_legend`.
+//! - `axes`: linear and logarithmic axes, ticks and number formatting; `colours`: the one map
+//!   from scheme to colour (every chart draws a scheme in it), colours for other series;
+//!   `placement`: the label placer.
+//! - Scatter charts: `throughput_delay` (Figure 7, and the model variants) and
+//!   `utilization_delay` (Figure 8) over `scatter` (frame, axes, markers), `scatter_points`,
+//!   `scatter_labels` and `scatter_legend`; `seed_spread` (the sensitivity experiment) draws
+//!   several such plots on one chart, with bars over the runs.
 //! - Charts over time: `time_series` (Figure 1), `delay_over_time` (the tunnel experiment) and
 //!   `rate_over_time` (`sprout traces plot`), over `time_panels` (time axis, stacked panels,
 //!   legend row, step lines).
@@ -61,6 +67,7 @@ mod scatter;
 mod scatter_labels;
 mod scatter_legend;
 mod scatter_points;
+mod seed_spread;
 mod style;
 mod svg;
 mod text;
@@ -71,8 +78,11 @@ mod utilization_delay;
 
 pub use delay_over_time::{delay_over_time_chart, DelayPanel, DelaySeries};
 pub use rate_over_time::{rate_over_time_chart, RatePanel, RateSeries};
+pub use seed_spread::{seed_spread_chart, Spread, SpreadPanel, SpreadPoint};
 pub use style::{HEIGHT, WIDTH};
 pub use text::{text_width, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, LINE_EM};
-pub use throughput_delay::{mean_throughput_delay_chart, throughput_delay_chart, ChartPoint};
+pub use throughput_delay::{
+    mean_throughput_delay_chart, model_variants_chart, throughput_delay_chart, ChartPoint,
+};
 pub use time_series::{time_series_chart, time_series_chart_measured};
 pub use utilization_delay::{utilization_delay_chart, UtilizationPoint};

@@ -7,22 +7,34 @@ use super::geometry::{dist, BBox, Seg};
 use super::placement::Placer;
 use super::scatter_labels::{label_groups, Groups};
 use super::scatter_legend::{legend, series_name};
-use super::scatter_points::{stroke_w, Drawn, Mark, LEGEND_W, MARKER_R, PLOT_B, PLOT_T};
+use super::scatter_points::{marker_r, stroke_w, Drawn, Mark, LEGEND_W, PLOT_B, PLOT_T};
 use super::style::{AXIS, GRID, MUTED, TEXT, WIDTH};
 use super::svg::{esc, title_text, Svg};
 use super::text::{fit_size, text_width, Anchor, Font};
+
+/// The words of a scatter chart: its title, axis titles and the title of its legend (what
+/// its series are, e.g. "Scheme").
+pub(super) struct Titles<'a> {
+    /// The chart's title.
+    pub(super) title: &'a str,
+    /// The delay axis' title.
+    pub(super) x: &'a str,
+    /// The vertical axis' title.
+    pub(super) y: &'a str,
+    /// The legend's title.
+    pub(super) legend: &'a str,
+}
 
 /// A scatter chart (SVG text) of `marks`: x = delay on a reversed logarithmic axis, y on
 /// `y_axis` (whose pixels are set here) with tick labels by `y_fmt`. Marks with non-finite
 /// values are skipped.
 pub(super) fn scatter_chart(
-    title: &str,
-    x_title: &str,
-    y_title: &str,
+    titles: &Titles,
     marks: Vec<Mark>,
     mut y_axis: Linear,
     y_fmt: fn(f64) -> String,
 ) -> String {
+    let (title, x_title, y_title) = (titles.title, titles.x, titles.y);
     let mut svg = Svg::new(title);
     let marks: Vec<Mark> = marks
         .into_iter()
@@ -48,7 +60,7 @@ pub(super) fn scatter_chart(
     svg.append(&under);
     svg.append(&markers);
     svg.append(&over);
-    legend(&mut svg, &marks, &drawn.colour, frame.x1);
+    legend(&mut svg, &marks, &drawn.colour, frame.x1, titles.legend);
     svg.finish()
 }
 
@@ -69,7 +81,7 @@ fn plot_frame(y_labels: &[(f64, String)], tick_font: Font) -> BBox {
 
 /// The x axis: reversed log over the delays (clamped to >= 1 ms); 10 to 1,000 ms if there are
 /// none.
-fn delay_axis(marks: &[Mark], frame: &BBox) -> LogAxis {
+pub(super) fn delay_axis(marks: &[Mark], frame: &BBox) -> LogAxis {
     let (mut dmin, mut dmax) = (f64::INFINITY, f64::NEG_INFINITY);
     for m in marks {
         dmin = dmin.min(m.delay_ms.max(1.0));
@@ -83,7 +95,7 @@ fn delay_axis(marks: &[Mark], frame: &BBox) -> LogAxis {
 
 /// Grid, ticks and tick labels of both axes (an x label that would touch the previous one is
 /// left out), and the frame.
-fn draw_grid(
+pub(super) fn draw_grid(
     svg: &mut Svg,
     frame: &BBox,
     x_axis: &LogAxis,
@@ -92,7 +104,9 @@ fn draw_grid(
     tick_font: Font,
 ) {
     let mut kept: Vec<BBox> = Vec::new();
-    for (v, lab) in x_axis.ticks(46.0) {
+    // Labels at least 14 px apart, wider ones further.
+    let w = |v: f64| text_width(&fmt_num(v), tick_font.size, false);
+    for (v, lab) in x_axis.ticks_spaced(|a, b| (w(a) + w(b)) / 2.0 + 14.0) {
         let x = x_axis.map(v);
         svg.line(
             "grid",
@@ -185,29 +199,32 @@ fn connectors(
     }
 }
 
-/// The markers, published hollow (drawn first), ours filled on top, each with its values as
-/// attributes; each is an obstacle for the labels.
-fn markers(marks: &[Mark], drawn: &Drawn, placer: &mut Placer) -> Svg {
+/// The markers, published hollow (drawn first), ours filled on top, emphasized ones last in a
+/// heavy outline, each with its values as attributes; each is an obstacle for the labels.
+pub(super) fn markers(marks: &[Mark], drawn: &Drawn, placer: &mut Placer) -> Svg {
     let mut order: Vec<usize> = (0..marks.len()).collect();
-    order.sort_by_key(|&i| !marks[i].paper);
+    order.sort_by_key(|&i| (!marks[i].paper, marks[i].emphasis));
     let mut markers = Svg::fragment();
     for &i in &order {
         let m = &marks[i];
         let colour = drawn.colour[i];
         let (fill, stroke) = if m.paper {
             ("white", colour)
+        } else if m.emphasis {
+            (colour, "#111111")
         } else {
             (colour, "#222222")
         };
         markers.circle(
             "point",
             drawn.pos[i],
-            MARKER_R,
+            marker_r(m),
             fill,
             stroke,
             stroke_w(m),
             &format!(
-                r#"id="p{i}" data-label="{}" data-series="{}" data-delay-ms="{}" data-y="{}" data-paper="{}""#,
+                r#"id="{}p{i}" data-label="{}" data-series="{}" data-delay-ms="{}" data-y="{}" data-paper="{}""#,
+                drawn.prefix,
                 esc(&m.label),
                 esc(series_name(marks, &m.key)),
                 m.delay_ms,

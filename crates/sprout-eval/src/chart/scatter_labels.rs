@@ -318,10 +318,14 @@ pub(super) fn label_groups(
                 col,
                 1.0,
                 "",
-                &format!(r#"data-for="l{g}""#),
+                &format!(r#"data-for="{}l{g}""#, drawn.prefix),
             );
         }
-        let ids: Vec<String> = groups.members[g].iter().map(|i| format!("p{i}")).collect();
+        let pre = &drawn.prefix;
+        let ids: Vec<String> = groups.members[g]
+            .iter()
+            .map(|i| format!("{pre}p{i}"))
+            .collect();
         over.text_lines(
             p.x,
             p.y,
@@ -330,7 +334,7 @@ pub(super) fn label_groups(
             p.anchor,
             col,
             &format!(
-                r#"class="point-label" id="l{g}" data-points="{}" {HALO}"#,
+                r#"class="point-label" id="{pre}l{g}" data-points="{}" {HALO}"#,
                 ids.join(" ")
             ),
         );

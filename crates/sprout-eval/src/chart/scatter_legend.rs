@@ -56,9 +56,15 @@ fn entries(marks: &[Mark], colour: &[&'static str]) -> Vec<(String, &'static str
 }
 
 /// The legend for `marks` (coloured `colour`), from `frame_right` (the plot's right edge) to
-/// the canvas' right edge: the schemes, "this run" and "paper (published)" swatches, and the
-/// "better" arrow if there is room.
-pub(super) fn legend(svg: &mut Svg, marks: &[Mark], colour: &[&'static str], frame_right: f64) {
+/// the canvas' right edge: under `title` the series (schemes), "this run" and "paper
+/// (published)" swatches, and the "better" arrow if there is room.
+pub(super) fn legend(
+    svg: &mut Svg,
+    marks: &[Mark],
+    colour: &[&'static str],
+    frame_right: f64,
+    title: &str,
+) {
     let entries = entries(marks, colour);
     let has_ours = marks.iter().any(|m| !m.paper);
     let has_paper = marks.iter().any(|m| m.paper);
@@ -82,7 +88,7 @@ pub(super) fn legend(svg: &mut Svg, marks: &[Mark], colour: &[&'static str], fra
     };
     let text_room = WIDTH - 6.0 - (lx + 18.0);
     let mut ly = top;
-    svg.text(lx, ly, "Scheme", Font::bold(12.0), Anchor::Start, TEXT, "");
+    svg.text(lx, ly, title, Font::bold(12.0), Anchor::Start, TEXT, "");
     ly += 20.0;
     for (name, col) in &entries {
         let series = format!(r#"data-series="{}""#, esc(name));

@@ -3,7 +3,7 @@
 
 use super::axes::{fmt_num, Linear};
 use super::colours::label_key;
-use super::scatter::scatter_chart;
+use super::scatter::{scatter_chart, Titles};
 use super::scatter_points::{Mark, PLOT_B, PLOT_T};
 
 /// One point of a Figure-7-style chart.
@@ -46,15 +46,35 @@ pub fn mean_throughput_delay_chart(title: &str, points: &[ChartPoint]) -> String
     )
 }
 
-/// A throughput-delay chart with the given axis titles.
-fn delay_scatter(title: &str, x_title: &str, y_title: &str, points: &[ChartPoint]) -> String {
-    let ymax = points
-        .iter()
-        .map(|p| p.throughput_kbps)
-        .filter(|v| v.is_finite())
-        .fold(0.0, f64::max);
-    let y_axis = Linear::nice(0.0, ymax, 6.0, PLOT_B, PLOT_T);
-    let marks = points
+/// Sprout's means under each variant of its model (SVG text), as
+/// [`mean_throughput_delay_chart`] with one colour per variant (none a scheme's colour) under
+/// the legend title "Model variant". The points labelled `default_variant` are written
+/// "`default_variant` (default)" and drawn last, larger and in a heavy outline, so that no other
+/// variant's marker hides them.
+pub fn model_variants_chart(title: &str, points: &[ChartPoint], default_variant: &str) -> String {
+    let default_key = label_key(default_variant);
+    let marks = marks(points)
+        .into_iter()
+        .map(|mut m| {
+            if m.key == default_key {
+                m.emphasis = true;
+                m.label = format!("{} (default)", m.label);
+            }
+            m
+        })
+        .collect();
+    let titles = Titles {
+        title,
+        x: "Mean 95th-percentile self-inflicted delay (ms)",
+        y: "Mean throughput (kbit/s)",
+        legend: "Model variant",
+    };
+    scatter_chart(&titles, marks, throughput_axis(points), fmt_num)
+}
+
+/// The marks of `points`, coloured by the key of their label.
+fn marks(points: &[ChartPoint]) -> Vec<Mark> {
+    points
         .iter()
         .map(|p| Mark {
             label: p.label.clone(),
@@ -62,7 +82,28 @@ fn delay_scatter(title: &str, x_title: &str, y_title: &str, points: &[ChartPoint
             delay_ms: p.delay_ms,
             y: p.throughput_kbps,
             paper: p.paper,
+            emphasis: false,
         })
-        .collect();
-    scatter_chart(title, x_title, y_title, marks, y_axis, fmt_num)
+        .collect()
+}
+
+/// A throughput axis from 0 over the points' throughputs.
+fn throughput_axis(points: &[ChartPoint]) -> Linear {
+    let ymax = points
+        .iter()
+        .map(|p| p.throughput_kbps)
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    Linear::nice(0.0, ymax, 6.0, PLOT_B, PLOT_T)
+}
+
+/// A throughput-delay chart with the given axis titles, one series per scheme.
+fn delay_scatter(title: &str, x_title: &str, y_title: &str, points: &[ChartPoint]) -> String {
+    let titles = Titles {
+        title,
+        x: x_title,
+        y: y_title,
+        legend: "Scheme",
+    };
+    scatter_chart(&titles, marks(points), throughput_axis(points), fmt_num)
 }

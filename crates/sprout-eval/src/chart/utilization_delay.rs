@@ -3,7 +3,7 @@
 
 use super::axes::{fmt_num, Linear};
 use super::colours::label_key;
-use super::scatter::scatter_chart;
+use super::scatter::{scatter_chart, Titles};
 use super::scatter_points::{Mark, PLOT_B, PLOT_T};
 
 /// One point of a Figure-8-style chart.
@@ -48,14 +48,14 @@ pub fn utilization_delay_chart(title: &str, points: &[UtilizationPoint]) -> Stri
             delay_ms: p.delay_ms,
             y: p.utilization * 100.0,
             paper: p.paper,
+            emphasis: false,
         })
         .collect();
-    scatter_chart(
+    let titles = Titles {
         title,
-        "Average self-inflicted delay (ms)",
-        "Average utilization (%)",
-        marks,
-        y_axis,
-        |v| format!("{}%", fmt_num(v)),
-    )
+        x: "Average self-inflicted delay (ms)",
+        y: "Average utilization (%)",
+        legend: "Scheme",
+    };
+    scatter_chart(&titles, marks, y_axis, |v| format!("{}%", fmt_num(v)))
 }

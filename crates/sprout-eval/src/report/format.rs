@@ -5,11 +5,6 @@ pub(super) fn pct(x: f64) -> String {
     format!("{:.0}%", 100.0 * x)
 }
 
-/// The first word of a link's name ("Verizon" of "Verizon-LTE-short").
-pub(super) fn short(link: &str) -> &str {
-    link.split(['-', '~']).next().unwrap_or(link)
-}
-
 /// A value rounded to a whole number, or "–" when there is none.
 pub(super) fn opt(v: Option<f64>) -> String {
     v.map_or("–".into(), |x| format!("{x:.0}"))

@@ -7,12 +7,12 @@ use std::path::Path;
 use serde::Serialize;
 use sprout_sim::metrics::TimeSeriesPoint;
 
-use super::format::{pct, short};
+use super::format::pct;
 use super::markdown::report;
 use super::tables::{spread_rows, summary_rows, variant_rows};
-use crate::chart::{self, ChartPoint, UtilizationPoint};
+use crate::chart::{self, ChartPoint, Spread, SpreadPanel, SpreadPoint, UtilizationPoint};
 use crate::error::Result;
-use crate::experiment::Experiment;
+use crate::experiment::{Experiment, MODEL_VARIANTS};
 use crate::paper;
 use crate::results::{EvalResults, ResultRow};
 
@@ -294,7 +294,8 @@ fn write_distributions(
     Ok(())
 }
 
-/// sensitivity: the means and standard deviations over the seeds, and the downlinks' chart.
+/// sensitivity: the means and standard deviations over the seeds, and their chart: a plot per
+/// link and direction, each scheme's mean with bars from its lowest to its highest seed.
 fn write_sensitivity(
     out: &Path,
     res: &EvalResults,
@@ -302,19 +303,49 @@ fn write_sensitivity(
 ) -> Result<()> {
     let spread = spread_rows(res);
     write_csv(&out.join("sensitivity.csv"), &spread)?;
-    let points: Vec<ChartPoint> = spread
-        .iter()
-        .filter(|s| s.direction == "down")
-        .map(|s| ChartPoint {
-            label: format!("{} {}", s.scheme, short(&s.link)),
-            throughput_kbps: s.throughput_mean_kbps,
-            delay_ms: s.self_inflicted_mean_ms,
-            paper: false,
-        })
-        .collect();
+    let mut links: Vec<&str> = Vec::new();
+    for s in &spread {
+        if !links.contains(&s.link.as_str()) {
+            links.push(&s.link);
+        }
+    }
+    let mut panels = Vec::new();
+    for link in &links {
+        for (dir, word) in [("up", "uplink"), ("down", "downlink")] {
+            let points: Vec<SpreadPoint> = spread
+                .iter()
+                .filter(|s| s.link == *link && s.direction == dir)
+                .map(|s| {
+                    let runs: Vec<&ResultRow> = res
+                        .rows_of(Experiment::Sensitivity)
+                        .filter(|r| r.link == *link && r.direction == dir && r.scheme == s.scheme)
+                        .collect();
+                    let of = |f: fn(&ResultRow) -> f64| {
+                        Spread::of(&runs.iter().map(|r| f(r)).collect::<Vec<f64>>())
+                    };
+                    SpreadPoint {
+                        label: s.scheme.clone(),
+                        throughput_kbps: of(|r| r.throughput_kbps),
+                        delay_ms: of(|r| r.self_inflicted_ms),
+                    }
+                })
+                .collect();
+            if !points.is_empty() {
+                panels.push(SpreadPanel {
+                    title: format!("{link} {word}"),
+                    points,
+                });
+            }
+        }
+    }
+    let seeds = crate::experiment::SEEDS.len();
     fs::write(
         out.join("sensitivity.svg"),
-        chart::mean_throughput_delay_chart("Means over five seeds, downlinks", &points),
+        chart::seed_spread_chart(
+            &format!("Spread over {seeds} seeds, each link both ways"),
+            &panels,
+            &format!("mean of {seeds} seeds"),
+        ),
     )?;
     charts.push((Experiment::Sensitivity, "sensitivity.svg".into()));
     Ok(())
@@ -339,9 +370,10 @@ fn write_model(
         .collect();
     fs::write(
         out.join("model.svg"),
-        chart::mean_throughput_delay_chart(
+        chart::model_variants_chart(
             "Sprout under each variant of the model, averages over the links",
             &points,
+            MODEL_VARIANTS[0].0,
         ),
     )?;
     charts.push((Experiment::Model, "model.svg".into()));
