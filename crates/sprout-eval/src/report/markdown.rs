@@ -341,7 +341,12 @@ fn sensitivity(s: &mut String, res: &EvalResults, charts: &[(Experiment, String)
             r.self_inflicted_std_ms
         );
     }
-    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "\nThe chart has a plot per link and direction: each scheme's mean over the seeds in \
+         its colour, with bars from its lowest to its highest seed in delay and in throughput \
+         (hidden under the marker where the spread is smaller).\n"
+    );
     charts_of(s, charts, Experiment::Sensitivity);
 }
 
