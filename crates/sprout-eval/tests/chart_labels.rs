@@ -954,6 +954,9 @@ fn check_model(dir: &Path) {
     }
 }
 
+/// A check of the charts an evaluation wrote into a folder.
+type FolderCheck = fn(&Path);
+
 /// The checks above on the charts of an evaluation already written into the folder
 /// `SPROUT_CHECK_DIR` (`sprout eval --out DIR`); each check's failure is reported.
 #[test]
@@ -961,7 +964,7 @@ fn check_model(dir: &Path) {
 fn checks_of_an_evaluation_folder() {
     let dir =
         std::path::PathBuf::from(std::env::var("SPROUT_CHECK_DIR").expect("SPROUT_CHECK_DIR"));
-    let checks: [(&str, fn(&Path)); 4] = [
+    let checks: [(&str, FolderCheck); 4] = [
         ("colours", check_colours),
         ("delay ticks", check_delay_ticks),
         ("sensitivity", check_sensitivity),
