@@ -25,11 +25,11 @@ def cli_args(uplink, downlink, scheme, **options):
 CASES = {
     "defaults": ("sprout", {}),
     "cubic-loss-seed": ("cubic", {"loss": 0.01, "seed": 3, "duration": 80, "skip": 20}),
-    "ewma-confidence-params-codel-up": (
+    # Sprout-EWMA takes no confidence and only the parameters it uses (not the model's).
+    "ewma-params-codel-up": (
         "sprout-ewma",
         {
-            "confidence": 0.5,
-            "params": {"window_skip_ticks": 0, "model.sigma": 250},
+            "params": {"window_skip_ticks": 0},
             "queue": "codel",
             "load": "up",
             "skip": 30,
@@ -38,6 +38,8 @@ CASES = {
     "per-direction": (
         "sprout",
         {
+            "confidence": 0.5,
+            "params": {"model.sigma": 250},
             "uplink_queue": "codel",
             "downlink_loss": 0.02,
             "uplink_loss": 0.0,
