@@ -24,7 +24,6 @@ fn brownian(dir: &Path) -> String {
     let stem = dir.join("x").display().to_string();
     let out = sprout()
         .args(["traces", "synth", "--kind", "brownian", "--out", &stem])
-        .args(["--seconds", "-10"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

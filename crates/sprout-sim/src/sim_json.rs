@@ -245,9 +245,22 @@ mod tests {
             confidence: Some(0.5),
             ..SimOptions::default()
         };
+        assert!(err(cubic).starts_with("--confidence applies to sprout only"));
+        let ewma = SimOptions {
+            scheme: Scheme::SproutEwma,
+            confidence: Some(0.5),
+            ..SimOptions::default()
+        };
+        assert!(err(ewma).starts_with("--confidence applies to sprout only"));
+        let ewma_sigma = SimOptions {
+            scheme: Scheme::SproutEwma,
+            params: vec!["model.sigma=250".into(), "target_ticks=4".into()],
+            ..SimOptions::default()
+        };
         assert_eq!(
-            err(cubic),
-            "--confidence applies to sprout and sprout-ewma only"
+            err(ewma_sigma),
+            "--param model.sigma=250: sprout-ewma does not use it (Sprout's Bayesian model), so \
+             the run would be the same without it"
         );
         let bad = SimOptions {
             params: vec!["nope=1".into()],
