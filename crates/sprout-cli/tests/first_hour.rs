@@ -212,3 +212,43 @@ fn eval_exits_3_when_a_check_fails_and_tidies_its_folder() {
         "{text}"
     );
 }
+
+#[test]
+fn the_progress_bar_counts_the_simulations_the_report_counts() {
+    // The bar is drawn only on a terminal: run `sprout eval` under script(1)'s pseudo-terminal,
+    // on the built-in synthetic link (a folder with no traces), and read the bar's "k/N".
+    if Command::new("script").arg("--version").output().is_err() {
+        testdata::skip("needs script(1) (util-linux) for a pseudo-terminal");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "{} eval --out {}",
+        env!("CARGO_BIN_EXE_sprout"),
+        dir.path().join("res").display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = stdout(&out).replace('\r', "\n");
+    let simulations: usize = text
+        .split(" simulations;")
+        .next()
+        .and_then(|s| s.rsplit('(').next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no simulation count in {text}"));
+    let totals: std::collections::BTreeSet<usize> = text
+        .split_whitespace()
+        .filter_map(|w| w.split_once('/'))
+        .filter_map(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+        .map(|(_, n)| n)
+        .collect();
+    assert!(!totals.is_empty(), "no progress bar in {text}");
+    assert_eq!(
+        totals.into_iter().collect::<Vec<_>>(),
+        vec![simulations],
+        "{text}"
+    );
+}
