@@ -164,11 +164,21 @@ impl std::str::FromStr for Scheme {
             .find(|x| x.key() == key || (key == "ewma" && **x == Scheme::SproutEwma))
             .copied()
             .ok_or_else(|| {
-                let known: Vec<&str> = Scheme::ALL.iter().map(|x| x.key()).collect();
+                // The omniscient sender is a scheme of `sprout eval` only (computed from the
+                // trace): listed apart, so that no command offers it and then refuses it.
+                let simulated: Vec<&str> = Scheme::ALL
+                    .iter()
+                    .filter(|x| x.is_simulated())
+                    .map(|x| x.key())
+                    .collect();
                 UnknownName {
                     what: "scheme",
                     name: s.trim().to_string(),
-                    choices: format!("known: {}", known.join(", ")),
+                    choices: format!(
+                        "known: {}; and omniscient in `sprout eval` only, computed from the \
+                         trace, not simulated",
+                        simulated.join(", ")
+                    ),
                 }
             })
     }
@@ -244,5 +254,16 @@ mod tests {
         }
         assert!(!Scheme::Cubic.uses_param("target_ticks=2"));
         assert!(Scheme::Sprout.uses_confidence() && !Scheme::SproutEwma.uses_confidence());
+    }
+
+    #[test]
+    fn an_unknown_name_lists_the_simulated_schemes_and_omniscient_apart() {
+        let e = "tahoe".parse::<Scheme>().unwrap_err().to_string();
+        assert!(
+            e.starts_with("unknown scheme 'tahoe' (known: sprout, sprout-ewma, cubic"),
+            "{e}"
+        );
+        assert!(e.contains("cubic-codel; and omniscient in `sprout eval` only"), "{e}");
+        assert_eq!(e.matches("omniscient").count(), 1, "{e}");
     }
 }
