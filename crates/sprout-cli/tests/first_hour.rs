@@ -59,6 +59,16 @@ fn a_window_that_measures_nothing_is_an_error_not_zeros() {
             "{err}"
         );
     }
+    // The evaluation of a folder of such traces says the same, and fails.
+    let out = sprout()
+        .args(["eval", "--quiet", "--out"])
+        .arg(dir.path().join("res"))
+        .arg("--traces")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stderr(&out).contains("give a --skip at most"), "{}", stderr(&out));
     // With room to measure, it runs.
     let out = sim(&stem, &["--skip", "10"]);
     assert!(out.status.success(), "{}", stderr(&out));
