@@ -109,6 +109,20 @@ def _require(modules, what: str, extra: str):
             ) from None
 
 
+def _check_reachable(address: str, timeout_s: float = 10.0):
+    """Raises ConnectionError if nothing accepts a connection at ``address`` (HOST:PORT) within
+    ``timeout_s`` seconds (Ray itself would wait for minutes)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if "://" in address or not sep or not port.isdigit():
+        return  # a Ray client address, or one Ray parses itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        raise ConnectionError(f"no Ray cluster answers at {address} ({e})") from None
+
+
 def _start_ray(address: Optional[str], workers: int):
     """Connects to Ray or starts a local instance; returns (ray module, started here).
     Raises ImportError (Ray is not installed) or ConnectionError (no cluster at
@@ -130,6 +144,7 @@ def _start_ray(address: Optional[str], workers: int):
             sys.stderr.write(f"no running Ray cluster found; starting a local one ({workers} CPUs)\n")
             ray.init(address="local", num_cpus=workers, **quiet)
         return ray, True
+    _check_reachable(address)
     try:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
     except Exception as e:

@@ -253,3 +253,20 @@ def test_local_ray_instance_even_when_the_environment_names_a_cluster(tmp_path, 
     assert not ray.is_initialized()
     assert len(df) == 24
     assert out.read_bytes() == local.read_bytes()
+
+
+def test_unreachable_cluster_is_a_quick_connection_error(tmp_path):
+    pytest.importorskip("ray")
+    import socket
+    import time
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    spec = write_spec(tmp_path, SPEC_SMALL)
+    t = time.monotonic()
+    with pytest.raises(ConnectionError, match=f"no Ray cluster answers at 127.0.0.1:{port}"):
+        sw.sweep(spec, tmp_path / "r.csv", executor="ray", ray_address=f"127.0.0.1:{port}",
+                 progress=False)
+    assert time.monotonic() - t < 15
+    assert not (tmp_path / "r.csv").exists()
