@@ -81,6 +81,11 @@ use sprout_sim::scheme::Scheme;
 use sprout_sim::sim::Load;
 use sprout_sim::sim_json::{self, QueueKind, SimOptions};
 
+/// The most seeds a sweep's `seeds = N` may ask for.
+pub const MAX_SEEDS: u64 = 100_000;
+/// The most runs one sweep may hold (its plan keeps every run in memory).
+pub const MAX_RUNS: usize = 1_000_000;
+
 /// Returns an [`EvalError::Spec`] with this message (as `anyhow::bail!` would).
 macro_rules! bad_spec {
     ($($arg:tt)*) => {
@@ -574,6 +579,7 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
                                 source,
                             }
                         })?;
+                    link.check_size(&name).map_err(EvalError::BadTrace)?;
                     out.push(TraceRef {
                         name,
                         source: TraceSource::Synthetic { link },
@@ -586,6 +592,20 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
                         (Some(a), Some(b)) => (a, b),
                         _ => bad_spec!("traces: {name}: constant needs mbps and seconds"),
                     };
+                    // Generated only when a run needs it: check its size now.
+                    let per_s = mbps * 1e6 / 12_000.0;
+                    if !(per_s * seconds
+                        <= sprout_link::synthetic::MAX_GENERATED_OPPORTUNITIES as f64
+                        && seconds <= sprout_link::synthetic::MAX_GENERATED_SECONDS as f64)
+                    {
+                        bad_spec!(
+                            "traces: {name}: a constant {mbps} Mbit/s for {seconds} s would hold \
+                             more than the {} delivery opportunities (or {} s) a generated trace \
+                             may",
+                            sprout_link::synthetic::MAX_GENERATED_OPPORTUNITIES,
+                            sprout_link::synthetic::MAX_GENERATED_SECONDS
+                        );
+                    }
                     out.push(TraceRef {
                         name,
                         source: TraceSource::Constant { mbps, seconds },
@@ -689,6 +709,9 @@ impl SweepPlan {
                 let count = n.as_u64().ok_or_else(|| {
                     EvalError::Spec("seeds: a count must be a whole number".into())
                 })?;
+                if count > MAX_SEEDS {
+                    bad_spec!("seeds: {count} is more than the {MAX_SEEDS} one sweep may run");
+                }
                 (1..=count).collect()
             }
             Some(Json::Array(a)) => a
@@ -715,6 +738,18 @@ impl SweepPlan {
             if vs.is_empty() {
                 bad_spec!("{k}: an empty list leaves nothing to run");
             }
+        }
+        // The grid's size, bounded before a run (or a combination) is made.
+        let runs = [traces.len(), schemes.len(), seeds.len()]
+            .into_iter()
+            .chain(params.values().chain(sim.values()).map(Vec::len))
+            .try_fold(1usize, usize::checked_mul)
+            .filter(|&n| n <= MAX_RUNS);
+        if runs.is_none() {
+            bad_spec!(
+                "the grid (traces x schemes x parameter values x options x seeds) is more than \
+                 the {MAX_RUNS} runs one sweep may hold; split it into several specs"
+            );
         }
         let param_keys: Vec<String> = params.keys().cloned().collect();
         let param_dims: Vec<(String, Vec<Json>)> = params.into_iter().collect();
@@ -1223,6 +1258,28 @@ loss = [0.0, 0.01]
             .iter()
             .all(|r| r.params.len() == 1 && r.params[0].starts_with("target_ticks=")));
         assert!(ewma.iter().all(|r| r.sim.confidence.is_none()));
+    }
+
+    #[test]
+    fn sizes_a_spec_asks_for_are_bounded_before_anything_is_allocated() {
+        let err = |spec: &str| {
+            SweepPlan::from_toml(spec, Path::new("."), "t")
+                .unwrap_err()
+                .to_string()
+        };
+        let c = r#"traces = [{ name = "c", constant = { mbps = 12, seconds = 30 } }]"#;
+        assert!(err(&format!("{c}\nseeds = 1000000000000")).contains("more than the 100000"));
+        let grid = format!(
+            "{c}\n[params]\n\"model.sigma\" = [{}]\ntarget_ticks = [{}]\n[sim]\nloss = [{}]",
+            vec!["100"; 1000].join(", "),
+            vec!["5"; 1000].join(", "),
+            vec!["0.0"; 1000].join(", ")
+        );
+        assert!(err(&grid).contains("split it into several specs"));
+        let e = err(r#"traces = [{ name = "c", constant = { mbps = 1e15, seconds = 30 } }]"#);
+        assert!(e.contains("a generated trace"), "{e}");
+        let e = err(r#"traces = [{ name = "s", synthetic = { duration_s = 1e9 } }]"#);
+        assert!(e.contains("a generated trace may hold at most"), "{e}");
     }
 
     #[test]

@@ -58,6 +58,32 @@ impl Default for SyntheticLink {
     }
 }
 
+/// The most delivery opportunities a generated trace may hold (about 800 MB in memory; the
+/// paper's longest trace holds about 600,000).
+pub const MAX_GENERATED_OPPORTUNITIES: u64 = 100_000_000;
+/// The longest generated trace, seconds (one day).
+pub const MAX_GENERATED_SECONDS: u64 = 86_400;
+
+/// Checks that a trace of about `per_s` opportunities a second for `seconds` is within
+/// [`MAX_GENERATED_OPPORTUNITIES`] and [`MAX_GENERATED_SECONDS`]; `what` says what was asked.
+fn check_size(name: &str, what: String, per_s: f64, seconds: f64) -> Result<(), TraceError> {
+    let opportunities = per_s * seconds;
+    let fits = seconds.is_finite()
+        && seconds <= MAX_GENERATED_SECONDS as f64
+        && opportunities.is_finite()
+        && opportunities <= MAX_GENERATED_OPPORTUNITIES as f64;
+    if fits {
+        Ok(())
+    } else {
+        Err(TraceError::TooBig {
+            file: name.to_string(),
+            what,
+            opportunities,
+            seconds,
+        })
+    }
+}
+
 /// Sanitises a parameter: non-finite or negative values become 0.
 fn non_negative(x: f64) -> f64 {
     if x.is_finite() && x > 0.0 {
@@ -79,6 +105,18 @@ fn duration_ms(duration_s: f64) -> u64 {
 }
 
 impl SyntheticLink {
+    /// Checks that the trace [`SyntheticLink::generate`] would make is within
+    /// [`MAX_GENERATED_SECONDS`] and, at `max_rate`, [`MAX_GENERATED_OPPORTUNITIES`]
+    /// ([`TraceError::TooBig`]), before anything is allocated.
+    pub fn check_size(&self, name: &str) -> Result<(), TraceError> {
+        check_size(
+            name,
+            format!("a synthetic link of max_rate {}", self.max_rate),
+            non_negative(self.max_rate),
+            non_negative(self.duration_s),
+        )
+    }
+
     /// Generates the trace (deterministic for a given configuration). Invalid parameters
     /// (negative, NaN) are treated as 0; `start_rate` and `resume_rate` are clamped to
     /// `[0, max_rate]`. Memory is about 8 bytes per opportunity.
@@ -250,7 +288,8 @@ fn ln(x: f64) -> f64 {
 /// at the end, so the trace loops seamlessly. The count is `round(rate * duration)`; opportunity
 /// `i` (1-based) is at `ceil(i * duration_ms / count)` ms.
 ///
-/// Errors with [`TraceError::Empty`] when that makes no opportunity (rate or duration zero,
+/// Errors with [`TraceError::TooBig`] beyond [`MAX_GENERATED_OPPORTUNITIES`] or
+/// [`MAX_GENERATED_SECONDS`], and with [`TraceError::Empty`] when that makes no opportunity (rate or duration zero,
 /// negative or not finite, or duration under 0.5 ms).
 pub fn constant_rate_trace(
     name: impl Into<String>,
@@ -260,6 +299,12 @@ pub fn constant_rate_trace(
     let name = name.into();
     let per_s = non_negative(mbit_per_s) * 1e6 / 12_000.0;
     let seconds = non_negative(duration_s);
+    check_size(
+        &name,
+        format!("a constant {mbit_per_s} Mbit/s"),
+        per_s,
+        seconds,
+    )?;
     let count = (per_s * seconds).round();
     let total_ms = (seconds * 1000.0).round();
     if count < 1.0 || total_ms < 1.0 || !count.is_finite() || total_ms >= MAX_TIMESTAMP_MS as f64 {
@@ -355,6 +400,23 @@ impl OutageOverlay {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn generated_traces_are_bounded_before_anything_is_allocated() {
+        let e = constant_rate_trace("c", 1e15, 30.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a constant 1000000000000000 Mbit/s"), "{e}");
+        assert!(e.contains("at most 100000000"), "{e}");
+        assert!(constant_rate_trace("c", 12.0, 1e9).is_err());
+        assert!(constant_rate_trace("c", 1000.0, 1000.0).is_ok());
+        let huge = SyntheticLink {
+            duration_s: 1e7,
+            ..SyntheticLink::default()
+        };
+        assert!(huge.check_size("s").is_err());
+        assert!(SyntheticLink::default().check_size("s").is_ok());
+    }
     use super::*;
 
     #[test]

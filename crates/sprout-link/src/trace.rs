@@ -74,6 +74,25 @@ pub enum TraceError {
         /// The offending timestamp as written (ms).
         text: String,
     },
+    /// A generated trace that would hold more opportunities than
+    /// [`crate::synthetic::MAX_GENERATED_OPPORTUNITIES`] (or last longer than
+    /// [`crate::synthetic::MAX_GENERATED_SECONDS`]).
+    #[error(
+        "{file}: {what} would make about {opportunities:.0} delivery opportunities over \
+         {seconds} s; a generated trace may hold at most {} over at most {} s",
+        crate::synthetic::MAX_GENERATED_OPPORTUNITIES,
+        crate::synthetic::MAX_GENERATED_SECONDS
+    )]
+    TooBig {
+        /// Trace name.
+        file: String,
+        /// What was asked for, e.g. `a constant 1e15 Mbit/s`.
+        what: String,
+        /// Opportunities it would hold.
+        opportunities: f64,
+        /// Its length, seconds.
+        seconds: f64,
+    },
 }
 
 /// A link pair found by [`Trace::find_pairs`]: `(name, path of NAME.up, path of NAME.down)`.
