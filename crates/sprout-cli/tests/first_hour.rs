@@ -68,7 +68,11 @@ fn a_window_that_measures_nothing_is_an_error_not_zeros() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    assert!(stderr(&out).contains("give a --skip at most"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("give a --skip at most"),
+        "{}",
+        stderr(&out)
+    );
     // With room to measure, it runs.
     let out = sim(&stem, &["--skip", "10"]);
     assert!(out.status.success(), "{}", stderr(&out));

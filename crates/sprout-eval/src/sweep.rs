@@ -703,26 +703,7 @@ impl SweepPlan {
                 })
                 .collect::<Result<_>>()?,
         };
-        let seeds: Vec<u64> = match top.get("seeds") {
-            None => vec![0],
-            Some(Json::Number(n)) => {
-                let count = n.as_u64().ok_or_else(|| {
-                    EvalError::Spec("seeds: a count must be a whole number".into())
-                })?;
-                if count > MAX_SEEDS {
-                    bad_spec!("seeds: {count} is more than the {MAX_SEEDS} one sweep may run");
-                }
-                (1..=count).collect()
-            }
-            Some(Json::Array(a)) => a
-                .iter()
-                .map(|s| {
-                    s.as_u64()
-                        .ok_or_else(|| EvalError::Spec(format!("seeds: {s} is not a seed")))
-                })
-                .collect::<Result<_>>()?,
-            Some(other) => bad_spec!("seeds: expected a list of seeds or a count, got {other}"),
-        };
+        let seeds = seeds_of(top.get("seeds"))?;
         let table = |k: &str| -> Result<BTreeMap<String, Vec<Json>>> {
             match top.get(k) {
                 None => Ok(BTreeMap::new()),
@@ -824,6 +805,31 @@ impl SweepPlan {
     pub fn header(&self) -> Vec<String> {
         header(&self.param_keys)
     }
+}
+
+/// The seeds of a spec's `seeds`: a list, or a count N meaning 1..=N (at most [`MAX_SEEDS`]);
+/// none given: `[0]`.
+fn seeds_of(seeds: Option<&Json>) -> Result<Vec<u64>> {
+    Ok(match seeds {
+        None => vec![0],
+        Some(Json::Number(n)) => {
+            let count = n
+                .as_u64()
+                .ok_or_else(|| EvalError::Spec("seeds: a count must be a whole number".into()))?;
+            if count > MAX_SEEDS {
+                bad_spec!("seeds: {count} is more than the {MAX_SEEDS} one sweep may run");
+            }
+            (1..=count).collect()
+        }
+        Some(Json::Array(a)) => a
+            .iter()
+            .map(|s| {
+                s.as_u64()
+                    .ok_or_else(|| EvalError::Spec(format!("seeds: {s} is not a seed")))
+            })
+            .collect::<Result<_>>()?,
+        Some(other) => bad_spec!("seeds: expected a list of seeds or a count, got {other}"),
+    })
 }
 
 /// The columns of a sweep whose spec has these parameter keys.

@@ -58,11 +58,7 @@ impl Default for SyntheticLink {
     }
 }
 
-/// The most delivery opportunities a generated trace may hold (about 800 MB in memory; the
-/// paper's longest trace holds about 600,000).
-pub const MAX_GENERATED_OPPORTUNITIES: u64 = 100_000_000;
-/// The longest generated trace, seconds (one day).
-pub const MAX_GENERATED_SECONDS: u64 = 86_400;
+pub use crate::trace::{MAX_GENERATED_OPPORTUNITIES, MAX_GENERATED_SECONDS};
 
 /// Checks that a trace of about `per_s` opportunities a second for `seconds` is within
 /// [`MAX_GENERATED_OPPORTUNITIES`] and [`MAX_GENERATED_SECONDS`]; `what` says what was asked.

@@ -75,13 +75,12 @@ pub enum TraceError {
         text: String,
     },
     /// A generated trace that would hold more opportunities than
-    /// [`crate::synthetic::MAX_GENERATED_OPPORTUNITIES`] (or last longer than
-    /// [`crate::synthetic::MAX_GENERATED_SECONDS`]).
+    /// [`MAX_GENERATED_OPPORTUNITIES`] (or last longer than [`MAX_GENERATED_SECONDS`]).
     #[error(
         "{file}: {what} would make about {opportunities:.0} delivery opportunities over \
          {seconds} s; a generated trace may hold at most {} over at most {} s",
-        crate::synthetic::MAX_GENERATED_OPPORTUNITIES,
-        crate::synthetic::MAX_GENERATED_SECONDS
+        MAX_GENERATED_OPPORTUNITIES,
+        MAX_GENERATED_SECONDS
     )]
     TooBig {
         /// Trace name.
@@ -94,6 +93,12 @@ pub enum TraceError {
         seconds: f64,
     },
 }
+
+/// The most delivery opportunities a generated trace (constant or synthetic) may hold: about
+/// 800 MB in memory; the paper's longest trace holds about 600,000.
+pub const MAX_GENERATED_OPPORTUNITIES: u64 = 100_000_000;
+/// The longest generated trace, seconds (one day).
+pub const MAX_GENERATED_SECONDS: u64 = 86_400;
 
 /// A link pair found by [`Trace::find_pairs`]: `(name, path of NAME.up, path of NAME.down)`.
 pub type TracePair = (String, PathBuf, PathBuf);

@@ -104,12 +104,12 @@ pub enum SimError {
     #[error("{0}")]
     InvalidOption(String),
     /// A run whose measured window (from `--skip` to its end) is empty or too short for the
-    /// paper's metrics to mean anything ([`crate::run_limits::MIN_MEASURED_WINDOW_US`]).
+    /// paper's metrics to mean anything (`run_limits::MIN_MEASURED_WINDOW_US`).
     #[error(
         "the {direction} ({trace}) would be measured from {skip_s:.1} s (--skip) to {end_s:.1} s \
          ({ends_at}), {}; give a --skip at most {:.1} s or a longer run",
         if end_s <= skip_s { "an empty window".to_string() } else { format!("only {:.1} s", end_s - skip_s) },
-        (end_s - crate::run_limits::MIN_MEASURED_WINDOW_US as f64 / 1e6).max(0.0)
+        (end_s - min_window_s).max(0.0)
     )]
     MeasuredWindow {
         /// `uplink` or `downlink`.
@@ -122,14 +122,15 @@ pub enum SimError {
         end_s: f64,
         /// What sets that end: `--duration`, the shorter trace's length, or its own trace's.
         ends_at: &'static str,
+        /// The shortest window a run may have, seconds.
+        min_window_s: f64,
     },
     /// A run that would replay more delivery opportunities than one run may hold in memory
-    /// ([`crate::run_limits::MAX_OPPORTUNITIES`]).
+    /// (`run_limits::MAX_OPPORTUNITIES`).
     #[error(
         "a run of {duration_s:.0} s over these traces would replay about {opportunities:.0} delivery \
-         opportunities, more than the {} one run may hold in memory; give a --duration of at \
-         most {max_duration_s:.0} s",
-        crate::run_limits::MAX_OPPORTUNITIES
+         opportunities, more than the {max_opportunities} one run may hold in memory; give a \
+         --duration of at most {max_duration_s:.0} s"
     )]
     RunTooLarge {
         /// The run's length, seconds.
@@ -138,6 +139,8 @@ pub enum SimError {
         opportunities: f64,
         /// The longest run over these traces within the bound, seconds.
         max_duration_s: f64,
+        /// The bound: the most opportunities one run may replay.
+        max_opportunities: u64,
     },
     /// A simulated Sprout datagram did not parse: a bug of the simulator.
     #[error("simulated datagram failed to parse: {0}")]

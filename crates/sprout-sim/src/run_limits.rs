@@ -7,7 +7,6 @@
 use sprout_link::Trace;
 
 use crate::error::SimError;
-use crate::sim::{default_duration_us, SimConfig};
 
 /// The shortest measured window a run may have, in microseconds (5 s): the self-inflicted
 /// delay is a 95th percentile over the window, and throughput a mean; over less than a few
@@ -23,31 +22,40 @@ pub const MAX_OPPORTUNITIES: u64 = 50_000_000;
 /// of each direction is at least [`MIN_MEASURED_WINDOW_US`] long
 /// ([`SimError::MeasuredWindow`]) and the run replays at most [`MAX_OPPORTUNITIES`]
 /// ([`SimError::RunTooLarge`]).
-pub fn check_run(uplink: &Trace, downlink: &Trace, cfg: &SimConfig) -> Result<u64, SimError> {
-    let duration = cfg
-        .duration_us
-        .unwrap_or_else(|| default_duration_us(uplink, downlink));
-    let opportunities = expected_opportunities(uplink, duration, cfg.link.looping)
-        + expected_opportunities(downlink, duration, cfg.link.looping);
+///
+/// `duration_us` is the run's length (`None`: the shorter trace's, as the simulator's default),
+/// `skip_us` where measuring starts, `looping` whether the links replay their traces in a loop.
+pub fn check_run(
+    uplink: &Trace,
+    downlink: &Trace,
+    duration_us: Option<u64>,
+    skip_us: u64,
+    looping: bool,
+) -> Result<u64, SimError> {
+    let duration =
+        duration_us.unwrap_or_else(|| uplink.duration().min(downlink.duration()).as_micros());
+    let opportunities = expected_opportunities(uplink, duration, looping)
+        + expected_opportunities(downlink, duration, looping);
     if opportunities > MAX_OPPORTUNITIES as f64 {
         let per_second = opportunities / (duration as f64 / 1e6);
         return Err(SimError::RunTooLarge {
             duration_s: duration as f64 / 1e6,
             opportunities,
             max_duration_s: (MAX_OPPORTUNITIES as f64 / per_second).floor(),
+            max_opportunities: MAX_OPPORTUNITIES,
         });
     }
     for (direction, trace) in [("uplink", uplink), ("downlink", downlink)] {
         let trace_us = trace.duration().as_micros().max(1);
-        let end = if cfg.link.looping {
+        let end = if looping {
             duration.min(trace_us)
         } else {
             duration
         };
-        if end.saturating_sub(cfg.skip_us) < MIN_MEASURED_WINDOW_US {
-            let ends_at = if cfg.link.looping && trace_us < duration {
+        if end.saturating_sub(skip_us) < MIN_MEASURED_WINDOW_US {
+            let ends_at = if looping && trace_us < duration {
                 "its trace's length"
-            } else if cfg.duration_us.is_some() {
+            } else if duration_us.is_some() {
                 "--duration"
             } else {
                 "the shorter trace's length"
@@ -55,9 +63,10 @@ pub fn check_run(uplink: &Trace, downlink: &Trace, cfg: &SimConfig) -> Result<u6
             return Err(SimError::MeasuredWindow {
                 direction,
                 trace: trace.name().to_string(),
-                skip_s: cfg.skip_us as f64 / 1e6,
+                skip_s: skip_us as f64 / 1e6,
                 end_s: end as f64 / 1e6,
                 ends_at,
+                min_window_s: MIN_MEASURED_WINDOW_US as f64 / 1e6,
             });
         }
     }
@@ -85,37 +94,41 @@ mod tests {
         Trace::from_opportunities_ms(name, ms).unwrap()
     }
 
-    fn cfg(duration_s: Option<f64>, skip_s: f64) -> SimConfig {
-        SimConfig {
-            duration_us: duration_s.map(|d| (d * 1e6) as u64),
-            skip_us: (skip_s * 1e6) as u64,
-            ..SimConfig::default()
-        }
+    /// The checks of a looping run (the simulator's default) of `duration_s` (None: the
+    /// shorter trace's length) measured from `skip_s`.
+    fn check(
+        up: &Trace,
+        down: &Trace,
+        duration_s: Option<f64>,
+        skip_s: f64,
+    ) -> Result<u64, SimError> {
+        let duration_us = duration_s.map(|d| (d * 1e6) as u64);
+        check_run(up, down, duration_us, (skip_s * 1e6) as u64, true)
     }
 
     #[test]
     fn a_window_that_starts_after_the_run_ends_is_refused() {
         let (up, down) = (trace("x.up", 60), trace("x.down", 60));
         // The default skip (60 s) of a 60 s trace: nothing left to measure.
-        let e = check_run(&up, &down, &cfg(None, 60.0)).unwrap_err();
+        let e = check(&up, &down, None, 60.0).unwrap_err();
         let msg = chain_message(&e);
         assert!(msg.contains("uplink (x.up)"), "{msg}");
         assert!(msg.contains("60.0 s"), "{msg}");
         assert!(msg.contains("shorter trace's length"), "{msg}");
         assert!(e.is_bad_parameter());
         // --duration 20 --skip 30.
-        let msg = chain_message(&check_run(&up, &down, &cfg(Some(20.0), 30.0)).unwrap_err());
+        let msg = chain_message(&check(&up, &down, Some(20.0), 30.0).unwrap_err());
         assert!(msg.contains("--duration"), "{msg}");
         // A window shorter than the minimum, and one exactly at it.
-        assert!(check_run(&up, &down, &cfg(None, 56.0)).is_err());
-        assert_eq!(check_run(&up, &down, &cfg(None, 55.0)).unwrap(), 60_000_000);
+        assert!(check(&up, &down, None, 56.0).is_err());
+        assert_eq!(check(&up, &down, None, 55.0).unwrap(), 60_000_000);
     }
 
     #[test]
     fn a_looped_trace_is_measured_over_its_own_length() {
         let (up, down) = (trace("a.up", 100), trace("b.down", 30));
         // Looping: the downlink is measured over its own 30 s, less than the 40 s skip.
-        let e = check_run(&up, &down, &cfg(Some(100.0), 40.0)).unwrap_err();
+        let e = check(&up, &down, Some(100.0), 40.0).unwrap_err();
         let msg = chain_message(&e);
         assert!(msg.contains("downlink (b.down)"), "{msg}");
         assert!(msg.contains("its trace's length"), "{msg}");
@@ -125,10 +138,10 @@ mod tests {
     fn a_run_too_large_for_memory_is_refused_with_the_longest_that_fits() {
         let (up, down) = (trace("x.up", 60), trace("x.down", 60));
         // 200 opportunities per second in all: 1e12 s is far beyond the bound.
-        let e = check_run(&up, &down, &cfg(Some(1e12), 0.0)).unwrap_err();
+        let e = check(&up, &down, Some(1e12), 0.0).unwrap_err();
         let msg = chain_message(&e);
         assert!(msg.contains("at most 250000 s"), "{msg}");
-        assert!(check_run(&up, &down, &cfg(Some(250_000.0), 0.0)).is_ok());
-        assert!(check_run(&up, &down, &cfg(Some(250_001.0), 0.0)).is_err());
+        assert!(check(&up, &down, Some(250_000.0), 0.0).is_ok());
+        assert!(check(&up, &down, Some(250_001.0), 0.0).is_err());
     }
 }

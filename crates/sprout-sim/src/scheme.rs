@@ -263,7 +263,10 @@ mod tests {
             e.starts_with("unknown scheme 'tahoe' (known: sprout, sprout-ewma, cubic"),
             "{e}"
         );
-        assert!(e.contains("cubic-codel; and omniscient in `sprout eval` only"), "{e}");
+        assert!(
+            e.contains("cubic-codel; and omniscient in `sprout eval` only"),
+            "{e}"
+        );
         assert_eq!(e.matches("omniscient").count(), 1, "{e}");
     }
 }

@@ -514,7 +514,13 @@ pub fn run_with_progress(
     logs: Option<Logs<'_>>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<SimOutput, SimError> {
-    let duration = check_run(&uplink, &downlink, cfg)?;
+    let duration = check_run(
+        &uplink,
+        &downlink,
+        cfg.duration_us,
+        cfg.skip_us,
+        cfg.link.looping,
+    )?;
     let (down_link, up_link) = (cfg.link_for(Direction::Down), cfg.link_for(Direction::Up));
     let starts = start_times(cfg.seed);
     // The server sends on the downlink, the mobile on the uplink.
