@@ -46,6 +46,11 @@ enum Command {
     /// Simulate one scheme over an uplink and a downlink trace and print both directions' metrics.
     Sim(SimArgs),
     /// Run every link pair and scheme, write results.csv/json, report.md and SVG charts.
+    #[command(
+        after_help = "Exit status: 0 when every check of the paper's findings held, 3 when the run \
+                      ended but a check failed (a line starting with ❌), 1 on an error, 2 on a \
+                      usage error."
+    )]
     Eval(EvalArgs),
     /// Run a Sprout server: serves many clients at once on one UDP socket, every datagram
     /// encrypted and authenticated, each session running the transfer its client asks for.

@@ -330,8 +330,11 @@ fn synth_one(a: &SynthArgs, seed: u64, duration_ms: u64, name: &str) -> Result<T
 
 /// Runs `sprout traces synth`.
 pub(crate) fn synth(a: SynthArgs) -> Result<()> {
-    if !(a.seconds.is_finite() && a.seconds > 0.0 && a.seconds <= 1e7) {
-        bail!("--seconds must be more than 0 and at most 10,000,000");
+    // A generated trace holds at most a day (and 10^8 opportunities, which the constant kind
+    // checks at its rate): sprout_link::trace::MAX_GENERATED_SECONDS.
+    let max_s = sprout_link::trace::MAX_GENERATED_SECONDS as f64;
+    if !(a.seconds.is_finite() && a.seconds > 0.0 && a.seconds <= max_s) {
+        bail!("--seconds must be more than 0 and at most {max_s} (a day)");
     }
     let duration_ms = (a.seconds * 1000.0).round().max(1.0) as u64;
     if let Some(r) = a.rate_mbit {

@@ -149,6 +149,19 @@ fn negative_values_reach_the_options_own_check() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("--seconds must be more than 0"), "{err}");
+    // And a trace of a billion seconds is refused before a line is written.
+    let out = sprout()
+        .args(["traces", "synth", "--kind", "brownian", "--out", &stem])
+        .args(["--seconds", "1e9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("at most 86400 (a day)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!Path::new(&format!("{stem}.up")).exists());
     let out = sprout()
         .args(["sim", "--uplink", "a", "--downlink", "b", "--skip", "-1"])
         .output()
@@ -205,6 +218,8 @@ fn eval_exits_3_when_a_check_fails_and_tidies_its_folder() {
         "confidence=0.3",
     ]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let help = sprout().args(["eval", "--help"]).output().unwrap();
+    assert!(stdout(&help).contains("3 when the run ended but a check failed"));
     assert!(stdout(&out).lines().any(|l| l.starts_with('❌')));
     assert!(stderr(&out).contains("failed"), "{}", stderr(&out));
     assert!(out_dir.join("loss.csv").exists());
