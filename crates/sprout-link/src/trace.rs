@@ -74,6 +74,15 @@ pub enum TraceError {
         /// The offending timestamp as written (ms).
         text: String,
     },
+    /// A trace file larger than [`MAX_TRACE_FILE_BYTES`] (or a device that never ends).
+    #[error(
+        "{file}: more than {} bytes, the most a trace file may hold",
+        MAX_TRACE_FILE_BYTES
+    )]
+    FileTooBig {
+        /// The file, as given.
+        file: String,
+    },
     /// A generated trace that would hold more opportunities than
     /// [`MAX_GENERATED_OPPORTUNITIES`] (or last longer than [`MAX_GENERATED_SECONDS`]).
     #[error(
@@ -116,9 +125,14 @@ impl Trace {
     pub fn load(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
         let path = path.as_ref();
         let shown = path.display().to_string();
-        let text = fs::read_to_string(path).map_err(|source| TraceError::Io {
-            file: shown.clone(),
-            source,
+        let text = read_capped(path).map_err(|e| match e {
+            Capped::TooBig => TraceError::FileTooBig {
+                file: shown.clone(),
+            },
+            Capped::Io(source) => TraceError::Io {
+                file: shown.clone(),
+                source,
+            },
         })?;
         let name = path
             .file_name()
@@ -308,6 +322,49 @@ fn check_value(file: &str, line: usize, value: u64, previous: u64) -> Result<(),
     Ok(())
 }
 
+/// The largest trace file [`Trace::load`] reads, in bytes (1 GiB: about 150 million lines, an
+/// hour of a 1 Gbit/s link; the paper's largest trace is 6 MB).
+pub const MAX_TRACE_FILE_BYTES: u64 = 1 << 30;
+
+/// Why [`read_capped`] gave up.
+enum Capped {
+    TooBig,
+    Io(std::io::Error),
+}
+
+/// A file's text, read through one open handle and never more than [`MAX_TRACE_FILE_BYTES`]
+/// (a device such as `/dev/zero` or a pipe has no size to check first).
+fn read_capped(path: &Path) -> Result<String, Capped> {
+    use std::io::Read;
+    let file = fs::File::open(path).map_err(Capped::Io)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_TRACE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(Capped::Io)?;
+    if bytes.len() as u64 > MAX_TRACE_FILE_BYTES {
+        return Err(Capped::TooBig);
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Capped::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "not text (invalid UTF-8 at byte {})",
+                e.utf8_error().valid_up_to()
+            ),
+        ))
+    })
+}
+
+/// At most the first 40 characters of a bad line, for an error message: a 1 GB line is not
+/// echoed whole.
+fn excerpt(line: &str) -> String {
+    const SHOWN: usize = 40;
+    match line.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}... ({} bytes)", &line[..cut], line.len()),
+        None => line.to_string(),
+    }
+}
+
 fn parse_lines(file: &str, text: &str) -> Result<Vec<u64>, TraceError> {
     // A rough capacity guess (traces use ~6-8 bytes per line) avoids most reallocations.
     let mut out = Vec::with_capacity(text.len() / 6 + 1);
@@ -324,14 +381,14 @@ fn parse_lines(file: &str, text: &str) -> Result<Vec<u64>, TraceError> {
                 return Err(TraceError::TooLarge {
                     file: file.to_string(),
                     line: i + 1,
-                    text: line.to_string(),
+                    text: excerpt(line),
                 })
             }
             _ => {
                 return Err(TraceError::NotANumber {
                     file: file.to_string(),
                     line: i + 1,
-                    text: line.to_string(),
+                    text: excerpt(line),
                 })
             }
         };
@@ -468,5 +525,32 @@ impl Iterator for OpportunityCursor {
         let now = self.next_us?;
         self.step();
         Some(Instant::from_micros(now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_line_is_quoted_in_a_short_excerpt() {
+        let long = format!("1\n2\n{}x\n", "9".repeat(1_000_000));
+        let e = Trace::parse("t", &long).unwrap_err().to_string();
+        assert!(
+            e.starts_with("t:3: not a non-negative integer: `9999"),
+            "{e:.80}"
+        );
+        assert!(e.len() < 120, "{} bytes: {e:.120}", e.len());
+        assert!(e.contains("(1000001 bytes)"), "{e}");
+        // Short lines are quoted whole.
+        let e = Trace::parse("t", "1\nten\n").unwrap_err().to_string();
+        assert_eq!(e, "t:2: not a non-negative integer: `ten`");
+    }
+
+    #[test]
+    fn a_device_that_never_ends_is_refused_at_the_cap() {
+        let e = Trace::load("/dev/zero").unwrap_err();
+        assert!(matches!(e, TraceError::FileTooBig { .. }), "{e}");
+        assert!(e.to_string().contains("the most a trace file may hold"));
     }
 }
