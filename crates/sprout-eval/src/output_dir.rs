@@ -4,6 +4,12 @@
 //! the files that the earlier run's list names and this run did not write again (an experiment
 //! left out, a link no longer in the traces), so that every file there belongs to this run's
 //! report; it leaves any other file alone and says which ones this run did not write.
+//!
+//! Nothing is left half-written: every file is written under a temporary name and renamed into
+//! place ([`write_atomically`]), and while a run writes, the manifest's first line says the set
+//! is incomplete ([`INCOMPLETE`]); only a run that finishes replaces it with its list. A run
+//! killed midway thus leaves whole files (each the earlier or the new run's) and a manifest
+//! that says so.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -15,6 +21,12 @@ use crate::error::{EvalError, Result};
 
 /// The file listing what the last run wrote in its folder, one name per line.
 pub const MANIFEST: &str = "files.txt";
+/// The manifest's first line while a run is writing (and after one that did not finish).
+pub const INCOMPLETE: &str =
+    "# INCOMPLETE: a sprout eval run started writing here and did not finish; its files and an \
+     earlier run's may be mixed. The names below are the earlier run's.";
+/// The suffix of a file being written, before it is renamed into place.
+const PART: &str = ".part";
 
 /// An output folder as a run found it.
 pub struct OutputDir {
@@ -42,9 +54,30 @@ impl OutputDir {
             path: path.to_path_buf(),
             source,
         })?;
-        let earlier = fs::read_to_string(path.join(MANIFEST))
-            .map(|text| text.lines().map(str::to_string).collect())
+        let earlier: BTreeSet<String> = fs::read_to_string(path.join(MANIFEST))
+            .map(|text| {
+                text.lines()
+                    .filter(|l| !l.starts_with('#'))
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default();
+        // What a killed run was writing when it died.
+        for name in files(path)?.keys().filter(|n| n.ends_with(PART)) {
+            let _ = fs::remove_file(path.join(name));
+        }
+        // Marked incomplete until this run finishes (keeping the earlier list for tidying).
+        let marked: String = std::iter::once(INCOMPLETE.to_string())
+            .chain(earlier.iter().cloned())
+            .map(|l| l + "\n")
+            .collect();
+        write_atomically(&path.join(MANIFEST), marked.as_bytes()).map_err(|source| {
+            EvalError::Io {
+                what: "writing",
+                path: path.join(MANIFEST),
+                source,
+            }
+        })?;
         Ok(OutputDir {
             path: path.to_path_buf(),
             before: files(path)?,
@@ -60,14 +93,16 @@ impl OutputDir {
         let written: BTreeSet<&String> = now
             .iter()
             .filter(|(name, modified)| {
-                name.as_str() != MANIFEST && self.before.get(*name) != Some(modified)
+                name.as_str() != MANIFEST
+                    && !name.ends_with(PART)
+                    && self.before.get(*name) != Some(modified)
             })
             .map(|(name, _)| name)
             .collect();
         let mut tidied = Tidied::default();
         let mut stale: Vec<&String> = now
             .keys()
-            .filter(|n| n.as_str() != MANIFEST && !written.contains(n))
+            .filter(|n| n.as_str() != MANIFEST && !n.ends_with(PART) && !written.contains(n))
             .collect();
         stale.sort();
         for name in stale {
@@ -84,7 +119,12 @@ impl OutputDir {
             }
         }
         let list: String = written.iter().map(|n| format!("{n}\n")).collect();
-        write_atomically(&self.path.join(MANIFEST), list.as_bytes())?;
+        let manifest = self.path.join(MANIFEST);
+        write_atomically(&manifest, list.as_bytes()).map_err(|source| EvalError::Io {
+            what: "writing",
+            path: manifest,
+            source,
+        })?;
         Ok(tidied)
     }
 }
@@ -112,16 +152,18 @@ fn files(dir: &Path) -> Result<HashMap<String, SystemTime>> {
     Ok(out)
 }
 
-/// Writes `bytes` to a temporary name beside `path`, then renames it into place.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    let io = |source| EvalError::Io {
-        what: "writing",
-        path: path.to_path_buf(),
-        source,
-    };
-    fs::write(&tmp, bytes).map_err(io)?;
-    fs::rename(&tmp, path).map_err(io)
+/// Writes `bytes` to `path` whole or not at all: to `NAME.part` beside it, then renamed into
+/// place, so that a reader (or a run killed midway) never sees a cut file.
+pub fn write_atomically(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let path = path.as_ref();
+    let mut part = path.as_os_str().to_owned();
+    part.push(PART);
+    let part = PathBuf::from(part);
+    if let Err(e) = fs::write(&part, bytes).and_then(|()| fs::rename(&part, path)) {
+        let _ = fs::remove_file(&part);
+        return Err(e);
+    }
+    Ok(())
 }
 
 impl fmt::Display for Tidied {
@@ -188,16 +230,33 @@ mod tests {
             write(&dir, n);
         }
         let t = second.finish().unwrap();
+        let second_said = t.to_string();
         assert_eq!(t.removed, vec!["loss.csv".to_string()]);
         assert_eq!(t.foreign, vec!["notes.txt".to_string()]);
         assert!(!dir.join("loss.csv").exists());
         assert!(dir.join("notes.txt").exists());
         let listed = fs::read_to_string(dir.join(MANIFEST)).unwrap();
         assert_eq!(listed, "fig7-a.svg\nresults.csv\n");
-        let shown = t.to_string();
+        // A third run that dies after opening (and a file it was writing) leaves the folder
+        // marked incomplete, with the earlier list kept; the next run clears the leftover.
+        let third = OutputDir::open(&dir).unwrap();
+        fs::write(dir.join("results.csv.part"), "cut mid-ro").unwrap();
+        drop(third);
+        let listed = fs::read_to_string(dir.join(MANIFEST)).unwrap();
+        assert_eq!(listed, format!("{INCOMPLETE}\nfig7-a.svg\nresults.csv\n"));
+        let fourth = OutputDir::open(&dir).unwrap();
+        assert!(!dir.join("results.csv.part").exists());
+        write(&dir, "results.csv");
+        write(&dir, "fig7-a.svg");
+        let t = fourth.finish().unwrap();
+        assert!(t.removed.is_empty(), "{t:?}");
+        assert_eq!(
+            fs::read_to_string(dir.join(MANIFEST)).unwrap(),
+            "fig7-a.svg\nresults.csv\n"
+        );
         assert!(
-            shown.contains("removed 1 file an earlier run wrote here"),
-            "{shown}"
+            second_said.contains("removed 1 file an earlier run wrote here"),
+            "{second_said}"
         );
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -1,7 +1,6 @@
 //! Writing the evaluation's files: results.csv/json, a table (CSV) and chart (SVG) per
 //! experiment, and report.md.
 
-use std::fs;
 use std::path::Path;
 
 use serde::Serialize;
@@ -13,16 +12,19 @@ use super::tables::{spread_rows, summary_rows, variant_rows};
 use crate::chart::{self, ChartPoint, Spread, SpreadPanel, SpreadPoint, UtilizationPoint};
 use crate::error::Result;
 use crate::experiment::{Experiment, MODEL_VARIANTS};
+use crate::output_dir::write_atomically;
 use crate::paper;
 use crate::results::{EvalResults, ResultRow};
 
-/// Writes `rows` as CSV to `path` (a header row from the fields' names).
+/// Writes `rows` as CSV to `path` (a header row from the fields' names), whole or not at all
+/// ([`write_atomically`]).
 pub fn write_csv<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> Result<()> {
-    let mut w = csv::Writer::from_path(path)?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
         w.serialize(r)?;
     }
-    w.flush()?;
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    write_atomically(path, bytes)?;
     Ok(())
 }
 
@@ -53,7 +55,7 @@ pub fn write_outputs(
     fig1: Option<&[TimeSeriesPoint]>,
 ) -> Result<()> {
     write_csv(&out.join("results.csv"), &res.rows)?;
-    fs::write(out.join("results.json"), serde_json::to_string_pretty(res)?)?;
+    write_atomically(out.join("results.json"), serde_json::to_string_pretty(res)?)?;
     let want = |e: Experiment| res.experiments.contains(&e);
     let mut charts: Vec<(Experiment, String)> = Vec::new();
 
@@ -85,7 +87,7 @@ pub fn write_outputs(
     if want(Experiment::Model) {
         write_model(out, res, &mut charts)?;
     }
-    fs::write(out.join("report.md"), report(res, &charts))?;
+    write_atomically(out.join("report.md"), report(res, &charts))?;
     Ok(())
 }
 
@@ -117,14 +119,14 @@ fn write_fig7(
         }
         let title = format!("{link} {dir}link: throughput against self-inflicted delay");
         let file = format!("fig7-{link}-{dir}.svg");
-        fs::write(
+        write_atomically(
             out.join(&file),
             chart::throughput_delay_chart(&title, &points),
         )?;
         charts.push((Experiment::Fig7, file));
     }
     if let Some(series) = fig1 {
-        fs::write(
+        write_atomically(
             out.join("fig1-Verizon-LTE-short-down.svg"),
             chart::time_series_chart_measured(
                 "Sprout on the Verizon LTE downlink (Verizon-LTE-short.down)",
@@ -158,7 +160,7 @@ fn write_fig8(out: &Path, res: &EvalResults, charts: &mut Vec<(Experiment, Strin
             });
         }
     }
-    fs::write(
+    write_atomically(
         out.join("fig8-averages.svg"),
         chart::utilization_delay_chart(
             "Average utilization against average self-inflicted delay",
@@ -188,7 +190,7 @@ fn write_summary(
             paper: false,
         })
         .collect();
-    fs::write(
+    write_atomically(
         out.join("summary.svg"),
         chart::mean_throughput_delay_chart(
             "Average throughput against average self-inflicted delay, 8 links",
@@ -223,7 +225,7 @@ fn write_confidence(
     for (c, p) in paper::FIG9 {
         points.push(paper_point(format!("sprout {c}%"), p));
     }
-    fs::write(
+    write_atomically(
         out.join("confidence.svg"),
         chart::throughput_delay_chart("Confidence sweep, T-Mobile UMTS uplink (Figure 9)", &points),
     )?;
@@ -251,7 +253,7 @@ fn write_loss(out: &Path, res: &EvalResults, charts: &mut Vec<(Experiment, Strin
             paper: true,
         });
     }
-    fs::write(
+    write_atomically(
         out.join("loss.svg"),
         chart::throughput_delay_chart("Sprout on Verizon LTE with loss each way", &points),
     )?;
@@ -282,7 +284,7 @@ fn write_distributions(
             .collect();
         let kind = link.rsplit('~').next().unwrap_or("");
         let file = format!("distributions-{kind}.svg");
-        fs::write(
+        write_atomically(
             out.join(&file),
             chart::throughput_delay_chart(
                 &format!("{kind} inter-arrivals, downlink rate of {link}"),
@@ -339,7 +341,7 @@ fn write_sensitivity(
         }
     }
     let seeds = crate::experiment::SEEDS.len();
-    fs::write(
+    write_atomically(
         out.join("sensitivity.svg"),
         chart::seed_spread_chart(
             &format!("Spread over {seeds} seeds, each link both ways"),
@@ -368,7 +370,7 @@ fn write_model(
             paper: false,
         })
         .collect();
-    fs::write(
+    write_atomically(
         out.join("model.svg"),
         chart::model_variants_chart(
             "Sprout under each variant of the model, averages over the links",
