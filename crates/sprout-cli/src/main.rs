@@ -332,21 +332,21 @@ fn sim_with_progress(
     logs: Option<(&Path, &Path)>,
 ) -> Result<sprout_sim::sim::SimOutput> {
     let started = std::time::Instant::now();
-    let bar = indicatif::ProgressBar::hidden();
-    let mut shown = false;
+    let mut bar: Option<indicatif::ProgressBar> = None;
     let mut progress = |now_us: u64, duration_us: u64| {
-        if !shown && started.elapsed() > std::time::Duration::from_secs(2) {
-            shown = true;
+        if bar.is_none() && started.elapsed() > std::time::Duration::from_secs(2) {
             let b = sprout_eval::progress::bar(duration_us / 1_000_000, " s", true);
-            bar.set_style(b.style());
-            bar.set_length(duration_us / 1_000_000);
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            bar.set_message("simulated");
+            b.set_message("simulated");
+            bar = Some(b);
         }
-        bar.set_position(now_us / 1_000_000);
+        if let Some(b) = &bar {
+            b.set_position(now_us / 1_000_000);
+        }
     };
     let out = sim_json::run_with_progress(up, down, cfg, logs, &mut progress);
-    bar.finish_and_clear();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
     Ok(out?)
 }
 

@@ -593,19 +593,8 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
                         _ => bad_spec!("traces: {name}: constant needs mbps and seconds"),
                     };
                     // Generated only when a run needs it: check its size now.
-                    let per_s = mbps * 1e6 / 12_000.0;
-                    if !(per_s * seconds
-                        <= sprout_link::synthetic::MAX_GENERATED_OPPORTUNITIES as f64
-                        && seconds <= sprout_link::synthetic::MAX_GENERATED_SECONDS as f64)
-                    {
-                        bad_spec!(
-                            "traces: {name}: a constant {mbps} Mbit/s for {seconds} s would hold \
-                             more than the {} delivery opportunities (or {} s) a generated trace \
-                             may",
-                            sprout_link::synthetic::MAX_GENERATED_OPPORTUNITIES,
-                            sprout_link::synthetic::MAX_GENERATED_SECONDS
-                        );
-                    }
+                    sprout_link::synthetic::check_constant_size(&name, mbps, seconds)
+                        .map_err(EvalError::BadTrace)?;
                     out.push(TraceRef {
                         name,
                         source: TraceSource::Constant { mbps, seconds },

@@ -279,6 +279,18 @@ fn ln(x: f64) -> f64 {
     2.0 * sum + e as f64 * LN2
 }
 
+/// Checks, before anything is allocated, that [`constant_rate_trace`] of `mbit_per_s` for
+/// `duration_s` is within [`MAX_GENERATED_OPPORTUNITIES`] and [`MAX_GENERATED_SECONDS`]
+/// ([`TraceError::TooBig`]); for specs that generate the trace later (sweeps).
+pub fn check_constant_size(name: &str, mbit_per_s: f64, duration_s: f64) -> Result<(), TraceError> {
+    check_size(
+        name,
+        format!("a constant {mbit_per_s} Mbit/s"),
+        non_negative(mbit_per_s) * 1e6 / 12_000.0,
+        non_negative(duration_s),
+    )
+}
+
 /// A constant-rate trace: `mbit_per_s` (1 opportunity = 1500 bytes = 12 000 bits, so 12 Mbit/s =
 /// 1000 opportunities/s) for `duration_s` seconds, opportunities evenly spaced with the last one
 /// at the end, so the trace loops seamlessly. The count is `round(rate * duration)`; opportunity
@@ -293,14 +305,9 @@ pub fn constant_rate_trace(
     duration_s: f64,
 ) -> Result<Trace, TraceError> {
     let name = name.into();
+    check_constant_size(&name, mbit_per_s, duration_s)?;
     let per_s = non_negative(mbit_per_s) * 1e6 / 12_000.0;
     let seconds = non_negative(duration_s);
-    check_size(
-        &name,
-        format!("a constant {mbit_per_s} Mbit/s"),
-        per_s,
-        seconds,
-    )?;
     let count = (per_s * seconds).round();
     let total_ms = (seconds * 1000.0).round();
     if count < 1.0 || total_ms < 1.0 || !count.is_finite() || total_ms >= MAX_TIMESTAMP_MS as f64 {

@@ -146,6 +146,19 @@ impl SimConfig {
         link
     }
 
+    /// The length of a run of this configuration over these traces, in microseconds, once
+    /// [`check_run`] has found it worth making (a measured window of at least 5 s, a size that
+    /// fits in memory).
+    pub fn checked_duration_us(&self, uplink: &Trace, downlink: &Trace) -> Result<u64, SimError> {
+        check_run(
+            uplink,
+            downlink,
+            self.duration_us,
+            self.skip_us,
+            self.link.looping,
+        )
+    }
+
     /// Checks both directions' link configurations ([`SimError::DirectionLink`]).
     pub fn validate_links(&self) -> Result<(), SimError> {
         for (direction, d) in [("uplink", Direction::Up), ("downlink", Direction::Down)] {
@@ -506,7 +519,7 @@ pub fn run(
 
 /// [`run`], calling `progress(simulated_us, duration_us)` each time the simulated clock
 /// passes a whole second (for a progress bar), after checking that the run is one worth
-/// making ([`check_run`]).
+/// making ([`SimConfig::checked_duration_us`]).
 pub fn run_with_progress(
     uplink: Arc<Trace>,
     downlink: Arc<Trace>,
@@ -514,13 +527,7 @@ pub fn run_with_progress(
     logs: Option<Logs<'_>>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<SimOutput, SimError> {
-    let duration = check_run(
-        &uplink,
-        &downlink,
-        cfg.duration_us,
-        cfg.skip_us,
-        cfg.link.looping,
-    )?;
+    let duration = cfg.checked_duration_us(&uplink, &downlink)?;
     let (down_link, up_link) = (cfg.link_for(Direction::Down), cfg.link_for(Direction::Up));
     let starts = start_times(cfg.seed);
     // The server sends on the downlink, the mobile on the uplink.

@@ -179,13 +179,7 @@ pub fn run_with_progress(
         return sim::run_with_progress(uplink, downlink, cfg, None, progress);
     };
     // Checked before the log files are created, so that a refused run leaves none behind.
-    crate::run_limits::check_run(
-        &uplink,
-        &downlink,
-        cfg.duration_us,
-        cfg.skip_us,
-        cfg.link.looping,
-    )?;
+    cfg.checked_duration_us(&uplink, &downlink)?;
     let open = |p: &Path| -> Result<BufWriter<File>, SimError> {
         let f = File::create(p).map_err(|source| SimError::Create {
             path: p.to_path_buf(),
