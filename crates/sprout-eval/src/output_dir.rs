@@ -62,10 +62,15 @@ impl OutputDir {
                     .collect()
             })
             .unwrap_or_default();
-        // What a killed run was writing when it died.
-        for name in files(path)?.keys().filter(|n| n.ends_with(PART)) {
-            let _ = fs::remove_file(path.join(name));
-        }
+        // What a killed run was writing when it died goes; the rest is what was there.
+        let mut before = files(path)?;
+        before.retain(|name, _| {
+            let part = name.ends_with(PART);
+            if part {
+                let _ = fs::remove_file(path.join(name));
+            }
+            !part
+        });
         // Marked incomplete until this run finishes (keeping the earlier list for tidying).
         let marked: String = std::iter::once(INCOMPLETE.to_string())
             .chain(earlier.iter().cloned())
@@ -80,7 +85,7 @@ impl OutputDir {
         })?;
         Ok(OutputDir {
             path: path.to_path_buf(),
-            before: files(path)?,
+            before,
             earlier,
         })
     }
