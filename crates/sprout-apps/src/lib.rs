@@ -13,8 +13,13 @@
 //! | [`kernel_tcp`] | `sprout tcp server\|client` | [`kernel_tcp::TcpServerOptions`], [`kernel_tcp::TcpClientOptions`] | [`kernel_tcp::serve`], [`kernel_tcp::run`] |
 //! | [`interactive`] | `sprout interactive server\|client` | [`interactive::InteractiveServerOptions`], [`interactive::InteractiveClientOptions`] | [`interactive::serve`], [`interactive::run`] |
 //! | [`load`] | `sprout bench load` | [`load::LoadOptions`] | [`load::run`] |
+//!
+//! [`app_delay`] scores a paced stream at its receiver: the application-level delay (creation
+//! to delivery, the sender's queue included) the transfer's and the interactive stream's
+//! summaries report.
 #![forbid(unsafe_code)]
 
+pub mod app_delay;
 mod args;
 pub mod interactive;
 pub mod kernel_tcp;

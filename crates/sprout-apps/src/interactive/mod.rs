@@ -13,7 +13,10 @@
 //! keeps receiving for `--linger` seconds more (late packets still count), then prints a
 //! summary (`--json`: one JSON line) and, with `--csv FILE`, writes one row per packet it
 //! received: `direction,seq,sent_us,received_us,bytes` (`up` = client to server, `down` =
-//! server to client; times in µs of `CLOCK_MONOTONIC`; bytes of UDP payload).
+//! server to client; times in µs of `CLOCK_MONOTONIC`; bytes of UDP payload). The summary
+//! includes the application-level delay of the stream received ([`crate::app_delay`]; no sender
+//! queue here, so the one-way delay with the packets never delivered counted as infinitely
+//! late).
 //!
 //! Wire format of a packet (UDP payload, big-endian): 4 bytes magic `SPRI`, 1 byte direction
 //! (0 up, 1 down), 3 bytes zero, 8 bytes sequence number (from 0), 8 bytes send time (µs of

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::app_delay::{paced_count, AppDelay, Stream};
 use crate::interactive::error::InteractiveError;
 use crate::interactive::options::StreamOptions;
 use crate::interactive::packet::{quantile, Recorder};
@@ -53,6 +54,14 @@ pub struct Summary {
     pub delay_p95_ms: f64,
     /// Highest one-way delay, ms.
     pub delay_max_ms: f64,
+    /// The application-level delay of the stream received (`app_*` fields, on
+    /// `CLOCK_MONOTONIC`): this stream has no sender queue (each packet goes to the socket as
+    /// it is made), so it is the one-way delay with the packets never delivered counted as
+    /// infinitely late. The peer's packets are counted from the rate and `--duration` (both
+    /// ends run the same stream), or up to the highest sequence number received without a
+    /// duration.
+    #[serde(flatten)]
+    pub app: AppDelay,
 }
 
 /// What the sending half did.
@@ -98,6 +107,7 @@ pub(crate) fn summary(
         _ => 0.0,
     };
     let lost = rec.lost();
+    let app = app_delay(a, rec, span_s);
     Summary {
         kind: "summary",
         role,
@@ -130,7 +140,29 @@ pub(crate) fn summary(
         delay_p50_ms: quantile(&mut delays, 0.5) as f64 / 1e3,
         delay_p95_ms: quantile(&mut delays, 0.95) as f64 / 1e3,
         delay_max_ms: delays.iter().max().copied().unwrap_or(0) as f64 / 1e3,
+        app,
     }
+}
+
+/// The application-level delay of the stream `rec` received: the packets the peer created in
+/// `--duration` at the rate (or up to the highest sequence number received, if more or if no
+/// duration was given, when the rates are over the arrivals' span `span_s`).
+fn app_delay(a: &StreamOptions, rec: &Recorder, span_s: f64) -> AppDelay {
+    let size = a.payload_bytes as u64;
+    let seen = rec.max_seq.map_or(0, |m| m.saturating_add(1));
+    let nominal = a.duration.map_or(0, |d| paced_count(d, a.rate_kbps, size));
+    let delays_ms: Vec<f64> = rec
+        .arrivals()
+        .iter()
+        .map(|x| x.received_us.saturating_sub(x.sent_us) as f64 / 1e3)
+        .collect();
+    AppDelay::new(Stream {
+        clock: "CLOCK_MONOTONIC",
+        offered: seen.max(nominal),
+        datagram_bytes: size,
+        duration_s: a.duration.unwrap_or(span_s),
+        delays_ms: &delays_ms,
+    })
 }
 
 /// Prints the summary: a line of text, or a JSON line.
@@ -154,6 +186,7 @@ pub(crate) fn print_summary(s: &Summary, json: bool) -> Result<(), InteractiveEr
             s.delay_p95_ms,
             s.delay_max_ms
         );
+        println!("{}: {}", s.role, s.app.text());
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use sprout_net::message::{Direction, Hello, Mode, Scheme, DATA_HEADER_BYTES};
 use sprout_net::secure::{ClientConfig, Limits, PrivateKey, PublicKey};
 use sprout_net::{realtime_us, Endpoint};
 
+use crate::app_delay::AppDelay;
 use crate::transfer::address::resolve;
 use crate::transfer::error::TransferError;
 use crate::transfer::limits::{CLIENT_GRACE, HANDSHAKE, SILENCE};
@@ -102,6 +103,13 @@ fn wait_for_accept(
 /// Runs `sprout client`: one session with the server, its lines on stdout. An error when the
 /// session could not start or the server fell silent.
 pub fn run(o: &ClientOptions) -> Result<(), TransferError> {
+    run_stream(o).map(|_| ())
+}
+
+/// Runs `sprout client` as [`run`] does, and returns the application-level delay of the paced
+/// stream it received from the server (`None` in bulk mode or when the server sends nothing,
+/// `--direction up`), as its summary printed it.
+pub fn run_stream(o: &ClientOptions) -> Result<Option<AppDelay>, TransferError> {
     let hello = hello(o)?;
     let server_key = PublicKey::from_arg(&o.server_key).map_err(TransferError::ServerKey)?;
     let private_key = match &o.key {
@@ -161,5 +169,5 @@ pub fn run(o: &ClientOptions) -> Result<(), TransferError> {
             silence_s: SILENCE.as_secs(),
         });
     }
-    Ok(())
+    Ok(summary.app)
 }

@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use serde::Serialize;
 use sprout_net::message::{Direction, Mode};
 
+use crate::app_delay::AppDelay;
+
 /// One per-second line.
 #[derive(Serialize)]
 pub(crate) struct Tick {
@@ -96,6 +98,10 @@ pub(crate) struct Summary {
     pub(crate) owd_p95_ms: Option<f64>,
     pub(crate) owd_p99_ms: Option<f64>,
     pub(crate) owd_mean_ms: Option<f64>,
+    /// The application-level delay of the paced stream received (`app_*` fields; absent in
+    /// bulk mode and when the peer sends nothing).
+    #[serde(flatten)]
+    pub(crate) app: Option<AppDelay>,
     pub(crate) datagrams_sent: u64,
     pub(crate) datagrams_received: u64,
     pub(crate) heartbeats_sent: u64,
@@ -235,6 +241,9 @@ impl Summary {
             opt(self.owd_p99_ms),
             opt(self.owd_mean_ms)
         );
+        if let Some(a) = &self.app {
+            text += &format!("  {}\n", a.text());
+        }
         let drops = if self.drops.is_empty() {
             String::new()
         } else {

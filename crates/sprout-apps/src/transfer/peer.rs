@@ -81,6 +81,10 @@ pub(crate) struct Inbox {
     /// One-way delays of all DATA received, ms.
     pub(crate) delays: Vec<f32>,
     pub(crate) data_received: u64,
+    /// Payload bytes of all DATA received.
+    pub(crate) data_bytes: u64,
+    /// The highest DATA sequence number received.
+    pub(crate) max_seq: Option<u64>,
     pub(crate) bad_messages: u64,
 }
 
@@ -126,6 +130,8 @@ impl Listener {
                         ib.second_delays.push(owd_ms);
                         ib.delays.push(owd_ms as f32);
                         ib.data_received += 1;
+                        ib.data_bytes += d.len() as u64;
+                        ib.max_seq = Some(ib.max_seq.map_or(m.seq, |s| s.max(m.seq)));
                         if !ib.accepted {
                             ib.accepted = true;
                             shared2.news.notify_all();
@@ -225,6 +231,9 @@ impl DataSender {
                             thread::sleep((next - now).min(Duration::from_millis(50)));
                             continue;
                         }
+                        // Stamped as the application creates it: when the window holds it
+                        // back it waits in the connection's send queue (which keeps every
+                        // datagram, in order), and that wait counts in its delay.
                         let m = Data {
                             seq,
                             sent_us: realtime_us(),

@@ -5,12 +5,13 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use sprout_net::message::{Bye, Mode};
+use sprout_net::message::{Bye, Mode, DATA_HEADER_BYTES};
 use sprout_net::EndpointStats;
 
-use crate::transfer::limits::{BYE_COPIES, SESSION_POLL, SILENCE};
+use crate::app_delay::{paced_count, AppDelay, Stream};
+use crate::transfer::limits::{BYE_COPIES, PACED_PAYLOAD, SESSION_POLL, SILENCE};
 use crate::transfer::lines::{print_header, quantile, round, sorted, Summary, Tick};
-use crate::transfer::peer::{DataSender, Listener, Peer};
+use crate::transfer::peer::{DataSender, Inbox, Listener, Peer};
 use crate::transfer::plan::Plan;
 
 /// Runs the data phase of a session on `ep` (after the handshake) and prints its lines and
@@ -135,6 +136,7 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
         owd_p99_ms: quantile(&all, 0.99).map(|x| round(x, 3)),
         owd_mean_ms: (!all.is_empty())
             .then(|| round(all.iter().sum::<f64>() / all.len() as f64, 3)),
+        app: app_delay(plan, ep.as_ref(), &ib, &all),
         datagrams_sent: s.datagrams_sent,
         datagrams_received: s.datagrams_received,
         heartbeats_sent: s.heartbeats_sent,
@@ -147,6 +149,35 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
     };
     summary.print(plan.json);
     summary
+}
+
+/// The application-level delay of the paced stream this side received (none in bulk mode, or
+/// when the peer sends nothing): every DATA the peer created, from its creation stamp
+/// (`CLOCK_REALTIME`) to its delivery here. The peer's BYE says how many it created; without
+/// it (the BYE still queued behind data when this side stopped waiting), the highest sequence
+/// number received or the count the rate and duration give, whichever is more.
+fn app_delay(plan: &Plan, ep: &dyn Peer, ib: &Inbox, delays_ms: &[f64]) -> Option<AppDelay> {
+    let h = &plan.hello;
+    if h.mode != Mode::Paced || !plan.peer_sends {
+        return None;
+    }
+    let size = match h.payload_bytes {
+        0 => PACED_PAYLOAD,
+        n => n as usize,
+    }
+    .clamp(DATA_HEADER_BYTES, ep.max_payload()) as u64;
+    let duration_s = h.duration_ms as f64 / 1000.0;
+    let offered = ib.bye.map(|b| b.data_sent).unwrap_or_else(|| {
+        let seen = ib.max_seq.map_or(0, |s| s + 1);
+        seen.max(paced_count(duration_s, h.rate_kbps as f64, size))
+    });
+    Some(AppDelay::new(Stream {
+        clock: "CLOCK_REALTIME",
+        offered,
+        datagram_bytes: size,
+        duration_s,
+        delays_ms,
+    }))
 }
 
 fn start_plus(secs: u32) -> Duration {
