@@ -29,6 +29,7 @@ fn genuine(overhead: u64) -> Vec<(u64, Vec<u8>)> {
                 time_to_next_us: 0,
                 sent_us: i * 1000,
                 heartbeat: false,
+                app_limited: false,
                 feedback: None,
             };
             let mut d = Vec::new();

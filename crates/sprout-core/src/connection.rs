@@ -472,7 +472,8 @@ impl Connection {
             if counts.len() > l.forecast_ticks {
                 return Err(Reject::ForecastLength);
             }
-            if counts.iter().zip(&l.max_counts).any(|(c, max)| c > max) {
+            let beyond = |series: &[u32]| series.iter().zip(&l.max_counts).any(|(c, m)| c > m);
+            if beyond(counts) || fb.expected().is_some_and(beyond) {
                 return Err(Reject::ForecastCount);
             }
             let ahead = self.sender.forecast_id_ahead(fb.forecast_id) as u64;
@@ -512,6 +513,7 @@ impl Connection {
     /// The next time the connection needs [`Connection::handle_timeout`] or may have something
     /// to send.
     pub fn poll_timeout(&mut self) -> Option<Instant> {
+        self.note_backlog();
         let mut next = self.heartbeat_due();
         if let Some(t) = self.receiver.next_tick() {
             next = next.min(t);
@@ -560,6 +562,7 @@ impl Connection {
     /// `None` if nothing should be sent now. Call repeatedly until `None`.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         self.receiver.on_timeout(now);
+        self.note_backlog();
         // A forecast goes out once: on the first datagram after it was made (and on every
         // heartbeat, which costs nothing extra in datagrams).
         let feedback = self
@@ -572,6 +575,7 @@ impl Connection {
             time_to_next_us: 0,
             sent_us: now.as_micros(),
             heartbeat: false,
+            app_limited: false,
             feedback,
         };
         let header_len = header.encoded_len() as u64;
@@ -587,10 +591,10 @@ impl Connection {
                 Some(room.min(self.config.max_datagram_bytes as u64 - header_len))
                     .filter(|&n| n > 0)
             } else {
-                self.outgoing
-                    .front()
-                    .map(|d| d.len() as u64)
-                    .filter(|&n| header_len + n + overhead <= window)
+                self.outgoing.front().map(|d| d.len() as u64).filter(|&n| {
+                    header_len + n + overhead <= window
+                        || (!self.bulk && window > header_len + overhead)
+                })
             };
             if let Some(payload_len) = payload_len {
                 let payload = if filler {
@@ -639,6 +643,7 @@ impl Connection {
         header.seq = seq;
         header.throwaway = throwaway;
         header.time_to_next_us = self.time_to_next(now);
+        header.app_limited = self.app_limited(now);
         self.note_feedback(&header);
         buf.clear();
         header.encode(buf);
@@ -659,6 +664,22 @@ impl Connection {
         }
     }
 
+    /// Tells the sender whether application data waits for the window (never in bulk mode,
+    /// whose filler always waits): its windows then come from the expected counts.
+    fn note_backlog(&mut self) {
+        self.sender
+            .set_backlogged(!self.bulk && !self.outgoing.is_empty());
+    }
+
+    /// Whether datagrams leave marked application-limited: whenever the connection is not a
+    /// saturating bulk sender. Such a sender sends what its application hands it, often less
+    /// than the link could carry, held back by its window at times; the receiver scores its
+    /// ticks that met no queue as a lower bound on the link's rate (see
+    /// [`crate::receiver::Receiver`]). A bulk sender's ticks are scored as the paper's.
+    fn app_limited(&mut self, _now: Instant) -> bool {
+        !self.bulk
+    }
+
     fn note_feedback(&mut self, header: &Header) {
         if let Some(f) = &header.feedback {
             self.last_feedback_sent = Some(f.forecast_id);
@@ -669,6 +690,7 @@ impl Connection {
     /// data datagram fits in the window right away (the flight goes on), else the heartbeat
     /// interval, the longest the sender will stay silent (as in the authors' sender).
     fn time_to_next(&mut self, now: Instant) -> u32 {
+        self.note_backlog();
         if self.has_data() && self.sender.window_bytes(now) >= self.min_data_link_bytes() {
             return 0;
         }
@@ -686,6 +708,7 @@ impl Connection {
 
     /// The current window, in link bytes.
     pub fn window_bytes(&mut self, now: Instant) -> u64 {
+        self.note_backlog();
         self.sender.window_bytes(now)
     }
 
@@ -826,6 +849,7 @@ mod tests {
             time_to_next_us: 0,
             sent_us: 0,
             heartbeat: false,
+            app_limited: false,
             feedback: None,
         }
     }

@@ -46,9 +46,19 @@ impl Estimator for SproutEstimator {
         self.model.observe(packets);
     }
 
+    fn observe_at_least(&mut self, packets: f64) {
+        self.model.observe_at_least(packets);
+    }
+
     fn forecast(&self, out: &mut [u32]) {
         self.tables
             .cautious(self.model.probabilities(), self.confidence, out);
+    }
+
+    /// The median of the same forecast (confidence 0.5).
+    fn forecast_expected(&self, out: &mut [u32]) -> bool {
+        self.tables.cautious(self.model.probabilities(), 0.5, out);
+        true
     }
 
     fn rate_pps(&self) -> f64 {

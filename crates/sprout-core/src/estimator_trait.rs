@@ -8,9 +8,18 @@ pub trait Estimator: Send + std::fmt::Debug {
     fn evolve(&mut self);
     /// Takes in the packets (MTU-sized units, may be fractional) that arrived in the tick.
     fn observe(&mut self, packets: f64);
+    /// Takes in the packets that arrived in a tick in which the sender was
+    /// application-limited: the link could have carried at least this many (a censored
+    /// observation), perhaps many more.
+    fn observe_at_least(&mut self, packets: f64);
     /// Writes the forecast: cumulative MTU-sized packets expected to be delivered by the end of
     /// each of the next `out.len()` ticks.
     fn forecast(&self, out: &mut [u32]);
+    /// Writes the expected (median) cumulative counts for the same ticks, if this estimator's
+    /// forecast is a cautious one that differs from them; returns whether it wrote them.
+    fn forecast_expected(&self, _out: &mut [u32]) -> bool {
+        false
+    }
     /// Current best estimate of the rate, in packets/s (for statistics).
     fn rate_pps(&self) -> f64;
     /// The largest cumulative count, in MTU-sized packets, this estimator can ever write at

@@ -49,6 +49,14 @@ impl Estimator for EwmaEstimator {
         }
     }
 
+    /// A lower bound on the rate only raises the average (as BBR takes application-limited
+    /// samples): a quiet sender does not talk the link's rate down to its own.
+    fn observe_at_least(&mut self, packets: f64) {
+        if !self.seeded || packets.max(0.0) / self.tau > self.rate {
+            self.observe(packets);
+        }
+    }
+
     fn forecast(&self, out: &mut [u32]) {
         let per_tick = (self.rate * self.tau).min(self.max_per_tick);
         for (i, slot) in out.iter_mut().enumerate() {
@@ -84,6 +92,18 @@ mod tests {
         let mut out = [0u32; 8];
         e.forecast(&mut out); // 7.5 packets per tick, no caution
         assert_eq!(out, [7, 15, 22, 30, 37, 45, 52, 60]);
+    }
+
+    #[test]
+    fn a_lower_bound_only_raises_the_average() {
+        let p = ModelParams::default();
+        let mut e = EwmaEstimator::new(&p, 0.25);
+        e.observe_at_least(10.0); // unseeded: the first observation sets it, 500 packets/s
+        assert_eq!(e.rate_pps(), 500.0);
+        e.observe_at_least(2.0); // 100 packets/s or more: says nothing new
+        assert_eq!(e.rate_pps(), 500.0);
+        e.observe_at_least(18.0); // 900 or more: 500 + 0.25 * 400
+        assert_eq!(e.rate_pps(), 600.0);
     }
 
     #[test]

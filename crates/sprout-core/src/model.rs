@@ -70,6 +70,47 @@ impl ChangeCdf {
     }
 }
 
+/// P(N >= k) for N Poisson with mean `m` (k >= 1), accurate to a few ulps relative in both
+/// tails: below the mean by the series of the upper tail from the term at k (each next term
+/// smaller by m / (k + j)), above it as 1 minus the lower tail summed down from k - 1 (each
+/// term smaller by j / m), so that neither sum subtracts nearly equal numbers. Written here
+/// rather than taken from a statistics crate because a tick needs it for every value of the
+/// grid with one integer k, where this is a short loop without allocation or a general
+/// incomplete gamma function; `tests::poisson_tail_matches_direct_summation` checks it.
+pub(crate) fn poisson_tail(k: u32, m: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if !(m > 0.0) {
+        return 0.0;
+    }
+    let kf = k as f64;
+    let ln_pmf = |j: f64| j * m.ln() - m - libm::lgamma(j + 1.0);
+    if m < kf {
+        let first = ln_pmf(kf).exp();
+        let (mut term, mut sum, mut j) = (1.0, 1.0, kf);
+        while term > 1e-17 * sum {
+            j += 1.0;
+            term *= m / j;
+            sum += term;
+        }
+        (first * sum).min(1.0)
+    } else {
+        let mut term = ln_pmf(kf - 1.0).exp();
+        let mut below = 0.0;
+        let mut j = kf - 1.0;
+        loop {
+            below += term;
+            if j < 1.0 || term < 1e-17 * below {
+                break;
+            }
+            term *= j / m;
+            j -= 1.0;
+        }
+        (1.0 - below).max(0.0)
+    }
+}
+
 /// One row of the banded evolution matrix: where the mass of one source bin goes in one tick.
 #[derive(Clone, Debug)]
 pub(crate) struct KernelRow {
@@ -308,6 +349,37 @@ impl RateModel {
         self.normalise_or_reset();
     }
 
+    /// Steps 2 and 3 of a tick whose arrivals are only a lower bound on what the link could
+    /// have carried (the sender was application-limited: it sent everything it had): Bayes'
+    /// rule with the censored likelihood P(N >= k | lambda), N Poisson with mean lambda tau,
+    /// then normalisation. `k` is the whole number of MTU-sized packets in `packets` (the
+    /// weaker integer bound; at least 1). Rates that could carry k or more are barely told
+    /// apart, so a quiet sender lowers no belief; rates that could not are ruled out as by
+    /// [`RateModel::observe`].
+    pub fn observe_at_least(&mut self, packets: f64) {
+        if !(packets.is_finite() && packets >= 1.0) {
+            return;
+        }
+        let k = packets.floor().min(u32::MAX as f64) as u32;
+        for (s, &m) in self.scratch.iter_mut().zip(&self.mean) {
+            *s = poisson_tail(k, m);
+        }
+        if self
+            .prob
+            .iter()
+            .zip(&self.scratch)
+            .all(|(&p, &l)| p * l == 0.0)
+        {
+            // No rate the belief holds could have carried this: start again from the prior,
+            // as `observe` does.
+            self.prob.iter_mut().for_each(|p| *p = 1.0);
+        }
+        for (p, &l) in self.prob.iter_mut().zip(&self.scratch) {
+            *p *= l;
+        }
+        self.normalise_or_reset();
+    }
+
     fn normalise_or_reset(&mut self) {
         let total: f64 = self.prob.iter().sum();
         if !(total > 0.0 && total.is_finite()) {
@@ -337,6 +409,85 @@ mod tests {
         let mut v = vec![0.0; p.values()];
         v[bin] = 1.0;
         v
+    }
+
+    #[test]
+    fn poisson_tail_matches_direct_summation() {
+        // Direct summation of the pmf from 0 (fine at these sizes) against the two-sided form.
+        for &m in &[1e-3, 0.3, 1.0, 2.5, 7.0, 20.0, 60.0, 300.0] {
+            for &k in &[1u32, 2, 3, 5, 10, 30, 100] {
+                let mut pmf = (-m as f64).exp();
+                let mut below = 0.0;
+                for j in 0..k {
+                    below += pmf;
+                    pmf *= m / (j + 1) as f64;
+                }
+                let direct = 1.0 - below;
+                let got = poisson_tail(k, m);
+                if direct > 1e-6 {
+                    assert!(
+                        (got - direct).abs() <= 1e-12 + 1e-9 * direct,
+                        "k={k} m={m}: {got} vs {direct}"
+                    );
+                } else {
+                    // Direct summation has lost every digit here; the tail is tiny (below
+                    // the smallest double at k = 100, m = 0.001: 1e-458).
+                    assert!((0.0..1e-5).contains(&got), "k={k} m={m}: {got}");
+                    let first = (k as f64 * m.ln() - m - libm::lgamma(k as f64 + 1.0)).exp();
+                    assert!(got >= first && got <= 2.0 * first, "k={k} m={m}: {got}");
+                }
+            }
+        }
+        // Known answers: P(N >= 1 | 1) = 1 - 1/e; P(N >= 3 | 2) = 1 - 5/e^2.
+        assert!((poisson_tail(1, 1.0) - (1.0 - (-1.0f64).exp())).abs() < 1e-15);
+        assert!((poisson_tail(3, 2.0) - (1.0 - 5.0 * (-2.0f64).exp())).abs() < 1e-15);
+        // Far below the mean the upper tail is the first term: m^k e^-m / k!.
+        let t = poisson_tail(30, 0.02);
+        let first = (30.0 * 0.02f64.ln() - 0.02 - libm::lgamma(31.0)).exp();
+        assert!((t / first - 1.0).abs() < 1e-3, "{t} vs {first}");
+        assert_eq!(poisson_tail(5, 0.0), 0.0);
+        assert_eq!(poisson_tail(0, 0.0), 1.0);
+    }
+
+    #[test]
+    fn a_censored_tick_rules_out_only_rates_too_slow_for_it() {
+        let p = ModelParams::default();
+        let mut exact = RateModel::new(&p);
+        let mut censored = RateModel::new(&p);
+        // A sender that sends 2 packets a tick (100 packets/s) and could have sent more.
+        for _ in 0..250 {
+            exact.evolve();
+            exact.observe(2.0);
+            censored.evolve();
+            censored.observe_at_least(2.0);
+        }
+        // Scored exactly, the belief settles on the sender's own rate.
+        assert!(
+            (exact.mean_rate() - 100.0).abs() < 40.0,
+            "{}",
+            exact.mean_rate()
+        );
+        // Scored as a lower bound, it keeps rates well above it...
+        assert!(censored.mean_rate() > 300.0, "{}", censored.mean_rate());
+        // ...and gives no weight to rates that could hardly carry 2 packets a tick.
+        let slow: f64 = censored.probabilities()[..p.value_of(25.0)].iter().sum();
+        assert!(slow < 0.01, "mass below 25 packets/s: {slow}");
+        assert!((censored.probabilities().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_censored_tick_after_a_certain_outage_starts_from_the_prior() {
+        let p = ModelParams::default();
+        let mut m = RateModel::new(&p);
+        m.set_probabilities(&point_mass(&p, 0));
+        m.observe_at_least(3.0);
+        assert_eq!(m.probabilities()[0], 0.0);
+        assert!(m.mean_rate() > 100.0);
+        // Nothing, or nonsense, tells nothing.
+        let before = m.probabilities().to_vec();
+        m.observe_at_least(0.0);
+        m.observe_at_least(f64::NAN);
+        assert_eq!(m.probabilities(), &before[..]);
     }
 
     #[test]

@@ -27,11 +27,48 @@ pub struct ReceiverStats {
     pub ticks: u64,
     /// Ticks whose observation was skipped because the sender had announced a pause.
     pub skipped_observations: u64,
+    /// Ticks scored as a lower bound on the link's rate: every datagram in them was sent
+    /// while the sender was application-limited.
+    #[serde(default)]
+    pub censored_observations: u64,
     /// Datagrams that arrived after being written off (reordered by more than 10 ms).
     pub late: u64,
     /// Datagrams seen twice, or covering bytes of a datagram already counted (not counted
     /// again in received-or-lost).
     pub duplicates: u64,
+}
+
+/// How long a least one-way delay is remembered: long enough that a standing queue of a few
+/// seconds still shows as one, short enough that the two hosts' clocks (100 ppm apart at
+/// worst) drift by no more than a millisecond within it.
+pub const MIN_DELAY_WINDOW: Duration = Duration::from_micros(10_000_000);
+
+/// The least one-way delay (receiver's clock minus the sender's send stamp, microseconds,
+/// offset included) over the last one to two [`MIN_DELAY_WINDOW`]s: the least of the current
+/// window and the one before it, so an old minimum ages out without a list of samples.
+#[derive(Clone, Copy, Debug, Default)]
+struct WindowedMin {
+    /// When the current window began.
+    start: Option<Instant>,
+    current: Option<i128>,
+    previous: Option<i128>,
+}
+
+impl WindowedMin {
+    /// Takes in a delay seen at `now` and returns the least delay remembered (with it).
+    fn update(&mut self, now: Instant, delay: i128) -> i128 {
+        match self.start {
+            Some(s) if now - s < MIN_DELAY_WINDOW => {}
+            _ => {
+                self.start = Some(now);
+                self.previous = self.current;
+                self.current = None;
+            }
+        }
+        let cur = self.current.map_or(delay, |c| c.min(delay));
+        self.current = Some(cur);
+        self.previous.map_or(cur, |p| p.min(cur))
+    }
 }
 
 /// The receiver: estimator, tick clock, time-to-next hold, received-or-lost count, forecast.
@@ -44,6 +81,13 @@ pub struct Receiver {
     /// Start of the next tick boundary; `None` until the first datagram arrives.
     next_tick: Option<Instant>,
     bytes_this_tick: u64,
+    /// Every datagram of this tick so far was marked application-limited.
+    app_limited_this_tick: bool,
+    /// A datagram of this tick waited in a queue (its one-way delay more than a tick above
+    /// the least seen).
+    queued_this_tick: bool,
+    /// The least one-way delay seen lately (clock offset included).
+    min_delay: WindowedMin,
     /// No observation of an empty tick before this time (arrival + time-to-next).
     hold_until: Instant,
     /// Every link byte of the peer's below this is received or written off as lost.
@@ -58,6 +102,11 @@ pub struct Receiver {
     /// End (sequence number + link bytes) of the highest datagram received.
     highest_end: u64,
     forecast: [u32; MAX_FORECAST_TICKS],
+    /// The expected counts of the same forecast, when the peer's sender is
+    /// application-limited (`None` otherwise).
+    expected: Option<[u32; MAX_FORECAST_TICKS]>,
+    /// The peer's latest datagram was marked application-limited.
+    peer_app_limited: bool,
     forecast_id: u32,
     forecast_fresh: bool,
     stats: ReceiverStats,
@@ -73,12 +122,17 @@ impl Receiver {
             forecast_ticks: config.model.forecast_ticks.min(MAX_FORECAST_TICKS),
             next_tick: None,
             bytes_this_tick: 0,
+            app_limited_this_tick: true,
+            queued_this_tick: false,
+            min_delay: WindowedMin::default(),
             hold_until: Instant::ZERO,
             written_off: 0,
             recent: BTreeMap::new(),
             recent_bytes: 0,
             highest_end: 0,
             forecast: [0; MAX_FORECAST_TICKS],
+            expected: None,
+            peer_app_limited: false,
             forecast_id: 0,
             forecast_fresh: false,
             stats: ReceiverStats::default(),
@@ -97,6 +151,17 @@ impl Receiver {
             self.next_tick = Some(now + self.tick);
         }
         self.bytes_this_tick = self.bytes_this_tick.saturating_add(link_bytes);
+        self.app_limited_this_tick &= header.app_limited;
+        self.peer_app_limited = header.app_limited;
+        if header.app_limited {
+            // Only an application-limited sender's ticks can be censored, so only theirs
+            // need the delay; a saturating sender's are scored as the paper scores them.
+            let delay = now.as_micros() as i128 - header.sent_us as i128;
+            let least = self.min_delay.update(now, delay);
+            if delay - least > self.tick.as_micros() as i128 {
+                self.queued_this_tick = true;
+            }
+        }
         self.hold_until = now + Duration::from_micros(header.time_to_next_us as u64);
         self.account(header.seq, link_bytes, header.throwaway);
     }
@@ -200,14 +265,30 @@ impl Receiver {
     }
 
     /// One tick ending at `end`: evolve, then observe (unless the sender announced a pause
-    /// that covers the tick and nothing came), then mark the forecast stale.
+    /// that covers the tick and nothing came), then mark the forecast stale. A tick whose
+    /// datagrams were all sent by an application-limited sender and met no queue on the way
+    /// (none took more than a tick longer than the quickest lately) is a censored
+    /// observation: the link was not kept busy, so it could have carried at least what came.
+    /// A tick in which one of them queued measures the link, as the paper scores every tick.
+    ///
+    /// A peer that marks every datagram so only keeps its own forecast, the one that paces
+    /// its sending toward us, from falling: it could as well ignore the forecast.
     fn tick(&mut self, end: Instant) {
         self.stats.ticks = self.stats.ticks.saturating_add(1);
         self.estimator.evolve();
+        let censored = std::mem::replace(&mut self.app_limited_this_tick, true)
+            && !std::mem::take(&mut self.queued_this_tick);
+        self.queued_this_tick = false;
         if self.bytes_this_tick > 0 {
             // A tick that saw some bytes but less than one MTU counts as one packet.
             let packets = (self.bytes_this_tick as f64 / self.mtu_bytes).max(1.0);
-            self.estimator.observe(packets);
+            if censored {
+                self.stats.censored_observations =
+                    self.stats.censored_observations.saturating_add(1);
+                self.estimator.observe_at_least(packets);
+            } else {
+                self.estimator.observe(packets);
+            }
         } else if self.hold_until > end - self.tick {
             // The sender said it would not send before this tick began: an empty tick says
             // nothing about the link.
@@ -220,20 +301,32 @@ impl Receiver {
     }
 
     /// The feedback to piggyback on the next outgoing datagram: the latest forecast and the
-    /// received-or-lost count. `None` until a datagram has arrived.
+    /// received-or-lost count, and, for an application-limited peer, the forecast's expected
+    /// counts. `None` until a datagram has arrived.
     pub fn feedback(&mut self) -> Option<Feedback> {
         self.next_tick?;
+        let n = self.forecast_ticks;
         if !self.forecast_fresh {
-            let n = self.forecast_ticks;
             self.estimator.forecast(&mut self.forecast[..n]);
             self.forecast_id = self.forecast_id.wrapping_add(1);
             self.forecast_fresh = true;
+            self.expected = None;
         }
-        Some(Feedback::new(
+        if self.peer_app_limited && self.expected.is_none() {
+            let mut e = [0u32; MAX_FORECAST_TICKS];
+            if self.estimator.forecast_expected(&mut e[..n]) {
+                self.expected = Some(e);
+            }
+        }
+        let fb = Feedback::new(
             self.forecast_id,
             self.received_or_lost(),
-            &self.forecast[..self.forecast_ticks],
-        ))
+            &self.forecast[..n],
+        );
+        Some(match (&self.expected, self.peer_app_limited) {
+            (Some(e), true) => fb.with_expected(&e[..n]),
+            _ => fb,
+        })
     }
 
     /// Whether [`Receiver::feedback`] would now give a forecast other than `last_sent` (the id
@@ -268,6 +361,7 @@ mod tests {
             time_to_next_us: ttn_us,
             sent_us: 0,
             heartbeat: false,
+            app_limited: false,
             feedback: None,
         }
     }

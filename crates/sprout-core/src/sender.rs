@@ -13,6 +13,8 @@ struct ActiveForecast {
     id: u32,
     received_or_lost: u64,
     counts: [u32; MAX_FORECAST_TICKS],
+    /// The expected (median) counts, or `counts` again when the receiver sent none.
+    expected: [u32; MAX_FORECAST_TICKS],
     len: usize,
     /// When this forecast first arrived: tick `i` of it ends at `anchor + i * tick`.
     anchor: Instant,
@@ -20,26 +22,40 @@ struct ActiveForecast {
     arrived: Instant,
     /// Forecast ticks whose deliveries have been taken off the queue estimate.
     applied: usize,
-    /// Estimated link bytes in the queue toward the receiver.
+    /// Estimated link bytes in the queue toward the receiver, drained by the cautious counts.
     queue: u64,
+    /// The same, drained by the expected counts.
+    queue_expected: u64,
 }
 
 impl ActiveForecast {
-    /// Packets the queue estimate loses when tick `tick` (1-based) of the forecast elapses.
-    fn drained(&self, tick: usize, drain: QueueDrain) -> u64 {
+    /// Packets the queue estimate loses when tick `tick` (1-based) of the forecast elapses,
+    /// by the cautious counts or (`expected`) the expected ones.
+    fn drained(&self, tick: usize, drain: QueueDrain, expected: bool) -> u64 {
         match drain {
-            QueueDrain::ForecastEntry => self.cumulative(tick),
+            QueueDrain::ForecastEntry => self.cumulative(tick, expected),
             QueueDrain::Increment => self
-                .cumulative(tick)
-                .saturating_sub(self.cumulative(tick - 1)),
+                .cumulative(tick, expected)
+                .saturating_sub(self.cumulative(tick - 1, expected)),
         }
     }
 
-    fn cumulative(&self, ticks: usize) -> u64 {
+    fn cumulative(&self, ticks: usize, expected: bool) -> u64 {
         if ticks == 0 {
             0
+        } else if expected {
+            self.expected[ticks - 1].max(self.counts[ticks - 1]) as u64
         } else {
             self.counts[ticks - 1] as u64
+        }
+    }
+
+    /// The queue estimate for the cautious or the expected counts.
+    fn queue(&self, expected: bool) -> u64 {
+        if expected {
+            self.queue_expected
+        } else {
+            self.queue
         }
     }
 }
@@ -59,6 +75,8 @@ pub struct Sender {
     throwaway: u64,
     last_send: Option<Instant>,
     forecast: Option<ActiveForecast>,
+    /// Application data is waiting for the window: windows come from the expected counts.
+    backlogged: bool,
 }
 
 impl Sender {
@@ -77,6 +95,7 @@ impl Sender {
             throwaway: 0,
             last_send: None,
             forecast: None,
+            backlogged: false,
         }
     }
 
@@ -93,6 +112,7 @@ impl Sender {
                 if fb.received_or_lost > cur.received_or_lost {
                     cur.received_or_lost = fb.received_or_lost;
                     cur.queue = queue;
+                    cur.queue_expected = queue;
                 }
             }
             // Forecast ids increase by one per tick; wrapping comparison rejects stale ones.
@@ -100,10 +120,15 @@ impl Sender {
             _ => {
                 let mut counts = [0u32; MAX_FORECAST_TICKS];
                 counts[..len].copy_from_slice(fb.forecast());
+                let mut expected = counts;
+                if let Some(e) = fb.expected() {
+                    expected[..len].copy_from_slice(e);
+                }
                 self.forecast = Some(ActiveForecast {
                     id: fb.forecast_id,
                     received_or_lost: fb.received_or_lost,
                     counts,
+                    expected,
                     len,
                     // The forecast's first tick began when the receiver made it, about one
                     // one-way delay (a tick) before it arrived.
@@ -111,6 +136,7 @@ impl Sender {
                     arrived: now,
                     applied: 0,
                     queue,
+                    queue_expected: queue,
                 });
             }
         }
@@ -144,13 +170,23 @@ impl Sender {
             let elapsed = ((now - f.anchor) / tick) as usize;
             let upto = elapsed.min(f.len);
             while f.applied < upto {
-                let drained = f
-                    .drained(f.applied + 1, self.drain)
-                    .saturating_mul(self.mtu_bytes);
-                f.queue = f.queue.saturating_sub(drained);
+                let mtu = self.mtu_bytes;
+                let drained = f.drained(f.applied + 1, self.drain, false);
+                f.queue = f.queue.saturating_sub(drained.saturating_mul(mtu));
+                let drained = f.drained(f.applied + 1, self.drain, true);
+                f.queue_expected = f.queue_expected.saturating_sub(drained.saturating_mul(mtu));
                 f.applied += 1;
             }
         }
+    }
+
+    /// Says whether application data is waiting for the window. While it is, windows come
+    /// from the receiver's expected (median) counts when it sent them, not the cautious ones:
+    /// data already waiting gains nothing by waiting here rather than in the link's queue,
+    /// which drains at the link's rate, not at the cautious forecast's; the window still
+    /// bounds that queue to what the link is expected to drain within the delay target.
+    pub fn set_backlogged(&mut self, backlogged: bool) {
+        self.backlogged = backlogged;
     }
 
     /// The window at `now`, in link bytes: what the forecast says will drain within the
@@ -158,21 +194,23 @@ impl Sender {
     /// estimate. Zero without a forecast or once the forecast has run out.
     pub fn window_bytes(&mut self, now: Instant) -> u64 {
         self.advance(now);
+        let e = self.backlogged;
         match &self.forecast {
-            Some(f) => self.window_at(f, f.applied, f.queue),
+            Some(f) => self.window_at(f, f.applied, f.queue(e), e),
             None => 0,
         }
     }
 
-    fn window_at(&self, f: &ActiveForecast, i: usize, queue: u64) -> u64 {
+    fn window_at(&self, f: &ActiveForecast, i: usize, queue: u64, expected: bool) -> u64 {
         if i >= f.len {
             return 0;
         }
         let lo = (i + self.window_skip).min(f.len);
         let hi = (i + self.window_skip + self.target_ticks).min(f.len);
-        (f.cumulative(hi).saturating_sub(f.cumulative(lo)))
-            .saturating_mul(self.mtu_bytes)
-            .saturating_sub(queue)
+        (f.cumulative(hi, expected)
+            .saturating_sub(f.cumulative(lo, expected)))
+        .saturating_mul(self.mtu_bytes)
+        .saturating_sub(queue)
     }
 
     /// The earliest forecast tick boundary after `now` at which the window, with nothing
@@ -180,11 +218,12 @@ impl Sender {
     pub fn next_window_open(&mut self, now: Instant, need_bytes: u64) -> Option<Instant> {
         self.advance(now);
         let f = self.forecast.as_ref()?;
-        let mut queue = f.queue;
+        let e = self.backlogged;
+        let mut queue = f.queue(e);
         for j in f.applied + 1..=f.len {
-            let drained = f.drained(j, self.drain).saturating_mul(self.mtu_bytes);
+            let drained = f.drained(j, self.drain, e).saturating_mul(self.mtu_bytes);
             queue = queue.saturating_sub(drained);
-            if self.window_at(f, j, queue) >= need_bytes {
+            if self.window_at(f, j, queue, e) >= need_bytes {
                 return Some(f.anchor + self.tick * j as u64);
             }
         }
@@ -214,6 +253,7 @@ impl Sender {
         self.last_send = Some(now);
         if let Some(f) = &mut self.forecast {
             f.queue = f.queue.saturating_add(link_bytes);
+            f.queue_expected = f.queue_expected.saturating_add(link_bytes);
         }
     }
 

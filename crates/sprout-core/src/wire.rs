@@ -1,14 +1,19 @@
 //! The versioned binary wire format of a Sprout datagram, with checked parsing.
 //!
-//! Layout (all integers big-endian), version 2 (the same fields as version 1; the number went
-//! up with the security layer, whose sealed datagrams carry these, so that a version-1 peer,
-//! which sends them in the clear, is refused with a clear error):
+//! Layout (all integers big-endian), version 3. Version 2 had the same fields without flag bit 2
+//! (a version-2 peer is refused with a clear error rather than misreading the flag); version 2
+//! went up from 1 with the security layer, whose sealed datagrams carry these, so that a
+//! version-1 peer, which sends them in the clear, is refused too:
 //!
 //! ```text
 //! offset size field
 //!   0     1   magic 0x53 ('S')
 //!   1     1   version (2)
-//!   2     1   flags: bit 0 = carries a forecast, bit 1 = heartbeat (no application data)
+//!   2     1   flags: bit 0 = carries a forecast, bit 1 = heartbeat (no application data),
+//!             bit 2 = application-limited: when this datagram left, the sender had nothing
+//!             more queued and room left in its window (the receiver scores a tick of such
+//!             datagrams as a lower bound on the link's rate, not a measurement of it),
+//!             bit 3 = the forecast block ends with the expected counts (needs bit 0)
 //!   3     1   reserved, 0
 //!   4     8   sequence number: link bytes sent before this datagram
 //!  12     8   throwaway number: link bytes sent up to the end of the most recent datagram sent
@@ -20,6 +25,8 @@
 //!  36     8   received-or-lost: link bytes of the peer's data received or written off as lost
 //!  44     1   n, the number of forecast ticks (1..=32)
 //!  45    4n   cumulative MTU-sized packets forecast to be delivered by the end of each tick
+//!  -- if flags bit 3 --
+//!  45+4n 4n   the expected (median) cumulative counts, for a peer whose data waits
 //!  -- then --
 //!   ..        application payload (empty for a heartbeat)
 //! ```
@@ -33,7 +40,7 @@ use thiserror::Error;
 /// First byte of every Sprout datagram.
 pub const MAGIC: u8 = 0x53;
 /// The wire format version this code writes and reads.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// Size of the fixed part of the header, in bytes.
 pub const FIXED_HEADER_BYTES: usize = 32;
 /// Most forecast ticks a datagram can carry.
@@ -47,7 +54,9 @@ pub const MAX_HEADER_BYTES: usize = header_bytes(MAX_FORECAST_TICKS);
 
 const FLAG_FORECAST: u8 = 1;
 const FLAG_HEARTBEAT: u8 = 2;
-const KNOWN_FLAGS: u8 = FLAG_FORECAST | FLAG_HEARTBEAT;
+const FLAG_APP_LIMITED: u8 = 4;
+const FLAG_EXPECTED: u8 = 8;
+const KNOWN_FLAGS: u8 = FLAG_FORECAST | FLAG_HEARTBEAT | FLAG_APP_LIMITED | FLAG_EXPECTED;
 
 /// Why a datagram could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -62,7 +71,7 @@ pub enum WireError {
     #[error("not a Sprout datagram (first byte {0:#04x})")]
     BadMagic(u8),
     /// A version this implementation does not speak.
-    #[error("unsupported Sprout wire version {0} (this build speaks only version {VERSION}; version 1 is the unencrypted format of older builds)")]
+    #[error("unsupported Sprout wire version {0} (this build speaks only version {VERSION}; version 2 is the format of builds without application-limited marks, version 1 the unencrypted format of older builds)")]
     UnknownVersion(u8),
     /// Flag bits this version does not define.
     #[error("unknown flags {0:#04x}")]
@@ -100,6 +109,9 @@ pub struct Feedback {
     pub len: u8,
     /// Cumulative MTU-sized packets forecast by the end of each tick (first `len` valid).
     pub counts: [u32; MAX_FORECAST_TICKS],
+    /// The expected (median) cumulative counts for the same ticks, if carried: sent to an
+    /// application-limited peer, whose windows use them while its data waits.
+    pub expected: Option<[u32; MAX_FORECAST_TICKS]>,
 }
 
 impl Feedback {
@@ -113,12 +125,34 @@ impl Feedback {
             received_or_lost,
             len: len as u8,
             counts,
+            expected: None,
         }
+    }
+
+    /// The same block carrying `expected` counts too (as many as the forecast's; extra ones
+    /// are dropped, missing ones repeat the forecast's).
+    pub fn with_expected(mut self, expected: &[u32]) -> Self {
+        let mut e = self.counts;
+        let n = expected.len().min(self.len as usize);
+        e[..n].copy_from_slice(&expected[..n]);
+        self.expected = Some(e);
+        self
     }
 
     /// The forecast's cumulative counts.
     pub fn forecast(&self) -> &[u32] {
         &self.counts[..self.len as usize]
+    }
+
+    /// The expected cumulative counts, if carried.
+    pub fn expected(&self) -> Option<&[u32]> {
+        self.expected.as_ref().map(|e| &e[..self.len as usize])
+    }
+
+    /// Encoded size of the block, in bytes.
+    fn encoded_len(&self) -> usize {
+        let n = self.len as usize;
+        header_bytes(n) - FIXED_HEADER_BYTES + if self.expected.is_some() { 4 * n } else { 0 }
     }
 }
 
@@ -135,6 +169,9 @@ pub struct Header {
     pub sent_us: u64,
     /// Set on heartbeats, which carry no application data.
     pub heartbeat: bool,
+    /// Set when the sender, as this datagram left, had nothing more queued and room left in
+    /// its window: what arrives is then a lower bound on what the link could carry.
+    pub app_limited: bool,
     /// The sender's latest forecast for the opposite direction, if it has one.
     pub feedback: Option<Feedback>,
 }
@@ -142,20 +179,23 @@ pub struct Header {
 impl Header {
     /// Encoded size of this header, in bytes.
     pub fn encoded_len(&self) -> usize {
-        match &self.feedback {
-            Some(f) => header_bytes(f.len as usize),
-            None => FIXED_HEADER_BYTES,
-        }
+        FIXED_HEADER_BYTES + self.feedback.as_ref().map_or(0, Feedback::encoded_len)
     }
 
     /// Appends the encoded header to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let mut flags = 0;
-        if self.feedback.is_some() {
+        if let Some(f) = &self.feedback {
             flags |= FLAG_FORECAST;
+            if f.expected.is_some() {
+                flags |= FLAG_EXPECTED;
+            }
         }
         if self.heartbeat {
             flags |= FLAG_HEARTBEAT;
+        }
+        if self.app_limited {
+            flags |= FLAG_APP_LIMITED;
         }
         out.extend_from_slice(&[MAGIC, VERSION, flags, 0]);
         out.extend_from_slice(&self.seq.to_be_bytes());
@@ -166,7 +206,7 @@ impl Header {
             out.extend_from_slice(&f.forecast_id.to_be_bytes());
             out.extend_from_slice(&f.received_or_lost.to_be_bytes());
             out.push(f.len);
-            for c in f.forecast() {
+            for c in f.forecast().iter().chain(f.expected().unwrap_or(&[])) {
                 out.extend_from_slice(&c.to_be_bytes());
             }
         }
@@ -199,6 +239,18 @@ pub fn encode(header: &Header, payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(payload);
 }
 
+/// `n` big-endian cumulative counts from the start of `b` (which holds at least `4n` bytes).
+fn cumulative_counts(b: &[u8], n: usize) -> Result<[u32; MAX_FORECAST_TICKS], WireError> {
+    let mut counts = [0u32; MAX_FORECAST_TICKS];
+    for (i, slot) in counts.iter_mut().take(n).enumerate() {
+        *slot = be_u32(&b[4 * i..]);
+    }
+    match (1..n).find(|&i| counts[i] < counts[i - 1]) {
+        Some(tick) => Err(WireError::ForecastNotCumulative { tick }),
+        None => Ok(counts),
+    }
+}
+
 /// Parses a datagram, checking every field; never panics.
 pub fn decode(buf: &[u8]) -> Result<Datagram<'_>, WireError> {
     if buf.len() < FIXED_HEADER_BYTES {
@@ -226,6 +278,9 @@ pub fn decode(buf: &[u8]) -> Result<Datagram<'_>, WireError> {
     let throwaway = be_u64(&buf[12..]);
     let time_to_next_us = be_u32(&buf[20..]);
     let sent_us = be_u64(&buf[24..]);
+    if flags & FLAG_EXPECTED != 0 && flags & FLAG_FORECAST == 0 {
+        return Err(WireError::Malformed("expected counts without a forecast"));
+    }
     let mut at = FIXED_HEADER_BYTES;
     let feedback = if flags & FLAG_FORECAST != 0 {
         let fixed = FIXED_HEADER_BYTES + 13;
@@ -241,31 +296,33 @@ pub fn decode(buf: &[u8]) -> Result<Datagram<'_>, WireError> {
         if n == 0 || n > MAX_FORECAST_TICKS {
             return Err(WireError::BadForecastLength(n));
         }
-        let needed = header_bytes(n);
+        let with_expected = flags & FLAG_EXPECTED != 0;
+        let needed = header_bytes(n) + if with_expected { 4 * n } else { 0 };
         if buf.len() < needed {
             return Err(WireError::Truncated {
                 needed,
                 len: buf.len(),
             });
         }
-        let mut counts = [0u32; MAX_FORECAST_TICKS];
-        for (i, slot) in counts.iter_mut().take(n).enumerate() {
-            *slot = be_u32(&buf[fixed + 4 * i..]);
-        }
-        if let Some(tick) = (1..n).find(|&i| counts[i] < counts[i - 1]) {
-            return Err(WireError::ForecastNotCumulative { tick });
-        }
+        let counts = cumulative_counts(&buf[fixed..], n)?;
+        let expected = if with_expected {
+            Some(cumulative_counts(&buf[fixed + 4 * n..], n)?)
+        } else {
+            None
+        };
         at = needed;
         Some(Feedback {
             forecast_id,
             received_or_lost,
             len: n as u8,
             counts,
+            expected,
         })
     } else {
         None
     };
     let heartbeat = flags & FLAG_HEARTBEAT != 0;
+    let app_limited = flags & FLAG_APP_LIMITED != 0;
     let payload = &buf[at..];
     if heartbeat && !payload.is_empty() {
         return Err(WireError::Malformed("heartbeat carries a payload"));
@@ -282,6 +339,7 @@ pub fn decode(buf: &[u8]) -> Result<Datagram<'_>, WireError> {
             time_to_next_us,
             sent_us,
             heartbeat,
+            app_limited,
             feedback,
         },
         payload,
@@ -300,6 +358,7 @@ mod tests {
             time_to_next_us: 20_000,
             sent_us: 987_654_321,
             heartbeat,
+            app_limited: false,
             feedback: feedback.then(|| Feedback::new(7, 42_000, &[1, 2, 3, 5, 8, 13, 21, 34])),
         }
     }
@@ -319,6 +378,39 @@ mod tests {
     }
 
     #[test]
+    fn expected_counts_round_trip_and_are_checked() {
+        let mut h = sample(true, false);
+        h.app_limited = true;
+        h.feedback = h
+            .feedback
+            .map(|f| f.with_expected(&[2, 4, 6, 9, 12, 16, 24, 40]));
+        let mut buf = Vec::new();
+        encode(&h, b"x", &mut buf);
+        assert_eq!(buf.len(), header_bytes(8) + 32 + 1);
+        assert_eq!(buf[2], 1 | 4 | 8);
+        let d = decode(&buf).unwrap();
+        assert_eq!(d.header, h);
+        assert_eq!(d.payload, b"x");
+        let e = d.header.feedback.unwrap();
+        assert_eq!(e.expected().unwrap(), &[2, 4, 6, 9, 12, 16, 24, 40]);
+        // Cut inside the expected counts; expected counts that go down; the flag alone.
+        assert!(matches!(
+            decode(&buf[..header_bytes(8) + 8]),
+            Err(WireError::Truncated { .. })
+        ));
+        let mut b = buf.clone();
+        b[header_bytes(8) + 4 * 2 + 3] = 0;
+        assert_eq!(
+            decode(&b),
+            Err(WireError::ForecastNotCumulative { tick: 2 })
+        );
+        let mut plain = Vec::new();
+        encode(&sample(false, false), b"", &mut plain);
+        plain[2] |= 8;
+        assert!(matches!(decode(&plain), Err(WireError::Malformed(_))));
+    }
+
+    #[test]
     fn known_bytes() {
         let h = Header {
             seq: 1,
@@ -326,11 +418,12 @@ mod tests {
             time_to_next_us: 2,
             sent_us: 3,
             heartbeat: false,
+            app_limited: false,
             feedback: None,
         };
         let mut buf = Vec::new();
         encode(&h, &[0xAB], &mut buf);
-        let mut want = vec![0x53, 2, 0, 0];
+        let mut want = vec![0x53, 3, 0, 0];
         want.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
         want.extend_from_slice(&[0; 8]);
         want.extend_from_slice(&[0, 0, 0, 2]);
@@ -403,7 +496,7 @@ mod tests {
             let mut acc = 0u32;
             let forecast: Vec<u32> = steps.iter().map(|s| { acc += s; acc }).collect();
             let h = Header { seq, throwaway: seq.saturating_sub(back), time_to_next_us: ttn, sent_us: sent,
-                             heartbeat: false, feedback: Some(Feedback::new(id, rol, &forecast)) };
+                             heartbeat: false, app_limited: false, feedback: Some(Feedback::new(id, rol, &forecast)) };
             let mut buf = Vec::new();
             encode(&h, b"data", &mut buf);
             let d = decode(&buf).unwrap();

@@ -368,6 +368,7 @@ fn flood(net: &Net) -> Vec<Vec<u8>> {
                     time_to_next_us: 0,
                     sent_us: last.sent_us,
                     heartbeat: false,
+                    app_limited: false,
                     feedback: None,
                 };
                 wire::encode(&h, &[0xAA; 100], &mut buf);
@@ -462,6 +463,7 @@ fn header_strategy(ab: Header, ba: Header) -> impl Strategy<Value = (Header, usi
                 time_to_next_us: ttn,
                 sent_us: sent,
                 heartbeat: hb,
+                app_limited: false,
                 feedback,
             };
             (h, if hb { 0 } else { payload })

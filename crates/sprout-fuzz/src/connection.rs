@@ -127,6 +127,7 @@ impl Pair {
                 time_to_next_us: 0,
                 sent_us: 0,
                 heartbeat: false,
+                app_limited: false,
                 feedback: None,
             })
     }

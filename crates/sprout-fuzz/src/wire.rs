@@ -18,6 +18,7 @@ fn header(seq: u64, feedback: Option<Feedback>, heartbeat: bool) -> Header {
         time_to_next_us: if heartbeat { 50_000 } else { 0 },
         sent_us: 1_234_567,
         heartbeat,
+        app_limited: false,
         feedback,
     }
 }
@@ -28,7 +29,8 @@ impl Target for WireTarget {
     }
 
     /// Valid datagrams: data with and without a forecast, heartbeats with and without one,
-    /// forecasts of 1, 8 and 32 ticks, numbers at both ends of their range.
+    /// forecasts of 1, 8 and 32 ticks, an application-limited one with expected counts,
+    /// numbers at both ends of their range.
     fn seeds(&mut self) -> Vec<Vec<u8>> {
         let eight = Feedback::new(7, 42_000, &[1, 2, 3, 5, 8, 13, 21, 34]);
         let one = Feedback::new(u32::MAX, 0, &[0]);
@@ -36,7 +38,14 @@ impl Target for WireTarget {
             .map(|i| i * 29)
             .collect();
         let long = Feedback::new(0x7fff_0000, u64::MAX, &full);
-        let cases: [(Header, &[u8]); 7] = [
+        let mut marked = header(
+            4500,
+            Some(eight.with_expected(&[2, 4, 6, 9, 12, 16, 24, 40])),
+            false,
+        );
+        marked.app_limited = true;
+        let cases: [(Header, &[u8]); 8] = [
+            (marked, b"app"),
             (header(0, None, false), b"hello"),
             (header(123_456_789, Some(eight), false), &[0xAB; 100]),
             (header(1500, Some(eight), true), b""),
@@ -67,6 +76,10 @@ impl Target for WireTarget {
             if let Some(f) = &d.header.feedback {
                 assert!(!f.forecast().is_empty());
                 assert!(f.forecast().windows(2).all(|w| w[0] <= w[1]));
+                if let Some(e) = f.expected() {
+                    assert_eq!(e.len(), f.forecast().len());
+                    assert!(e.windows(2).all(|w| w[0] <= w[1]));
+                }
             }
         }
     }

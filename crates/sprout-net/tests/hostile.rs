@@ -194,6 +194,7 @@ fn hostile_datagrams(
         time_to_next_us: 3_600_000_000,
         sent_us: 0,
         heartbeat: false,
+        app_limited: false,
         feedback: None,
     };
     wire::encode(&header, &rng.bytes(100), &mut v1);

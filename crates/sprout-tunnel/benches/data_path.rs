@@ -122,6 +122,7 @@ fn core_header(seq: u64) -> Header {
         time_to_next_us: 0,
         sent_us: 1_000_000 + seq,
         heartbeat: false,
+        app_limited: false,
         feedback: Some(Feedback::new(77, seq / 2, &[3, 7, 11, 15, 19, 23, 27, 31])),
     }
 }
