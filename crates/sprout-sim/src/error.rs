@@ -100,6 +100,14 @@ pub enum SimError {
     /// An unknown queue name.
     #[error(transparent)]
     UnknownQueue(#[from] UnknownQueue),
+    /// An application spec or value (`--app`) that is not usable; the message names the key.
+    #[error("app '{spec}': {why}")]
+    BadApp {
+        /// The spec as given (or the app's canonical spec).
+        spec: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// Options that do not go together or a value out of its range; the message says which.
     #[error("{0}")]
     InvalidOption(String),
@@ -181,6 +189,7 @@ impl SimError {
                 | SimError::BadDuration { .. }
                 | SimError::UnknownQueue(_)
                 | SimError::InvalidOption(_)
+                | SimError::BadApp { .. }
                 | SimError::MeasuredWindow { .. }
                 | SimError::RunTooLarge { .. }
         )

@@ -5,6 +5,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod app;
+pub mod app_metrics;
 pub mod distributions;
 pub mod duration;
 pub mod error;
@@ -17,4 +19,5 @@ pub mod scheme;
 pub mod sim;
 pub mod sim_json;
 
+pub use app::App;
 pub use error::SimError;

@@ -60,10 +60,18 @@ pub enum Scheme {
     /// The omniscient sender: every opportunity used, no queueing (computed from the trace).
     #[serde(rename = "omniscient")]
     Omniscient,
+    /// No congestion control: a constant or video application's datagrams go straight onto
+    /// the link ([`Transport::Direct`]). Not in [`Scheme::ALL`]: a bulk sender cannot run it.
+    #[serde(rename = "direct")]
+    Direct,
 }
 
 impl Scheme {
-    /// Every scheme, in the order tables list them.
+    /// The schemes that only an application of its own rate can run (not bulk), so not in
+    /// [`Scheme::ALL`]: `direct`.
+    pub const APP_ONLY: [Scheme; 1] = [Scheme::Direct];
+
+    /// Every scheme of a bulk sender, in the order tables list them.
     pub const ALL: [Scheme; 10] = [
         Scheme::Sprout,
         Scheme::SproutEwma,
@@ -90,6 +98,7 @@ impl Scheme {
             Scheme::Compound => "compound",
             Scheme::CubicCodel => "cubic-codel",
             Scheme::Omniscient => "omniscient",
+            Scheme::Direct => "direct",
         }
     }
 
@@ -148,6 +157,7 @@ impl Scheme {
             Scheme::Ledbat => Transport::Tcp(CcKind::Ledbat),
             Scheme::Bbr => Transport::Tcp(CcKind::Bbr),
             Scheme::Compound => Transport::Tcp(CcKind::Compound),
+            Scheme::Direct => Transport::Direct,
         };
         if *self == Scheme::CubicCodel {
             cfg.link.queue = QueueConfig::codel();
@@ -161,6 +171,7 @@ impl std::str::FromStr for Scheme {
         let key = scheme_key(s);
         Scheme::ALL
             .iter()
+            .chain(&Scheme::APP_ONLY)
             .find(|x| x.key() == key || (key == "ewma" && **x == Scheme::SproutEwma))
             .copied()
             .ok_or_else(|| {
@@ -168,6 +179,7 @@ impl std::str::FromStr for Scheme {
                 // trace): listed apart, so that no command offers it and then refuses it.
                 let simulated: Vec<&str> = Scheme::ALL
                     .iter()
+                    .chain(&Scheme::APP_ONLY)
                     .filter(|x| x.is_simulated())
                     .map(|x| x.key())
                     .collect();
@@ -264,7 +276,7 @@ mod tests {
             "{e}"
         );
         assert!(
-            e.contains("cubic-codel; and omniscient in `sprout eval` only"),
+            e.contains("cubic-codel, direct; and omniscient in `sprout eval` only"),
             "{e}"
         );
         assert_eq!(e.matches("omniscient").count(), 1, "{e}");

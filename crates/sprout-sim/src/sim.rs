@@ -3,6 +3,7 @@
 //! model, running exactly the protocol code a real socket runtime runs. Same inputs and seed give
 //! byte-identical outputs.
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -12,6 +13,8 @@ use sprout_core::{Config, Connection, Instant};
 use sprout_link::{Link, LinkConfig, LinkEvent, MmLogWriter, QueueConfig, Trace};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
+use crate::app::{App, Source};
+use crate::app_metrics::{self, AppMetrics, Ledger};
 use crate::error::{SimError, UnknownName};
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
 use crate::run_limits::check_run;
@@ -72,7 +75,28 @@ pub enum Transport {
     /// opens the connection (as `sprout tcp client` does in the emulated evaluation) and the
     /// server listens: no data flows before the three-way handshake.
     Tcp(CcKind),
+    /// No congestion control: the sender puts each application datagram straight onto the
+    /// link when the application hands it over (with a [`DIRECT_HEADER_BYTES`] UDP/IP header),
+    /// and the receiving side sends nothing. Only with a constant or video [`App`].
+    Direct,
 }
+
+/// The header a `direct` datagram carries on the link on top of its payload, bytes (IPv4 and
+/// UDP, 28).
+pub const DIRECT_HEADER_BYTES: u32 = sprout_core::params::IP_UDP_HEADER_BYTES as u32;
+
+/// The largest application payload per datagram of the transports that do not say
+/// (`direct`; TCP, whose stream has no datagrams, takes messages whole), bytes.
+pub const DIRECT_MAX_PAYLOAD: usize = 1400;
+
+/// The most application bytes a sender may hold unsent, bytes (64 MiB): a message handed over
+/// beyond it is dropped at the sender, as a full socket buffer drops it, and counts as never
+/// delivered. It bounds the memory of a run whose application outpaces its link.
+pub const MAX_SENDER_BACKLOG_BYTES: u64 = 64 << 20;
+
+/// The most datagrams an application may create in one direction of one run (estimated
+/// before the run), so that a run fits in memory.
+pub const MAX_APP_DATAGRAMS: f64 = 20e6;
 
 /// What to simulate.
 #[derive(Clone, Debug)]
@@ -107,6 +131,9 @@ pub struct SimConfig {
     /// once. TCP endpoints, which stand for kernel stacks, are always on time.
     /// Default [`DEFAULT_HOST_JITTER_US`]; 0 = exactly on time.
     pub host_jitter_us: u64,
+    /// What the application offers in every direction that [`SimConfig::load`] says carries
+    /// data. Default [`App::Bulk`], the saturating sender.
+    pub app: App,
 }
 
 /// What one direction of the link does differently from [`SimConfig::link`].
@@ -159,6 +186,47 @@ impl SimConfig {
         )
     }
 
+    /// Checks the application against the transport: its values ([`App::validate`]) and that
+    /// `direct` has an application of its own rate (constant or video).
+    pub fn validate_app(&self) -> Result<(), SimError> {
+        self.app.validate()?;
+        if self.transport == Transport::Direct {
+            let why = match self.app {
+                App::Bulk => Some(
+                    "would flood the link: it has no congestion control to hold a bulk sender back",
+                ),
+                App::Adaptive { .. } => {
+                    Some("has no rate to adapt to: it has no congestion control")
+                }
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Err(SimError::InvalidOption(format!(
+                    "direct with app {} {why}; give a constant or video app",
+                    self.app
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`SimConfig::validate_app`], and that a run of `duration_us` creates at most
+    /// [`MAX_APP_DATAGRAMS`] datagrams per direction, so that it fits in memory.
+    pub fn check_app_run(&self, duration_us: u64) -> Result<(), SimError> {
+        self.validate_app()?;
+        let datagrams = self.app.datagrams_per_s(DIRECT_MAX_PAYLOAD) * duration_us as f64 / 1e6;
+        if datagrams > MAX_APP_DATAGRAMS {
+            return Err(SimError::InvalidOption(format!(
+                "app {} would create about {datagrams:.0} datagrams in {:.0} s, more than the \
+                 {MAX_APP_DATAGRAMS:.0} one run may hold; give a lower rate, larger packets or a \
+                 shorter --duration",
+                self.app,
+                duration_us as f64 / 1e6
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks both directions' link configurations ([`SimError::DirectionLink`]).
     pub fn validate_links(&self) -> Result<(), SimError> {
         for (direction, d) in [("uplink", Direction::Up), ("downlink", Direction::Down)] {
@@ -188,6 +256,7 @@ impl Default for SimConfig {
             load: Load::Both,
             seed: 0,
             host_jitter_us: DEFAULT_HOST_JITTER_US,
+            app: App::Bulk,
         }
     }
 }
@@ -209,6 +278,9 @@ pub struct DirectionRun {
     pub datagrams_sent: u64,
     /// Heartbeats sent in this direction.
     pub heartbeats_sent: u64,
+    /// Application-level figures over the window ([`crate::app_metrics`]): `Some` for a
+    /// non-bulk [`App`] in a direction that carries data.
+    pub app: Option<AppMetrics>,
 }
 
 /// Result of a simulation: both directions.
@@ -222,23 +294,41 @@ pub struct SimOutput {
     pub duration_us: u64,
 }
 
-/// What crosses the simulated wire: a real Sprout datagram, or a TCP segment.
+/// What crosses the simulated wire: a real Sprout datagram, a TCP segment, or a `direct`
+/// datagram (whose bytes nobody reads).
 enum Body {
     Sprout(Vec<u8>),
     Tcp(Segment),
+    Direct,
 }
+
+/// [`WirePacket::message`] of a packet that carries no message of a non-bulk application.
+const NO_MESSAGE: u32 = u32::MAX;
 
 /// A packet on the simulated wire plus what the metrics need.
 struct WirePacket {
     body: Body,
     app_bytes: u32,
     is_data: bool,
+    /// The application message (index in the sender's [`Ledger`]) this datagram carries part
+    /// of, or [`NO_MESSAGE`].
+    message: u32,
+}
+
+/// A `direct` endpoint: the datagrams the application handed over and not yet put on the
+/// link, (message, payload bytes) each.
+#[derive(Default)]
+struct DirectHost {
+    queue: VecDeque<(u32, u32)>,
+    queued_bytes: u64,
+    sent: u64,
 }
 
 /// One endpoint of the simulated connection.
 enum Host {
     Sprout(Box<Connection>),
     Tcp(Box<TcpEndpoint>),
+    Direct(DirectHost),
 }
 
 impl Host {
@@ -262,6 +352,7 @@ impl Host {
                 t.set_bulk(bulk);
                 Host::Tcp(Box::new(t))
             }
+            Transport::Direct => Host::Direct(DirectHost::default()),
         })
     }
 
@@ -275,6 +366,7 @@ impl Host {
                 t.handle_segment(Instant::from_micros(now_us), seg);
                 Ok(())
             }
+            (Host::Direct(_), Body::Direct) => Ok(()),
             _ => Err(SimError::WrongTransport),
         }
     }
@@ -283,25 +375,29 @@ impl Host {
         match self {
             Host::Sprout(c) => c.handle_timeout(Instant::from_micros(now_us)),
             Host::Tcp(t) => t.handle_timeout(Instant::from_micros(now_us)),
+            Host::Direct(_) => {}
         }
     }
 
-    /// The next packet to send now, with its size on the link (bytes).
+    /// The next packet to send now, with its size on the link (bytes), and whether it took
+    /// a datagram the application queued with [`Connection::send`] (Sprout).
     fn transmit(
         &mut self,
         now_us: u64,
         overhead: u32,
         buf: &mut Vec<u8>,
-    ) -> Option<(WirePacket, u32)> {
+    ) -> Option<(WirePacket, u32, bool)> {
         match self {
             Host::Sprout(c) => {
+                let queued = c.queued_bytes();
                 let t = c.poll_transmit(Instant::from_micros(now_us), buf)?;
                 let packet = WirePacket {
                     body: Body::Sprout(buf.clone()),
                     app_bytes: t.app_bytes as u32,
                     is_data: !t.heartbeat && t.app_bytes > 0,
+                    message: NO_MESSAGE,
                 };
-                Some((packet, t.len as u32 + overhead))
+                Some((packet, t.len as u32 + overhead, c.queued_bytes() < queued))
             }
             Host::Tcp(t) => {
                 let seg = t.poll_transmit(Instant::from_micros(now_us))?;
@@ -310,9 +406,64 @@ impl Host {
                     app_bytes: seg.len,
                     is_data: seg.is_data(),
                     body: Body::Tcp(seg),
+                    message: NO_MESSAGE,
                 };
-                Some((packet, bytes))
+                Some((packet, bytes, false))
             }
+            Host::Direct(d) => {
+                let (message, len) = d.queue.pop_front()?;
+                d.queued_bytes -= u64::from(len);
+                d.sent += 1;
+                let packet = WirePacket {
+                    body: Body::Direct,
+                    app_bytes: len,
+                    is_data: true,
+                    message,
+                };
+                Some((packet, len + DIRECT_HEADER_BYTES, false))
+            }
+        }
+    }
+
+    /// Application bytes handed over and not yet sent.
+    fn backlog(&self) -> u64 {
+        match self {
+            Host::Sprout(c) => c.queued_bytes() as u64,
+            Host::Tcp(t) => t.unsent_bytes(),
+            Host::Direct(d) => d.queued_bytes,
+        }
+    }
+
+    /// What the transport allows the application to hand over now, bytes: Sprout's window
+    /// less what is queued; TCP's congestion window less its flight and unsent data.
+    fn allowance(&mut self, now_us: u64) -> u64 {
+        match self {
+            Host::Sprout(c) => c
+                .window_bytes(Instant::from_micros(now_us))
+                .saturating_sub(c.queued_bytes() as u64),
+            Host::Tcp(t) => t
+                .cwnd_bytes()
+                .saturating_sub(t.stats().in_flight_bytes)
+                .saturating_sub(t.unsent_bytes()),
+            Host::Direct(_) => 0,
+        }
+    }
+
+    /// The largest application payload per datagram, bytes (a TCP stream takes messages
+    /// whole: `u64::MAX`).
+    fn max_payload(&self) -> u64 {
+        match self {
+            Host::Sprout(c) => c.max_payload() as u64,
+            Host::Tcp(_) => u64::MAX,
+            Host::Direct(_) => DIRECT_MAX_PAYLOAD as u64,
+        }
+    }
+
+    /// Bytes of the peer's stream delivered in order so far (TCP only).
+    fn stream_delivered(&self) -> Option<u64> {
+        match self {
+            Host::Tcp(t) => Some(t.stats().delivered_app_bytes),
+            _ => None,
         }
     }
 
@@ -327,6 +478,7 @@ impl Host {
         match self {
             Host::Sprout(c) => c.poll_timeout().map(Instant::as_micros),
             Host::Tcp(t) => t.poll_timeout().map(Instant::as_micros),
+            Host::Direct(_) => None,
         }
     }
 
@@ -344,6 +496,86 @@ impl Host {
                     0,
                 )
             }
+            Host::Direct(d) => (d.sent, 0),
+        }
+    }
+}
+
+/// A non-bulk application at one sending end: its source, the messages it created, and what
+/// ties the transport's packets to them.
+struct AppSide {
+    source: Source,
+    ledger: Ledger,
+    /// The message of each datagram queued in a Sprout sender, in order: a transmit that takes
+    /// a queued datagram takes the front one.
+    queued: VecDeque<u32>,
+    /// (message, stream offset of its end) of messages written to a TCP sender and not yet
+    /// delivered, in order.
+    stream_ends: VecDeque<(u32, u64)>,
+    /// Bytes written to the TCP stream so far.
+    written: u64,
+}
+
+impl AppSide {
+    fn new(app: App, start_us: u64) -> Option<Box<AppSide>> {
+        Source::new(app, start_us).map(|source| {
+            Box::new(AppSide {
+                source,
+                ledger: Ledger::default(),
+                queued: VecDeque::new(),
+                stream_ends: VecDeque::new(),
+                written: 0,
+            })
+        })
+    }
+
+    /// Hands every message due by `now` to `host` (a message beyond
+    /// [`MAX_SENDER_BACKLOG_BYTES`] is dropped at the sender: never delivered).
+    fn hand_over(&mut self, host: &mut Host, now: u64) {
+        while self.source.next_us() <= now {
+            let created = self.source.next_us();
+            let allowance = || (host.backlog() == 0).then(|| host.allowance(now));
+            let Some(bytes) = self.source.emit(allowance) else {
+                continue;
+            };
+            if host.backlog().saturating_add(bytes) > MAX_SENDER_BACKLOG_BYTES {
+                self.ledger.open(created, bytes, 1);
+                continue;
+            }
+            let max = host.max_payload();
+            let datagrams = bytes.div_ceil(max).max(1);
+            let index = self.ledger.open(created, bytes, datagrams as u32);
+            let chunks = (0..datagrams).map(|k| (bytes - k * max).min(max));
+            match host {
+                Host::Sprout(c) => {
+                    for len in chunks {
+                        c.send(vec![0u8; len as usize]);
+                        self.queued.push_back(index);
+                    }
+                }
+                Host::Tcp(t) => {
+                    t.write(bytes);
+                    self.written += bytes;
+                    self.stream_ends.push_back((index, self.written));
+                }
+                Host::Direct(d) => {
+                    for len in chunks {
+                        d.queue.push_back((index, len as u32));
+                        d.queued_bytes += len;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The receiving TCP endpoint has delivered `delivered` bytes of the stream by `now`.
+    fn stream_delivered(&mut self, delivered: u64, now: u64) {
+        while let Some(&(index, end)) = self.stream_ends.front() {
+            if end > delivered {
+                break;
+            }
+            self.ledger.delivered(index, now);
+            self.stream_ends.pop_front();
         }
     }
 }
@@ -367,6 +599,9 @@ struct Side {
     /// A datagram reached the host (or it started) in this step, which wakes it.
     woken: bool,
     bulk: bool,
+    /// The application at this end, when it sends data and is not bulk (from the host's
+    /// start).
+    app: Option<Box<AppSide>>,
     /// Link this endpoint sends on.
     link: Link<WirePacket>,
     arrivals: Vec<Arrival>,
@@ -385,6 +620,7 @@ impl Side {
             ),
             woken: false,
             bulk,
+            app: None,
             link,
             arrivals: Vec::new(),
         }
@@ -401,19 +637,35 @@ impl Side {
         buf: &mut Vec<u8>,
     ) -> Result<(), SimError> {
         if self.host.is_none() && now >= self.start_us {
-            self.host = Some(Host::new(cfg, self.bulk, opens, now)?);
+            let bulk = self.bulk && cfg.app.is_bulk();
+            self.host = Some(Host::new(cfg, bulk, opens, now)?);
+            if self.bulk {
+                self.app = AppSide::new(cfg.app, now);
+            }
             self.woken = true;
         }
         let Some(host) = self.host.as_mut() else {
             return Ok(());
         };
-        // A host acts when a datagram arrives or when it wakes for its timers.
-        if !std::mem::take(&mut self.woken) && now < self.wake_us {
+        let app_due = self.app.as_ref().is_some_and(|a| a.source.next_us() <= now);
+        // A host acts when a datagram arrives, when it wakes for its timers, or when its
+        // application hands it a message.
+        if !std::mem::take(&mut self.woken) && now < self.wake_us && !app_due {
             return Ok(());
         }
         host.timeout(now);
+        if app_due {
+            if let Some(app) = self.app.as_mut() {
+                app.hand_over(host, now);
+            }
+        }
         let overhead = cfg.protocol.link_overhead_bytes;
-        while let Some((packet, bytes)) = host.transmit(now, overhead, buf) {
+        while let Some((mut packet, bytes, took_queued)) = host.transmit(now, overhead, buf) {
+            if took_queued {
+                if let Some(app) = self.app.as_mut() {
+                    packet.message = app.queued.pop_front().unwrap_or(NO_MESSAGE);
+                }
+            }
             self.link.send(Instant::from_micros(now), bytes, packet);
         }
         self.wake_us = match host.next_timeout() {
@@ -429,9 +681,10 @@ impl Side {
     /// The earliest time this side can do something: its link's next event, its wake-up or
     /// its start.
     fn next_event_us(&self) -> u64 {
-        let own = match self.host {
-            Some(_) => self.wake_us,
-            None => self.start_us,
+        let own = match (&self.host, &self.app) {
+            (Some(_), Some(app)) => self.wake_us.min(app.source.next_us()),
+            (Some(_), None) => self.wake_us,
+            (None, _) => self.start_us,
         };
         self.link
             .next_event()
@@ -442,7 +695,11 @@ impl Side {
     fn finish(self, trace: Arc<Trace>, cfg: &SimConfig, duration: u64) -> DirectionRun {
         let (datagrams_sent, heartbeats_sent) = self.host.as_ref().map_or((0, 0), |h| h.counters());
         let (window, opportunities_us, metrics) = measure(&trace, &self.arrivals, cfg, duration);
+        let app = self
+            .app
+            .map(|a| app_metrics::compute(a.ledger.messages(), window));
         DirectionRun {
+            app,
             trace,
             arrivals: self.arrivals,
             opportunities_us,
@@ -499,9 +756,24 @@ fn deliver<W: Write>(
             is_data: p.is_data,
         });
         // An endpoint that has not started yet (seeded start times) drops what reaches it.
-        if let Some(h) = sides[receiver].host.as_mut() {
-            h.receive(d.delivered.as_micros(), &p.body)?;
-            sides[receiver].woken = true;
+        let at = d.delivered.as_micros();
+        let has_app = sides[i].app.is_some();
+        let mut stream = None;
+        let Some(h) = sides[receiver].host.as_mut() else {
+            continue;
+        };
+        h.receive(at, &p.body)?;
+        sides[receiver].woken = true;
+        if has_app && p.message == NO_MESSAGE {
+            stream = h.stream_delivered();
+        }
+        // The receiving application has the datagram (or the stream up to here).
+        if let Some(app) = sides[i].app.as_mut() {
+            if p.message != NO_MESSAGE {
+                app.ledger.datagram_arrived(p.message, at);
+            } else if let Some(n) = stream {
+                app.stream_delivered(n, at);
+            }
         }
     }
     Ok(())
@@ -528,6 +800,7 @@ pub fn run_with_progress(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<SimOutput, SimError> {
     let duration = cfg.checked_duration_us(&uplink, &downlink)?;
+    cfg.check_app_run(duration)?;
     let (down_link, up_link) = (cfg.link_for(Direction::Down), cfg.link_for(Direction::Up));
     let starts = start_times(cfg.seed);
     // The server sends on the downlink, the mobile on the uplink.

@@ -15,6 +15,7 @@ use serde_json::Value;
 pub use sprout_link::QueueKind;
 use sprout_link::{Trace, TraceError};
 
+use crate::app::App;
 use crate::duration::seconds_to_us;
 use crate::error::SimError;
 use crate::overrides;
@@ -64,6 +65,8 @@ pub struct SimOptions {
     pub skip_s: f64,
     /// Which directions carry data [default: both].
     pub load: Load,
+    /// What the application offers in each direction that carries data [default: bulk].
+    pub app: App,
 }
 
 impl Default for SimOptions {
@@ -83,6 +86,7 @@ impl Default for SimOptions {
             duration_s: None,
             skip_s: crate::metrics::DEFAULT_SKIP_US as f64 / 1e6,
             load: Load::Both,
+            app: App::Bulk,
         }
     }
 }
@@ -141,17 +145,20 @@ impl SimOptions {
             option: "--loss",
             source: Box::new(e),
         })?;
-        Ok(SimConfig {
+        let cfg = SimConfig {
             duration_us: self
                 .duration_s
                 .map(|d| seconds_to_us(d, "duration"))
                 .transpose()?,
             skip_us: seconds_to_us(self.skip_s, "skip")?,
             load: self.load,
+            app: self.app,
             seed: self.seed,
             host_jitter_us: seconds_to_us(self.host_jitter_ms / 1e3, "host-jitter-ms")?,
             ..cfg
-        })
+        };
+        cfg.validate_app()?;
+        Ok(cfg)
     }
 }
 
@@ -179,7 +186,8 @@ pub fn run_with_progress(
         return sim::run_with_progress(uplink, downlink, cfg, None, progress);
     };
     // Checked before the log files are created, so that a refused run leaves none behind.
-    cfg.checked_duration_us(&uplink, &downlink)?;
+    let duration = cfg.checked_duration_us(&uplink, &downlink)?;
+    cfg.check_app_run(duration)?;
     let open = |p: &Path| -> Result<BufWriter<File>, SimError> {
         let f = File::create(p).map_err(|source| SimError::Create {
             path: p.to_path_buf(),
@@ -203,19 +211,29 @@ pub fn run_with_progress(
     Ok(out)
 }
 
-/// `sprout sim --json`'s output: the scheme, confidence, load, simulated and skipped seconds,
-/// the parameters as given, and each direction's trace name and metrics
-/// ([`crate::metrics::DirectionMetrics`]).
+/// `sprout sim --json`'s output: the scheme, confidence, load, application (its canonical
+/// spec), simulated and skipped seconds, the parameters as given, and each direction's trace
+/// name, metrics ([`crate::metrics::DirectionMetrics`]) and application-level figures
+/// ([`crate::app_metrics::AppMetrics`], null for a bulk sender or a direction without data).
 pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
     serde_json::json!({
         "scheme": opts.scheme.key(),
         "confidence": cfg.protocol.confidence,
         "load": opts.load,
+        "app": cfg.app.to_string(),
         "duration_s": out.duration_us as f64 / 1e6,
         "skip_s": cfg.skip_us as f64 / 1e6,
         "params": opts.params,
-        "uplink": { "trace": out.uplink.trace.name(), "metrics": out.uplink.metrics },
-        "downlink": { "trace": out.downlink.trace.name(), "metrics": out.downlink.metrics },
+        "uplink": {
+            "trace": out.uplink.trace.name(),
+            "metrics": out.uplink.metrics,
+            "app": out.uplink.app,
+        },
+        "downlink": {
+            "trace": out.downlink.trace.name(),
+            "metrics": out.downlink.metrics,
+            "app": out.downlink.app,
+        },
     })
 }
 
