@@ -761,6 +761,31 @@ mod tests {
         assert_eq!(a.queued_bytes(), 0);
     }
 
+    /// Datagrams of a bulk sender are never marked application-limited (its ticks are the
+    /// paper's); every datagram of an application stream is, heartbeats included.
+    #[test]
+    fn only_an_application_stream_is_marked_application_limited() {
+        let mut buf = Vec::new();
+        let marks = |c: &mut Connection, buf: &mut Vec<u8>, now: u64| {
+            let mut m = Vec::new();
+            while c.poll_transmit(t(now), buf).is_some() {
+                m.push(wire::decode(buf).unwrap().header.app_limited);
+            }
+            m
+        };
+        let mut bulk = Connection::new(Config::default(), Instant::ZERO).unwrap();
+        bulk.set_bulk(true);
+        bulk.send(b"queued first".to_vec());
+        let m = marks(&mut bulk, &mut buf, 0);
+        assert!(m.len() >= 2 && m.iter().all(|&x| !x), "{m:?}");
+        let mut app = Connection::new(Config::default(), Instant::ZERO).unwrap();
+        app.send(vec![7; 1000]);
+        let m = marks(&mut app, &mut buf, 0);
+        assert_eq!(m, [true]);
+        // Nothing to send: the heartbeat 50 ms on is marked too.
+        assert_eq!(marks(&mut app, &mut buf, 50_000), [true]);
+    }
+
     /// Two endpoints over a perfect fixed-delay path; returns A's app bytes delivered to B.
     fn run_ideal(config: Config, ms: u64) -> (u64, ConnectionStats) {
         let mut a = Connection::new(config.clone(), Instant::ZERO).unwrap();

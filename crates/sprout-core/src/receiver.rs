@@ -366,6 +366,58 @@ mod tests {
         }
     }
 
+    /// Feeds `r` two MTU-sized datagrams a tick for `ticks` ticks from tick `from`, marked
+    /// application-limited or not, each taking `delay(i)` µs on the way.
+    fn feed(r: &mut Receiver, from: u64, ticks: u64, marked: bool, delay: impl Fn(u64) -> u64) {
+        for i in from..from + ticks {
+            for j in 0..2 {
+                let arrive = 1_000_000 + i * 20_000 + j * 5_000;
+                let mut h = header((i * 2 + j) * 1500, 0, 0);
+                h.app_limited = marked;
+                h.sent_us = arrive - delay(i);
+                r.on_datagram(t(arrive), &h, 1500);
+            }
+        }
+        r.on_timeout(t(1_000_000 + (from + ticks) * 20_000));
+    }
+
+    #[test]
+    fn a_quiet_senders_ticks_are_censored_and_keep_its_forecast_up() {
+        let cfg = Config::default();
+        let (mut marked, mut plain) = (Receiver::new(&cfg), Receiver::new(&cfg));
+        feed(&mut marked, 0, 250, true, |_| 20_000);
+        feed(&mut plain, 0, 250, false, |_| 20_000);
+        assert!(
+            marked.stats().censored_observations >= 245,
+            "{:?}",
+            marked.stats()
+        );
+        assert_eq!(plain.stats().censored_observations, 0);
+        // Two packets a tick is 100 packets/s. Scored as measurements, the cautious forecast
+        // falls below what the sender sends; as lower bounds, it stays well above it.
+        let five = |r: &mut Receiver| r.feedback().unwrap().forecast()[4];
+        assert!(five(&mut plain) < 10, "{}", five(&mut plain));
+        assert!(five(&mut marked) > 20, "{}", five(&mut marked));
+        // Only the application-limited peer is sent the expected counts, at least the cautious.
+        assert!(plain.feedback().unwrap().expected().is_none());
+        let fb = marked.feedback().unwrap();
+        let e = fb.expected().unwrap();
+        assert!(e.iter().zip(fb.forecast()).all(|(e, c)| e >= c), "{e:?}");
+    }
+
+    #[test]
+    fn an_application_limited_tick_that_met_a_queue_measures_the_link() {
+        let mut r = Receiver::new(&Config::default());
+        feed(&mut r, 0, 50, true, |_| 20_000);
+        let censored = r.stats().censored_observations;
+        // The same sender's datagrams now wait longer and longer: the link is the bottleneck.
+        feed(&mut r, 50, 50, true, |i| 20_000 + (i - 49) * 2_000);
+        let more = r.stats().censored_observations - censored;
+        // Only the first ticks, within a tick (20 ms) of the least delay, are censored.
+        assert!(more <= 11, "{more} censored of 50");
+        assert!(r.rate_pps() < 200.0, "{}", r.rate_pps());
+    }
+
     #[test]
     fn received_or_lost_from_sequence_and_throwaway() {
         let mut r = Receiver::new(&Config::default());

@@ -199,6 +199,17 @@ impl Sender {
             Some(f) => self.window_at(f, f.applied, f.queue(e), e),
             None => 0,
         }
+        .max(self.backlog_floor())
+    }
+
+    /// The least window of a sender whose data waits, in link bytes: two MTU-sized packets
+    /// minus what it believes is queued (at most two packets in flight per round trip, as
+    /// TCP's least window), so that an outage forecast does not stop every probe of the link.
+    fn backlog_floor(&self) -> u64 {
+        match (&self.forecast, self.backlogged) {
+            (Some(f), true) => (2 * self.mtu_bytes).saturating_sub(f.queue_expected),
+            _ => 0,
+        }
     }
 
     fn window_at(&self, f: &ActiveForecast, i: usize, queue: u64, expected: bool) -> u64 {
@@ -298,6 +309,36 @@ mod tests {
             window_skip_ticks: 0,
             ..Config::default()
         }
+    }
+
+    #[test]
+    fn a_backlogged_sender_takes_its_window_from_the_expected_counts() {
+        let cautious = [1, 2, 3, 4, 5, 6, 7, 8];
+        let expected = [4, 8, 12, 16, 20, 24, 28, 32];
+        let mut s = Sender::new(&Config::default());
+        s.on_feedback(t(0), &fb(1, 0, &cautious).with_expected(&expected));
+        // Nothing waits: ticks 2..6 of the cautious counts (the authors' skip of one tick).
+        assert_eq!(s.window_bytes(t(0)), 5 * 1500);
+        // Data waits: the same ticks of the expected counts.
+        s.set_backlogged(true);
+        assert_eq!(s.window_bytes(t(0)), 20 * 1500);
+        // Each queue estimate drains by its own counts: 12 packets sent, one tick on.
+        s.on_sent(t(0), 12 * 1500);
+        assert_eq!(s.window_bytes(t(20_000)), (20 + 4 - 12) * 1500);
+        s.set_backlogged(false);
+        assert_eq!(s.window_bytes(t(20_000)), 0);
+        // Without expected counts a backlog changes nothing but the floor of two packets.
+        let mut plain = Sender::new(&Config::default());
+        plain.on_feedback(t(0), &fb(1, 0, &[0; 8]));
+        assert_eq!(plain.window_bytes(t(0)), 0);
+        plain.set_backlogged(true);
+        assert_eq!(plain.window_bytes(t(0)), 2 * 1500);
+        plain.on_sent(t(0), 2 * 1500);
+        assert_eq!(
+            plain.window_bytes(t(0)),
+            0,
+            "the floor counts what is in flight"
+        );
     }
 
     #[test]
