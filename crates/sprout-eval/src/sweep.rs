@@ -305,6 +305,9 @@ impl RunSpec {
             duration_s: s.duration_s,
             skip_s: s.skip_s,
             load: Load::from_str(&s.load).map_err(|e| EvalError::BadParameter(e.to_string()))?,
+            // Sweeps run the paper's saturating senders; application traffic is `sprout sim
+            // --app` and Python's `simulate(app=...)` for now.
+            app: sprout_sim::App::Bulk,
         })
     }
 
