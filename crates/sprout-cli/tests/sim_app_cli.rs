@@ -1,0 +1,143 @@
+//! `sprout sim --app`: application traffic and application-level delay on the command line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sprout() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sprout"))
+}
+
+/// A 12 Mbit/s link (one opportunity a millisecond) for 20 s, written to `dir/c.up` and
+/// `dir/c.down`.
+fn constant_link(dir: &Path) -> (PathBuf, PathBuf) {
+    let text: String = (1..=20_000).map(|ms| format!("{ms}\n")).collect();
+    let (up, down) = (dir.join("c.up"), dir.join("c.down"));
+    std::fs::write(&up, &text).unwrap();
+    std::fs::write(&down, &text).unwrap();
+    (up, down)
+}
+
+/// `sprout sim` over the constant link with `args`.
+fn sim(args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let (up, down) = constant_link(dir.path());
+    sprout()
+        .arg("sim")
+        .arg("--uplink")
+        .arg(&up)
+        .arg("--downlink")
+        .arg(&down)
+        .args(["--skip", "5"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout_of(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn direct_json_carries_the_app_and_its_delay() {
+    let out = sim(&[
+        "--scheme",
+        "direct",
+        "--app",
+        "constant:rate=500k",
+        "--load",
+        "down",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout_of(&out)).unwrap();
+    assert_eq!(v["scheme"], "direct");
+    assert_eq!(v["app"], "constant:rate=500k,packet=1200");
+    assert!(v["uplink"]["app"].is_null());
+    let a = &v["downlink"]["app"];
+    let share = a["delivered_share"].as_f64().unwrap();
+    assert!(share > 0.99, "{a}");
+    let p95 = a["delay_p95_ms"].as_f64().unwrap();
+    assert!((20.0..23.0).contains(&p95), "{a}");
+    assert_eq!(a["messages"], 781);
+}
+
+#[test]
+fn the_table_adds_a_line_per_loaded_direction_for_an_app() {
+    let text = stdout_of(&sim(&["--app", "video:rate=1M", "--load", "both"]));
+    assert!(
+        text.contains("\napplication video:rate=1M,fps=30,key=3,keyratio=5\n"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("application"))
+        .skip(2)
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for (row, dir) in rows.iter().zip(["uplink", "downlink"]) {
+        assert!(row.starts_with(dir), "{row}");
+        // 15 s of frames at 30 frames/s; offered about 1 Mbit/s.
+        assert!(row.contains(" 450 "), "{row}");
+        assert!(row.contains(" kb/s") && row.contains(" ms") && row.ends_with('%'), "{row}");
+    }
+    let text = stdout_of(&sim(&["--app", "constant:rate=200k", "--load", "up"]));
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("application"))
+        .skip(2)
+        .collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].starts_with("uplink") && rows[0].contains(" 200 kb/s"), "{text}");
+}
+
+#[test]
+fn a_bulk_run_prints_no_app_lines_and_its_json_has_null_apps() {
+    let text = stdout_of(&sim(&["--duration", "10"]));
+    assert!(!text.contains("application"), "{text}");
+    assert_eq!(text.lines().count(), 4, "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout_of(&sim(&["--duration", "10", "--json"]))).unwrap();
+    assert_eq!(v["app"], "bulk");
+    assert!(v["uplink"]["app"].is_null() && v["downlink"]["app"].is_null());
+}
+
+#[test]
+fn bad_apps_are_clear_errors() {
+    for (args, message) in [
+        (
+            &["--app", "constant:rate=0"][..],
+            "app 'constant:rate=0': rate must be between 1000 and 10000000000 bit/s, got 0",
+        ),
+        (
+            &["--app", "video:rate=1M,fps=500"][..],
+            "fps must be between 1 and 240 frames/s, got 500",
+        ),
+        (&["--app", "stream"][..], "unknown kind 'stream'"),
+        (
+            &["--scheme", "direct"][..],
+            "direct with app bulk would flood the link",
+        ),
+        (
+            &["--scheme", "direct", "--app", "adaptive"][..],
+            "has no rate to adapt to",
+        ),
+    ] {
+        let out = sim(args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn help_lists_the_app_and_direct() {
+    let out = sprout().args(["sim", "--help"]).output().unwrap();
+    let help = stdout_of(&out);
+    assert!(help.contains("--app <APP>"), "{help}");
+    assert!(help.contains("[default: bulk]"), "{help}");
+    assert!(help.contains("direct"), "{help}");
+}
