@@ -118,6 +118,15 @@ class SimResult:
     def duration_s(self) -> float:
         """Simulated seconds."""
     @property
+    def app_spec(self) -> str:
+        """The application's canonical spec ("bulk", "constant:rate=500k,packet=1200", ...)."""
+    @property
+    def app(self) -> Dict[str, Optional[Dict[str, Any]]]:
+        """Application-level figures per direction (uplink, downlink): offered_kbps,
+        delivered_kbps, delivered_share, messages, delay_p50_ms, delay_p95_ms, delay_p99_ms
+        (None when infinite), within_100ms, within_150ms, within_300ms; None for a bulk
+        sender or a direction without data."""
+    @property
     def uplink(self) -> Dict[str, Any]:
         """The uplink's metrics (throughput_kbps, p95_delay_ms, self_inflicted_ms, ...)."""
     @property
@@ -147,6 +156,7 @@ def simulate(
     duration: Optional[float] = None,
     skip: float = 60.0,
     load: str = "both",
+    app: str = "bulk",
     uplink_log: Optional[PathLike] = None,
     downlink_log: Optional[PathLike] = None,
     records: bool = False,

@@ -23,6 +23,8 @@ use crate::trace::TraceArg;
 /// ``result.to_pandas()`` is a DataFrame with a row per direction. With ``records=True``,
 /// ``result.records`` holds every packet that left the link queues as numpy arrays.
 /// Metrics: throughput/goodput/capacity in kbit/s, delays in ms, utilization 0..1, window_s in s.
+/// With a non-bulk ``app``, ``result.app`` holds each loaded direction's application-level
+/// figures (offered/delivered kbit/s, delay p50/p95/p99 in ms, shares within 100/150/300 ms).
 #[pyclass(name = "SimResult", module = "sprout", frozen)]
 pub struct SimResult {
     json: Value,
@@ -77,6 +79,26 @@ impl SimResult {
         self.json["scheme"].as_str().unwrap_or_default().to_string()
     }
 
+    /// The application's canonical spec (``"bulk"``, ``"constant:rate=500k,packet=1200"``, ...).
+    #[getter]
+    fn app_spec(&self) -> String {
+        self.json["app"].as_str().unwrap_or_default().to_string()
+    }
+
+    /// Application-level figures per direction: ``{"uplink": dict or None, "downlink": ...}``,
+    /// None for a bulk sender or a direction that carries no data. Each dict: offered_kbps,
+    /// delivered_kbps, delivered_share, messages, delay_p50_ms, delay_p95_ms, delay_p99_ms
+    /// (None when infinite: a message never delivered counts as infinitely late),
+    /// within_100ms, within_150ms, within_300ms.
+    #[getter]
+    fn app<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let d = PyDict::new(py);
+        for dir in ["uplink", "downlink"] {
+            d.set_item(dir, value_to_py(py, &self.json[dir]["app"])?)?;
+        }
+        Ok(d.into_any())
+    }
+
     /// Simulated seconds.
     #[getter]
     fn duration_s(&self) -> f64 {
@@ -108,7 +130,8 @@ impl SimResult {
 
     /// A pandas DataFrame with a row per direction (``uplink``, ``downlink``): ``direction``,
     /// ``trace``, ``scheme``, ``confidence``, ``load``, ``duration_s``, ``skip_s``, then every
-    /// metric. Needs pandas.
+    /// metric; with a non-bulk app, ``app`` (its spec) and the application-level figures as
+    /// ``app_<name>`` (NaN in a direction without data). Needs pandas.
     fn to_pandas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let pd = py.import("pandas")?;
         let rows = PyList::empty(py);
@@ -122,6 +145,14 @@ impl SimResult {
             if let Some(m) = self.json[dir]["metrics"].as_object() {
                 for (k, v) in m {
                     row.set_item(k, value_to_py(py, v)?)?;
+                }
+            }
+            if self.app_spec() != "bulk" {
+                row.set_item("app", self.app_spec())?;
+                if let Some(m) = self.json[dir]["app"].as_object() {
+                    for (k, v) in m {
+                        row.set_item(format!("app_{k}"), value_to_py(py, v)?)?;
+                    }
                 }
             }
             rows.append(row)?;
@@ -275,7 +306,8 @@ fn records<'py>(
 /// ``uplink``, ``downlink``: ``sprout.Trace`` objects or paths of mahimahi trace files.
 /// Every option of ``sprout sim``, with its default:
 ///
-/// - ``scheme``: sprout, sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound or cubic-codel.
+/// - ``scheme``: sprout, sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound, cubic-codel,
+///   or direct (no congestion control; with a constant or video ``app``).
 /// - ``confidence``: forecast confidence, strictly between 0 and 1 (Sprout schemes) [0.95].
 /// - ``params``: changes to Sprout's parameters (``sprout params`` lists them), a dict
 ///   ``{"window_skip_ticks": 0, "model.sigma": 250}`` or a list of ``"KEY=VALUE"`` strings
@@ -289,6 +321,10 @@ fn records<'py>(
 /// - ``duration``: simulated seconds; longer than a trace loops it [the shorter trace's length].
 /// - ``skip``: seconds skipped before measuring [60.0, the paper's].
 /// - ``load``: which directions carry data, ``"both"``, ``"up"`` or ``"down"`` [``"both"``].
+/// - ``app``: what the application offers in each loaded direction (``--app``): ``"bulk"``,
+///   ``"constant:rate=500k[,packet=1200]"``, ``"video:rate=1M[,fps=30][,key=3][,keyratio=5]"``
+///   or ``"adaptive[:fps=30][,min=100k][,max=20M]"`` [``"bulk"``]; a non-bulk app adds
+///   application-level delay (``SimResult.app``).
 /// - ``uplink_log``, ``downlink_log``: write each direction's mahimahi mm-link log (both or
 ///   neither).
 /// - ``records``: also return every packet's send and arrival times, bytes and direction as
@@ -302,7 +338,8 @@ fn records<'py>(
 #[pyo3(signature = (scheme, uplink, downlink, *, confidence = None, params = None, seed = 0,
     host_jitter_ms = 1.0, loss = 0.0, queue = "infinite", uplink_queue = None,
     downlink_queue = None, uplink_loss = None, downlink_loss = None, duration = None,
-    skip = 60.0, load = "both", uplink_log = None, downlink_log = None, records = false))]
+    skip = 60.0, load = "both", app = "bulk", uplink_log = None, downlink_log = None,
+    records = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
     py: Python<'_>,
@@ -322,6 +359,7 @@ pub fn simulate(
     duration: Option<f64>,
     skip: f64,
     load: &str,
+    app: &str,
     uplink_log: Option<PathBuf>,
     downlink_log: Option<PathBuf>,
     records: bool,
@@ -343,6 +381,7 @@ pub fn simulate(
         duration_s: duration,
         skip_s: skip,
         load: load.parse::<Load>().map_err(bad_parameter)?,
+        app: sprout_sim::App::parse(app).map_err(sim_to_py)?,
     };
     let logs = match (uplink_log, downlink_log) {
         (Some(u), Some(d)) => Some((u, d)),
