@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use sprout_eval::eval::{self, EvalOptions, Experiment, Scheme};
-use sprout_lab::emulate::{self, EmulateOptions};
+use sprout_lab::emulate::{self, EmulateOptions, InteractiveOptions};
 use sprout_lab::tunnel_experiment::{self, TunnelOptions};
 use sprout_link::{QueueKind, Trace};
 use sprout_sim::duration::seconds_to_us;
@@ -194,9 +194,14 @@ struct EvalArgs {
     /// sensitivity, model), or all [default: fig7]. With --emulate: fig7 (the schemes through
     /// the emulator), tunnel (a Cubic download and an interactive stream, direct and through
     /// SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant
-    /// 10 Mbit/s link), or all [default: fig7].
+    /// 10 Mbit/s link), interactive (a constant-rate stream down the link by sprout,
+    /// sprout-ewma and direct, scored by its application-level delay), or all [default: fig7].
     #[arg(long, value_delimiter = ',')]
     experiments: Vec<String>,
+    /// With --emulate and the interactive experiment: comma-separated offered rates, kbit/s
+    /// [default: 500,2000].
+    #[arg(long, value_delimiter = ',', requires = "emulate")]
+    rates: Vec<f64>,
     /// Output folder.
     #[arg(long, default_value = "results")]
     out: PathBuf,
@@ -220,7 +225,8 @@ struct EvalArgs {
     /// With --emulate: comma-separated link pairs to run [default: Verizon-LTE-short].
     #[arg(long, value_delimiter = ',', requires = "emulate")]
     links: Vec<String>,
-    /// With --emulate: seconds of each run [default: 140; tunnel: 120; tunnel-cost: 30].
+    /// With --emulate: seconds of each run [default: 140; tunnel: 120; tunnel-cost: 30;
+    /// interactive: 60].
     #[arg(long, requires = "emulate")]
     duration: Option<f64>,
 }
@@ -444,8 +450,7 @@ fn print_table(rows: &[(&str, &str, &DirectionMetrics)]) {
 
 fn cmd_eval(a: EvalArgs) -> Result<()> {
     if a.emulate {
-        let exps = Experiment::parse_emulated_list(&a.experiments.join(","))
-            .map_err(|e| anyhow::anyhow!("--experiments: {e}"))?;
+        let (interactive, exps) = emulated_experiments(&a.experiments)?;
         let tunnel = TunnelOptions {
             isolation: exps.contains(&Experiment::Tunnel),
             cost: exps.contains(&Experiment::TunnelCost),
@@ -460,29 +465,37 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
             sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
             progress: !a.quiet,
         };
-        if !exps.contains(&Experiment::Fig7) {
-            let summary = tunnel_experiment::run(&tunnel)?;
-            println!("{summary}");
-            return checks_held(&summary);
-        }
-        let opts = EmulateOptions {
-            traces: a.traces,
-            links: a.links,
-            schemes: a
-                .schemes
-                .unwrap_or_else(|| emulate::EMULATED_SCHEMES.to_vec()),
-            duration_us: seconds_to_us(a.duration.unwrap_or(140.0), "duration")?,
-            skip_us: seconds_to_us(a.skip, "skip")?,
-            out: a.out,
-            sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
-            progress: !a.quiet,
-        };
-        let mut summary = emulate::run(&opts)?;
-        println!("{summary}");
-        if tunnel.isolation || tunnel.cost {
+        let interactive = interactive.then(|| -> Result<InteractiveOptions> {
+            Ok(InteractiveOptions {
+                traces: a.traces.clone(),
+                link: a.links.first().cloned(),
+                rates_kbps: if a.rates.is_empty() {
+                    emulate::DEFAULT_INTERACTIVE_RATES_KBPS.to_vec()
+                } else {
+                    a.rates.clone()
+                },
+                duration_us: a
+                    .duration
+                    .map_or(Ok(emulate::DEFAULT_INTERACTIVE_DURATION_US), |d| {
+                        seconds_to_us(d, "duration")
+                    })?,
+                out: a.out.clone(),
+                sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
+                progress: !a.quiet,
+            })
+        });
+        let mut summary = String::new();
+        if exps.contains(&Experiment::Fig7) {
+            summary.push_str(&emulate_fig7(a, &tunnel)?);
+        } else if tunnel.isolation || tunnel.cost {
             let tunnel_summary = tunnel_experiment::run(&tunnel)?;
             println!("{tunnel_summary}");
             summary.push_str(&tunnel_summary);
+        }
+        if let Some(opts) = interactive.transpose()? {
+            let text = emulate::run_interactive(&opts)?;
+            println!("{text}");
+            summary.push_str(&text);
         }
         return checks_held(&summary);
     }
@@ -499,6 +512,54 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
     let summary = eval::run(&opts)?;
     println!("{summary}");
     checks_held(&summary)
+}
+
+/// The emulated experiments of `--experiments`: whether the interactive one is among them
+/// (`interactive`, or `all`), and the others (none when only `interactive` is asked for; fig7
+/// when nothing is).
+fn emulated_experiments(given: &[String]) -> Result<(bool, Vec<Experiment>)> {
+    let words: Vec<String> = given
+        .iter()
+        .map(|w| w.trim().to_ascii_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let interactive = words.iter().any(|w| w == "interactive" || w == "all");
+    let rest: Vec<&str> = words
+        .iter()
+        .map(String::as_str)
+        .filter(|w| *w != "interactive")
+        .collect();
+    if interactive && rest.is_empty() {
+        return Ok((true, Vec::new()));
+    }
+    let exps = Experiment::parse_emulated_list(&rest.join(","))
+        .map_err(|e| anyhow::anyhow!("--experiments: {e} (or interactive)"))?;
+    Ok((interactive, exps))
+}
+
+/// The emulated fig7 experiment (and the tunnel experiments after it, if asked for); returns
+/// what it printed.
+fn emulate_fig7(a: EvalArgs, tunnel: &TunnelOptions) -> Result<String> {
+    let opts = EmulateOptions {
+        traces: a.traces,
+        links: a.links,
+        schemes: a
+            .schemes
+            .unwrap_or_else(|| emulate::EMULATED_SCHEMES.to_vec()),
+        duration_us: seconds_to_us(a.duration.unwrap_or(140.0), "duration")?,
+        skip_us: seconds_to_us(a.skip, "skip")?,
+        out: a.out,
+        sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
+        progress: !a.quiet,
+    };
+    let mut summary = emulate::run(&opts)?;
+    println!("{summary}");
+    if tunnel.isolation || tunnel.cost {
+        let tunnel_summary = tunnel_experiment::run(tunnel)?;
+        println!("{tunnel_summary}");
+        summary.push_str(&tunnel_summary);
+    }
+    Ok(summary)
 }
 
 /// The exit status of `sprout eval` when it ran to the end but a check of the paper's

@@ -40,7 +40,7 @@ pub(super) fn link_config(scheme: Scheme) -> LinkConfig {
 /// The server's keys for a Sprout run: a fresh private key written to `path` (mode 0600) and
 /// its public key, which the client is given. The server accepts any client key (the client
 /// makes an ephemeral one): every datagram is still sealed, as in a real deployment.
-fn server_key(path: &Path) -> Result<PublicKey, EmulateError> {
+pub(super) fn server_key(path: &Path) -> Result<PublicKey, EmulateError> {
     if path.exists() {
         fs::remove_file(path).map_err(|source| EmulateError::RemoveKey {
             path: path.to_path_buf(),
@@ -53,7 +53,7 @@ fn server_key(path: &Path) -> Result<PublicKey, EmulateError> {
 }
 
 /// Output of a peer process goes to `PREFIX.out` and `PREFIX.err`, next to the logs.
-fn redirect(cmd: &mut Command, prefix: &str) -> Result<(), EmulateError> {
+pub(super) fn redirect(cmd: &mut Command, prefix: &str) -> Result<(), EmulateError> {
     let out = File::create(format!("{prefix}.out"))?;
     let err = File::create(format!("{prefix}.err"))?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(err);
@@ -61,7 +61,7 @@ fn redirect(cmd: &mut Command, prefix: &str) -> Result<(), EmulateError> {
 }
 
 /// Kills a child if it is still running and reaps it.
-fn finish(child: &mut Child) {
+pub(super) fn finish(child: &mut Child) {
     if let Ok(None) = child.try_wait() {
         let _ = child.kill();
     }
@@ -175,7 +175,7 @@ fn run_peers(
 
 /// Waits up to `limit` from `started` for `child` to exit, moving `bar` one step a second up
 /// to `seconds`, then to its end.
-fn wait_showing_progress(
+pub(super) fn wait_showing_progress(
     child: &mut Child,
     started: Instant,
     limit: Duration,

@@ -109,6 +109,26 @@ pub enum EmulateError {
         /// Why.
         source: Box<EmulateError>,
     },
+    /// An offered rate of the interactive experiment that is not a positive number.
+    #[error("offered rates must be positive kbit/s, got {0}")]
+    BadRate(f64),
+    /// The interactive experiment's run is shorter than a second.
+    #[error("the interactive experiment needs runs of at least 1 s")]
+    TooShort,
+    /// A peer of the interactive experiment exited without printing its JSON summary.
+    #[error("the {role} of {scheme} at {rate_kbps} kbit/s on {link} printed no summary; see {files}.{role}.out and .err")]
+    NoSummary {
+        /// "client" or "server".
+        role: &'static str,
+        /// Scheme key.
+        scheme: String,
+        /// Offered rate, kbit/s.
+        rate_kbps: f64,
+        /// Link pair name.
+        link: String,
+        /// The run's file prefix.
+        files: String,
+    },
     /// The emulator's privilege check failed.
     #[error(transparent)]
     Privileges(#[from] EmuError),

@@ -7,9 +7,15 @@
 //! Modules: [`options`] (what to run), [`results`] (what it produced), [`run`] (the whole
 //! evaluation), `emulated` and `simulated` (one run of a scheme each way), `peers` (the peer
 //! programs' command lines), [`report`] (the output files), [`error`].
+//!
+//! [`interactive`] is the emulated interactive experiment (`--experiments interactive`): a
+//! constant-rate stream down one link by Sprout, Sprout-EWMA and `direct`, scored by its
+//! application-level delay; [`interactive_report`] its results, checks and outputs.
 
 mod emulated;
 pub mod error;
+pub mod interactive;
+pub mod interactive_report;
 pub mod options;
 mod peers;
 pub mod report;
@@ -18,6 +24,10 @@ pub mod run;
 mod simulated;
 
 pub use error::EmulateError;
-pub use options::{EmulateOptions, DEFAULT_DURATION_US, DEFAULT_LINK, EMULATED_SCHEMES};
+pub use interactive::run_interactive;
+pub use options::{
+    EmulateOptions, InteractiveOptions, DEFAULT_DURATION_US, DEFAULT_INTERACTIVE_DURATION_US,
+    DEFAULT_INTERACTIVE_RATES_KBPS, DEFAULT_LINK, EMULATED_SCHEMES, INTERACTIVE_SCHEMES,
+};
 pub use results::{Agreement, EmulateResults, SIMULATED_SEEDS};
 pub use run::run;

@@ -40,3 +40,32 @@ pub struct EmulateOptions {
     /// Show a progress bar.
     pub progress: bool,
 }
+
+/// Offered rates of the emulated interactive experiment when none are given, kbit/s.
+pub const DEFAULT_INTERACTIVE_RATES_KBPS: [f64; 2] = [500.0, 2000.0];
+/// Length of each run of the emulated interactive experiment when none is given (µs).
+pub const DEFAULT_INTERACTIVE_DURATION_US: u64 = 60_000_000;
+/// The schemes of the emulated interactive experiment: a paced `sprout client --rate` stream
+/// with Sprout and with Sprout-EWMA, and `direct`, `sprout interactive` (the stream sent
+/// straight into the link with no congestion control).
+pub const INTERACTIVE_SCHEMES: [&str; 3] = ["sprout", "sprout-ewma", "direct"];
+
+/// Options of the emulated interactive experiment (`sprout eval --emulate --experiments
+/// interactive`): a constant-rate stream down one link pair's downlink, per scheme and rate.
+#[derive(Clone, Debug)]
+pub struct InteractiveOptions {
+    /// Folder of traces; `None` = the default folders, else a synthetic link.
+    pub traces: Option<PathBuf>,
+    /// The link pair; `None` = [`DEFAULT_LINK`] if present, else the first pair found.
+    pub link: Option<String>,
+    /// Offered rates, kbit/s of payload (each above 0).
+    pub rates_kbps: Vec<f64>,
+    /// Length of each run (µs): the time the application offers data.
+    pub duration_us: u64,
+    /// Output folder.
+    pub out: PathBuf,
+    /// The `sprout` binary that runs the peers (`sprout server`, `client`, `interactive`).
+    pub sprout_exe: PathBuf,
+    /// Show a progress bar.
+    pub progress: bool,
+}

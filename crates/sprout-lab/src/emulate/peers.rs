@@ -1,10 +1,12 @@
 //! The peer programs of an emulated run, from sprout-apps' typed options: `sprout server` /
-//! `sprout client` for Sprout, `sprout tcp server` / `sprout tcp client` for the kernel's TCP.
+//! `sprout client` for Sprout, `sprout tcp server` / `sprout tcp client` for the kernel's TCP,
+//! `sprout interactive server` / `client` for the interactive experiment's `direct` stream.
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 
+use sprout_apps::interactive::{InteractiveClientOptions, InteractiveServerOptions, StreamOptions};
 use sprout_apps::kernel_tcp::{TcpClientOptions, TcpDirection, TcpServerOptions};
 use sprout_apps::transfer::{ClientOptions, DirectionArg, SchemeArg, ServerOptions};
 use sprout_eval::eval::Scheme;
@@ -75,6 +77,60 @@ pub(super) fn tcp_commands(
         duration: seconds,
         json: true,
         ..TcpClientOptions::new(server)
+    };
+    (command(exe, srv.to_args()), command(exe, cli.to_args()))
+}
+
+/// The server and client command lines of a paced Sprout or Sprout-EWMA (`scheme`) stream of
+/// `rate_kbps` down from the server for `seconds` (1000-byte DATA messages), the server as in
+/// [`sprout_commands`]. JSON lines.
+pub(super) fn paced_commands(
+    exe: &Path,
+    scheme: Scheme,
+    server: SocketAddr,
+    (seconds, rate_kbps): (f64, f64),
+    keys: (&Path, PublicKey),
+) -> (Command, Command) {
+    let (srv, _) = sprout_commands(exe, scheme, server, seconds, keys);
+    let cli = ClientOptions {
+        direction: DirectionArg::Down,
+        rate: Some(rate_kbps),
+        duration: seconds,
+        scheme: if scheme == Scheme::SproutEwma {
+            SchemeArg::SproutEwma
+        } else {
+            SchemeArg::Sprout
+        },
+        json: true,
+        ..ClientOptions::new(server.to_string(), keys.1.to_base64())
+    };
+    (srv, command(exe, cli.to_args()))
+}
+
+/// The server and client command lines of `direct`: `sprout interactive` streaming `rate_kbps`
+/// of 1000-byte packets each way for `seconds` with no congestion control, each end receiving
+/// for `linger_s` more. JSON summaries.
+pub(super) fn direct_commands(
+    exe: &Path,
+    server: SocketAddr,
+    (seconds, rate_kbps): (f64, f64),
+    linger_s: f64,
+) -> (Command, Command) {
+    let stream = StreamOptions {
+        rate_kbps,
+        payload_bytes: 1000,
+        duration: Some(seconds),
+        linger: linger_s,
+        csv: None,
+        json: true,
+    };
+    let srv = InteractiveServerOptions {
+        listen: server,
+        stream: stream.clone(),
+    };
+    let cli = InteractiveClientOptions {
+        connect: server,
+        stream,
     };
     (command(exe, srv.to_args()), command(exe, cli.to_args()))
 }

@@ -83,6 +83,44 @@ pub fn write(
     Ok(())
 }
 
+/// Replaces the section of `text` headed `heading` (a `## ` line, up to the next `## ` or `# `
+/// heading) with `section`, or appends it; other sections are kept as they are.
+pub fn merge_named_section(text: &str, heading: &str, section: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| l.trim_end() == heading);
+    let mut out = String::new();
+    match start {
+        Some(a) => {
+            let b = lines[a + 1..]
+                .iter()
+                .position(|l| l.starts_with("## ") || l.starts_with("# "))
+                .map_or(lines.len(), |k| a + 1 + k);
+            for l in &lines[..a] {
+                out.push_str(l);
+                out.push('\n');
+            }
+            out.push_str(section.trim_end());
+            out.push('\n');
+            if b < lines.len() {
+                out.push('\n');
+                for l in &lines[b..] {
+                    out.push_str(l);
+                    out.push('\n');
+                }
+            }
+        }
+        None => {
+            out.push_str(text.trim_end());
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            out.push_str(section.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// ✅ or ❌.
 fn tick(ok: bool) -> &'static str {
     if ok {

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use sprout_eval::report::write_csv;
 
+use crate::emulate::report::merge_named_section;
+
 use super::checks::change;
 use super::error::TunnelError;
 use super::options::INTERACTIVE_PAYLOAD_BYTES;
@@ -219,39 +221,7 @@ fn cost_section(s: &mut String, c: &CostResults) {
 /// Replaces the `## SproutTunnel` section of `text` (up to the next `## ` heading) with
 /// `section`, or appends it; other sections are kept as they are.
 pub fn merge_section(text: &str, section: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines.iter().position(|l| l.trim_end() == "## SproutTunnel");
-    let mut out = String::new();
-    match start {
-        Some(a) => {
-            let b = lines[a + 1..]
-                .iter()
-                .position(|l| l.starts_with("## ") || l.starts_with("# "))
-                .map_or(lines.len(), |k| a + 1 + k);
-            for l in &lines[..a] {
-                out.push_str(l);
-                out.push('\n');
-            }
-            out.push_str(section.trim_end());
-            out.push('\n');
-            if b < lines.len() {
-                out.push('\n');
-                for l in &lines[b..] {
-                    out.push_str(l);
-                    out.push('\n');
-                }
-            }
-        }
-        None => {
-            out.push_str(text.trim_end());
-            if !out.is_empty() {
-                out.push_str("\n\n");
-            }
-            out.push_str(section.trim_end());
-            out.push('\n');
-        }
-    }
-    out
+    merge_named_section(text, "## SproutTunnel", section)
 }
 
 /// Merges the `## SproutTunnel` section into `out`'s report.md (made if missing).

@@ -1,0 +1,228 @@
+//! The emulated interactive experiment (`sprout eval --emulate --experiments interactive`): an
+//! application stream at a fixed rate, below what the link carries most of the time, sent down
+//! one link pair's downlink through the link emulator by Sprout and Sprout-EWMA (`sprout client
+//! --rate R --direction down` against `sprout server`) and by `direct` (`sprout interactive`,
+//! no congestion control), each scored by the receiving client's application-level delay
+//! (creation to delivery, the sender's queue included; [`sprout_apps::app_delay`]).
+
+use std::fs;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+use sprout_apps::app_delay::AppDelay;
+use sprout_apps::transfer::CLIENT_GRACE as SPROUT_CLIENT_GRACE;
+use sprout_emu::{Emulator, EmulatorConfig};
+use sprout_eval::eval::{self, Scheme};
+use sprout_eval::progress;
+use sprout_link::Trace;
+
+use super::emulated::{finish, redirect, server_key, wait_showing_progress};
+use super::error::EmulateError;
+use super::interactive_report::{self, InteractiveResults, InteractiveRow};
+use super::options::{InteractiveOptions, DEFAULT_LINK, INTERACTIVE_SCHEMES};
+use super::peers::{direct_commands, paced_commands};
+
+/// Port the servers listen on, on the emulator's outside address.
+const PORT: u16 = 9110;
+/// Time the server gets to start listening before the client starts.
+const SERVER_START: Duration = Duration::from_millis(400);
+/// Time the client may overrun its duration before it is killed.
+const CLIENT_LIMIT: Duration = Duration::from_secs(20);
+/// Time the server gets to end by itself once the client has.
+const SERVER_EXIT: Duration = Duration::from_secs(5);
+
+/// Runs the emulated interactive experiment, writes `interactive-emulated.csv` and `.json` and
+/// its section of report.md, and returns the table and checks to print.
+pub fn run_interactive(opts: &InteractiveOptions) -> Result<String, EmulateError> {
+    if let Some(&r) = opts
+        .rates_kbps
+        .iter()
+        .find(|r| !(r.is_finite() && **r > 0.0))
+    {
+        return Err(EmulateError::BadRate(r));
+    }
+    if opts.duration_us < 1_000_000 {
+        return Err(EmulateError::TooShort);
+    }
+    sprout_emu::check_privileges()?;
+    let links = eval::load_links(opts.traces.as_deref())?;
+    let (link, up, down) = match &opts.link {
+        Some(n) => links
+            .pairs
+            .iter()
+            .find(|p| p.0 == *n)
+            .cloned()
+            .ok_or_else(|| EmulateError::NoLinkPair {
+                name: n.clone(),
+                traces: links.source.clone(),
+            })?,
+        None => links.named(DEFAULT_LINK).clone(),
+    };
+    fs::create_dir_all(opts.out.join("interactive"))?;
+    let seconds = opts.duration_us as f64 / 1e6;
+    let runs = (INTERACTIVE_SCHEMES.len() * opts.rates_kbps.len()) as u64;
+    let bar = progress::bar(runs * seconds.ceil() as u64, " s", opts.progress);
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    for &rate in &opts.rates_kbps {
+        for scheme in INTERACTIVE_SCHEMES {
+            bar.set_message(format!("{link} {scheme} {rate} kbit/s"));
+            let run = Run {
+                opts,
+                link: &link,
+                scheme,
+                rate_kbps: rate,
+            };
+            let app = run
+                .emulate(&up, &down, &bar)
+                .map_err(|e| EmulateError::Run {
+                    scheme: format!("{scheme} at {rate} kbit/s"),
+                    link: link.clone(),
+                    source: Box::new(e),
+                })?;
+            rows.push(InteractiveRow::new(&link, scheme, rate, seconds, &app));
+        }
+    }
+    bar.finish_and_clear();
+    let results = InteractiveResults::new(
+        links.source.clone(),
+        link.clone(),
+        seconds,
+        rows,
+        started.elapsed().as_secs_f64(),
+    );
+    interactive_report::write(&opts.out, &results)?;
+    Ok(interactive_report::text(&results, &opts.out))
+}
+
+/// One run: a scheme's stream at one rate.
+struct Run<'a> {
+    opts: &'a InteractiveOptions,
+    link: &'a str,
+    scheme: &'static str,
+    rate_kbps: f64,
+}
+
+impl Run<'_> {
+    /// The file prefix of the run's peer outputs, in `OUT/interactive/`.
+    fn base(&self) -> String {
+        self.opts
+            .out
+            .join("interactive")
+            .join(format!("{}-{}-{}", self.link, self.scheme, self.rate_kbps))
+            .display()
+            .to_string()
+    }
+
+    /// Runs the stream through a fresh emulator and returns the client's score of it.
+    fn emulate(
+        &self,
+        up: &Arc<Trace>,
+        down: &Arc<Trace>,
+        bar: &ProgressBar,
+    ) -> Result<AppDelay, EmulateError> {
+        let emu = Emulator::start(EmulatorConfig::new(up.clone(), down.clone()))
+            .map_err(EmulateError::StartEmulator)?;
+        let ran = self.run_peers(&emu, bar);
+        emu.stop().map_err(EmulateError::StopEmulator)?;
+        ran?;
+        self.client_summary()
+    }
+
+    /// The server and client command lines.
+    fn commands(&self, server: SocketAddr) -> Result<(Command, Command), EmulateError> {
+        let exe = &self.opts.sprout_exe;
+        let stream = (self.opts.duration_us as f64 / 1e6, self.rate_kbps);
+        Ok(if self.scheme == "direct" {
+            // The direct client listens past the duration as long as a Sprout client waits.
+            direct_commands(exe, server, stream, SPROUT_CLIENT_GRACE.as_secs_f64())
+        } else {
+            let scheme = if self.scheme == "sprout-ewma" {
+                Scheme::SproutEwma
+            } else {
+                Scheme::Sprout
+            };
+            let key_file = PathBuf::from(format!("{}.server.key", self.base()));
+            let public = server_key(&key_file)?;
+            paced_commands(exe, scheme, server, stream, (&key_file, public))
+        })
+    }
+
+    /// Runs the server outside and the client inside `emu`; both are reaped. Fails if the
+    /// client fails or overruns.
+    fn run_peers(&self, emu: &Emulator, bar: &ProgressBar) -> Result<(), EmulateError> {
+        let server = SocketAddr::new(IpAddr::V4(emu.outside_addr()), PORT);
+        let (mut srv_cmd, mut cli_cmd) = self.commands(server)?;
+        let base = self.base();
+        redirect(&mut srv_cmd, &format!("{base}.server"))?;
+        redirect(&mut cli_cmd, &format!("{base}.client"))?;
+        let mut srv = srv_cmd
+            .spawn()
+            .map_err(|source| EmulateError::StartServer {
+                exe: self.opts.sprout_exe.clone(),
+                source,
+            })?;
+        thread::sleep(SERVER_START);
+        let started = Instant::now();
+        let mut client = match emu.spawn_in_namespace(&mut cli_cmd) {
+            Ok(c) => c,
+            Err(e) => {
+                finish(&mut srv);
+                return Err(EmulateError::StartClient(e));
+            }
+        };
+        let seconds = self.opts.duration_us as f64 / 1e6;
+        let limit = Duration::from_secs_f64(seconds) + CLIENT_LIMIT;
+        let waited = wait_showing_progress(&mut client, started, limit, seconds.ceil(), bar);
+        finish(&mut client);
+        let until = Instant::now() + SERVER_EXIT;
+        while Instant::now() < until && matches!(srv.try_wait(), Ok(None)) {
+            thread::sleep(Duration::from_millis(50));
+        }
+        finish(&mut srv);
+        match waited? {
+            Some(s) if s.success() => Ok(()),
+            Some(status) => Err(EmulateError::ClientFailed {
+                scheme: self.scheme.into(),
+                link: self.link.into(),
+                status,
+                files: base,
+            }),
+            None => Err(EmulateError::ClientTimeout {
+                scheme: self.scheme.into(),
+                link: self.link.into(),
+                limit_s: limit.as_secs_f64(),
+            }),
+        }
+    }
+
+    /// The application-level delay in the client's JSON summary.
+    fn client_summary(&self) -> Result<AppDelay, EmulateError> {
+        let base = self.base();
+        summary_app_delay(Path::new(&format!("{base}.client.out"))).ok_or_else(|| {
+            EmulateError::NoSummary {
+                role: "client",
+                scheme: self.scheme.into(),
+                rate_kbps: self.rate_kbps,
+                link: self.link.into(),
+                files: base,
+            }
+        })
+    }
+}
+
+/// The `app_*` fields of the last `"type":"summary"` JSON line of a peer's output, if any.
+pub fn summary_app_delay(path: &Path) -> Option<AppDelay> {
+    let text = fs::read_to_string(path).ok()?;
+    text.lines()
+        .filter(|l| l.trim_start().starts_with('{'))
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "summary" && v.get("app_offered").is_some())
+        .last()
+        .and_then(|v| serde_json::from_value(v).ok())
+}
