@@ -199,7 +199,7 @@ def test_repr_names_both_directions(verizon):
     assert text.startswith("<SimResult sprout over 30 s")
     assert "Verizon-LTE-short.up" in text and "Verizon-LTE-short.down" in text
     assert set(r.keys()) == {"scheme", "confidence", "load", "duration_s", "skip_s", "params",
-                             "uplink", "downlink"}
+                             "app", "uplink", "downlink"}
     assert "uplink" in r and "nothing" not in r
 
 
