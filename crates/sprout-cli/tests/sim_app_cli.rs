@@ -82,7 +82,10 @@ fn the_table_adds_a_line_per_loaded_direction_for_an_app() {
         assert!(row.starts_with(dir), "{row}");
         // 15 s of frames at 30 frames/s; offered about 1 Mbit/s.
         assert!(row.contains(" 450 "), "{row}");
-        assert!(row.contains(" kb/s") && row.contains(" ms") && row.ends_with('%'), "{row}");
+        assert!(
+            row.contains(" kb/s") && row.contains(" ms") && row.ends_with('%'),
+            "{row}"
+        );
     }
     let text = stdout_of(&sim(&["--app", "constant:rate=200k", "--load", "up"]));
     let rows: Vec<&str> = text
@@ -91,7 +94,10 @@ fn the_table_adds_a_line_per_loaded_direction_for_an_app() {
         .skip(2)
         .collect();
     assert_eq!(rows.len(), 1, "{text}");
-    assert!(rows[0].starts_with("uplink") && rows[0].contains(" 200 kb/s"), "{text}");
+    assert!(
+        rows[0].starts_with("uplink") && rows[0].contains(" 200 kb/s"),
+        "{text}"
+    );
 }
 
 #[test]
