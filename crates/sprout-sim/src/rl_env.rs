@@ -49,12 +49,31 @@
 //! self-inflicted delay divided by the step length, whatever the step length. Loss is the wire
 //! bytes of our packets dropped or lost on the data link in the step.
 //!
+//! # Application traffic
+//!
+//! With [`EnvConfig::app`] bulk (the default) the sender always has data, as above. With a
+//! constant, video or adaptive application ([`App`]), the sender sends only what the
+//! application has handed it: each message (a datagram of a constant stream, a video frame)
+//! is cut into datagrams of at most [`EnvConfig::packet_bytes`] (no header is added: a
+//! datagram's wire size is its application bytes) and waits in the sender's queue. In rate
+//! mode the pacer sends the queue's next datagram at each paced instant (the next instant one
+//! datagram's length at the rate after the last), and while the queue is empty waits for the
+//! application's next message; in window mode the sender sends what the window allows at the
+//! tick's start, at each report's arrival and at each message's creation. Adaptive video sizes
+//! each frame by what the transport allows when it is captured: the rate times one frame
+//! interval (rate mode), or the window less what is in flight (window mode). The step's info
+//! adds the application's figures (`app_*`: bytes offered, the sender's backlog, the
+//! application-level delay of the messages completed in the step) and
+//! [`RlEnv::app_metrics`] gives the episode's ([`AppMetrics`]). The reward is unchanged: it
+//! sees the network only, not the time data waits in the sender.
+//!
 //! # Determinism
 //!
 //! The same configuration, seed and actions give the identical episode (bit for bit): the
 //! start, the losses and a synthetic link are drawn from `ChaCha8Rng`s seeded from the seed,
 //! and nothing else is random.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
@@ -65,9 +84,11 @@ use sprout_core::wire::MAX_FORECAST_TICKS;
 use sprout_core::{Config, Instant};
 use sprout_link::{Link, LinkConfig, LinkEvent, SyntheticLink, Trace};
 
+use crate::app::{App, Source};
+use crate::app_metrics::{self, AppMetrics, Ledger};
 use crate::error::{SimError, UnknownName};
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
-use crate::sim::Direction;
+use crate::sim::{Direction, MAX_APP_DATAGRAMS, MAX_SENDER_BACKLOG_BYTES};
 
 /// Default weight of the self-inflicted delay in the reward: Mbit/s of throughput per second
 /// of self-inflicted delay (10: 100 ms of delay costs as much as 1 Mbit/s).
@@ -222,6 +243,9 @@ pub struct EnvConfig {
     /// The Sprout configuration of the receiver's model (its tick length, forecast horizon,
     /// estimator and confidence are used). Default [`Config::default`] (the paper's).
     pub protocol: Config,
+    /// What the application at the sender offers (see the module docs). Default
+    /// [`App::Bulk`]: the sender always has data.
+    pub app: App,
 }
 
 impl EnvConfig {
@@ -242,6 +266,7 @@ impl EnvConfig {
             random_start: true,
             reward: RewardWeights::default(),
             protocol: Config::default(),
+            app: App::Bulk,
         }
     }
 
@@ -311,6 +336,16 @@ impl EnvConfig {
                 return invalid(format!("reward weight {name} must be finite, got {w}"));
             }
         }
+        self.app.validate()?;
+        let datagrams =
+            self.app.datagrams_per_s(self.packet_bytes as usize) * self.episode_us as f64 / 1e6;
+        if datagrams > MAX_APP_DATAGRAMS {
+            return invalid(format!(
+                "app {} would create about {datagrams:.0} datagrams in an episode, more than \
+                 the {MAX_APP_DATAGRAMS:.0} one episode may hold",
+                self.app
+            ));
+        }
         if let LinkSource::Synthetic(s) = &self.source {
             if !(s.max_rate > 0.0 && s.max_rate.is_finite()) {
                 return invalid(format!(
@@ -361,6 +396,20 @@ pub struct StepInfo {
     pub action: f64,
     /// The reward of the step.
     pub reward: f64,
+    /// Application bytes the application created in the step, Mbit/s (0 for bulk).
+    pub app_offered_mbps: f64,
+    /// Application bytes waiting in the sender at the end of the step (0 for bulk).
+    pub app_backlog_bytes: u64,
+    /// Messages (datagrams of a constant stream, video frames) whose last byte reached the
+    /// receiver in the step (0 for bulk).
+    pub app_messages: u64,
+    /// Median application-level delay (creation to the last byte's arrival) of those
+    /// messages, ms; `None` for bulk or when no message completed in the step.
+    pub app_p50_ms: Option<f64>,
+    /// 95th percentile (nearest rank) of the same delays, ms; `None` likewise.
+    pub app_p95_ms: Option<f64>,
+    /// Share of those messages delivered within 150 ms, 0..1; `None` likewise.
+    pub app_within_150ms: Option<f64>,
 }
 
 /// Result of [`RlEnv::step`].
@@ -399,6 +448,90 @@ struct Report {
     forecast: [u32; MAX_FORECAST_TICKS],
 }
 
+/// What a data packet carries through the simulated link: its first byte's sequence number and
+/// the application message it is part of ([`NO_MESSAGE`] for bulk).
+#[derive(Clone, Copy, Debug)]
+struct Packet {
+    seq: u64,
+    message: u32,
+}
+
+/// [`Packet::message`] of a bulk sender's packets.
+const NO_MESSAGE: u32 = u32::MAX;
+
+/// A non-bulk application at the agent's sender: its arrival process, the messages it created
+/// and the datagrams waiting to be sent.
+#[derive(Clone, Debug)]
+struct EnvApp {
+    source: Source,
+    ledger: Ledger,
+    /// Datagrams waiting at the sender, in order: (message, bytes).
+    queue: VecDeque<(u32, u32)>,
+    /// Bytes in `queue`.
+    queued_bytes: u64,
+    /// Application bytes created in the current step.
+    step_offered_bytes: u64,
+    /// Application-level delays (µs) of the messages completed in the current step.
+    step_delays_us: Vec<u64>,
+}
+
+impl EnvApp {
+    /// The application of `app` starting at `start_us`; `None` for bulk.
+    fn new(app: App, start_us: u64) -> Option<Box<EnvApp>> {
+        Source::new(app, start_us).map(|source| {
+            Box::new(EnvApp {
+                source,
+                ledger: Ledger::default(),
+                queue: VecDeque::new(),
+                queued_bytes: 0,
+                step_offered_bytes: 0,
+                step_delays_us: Vec::new(),
+            })
+        })
+    }
+
+    /// Hands the sender every message created by `until_us`, cut into datagrams of at most
+    /// `max_payload` bytes; adaptive video sizes a frame by `allowance` (bytes) when nothing
+    /// waits, and skips it otherwise. A message beyond [`MAX_SENDER_BACKLOG_BYTES`] is dropped
+    /// at the sender (never delivered).
+    fn hand_over(&mut self, until_us: u64, max_payload: u32, allowance: u64) {
+        while self.source.next_us() <= until_us {
+            let created = self.source.next_us();
+            let idle = self.queue.is_empty();
+            let Some(bytes) = self.source.emit(|| idle.then_some(allowance)) else {
+                continue;
+            };
+            self.step_offered_bytes += bytes;
+            if self.queued_bytes.saturating_add(bytes) > MAX_SENDER_BACKLOG_BYTES {
+                self.ledger.open(created, bytes, 1);
+                continue;
+            }
+            let max = u64::from(max_payload.max(1));
+            let datagrams = bytes.div_ceil(max).max(1);
+            let index = self.ledger.open(created, bytes, datagrams as u32);
+            for k in 0..datagrams {
+                let len = (bytes - k * max).min(max);
+                self.queue.push_back((index, len as u32));
+                self.queued_bytes += len;
+            }
+        }
+    }
+
+    /// A datagram of `message` reached the receiver at `at_us`.
+    fn arrived(&mut self, message: u32, at_us: u64) {
+        let i = message as usize;
+        let done = |l: &Ledger| l.messages().get(i).and_then(|m| m.delivered_us);
+        if done(&self.ledger).is_some() {
+            return;
+        }
+        self.ledger.datagram_arrived(message, at_us);
+        if let Some(t) = done(&self.ledger) {
+            let created = self.ledger.messages()[i].created_us;
+            self.step_delays_us.push(t.saturating_sub(created));
+        }
+    }
+}
+
 /// Per-tick figures the receiver keeps for its averages.
 #[derive(Clone, Copy, Debug, Default)]
 struct TickRecord {
@@ -416,7 +549,7 @@ pub struct RlEnv {
     forecast_ticks: usize,
     // --- episode state ---
     seed: u64,
-    data: Link<u64>,
+    data: Link<Packet>,
     reverse: Link<Report>,
     estimator: Box<dyn Estimator>,
     start_us: u64,
@@ -450,13 +583,15 @@ pub struct RlEnv {
     tick_arrivals: Vec<(u64, u64)>,
     tick_opportunities: Vec<u64>,
     /// Scratch buffers reused every tick: reports reaching the sender (arrival, report) and
-    /// data deliveries (sequence, send time, arrival, bytes).
+    /// data deliveries (packet, send time, arrival, bytes).
     scratch_reports: Vec<(u64, Report)>,
-    scratch_delivered: Vec<(u64, u64, u64, u32)>,
+    scratch_delivered: Vec<(Packet, u64, u64, u32)>,
     /// Episode records (times relative to the start), for [`RlEnv::episode_metrics`].
     arrivals: Vec<Arrival>,
     opportunities: Vec<u64>,
     observation: Vec<f32>,
+    /// The application at the sender (`None`: bulk).
+    app: Option<Box<EnvApp>>,
 }
 
 fn rate_bps_of(mbps: f64) -> f64 {
@@ -503,6 +638,7 @@ impl RlEnv {
             arrivals: Vec::new(),
             opportunities: Vec::new(),
             observation: vec![0.0; OBSERVATION_FEATURES.len() + forecast_ticks],
+            app: None,
             cfg,
         };
         env.reset(0)?;
@@ -601,6 +737,21 @@ impl RlEnv {
         )
     }
 
+    /// The application-level figures of the episode over `[skip_us, elapsed)`
+    /// ([`app_metrics::compute`]: the messages created in that window, a message not yet
+    /// delivered counting as infinitely late); `None` for a bulk sender.
+    pub fn app_metrics(&self, skip_us: u64) -> Option<AppMetrics> {
+        let app = self.app.as_ref()?;
+        let end = self.elapsed_us();
+        let window = Window::new(self.start_us + skip_us.min(end), self.start_us + end);
+        Some(app_metrics::compute(app.ledger.messages(), window))
+    }
+
+    /// Application bytes waiting in the sender now (0 for bulk).
+    pub fn app_backlog_bytes(&self) -> u64 {
+        self.app.as_ref().map_or(0, |a| a.queued_bytes)
+    }
+
     /// Starts a new episode with `seed`; returns the first observation.
     pub fn reset(&mut self, seed: u64) -> Result<&[f32], SimError> {
         let (data_trace, reverse_trace, start_us) = self.episode_traces(seed)?;
@@ -642,6 +793,7 @@ impl RlEnv {
         self.tick_opportunities.clear();
         self.arrivals.clear();
         self.opportunities.clear();
+        self.app = EnvApp::new(self.cfg.app, start_us);
         self.fill_observation();
         Ok(&self.observation)
     }
@@ -698,6 +850,10 @@ impl RlEnv {
         }
         let step_start = self.now_us;
         self.step_sent = 0;
+        if let Some(app) = self.app.as_mut() {
+            app.step_offered_bytes = 0;
+            app.step_delays_us.clear();
+        }
         let mut acc = StepAccumulator::default();
         for _ in 0..self.cfg.ticks_per_step {
             self.run_tick(&mut acc);
@@ -718,7 +874,21 @@ impl RlEnv {
             queue_bytes: self.data.queue_bytes(),
             action,
             reward: 0.0,
+            ..StepInfo::default()
         };
+        if let Some(app) = self.app.as_ref() {
+            let d = &app.step_delays_us;
+            let ms = |p: f64| (!d.is_empty()).then(|| metrics::percentile(d, p) / 1e3);
+            info.app_offered_mbps = mbps(app.step_offered_bytes);
+            info.app_backlog_bytes = app.queued_bytes;
+            info.app_messages = d.len() as u64;
+            info.app_p50_ms = ms(50.0);
+            info.app_p95_ms = ms(95.0);
+            info.app_within_150ms = (!d.is_empty()).then(|| {
+                let within = d.iter().filter(|&&x| x <= 150_000).count();
+                within as f64 / d.len() as f64
+            });
+        }
         let w = self.cfg.reward;
         info.reward = w.throughput * info.throughput_mbps
             - w.delay * info.self_inflicted_s
@@ -752,7 +922,12 @@ impl RlEnv {
 
     /// Time between paced packets at the current rate, nanoseconds (at least 1).
     fn interval_ns(&self) -> u128 {
-        let ns = (f64::from(self.cfg.packet_bytes) * 8.0 * 1e9 / self.rate_bps).round();
+        self.interval_ns_for(self.cfg.packet_bytes)
+    }
+
+    /// Time a datagram of `bytes` takes at the current rate, nanoseconds (at least 1).
+    fn interval_ns_for(&self, bytes: u32) -> u128 {
+        let ns = (f64::from(bytes) * 8.0 * 1e9 / self.rate_bps).round();
         if ns.is_finite() && ns >= 1.0 {
             ns.min(1e30) as u128
         } else {
@@ -762,11 +937,118 @@ impl RlEnv {
 
     /// Sends one data packet at `t_us`.
     fn send_packet(&mut self, t_us: u64) {
-        let bytes = self.cfg.packet_bytes;
+        self.send_datagram(t_us, self.cfg.packet_bytes, NO_MESSAGE);
+    }
+
+    /// Sends a data packet of `bytes` carrying part of `message` at `t_us`.
+    fn send_datagram(&mut self, t_us: u64, bytes: u32, message: u32) {
         let at = Instant::from_micros(t_us);
-        self.data.send(at, bytes, self.sent_bytes);
+        let packet = Packet {
+            seq: self.sent_bytes,
+            message,
+        };
+        self.data.send(at, bytes, packet);
         self.sent_bytes += u64::from(bytes);
         self.step_sent += u64::from(bytes);
+    }
+
+    /// What the transport allows the application to hand over now (adaptive video's frame
+    /// size), bytes: the rate times one frame interval, or the window less what is in flight.
+    fn app_allowance(&self) -> u64 {
+        match self.cfg.action {
+            ActionKind::Rate => {
+                let per_s = self.cfg.app.messages_per_s().max(f64::MIN_POSITIVE);
+                (self.rate_bps / 8.0 / per_s).floor().min(u64::MAX as f64) as u64
+            }
+            ActionKind::Window => self
+                .window_bytes
+                .saturating_sub(self.sent_bytes - self.acked_bytes),
+        }
+    }
+
+    /// The application hands the sender what it created by `until_us`.
+    fn hand_over(&mut self, until_us: u64) {
+        let allowance = self.app_allowance();
+        let max = self.cfg.packet_bytes;
+        if let Some(app) = self.app.as_mut() {
+            app.hand_over(until_us, max, allowance);
+        }
+    }
+
+    /// Rate mode with an application: the paced datagrams of `[now, t1)`, each at its paced
+    /// instant if the queue holds one then; an empty queue moves the next instant to the
+    /// application's next message.
+    fn app_rate_sends(&mut self, t1: u64) {
+        let end_ns = u128::from(t1) * 1000;
+        while let Some(next) = self.next_send_ns {
+            if next >= end_ns {
+                break;
+            }
+            let at_us = (next / 1000) as u64;
+            self.hand_over(at_us);
+            let Some(app) = self.app.as_mut() else {
+                break;
+            };
+            if let Some((message, len)) = app.queue.pop_front() {
+                app.queued_bytes -= u64::from(len);
+                self.send_datagram(at_us, len, message);
+                self.last_send_ns = Some(next);
+                self.next_send_ns = Some(next + self.interval_ns_for(len));
+            } else {
+                // Every message due by `at_us` is handed over, so this is later than `next`.
+                let due = u128::from(app.source.next_us()) * 1000;
+                self.next_send_ns = Some(next.max(due));
+            }
+        }
+        self.hand_over(t1 - 1);
+    }
+
+    /// Window mode with an application: hands over what is due by `t_us` and sends at `t_us`
+    /// the queued datagrams the window allows.
+    fn app_window_send(&mut self, t_us: u64) {
+        self.hand_over(t_us);
+        loop {
+            let Some(app) = self.app.as_mut() else {
+                return;
+            };
+            let Some(&(message, len)) = app.queue.front() else {
+                return;
+            };
+            if self.sent_bytes - self.acked_bytes + u64::from(len) > self.window_bytes {
+                return;
+            }
+            app.queue.pop_front();
+            app.queued_bytes -= u64::from(len);
+            self.send_datagram(t_us, len, message);
+        }
+    }
+
+    /// Window mode with an application over `[t0, t1)`: sends at `t0`, then, in time order,
+    /// at each report's arrival (`reports`, in arrival order) and each message's creation.
+    fn app_window_tick(&mut self, reports: &mut Vec<(u64, Report)>, t0: u64, t1: u64) {
+        self.app_window_send(t0);
+        let mut reports = reports.drain(..).peekable();
+        loop {
+            let created = self
+                .app
+                .as_ref()
+                .map(|a| a.source.next_us())
+                .filter(|&t| t < t1);
+            let report_first = match (reports.peek().map(|r| r.0), created) {
+                (None, None) => break,
+                (Some(r), c) => c.is_none_or(|c| r <= c),
+                (None, Some(_)) => false,
+            };
+            if report_first {
+                if let Some((at_us, report)) = reports.next() {
+                    self.on_report(report);
+                    self.app_window_send(at_us);
+                }
+            } else if let Some(c) = created {
+                self.app_window_send(c);
+            }
+        }
+        self.hand_over(t1 - 1);
     }
 
     /// Window mode: sends at `t_us` what the window allows.
@@ -783,26 +1065,37 @@ impl RlEnv {
         self.report = Some(report);
     }
 
-    fn run_tick(&mut self, acc: &mut StepAccumulator) {
-        let tick_us = self.cfg.protocol.model.tick_us.as_micros();
-        let t0 = self.now_us;
-        let t1 = t0 + tick_us;
-        // 1. Reports reach the sender (window mode: it sends at each).
+    /// Steps 1 and 2 of a tick `[t0, t1]`: the reports reach the sender, and it sends.
+    fn sender_tick(&mut self, t0: u64, t1: u64) {
+        let mut reports = std::mem::take(&mut self.scratch_reports);
         if self.cfg.feedback == FeedbackPath::Reverse {
-            let mut reports = std::mem::take(&mut self.scratch_reports);
             self.reverse.advance(Instant::from_micros(t1), &mut |ev| {
                 if let LinkEvent::Delivered(d) = ev {
                     reports.push((d.delivered.as_micros(), d.payload));
                 }
             });
-            for (at_us, r) in reports.drain(..) {
-                self.on_report(r);
-                if self.cfg.action == ActionKind::Window {
-                    self.send_window(at_us);
+        }
+        if self.app.is_some() {
+            match self.cfg.action {
+                ActionKind::Window => self.app_window_tick(&mut reports, t0, t1),
+                ActionKind::Rate => {
+                    for (_, r) in reports.drain(..) {
+                        self.on_report(r);
+                    }
+                    self.app_rate_sends(t1);
                 }
             }
             self.scratch_reports = reports;
+            return;
         }
+        // 1. Reports reach the sender (window mode: it sends at each).
+        for (at_us, r) in reports.drain(..) {
+            self.on_report(r);
+            if self.cfg.action == ActionKind::Window {
+                self.send_window(at_us);
+            }
+        }
+        self.scratch_reports = reports;
         // 2. The sender's own sends in the tick.
         match self.cfg.action {
             ActionKind::Window => self.send_window(t0),
@@ -818,6 +1111,14 @@ impl RlEnv {
                 }
             }
         }
+    }
+
+    fn run_tick(&mut self, acc: &mut StepAccumulator) {
+        let tick_us = self.cfg.protocol.model.tick_us.as_micros();
+        let t0 = self.now_us;
+        let t1 = t0 + tick_us;
+        // 1-2. Reports reach the sender; it sends.
+        self.sender_tick(t0, t1);
         // 3. The data link runs to the tick's end.
         let busy_at_start = self.data.queue_packets() > 0;
         let mut entered = false;
@@ -839,7 +1140,13 @@ impl RlEnv {
             }
         });
         let mut rec = TickRecord::default();
-        for (seq, sent_us, arrived_us, bytes) in delivered.drain(..) {
+        for (packet, sent_us, arrived_us, bytes) in delivered.drain(..) {
+            let seq = packet.seq;
+            if packet.message != NO_MESSAGE {
+                if let Some(app) = self.app.as_mut() {
+                    app.arrived(packet.message, arrived_us);
+                }
+            }
             if seq > self.rx_expected {
                 rec.lost += (seq - self.rx_expected).div_ceil(u64::from(self.cfg.packet_bytes));
             }
@@ -1267,5 +1574,210 @@ mod tests {
         assert!(bad(&|c| c.link.loss = 2.0));
         assert!(bad(&|c| c.reward.delay = f64::INFINITY));
         assert!(!bad(&|c| c.ticks_per_step = 3));
+    }
+
+    /// FNV-1a over a bulk episode's observations and step figures (those StepInfo had before
+    /// applications came in), for a fixed seed and policy in both action modes.
+    fn bulk_episode_digest(action: ActionKind) -> u64 {
+        let mut cfg = EnvConfig::new(verizon_like());
+        cfg.episode_us = 3_000_000;
+        cfg.link.loss = 0.01;
+        cfg.action = action;
+        let mut env = RlEnv::new(cfg).unwrap();
+        env.reset(7).unwrap();
+        let policy = |i: usize, o: &[f32]| 1.0 + (i % 11) as f64 * 1.5 + f64::from(o[8]) * 0.1;
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |x: u64| {
+            for b in x.to_le_bytes() {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        };
+        for (obs, i) in run(&mut env, policy) {
+            obs.iter().for_each(|x| eat(u64::from(x.to_bits())));
+            for f in [
+                i.time_s,
+                i.throughput_mbps,
+                i.capacity_mbps,
+                i.delay_s,
+                i.self_inflicted_s,
+                i.action,
+                i.reward,
+            ] {
+                eat(f.to_bits());
+            }
+            for n in [i.sent_bytes, i.delivered_bytes, i.lost_bytes, i.queue_bytes] {
+                eat(n);
+            }
+        }
+        h
+    }
+
+    /// A bulk sender's episodes are the ones the environment gave before applications came
+    /// in, bit for bit (digests taken from the code before the change).
+    #[test]
+    fn bulk_episodes_are_unchanged() {
+        assert_eq!(
+            format!("{:016x}", bulk_episode_digest(ActionKind::Rate)),
+            "69a092d391764f95"
+        );
+        assert_eq!(
+            format!("{:016x}", bulk_episode_digest(ActionKind::Window)),
+            "8d585a1f6eec43fe"
+        );
+    }
+
+    /// An environment over a constant 12 Mbit/s link (20 ms each way) whose sender is driven
+    /// by `app`, starting at 0, with instant feedback.
+    fn app_env(app: &str, action: ActionKind, seconds: u64) -> RlEnv {
+        let mut cfg = EnvConfig::new(constant(12.0, 60.0));
+        cfg.episode_us = seconds * 1_000_000;
+        cfg.random_start = false;
+        cfg.action = action;
+        cfg.app = App::parse(app).unwrap();
+        RlEnv::new(cfg).unwrap()
+    }
+
+    /// A 3 Mbit/s stream of 1200-byte datagrams (one every 3.2 ms), paced at 6 Mbit/s over a
+    /// 12 Mbit/s link: each datagram leaves when it is created and waits at most one
+    /// opportunity (1 ms), so its application-level delay is 20-21 ms, and the link carries
+    /// the application's rate, not the pacer's.
+    #[test]
+    fn a_stream_below_the_rate_is_delivered_at_network_delay() {
+        let mut env = app_env("constant:rate=3M", ActionKind::Rate, 4);
+        let steps = run(&mut env, |_, _| 6.0);
+        for (_, i) in &steps[5..] {
+            assert!((i.app_offered_mbps - 3.0).abs() < 0.4, "{i:?}");
+            assert!(i.app_backlog_bytes <= 1200, "{i:?}");
+            let p95 = i.app_p95_ms.unwrap();
+            assert!((20.0..=21.0).contains(&p95), "{i:?}");
+            assert_eq!(i.app_within_150ms, Some(1.0));
+            assert!(i.app_messages >= 6 && i.app_messages <= 7, "{i:?}");
+            assert!((i.throughput_mbps - 2.88).abs() < 0.6, "{i:?}");
+        }
+        // Every datagram is application bytes: 1200 on the wire.
+        assert!(env.arrivals().iter().all(|a| a.bytes == 1200));
+        let m = env.app_metrics(1_000_000).unwrap();
+        assert_eq!(m.messages, 937); // created in [1 s, 4 s): 3 s / 3.2 ms, rounded up
+        assert!((m.offered_kbps - 3000.0).abs() < 5.0, "{m:?}");
+        assert!(m.delay_p95_ms <= 21.0 && m.delay_p50_ms >= 20.0, "{m:?}");
+        // The last datagrams are still in flight at the end: infinitely late so far.
+        assert!(m.delivered_share > 0.99 && m.delivered_share < 1.0, "{m:?}");
+        let tput = env.episode_metrics(1_000_000).throughput_kbps;
+        assert!((tput - 3000.0).abs() < 50.0, "{tput}");
+    }
+
+    /// The same stream paced at 1.5 Mbit/s: the sender's queue grows by 1.5 Mbit/s, so the
+    /// application-level delay grows by half a second per second while the network's delay
+    /// stays at its least (the reward's self-inflicted delay is only the delay function's
+    /// sawtooth between datagrams 6.4 ms apart: 3.2 ms on average).
+    #[test]
+    fn a_stream_above_the_rate_waits_in_the_sender() {
+        let mut env = app_env("constant:rate=3M", ActionKind::Rate, 4);
+        let steps = run(&mut env, |_, _| 1.5);
+        let (_, last) = steps.last().unwrap();
+        // 4 s x 1.5 Mbit/s = 750 kB waiting (within a datagram or two).
+        assert!(
+            (last.app_backlog_bytes as f64 - 750_000.0).abs() < 3_000.0,
+            "{last:?}"
+        );
+        // Completed at ~4 s: created at t with 3.2 ms spacing, sent at 2 t: waited ~2 s.
+        let p50 = last.app_p50_ms.unwrap();
+        assert!((1_950.0..=2_050.0).contains(&p50), "{last:?}");
+        assert_eq!(last.app_within_150ms, Some(0.0));
+        assert!(last.self_inflicted_s < 0.004, "{last:?}");
+        assert!((last.throughput_mbps - 1.44).abs() < 0.3, "{last:?}");
+        let m = env.app_metrics(0).unwrap();
+        assert!(m.delivered_share < 0.55, "{m:?}");
+        assert_eq!(m.delay_p95_ms, f64::INFINITY);
+    }
+
+    #[test]
+    fn window_mode_sends_each_message_as_it_comes() {
+        // 60 kB of window, far above what a 3 Mbit/s stream keeps in flight (~15 kB over a
+        // 40-60 ms loop): every datagram leaves at its creation.
+        let mut env = app_env("constant:rate=3M", ActionKind::Window, 3);
+        let steps = run(&mut env, |_, _| 60.0);
+        let m = env.app_metrics(500_000).unwrap();
+        assert!(m.delay_p95_ms <= 21.0 && m.delay_p50_ms >= 20.0, "{m:?}");
+        assert!(steps[10..].iter().all(|(_, i)| i.app_backlog_bytes <= 1200));
+        // A 6 kB window (five datagrams) is below that: the sender's queue grows.
+        let mut env = app_env("constant:rate=3M", ActionKind::Window, 3);
+        run(&mut env, |_, _| 6.0);
+        let m = env.app_metrics(500_000).unwrap();
+        assert!(m.delay_p50_ms > 200.0, "{m:?}");
+        assert!(env.app_backlog_bytes() > 100_000);
+    }
+
+    #[test]
+    fn video_frames_are_messages_cut_into_datagrams() {
+        // 2 Mbit/s at 25 frames/s: 10 kB frames (key frames 5 times that every 2 s) in
+        // datagrams of at most 1500 bytes, paced at 10 Mbit/s.
+        let mut env = app_env("video:rate=2M,fps=25,key=2", ActionKind::Rate, 4);
+        run(&mut env, |_, _| 10.0);
+        let m = env.app_metrics(0).unwrap();
+        assert_eq!(m.messages, 100);
+        assert!((m.offered_kbps - 2000.0).abs() < 100.0, "{m:?}");
+        assert!(env.arrivals().iter().all(|a| a.bytes <= 1500));
+        assert!(env.arrivals().len() > 100 * 6);
+        // A 10 kB frame's seven datagrams leave 1.2 ms apart: ~28 ms; a 41 kB key frame
+        // takes 33 ms more to send.
+        assert!(m.delay_p50_ms > 25.0 && m.delay_p50_ms < 35.0, "{m:?}");
+        assert!(m.delay_p99_ms > 50.0 && m.delay_p99_ms < 90.0, "{m:?}");
+    }
+
+    #[test]
+    fn adaptive_video_sizes_frames_by_the_rate() {
+        // At 4 Mbit/s and 25 frames/s a frame is 20 kB: the application offers the rate.
+        let mut env = app_env("adaptive:fps=25", ActionKind::Rate, 3);
+        let steps = run(&mut env, |_, _| 4.0);
+        let m = env.app_metrics(0).unwrap();
+        assert!((m.offered_kbps - 4000.0).abs() < 200.0, "{m:?}");
+        let mean: f64 = steps[25..]
+            .iter()
+            .map(|(_, i)| i.throughput_mbps)
+            .sum::<f64>()
+            / (steps.len() - 25) as f64;
+        assert!((mean - 4.0).abs() < 0.3, "{mean}");
+        // Halve the rate and the frames halve.
+        let mut env = app_env("adaptive:fps=25", ActionKind::Rate, 3);
+        run(&mut env, |_, _| 2.0);
+        let half = env.app_metrics(0).unwrap();
+        assert!((half.offered_kbps - 2000.0).abs() < 150.0, "{half:?}");
+    }
+
+    #[test]
+    fn app_episodes_are_deterministic_and_bulk_has_no_app_figures() {
+        for action in [ActionKind::Rate, ActionKind::Window] {
+            let mut cfg = EnvConfig::new(verizon_like());
+            cfg.episode_us = 3_000_000;
+            cfg.link.loss = 0.01;
+            cfg.action = action;
+            cfg.app = App::parse("video:rate=1M").unwrap();
+            let mut a = RlEnv::new(cfg.clone()).unwrap();
+            let mut b = RlEnv::new(cfg).unwrap();
+            let policy = |i: usize, o: &[f32]| 1.0 + (i % 11) as f64 * 1.5 + f64::from(o[8]) * 0.1;
+            a.reset(7).unwrap();
+            b.reset(7).unwrap();
+            let (ra, rb) = (run(&mut a, policy), run(&mut b, policy));
+            assert_eq!(ra, rb);
+            assert_eq!(a.app_metrics(0), b.app_metrics(0));
+            assert!(ra.iter().any(|(_, i)| i.app_messages > 0));
+        }
+        let mut bulk = app_env("bulk", ActionKind::Rate, 1);
+        let steps = run(&mut bulk, |_, _| 6.0);
+        assert!(bulk.app_metrics(0).is_none());
+        assert!(steps.iter().all(|(_, i)| i.app_p95_ms.is_none()
+            && i.app_messages == 0
+            && i.app_offered_mbps == 0.0));
+        let mut cfg = EnvConfig::new(constant(12.0, 60.0));
+        cfg.app = App::Constant {
+            rate_bps: f64::NAN,
+            packet_bytes: 1200,
+        };
+        assert!(RlEnv::new(cfg.clone()).is_err());
+        cfg.app = App::parse("constant:rate=10G,packet=1").unwrap();
+        let e = RlEnv::new(cfg).unwrap_err().to_string();
+        assert!(e.contains("datagrams in an episode"), "{e}");
     }
 }
