@@ -27,6 +27,7 @@
 //! loss = [0.0, 0.05]   # also uplink_loss, downlink_loss
 //! host_jitter_ms = 1.0
 //! confidence = 0.95    # Sprout only
+//! app = ["constant:rate=500k", "video:rate=1M"]  # `sprout sim --app` specs [default "bulk"]
 //! ```
 //!
 //! A trace entry is a pair's name (`NAME.up` and `NAME.down` in `traces_dir`), `"*"` (every
@@ -52,6 +53,12 @@
 //! Numbers are written as Rust prints them (shortest exact decimal), so the same run gives
 //! the same text on every executor.
 //!
+//! A spec whose `[sim]` sets `app` (even to `"bulk"`) adds an `app` column (the canonical
+//! spec) after the simulator options, and, after the `down_` figures, `up_app_` and `down_app_`
+//! columns of the application-level figures ([`APP_COLUMNS`]; empty in a direction without
+//! data or for a bulk run). A spec without `app` has exactly the columns and run ids it had
+//! before applications came in: a bulk run's id does not include the app.
+//!
 //! # Output and resuming
 //!
 //! Rows are appended to the output as each run finishes, one `write` of a whole line (so a
@@ -76,6 +83,7 @@ use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
 
 use crate::error::{EvalError, Result};
 use crate::traces::{self, DEFAULT_TRACE_DIRS};
+use sprout_sim::app_metrics::AppMetrics;
 use sprout_sim::metrics::DirectionMetrics;
 use sprout_sim::scheme::Scheme;
 use sprout_sim::sim::Load;
@@ -111,8 +119,26 @@ pub const METRIC_COLUMNS: [&str; 13] = [
     "window_s",
 ];
 
+/// The application-level figures ([`sprout_sim::app_metrics::AppMetrics`]) in the order of
+/// a spec-with-`app`'s columns (each twice, with `up_` and `down_`): offered and delivered
+/// kbit/s, delivered share (0..1), messages, delay p50/p95/p99 (ms; `inf` when that many
+/// messages were never delivered), shares within 100, 150 and 300 ms.
+pub const APP_COLUMNS: [&str; 10] = [
+    "app_offered_kbps",
+    "app_delivered_kbps",
+    "app_share",
+    "app_messages",
+    "app_p50_ms",
+    "app_p95_ms",
+    "app_p99_ms",
+    "app_within_100ms",
+    "app_within_150ms",
+    "app_within_300ms",
+];
+
 /// The simulator options a spec's `[sim]` table may set, as `sprout sim`'s flags (with `_`).
-pub const SIM_KEYS: [&str; 11] = [
+pub const SIM_KEYS: [&str; 12] = [
+    "app",
     "confidence",
     "downlink_loss",
     "downlink_queue",
@@ -204,6 +230,10 @@ pub struct SimSettings {
     pub host_jitter_ms: f64,
     /// Forecast confidence (Sprout schemes only; `None` = the scheme's).
     pub confidence: Option<f64>,
+    /// The application's canonical spec (`sprout sim --app`); `None` = bulk, left out of
+    /// the JSON (and so of the run's id) as before applications came in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
 }
 
 impl Default for SimSettings {
@@ -221,6 +251,7 @@ impl Default for SimSettings {
             downlink_loss: None,
             host_jitter_ms: o.host_jitter_ms,
             confidence: None,
+            app: None,
         }
     }
 }
@@ -242,6 +273,10 @@ pub struct RunSpec {
     pub sim: SimSettings,
     /// The sweep's parameter keys (the row's `param.KEY` columns); not part of the id.
     pub param_columns: Vec<String>,
+    /// Whether the row has the application columns (the spec sets `app`); not part of the
+    /// id.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub app_columns: bool,
 }
 
 /// What the id is computed from: the run without its id, its columns and its folders.
@@ -305,9 +340,10 @@ impl RunSpec {
             duration_s: s.duration_s,
             skip_s: s.skip_s,
             load: Load::from_str(&s.load).map_err(|e| EvalError::BadParameter(e.to_string()))?,
-            // Sweeps run the paper's saturating senders; application traffic is `sprout sim
-            // --app` and Python's `simulate(app=...)` for now.
-            app: sprout_sim::App::Bulk,
+            app: match &s.app {
+                Some(spec) => sprout_sim::App::parse(spec)?,
+                None => sprout_sim::App::Bulk,
+            },
         })
     }
 
@@ -437,6 +473,8 @@ pub struct SweepPlan {
     pub out: Option<PathBuf>,
     /// A name for the sweep (the spec file's stem, or "sweep").
     pub name: String,
+    /// Whether the rows have the application columns (the spec's `[sim]` sets `app`).
+    pub app_columns: bool,
 }
 
 /// A grid's values: a list is its values, anything else one value.
@@ -491,6 +529,11 @@ fn sim_settings(combo: &[(String, Json)]) -> Result<SimSettings> {
             "downlink_loss" => s.downlink_loss = Some(as_f64(k, v)?),
             "host_jitter_ms" => s.host_jitter_ms = as_f64(k, v)?,
             "confidence" => s.confidence = Some(as_f64(k, v)?),
+            "app" => {
+                let app = sprout_sim::App::parse(&as_str(k, v)?)
+                    .map_err(|e| EvalError::Spec(format!("[sim] app: {e}")))?;
+                s.app = (!app.is_bulk()).then(|| app.to_string());
+            }
             other => bad_spec!(
                 "[sim]: unknown option '{other}' (known: {})",
                 SIM_KEYS.join(", ")
@@ -724,6 +767,7 @@ impl SweepPlan {
                  the {MAX_RUNS} runs one sweep may hold; split it into several specs"
             );
         }
+        let app_columns = sim.contains_key("app");
         let param_keys: Vec<String> = params.keys().cloned().collect();
         let param_dims: Vec<(String, Vec<Json>)> = params.into_iter().collect();
         let sim_dims: Vec<(String, Vec<Json>)> = sim.into_iter().collect();
@@ -768,6 +812,7 @@ impl SweepPlan {
                                 seed,
                                 sim: settings.clone(),
                                 param_columns: param_keys.clone(),
+                                app_columns,
                             };
                             run.id = run.compute_id();
                             if !seen.insert(run.id.clone()) {
@@ -790,12 +835,13 @@ impl SweepPlan {
             param_keys,
             out,
             name: name.to_string(),
+            app_columns,
         })
     }
 
     /// The output's columns.
     pub fn header(&self) -> Vec<String> {
-        header(&self.param_keys)
+        header_with_app(&self.param_keys, self.app_columns)
     }
 }
 
@@ -824,18 +870,51 @@ fn seeds_of(seeds: Option<&Json>) -> Result<Vec<u64>> {
     })
 }
 
-/// The columns of a sweep whose spec has these parameter keys.
+/// The columns of a sweep whose spec has these parameter keys (and no `app`).
 pub fn header(param_keys: &[String]) -> Vec<String> {
+    header_with_app(param_keys, false)
+}
+
+/// The columns of a sweep whose spec has these parameter keys, with the application columns
+/// when `app` (the spec sets `app`).
+pub fn header_with_app(param_keys: &[String], app: bool) -> Vec<String> {
     let mut h: Vec<String> = ["run_id", "trace", "scheme", "seed", "params"]
         .iter()
         .map(|s| s.to_string())
         .collect();
     h.extend(param_keys.iter().map(|k| format!("param.{k}")));
     h.extend(SIM_COLUMNS.iter().map(|s| s.to_string()));
+    if app {
+        h.push("app".into());
+    }
     for dir in ["up", "down"] {
         h.extend(METRIC_COLUMNS.iter().map(|m| format!("{dir}_{m}")));
     }
+    if app {
+        for dir in ["up", "down"] {
+            h.extend(APP_COLUMNS.iter().map(|m| format!("{dir}_{m}")));
+        }
+    }
     h
+}
+
+/// The fields of [`APP_COLUMNS`] for one direction: empty without application figures.
+fn app_fields(m: Option<&AppMetrics>) -> [String; 10] {
+    let Some(m) = m else {
+        return Default::default();
+    };
+    [
+        m.offered_kbps.to_string(),
+        m.delivered_kbps.to_string(),
+        m.delivered_share.to_string(),
+        m.messages.to_string(),
+        m.delay_p50_ms.to_string(),
+        m.delay_p95_ms.to_string(),
+        m.delay_p99_ms.to_string(),
+        m.within_100ms.to_string(),
+        m.within_150ms.to_string(),
+        m.within_300ms.to_string(),
+    ]
 }
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
@@ -904,8 +983,15 @@ pub fn run_fields(run: &RunSpec) -> Result<Vec<String>> {
             String::new()
         },
     ]);
+    if run.app_columns {
+        f.push(opts.app.to_string());
+    }
     f.extend(metric_fields(&out.uplink.metrics));
     f.extend(metric_fields(&out.downlink.metrics));
+    if run.app_columns {
+        f.extend(app_fields(out.uplink.app.as_ref()));
+        f.extend(app_fields(out.downlink.app.as_ref()));
+    }
     Ok(f)
 }
 
@@ -1374,5 +1460,157 @@ loss = [0.0, 0.01]
         assert!(e.contains("parameter 'nope=1': unknown key 'nope'"), "{e}");
         assert!(err(&format!("{c}\n[sim]\nloss = 2.0")).contains("run "));
         assert!(SweepOutput::open(Path::new("/tmp/x.parquet"), &[]).is_err());
+    }
+
+    /// A constant 12 Mbit/s pair, 8 s runs measured from 2 s, data down only.
+    const APP_SPEC: &str = r#"
+traces = [{ name = "c12", constant = { mbps = 12, seconds = 30 } }]
+schemes = ["sprout", "cubic"]
+seeds = [1]
+[sim]
+duration = 8.0
+skip = 2.0
+load = "down"
+"#;
+
+    fn app_plan(app: &str) -> Result<SweepPlan> {
+        SweepPlan::from_toml(&format!("{APP_SPEC}app = {app}\n"), Path::new("."), "t")
+    }
+
+    #[test]
+    fn a_bulk_spec_keeps_its_run_ids_and_columns() {
+        // The ids and columns the spec had before applications came in (computed with that
+        // code): a sweep's output from then resumes.
+        let p = SweepPlan::from_toml(APP_SPEC, Path::new("."), "t").unwrap();
+        let ids: Vec<&str> = p.runs.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["1d8b13c4139f6dc8", "5e72cc4dbfe305ff"]);
+        let h = p.header();
+        assert_eq!(h.len(), 5 + SIM_COLUMNS.len() + 2 * METRIC_COLUMNS.len());
+        assert_eq!(h, header(&[]));
+        assert!(!h.iter().any(|c| c.contains("app")));
+        assert!(!serde_json::to_string(&p.runs[0]).unwrap().contains("app"));
+        // `app = "bulk"` is the same runs, with the application columns.
+        let bulk = app_plan("\"bulk\"").unwrap();
+        assert_eq!(
+            bulk.runs.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ids
+        );
+        assert!(bulk.header().contains(&"app".to_string()));
+        assert_eq!(bulk.header().len(), h.len() + 1 + 2 * APP_COLUMNS.len());
+    }
+
+    #[test]
+    fn app_specs_are_a_sweep_dimension() {
+        let p = app_plan(r#"["constant:rate=500k", "bulk", "video:rate=1M,fps=25"]"#).unwrap();
+        assert_eq!(p.runs.len(), 2 * 3);
+        let apps: Vec<Option<&str>> = p.runs.iter().map(|r| r.sim.app.as_deref()).collect();
+        assert_eq!(
+            apps[..3],
+            [
+                Some("constant:rate=500k,packet=1200"),
+                None,
+                Some("video:rate=1M,fps=25,key=3,keyratio=5")
+            ]
+        );
+        assert_eq!(
+            p.runs[0].sim_options().unwrap().app,
+            sprout_sim::App::parse("constant:rate=500k").unwrap()
+        );
+        // The same app written another way is the same run.
+        let same = app_plan("\"constant:rate=500000,packet=1200\"").unwrap();
+        assert_eq!(same.runs[0].id, p.runs[0].id);
+        // The bulk runs are the spec's runs without app.
+        let plain = SweepPlan::from_toml(APP_SPEC, Path::new("."), "t").unwrap();
+        assert_eq!(p.runs[1].id, plain.runs[0].id);
+        // The app reaches the run through its JSON (as Python hands it to a worker).
+        let json = serde_json::to_string(&p.runs[0]).unwrap();
+        let back: RunSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, p.runs[0]);
+        assert_eq!(back.compute_id(), back.id);
+        assert!(back.app_columns);
+        // direct runs with an application of its own rate.
+        let direct = SweepPlan::from_toml(
+            &format!("{APP_SPEC}app = \"constant:rate=1M\"\n")
+                .replace(r#"["sprout", "cubic"]"#, r#"["direct"]"#),
+            Path::new("."),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(direct.runs.len(), 1);
+    }
+
+    #[test]
+    fn bad_app_specs_name_the_key() {
+        let err = |app: &str| sim_error_message(&app_plan(app).unwrap_err());
+        let e = err("\"warp\"");
+        assert!(
+            e.contains("[sim] app: app 'warp': unknown kind 'warp'"),
+            "{e}"
+        );
+        let e = err(r#"["constant:rate=1M", "constant:rate=fast"]"#);
+        assert!(
+            e.contains("[sim] app: app 'constant:rate=fast': rate"),
+            "{e}"
+        );
+        assert!(err("5").contains("[sim] app: expected a string"));
+        // direct has no congestion control to hold a bulk sender back.
+        let e = sim_error_message(
+            &SweepPlan::from_toml(
+                &APP_SPEC.replace(r#"["sprout", "cubic"]"#, r#"["direct"]"#),
+                Path::new("."),
+                "t",
+            )
+            .unwrap_err(),
+        );
+        assert!(e.contains("direct with app bulk"), "{e}");
+    }
+
+    #[test]
+    fn an_app_sweep_writes_the_application_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("app.csv");
+        let p = app_plan(r#"["constant:rate=500k", "bulk"]"#).unwrap();
+        let report = run_local(&p, &out, Some(2), false).unwrap();
+        assert_eq!((report.ran, report.rows), (4, 4));
+        let mut r = csv::Reader::from_path(&out).unwrap();
+        let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+        assert_eq!(header, p.header());
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        let mut seen_app = 0;
+        for row in &rows {
+            let run = p.runs.iter().find(|r| r.id == row[0]).unwrap();
+            match run.sim.app.as_deref() {
+                Some(spec) => {
+                    seen_app += 1;
+                    assert_eq!(&row[col("app")], spec);
+                    // 500 kbit/s down a 12 Mbit/s link: all of it, at about the
+                    // propagation delay.
+                    let num = |c: &str| row[col(c)].parse::<f64>().unwrap();
+                    assert!((num("down_app_offered_kbps") - 500.0).abs() < 5.0);
+                    assert!(num("down_app_share") > 0.99);
+                    let p95 = num("down_app_p95_ms");
+                    assert!((20.0..100.0).contains(&p95), "{p95}");
+                    assert!(num("down_app_within_150ms") > 0.99);
+                    assert!(num("down_app_messages") > 300.0);
+                    // The uplink carries no data: no application figures.
+                    assert_eq!(&row[col("up_app_p95_ms")], "");
+                    // The same figures as the simulator's.
+                    let cfg = run.sim_options().unwrap().config().unwrap();
+                    let (up, down) = run.trace.load().unwrap();
+                    let sim = sim_json::run(up, down, &cfg, None).unwrap();
+                    let a = sim.downlink.app.unwrap();
+                    assert_eq!(row[col("down_app_p95_ms")], a.delay_p95_ms.to_string());
+                }
+                None => {
+                    assert_eq!(&row[col("app")], "bulk");
+                    assert_eq!(&row[col("down_app_p95_ms")], "");
+                }
+            }
+        }
+        assert_eq!(seen_app, 2);
+        // A second start finds every run done.
+        let again = run_local(&p, &out, Some(2), false).unwrap();
+        assert_eq!((again.ran, again.skipped), (0, 4));
     }
 }
