@@ -26,6 +26,8 @@ struct ActiveForecast {
     queue: u64,
     /// The same, drained by the expected counts.
     queue_expected: u64,
+    /// Ticks past the forecast's end already drained from `queue_expected`.
+    beyond: u64,
 }
 
 impl ActiveForecast {
@@ -77,6 +79,46 @@ pub struct Sender {
     forecast: Option<ActiveForecast>,
     /// Application data is waiting for the window: windows come from the expected counts.
     backlogged: bool,
+    /// The largest expected window of the forecasts of the last one to two
+    /// [`PEAK_WINDOW`]s, in link bytes: the least window of a sender whose data waits.
+    recent_peak: WindowedMax,
+}
+
+/// How long a sender whose data waits remembers the largest window a forecast gave it: long
+/// enough to span the stalls of a cellular link (seconds), after which what the link carried
+/// before says little about what it carries now.
+pub const PEAK_WINDOW: Duration = Duration::from_micros(10_000_000);
+
+/// How long past the end of its last forecast a sender whose data waits goes on as the link
+/// recently carried (see `Sender::advance`); after that it stops until feedback comes, as TCP
+/// stops at its first retransmission timeout (1 s).
+pub const BLIND_SPAN: Duration = Duration::from_micros(1_000_000);
+
+/// The largest value seen over the last one to two `PEAK_WINDOW`s: the largest of the current
+/// window and the one before it.
+#[derive(Clone, Copy, Debug, Default)]
+struct WindowedMax {
+    start: Option<Instant>,
+    current: u64,
+    previous: u64,
+}
+
+impl WindowedMax {
+    fn update(&mut self, now: Instant, value: u64, span: Duration) {
+        match self.start {
+            Some(s) if now - s < span => {}
+            _ => {
+                self.start = Some(now);
+                self.previous = self.current;
+                self.current = 0;
+            }
+        }
+        self.current = self.current.max(value);
+    }
+
+    fn get(&self) -> u64 {
+        self.current.max(self.previous)
+    }
 }
 
 impl Sender {
@@ -96,6 +138,7 @@ impl Sender {
             last_send: None,
             forecast: None,
             backlogged: false,
+            recent_peak: WindowedMax::default(),
         }
     }
 
@@ -137,7 +180,12 @@ impl Sender {
                     applied: 0,
                     queue,
                     queue_expected: queue,
+                    beyond: 0,
                 });
+                if let Some(f) = &self.forecast {
+                    let peak = self.window_at(f, 0, 0, true);
+                    self.recent_peak.update(now, peak, PEAK_WINDOW);
+                }
             }
         }
     }
@@ -177,6 +225,20 @@ impl Sender {
                 f.queue_expected = f.queue_expected.saturating_sub(drained.saturating_mul(mtu));
                 f.applied += 1;
             }
+            // Past the forecast's end (no feedback for its whole horizon), for at most
+            // BLIND_SPAN, the queue estimate a waiting sender's windows use drains at the
+            // recent peak rate: data in flight before the silence is taken to be delivered as
+            // the link recently delivered, so the sender goes on at most at that rate (and at
+            // most at its application's) instead of stopping while the reverse path is out.
+            if elapsed > f.len {
+                let per_tick = self.recent_peak.get() / self.target_ticks.max(1) as u64;
+                let extra = ((elapsed - f.len) as u64).min(BLIND_SPAN / tick);
+                let new = extra.saturating_sub(f.beyond);
+                f.queue_expected = f
+                    .queue_expected
+                    .saturating_sub(new.saturating_mul(per_tick));
+                f.beyond = extra;
+            }
         }
     }
 
@@ -202,12 +264,19 @@ impl Sender {
         .max(self.backlog_floor())
     }
 
-    /// The least window of a sender whose data waits, in link bytes: two MTU-sized packets
-    /// minus what it believes is queued (at most two packets in flight per round trip, as
-    /// TCP's least window), so that an outage forecast does not stop every probe of the link.
+    /// The least window of a sender whose data waits, in link bytes: the largest window a
+    /// forecast gave it in the last [`PEAK_WINDOW`] (at least two MTU-sized packets, TCP's
+    /// least window) minus what it believes is in flight. An outage forecast then does not
+    /// hold back data that has waited through the outage: the link drains it at its own rate
+    /// when it returns, as it would drain a stream sent without congestion control, while what
+    /// is in flight stays within what the link recently drained within the delay target.
     fn backlog_floor(&self) -> u64 {
         match (&self.forecast, self.backlogged) {
-            (Some(f), true) => (2 * self.mtu_bytes).saturating_sub(f.queue_expected),
+            (Some(f), true) => self
+                .recent_peak
+                .get()
+                .max(2 * self.mtu_bytes)
+                .saturating_sub(f.queue_expected),
             _ => 0,
         }
     }
@@ -339,6 +408,40 @@ mod tests {
             0,
             "the floor counts what is in flight"
         );
+    }
+
+    #[test]
+    fn a_waiting_sender_keeps_the_recent_peak_window_through_an_outage_forecast() {
+        let mut s = Sender::new(&Config::default());
+        s.set_backlogged(true);
+        // A good forecast: 10 packets a tick, so ticks 2..6 hold 50.
+        let good: Vec<u32> = (1..=8).map(|i| 10 * i).collect();
+        s.on_feedback(t(0), &fb(1, 0, &good));
+        assert_eq!(s.window_bytes(t(0)), 50 * 1500);
+        // Then an outage: the forecast says nothing will drain. The data that waits may still
+        // have the recent peak in flight (here nothing is in flight yet)...
+        s.on_feedback(t(20_000), &fb(2, 0, &[0; 8]));
+        assert_eq!(s.window_bytes(t(20_000)), 50 * 1500);
+        s.on_sent(t(20_000), 50 * 1500);
+        assert_eq!(s.window_bytes(t(20_000)), 0);
+        // ...and no more while the outage forecast covers the time (8 ticks from its arrival,
+        // its anchor at the default forecast age of 0).
+        assert_eq!(s.window_bytes(t(120_000)), 0);
+        // Past its end, with no feedback, the estimate drains at the peak rate (10 packets a
+        // tick) for at most BLIND_SPAN (50 ticks), then stops.
+        let end = 20_000 + 8 * 20_000;
+        assert_eq!(s.window_bytes(t(end + 2 * 20_000)), 20 * 1500);
+        s.on_sent(t(end + 2 * 20_000), 20 * 1500);
+        assert_eq!(s.window_bytes(t(end + 50 * 20_000)), 50 * 1500);
+        s.on_sent(t(end + 50 * 20_000), 50 * 1500);
+        assert_eq!(
+            s.window_bytes(t(end + 80 * 20_000)),
+            0,
+            "blind for 1 s at most"
+        );
+        // A sender with nothing waiting has no floor: the outage forecast closes its window.
+        s.set_backlogged(false);
+        assert_eq!(s.window_bytes(t(end + 80 * 20_000)), 0);
     }
 
     #[test]
