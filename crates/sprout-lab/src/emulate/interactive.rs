@@ -222,7 +222,6 @@ pub fn summary_app_delay(path: &Path) -> Option<AppDelay> {
     text.lines()
         .filter(|l| l.trim_start().starts_with('{'))
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["type"] == "summary" && v.get("app_offered").is_some())
-        .last()
+        .rfind(|v| v["type"] == "summary" && v.get("app_offered").is_some())
         .and_then(|v| serde_json::from_value(v).ok())
 }
