@@ -210,6 +210,7 @@ class Env:
         feedback_bytes: int = 100,
         params: Sequence[str] = ...,
         confidence: Optional[float] = None,
+        app: str = "bulk",
     ) -> "Env": ...
     def reset(self, seed: int) -> npt.NDArray[np.float32]:
         """Starts an episode; returns the first observation."""
@@ -222,7 +223,12 @@ class Env:
     def observation(self) -> npt.NDArray[np.float32]: ...
     def episode_metrics(self, skip_s: float = 0.0) -> Dict[str, float]:
         """The episode's throughput (kbit/s) and delays (ms), as ``sprout sim``'s metrics."""
+    def app_metrics(self, skip_s: float = 0.0) -> Optional[Dict[str, float]]:
+        """The episode's application-level figures (None for a bulk sender)."""
     def arrivals(self) -> Dict[str, npt.NDArray[Any]]: ...
+    @property
+    def app(self) -> str:
+        """The application's canonical spec ("bulk", "constant:rate=500k,packet=1200", ...)."""
     @property
     def observation_names(self) -> List[str]: ...
     @property

@@ -25,6 +25,18 @@ the exact definitions); ``info`` holds the step's figures. An episode lasts
 ``episode_seconds`` and ends by truncation. The same seed and the same actions give the
 identical episode.
 
+By default the sender always has data (a bulk transfer). With ``app`` (``sprout sim
+--app``'s specs: ``"constant:rate=500k"``, ``"video:rate=1M,fps=30"``,
+``"adaptive:fps=30"``) an application drives it instead: the sender sends only what the
+application has handed it (paced at the rate, or as the window allows), adaptive video sizes
+each frame by the rate (or window) the agent sets, and ``info`` adds the application's
+figures of the step: ``app_offered_mbps``, ``app_backlog_bytes`` (waiting in the sender),
+``app_messages`` (completed in the step) and their application-level delay (creation to
+delivery, sender queue included) ``app_p50_ms``, ``app_p95_ms``, ``app_within_150ms`` (None
+when no message completed); ``app_metrics()`` gives the episode's. The reward is unchanged
+(it sees the network's delay, not the time data waits in the sender): shape your own from
+``info`` if the agent should care.
+
 Example::
 
     import sprout.gym
@@ -113,7 +125,8 @@ class CellularLinkEnv(gym.Env):
     ("reverse": reports cross the other direction's link; "instant"), ``propagation_delay_ms``,
     ``queue`` ("infinite" or "codel"), ``loss``, ``max_rate_mbps`` / ``max_window_kb`` (the
     action's upper bound), ``params`` (Sprout parameters of the receiver's model,
-    ``"KEY=VALUE"``), ``confidence``. The seed is given to ``reset(seed=...)``.
+    ``"KEY=VALUE"``), ``confidence``, ``app`` (what drives the sender: ``"bulk"`` or an
+    application spec, see the module docs). The seed is given to ``reset(seed=...)``.
     """
 
     metadata = {"render_modes": []}
@@ -141,6 +154,7 @@ class CellularLinkEnv(gym.Env):
         synthetic: Optional[dict] = None,
         params: Any = (),
         confidence: Optional[float] = None,
+        app: str = "bulk",
         traces_dir: Optional[str] = None,
         render_mode: Optional[str] = None,
     ):
@@ -168,6 +182,7 @@ class CellularLinkEnv(gym.Env):
             max_window_kb=max_window_kb,
             params=list(params),
             confidence=confidence,
+            app=app,
         )
         self.action_kind = action
         n = len(self.engine.observation_names)
@@ -205,6 +220,13 @@ class CellularLinkEnv(gym.Env):
         same dict as ``sprout.simulate``'s per-direction metrics (throughput_kbps,
         p95_delay_ms, self_inflicted_ms, utilization, ...)."""
         return self.engine.episode_metrics(skip_s)
+
+    def app_metrics(self, skip_s: float = 0.0) -> Optional[dict]:
+        """The application-level figures of the episode so far (from ``skip_s`` on):
+        offered_kbps, delivered_kbps, delivered_share, messages, delay_p50_ms, delay_p95_ms,
+        delay_p99_ms, within_100ms, within_150ms, within_300ms (a message not yet delivered
+        counts as infinitely late); None for a bulk sender."""
+        return self.engine.app_metrics(skip_s)
 
     def arrivals(self) -> dict:
         """Every data packet delivered in the episode: numpy arrays ``sent_us``, ``arrived_us``

@@ -28,7 +28,12 @@ use crate::trace::TraceArg;
 /// "window" (kilobytes). Reward per step: ``throughput_weight`` x throughput (Mbit/s) -
 /// ``reward_weight`` x self-inflicted delay (s) - ``loss_weight`` x loss (Mbit/s).
 /// ``params`` are Sprout parameters (``KEY=VALUE`` strings, as ``sprout sim --param``) of the
-/// receiver's model. BadParameterError (a SproutError) for a bad option.
+/// receiver's model. ``app`` is what the application at the sender offers (``sprout sim
+/// --app``'s specs: ``"bulk"``, the default, always has data; ``"constant:rate=500k"``,
+/// ``"video:rate=1M"``, ``"adaptive:fps=30"``): with a non-bulk app the sender sends only
+/// what the application handed it, the step's ``info`` adds the application's figures
+/// (``app_*``) and ``app_metrics()`` gives the episode's; the reward is unchanged.
+/// BadParameterError (a SproutError) for a bad option.
 #[pyclass(name = "Env", module = "sprout._sprout")]
 pub struct PyEnv {
     /// In a mutex only to make the class `Sync` (the model's estimator is `Send` only);
@@ -46,7 +51,10 @@ impl PyEnv {
     }
 }
 
-fn info_dict<'py>(py: Python<'py>, i: &StepInfo) -> PyResult<Bound<'py, PyDict>> {
+/// The step's figures; with an application (`app`), its figures too (a delay figure of a
+/// step in which no message completed is None, not NaN, so that equal steps give equal
+/// dicts, as Gymnasium's checker wants).
+fn info_dict<'py>(py: Python<'py>, i: &StepInfo, app: bool) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("time_s", i.time_s)?;
     d.set_item("throughput_mbps", i.throughput_mbps)?;
@@ -58,6 +66,14 @@ fn info_dict<'py>(py: Python<'py>, i: &StepInfo) -> PyResult<Bound<'py, PyDict>>
     d.set_item("lost_bytes", i.lost_bytes)?;
     d.set_item("queue_bytes", i.queue_bytes)?;
     d.set_item("action", i.action)?;
+    if app {
+        d.set_item("app_offered_mbps", i.app_offered_mbps)?;
+        d.set_item("app_backlog_bytes", i.app_backlog_bytes)?;
+        d.set_item("app_messages", i.app_messages)?;
+        d.set_item("app_p50_ms", i.app_p50_ms)?;
+        d.set_item("app_p95_ms", i.app_p95_ms)?;
+        d.set_item("app_within_150ms", i.app_within_150ms)?;
+    }
     Ok(d)
 }
 
@@ -70,7 +86,7 @@ impl PyEnv {
         feedback = "reverse", propagation_delay_ms = 20.0, queue = "infinite", loss = 0.0,
         max_rate_mbps = DEFAULT_MAX_RATE_MBPS, max_window_kb = DEFAULT_MAX_WINDOW_KB,
         packet_bytes = 1500, feedback_bytes = DEFAULT_FEEDBACK_BYTES, params = Vec::new(),
-        confidence = None))]
+        confidence = None, app = "bulk"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -95,6 +111,7 @@ impl PyEnv {
         feedback_bytes: u32,
         params: Vec<String>,
         confidence: Option<f64>,
+        app: &str,
     ) -> PyResult<PyEnv> {
         let source = match (uplink, downlink) {
             (Some(u), Some(d)) => {
@@ -193,6 +210,7 @@ impl PyEnv {
             cfg.protocol.confidence = c;
         }
         overrides::apply(&mut cfg.protocol, &params).map_err(sim_to_py)?;
+        cfg.app = sprout_sim::App::parse(app).map_err(sim_to_py)?;
         let inner = py.detach(|| RlEnv::new(cfg)).map_err(sim_to_py)?;
         Ok(PyEnv {
             inner: std::sync::Mutex::new(inner),
@@ -211,9 +229,14 @@ impl PyEnv {
     /// One step with ``action`` (Mbit/s or kilobytes; clipped to the bounds, NaN = 0):
     /// ``(observation, reward, terminated, truncated, info)``, Gymnasium's tuple; ``info`` has
     /// the step's time_s, throughput_mbps, capacity_mbps, delay_s, self_inflicted_s,
-    /// sent_bytes, delivered_bytes, lost_bytes, queue_bytes and action (as applied).
+    /// sent_bytes, delivered_bytes, lost_bytes, queue_bytes and action (as applied); with a
+    /// non-bulk ``app``, also app_offered_mbps (created in the step), app_backlog_bytes
+    /// (waiting in the sender at its end), app_messages (completed in the step), and their
+    /// application-level delay: app_p50_ms, app_p95_ms and app_within_150ms (None when no
+    /// message completed).
     fn step<'py>(&mut self, py: Python<'py>, action: f64) -> PyResult<Bound<'py, PyTuple>> {
         let env = self.env_mut();
+        let app = !env.config().app.is_bulk();
         let o = env.step(action);
         let obs = PyArray1::from_slice(py, env.observation());
         (
@@ -221,7 +244,7 @@ impl PyEnv {
             o.reward,
             o.terminated,
             o.truncated,
-            info_dict(py, &o.info)?,
+            info_dict(py, &o.info, app)?,
         )
             .into_pyobject(py)
     }
@@ -319,6 +342,44 @@ impl PyEnv {
         value_to_py(py, &v)
     }
 
+    /// The application-level figures of the episode over ``[skip_s, now)`` (as
+    /// ``sprout.simulate``'s ``result.app``: offered_kbps, delivered_kbps, delivered_share,
+    /// messages, delay_p50_ms, delay_p95_ms, delay_p99_ms, within_100ms, within_150ms,
+    /// within_300ms; a message not yet delivered counts as infinitely late: a percentile is
+    /// then ``inf``, and NaN with no message), or None for bulk.
+    #[pyo3(signature = (skip_s = 0.0))]
+    fn app_metrics<'py>(
+        &self,
+        py: Python<'py>,
+        skip_s: f64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        if !(skip_s.is_finite() && skip_s >= 0.0) {
+            return Err(bad_parameter(format!("skip_s must be >= 0, got {skip_s}")));
+        }
+        let Some(m) = self.env().app_metrics((skip_s * 1e6).round() as u64) else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("offered_kbps", m.offered_kbps)?;
+        d.set_item("delivered_kbps", m.delivered_kbps)?;
+        d.set_item("delivered_share", m.delivered_share)?;
+        d.set_item("messages", m.messages)?;
+        d.set_item("delay_p50_ms", m.delay_p50_ms)?;
+        d.set_item("delay_p95_ms", m.delay_p95_ms)?;
+        d.set_item("delay_p99_ms", m.delay_p99_ms)?;
+        d.set_item("within_100ms", m.within_100ms)?;
+        d.set_item("within_150ms", m.within_150ms)?;
+        d.set_item("within_300ms", m.within_300ms)?;
+        Ok(Some(d))
+    }
+
+    /// The application's canonical spec (``"bulk"``, ``"constant:rate=500k,packet=1200"``,
+    /// ...).
+    #[getter]
+    fn app(&self) -> String {
+        self.env().config().app.to_string()
+    }
+
     /// Every data packet delivered this episode: a dict of numpy arrays ``sent_us``,
     /// ``arrived_us`` (uint64, µs since the episode's start) and ``bytes`` (uint32).
     fn arrivals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -352,8 +413,13 @@ impl PyEnv {
     fn __repr__(&self) -> String {
         let env = self.env();
         let c = env.config();
+        let app = if c.app.is_bulk() {
+            String::new()
+        } else {
+            format!(", app {}", c.app)
+        };
         format!(
-            "Env({}, {:?} action, {} tick(s) per step, {} s episodes)",
+            "Env({}, {:?} action, {} tick(s) per step, {} s episodes{app})",
             env.data_trace().name(),
             c.action,
             c.ticks_per_step,
