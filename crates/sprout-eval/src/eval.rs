@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use sprout_link::Trace;
 use sprout_sim::distributions::{self, InterArrival};
 use sprout_sim::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
-use sprout_sim::sim::{self, DirectionRun, SimConfig};
+use sprout_sim::sim::{self, DirectionRun, Load, SimConfig};
 
 pub use crate::error::EvalError;
 use crate::error::Result;
@@ -23,6 +23,7 @@ pub use crate::experiment::{
     Experiment, CONFIDENCES, CONFIDENCE_LINK, DISTRIBUTIONS_LINK, FIGURE1_LINK, LOSSES, LOSS_LINK,
     MODEL_VARIANTS, SEEDS, SENSITIVITY_LINKS,
 };
+use crate::interactive::{InteractiveResults, InteractiveRow, InteractiveSettings, RunOf, Source};
 use crate::report;
 pub use crate::results::{EvalResults, ResultRow, RunLabel, SchemeAverage};
 pub use crate::traces::{fetch_traces, load_links, load_trace, LinkSet, Pair, DEFAULT_TRACE_DIRS};
@@ -81,6 +82,16 @@ struct Job {
     figure1: bool,
     /// The model variant (the `model` experiment), empty otherwise.
     variant: &'static str,
+    /// The `interactive` experiment's run: what it offers in which direction.
+    interactive: Option<InteractiveJob>,
+}
+
+/// What a run of the `interactive` experiment offers, and the direction it loads.
+struct InteractiveJob {
+    source: Source,
+    rate_kbps: Option<f64>,
+    /// "down" or "up" (the direction `cfg.load` loads).
+    direction: &'static str,
 }
 
 /// What every job of a run shares: the measured window's start and the two Sprout schemes'
@@ -166,10 +177,41 @@ fn job(
             && pair.0 == FIGURE1_LINK,
         cfg,
         variant: "",
+        interactive: None,
     }
 }
 
-fn build_jobs(opts: &EvalOptions, plan: &Plan, links: &LinkSet) -> Vec<Job> {
+/// The `interactive` experiment's jobs: on each link direction loaded alone, every source,
+/// offered rate and scheme of [`crate::interactive::runs`], at most `settings.duration_us`
+/// of simulated time each.
+fn interactive_jobs(settings: &InteractiveSettings, plan: &Plan, links: &LinkSet) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for pair in &links.pairs {
+        let whole = sim::default_duration_us(&pair.1, &pair.2);
+        for (load, direction) in [(Load::Down, "down"), (Load::Up, "up")] {
+            for (source, rate_kbps, scheme) in crate::interactive::runs(&settings.rates_kbps) {
+                let mut j = job(Experiment::Interactive, pair, scheme, plan, None, 0.0, 0);
+                j.cfg.app = source.app(rate_kbps.unwrap_or(0.0));
+                j.cfg.load = load;
+                j.cfg.duration_us = settings.duration_us.map(|d| d.min(whole));
+                j.interactive = Some(InteractiveJob {
+                    source,
+                    rate_kbps,
+                    direction,
+                });
+                jobs.push(j);
+            }
+        }
+    }
+    jobs
+}
+
+fn build_jobs(
+    opts: &EvalOptions,
+    settings: &InteractiveSettings,
+    plan: &Plan,
+    links: &LinkSet,
+) -> Vec<Job> {
     let mut jobs = Vec::new();
     let want = |e: Experiment| opts.experiments.contains(&e);
     if want(Experiment::Fig7) || want(Experiment::Fig8) || want(Experiment::Summary) {
@@ -268,6 +310,9 @@ fn build_jobs(opts: &EvalOptions, plan: &Plan, links: &LinkSet) -> Vec<Job> {
             }
         }
     }
+    if want(Experiment::Interactive) {
+        jobs.extend(interactive_jobs(settings, plan, links));
+    }
     jobs
 }
 
@@ -284,13 +329,58 @@ fn omniscient_metrics(trace: &Arc<Trace>, cfg: &SimConfig, duration_us: u64) -> 
     m
 }
 
-/// What one job produced: its two rows and, maybe, the Figure-1 series.
+/// What one job produced: its two rows (none for the `interactive` experiment, which has its
+/// own) and, maybe, the Figure-1 series.
 struct JobOut {
-    rows: [ResultRow; 2],
+    rows: Vec<ResultRow>,
     figure1: Option<Vec<TimeSeriesPoint>>,
+    interactive: Option<InteractiveRow>,
+}
+
+/// Runs a job of the `interactive` experiment: its row, from the loaded direction.
+fn run_interactive_job(j: &Job, ij: &InteractiveJob) -> Result<JobOut> {
+    let out =
+        sim::run(j.up.clone(), j.down.clone(), &j.cfg, None).map_err(|e| EvalError::SimRun {
+            run: format!(
+                "interactive {} {} / {} {} / {}",
+                j.link,
+                ij.direction,
+                ij.source.key(),
+                ij.rate_kbps
+                    .map_or(String::new(), |r| format!("{r} kbit/s")),
+                j.scheme.key()
+            ),
+            source: e,
+        })?;
+    let run = if ij.direction == "down" {
+        &out.downlink
+    } else {
+        &out.uplink
+    };
+    // A loaded direction of an application source always has its figures; none would be
+    // a run that offered nothing, whose every figure is NaN.
+    let app = run
+        .app
+        .clone()
+        .unwrap_or_else(|| sprout_sim::app_metrics::compute(&[], run.window));
+    let label = RunOf {
+        link: &j.link,
+        direction: ij.direction,
+        source: ij.source,
+        rate_kbps: ij.rate_kbps,
+        scheme: j.scheme,
+    };
+    Ok(JobOut {
+        rows: Vec::new(),
+        figure1: None,
+        interactive: Some(InteractiveRow::new(&label, &run.metrics, &app)),
+    })
 }
 
 fn run_job(j: &Job) -> Result<JobOut> {
+    if let Some(ij) = &j.interactive {
+        return run_interactive_job(j, ij);
+    }
     let (down, up, figure1) = if j.scheme.is_simulated() {
         let out = sim::run(j.up.clone(), j.down.clone(), &j.cfg, None).map_err(|e| {
             EvalError::SimRun {
@@ -309,8 +399,9 @@ fn run_job(j: &Job) -> Result<JobOut> {
         )
     };
     Ok(JobOut {
-        rows: [row(j, "down", &down), row(j, "up", &up)],
+        rows: vec![row(j, "down", &down), row(j, "up", &up)],
         figure1,
+        interactive: None,
     })
 }
 
@@ -346,34 +437,66 @@ pub fn figure1_series(run: &DirectionRun) -> Vec<TimeSeriesPoint> {
 }
 
 /// Runs the evaluation and writes its outputs; returns a short summary for the terminal.
+/// The `interactive` experiment, if asked for, runs at its defaults
+/// ([`InteractiveSettings::default`]).
 pub fn run(opts: &EvalOptions) -> Result<String> {
+    run_with(opts, &InteractiveSettings::default())
+}
+
+/// [`run`], the `interactive` experiment at `settings` (its offered rates, each run's
+/// simulated time).
+pub fn run_with(opts: &EvalOptions, settings: &InteractiveSettings) -> Result<String> {
     if opts.schemes.is_empty() {
         return Err(EvalError::BadParameter("no scheme given".into()));
     }
+    check_settings(settings)?;
     let plan = Plan::new(opts)?;
     let links = load_links(opts.traces.as_deref())?;
     let out = OutputDir::open(&opts.out)?;
-    let (results, fig1) = evaluate(opts, &plan, &links)?;
+    let (results, fig1) = evaluate(opts, settings, &plan, &links)?;
     report::write_outputs(&opts.out, &results, fig1.as_deref())?;
     let tidied = out.finish()?;
     Ok(format!("{}{tidied}", report::summary(&results, &opts.out)))
+}
+
+/// The interactive experiment's settings, checked: at least one offered rate, each one a
+/// source accepts ([`sprout_sim::App::validate`]), and a positive duration if any.
+fn check_settings(settings: &InteractiveSettings) -> Result<()> {
+    let bad = |why: String| Err(EvalError::BadParameter(format!("interactive: {why}")));
+    if settings.rates_kbps.is_empty() {
+        return bad("no offered rate given".into());
+    }
+    for &r in &settings.rates_kbps {
+        for s in Source::FIXED {
+            if let Err(e) = s.app(r).validate() {
+                return bad(format!("offered rate {r} kbit/s: {e}"));
+            }
+        }
+    }
+    if settings.duration_us == Some(0) {
+        return bad("a run of no time".into());
+    }
+    Ok(())
 }
 
 /// Runs every simulation of the options' experiments on the links: the results, and the
 /// Figure-1 time series when `fig7` ran Sprout on [`FIGURE1_LINK`].
 fn evaluate(
     opts: &EvalOptions,
+    settings: &InteractiveSettings,
     plan: &Plan,
     links: &LinkSet,
 ) -> Result<(EvalResults, Option<Vec<TimeSeriesPoint>>)> {
-    let jobs = build_jobs(opts, plan, links);
+    let jobs = build_jobs(opts, settings, plan, links);
     let started = Instant::now();
     let outputs = run_jobs(&jobs, opts.jobs, opts.progress)?;
     let wall_s = started.elapsed().as_secs_f64();
     let mut rows = Vec::new();
     let mut fig1: Option<Vec<TimeSeriesPoint>> = None;
+    let mut interactive_rows = Vec::new();
     for o in outputs {
         rows.extend(o.rows);
+        interactive_rows.extend(o.interactive);
         if o.figure1.is_some() {
             fig1 = o.figure1;
         }
@@ -400,6 +523,10 @@ fn evaluate(
         averages,
         simulations: jobs.iter().filter(|j| j.scheme.is_simulated()).count(),
         wall_s,
+        interactive: opts
+            .experiments
+            .contains(&Experiment::Interactive)
+            .then(|| InteractiveResults::new(settings, interactive_rows)),
     };
     Ok((results, fig1))
 }

@@ -26,6 +26,12 @@ pub enum Experiment {
     /// Sprout with each named variant of the receiver's model ([`MODEL_VARIANTS`]) on every
     /// link: what each detail of the authors' arithmetic changes.
     Model,
+    /// Application streams below the link's rate (constant-rate, video and adaptive video
+    /// sources) by Sprout, Sprout-EWMA, Cubic, BBR, Vegas and `direct`, each link direction
+    /// loaded alone, scored by application-level delay ([`crate::interactive`]). Not in
+    /// [`Experiment::ALL`] (`all` runs the paper's experiments): asked for by name
+    /// ([`Experiment::OPT_IN`]).
+    Interactive,
     /// Emulated only: the isolation experiment, bulk and interactive flows direct, then through
     /// SproutTunnel (§5.7).
     Tunnel,
@@ -94,6 +100,10 @@ impl Experiment {
         Experiment::Model,
     ];
 
+    /// The simulated experiments that `all` leaves out, run only when named: `interactive`
+    /// (its runs and outputs are its own, so that `all` gives the paper's experiments alone).
+    pub const OPT_IN: [Experiment; 1] = [Experiment::Interactive];
+
     /// Every experiment of `sprout eval --emulate`, in run order (its `fig7` is the schemes
     /// through the emulator).
     pub const EMULATED: [Experiment; 3] =
@@ -110,21 +120,27 @@ impl Experiment {
             Experiment::Distributions => "distributions",
             Experiment::Sensitivity => "sensitivity",
             Experiment::Model => "model",
+            Experiment::Interactive => "interactive",
             Experiment::Tunnel => "tunnel",
             Experiment::TunnelCost => "tunnel-cost",
         }
     }
 
-    /// Parses a comma-separated list, or `all`.
+    /// Parses a comma-separated list of keys, where `all` stands for [`Experiment::ALL`]
+    /// (`all,interactive`: those and [`Experiment::OPT_IN`]'s), sorted into run order without
+    /// repeats.
     pub fn parse_list(s: &str) -> Result<Vec<Experiment>, String> {
-        if s.trim() == "all" {
-            return Ok(Experiment::ALL.to_vec());
-        }
         let mut out = Vec::new();
         for part in s.split(',').filter(|p| !p.trim().is_empty()) {
-            let e: Experiment = part.parse()?;
-            if !out.contains(&e) {
-                out.push(e);
+            let es: Vec<Experiment> = if part.trim().eq_ignore_ascii_case("all") {
+                Experiment::ALL.to_vec()
+            } else {
+                vec![part.parse()?]
+            };
+            for e in es {
+                if !out.contains(&e) {
+                    out.push(e);
+                }
             }
         }
         if out.is_empty() {
@@ -174,10 +190,15 @@ impl std::str::FromStr for Experiment {
         let key = s.trim().to_ascii_lowercase();
         Experiment::ALL
             .iter()
+            .chain(&Experiment::OPT_IN)
             .find(|e| e.key() == key)
             .copied()
             .ok_or_else(|| {
-                let known: Vec<&str> = Experiment::ALL.iter().map(|e| e.key()).collect();
+                let known: Vec<&str> = Experiment::ALL
+                    .iter()
+                    .chain(&Experiment::OPT_IN)
+                    .map(|e| e.key())
+                    .collect();
                 format!(
                     "unknown experiment '{}' (known: {}, or all)",
                     s.trim(),
@@ -225,5 +246,28 @@ mod tests {
         assert!(e.contains("'loss'") && e.contains("tunnel-cost"), "{e}");
         // The simulated evaluation does not run the emulated experiments.
         assert!(Experiment::parse_list("tunnel").is_err());
+    }
+
+    #[test]
+    fn interactive_is_asked_for_by_name() {
+        use Experiment::*;
+        assert_eq!(
+            Experiment::parse_list("all").unwrap(),
+            Experiment::ALL.to_vec()
+        );
+        assert!(!Experiment::parse_list("all")
+            .unwrap()
+            .contains(&Interactive));
+        assert_eq!(
+            Experiment::parse_list("Interactive, fig7").unwrap(),
+            vec![Fig7, Interactive]
+        );
+        let both = Experiment::parse_list("interactive,all").unwrap();
+        assert_eq!(both.len(), Experiment::ALL.len() + 1);
+        assert_eq!(both.last(), Some(&Interactive));
+        let e = Experiment::parse_list("interactiv").unwrap_err();
+        assert!(e.contains("model, interactive"), "{e}");
+        // The emulated evaluation's interactive experiment is the command line's own.
+        assert!(Experiment::parse_emulated_list("interactive").is_err());
     }
 }

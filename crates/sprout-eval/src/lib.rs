@@ -3,10 +3,10 @@
 //!
 //! Modules from the bottom up: [`error`] (the crate's one error type), [`paper`] (the paper's
 //! published values), [`experiment`] (what each experiment runs), [`results`] (the rows it
-//! produces), [`traces`] (the links it runs on), [`chart`] and [`trace_plot`] (SVG), [`report`]
-//! (every output file), [`output_dir`] (the output folder and what earlier runs left there),
-//! [`eval`] (runs the experiments and writes the report: the top) and
-//! [`sweep`] (grids of single simulations).
+//! produces; [`interactive`]: the application streams' experiment), [`traces`] (the links it
+//! runs on), [`chart`] and [`trace_plot`] (SVG), [`report`] (every output file),
+//! [`output_dir`] (the output folder and what earlier runs left there), [`eval`] (runs the
+//! experiments and writes the report: the top) and [`sweep`] (grids of single simulations).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -15,6 +15,7 @@ pub mod chart;
 pub mod error;
 pub mod eval;
 pub mod experiment;
+pub mod interactive;
 pub mod output_dir;
 pub mod paper;
 pub mod progress;

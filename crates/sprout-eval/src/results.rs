@@ -7,6 +7,7 @@ use sprout_sim::metrics::DirectionMetrics;
 use sprout_sim::scheme::Scheme;
 
 use crate::experiment::Experiment;
+use crate::interactive::InteractiveResults;
 use crate::paper;
 
 /// One row of results.csv: one run, link, direction and scheme.
@@ -99,6 +100,9 @@ pub struct EvalResults {
     pub simulations: usize,
     /// Wall-clock time of the simulations, s.
     pub wall_s: f64,
+    /// The `interactive` experiment's results, when it ran (also in interactive.json).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interactive: Option<InteractiveResults>,
 }
 
 impl EvalResults {

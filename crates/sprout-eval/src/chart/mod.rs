@@ -50,6 +50,8 @@
 //!   `utilization_delay` (Figure 8) over `scatter` (frame, axes, markers), `scatter_points`,
 //!   `scatter_labels` and `scatter_legend`; `seed_spread` (the sensitivity experiment) draws
 //!   several such plots on one chart, with bars over the runs.
+//! - `app_delay` (the interactive experiment): application-level delay against offered rate,
+//!   a line per scheme, panels side by side on one logarithmic delay axis.
 //! - Charts over time: `time_series` (Figure 1), `delay_over_time` (the tunnel experiment) and
 //!   `rate_over_time` (`sprout traces plot`), over `time_panels` (time axis, stacked panels,
 //!   legend row, step lines).
@@ -57,6 +59,7 @@
 //! A new chart goes in a module of its own beside these, built from the pieces above, and is
 //! re-exported here.
 
+mod app_delay;
 mod axes;
 mod colours;
 mod delay_over_time;
@@ -76,6 +79,7 @@ mod time_panels;
 mod time_series;
 mod utilization_delay;
 
+pub use app_delay::{app_delay_chart, AppDelayPanel, AppDelaySeries};
 pub use delay_over_time::{delay_over_time_chart, DelayPanel, DelaySeries};
 pub use rate_over_time::{rate_over_time_chart, RatePanel, RateSeries};
 pub use seed_spread::{seed_spread_chart, Spread, SpreadPanel, SpreadPoint};

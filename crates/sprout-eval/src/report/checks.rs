@@ -98,6 +98,9 @@ pub fn checks(res: &EvalResults) -> Vec<Check> {
     codel_and_delay_based(res, &averages_na, &mut out);
     confidence_sweep(res, &mut out);
     loss_kept(res, &mut out);
+    if let Some(interactive) = &res.interactive {
+        out.0.extend(super::interactive::checks(interactive));
+    }
     out.0
 }
 

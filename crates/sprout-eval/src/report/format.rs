@@ -20,3 +20,37 @@ pub(super) fn ratio(ours: f64, paper: Option<f64>) -> (String, bool) {
         _ => ("–".into(), false),
     }
 }
+
+/// A value rounded to a whole number with thousands separators: `4741.4` is "4,741".
+pub(crate) fn thousands(v: f64) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    let n = v.round() as i64;
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (k, ch) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(4741.4), "4,741");
+        assert_eq!(thousands(999.6), "1,000");
+        assert_eq!(thousands(250.0), "250");
+        assert_eq!(thousands(-1234567.0), "-1,234,567");
+    }
+}

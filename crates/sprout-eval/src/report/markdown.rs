@@ -40,6 +40,9 @@ pub(super) fn report(res: &EvalResults, charts: &[(Experiment, String)]) -> Stri
     if want(Experiment::Model) {
         model(&mut s, res, charts);
     }
+    if let Some(interactive) = &res.interactive {
+        super::interactive::section(&mut s, interactive, res.skip_s);
+    }
     s
 }
 
@@ -67,6 +70,13 @@ fn intro(s: &mut String, res: &EvalResults) {
         res.simulations,
         res.wall_s
     );
+    if res.interactive.is_some() {
+        let _ = writeln!(
+            s,
+            "The interactive experiment instead loads one direction at a time with an \
+             application's own traffic; its section below says how.\n"
+        );
+    }
     if let Some(note) = &res.source_note {
         let _ = writeln!(s, "**{note}**\n");
     }

@@ -3,10 +3,12 @@
 //!
 //! [`write_outputs`] writes them all (module `outputs`); report.md's text is in `markdown`,
 //! with what we know of why figures depart in `notes`; the tables computed from the rows are in
-//! `tables`, the checks in `checks`, the terminal's summary in `terminal`.
+//! `tables`, the checks in `checks`, the terminal's summary in `terminal`, and the `interactive`
+//! experiment's files, table and section in `interactive`.
 
 mod checks;
 mod format;
+mod interactive;
 mod markdown;
 mod notes;
 mod outputs;
@@ -14,6 +16,7 @@ mod tables;
 mod terminal;
 
 pub use checks::{check_lines, checks, Check, DELAY_BASED};
+pub(crate) use format::thousands;
 pub use outputs::{paper_point, point, write_csv, write_outputs};
 pub use tables::{spread_rows, summary_rows, variant_rows, SpreadRow, SummaryRow, VariantRow};
 pub use terminal::summary;

@@ -54,7 +54,13 @@ pub fn write_outputs(
     res: &EvalResults,
     fig1: Option<&[TimeSeriesPoint]>,
 ) -> Result<()> {
-    write_csv(&out.join("results.csv"), &res.rows)?;
+    if res.rows.is_empty() {
+        // Only the interactive experiment ran, which has files of its own: a results.csv
+        // of its header alone still reads as a table of no rows.
+        write_atomically(out.join("results.csv"), results_header()?)?;
+    } else {
+        write_csv(&out.join("results.csv"), &res.rows)?;
+    }
     write_atomically(out.join("results.json"), serde_json::to_string_pretty(res)?)?;
     let want = |e: Experiment| res.experiments.contains(&e);
     let mut charts: Vec<(Experiment, String)> = Vec::new();
@@ -87,8 +93,46 @@ pub fn write_outputs(
     if want(Experiment::Model) {
         write_model(out, res, &mut charts)?;
     }
+    if let Some(interactive) = &res.interactive {
+        super::interactive::write_interactive(out, interactive, &mut charts)?;
+    }
     write_atomically(out.join("report.md"), report(res, &charts))?;
     Ok(())
+}
+
+/// The header line of results.csv (the names of [`ResultRow`]'s fields), with its newline.
+fn results_header() -> Result<Vec<u8>> {
+    let blank = ResultRow {
+        experiment: String::new(),
+        link: String::new(),
+        direction: String::new(),
+        scheme: String::new(),
+        confidence: None,
+        loss: 0.0,
+        seed: 0,
+        queue: String::new(),
+        throughput_kbps: 0.0,
+        goodput_kbps: 0.0,
+        capacity_kbps: 0.0,
+        utilization: 0.0,
+        p95_delay_ms: 0.0,
+        p95_delay_data_ms: 0.0,
+        omniscient_p95_ms: 0.0,
+        self_inflicted_ms: 0.0,
+        self_inflicted_data_ms: 0.0,
+        paper_throughput_kbps: None,
+        paper_self_inflicted_ms: None,
+        window_s: 0.0,
+        variant: String::new(),
+    };
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.serialize(&blank)?;
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    let end = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |k| k + 1);
+    Ok(bytes[..end].to_vec())
 }
 
 // Each writer below writes one experiment's table and charts into `out` and notes each chart

@@ -10,9 +10,12 @@ use crate::results::EvalResults;
 pub fn summary(res: &EvalResults, out: &Path) -> String {
     let mut s = String::new();
     let exps: Vec<&str> = res.experiments.iter().map(|e| e.key()).collect();
+    let interactive = res.interactive.as_ref().map_or(String::new(), |i| {
+        format!(" and {} interactive runs", i.rows.len())
+    });
     let _ = writeln!(
         s,
-        "{} direction results ({} simulations; {}) from {} in {:.1} s",
+        "{} direction results{interactive} ({} simulations; {}) from {} in {:.1} s",
         res.rows.len(),
         res.simulations,
         exps.join(", "),
@@ -42,6 +45,9 @@ pub fn summary(res: &EvalResults, out: &Path) -> String {
             );
         }
     }
+    if let Some(i) = &res.interactive {
+        s.push_str(&super::interactive::terminal_table(i));
+    }
     for line in check_lines(&checks(res)) {
         let _ = writeln!(s, "{line}");
     }
@@ -50,5 +56,12 @@ pub fn summary(res: &EvalResults, out: &Path) -> String {
         "wrote {0}/results.csv, {0}/results.json, {0}/report.md and a table and SVG chart per experiment",
         out.display()
     );
+    if res.interactive.is_some() {
+        let _ = write!(
+            s,
+            " (interactive: {0}/interactive.csv, .json and .svg)",
+            out.display()
+        );
+    }
     s
 }
