@@ -12,16 +12,18 @@
 //!
 //! Covered: every chart that `eval --experiments all` writes on the real traces (skipped, with
 //! a message, when ../shared/traces is absent), every chart it writes on a synthetic link (always),
-//! and charts of hand-made and random point sets.
+//! the interactive experiment's chart of hand-made lines, and charts of hand-made and random
+//! point sets.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use proptest::prelude::*;
 use sprout_eval::chart::{
-    delay_over_time_chart, text_width, throughput_delay_chart, time_series_chart,
-    time_series_chart_measured, utilization_delay_chart, ChartPoint, DelayPanel, DelaySeries,
-    UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, HEIGHT, WIDTH,
+    app_delay_chart, delay_over_time_chart, text_width, throughput_delay_chart, time_series_chart,
+    time_series_chart_measured, utilization_delay_chart, AppDelayPanel, AppDelaySeries, ChartPoint,
+    DelayPanel, DelaySeries, UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM,
+    DESCENT_EM, HEIGHT, WIDTH,
 };
 use sprout_eval::eval::{self, EvalOptions, Experiment};
 use sprout_link::{testdata, SyntheticLink};
@@ -1221,6 +1223,80 @@ fn delay_over_time_charts() {
         "delay over time, empty",
         &delay_over_time_chart("Nothing", &[], 0.5, 60.0, "nothing"),
     );
+}
+
+/// The interactive experiment's chart (application-level delay against offered rate): six
+/// schemes over five rates in two panels, with delays from a millisecond to minutes, never
+/// delivered (the "never" band) and missing; one rate only; a huge range; nothing at all.
+#[test]
+fn app_delay_charts() {
+    let schemes = ["sprout", "sprout-ewma", "cubic", "bbr", "vegas", "direct"];
+    let rates = [250.0, 500.0, 1000.0, 2000.0, 4000.0];
+    let panel = |title: &str, scale: f64| AppDelayPanel {
+        title: title.into(),
+        series: schemes
+            .iter()
+            .enumerate()
+            .map(|(k, s)| AppDelaySeries {
+                label: (*s).into(),
+                points: rates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &r)| {
+                        let d = match (k, i) {
+                            (_, 4) => f64::INFINITY,
+                            (2, 3) => f64::NAN,
+                            _ => scale * (1.0 + k as f64) * 3f64.powi(i as i32),
+                        };
+                        (r, d)
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let caption = [
+        "Each point: the median over the link directions of a run's p95 delay.",
+        "\"never\": half the directions or more left over 5% of the messages undelivered.",
+    ];
+    let two = [panel("constant-rate stream", 20.0), panel("video", 30.0)];
+    let svg = app_delay_chart("Application-level p95 delay", &two, &caption);
+    check_svg("app delay", &svg);
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let never = doc
+        .descendants()
+        .find(|n| has_class(*n, "tick-label") && n.text() == Some("never"))
+        .expect("a never label");
+    assert_eq!(never.attribute("text-anchor"), Some("end"));
+    // One colour per scheme, each its colour on every other chart.
+    let colours = series_colours(&svg);
+    assert_eq!(colours.len(), schemes.len());
+    assert!(colour_problems(&[("app delay".into(), svg.clone())], &BTreeSet::new()).is_empty());
+    assert_eq!(colours["direct"].iter().next().unwrap(), "#6b4226");
+    assert_eq!(colours["sprout"].iter().next().unwrap(), "#d62728");
+
+    let one_rate: Vec<AppDelayPanel> = two
+        .iter()
+        .map(|p| AppDelayPanel {
+            title: "A long panel title that has to shrink to fit over its own panel".into(),
+            series: p
+                .series
+                .iter()
+                .map(|s| AppDelaySeries {
+                    label: s.label.clone(),
+                    points: s.points[..1].to_vec(),
+                })
+                .collect(),
+        })
+        .collect();
+    check_svg(
+        "app delay, one rate",
+        &app_delay_chart(&"Long title ".repeat(12), &one_rate, &caption),
+    );
+    check_svg(
+        "app delay, a huge range",
+        &app_delay_chart("Huge", &[panel("one", 0.01), panel("two", 3000.0)], &[]),
+    );
+    check_svg("app delay, empty", &app_delay_chart("Nothing", &[], &[]));
 }
 
 proptest! {

@@ -45,8 +45,8 @@ const NEVER_H: f64 = 36.0;
 /// Radius of a point's marker, px.
 const MARKER_R: f64 = 3.5;
 
-/// The delay axis' range (round values around the finite delays, at least a factor of ten
-/// apart, in ms) and whether any delay is infinite.
+/// The delay axis' range (round values a little beyond the finite delays, at least a factor of
+/// ten apart, in ms) and whether any delay is infinite.
 fn delay_range(panels: &[AppDelayPanel]) -> (f64, f64, bool) {
     let delays = || {
         panels
@@ -64,8 +64,9 @@ fn delay_range(panels: &[AppDelayPanel]) -> (f64, f64, bool) {
     if finite.is_empty() {
         return (10.0, 1000.0, never);
     }
-    let lo = floor125(finite.iter().copied().fold(f64::INFINITY, f64::min));
-    let hi = finite.iter().copied().fold(0.0, f64::max);
+    // A little room at both ends, so that no marker sits on the frame.
+    let lo = floor125(finite.iter().copied().fold(f64::INFINITY, f64::min) / 1.15);
+    let hi = finite.iter().copied().fold(0.0, f64::max) * 1.15;
     (lo, ceil125(hi.max(lo * 10.0)), never)
 }
 
