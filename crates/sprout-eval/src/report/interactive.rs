@@ -61,9 +61,8 @@ pub(super) fn write_interactive(
             ),
             &panels,
             &[
-                "Each point: the median over the link directions of a run's p95 delay, from the \
-                 application handing a message over to its last byte delivered (sender's queue \
-                 included).",
+                "Each point: the median over the link directions of a run's p95 (a message \
+                 handed over to its last byte delivered, sender's queue included).",
                 "\"never\": half the directions or more left over 5% of the messages undelivered.",
             ],
         ),
