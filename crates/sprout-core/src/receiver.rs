@@ -38,10 +38,15 @@ pub struct ReceiverStats {
     pub duplicates: u64,
 }
 
-/// How long a least one-way delay is remembered: long enough that a standing queue of a few
-/// seconds still shows as one, short enough that the two hosts' clocks (100 ppm apart at
-/// worst) drift by no more than a millisecond within it.
-pub const MIN_DELAY_WINDOW: Duration = Duration::from_micros(10_000_000);
+/// How long a least one-way delay is remembered: long enough that a queue standing for tens
+/// of seconds still shows as one, short enough that the two hosts' clocks (100 ppm apart at
+/// worst, far less when both follow NTP) drift by no more than a few milliseconds within it,
+/// well under the tick a datagram must wait to count as queued.
+pub const MIN_DELAY_WINDOW: Duration = Duration::from_micros(30_000_000);
+
+/// How long after a loss in an application-limited peer's stream the receiver sends it only
+/// cautious counts (see `Receiver::feedback`).
+pub const LOSS_MEMORY: Duration = Duration::from_micros(1_000_000);
 
 /// The least one-way delay (receiver's clock minus the sender's send stamp, microseconds,
 /// offset included) over the last one to two [`MIN_DELAY_WINDOW`]s: the least of the current
@@ -84,7 +89,7 @@ pub struct Receiver {
     /// Every datagram of this tick so far was marked application-limited.
     app_limited_this_tick: bool,
     /// A datagram of this tick waited in a queue (its one-way delay more than a tick above
-    /// the least seen).
+    /// the least seen) or followed a loss.
     queued_this_tick: bool,
     /// The least one-way delay seen lately (clock offset included).
     min_delay: WindowedMin,
@@ -107,6 +112,10 @@ pub struct Receiver {
     expected: Option<[u32; MAX_FORECAST_TICKS]>,
     /// The peer's latest datagram was marked application-limited.
     peer_app_limited: bool,
+    /// When a gap in an application-limited peer's byte stream (a loss) was last seen.
+    last_loss: Option<Instant>,
+    /// When the latest datagram arrived.
+    last_arrival: Instant,
     forecast_id: u32,
     forecast_fresh: bool,
     stats: ReceiverStats,
@@ -133,6 +142,8 @@ impl Receiver {
             forecast: [0; MAX_FORECAST_TICKS],
             expected: None,
             peer_app_limited: false,
+            last_loss: None,
+            last_arrival: Instant::ZERO,
             forecast_id: 0,
             forecast_fresh: false,
             stats: ReceiverStats::default(),
@@ -153,12 +164,19 @@ impl Receiver {
         self.bytes_this_tick = self.bytes_this_tick.saturating_add(link_bytes);
         self.app_limited_this_tick &= header.app_limited;
         self.peer_app_limited = header.app_limited;
+        self.last_arrival = now;
         if header.app_limited {
             // Only an application-limited sender's ticks can be censored, so only theirs
             // need the delay; a saturating sender's are scored as the paper scores them.
             let delay = now.as_micros() as i128 - header.sent_us as i128;
             let least = self.min_delay.update(now, delay);
-            if delay - least > self.tick.as_micros() as i128 {
+            // A datagram that waited, or one after a gap in the peer's byte stream (a loss:
+            // a full queue dropped it), says the link, not the sender, set the pace.
+            let gap = header.seq > self.highest_end;
+            if gap {
+                self.last_loss = Some(now);
+            }
+            if delay - least > self.tick.as_micros() as i128 || gap {
                 self.queued_this_tick = true;
             }
         }
@@ -323,7 +341,13 @@ impl Receiver {
             self.received_or_lost(),
             &self.forecast[..n],
         );
-        Some(match (&self.expected, self.peer_app_limited) {
+        // A peer whose datagrams are being dropped is sending at least what the link takes:
+        // it gets the cautious counts alone, whose windows Sprout keeps however the link
+        // drops (its forecasts do not count losses).
+        let losing = self
+            .last_loss
+            .is_some_and(|t| self.last_arrival - t < LOSS_MEMORY);
+        Some(match (&self.expected, self.peer_app_limited && !losing) {
             (Some(e), true) => fb.with_expected(&e[..n]),
             _ => fb,
         })
@@ -403,6 +427,32 @@ mod tests {
         let fb = marked.feedback().unwrap();
         let e = fb.expected().unwrap();
         assert!(e.iter().zip(fb.forecast()).all(|(e, c)| e >= c), "{e:?}");
+    }
+
+    #[test]
+    fn a_loss_makes_ticks_measurements_and_withholds_the_expected_counts() {
+        let mut r = Receiver::new(&Config::default());
+        feed(&mut r, 0, 50, true, |_| 20_000);
+        assert!(r.feedback().unwrap().expected().is_some());
+        let censored = r.stats().censored_observations;
+        // One datagram of the peer's stream goes missing: a full queue dropped it.
+        let mut h = header(200 * 1500, 0, 0);
+        h.app_limited = true;
+        h.sent_us = 1_000_000 + 50 * 20_000 - 20_000;
+        r.on_datagram(t(1_000_000 + 50 * 20_000), &h, 1500);
+        r.on_timeout(t(1_000_000 + 51 * 20_000));
+        assert_eq!(
+            r.stats().censored_observations,
+            censored,
+            "the tick with the gap"
+        );
+        assert!(r.feedback().unwrap().expected().is_none());
+        // A second on, with nothing lost since, the expected counts come back.
+        let mut h = header(201 * 1500, 0, 0);
+        h.app_limited = true;
+        h.sent_us = 1_000_000 + 101 * 20_000 - 20_000;
+        r.on_datagram(t(1_000_000 + 101 * 20_000), &h, 1500);
+        assert!(r.feedback().unwrap().expected().is_some());
     }
 
     #[test]

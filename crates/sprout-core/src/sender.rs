@@ -80,8 +80,15 @@ pub struct Sender {
     /// Application data is waiting for the window: windows come from the expected counts.
     backlogged: bool,
     /// The largest expected window of the forecasts of the last one to two
-    /// [`PEAK_WINDOW`]s, in link bytes: the least window of a sender whose data waits.
+    /// [`PEAK_WINDOW`]s, in link bytes: the least window of a sender whose data waits
+    /// through a stall.
     recent_peak: WindowedMax,
+    /// The most the receiver has reported received or lost, and when that last grew.
+    best_received: u64,
+    last_progress: Option<Instant>,
+    /// No progress for longer than this is a stall: the heartbeat interval (the gap between
+    /// two forecasts from a peer with nothing to send) plus a tick.
+    stall_after: Duration,
 }
 
 /// How long a sender whose data waits remembers the largest window a forecast gave it: long
@@ -139,6 +146,9 @@ impl Sender {
             forecast: None,
             backlogged: false,
             recent_peak: WindowedMax::default(),
+            best_received: 0,
+            last_progress: None,
+            stall_after: config.heartbeat_interval_us + config.model.tick_us,
         }
     }
 
@@ -150,6 +160,10 @@ impl Sender {
             return;
         }
         let queue = self.sent.saturating_sub(fb.received_or_lost);
+        if fb.received_or_lost > self.best_received {
+            self.best_received = fb.received_or_lost;
+            self.last_progress = Some(now);
+        }
         match &mut self.forecast {
             Some(cur) if cur.id == fb.forecast_id => {
                 if fb.received_or_lost > cur.received_or_lost {
@@ -182,7 +196,8 @@ impl Sender {
                     queue_expected: queue,
                     beyond: 0,
                 });
-                if let Some(f) = &self.forecast {
+                // The prior's forecast (id 0, made before anything was observed) is no peak.
+                if let Some(f) = self.forecast.as_ref().filter(|f| f.id != 0) {
                     let peak = self.window_at(f, 0, 0, true);
                     self.recent_peak.update(now, peak, PEAK_WINDOW);
                 }
@@ -261,21 +276,29 @@ impl Sender {
             Some(f) => self.window_at(f, f.applied, f.queue(e), e),
             None => 0,
         }
-        .max(self.backlog_floor())
+        .max(self.backlog_floor(now))
     }
 
-    /// The least window of a sender whose data waits, in link bytes: the largest window a
-    /// forecast gave it in the last [`PEAK_WINDOW`] (at least two MTU-sized packets, TCP's
-    /// least window) minus what it believes is in flight. An outage forecast then does not
-    /// hold back data that has waited through the outage: the link drains it at its own rate
-    /// when it returns, as it would drain a stream sent without congestion control, while what
-    /// is in flight stays within what the link recently drained within the delay target.
-    fn backlog_floor(&self) -> u64 {
+    /// The least window of a sender whose data waits, in link bytes: two MTU-sized packets
+    /// (TCP's least window) minus what it believes is in flight; through a stall (the
+    /// receiver has reported nothing more received or lost for longer than the gap between
+    /// two of its forecasts, `stall_after`), the largest
+    /// window a forecast gave it in the last [`PEAK_WINDOW`] instead. An outage forecast then
+    /// does not hold back data that has waited through the outage: the link drains it at its
+    /// own rate when it returns, as it would drain a stream sent without congestion control,
+    /// while what is in flight stays within what the link recently drained within the delay
+    /// target. Once the link delivers again, the forecast alone sets the window.
+    fn backlog_floor(&self, now: Instant) -> u64 {
+        let least = 2 * self.mtu_bytes;
+        // Only through a stall: while the link delivers, the forecast knows its rate.
+        let stalled = self
+            .last_progress
+            .is_none_or(|t| now - t > self.stall_after);
         match (&self.forecast, self.backlogged) {
-            (Some(f), true) => self
+            (Some(f), true) if stalled => self
                 .recent_peak
                 .get()
-                .max(2 * self.mtu_bytes)
+                .max(least)
                 .saturating_sub(f.queue_expected),
             _ => 0,
         }
@@ -396,7 +419,8 @@ mod tests {
         assert_eq!(s.window_bytes(t(20_000)), (20 + 4 - 12) * 1500);
         s.set_backlogged(false);
         assert_eq!(s.window_bytes(t(20_000)), 0);
-        // Without expected counts a backlog changes nothing but the floor of two packets.
+        // Without expected counts, and before anything is reported received (a stall), a
+        // backlog changes nothing but the floor of two packets.
         let mut plain = Sender::new(&Config::default());
         plain.on_feedback(t(0), &fb(1, 0, &[0; 8]));
         assert_eq!(plain.window_bytes(t(0)), 0);
