@@ -414,7 +414,7 @@ mod tests {
     #[test]
     fn poisson_tail_matches_direct_summation() {
         // Direct summation of the pmf from 0 (fine at these sizes) against the two-sided form.
-        for &m in &[1e-3, 0.3, 1.0, 2.5, 7.0, 20.0, 60.0, 300.0] {
+        for &m in &[1e-3f64, 0.3, 1.0, 2.5, 7.0, 20.0, 60.0, 300.0] {
             for &k in &[1u32, 2, 3, 5, 10, 30, 100] {
                 let mut pmf = (-m).exp();
                 let mut below = 0.0;
