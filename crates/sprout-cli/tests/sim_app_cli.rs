@@ -62,7 +62,9 @@ fn direct_json_carries_the_app_and_its_delay() {
     assert!(share > 0.99, "{a}");
     let p95 = a["delay_p95_ms"].as_f64().unwrap();
     assert!((20.0..23.0).contains(&p95), "{a}");
-    assert_eq!(a["messages"], 781);
+    // 52 datagrams/s made in the first 11.25 s of the 15 s window (its last quarter is left
+    // for them to arrive).
+    assert_eq!(a["messages"], 586);
 }
 
 #[test]
@@ -80,8 +82,9 @@ fn the_table_adds_a_line_per_loaded_direction_for_an_app() {
     assert_eq!(rows.len(), 2, "{text}");
     for (row, dir) in rows.iter().zip(["uplink", "downlink"]) {
         assert!(row.starts_with(dir), "{row}");
-        // 15 s of frames at 30 frames/s; offered about 1 Mbit/s.
-        assert!(row.contains(" 450 "), "{row}");
+        // Frames at 30 frames/s made in the first 11.25 s of the 15 s window (its last quarter
+        // is left for them to arrive); offered about 1 Mbit/s.
+        assert!(row.contains(" 338 ") || row.contains(" 337 "), "{row}");
         assert!(
             row.contains(" kb/s") && row.contains(" ms") && row.ends_with('%'),
             "{row}"

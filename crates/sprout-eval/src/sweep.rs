@@ -1592,7 +1592,12 @@ load = "down"
                     let p95 = num("down_app_p95_ms");
                     assert!((20.0..100.0).contains(&p95), "{p95}");
                     assert!(num("down_app_within_150ms") > 0.99);
-                    assert!(num("down_app_messages") > 300.0);
+                    // 52 a second, made in the window but its last quarter.
+                    assert!(
+                        num("down_app_messages") > 200.0,
+                        "{}",
+                        num("down_app_messages")
+                    );
                     // The uplink carries no data: no application figures.
                     assert_eq!(&row[col("up_app_p95_ms")], "");
                     // The same figures as the simulator's.

@@ -130,6 +130,23 @@ fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[rank - 1]
 }
 
+/// Longest time, in microseconds, left at the end of the measured window for the messages
+/// created in it to arrive (see [`counted_window`]).
+pub const APP_DRAIN_US: u64 = 30_000_000;
+
+/// The part of the measured `window` whose messages the application-level figures count: all
+/// of it but its last [`APP_DRAIN_US`] (at most a quarter of it). A run ends with the
+/// window, so a message made near the end, still waiting behind a queue of seconds, would
+/// count as never delivered when it is only late; each counted message has at least this
+/// long to arrive, while the throughput figures still cover the whole window.
+pub fn counted_window(window: Window) -> Window {
+    let drain = APP_DRAIN_US.min(window.len_us() / 4);
+    Window::new(
+        window.start_us,
+        window.end_us.saturating_sub(drain).max(window.start_us),
+    )
+}
+
 /// [`AppMetrics`] of `messages` over `window`: those created in `[start, end)` count; a
 /// message never delivered counts as infinitely late.
 pub fn compute(messages: &[Message], window: Window) -> AppMetrics {
@@ -184,6 +201,17 @@ pub fn compute(messages: &[Message], window: Window) -> AppMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_counted_window_leaves_time_to_arrive() {
+        let w = counted_window(Window::new(60_000_000, 180_000_000));
+        assert_eq!((w.start_us, w.end_us), (60_000_000, 150_000_000));
+        // A short window keeps three quarters of itself.
+        let w = counted_window(Window::new(5_000_000, 25_000_000));
+        assert_eq!((w.start_us, w.end_us), (5_000_000, 20_000_000));
+        let w = counted_window(Window::new(7, 7));
+        assert_eq!((w.start_us, w.end_us), (7, 7));
+    }
 
     fn msg(created_ms: u64, bytes: u64, delay_ms: Option<u64>) -> Message {
         Message {

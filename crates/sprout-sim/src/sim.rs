@@ -695,9 +695,9 @@ impl Side {
     fn finish(self, trace: Arc<Trace>, cfg: &SimConfig, duration: u64) -> DirectionRun {
         let (datagrams_sent, heartbeats_sent) = self.host.as_ref().map_or((0, 0), |h| h.counters());
         let (window, opportunities_us, metrics) = measure(&trace, &self.arrivals, cfg, duration);
-        let app = self
-            .app
-            .map(|a| app_metrics::compute(a.ledger.messages(), window));
+        let app = self.app.map(|a| {
+            app_metrics::compute(a.ledger.messages(), app_metrics::counted_window(window))
+        });
         DirectionRun {
             app,
             trace,
