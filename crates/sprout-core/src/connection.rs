@@ -706,10 +706,11 @@ impl Connection {
         self.receiver.tracked()
     }
 
-    /// The current window, in link bytes.
+    /// The current window, in link bytes: what the forecast lets the application send
+    /// within the delay target, the rate to size adaptive data by. (Data already waiting may
+    /// leave faster, see [`Sender::set_backlogged`](crate::sender::Sender::set_backlogged).)
     pub fn window_bytes(&mut self, now: Instant) -> u64 {
-        self.note_backlog();
-        self.sender.window_bytes(now)
+        self.sender.cautious_window_bytes(now)
     }
 
     /// The sender's current queue estimate toward the peer, in link bytes.

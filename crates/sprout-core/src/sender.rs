@@ -272,11 +272,24 @@ impl Sender {
     pub fn window_bytes(&mut self, now: Instant) -> u64 {
         self.advance(now);
         let e = self.backlogged;
+        self.window_with(now, e)
+    }
+
+    /// The cautious window at `now`, in link bytes, whether data waits or not: what the
+    /// forecast lets the application send within the delay target, the rate an adaptive
+    /// application should size its data by (the windows of waiting data are for draining
+    /// what already waits, not for making more).
+    pub fn cautious_window_bytes(&mut self, now: Instant) -> u64 {
+        self.advance(now);
+        self.window_with(now, false)
+    }
+
+    fn window_with(&self, now: Instant, e: bool) -> u64 {
         match &self.forecast {
             Some(f) => self.window_at(f, f.applied, f.queue(e), e),
             None => 0,
         }
-        .max(self.backlog_floor(now))
+        .max(if e { self.backlog_floor(now) } else { 0 })
     }
 
     /// The least window of a sender whose data waits, in link bytes: two MTU-sized packets
