@@ -191,7 +191,8 @@ struct EvalArgs {
     #[arg(long, value_delimiter = ',')]
     schemes: Option<Vec<Scheme>>,
     /// Comma-separated experiments (fig7, fig8, summary, confidence, loss, distributions,
-    /// sensitivity, model), or all [default: fig7]. With --emulate: fig7 (the schemes through
+    /// sensitivity, model), or all [default: fig7]; also interactive (application sources on
+    /// the 8 link directions against direct; not in all). With --emulate: fig7 (the schemes through
     /// the emulator), tunnel (a Cubic download and an interactive stream, direct and through
     /// SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant
     /// 10 Mbit/s link), interactive (a constant-rate stream down the link by sprout,
