@@ -171,6 +171,21 @@ pub fn write_atomically(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> std:
     Ok(())
 }
 
+/// Writes `rows` as CSV to `path` (a header row from the fields' names), whole or not at all
+/// ([`write_atomically`]).
+pub fn write_csv<T: serde::Serialize>(
+    path: &Path,
+    rows: impl IntoIterator<Item = T>,
+) -> Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r)?;
+    }
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    write_atomically(path, bytes)?;
+    Ok(())
+}
+
 impl fmt::Display for Tidied {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let list = |names: &[String]| {

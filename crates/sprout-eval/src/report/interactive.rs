@@ -7,7 +7,6 @@ use std::path::Path;
 use sprout_sim::scheme::Scheme;
 
 use super::format::thousands;
-use super::outputs::write_csv;
 use crate::chart::{app_delay_chart, AppDelayPanel, AppDelaySeries};
 use crate::error::Result;
 use crate::experiment::Experiment;
@@ -15,7 +14,7 @@ use crate::interactive::{
     self, direct_cases, directions_phrase, ms, paper_app_points, InteractiveAverage,
     InteractiveResults, Source, ADAPTIVE_SCHEMES, FIXED_RATE_SCHEMES,
 };
-use crate::output_dir::write_atomically;
+use crate::output_dir::{write_atomically, write_csv};
 
 /// The chart's file name.
 const CHART: &str = "interactive.svg";

@@ -15,8 +15,9 @@ mod outputs;
 mod tables;
 mod terminal;
 
+pub use crate::output_dir::write_csv;
 pub use checks::{check_lines, checks, Check, DELAY_BASED};
 pub(crate) use format::thousands;
-pub use outputs::{paper_point, point, write_csv, write_outputs};
+pub use outputs::{paper_point, point, write_outputs};
 pub use tables::{spread_rows, summary_rows, variant_rows, SpreadRow, SummaryRow, VariantRow};
 pub use terminal::summary;

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use serde::Serialize;
 use sprout_sim::metrics::TimeSeriesPoint;
 
 use super::format::pct;
@@ -12,21 +11,9 @@ use super::tables::{spread_rows, summary_rows, variant_rows};
 use crate::chart::{self, ChartPoint, Spread, SpreadPanel, SpreadPoint, UtilizationPoint};
 use crate::error::Result;
 use crate::experiment::{Experiment, MODEL_VARIANTS};
-use crate::output_dir::write_atomically;
+use crate::output_dir::{write_atomically, write_csv};
 use crate::paper;
 use crate::results::{EvalResults, ResultRow};
-
-/// Writes `rows` as CSV to `path` (a header row from the fields' names), whole or not at all
-/// ([`write_atomically`]).
-pub fn write_csv<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> Result<()> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in rows {
-        w.serialize(r)?;
-    }
-    let bytes = w.into_inner().map_err(|e| e.into_error())?;
-    write_atomically(path, bytes)?;
-    Ok(())
-}
 
 /// The chart point of one result row, labelled `label`.
 pub fn point(label: String, r: &ResultRow) -> ChartPoint {
