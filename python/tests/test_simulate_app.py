@@ -25,7 +25,9 @@ def test_direct_constant_stream_arrives_at_the_propagation_delay(link):
     assert a["delivered_share"] > 0.99
     assert 20.0 <= a["delay_p95_ms"] < 24.0
     assert abs(a["offered_kbps"] - 500.0) < 1.0
-    assert a["messages"] == 1042
+    # Datagrams made in the first 15 s of the 20 s window: its last quarter is left for them
+    # to arrive.
+    assert a["messages"] == 781
     assert a["within_150ms"] > 0.99
 
 
@@ -34,7 +36,7 @@ def test_sprout_carries_video_and_adaptive_video(link):
     a = r.app["downlink"]
     assert abs(a["offered_kbps"] - 1000.0) < 20.0
     assert a["delivered_share"] > 0.9
-    assert a["messages"] == 600
+    assert a["messages"] == 450  # 30 frames/s over the first 15 s of the 20 s window
     r = sprout.simulate("sprout", link, link, app="adaptive:max=8M", load="both", skip=5)
     for d in ("uplink", "downlink"):
         assert r.app[d]["offered_kbps"] > 1000.0

@@ -476,12 +476,13 @@ fn isolation_on_verizon_lte() {
     );
 }
 
-/// The interactive flow alone on an idle constant 10 Mbit/s link: without probing each
-/// direction is forecast from the flow's own 500 kbit/s, the cautious forecast is below that,
-/// and the cap drops part of it; with probing (padding while active) the receivers measure the
-/// link and the flow gets all it offers.
+/// The interactive flow alone on an idle constant 10 Mbit/s link. Before the core scored an
+/// application-limited sender's ticks as lower bounds, each direction without probing was
+/// forecast from the flow's own 500 kbit/s, the cautious forecast was below that, and the cap
+/// dropped part of it (probing, padding while active, made the receivers measure the link).
+/// Now the flow gets all it offers either way, within the delay target.
 #[test]
-fn probing_lets_a_light_flow_through() {
+fn a_light_flow_gets_through_with_or_without_probing() {
     let trace = Arc::new(sprout_link::constant_rate_trace("10 Mbit/s", 10.0, 10.0).unwrap());
     let mut plain = run_with(
         "alone, no probing",
@@ -491,22 +492,18 @@ fn probing_lets_a_light_flow_through() {
         false,
     );
     let mut probed = run_with("alone, probing", trace.clone(), trace, false, true);
-    for (p, q) in [
-        (&mut plain.down, &mut probed.down),
-        (&mut plain.up, &mut probed.up),
+    for (label, d) in [
+        ("no probing, down", &mut plain.down),
+        ("no probing, up", &mut plain.up),
+        ("probing, down", &mut probed.down),
+        ("probing, up", &mut probed.up),
     ] {
         assert!(
-            q.share() >= 0.99,
-            "probing: interactive got {:.3}",
-            q.share()
+            d.share() >= 0.99,
+            "{label}: interactive got {:.3}",
+            d.share()
         );
-        assert!(
-            q.share() > p.share(),
-            "{:.3} vs {:.3}",
-            q.share(),
-            p.share()
-        );
-        let p95 = q.percentile_ms(95);
-        assert!(p95 < 150.0, "probing: interactive 95% delay {p95} ms");
+        let p95 = d.percentile_ms(95);
+        assert!(p95 < 150.0, "{label}: interactive 95% delay {p95} ms");
     }
 }

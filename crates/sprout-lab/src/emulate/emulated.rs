@@ -60,6 +60,34 @@ pub(super) fn redirect(cmd: &mut Command, prefix: &str) -> Result<(), EmulateErr
     Ok(())
 }
 
+/// Starts a run's peers, their output next to the logs at `base`: the server outside `emu`,
+/// then, [`SERVER_START`] later, the client inside its namespace (a client that cannot start
+/// stops the server). Returns both and when the client started.
+pub(super) fn start_peers(
+    emu: &Emulator,
+    (srv_cmd, cli_cmd): (&mut Command, &mut Command),
+    base: &str,
+    exe: &Path,
+) -> Result<(Child, Child, Instant), EmulateError> {
+    redirect(srv_cmd, &format!("{base}.server"))?;
+    redirect(cli_cmd, &format!("{base}.client"))?;
+    let mut server = srv_cmd
+        .spawn()
+        .map_err(|source| EmulateError::StartServer {
+            exe: exe.to_path_buf(),
+            source,
+        })?;
+    thread::sleep(SERVER_START);
+    let started = Instant::now();
+    match emu.spawn_in_namespace(cli_cmd) {
+        Ok(client) => Ok((server, client, started)),
+        Err(e) => {
+            finish(&mut server);
+            Err(EmulateError::StartClient(e))
+        }
+    }
+}
+
 /// Kills a child if it is still running and reaps it.
 pub(super) fn finish(child: &mut Child) {
     if let Ok(None) = child.try_wait() {
@@ -149,23 +177,8 @@ fn run_peers(
     } else {
         tcp_commands(exe, scheme, server_addr, seconds)
     };
-    redirect(&mut srv_cmd, &format!("{base}.server"))?;
-    redirect(&mut cli_cmd, &format!("{base}.client"))?;
-    let mut server = srv_cmd
-        .spawn()
-        .map_err(|source| EmulateError::StartServer {
-            exe: opts.sprout_exe.clone(),
-            source,
-        })?;
-    thread::sleep(SERVER_START);
-    let started = Instant::now();
-    let mut client = match emu.spawn_in_namespace(&mut cli_cmd) {
-        Ok(c) => c,
-        Err(e) => {
-            finish(&mut server);
-            return Err(EmulateError::StartClient(e));
-        }
-    };
+    let (mut server, mut client, started) =
+        start_peers(emu, (&mut srv_cmd, &mut cli_cmd), base, exe)?;
     let limit = Duration::from_secs_f64(seconds) + CLIENT_GRACE;
     let waited = wait_showing_progress(&mut client, started, limit, seconds, bar);
     finish(&mut client);

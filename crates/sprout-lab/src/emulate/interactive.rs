@@ -21,7 +21,7 @@ use sprout_eval::eval::{self, Scheme};
 use sprout_eval::progress;
 use sprout_link::Trace;
 
-use super::emulated::{finish, redirect, server_key, wait_showing_progress};
+use super::emulated::{finish, server_key, start_peers, wait_showing_progress};
 use super::error::EmulateError;
 use super::interactive_report::{self, InteractiveResults, InteractiveRow};
 use super::options::{InteractiveOptions, DEFAULT_LINK, INTERACTIVE_SCHEMES};
@@ -29,8 +29,6 @@ use super::peers::{direct_commands, paced_commands};
 
 /// Port the servers listen on, on the emulator's outside address.
 const PORT: u16 = 9110;
-/// Time the server gets to start listening before the client starts.
-const SERVER_START: Duration = Duration::from_millis(400);
 /// Time the client may overrun its duration before it is killed.
 const CLIENT_LIMIT: Duration = Duration::from_secs(20);
 /// Time the server gets to end by itself once the client has.
@@ -159,23 +157,12 @@ impl Run<'_> {
         let server = SocketAddr::new(IpAddr::V4(emu.outside_addr()), PORT);
         let (mut srv_cmd, mut cli_cmd) = self.commands(server)?;
         let base = self.base();
-        redirect(&mut srv_cmd, &format!("{base}.server"))?;
-        redirect(&mut cli_cmd, &format!("{base}.client"))?;
-        let mut srv = srv_cmd
-            .spawn()
-            .map_err(|source| EmulateError::StartServer {
-                exe: self.opts.sprout_exe.clone(),
-                source,
-            })?;
-        thread::sleep(SERVER_START);
-        let started = Instant::now();
-        let mut client = match emu.spawn_in_namespace(&mut cli_cmd) {
-            Ok(c) => c,
-            Err(e) => {
-                finish(&mut srv);
-                return Err(EmulateError::StartClient(e));
-            }
-        };
+        let (mut srv, mut client, started) = start_peers(
+            emu,
+            (&mut srv_cmd, &mut cli_cmd),
+            &base,
+            &self.opts.sprout_exe,
+        )?;
         let seconds = self.opts.duration_us as f64 / 1e6;
         let limit = Duration::from_secs_f64(seconds) + CLIENT_LIMIT;
         let waited = wait_showing_progress(&mut client, started, limit, seconds.ceil(), bar);
