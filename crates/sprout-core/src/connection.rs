@@ -591,6 +591,11 @@ impl Connection {
                 Some(room.min(self.config.max_datagram_bytes as u64 - header_len))
                     .filter(|&n| n > 0)
             } else {
+                // An application's datagram can not be cut to the window as filler is: it
+                // goes once the window has room for its header, overshooting by less than one
+                // datagram (as TCP sends a whole segment into a partly open window). Held
+                // until the whole of it fits, a stream of 1,200-byte datagrams stalled
+                // whenever the window stayed below that. Bulk keeps the paper's rule.
                 self.outgoing.front().map(|d| d.len() as u64).filter(|&n| {
                     header_len + n + overhead <= window
                         || (!self.bulk && window > header_len + overhead)
@@ -643,7 +648,7 @@ impl Connection {
         header.seq = seq;
         header.throwaway = throwaway;
         header.time_to_next_us = self.time_to_next(now);
-        header.app_limited = self.app_limited(now);
+        header.app_limited = self.app_limited();
         self.note_feedback(&header);
         buf.clear();
         header.encode(buf);
@@ -676,7 +681,7 @@ impl Connection {
     /// than the link could carry, held back by its window at times; the receiver scores its
     /// ticks that met no queue as a lower bound on the link's rate (see
     /// [`crate::receiver::Receiver`]). A bulk sender's ticks are scored as the paper's.
-    fn app_limited(&mut self, _now: Instant) -> bool {
+    fn app_limited(&self) -> bool {
         !self.bulk
     }
 
