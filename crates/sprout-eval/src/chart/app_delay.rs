@@ -8,7 +8,7 @@ use super::axes::{ceil125, floor125, fmt_num, x_tick, y_tick_label, LogAxis};
 use super::colours::{label_key, Palette};
 use super::geometry::{BBox, Pt};
 use super::style::{AXIS, GRID, HEIGHT, MUTED, TEXT, WIDTH};
-use super::svg::{esc, polyline_d, title_text, Svg};
+use super::svg::{esc, panel_title, polyline_d, title_text, Svg};
 use super::text::{fit_size, text_width, Anchor, Font};
 use super::time_panels::{legend_rows, Swatch};
 
@@ -159,16 +159,7 @@ pub fn app_delay_chart(title: &str, panels: &[AppDelayPanel], caption: &[&str]) 
             never_y: never.then_some(top + NEVER_H / 3.0),
         };
         grid(&mut svg, &axes, &rates, k == 0, tick_font, &mut kept);
-        let size = fit_size(&panel.title, panel_w, 13.0, 9.0, true);
-        svg.text(
-            (frame.x0 + frame.x1) / 2.0,
-            frame.y0 - 9.0,
-            &panel.title,
-            Font::bold(size),
-            Anchor::Middle,
-            TEXT,
-            "",
-        );
+        panel_title(&mut svg, &frame, &panel.title);
         for s in &panel.series {
             draw_series(&mut svg, s, &axes, palette.color(&label_key(&s.label)));
         }

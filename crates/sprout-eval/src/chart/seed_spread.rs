@@ -10,7 +10,7 @@ use super::scatter::{delay_axis, draw_grid, markers};
 use super::scatter_labels::{label_groups, Groups};
 use super::scatter_points::{Drawn, Mark};
 use super::style::{HEIGHT, MUTED, TEXT, WIDTH};
-use super::svg::{esc, title_text, Svg};
+use super::svg::{esc, panel_title, title_text, Svg};
 use super::text::{fit_size, text_width, Anchor, Font};
 
 /// A value over several runs: the lowest, the mean and the highest.
@@ -182,16 +182,7 @@ fn plot(
         .into_iter()
         .map(|v| (v, fmt_num(v)))
         .collect();
-    let size = fit_size(&panel.title, frame.x1 - frame.x0, 13.0, 9.0, true);
-    svg.text(
-        (frame.x0 + frame.x1) / 2.0,
-        frame.y0 - 9.0,
-        &panel.title,
-        Font::bold(size),
-        Anchor::Middle,
-        TEXT,
-        "",
-    );
+    panel_title(svg, frame, &panel.title);
     draw_grid(svg, frame, &x_axis, &y_axis, &y_labels, tick_font);
     if marks.is_empty() {
         return Vec::new();

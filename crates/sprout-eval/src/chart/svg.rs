@@ -265,6 +265,21 @@ pub(super) fn polyline_d(pts: &[Pt]) -> String {
     d.trim_end().to_string()
 }
 
+/// A panel's title, bold, centred 9 px above its `frame` and shrunk (13 px down to 9 px) to
+/// fit the panel's width.
+pub(super) fn panel_title(svg: &mut Svg, frame: &BBox, title: &str) {
+    let size = fit_size(title, frame.x1 - frame.x0, 13.0, 9.0, true);
+    svg.text(
+        (frame.x0 + frame.x1) / 2.0,
+        frame.y0 - 9.0,
+        title,
+        Font::bold(size),
+        Anchor::Middle,
+        TEXT,
+        "",
+    );
+}
+
 /// The chart's title, centred at the top: shrunk to fit the width, down to 13 px; then on two
 /// lines (down to 10 px); then cut short with an ellipsis.
 pub(super) fn title_text(svg: &mut Svg, title: &str) {
