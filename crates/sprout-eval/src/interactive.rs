@@ -11,9 +11,9 @@
 //!
 //! Rates are kbit/s (1 kbit = 1000 bits), delays ms, shares fractions 0..1.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use sprout_sim::app::{App, DEFAULT_MAX_BPS, DEFAULT_MIN_BPS, DEFAULT_PACKET_BYTES};
-use sprout_sim::app_metrics::AppMetrics;
+use sprout_sim::app_metrics::{nan_if_null, AppMetrics};
 use sprout_sim::metrics::DirectionMetrics;
 use sprout_sim::scheme::Scheme;
 
@@ -149,11 +149,6 @@ pub fn runs(rates_kbps: &[f64]) -> Vec<(Source, Option<f64>, Scheme)> {
         out.push((Source::Adaptive, None, scheme));
     }
     out
-}
-
-/// A float that JSON may hold as null (an infinity or NaN serialised): null reads as NaN.
-fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// One row of interactive.csv: one link direction, source, offered rate and scheme.

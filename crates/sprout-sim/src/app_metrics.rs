@@ -115,7 +115,8 @@ pub struct AppMetrics {
 }
 
 /// A float that JSON may hold as null (NaN or an infinity serialised): null reads as NaN.
-fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+/// For `#[serde(deserialize_with = ...)]` on any such field.
+pub fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
