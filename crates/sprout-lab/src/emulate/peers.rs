@@ -38,7 +38,19 @@ pub(super) fn sprout_commands(
         json: true,
         ..ServerOptions::default()
     };
-    let cli = ClientOptions {
+    let cli = sprout_client(scheme, server, &public, seconds);
+    (command(exe, srv.to_args()), command(exe, cli.to_args()))
+}
+
+/// A Sprout or Sprout-EWMA (`scheme`) client of `server` loading both directions for
+/// `seconds`, JSON lines.
+fn sprout_client(
+    scheme: Scheme,
+    server: SocketAddr,
+    public: &PublicKey,
+    seconds: f64,
+) -> ClientOptions {
+    ClientOptions {
         direction: DirectionArg::Both,
         duration: seconds,
         scheme: if scheme == Scheme::SproutEwma {
@@ -48,8 +60,7 @@ pub(super) fn sprout_commands(
         },
         json: true,
         ..ClientOptions::new(server.to_string(), public.to_base64())
-    };
-    (command(exe, srv.to_args()), command(exe, cli.to_args()))
+    }
 }
 
 /// The server and client command lines of a kernel TCP scheme (Reno, BBR, else Cubic): a
@@ -91,18 +102,12 @@ pub(super) fn paced_commands(
     (seconds, rate_kbps): (f64, f64),
     keys: (&Path, PublicKey),
 ) -> (Command, Command) {
+    let public = keys.1.clone();
     let (srv, _) = sprout_commands(exe, scheme, server, seconds, keys);
     let cli = ClientOptions {
         direction: DirectionArg::Down,
         rate: Some(rate_kbps),
-        duration: seconds,
-        scheme: if scheme == Scheme::SproutEwma {
-            SchemeArg::SproutEwma
-        } else {
-            SchemeArg::Sprout
-        },
-        json: true,
-        ..ClientOptions::new(server.to_string(), keys.1.to_base64())
+        ..sprout_client(scheme, server, &public, seconds)
     };
     (srv, command(exe, cli.to_args()))
 }
