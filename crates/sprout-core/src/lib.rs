@@ -28,6 +28,7 @@ pub mod params;
 pub mod receiver;
 pub mod sender;
 pub mod time;
+mod windowed;
 pub mod wire;
 
 pub use connection::{Connection, ConnectionStats, DatagramError, Reject, Rejections, Transmit};

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::estimator::{self, Estimator};
 use crate::params::Config;
 use crate::time::{Duration, Instant};
+use crate::windowed::Windowed;
 use crate::wire::{Feedback, Header, MAX_FORECAST_TICKS};
 
 /// Most received-but-not-yet-written-off datagrams remembered; a peer that never advances its
@@ -48,34 +49,6 @@ pub const MIN_DELAY_WINDOW: Duration = Duration::from_micros(30_000_000);
 /// cautious counts (see `Receiver::feedback`).
 pub const LOSS_MEMORY: Duration = Duration::from_micros(1_000_000);
 
-/// The least one-way delay (receiver's clock minus the sender's send stamp, microseconds,
-/// offset included) over the last one to two [`MIN_DELAY_WINDOW`]s: the least of the current
-/// window and the one before it, so an old minimum ages out without a list of samples.
-#[derive(Clone, Copy, Debug, Default)]
-struct WindowedMin {
-    /// When the current window began.
-    start: Option<Instant>,
-    current: Option<i128>,
-    previous: Option<i128>,
-}
-
-impl WindowedMin {
-    /// Takes in a delay seen at `now` and returns the least delay remembered (with it).
-    fn update(&mut self, now: Instant, delay: i128) -> i128 {
-        match self.start {
-            Some(s) if now - s < MIN_DELAY_WINDOW => {}
-            _ => {
-                self.start = Some(now);
-                self.previous = self.current;
-                self.current = None;
-            }
-        }
-        let cur = self.current.map_or(delay, |c| c.min(delay));
-        self.current = Some(cur);
-        self.previous.map_or(cur, |p| p.min(cur))
-    }
-}
-
 /// The receiver: estimator, tick clock, time-to-next hold, received-or-lost count, forecast.
 #[derive(Clone, Debug)]
 pub struct Receiver {
@@ -92,7 +65,7 @@ pub struct Receiver {
     /// the least seen) or followed a loss.
     queued_this_tick: bool,
     /// The least one-way delay seen lately (clock offset included).
-    min_delay: WindowedMin,
+    min_delay: Windowed<i128>,
     /// No observation of an empty tick before this time (arrival + time-to-next).
     hold_until: Instant,
     /// Every link byte of the peer's below this is received or written off as lost.
@@ -133,7 +106,7 @@ impl Receiver {
             bytes_this_tick: 0,
             app_limited_this_tick: true,
             queued_this_tick: false,
-            min_delay: WindowedMin::default(),
+            min_delay: Windowed::least(MIN_DELAY_WINDOW),
             hold_until: Instant::ZERO,
             written_off: 0,
             recent: BTreeMap::new(),
@@ -169,7 +142,8 @@ impl Receiver {
             // Only an application-limited sender's ticks can be censored, so only theirs
             // need the delay; a saturating sender's are scored as the paper scores them.
             let delay = now.as_micros() as i128 - header.sent_us as i128;
-            let least = self.min_delay.update(now, delay);
+            self.min_delay.update(now, delay);
+            let least = self.min_delay.get().unwrap_or(delay);
             // A datagram that waited, or one after a gap in the peer's byte stream (a loss:
             // a full queue dropped it), says the link, not the sender, set the pace.
             let gap = header.seq > self.highest_end;

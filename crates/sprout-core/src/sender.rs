@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use crate::params::{Config, QueueDrain};
 use crate::time::{Duration, Instant};
+use crate::windowed::Windowed;
 use crate::wire::{Feedback, MAX_FORECAST_TICKS};
 
 /// The forecast the sender is currently working from.
@@ -82,7 +83,7 @@ pub struct Sender {
     /// The largest expected window of the forecasts of the last one to two
     /// [`PEAK_WINDOW`]s, in link bytes: the least window of a sender whose data waits
     /// through a stall.
-    recent_peak: WindowedMax,
+    recent_peak: Windowed<u64>,
     /// The most the receiver has reported received or lost, and when that last grew.
     best_received: u64,
     last_progress: Option<Instant>,
@@ -101,33 +102,6 @@ pub const PEAK_WINDOW: Duration = Duration::from_micros(10_000_000);
 /// stops at its first retransmission timeout (1 s).
 pub const BLIND_SPAN: Duration = Duration::from_micros(1_000_000);
 
-/// The largest value seen over the last one to two `PEAK_WINDOW`s: the largest of the current
-/// window and the one before it.
-#[derive(Clone, Copy, Debug, Default)]
-struct WindowedMax {
-    start: Option<Instant>,
-    current: u64,
-    previous: u64,
-}
-
-impl WindowedMax {
-    fn update(&mut self, now: Instant, value: u64, span: Duration) {
-        match self.start {
-            Some(s) if now - s < span => {}
-            _ => {
-                self.start = Some(now);
-                self.previous = self.current;
-                self.current = 0;
-            }
-        }
-        self.current = self.current.max(value);
-    }
-
-    fn get(&self) -> u64 {
-        self.current.max(self.previous)
-    }
-}
-
 impl Sender {
     /// A sender for the given configuration.
     pub fn new(config: &Config) -> Self {
@@ -145,7 +119,7 @@ impl Sender {
             last_send: None,
             forecast: None,
             backlogged: false,
-            recent_peak: WindowedMax::default(),
+            recent_peak: Windowed::largest(PEAK_WINDOW),
             best_received: 0,
             last_progress: None,
             stall_after: config.heartbeat_interval_us + config.model.tick_us,
@@ -199,7 +173,7 @@ impl Sender {
                 // The prior's forecast (id 0, made before anything was observed) is no peak.
                 if let Some(f) = self.forecast.as_ref().filter(|f| f.id != 0) {
                     let peak = self.window_at(f, 0, 0, true);
-                    self.recent_peak.update(now, peak, PEAK_WINDOW);
+                    self.recent_peak.update(now, peak);
                 }
             }
         }
@@ -246,7 +220,8 @@ impl Sender {
             // the link recently delivered, so the sender goes on at most at that rate (and at
             // most at its application's) instead of stopping while the reverse path is out.
             if elapsed > f.len {
-                let per_tick = self.recent_peak.get() / self.target_ticks.max(1) as u64;
+                let per_tick =
+                    self.recent_peak.get().unwrap_or(0) / self.target_ticks.max(1) as u64;
                 let extra = ((elapsed - f.len) as u64).min(BLIND_SPAN / tick);
                 let new = extra.saturating_sub(f.beyond);
                 f.queue_expected = f
@@ -311,6 +286,7 @@ impl Sender {
             (Some(f), true) if stalled => self
                 .recent_peak
                 .get()
+                .unwrap_or(0)
                 .max(least)
                 .saturating_sub(f.queue_expected),
             _ => 0,
