@@ -1,0 +1,243 @@
+//! Bounded reads and whole-or-nothing writes of the files the project reads and writes.
+//!
+//! - [`read_capped`] / [`read_to_string_capped`]: a file (or a device, a pipe) read through one
+//!   open handle, refused with [`ReadError::TooLarge`] as soon as it passes a byte cap, so that
+//!   a 1 GiB file or `/dev/zero` given by mistake costs at most the cap in memory.
+//! - [`excerpt`]: at most [`EXCERPT_CHARS`] characters of a bad line, for error messages that
+//!   quote input without echoing all of it.
+//! - [`write_atomically`] and [`AtomicFile`]: a file appears whole under its name or not at all
+//!   (written beside it, flushed to disk, then renamed into place), so a run killed midway never
+//!   leaves a cut file that looks complete.
+#![forbid(unsafe_code)]
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Longest excerpt of an input line quoted in an error message, characters.
+pub const EXCERPT_CHARS: usize = 60;
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Opening or reading failed.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The system's reason.
+        #[source]
+        source: io::Error,
+    },
+    /// The file holds more than the cap.
+    #[error("{} is larger than {} (the most this input may hold)", path.display(), human_bytes(*cap))]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The cap, bytes.
+        cap: u64,
+    },
+    /// The file is not UTF-8 text.
+    #[error("{} is not text (UTF-8)", path.display())]
+    NotText {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+impl ReadError {
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            ReadError::Io { path, .. }
+            | ReadError::TooLarge { path, .. }
+            | ReadError::NotText { path } => path,
+        }
+    }
+}
+
+/// `bytes` as a short human figure ("64 MiB", "4 KiB", "100 bytes").
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (size, unit) in UNITS {
+        if bytes >= size && bytes % size == 0 {
+            return format!("{} {unit}", bytes / size);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
+/// Reads all of `path` through one open handle, at most `cap` bytes: a larger file (or an
+/// endless device) is refused with [`ReadError::TooLarge`] after reading `cap + 1` bytes.
+pub fn read_capped(path: impl AsRef<Path>, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let path = path.as_ref();
+    let io = |source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    read_capped_from(file, path, cap)
+}
+
+/// Reads all of an already open `reader` (named `path` in errors), at most `cap` bytes; for
+/// callers that checked the open file (its permissions, its kind) before reading it.
+pub fn read_capped_from(reader: impl Read, path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|source| ReadError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if bytes.len() as u64 > cap {
+        return Err(ReadError::TooLarge {
+            path: path.to_path_buf(),
+            cap,
+        });
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped`] as UTF-8 text ([`ReadError::NotText`] otherwise).
+pub fn read_to_string_capped(path: impl AsRef<Path>, cap: u64) -> Result<String, ReadError> {
+    let path = path.as_ref();
+    String::from_utf8(read_capped(path, cap)?).map_err(|_| ReadError::NotText {
+        path: path.to_path_buf(),
+    })
+}
+
+/// At most [`EXCERPT_CHARS`] characters of `line`, control characters shown as `?`, with `…`
+/// when cut: what an error message may quote of an input line.
+pub fn excerpt(line: &str) -> String {
+    let mut out: String = line
+        .chars()
+        .take(EXCERPT_CHARS)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if line.chars().nth(EXCERPT_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// A file being written beside its final name; [`AtomicFile::commit`] flushes it to disk and
+/// renames it into place. Dropped without a commit (an error, a panic), it is removed and the
+/// final name is untouched; killed, it leaves only a hidden temporary file.
+pub struct AtomicFile {
+    target: PathBuf,
+    tmp: tempfile::NamedTempFile,
+}
+
+impl AtomicFile {
+    /// Starts writing what will become `path` (its directory must exist).
+    pub fn create(path: impl AsRef<Path>) -> io::Result<AtomicFile> {
+        let target = path.as_ref().to_path_buf();
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let stem = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{stem}."))
+            .suffix(".part")
+            .tempfile_in(dir)?;
+        Ok(AtomicFile { target, tmp })
+    }
+
+    /// Flushes what was written to disk and renames it to the final name, replacing any file
+    /// there.
+    pub fn commit(mut self) -> io::Result<()> {
+        self.tmp.as_file_mut().flush()?;
+        self.tmp.as_file().sync_all()?;
+        self.tmp.persist(&self.target).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tmp.as_file_mut().write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.tmp.as_file_mut().flush()
+    }
+}
+
+/// Writes `bytes` to `path` whole or not at all ([`AtomicFile`]).
+pub fn write_atomically(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> io::Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(bytes.as_ref())?;
+    f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_and_one_at_the_cap_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, vec![b'x'; 100]).unwrap();
+        assert_eq!(read_capped(&p, 100).unwrap().len(), 100);
+        let e = read_capped(&p, 99).unwrap_err();
+        assert!(matches!(e, ReadError::TooLarge { cap: 99, .. }), "{e}");
+        assert!(e.to_string().contains("larger than 99 bytes"), "{e}");
+    }
+
+    #[test]
+    fn an_endless_device_costs_at_most_the_cap() {
+        let e = read_capped("/dev/zero", 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("larger than 1 MiB"), "{e}");
+    }
+
+    #[test]
+    fn binary_is_not_text_and_a_missing_file_names_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bin");
+        std::fs::write(&p, [0xff, 0xfe, 0x00]).unwrap();
+        assert!(matches!(
+            read_to_string_capped(&p, 10),
+            Err(ReadError::NotText { .. })
+        ));
+        let e = read_capped(dir.path().join("missing"), 10).unwrap_err();
+        assert!(e.to_string().contains("missing"), "{e}");
+    }
+
+    #[test]
+    fn an_excerpt_is_short_and_printable() {
+        let long = "a".repeat(1000);
+        let e = excerpt(&long);
+        assert_eq!(e.chars().count(), EXCERPT_CHARS + 1);
+        assert!(e.ends_with('…'));
+        assert_eq!(excerpt("1\t2\u{1b}[31m"), "1?2?[31m");
+        assert_eq!(excerpt("short"), "short");
+    }
+
+    #[test]
+    fn an_uncommitted_file_leaves_the_old_one_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.csv");
+        write_atomically(&p, "old\n").unwrap();
+        {
+            let mut f = AtomicFile::create(&p).unwrap();
+            f.write_all(b"new, cut mid-").unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "old\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let mut f = AtomicFile::create(&p).unwrap();
+        f.write_all(b"new\n").unwrap();
+        f.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new\n");
+    }
+
+    #[test]
+    fn sizes_read_as_people_say_them() {
+        assert_eq!(human_bytes(64 << 20), "64 MiB");
+        assert_eq!(human_bytes(1000), "1000 bytes");
+    }
+}
