@@ -102,6 +102,14 @@ pub(crate) struct Link {
     pub end: Option<String>,
     /// A server session asked the driver for service and is in its list (avoids duplicates).
     pub dirty: bool,
+    /// A client whose server fell silent is redialling (its old connection is gone, what the
+    /// application sends waits in `early`).
+    pub reconnecting: bool,
+    /// Times a client's session was re-established after its server fell silent.
+    pub reconnections: u64,
+    /// Application datagrams the old connection had received but the application had not
+    /// read when the client started redialling; read before the new connection's.
+    pub leftover: VecDeque<Vec<u8>>,
 }
 
 impl Link {
@@ -127,11 +135,41 @@ impl Link {
             ended: false,
             end: None,
             dirty: false,
+            reconnecting: false,
+            reconnections: 0,
+            leftover: VecDeque::new(),
         }
     }
 
-    /// Installs the connection: what the application sent early goes into it.
+    /// A client's server fell silent: the connection goes (what it received and the
+    /// application did not read yet stays readable), and what the application sends from now
+    /// waits in `early` for the next session. Data the old connection still held to send is
+    /// dropped: it is at least the dead-peer timeout old.
+    pub(crate) fn drop_connection(&mut self) {
+        if let Some(mut old) = self.conn.take() {
+            while let Some(d) = old.recv() {
+                self.leftover.push_back(d);
+            }
+        }
+        self.reconnecting = true;
+    }
+
+    /// The next received application datagram (the old connection's first, after a
+    /// reconnection).
+    pub(crate) fn recv(&mut self) -> Option<Vec<u8>> {
+        if let Some(d) = self.leftover.pop_front() {
+            return Some(d);
+        }
+        self.conn.as_mut().and_then(|c| c.recv())
+    }
+
+    /// Installs the connection: what the application sent early goes into it. A reconnecting
+    /// client is connected again (counted in `reconnections`).
     pub(crate) fn install(&mut self, mut conn: Connection) {
+        if self.reconnecting {
+            self.reconnecting = false;
+            self.reconnections += 1;
+        }
         conn.set_keep_incoming(self.keep_incoming);
         for d in self.early.drain(..) {
             conn.send(d);
@@ -145,11 +183,13 @@ impl Link {
         self.early_bytes + self.conn.as_ref().map_or(0, |c| c.queued_bytes())
     }
 
-    /// Application bytes received so far.
+    /// Application bytes received so far by the current connection, plus datagrams kept from
+    /// an old one (a change tells the driver that something became readable).
     pub(crate) fn app_bytes_received(&self) -> u64 {
         self.conn
             .as_ref()
             .map_or(0, |c| c.stats().app_bytes_received)
+            .wrapping_add(self.leftover.len() as u64)
     }
 
     /// Hands an opened core datagram (the plaintext of an authenticated datagram of
@@ -315,7 +355,7 @@ impl ConnShared {
     }
 
     pub(crate) fn try_recv(&self) -> Option<Vec<u8>> {
-        self.lock().conn.as_mut().and_then(|c| c.recv())
+        self.lock().recv()
     }
 
     /// The next received datagram, waiting until `deadline` (forever if `None`); `None` when
@@ -323,7 +363,7 @@ impl ConnShared {
     pub(crate) fn recv_until(&self, deadline: Option<Instant>) -> Option<Vec<u8>> {
         let mut st = self.lock();
         loop {
-            if let Some(d) = st.conn.as_mut().and_then(|c| c.recv()) {
+            if let Some(d) = st.recv() {
                 return Some(d);
             }
             if st.ended {
@@ -344,7 +384,7 @@ impl ConnShared {
             notified.as_mut().enable();
             {
                 let mut st = self.lock();
-                if let Some(d) = st.conn.as_mut().and_then(|c| c.recv()) {
+                if let Some(d) = st.recv() {
                     return Some(d);
                 }
                 if st.ended {

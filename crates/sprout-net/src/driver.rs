@@ -8,6 +8,14 @@
 //! it processes a batch of events, never while it sleeps. Nothing is sealed before the
 //! handshake completes: the connection is created then, and what the application sent before
 //! goes into it.
+//!
+//! Dead peers (WireGuard's rule): when `dead_after` (see
+//! [`crate::endpoint::ReconnectOptions`]) passes after the
+//! client sent a datagram without an authenticated one from the server, the server is dead
+//! (restarted, closed the session as idle, out of reach). The driver drops the connection and
+//! starts a fresh handshake with the same keys and greeting; an unanswered one is retried after
+//! a growing wait (see [`Redial`]). A first handshake that nobody answers still fails the
+//! endpoint: that is a wrong address or key more often than an outage.
 
 use std::io;
 use std::net::SocketAddr;
@@ -17,7 +25,7 @@ use std::time::Duration;
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 use sprout_core::Connection;
-use sprout_secure::{Client, ClientReceived};
+use sprout_secure::{Client, ClientConfig, ClientReceived};
 
 use crate::conn::{ConnShared, Link};
 
@@ -78,19 +86,107 @@ fn client_send(
     }
 }
 
-/// Runs a client's driver until the application closes the endpoint, the handshake fails, or
-/// the poller fails.
+/// A client's dead-peer detection and redial schedule: what a fresh handshake needs (the
+/// keys and the greeting) and when the next one is due.
+pub(crate) struct Redial {
+    keys: ClientConfig,
+    greeting: Vec<u8>,
+    /// Redial at all (else a dead server ends the endpoint).
+    enabled: bool,
+    /// Silence after a send that makes the server dead.
+    dead_after: Duration,
+    /// First and longest wait between unanswered redials.
+    backoff_min: Duration,
+    backoff_max: Duration,
+    /// The session was established at least once (the keys and address are right).
+    ever_established: bool,
+    /// When the client first sent after the server's last authenticated datagram.
+    unanswered_since: Option<sprout_core::Instant>,
+    /// When the next handshake starts, while waiting between unanswered ones.
+    next_attempt: Option<sprout_core::Instant>,
+    /// The wait after the next unanswered handshake.
+    backoff: Duration,
+}
+
+impl Redial {
+    /// A schedule for a client with `keys` and `greeting`: redial if `enabled`, a server
+    /// silent for `dead_after` after a send is dead, and unanswered redials wait from
+    /// `backoff.0` doubling up to `backoff.1`.
+    pub(crate) fn new(
+        keys: ClientConfig,
+        greeting: Vec<u8>,
+        enabled: bool,
+        dead_after: Duration,
+        backoff: (Duration, Duration),
+    ) -> Redial {
+        Redial {
+            keys,
+            greeting,
+            enabled,
+            dead_after,
+            backoff_min: backoff.0,
+            backoff_max: backoff.1,
+            ever_established: false,
+            unanswered_since: None,
+            next_attempt: None,
+            backoff: backoff.0,
+        }
+    }
+
+    /// An authenticated datagram came from the server.
+    fn answered(&mut self) {
+        self.unanswered_since = None;
+    }
+
+    /// A sealed datagram left for the server at `now`.
+    fn sent(&mut self, now: sprout_core::Instant) {
+        self.unanswered_since.get_or_insert(now);
+    }
+
+    /// A handshake completed: the schedule starts over.
+    fn established(&mut self) {
+        self.ever_established = true;
+        self.unanswered_since = None;
+        self.next_attempt = None;
+        self.backoff = self.backoff_min;
+    }
+
+    /// When the server is dead if nothing comes.
+    fn dead_at(&self) -> Option<sprout_core::Instant> {
+        self.unanswered_since
+            .map(|t| t + sprout_core::time::Duration::from(self.dead_after))
+    }
+
+    /// A redial handshake went unanswered at `now`: the next one waits.
+    fn unanswered(&mut self, now: sprout_core::Instant) {
+        self.next_attempt = Some(now + sprout_core::time::Duration::from(self.backoff));
+        self.backoff = (self.backoff * 2).min(self.backoff_max);
+    }
+
+    /// A fresh security layer with the same keys and greeting, its handshake starting at
+    /// `now`.
+    fn client(&mut self, now: sprout_core::Instant) -> Result<Client, sprout_secure::SecureError> {
+        self.next_attempt = None;
+        self.unanswered_since = None;
+        Client::new(self.keys.clone(), now, &self.greeting)
+    }
+}
+
+/// Runs a client's driver until the application closes the endpoint, the first handshake
+/// fails, or the poller fails.
 pub(crate) fn run_client(
     shared: Arc<ConnShared>,
     poll: Poll,
     socket: UdpSocket,
     secure: Client,
     remote: SocketAddr,
+    redial: Redial,
 ) {
     ClientDriver {
         poll,
         socket,
         secure,
+        redial,
         remote,
         events: Events::with_capacity(64),
         rx: vec![0u8; MAX_UDP],
@@ -110,6 +206,7 @@ struct ClientDriver {
     poll: Poll,
     socket: UdpSocket,
     secure: Client,
+    redial: Redial,
     remote: SocketAddr,
     events: Events,
     rx: Vec<u8>,
@@ -219,8 +316,13 @@ impl ClientDriver {
                         st.counters.other_sources += 1;
                         continue;
                     }
-                    match self.secure.handle(now, &self.rx[..n], &mut self.plaintext) {
+                    let received = self.secure.handle(now, &self.rx[..n], &mut self.plaintext);
+                    if !matches!(received, ClientReceived::Dropped(_)) {
+                        self.redial.answered();
+                    }
+                    match received {
                         ClientReceived::Established => {
+                            self.redial.established();
                             if st.conn.is_none() {
                                 match Connection::new(st.config.clone(), now) {
                                     Ok(c) => st.install(c),
@@ -248,15 +350,39 @@ impl ClientDriver {
         }
     }
 
-    /// Runs the security layer's and the connection's timers; false if the session has ended.
+    /// Runs the security layer's and the connection's timers, and the dead-peer and redial
+    /// ones; false if the session has ended.
     fn run_timers(&mut self, st: &mut Link, now: sprout_core::Instant) -> bool {
         if self.secure.poll_timeout().is_some_and(|t| t <= now) {
             self.secure.handle_timeout(now);
         }
         if let Some(e) = self.secure.error() {
-            st.secure_error = Some(e.clone());
-            st.secure = Some(self.secure.stats());
-            st.finish(e.to_string());
+            if !self.redial.ever_established || !self.redial.enabled {
+                st.secure_error = Some(e.clone());
+                st.secure = Some(self.secure.stats());
+                st.finish(e.to_string());
+            } else if self.redial.next_attempt.is_none() {
+                // A redial (or the keys' rekey) went unanswered: wait, then try again.
+                st.secure = Some(self.secure.stats());
+                if st.conn.is_some() {
+                    st.drop_connection();
+                }
+                self.redial.unanswered(now);
+            }
+        }
+        if self.redial.dead_at().is_some_and(|t| now >= t) && st.conn.is_some() {
+            if !self.redial.enabled {
+                st.finish(format!(
+                    "the server sent nothing authenticated for {} s after this client sent (restarted, closed the session, or out of reach)",
+                    self.redial.dead_after.as_secs()
+                ));
+            } else {
+                st.drop_connection();
+                self.redial_now(st, now);
+            }
+        }
+        if self.redial.next_attempt.is_some_and(|t| now >= t) {
+            self.redial_now(st, now);
         }
         if st.ended {
             return false;
@@ -265,6 +391,20 @@ impl ClientDriver {
             c.handle_timeout(now);
         }
         true
+    }
+
+    /// Starts a fresh handshake at `now` (same keys, greeting and server).
+    fn redial_now(&mut self, st: &mut Link, now: sprout_core::Instant) {
+        match self.redial.client(now) {
+            Ok(c) => {
+                self.secure = c;
+                self.blocked = None;
+            }
+            Err(e) => {
+                st.secure_error = Some(e.clone());
+                st.finish(e.to_string());
+            }
+        }
     }
 
     /// Sends what is blocked, the security layer's own datagrams, then the connection's.
@@ -284,7 +424,10 @@ impl ClientDriver {
             }
             sent += 1;
             match self.secure.seal(now, &self.tx, &mut self.out) {
-                Ok(()) => client_send(socket, st, &self.out, remote, blocked, socket_error),
+                Ok(()) => {
+                    self.redial.sent(now);
+                    client_send(socket, st, &self.out, remote, blocked, socket_error);
+                }
                 Err(_) => st.counters.seal_errors += 1,
             }
         }
@@ -301,7 +444,11 @@ impl ClientDriver {
     /// blocked.
     fn next_timeout(&self, st: &mut Link, shared: &ConnShared) -> Option<Duration> {
         let mut deadline = st.poll_timeout();
-        if let Some(t) = self.secure.poll_timeout() {
+        let dead = self.redial.dead_at().filter(|_| st.conn.is_some());
+        for t in [self.secure.poll_timeout(), dead, self.redial.next_attempt]
+            .into_iter()
+            .flatten()
+        {
             deadline = Some(deadline.map_or(t, |d| d.min(t)));
         }
         let now = shared.clock.now();

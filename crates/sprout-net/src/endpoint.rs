@@ -11,11 +11,111 @@ use mio::{Interest, Poll, Waker};
 use sprout_core::Config;
 use sprout_secure::{Client, ClientConfig, PublicKey, SecureError};
 
+use serde::Serialize;
+
 use crate::clock::Clock;
 use crate::conn::{ConnShared, Link};
-use crate::driver::{self, SOCKET, WAKER};
+use crate::driver::{self, Redial, SOCKET, WAKER};
 use crate::error::NetError;
 use crate::stats::EndpointStats;
+
+/// How long a client waits for an authenticated datagram from its server after it sent one
+/// before it considers the server dead and starts a new handshake: WireGuard's
+/// `KEEPALIVE_TIMEOUT` (10 s) plus `REKEY_TIMEOUT` (5 s). A live server is never silent that
+/// long: its Sprout heartbeats leave at least once a second
+/// ([`sprout_core::params::MAX_HEARTBEAT_INTERVAL_US`]).
+pub const DEAD_PEER_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The first wait after a redial's handshake went unanswered (for
+/// [`sprout_secure::Limits::handshake_timeout`], 10 s by default) before the next one.
+pub const REDIAL_BACKOFF_MIN: Duration = Duration::from_secs(5);
+
+/// The longest wait between two redial handshakes (the wait doubles from
+/// [`REDIAL_BACKOFF_MIN`] up to this). Kept at 10 s so that a server that comes back after a
+/// long outage is found within about 10 s (plus a round trip), whatever the outage's length;
+/// an outage costs a handshake initiation every 250 ms for 10 s, then nothing for 10 s.
+pub const REDIAL_BACKOFF_MAX: Duration = Duration::from_secs(10);
+
+/// What a client [`Endpoint`] does when its server falls silent (a restart, an idle close, a
+/// long outage).
+///
+/// After [`ReconnectOptions::dead_after`] without an authenticated datagram from the server
+/// since it sent something, the endpoint drops its Sprout connection and starts a fresh
+/// handshake with the same keys and greeting to the same address; if nobody answers it within
+/// [`sprout_secure::Limits::handshake_timeout`], it waits (from `backoff_min`, doubling up to
+/// `backoff_max`) and tries again, for as long as the application keeps the endpoint. Once a
+/// handshake completes, a fresh [`sprout_core::Connection`] carries on. Only a session that
+/// was established once is redialled: a first handshake nobody answers (server down, wrong
+/// `--server-key`, key not allowed) still fails the endpoint ([`Endpoint::error`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReconnectOptions {
+    /// Redial a dead server (default true). Off: a dead server ends the endpoint
+    /// ([`Endpoint::end_reason`] says so) instead of leaving it sealing into nothing.
+    pub enabled: bool,
+    /// Silence after a send that makes the server dead (default [`DEAD_PEER_TIMEOUT`]; at
+    /// least a few of the server's heartbeat intervals, which are at most 1 s).
+    pub dead_after: Duration,
+    /// First wait between unanswered redial handshakes (default [`REDIAL_BACKOFF_MIN`]).
+    pub backoff_min: Duration,
+    /// Longest wait between them (default [`REDIAL_BACKOFF_MAX`]).
+    pub backoff_max: Duration,
+}
+
+impl Default for ReconnectOptions {
+    fn default() -> Self {
+        ReconnectOptions {
+            enabled: true,
+            dead_after: DEAD_PEER_TIMEOUT,
+            backoff_min: REDIAL_BACKOFF_MIN,
+            backoff_max: REDIAL_BACKOFF_MAX,
+        }
+    }
+}
+
+impl ReconnectOptions {
+    /// Checks the durations: `dead_after` and `backoff_min` above zero, `backoff_max` at
+    /// least `backoff_min`.
+    fn validate(&self) -> Result<(), NetError> {
+        if self.dead_after.is_zero() || self.backoff_min.is_zero() {
+            return Err(NetError::Config(
+                "reconnect: dead_after and backoff_min must be above zero".into(),
+            ));
+        }
+        if self.backoff_max < self.backoff_min {
+            return Err(NetError::Config(
+                "reconnect: backoff_max must be at least backoff_min".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Where a client [`Endpoint`] stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndpointState {
+    /// The first handshake is under way.
+    Connecting,
+    /// The session is established and the server answers.
+    Established,
+    /// The server fell silent for [`ReconnectOptions::dead_after`]: the endpoint redials it;
+    /// what the application sends waits.
+    Reconnecting,
+    /// The endpoint stopped (closed, the first handshake failed, a fatal error).
+    Ended,
+}
+
+impl EndpointState {
+    /// The state's name: `connecting`, `established`, `reconnecting` or `ended`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndpointState::Connecting => "connecting",
+            EndpointState::Established => "established",
+            EndpointState::Reconnecting => "reconnecting",
+            EndpointState::Ended => "ended",
+        }
+    }
+}
 
 /// The client end of a secure Sprout session over UDP.
 ///
@@ -48,6 +148,8 @@ impl Endpoint {
     /// parameters; the server's acceptor chooses its side's). `greeting` (at most
     /// [`sprout_secure::wire::MAX_GREETING_BYTES`], may be empty) travels in the handshake,
     /// encrypted, and reaches the server's acceptor and [`crate::Session::greeting`].
+    ///
+    /// A server that falls silent is redialled with the default [`ReconnectOptions`].
     pub fn connect(
         local: SocketAddr,
         remote: SocketAddr,
@@ -55,11 +157,39 @@ impl Endpoint {
         config: Config,
         greeting: &[u8],
     ) -> Result<Endpoint, NetError> {
+        Self::connect_with(
+            local,
+            remote,
+            keys,
+            config,
+            greeting,
+            ReconnectOptions::default(),
+        )
+    }
+
+    /// As [`Endpoint::connect`], with the dead-peer timeout and redial schedule of
+    /// `reconnect`.
+    pub fn connect_with(
+        local: SocketAddr,
+        remote: SocketAddr,
+        keys: ClientConfig,
+        config: Config,
+        greeting: &[u8],
+        reconnect: ReconnectOptions,
+    ) -> Result<Endpoint, NetError> {
         config
             .validate()
             .map_err(|e| NetError::Config(e.to_string()))?;
+        reconnect.validate()?;
         let clock = Clock::new();
         let server_key = keys.server_key;
+        let redial = Redial::new(
+            keys.clone(),
+            greeting.to_vec(),
+            reconnect.enabled,
+            reconnect.dead_after,
+            (reconnect.backoff_min, reconnect.backoff_max),
+        );
         let secure = Client::new(keys, clock.now(), greeting)?;
         let mut socket = UdpSocket::bind(local)
             .map_err(|e| NetError::io(format!("binding UDP socket to {local}"), e))?;
@@ -80,7 +210,7 @@ impl Endpoint {
         let driver_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name(format!("sprout-net {local}"))
-            .spawn(move || driver::run_client(driver_shared, poll, socket, secure, remote))
+            .spawn(move || driver::run_client(driver_shared, poll, socket, secure, remote, redial))
             .map_err(|e| NetError::io("starting the driver thread", e))?;
         Ok(Endpoint {
             shared,
@@ -96,9 +226,29 @@ impl Endpoint {
         let _ = self.waker.wake();
     }
 
-    /// Whether the handshake has completed and the Sprout connection runs.
+    /// Whether the handshake has completed and the Sprout connection runs (false while the
+    /// endpoint redials a silent server).
     pub fn is_established(&self) -> bool {
         self.shared.lock().conn.is_some()
+    }
+
+    /// Where the endpoint stands: connecting, established, reconnecting or ended.
+    pub fn state(&self) -> EndpointState {
+        let st = self.shared.lock();
+        if st.ended {
+            EndpointState::Ended
+        } else if st.reconnecting {
+            EndpointState::Reconnecting
+        } else if st.conn.is_some() {
+            EndpointState::Established
+        } else {
+            EndpointState::Connecting
+        }
+    }
+
+    /// Times the session was established again after the server fell silent.
+    pub fn reconnections(&self) -> u64 {
+        self.shared.lock().reconnections
     }
 
     /// Waits at most `timeout` for the handshake: `Ok(true)` once established, `Ok(false)` if
@@ -125,7 +275,9 @@ impl Endpoint {
         }
     }
 
-    /// Why the session failed (the handshake timed out), if it did.
+    /// Why the session failed (its first handshake timed out), if it did. A redial's
+    /// unanswered handshake is not a failure: the endpoint tries again (see
+    /// [`Endpoint::state`]).
     pub fn error(&self) -> Option<SecureError> {
         self.shared.lock().secure_error.clone()
     }

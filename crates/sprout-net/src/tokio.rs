@@ -122,7 +122,20 @@ impl Endpoint {
         config: Config,
         greeting: &[u8],
     ) -> Result<Endpoint, NetError> {
-        let ep = crate::Endpoint::connect(local, remote, keys, config, greeting)?;
+        Self::connect_with(local, remote, keys, config, greeting, Default::default()).await
+    }
+
+    /// As [`Endpoint::connect`], with the dead-peer timeout and redial schedule of
+    /// `reconnect` (see [`crate::endpoint::ReconnectOptions`]).
+    pub async fn connect_with(
+        local: SocketAddr,
+        remote: SocketAddr,
+        keys: ClientConfig,
+        config: Config,
+        greeting: &[u8],
+        reconnect: crate::endpoint::ReconnectOptions,
+    ) -> Result<Endpoint, NetError> {
+        let ep = crate::Endpoint::connect_with(local, remote, keys, config, greeting, reconnect)?;
         let shared = ep.shared().clone();
         loop {
             let notified = shared.readable.notify.notified();
