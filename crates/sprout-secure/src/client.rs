@@ -7,15 +7,24 @@
 //! (a fresh handshake naming its session) when its keys reach [`Limits::rekey_after`] or
 //! [`Limits::rekey_after_messages`], and keeps sealing with the old keys until the answer
 //! comes.
+//!
+//! A server under load may answer with a cookie reply ([`crate::cookie`]): the client keeps the
+//! cookie, puts `mac2` on its initiations from then on (for [`crate::cookie::COOKIE_LIFETIME`])
+//! and sends the initiation again at once. A server that cannot take the client answers with
+//! an authenticated refusal: the handshake fails at once with [`SecureError::Refused`]
+//! ("server full (N sessions) - try later"), not after the timeout with a hint at the keys.
 
 use sprout_core::time::Instant;
 
-use crate::handshake::{self, InitiationPayload, Initiator, Mac1, KIND_NEW, KIND_REKEY};
+use crate::cookie::{CookieCipher, COOKIE_LIFETIME};
+use crate::handshake::{
+    self, InitiationPayload, Initiator, Mac1, ServerReply, KIND_NEW, KIND_REKEY,
+};
 use crate::keys::{PrivateKey, PublicKey};
 use crate::keyset::KeySet;
 use crate::server::{prefix_reason, random_u32};
 use crate::stats::{DropReason, SecureStats};
-use crate::wire::{self, DataHeader};
+use crate::wire::{self, DataHeader, COOKIE_BYTES, MAC_BYTES};
 use crate::{Limits, SealError, SecureError};
 
 /// Configuration of a [`Client`].
@@ -51,12 +60,20 @@ struct Attempt {
     last_sent: Option<Instant>,
     /// The initiation is due to be (re)sent by [`Client::poll_transmit`].
     send: bool,
+    /// The `mac1` of the last two datagrams of this initiation sent (with or without `mac2`
+    /// they differ), newest first: a cookie reply must name one of them.
+    sent_mac1: [Option<[u8; MAC_BYTES]>; 2],
+    /// The cookie the last datagram sent carried `mac2` with, if any.
+    sent_cookie: Option<[u8; COOKIE_BYTES]>,
 }
 
 /// The client side of one session.
 pub struct Client {
     config: ClientConfig,
     mac1: Mac1,
+    cookie_cipher: CookieCipher,
+    /// The latest cookie from the server and when it came.
+    cookie: Option<([u8; COOKIE_BYTES], Instant)>,
     /// The client's receiver index (connection id of datagrams from the server).
     index: u32,
     /// The server's session id (from its response).
@@ -95,6 +112,8 @@ impl Client {
         };
         let mut client = Client {
             mac1: Mac1::new(&config.server_key),
+            cookie_cipher: CookieCipher::new(&config.server_key),
+            cookie: None,
             config,
             index,
             session: 0,
@@ -139,6 +158,8 @@ impl Client {
             started: now,
             last_sent: None,
             send: true,
+            sent_mac1: [None; 2],
+            sent_cookie: None,
         });
         Ok(())
     }
@@ -206,7 +227,8 @@ impl Client {
         }
         match wire::message_type(datagram) {
             Err(e) => self.drop_with(prefix_reason(e)),
-            Ok(wire::TYPE_RESPONSE) => self.handle_response(now, datagram),
+            Ok(wire::TYPE_RESPONSE | wire::TYPE_REFUSAL) => self.handle_response(now, datagram),
+            Ok(wire::TYPE_COOKIE) => self.handle_cookie(now, datagram),
             Ok(wire::TYPE_DATA) => self.handle_data(now, datagram, plaintext),
             Ok(_) => self.drop_with(DropReason::Malformed),
         }
@@ -223,13 +245,30 @@ impl Client {
         let Some(attempt) = self.attempt.as_mut() else {
             return self.drop_with(DropReason::UnexpectedResponse);
         };
-        let Ok((epoch, session)) = handshake::read_response(&mut attempt.initiator.state, d) else {
+        let reply = match handshake::read_response(&mut attempt.initiator.state, d) {
+            Ok(reply) => reply,
             // snow restored the state: the genuine response can still complete it.
-            return self.drop_with(DropReason::HandshakeFailed);
+            Err(_) => return self.drop_with(DropReason::HandshakeFailed),
         };
         // Authenticated by the server's key: the attempt is used up either way.
         let Some(attempt) = self.attempt.take() else {
             return self.drop_with(DropReason::UnexpectedResponse);
+        };
+        let (epoch, session) = match reply {
+            ServerReply::Accepted { epoch, session } => (epoch, session),
+            ServerReply::Refused {
+                reason,
+                limit,
+                idle_timeout_s,
+            } => {
+                self.stats.refusals += 1;
+                self.error = Some(SecureError::Refused {
+                    reason,
+                    limit,
+                    idle_timeout_s,
+                });
+                return ClientReceived::Control;
+            }
         };
         let rekey = attempt.kind == KIND_REKEY;
         let consistent = if rekey {
@@ -255,6 +294,27 @@ impl Client {
             self.established = true;
             ClientReceived::Established
         }
+    }
+
+    /// A cookie reply: kept if it answers an initiation of the attempt under way (its `mac1`),
+    /// and the initiation sent again at once with `mac2` if the cookie is new.
+    fn handle_cookie(&mut self, now: Instant, d: &[u8]) -> ClientReceived {
+        if self.error.is_some() {
+            return self.drop_with(DropReason::UnexpectedResponse);
+        }
+        let Some(a) = self.attempt.as_mut() else {
+            return self.drop_with(DropReason::UnexpectedResponse);
+        };
+        let cipher = &self.cookie_cipher;
+        let Some(cookie) = a.sent_mac1.iter().flatten().find_map(|m| cipher.open(d, m)) else {
+            return self.drop_with(DropReason::Forged);
+        };
+        if a.sent_cookie != Some(cookie) {
+            a.send = true;
+        }
+        self.cookie = Some((cookie, now));
+        self.stats.cookie_replies += 1;
+        ClientReceived::Control
     }
 
     fn handle_data(&mut self, now: Instant, d: &[u8], plaintext: &mut Vec<u8>) -> ClientReceived {
@@ -308,10 +368,26 @@ impl Client {
         if self.error.is_some() {
             return false;
         }
+        let cookie = self
+            .cookie
+            .filter(|&(_, at)| now - at < COOKIE_LIFETIME)
+            .map(|(c, _)| c);
         if let Some(a) = self.attempt.as_mut().filter(|a| a.send) {
             a.send = false;
             a.last_sent = Some(now);
-            out.extend_from_slice(&a.initiator.datagram);
+            match cookie {
+                Some(c) => out.extend_from_slice(&handshake::with_mac2(
+                    &a.initiator.datagram,
+                    &self.mac1,
+                    &c,
+                )),
+                None => out.extend_from_slice(&a.initiator.datagram),
+            }
+            let mac1 = handshake::initiation_mac1(out);
+            if a.sent_mac1[0] != Some(mac1) {
+                a.sent_mac1 = [Some(mac1), a.sent_mac1[0]];
+            }
+            a.sent_cookie = cookie;
             return true;
         }
         if self.keepalive {

@@ -18,8 +18,9 @@ use snow::{Builder, HandshakeState, StatelessTransportState};
 
 use crate::keys::{PrivateKey, PublicKey};
 use crate::wire::{
-    self, INITIATION_PAYLOAD_FIXED_BYTES, MAC_BYTES, MAX_GREETING_BYTES, MAX_INITIATION_BYTES,
-    MIN_INITIATION_BYTES, PREFIX_BYTES, RESPONSE_BYTES, RESPONSE_PAYLOAD_BYTES,
+    self, COOKIE_BYTES, FLAG_MAC2, INITIATION_PAYLOAD_FIXED_BYTES, MAC_BYTES, MAX_GREETING_BYTES,
+    MAX_INITIATION_BYTES, MIN_INITIATION_BYTES, PREFIX_BYTES, REFUSAL_BYTES, REFUSAL_PAYLOAD_BYTES,
+    RESPONSE_BYTES, RESPONSE_PAYLOAD_BYTES,
 };
 
 /// The Noise protocol name.
@@ -82,8 +83,50 @@ impl Mac1 {
         Mac::update(&mut m, body);
         m.verify_slice(tag).is_ok()
     }
+
+    /// Whether the `mac1` of `initiation` (shape checked: with or without `mac2`) is right.
+    pub fn verify_initiation(&self, initiation: &[u8]) -> bool {
+        self.verify(&initiation[..initiation.len() - mac2_bytes(initiation)])
+    }
 }
 
+/// Bytes of `mac2` at the end of an initiation whose shape was checked (0 or 16).
+fn mac2_bytes(initiation: &[u8]) -> usize {
+    if initiation[3] == FLAG_MAC2 {
+        MAC_BYTES
+    } else {
+        0
+    }
+}
+
+/// The `mac1` of an initiation whose shape was checked.
+pub fn initiation_mac1(initiation: &[u8]) -> [u8; MAC_BYTES] {
+    let end = initiation.len() - mac2_bytes(initiation);
+    let mut m = [0u8; MAC_BYTES];
+    m.copy_from_slice(&initiation[end - MAC_BYTES..end]);
+    m
+}
+
+/// The Noise message of an initiation whose shape was checked (without prefix and macs): what
+/// identifies it whether or not it carries `mac2`.
+pub fn initiation_body(initiation: &[u8]) -> &[u8] {
+    &initiation[PREFIX_BYTES..initiation.len() - MAC_BYTES - mac2_bytes(initiation)]
+}
+
+/// `plain` (an initiation without `mac2`, as [`initiate`] made it) with `mac2` under `cookie`:
+/// the reserved byte set to [`FLAG_MAC2`], `mac1` made again over that, then `mac2`.
+pub fn with_mac2(plain: &[u8], mac1: &Mac1, cookie: &[u8; COOKIE_BYTES]) -> Vec<u8> {
+    let mut d = plain.to_vec();
+    d.truncate(plain.len().saturating_sub(MAC_BYTES));
+    if d.len() > 3 {
+        d[3] = FLAG_MAC2;
+    }
+    let tag = mac1.compute(&d);
+    d.extend_from_slice(&tag);
+    let tag2 = crate::cookie::mac2(cookie, &d);
+    d.extend_from_slice(&tag2);
+    d
+}
 /// The payload of a handshake initiation (see [`crate::wire`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InitiationPayload {
@@ -186,12 +229,19 @@ pub enum InitiationError {
     Malformed,
 }
 
-/// Checks the length of an initiation and that its reserved byte is zero.
+/// Checks the length of an initiation and its reserved byte (0, or [`FLAG_MAC2`] with
+/// `mac2` after `mac1`).
 pub fn initiation_shape_ok(datagram: &[u8]) -> Result<(), crate::DropReason> {
-    if datagram.len() < MIN_INITIATION_BYTES {
+    let extra = match datagram.get(3) {
+        Some(0) => 0,
+        Some(&FLAG_MAC2) => MAC_BYTES,
+        Some(_) => return Err(crate::DropReason::Malformed),
+        None => return Err(crate::DropReason::Truncated),
+    };
+    if datagram.len() < MIN_INITIATION_BYTES + extra {
         return Err(crate::DropReason::Truncated);
     }
-    if datagram.len() > MAX_INITIATION_BYTES || datagram[3] != 0 {
+    if datagram.len() > MAX_INITIATION_BYTES + extra {
         return Err(crate::DropReason::Malformed);
     }
     Ok(())
@@ -212,7 +262,7 @@ pub fn respond(server: &PrivateKey, datagram: &[u8]) -> Result<Responder, Initia
         .and_then(|b| b.prologue(PROLOGUE))
         .and_then(|b| b.build_responder())
         .map_err(|_| InitiationError::Noise)?;
-    let body = &datagram[PREFIX_BYTES..datagram.len() - MAC_BYTES];
+    let body = initiation_body(datagram);
     let mut payload = vec![0u8; body.len()];
     let n = state
         .read_message(body, &mut payload)
@@ -252,30 +302,122 @@ pub fn write_response(
     Ok((datagram, transport))
 }
 
-/// The client's index a response is addressed to, if it has the shape of a response.
+/// Why a server refused to open a session (the reason byte of a refusal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RefusalReason {
+    /// The server holds its maximum of sessions.
+    Full,
+    /// The client's source address (an IPv6 /64 counts as one) holds its cap of sessions.
+    SourceCap,
+    /// The client's key holds its cap of sessions.
+    KeyCap,
+}
+
+impl RefusalReason {
+    /// The reason's byte on the wire.
+    pub fn code(self) -> u8 {
+        match self {
+            RefusalReason::Full => 1,
+            RefusalReason::SourceCap => 2,
+            RefusalReason::KeyCap => 3,
+        }
+    }
+
+    /// The reason of a byte on the wire.
+    pub fn from_code(code: u8) -> Option<RefusalReason> {
+        match code {
+            1 => Some(RefusalReason::Full),
+            2 => Some(RefusalReason::SourceCap),
+            3 => Some(RefusalReason::KeyCap),
+            _ => None,
+        }
+    }
+}
+
+/// What a server's authenticated answer to an initiation said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerReply {
+    /// A session (or rekey) was opened: the key epoch and the server's session id.
+    Accepted {
+        /// The key epoch of the new keys.
+        epoch: u8,
+        /// The server's session id.
+        session: u32,
+    },
+    /// No session: why, the limit reached (sessions) and the server's idle timeout (s).
+    Refused {
+        /// Why.
+        reason: RefusalReason,
+        /// The limit reached, sessions.
+        limit: u32,
+        /// The server's idle timeout, seconds.
+        idle_timeout_s: u32,
+    },
+}
+
+/// Writes a refusal of an initiation (read with [`respond`]): a Noise message 2 whose payload
+/// says why, so that only this server can write it and only the initiation's sender read it.
+/// The handshake's keys are thrown away: the server keeps no state for it.
+pub fn write_refusal(
+    mut state: HandshakeState,
+    client_index: u32,
+    reason: RefusalReason,
+    limit: u32,
+    idle_timeout_s: u32,
+) -> Result<Vec<u8>, snow::Error> {
+    let mut datagram = vec![0u8; REFUSAL_BYTES];
+    datagram[..PREFIX_BYTES].copy_from_slice(&[wire::MAGIC, wire::VERSION, wire::TYPE_REFUSAL, 0]);
+    datagram[4..8].copy_from_slice(&client_index.to_be_bytes());
+    let mut payload = [0u8; REFUSAL_PAYLOAD_BYTES];
+    payload[0] = reason.code();
+    payload[1..5].copy_from_slice(&limit.to_be_bytes());
+    payload[5..9].copy_from_slice(&idle_timeout_s.to_be_bytes());
+    let n = state.write_message(&payload, &mut datagram[8..])?;
+    datagram.truncate(8 + n);
+    Ok(datagram)
+}
+
+/// The client's index a response or refusal is addressed to, if it has the shape of one
+/// (each type has its own length, so a changed type byte is refused before any
+/// cryptography).
 pub fn response_receiver(datagram: &[u8]) -> Result<u32, crate::DropReason> {
-    if datagram.len() < RESPONSE_BYTES {
+    let expected = if datagram.get(2) == Some(&wire::TYPE_REFUSAL) {
+        REFUSAL_BYTES
+    } else {
+        RESPONSE_BYTES
+    };
+    if datagram.len() < expected {
         return Err(crate::DropReason::Truncated);
     }
-    if datagram.len() > RESPONSE_BYTES || datagram[3] != 0 {
+    if datagram.len() > expected || datagram[3] != 0 {
         return Err(crate::DropReason::Malformed);
     }
     Ok(wire::be_u32(datagram, 4))
 }
 
-/// Reads a response (shape checked) with the client's handshake state. On failure the state is
-/// as before (snow restores it), so a forged response does not spoil the handshake.
-/// Returns the key epoch and the server's session id.
+/// Reads a response or refusal (shape checked) with the client's handshake state. On failure
+/// the state is as before (snow restores it), so a forged answer does not spoil the handshake.
 pub fn read_response(
     state: &mut HandshakeState,
     datagram: &[u8],
-) -> Result<(u8, u32), InitiationError> {
-    let mut payload = [0u8; RESPONSE_BYTES];
+) -> Result<ServerReply, InitiationError> {
+    let mut payload = [0u8; REFUSAL_BYTES];
     let n = state
         .read_message(&datagram[8..], &mut payload)
         .map_err(|_| InitiationError::Noise)?;
-    if n != RESPONSE_PAYLOAD_BYTES || !state.is_handshake_finished() {
+    if !state.is_handshake_finished() {
         return Err(InitiationError::Malformed);
     }
-    Ok((payload[0], wire::be_u32(&payload, 1)))
+    match (datagram[2], n) {
+        (wire::TYPE_RESPONSE, RESPONSE_PAYLOAD_BYTES) => Ok(ServerReply::Accepted {
+            epoch: payload[0],
+            session: wire::be_u32(&payload, 1),
+        }),
+        (wire::TYPE_REFUSAL, REFUSAL_PAYLOAD_BYTES) => Ok(ServerReply::Refused {
+            reason: RefusalReason::from_code(payload[0]).ok_or(InitiationError::Malformed)?,
+            limit: wire::be_u32(&payload, 1),
+            idle_timeout_s: wire::be_u32(&payload, 5),
+        }),
+        _ => Err(InitiationError::Malformed),
+    }
 }

@@ -14,14 +14,20 @@
 //! - Nothing unauthenticated changes state: forged, replayed, truncated, wrong-key,
 //!   wrong-session and downgraded datagrams are dropped and counted by [`DropReason`].
 //!   Handshakes are cheap to refuse (a keyed BLAKE2s `mac1` over the server's public key, as in
-//!   WireGuard), rate-limited, and their state is bounded.
+//!   WireGuard), rate-limited, and their state is bounded. Under load the server answers
+//!   initiations with a cookie reply and then serves those that prove their source address
+//!   (`mac2`, as in WireGuard) by a per-address limit only ([`cookie`]).
+//! - Sessions are capped per source address (an IPv6 /64 counts as one) and per client key,
+//!   and a client the server cannot take is told so by an authenticated refusal
+//!   ([`SecureError::Refused`]: "server full (N sessions) - try later"), not by silence.
 //!
 //! | module | what |
 //! |---|---|
 //! | [`keys`] | private and public keys, key files, the allowed-clients file |
 //! | [`wire`] | the version-2 datagram layouts and their checked parsing |
 //! | [`replay`] | the sliding replay window |
-//! | [`handshake`] | the Noise IK handshake messages and `mac1` |
+//! | [`handshake`] | the Noise IK handshake messages, `mac1` and refusals |
+//! | [`cookie`] | cookie replies and `mac2` under load |
 //! | [`ratelimit`] | token buckets for handshakes |
 //! | [`server`] | [`Server`]: many sessions on one socket |
 //! | [`client`] | [`Client`]: one session to a server |
@@ -71,6 +77,7 @@
 #![forbid(unsafe_code)]
 
 pub mod client;
+pub mod cookie;
 pub mod handshake;
 pub mod keys;
 mod keyset;
@@ -81,6 +88,7 @@ pub mod stats;
 pub mod wire;
 
 pub use client::{Client, ClientConfig, ClientReceived};
+pub use handshake::RefusalReason;
 pub use keys::{read_allowed_keys, KeyError, PrivateKey, PublicKey};
 pub use server::{AllowedClients, Server, ServerConfig, ServerEvent, ServerReceived, SessionInfo};
 pub use stats::{DropReason, SecureStats};
@@ -153,4 +161,30 @@ pub enum SecureError {
     /// The keys could not be used (a bad key, or the Noise library refused them).
     #[error("key error: {0}")]
     Key(String),
+    /// The server answered, authenticated by its key, that it cannot open a session now.
+    #[error("{}", refused_message(*reason, *limit, *idle_timeout_s))]
+    Refused {
+        /// Why.
+        reason: RefusalReason,
+        /// The limit reached, sessions.
+        limit: u32,
+        /// The server's idle timeout, seconds (how long an abandoned session holds a slot).
+        idle_timeout_s: u32,
+    },
+}
+
+/// What a client is told when the server refuses it.
+fn refused_message(reason: RefusalReason, limit: u32, idle_s: u32) -> String {
+    let later = format!(
+        "try later (a slot frees when a session closes, or after {idle_s} s without traffic)"
+    );
+    match reason {
+        RefusalReason::Full => format!("server full ({limit} sessions) - {later}"),
+        RefusalReason::SourceCap => format!(
+            "server refused: this address already holds {limit} sessions (the server's limit per source address) - {later}"
+        ),
+        RefusalReason::KeyCap => format!(
+            "server refused: this client key already holds {limit} sessions (the server's limit per key) - {later}"
+        ),
+    }
 }

@@ -2,16 +2,38 @@
 //!
 //! A bucket holds up to one second's worth of tokens and refills continuously; time is the
 //! `now` the caller passes (no clock is read). [`HandshakeLimiter`] combines a global bucket
-//! with one bucket per source IP address, in a map bounded to [`MAX_SOURCES`] entries (the
-//! stalest is evicted when a new source comes and the map is full).
+//! with one bucket per source (an IPv4 address, or an IPv6 /64: see [`source_key`]), in a map
+//! bounded to [`MAX_SOURCES`] entries (the stalest is evicted when a new source comes and the
+//! map is full).
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 
 use sprout_core::time::Instant;
 
 /// Most source addresses tracked at once.
 pub const MAX_SOURCES: usize = 4096;
+
+/// A server is under load while its global bucket holds less than 1/`UNDER_LOAD_FRACTION` of
+/// its one-second burst.
+pub const UNDER_LOAD_FRACTION: u64 = 4;
+
+/// What counts as one source: an IPv4 address, or the /64 prefix of an IPv6 address (one
+/// host usually holds a whole /64, so its addresses are one source); an IPv4-mapped IPv6
+/// address is its IPv4 address.
+pub fn source_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let mut o = v6.octets();
+                o[8..].fill(0);
+                IpAddr::V6(Ipv6Addr::from(o))
+            }
+        },
+    }
+}
 
 /// Units of a bucket per token: a bucket of `rate` tokens per second gains `rate` units per
 /// microsecond.
@@ -70,6 +92,12 @@ impl TokenBucket {
         }
     }
 
+    /// Whether the bucket holds less than 1/`fraction` of its capacity at `now`.
+    pub fn below(&mut self, now: Instant, fraction: u64) -> bool {
+        self.refill(now);
+        self.units < (self.capacity() / fraction.max(1)).max(UNITS_PER_TOKEN)
+    }
+
     /// Whether the bucket is full at `now` (then it is as good as a new one).
     pub fn is_full(&self, now: Instant) -> bool {
         let elapsed = now - self.updated;
@@ -79,7 +107,8 @@ impl TokenBucket {
     }
 }
 
-/// The handshake rate limits of a server: all sources together, and per source IP address.
+/// The handshake rate limits of a server: all sources together, and per source
+/// ([`source_key`]).
 #[derive(Clone, Debug)]
 pub struct HandshakeLimiter {
     global: TokenBucket,
@@ -104,18 +133,40 @@ impl HandshakeLimiter {
         if !self.global.has_token(now) {
             return false;
         }
+        if !self.take_source(source, now) {
+            return false;
+        }
+        self.global.take(now)
+    }
+
+    /// Whether a handshake whose sender proved its source address (`mac2`) may be processed
+    /// at `now`: only the source's bucket is asked (a global token is taken if there is one,
+    /// so that the load shows).
+    pub fn allow_proven(&mut self, source: IpAddr, now: Instant) -> bool {
+        if !self.take_source(source, now) {
+            return false;
+        }
+        self.global.take(now);
+        true
+    }
+
+    /// Whether the global bucket is nearly empty at `now` (less than 1/[`UNDER_LOAD_FRACTION`]
+    /// of its burst left): then initiations must prove their source address.
+    pub fn under_load(&mut self, now: Instant) -> bool {
+        self.global.below(now, UNDER_LOAD_FRACTION)
+    }
+
+    /// Takes a token of `source`'s bucket at `now`, if there is one.
+    fn take_source(&mut self, source: IpAddr, now: Instant) -> bool {
+        let source = source_key(source);
         if !self.sources.contains_key(&source) && self.sources.len() >= MAX_SOURCES {
             self.evict(now);
         }
         let rate = self.per_source_rate;
-        let bucket = self
-            .sources
+        self.sources
             .entry(source)
-            .or_insert_with(|| TokenBucket::new(rate, now));
-        if !bucket.take(now) {
-            return false;
-        }
-        self.global.take(now)
+            .or_insert_with(|| TokenBucket::new(rate, now))
+            .take(now)
     }
 
     /// Makes room for one source: forgets every full bucket (as good as new), or else the
@@ -172,6 +223,41 @@ mod tests {
             .filter(|i| l.allow(IpAddr::from(i.to_be_bytes()), Instant::from_micros(0)))
             .count();
         assert_eq!(others, 45);
+    }
+
+    #[test]
+    fn an_ipv6_slash_64_is_one_source() {
+        let mut l = HandshakeLimiter::new(1000, 3, Instant::from_micros(0));
+        let t = Instant::from_micros(0);
+        let taken = (0..10u16)
+            .filter(|i| l.allow(format!("2001:db8:1:2::{i:x}").parse().unwrap(), t))
+            .count();
+        assert_eq!(taken, 3);
+        assert!(l.allow("2001:db8:1:3::1".parse().unwrap(), t));
+        assert_eq!(
+            source_key("::ffff:192.0.2.7".parse().unwrap()),
+            "192.0.2.7".parse::<IpAddr>().unwrap()
+        );
+    }
+
+    #[test]
+    fn under_load_when_the_global_bucket_runs_low() {
+        let t = Instant::from_micros(0);
+        let mut l = HandshakeLimiter::new(100, 1000, t);
+        assert!(!l.under_load(t));
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        for _ in 0..75 {
+            assert!(l.allow(a, t));
+        }
+        assert!(!l.under_load(t));
+        assert!(l.allow(a, t));
+        assert!(l.under_load(t));
+        // Proven sources go on past the global bucket, within their own.
+        for _ in 0..24 {
+            assert!(l.allow(a, t));
+        }
+        assert!(!l.allow(a, t));
+        assert!(l.allow_proven(a, t));
     }
 
     #[test]

@@ -12,19 +12,33 @@
 //! ([`ServerConfig::max_pending`]) and expire after [`Limits::handshake_timeout`]. A rekey
 //! (a new initiation naming an existing session, from the same client key) installs the new
 //! keys beside the old ones; the server seals with the new keys once a datagram sealed with
-//! them arrives. An authenticated data datagram whose counter is the highest yet seen moves the
-//! session to the address it came from (roaming).
+//! them arrives.
+//!
+//! Roaming: an authenticated data datagram whose counter is the highest yet seen, from another
+//! address than the session's, makes that address a *candidate*; the session moves there only
+//! when a later authenticated datagram (newer still) comes from it too, and until then the
+//! server goes on sending to the old address. A datagram captured on the path and replayed from
+//! a spoofed address thus reflects nothing to that address (a genuine client that moved sends
+//! a second datagram within its next heartbeat). A newer datagram from the session's own
+//! address drops the candidate.
+//!
+//! Sessions (established and pending) are capped per source ([`crate::ratelimit::source_key`]:
+//! an IPv4 address or an IPv6 /64) and per client key; an initiation the server cannot take
+//! (full, or its source or key at its cap) is answered with an authenticated refusal
+//! ([`handshake::write_refusal`]) that names the reason, and no session is made for it. Under
+//! load, initiations without a valid `mac2` get a cookie reply instead ([`crate::cookie`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use blake2::{Blake2s256, Digest};
 use sprout_core::time::{Duration, Instant};
 
-use crate::handshake::{self, InitiationError, Mac1, KIND_NEW};
+use crate::cookie::CookieMaker;
+use crate::handshake::{self, InitiationError, Mac1, RefusalReason, KIND_NEW};
 use crate::keys::{PrivateKey, PublicKey};
 use crate::keyset::KeySet;
-use crate::ratelimit::HandshakeLimiter;
+use crate::ratelimit::{source_key, HandshakeLimiter};
 use crate::stats::{DropReason, SecureStats};
 use crate::wire::{self, DataHeader, PrefixError};
 use crate::{Limits, SealError, SessionId};
@@ -38,6 +52,11 @@ pub enum AllowedClients {
     Keys(HashSet<PublicKey>),
 }
 
+/// Default of [`ServerConfig::max_sessions_per_source`], sessions.
+pub const DEFAULT_MAX_SESSIONS_PER_SOURCE: usize = 16;
+/// Default of [`ServerConfig::max_sessions_per_key`], sessions.
+pub const DEFAULT_MAX_SESSIONS_PER_KEY: usize = 8;
+
 /// Configuration of a [`Server`].
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -47,14 +66,26 @@ pub struct ServerConfig {
     pub allowed: AllowedClients,
     /// Most sessions at once, established and pending (default 1024).
     pub max_sessions: usize,
+    /// Most sessions at once, established and pending, from one source: an IPv4 address or an
+    /// IPv6 /64 (default [`DEFAULT_MAX_SESSIONS_PER_SOURCE`] = 16). Beyond it, initiations from
+    /// that source are refused ([`RefusalReason::SourceCap`]).
+    pub max_sessions_per_source: usize,
+    /// Most sessions at once, established and pending, of one client public key (default
+    /// [`DEFAULT_MAX_SESSIONS_PER_KEY`] = 8). Beyond it, initiations with that key are refused
+    /// ([`RefusalReason::KeyCap`]).
+    pub max_sessions_per_key: usize,
     /// Most pending sessions (answered, not yet confirmed) at once (default 256); beyond it
     /// the oldest pending one is forgotten.
     pub max_pending: usize,
     /// A session with no authenticated datagram for this long is closed (default 30 s).
     pub idle_timeout: Duration,
-    /// Handshake initiations processed per second, all sources together (default 500).
+    /// Handshake initiations processed per second, all sources together (default 500). When
+    /// fewer than a quarter of a second's worth are left, the server is under load: it answers
+    /// initiations without a valid `mac2` with a cookie reply, and processes those with one
+    /// within the per-source rate only.
     pub handshakes_per_s: u32,
-    /// Handshake initiations processed per second from one source IP address (default 100).
+    /// Handshake initiations processed per second from one source, an IPv4 address or an IPv6
+    /// /64 (default 100).
     pub handshakes_per_s_per_source: u32,
     /// Key limits.
     pub limits: Limits,
@@ -67,6 +98,8 @@ impl ServerConfig {
             private_key,
             allowed,
             max_sessions: 1024,
+            max_sessions_per_source: DEFAULT_MAX_SESSIONS_PER_SOURCE,
+            max_sessions_per_key: DEFAULT_MAX_SESSIONS_PER_KEY,
             max_pending: 256,
             idle_timeout: Duration::from_secs(30),
             handshakes_per_s: 500,
@@ -121,8 +154,11 @@ pub enum ServerEvent {
 pub struct SessionInfo {
     /// The client's public key.
     pub peer: PublicKey,
-    /// The client's current address.
+    /// The client's current address (where the server sends).
     pub addr: SocketAddr,
+    /// An address the client's newest datagram came from, not yet confirmed by a second one
+    /// (nothing is sent there until then).
+    pub candidate: Option<SocketAddr>,
     /// When the last authenticated datagram arrived.
     pub last_received: Instant,
     /// Datagrams sealed for it.
@@ -131,7 +167,7 @@ pub struct SessionInfo {
     pub opened: u64,
     /// Completed rekeys.
     pub rekeys: u64,
-    /// Address changes (roaming).
+    /// Address changes (roaming, each confirmed).
     pub roams: u64,
 }
 
@@ -145,6 +181,10 @@ pub const MAX_QUEUED_EVENTS: usize = 4096;
 struct Session {
     peer: PublicKey,
     addr: SocketAddr,
+    /// The source `addr` counts against (see [`source_key`]).
+    source: IpAddr,
+    /// A new address seen once, waiting for a second authenticated datagram from it.
+    candidate: Option<SocketAddr>,
     /// Confirmed by a datagram under its first keys (and reported to the application).
     established: bool,
     /// The keys the server seals with.
@@ -184,7 +224,12 @@ pub struct Server {
     public: PublicKey,
     mac1: Mac1,
     limiter: HandshakeLimiter,
+    cookies: CookieMaker,
     sessions: HashMap<SessionId, Session>,
+    /// Sessions (established and pending) per source.
+    per_source: HashMap<IpAddr, usize>,
+    /// Sessions (established and pending) per client key.
+    per_key: HashMap<PublicKey, usize>,
     /// The latest initiation's client ephemeral of each session.
     by_ephemeral: HashMap<[u8; 32], SessionId>,
     /// Pending session ids, oldest first (may hold ids no longer pending; skipped).
@@ -220,10 +265,13 @@ impl Server {
         );
         Server {
             mac1: Mac1::new(&public),
+            cookies: CookieMaker::new(&public),
             public,
             limiter,
             config,
             sessions: HashMap::new(),
+            per_source: HashMap::new(),
+            per_key: HashMap::new(),
             by_ephemeral: HashMap::new(),
             pending_order: VecDeque::new(),
             pending: 0,
@@ -275,16 +323,16 @@ impl Server {
         if let Err(r) = handshake::initiation_shape_ok(d) {
             return self.drop_with(r);
         }
-        if !self.mac1.verify(d) {
+        if !self.mac1.verify_initiation(d) {
             return self.drop_with(DropReason::BadMac);
         }
-        if !self.limiter.allow(from.ip(), now) {
-            return self.drop_with(DropReason::RateLimited);
+        if let Some(r) = self.admit(now, from, d) {
+            return r;
         }
         // An identical repeat of the latest initiation of a session (the client's retry, or a
         // replay) is answered with the same response: no new keys, no new session.
         let ephemeral = handshake::initiation_ephemeral(d);
-        let digest = hash32(d);
+        let digest = hash32(handshake::initiation_body(d));
         if let Some(s) = self
             .by_ephemeral
             .get(&ephemeral)
@@ -313,6 +361,50 @@ impl Server {
         }
     }
 
+    /// The rate limit of an initiation (shape and `mac1` checked) from `from`: `None` to go
+    /// on, or what became of it. Under load, one without a valid `mac2` gets a cookie reply
+    /// (and counts as rate-limited); one with a valid `mac2` is limited per source only.
+    fn admit(&mut self, now: Instant, from: SocketAddr, d: &[u8]) -> Option<ServerReceived> {
+        let proven = d[3] == wire::FLAG_MAC2 && self.cookies.mac2_valid(now, from, d);
+        let allowed = if !self.limiter.under_load(now) {
+            self.limiter.allow(from.ip(), now)
+        } else if proven {
+            self.limiter.allow_proven(from.ip(), now)
+        } else {
+            let mac1 = handshake::initiation_mac1(d);
+            if let Some(reply) = self.cookies.reply(now, from, &mac1) {
+                self.stats.cookie_replies += 1;
+                self.queue_transmit(from, reply);
+            }
+            false
+        };
+        (!allowed).then(|| self.drop_with(DropReason::RateLimited))
+    }
+
+    /// Answers an initiation read with `r` from `from` with a refusal for `reason` (no
+    /// session is made); counted as [`DropReason::TooManySessions`].
+    fn refuse(
+        &mut self,
+        from: SocketAddr,
+        r: handshake::Responder,
+        reason: RefusalReason,
+        limit: usize,
+    ) -> ServerReceived {
+        let idle_s = self.config.idle_timeout.as_micros() / 1_000_000;
+        let refusal = handshake::write_refusal(
+            r.state,
+            r.payload.client_index,
+            reason,
+            u32::try_from(limit).unwrap_or(u32::MAX),
+            u32::try_from(idle_s).unwrap_or(u32::MAX),
+        );
+        if let Ok(refusal) = refusal {
+            self.stats.refusals += 1;
+            self.queue_transmit(from, refusal);
+        }
+        self.drop_with(DropReason::TooManySessions)
+    }
+
     /// Forgets the oldest pending session, if any; whether one was.
     fn forget_oldest_pending(&mut self) -> bool {
         while let Some(id) = self.pending_order.pop_front() {
@@ -335,8 +427,18 @@ impl Server {
         if r.payload.session != 0 {
             return self.drop_with(DropReason::Malformed);
         }
+        let source = source_key(from.ip());
+        let per_key = self.config.max_sessions_per_key;
+        if self.per_key.get(&r.client).copied().unwrap_or(0) >= per_key {
+            return self.refuse(from, r, RefusalReason::KeyCap, per_key);
+        }
+        let per_source = self.config.max_sessions_per_source;
+        if self.per_source.get(&source).copied().unwrap_or(0) >= per_source {
+            return self.refuse(from, r, RefusalReason::SourceCap, per_source);
+        }
         if self.sessions.len() >= self.config.max_sessions && !self.forget_oldest_pending() {
-            return self.drop_with(DropReason::TooManySessions);
+            let max = self.config.max_sessions;
+            return self.refuse(from, r, RefusalReason::Full, max);
         }
         if self.pending >= self.config.max_pending.max(1) {
             self.forget_oldest_pending();
@@ -352,6 +454,8 @@ impl Server {
         let session = Session {
             peer: r.client,
             addr: from,
+            source,
+            candidate: None,
             established: false,
             current: KeySet::new(0, transport, now, r.payload.client_index),
             next: None,
@@ -369,6 +473,8 @@ impl Server {
             response: response.clone(),
         };
         self.sessions.insert(id, session);
+        *self.per_source.entry(source).or_insert(0) += 1;
+        *self.per_key.entry(r.client).or_insert(0) += 1;
         self.by_ephemeral.insert(ephemeral, id);
         self.pending += 1;
         self.pending_order.push_back(id);
@@ -458,11 +564,21 @@ impl Server {
                 self.stats.handshakes += 1;
             }
         }
-        if newest && slot != Slot::Previous && s.addr != from {
-            s.addr = from;
-            if s.established {
+        if newest && slot != Slot::Previous {
+            if s.addr == from {
+                s.candidate = None;
+            } else if s.candidate == Some(from) {
+                // A second, newer datagram from the new address: the client is there.
+                s.candidate = None;
+                s.addr = from;
+                let source = source_key(from.ip());
+                let old = std::mem::replace(&mut s.source, source);
+                uncount(&mut self.per_source, &old);
+                *self.per_source.entry(source).or_insert(0) += 1;
                 s.roams += 1;
                 self.stats.roams += 1;
+            } else {
+                s.candidate = Some(from);
             }
         }
         if !s.established {
@@ -518,6 +634,8 @@ impl Server {
     /// Removes a session and its index entries (no event).
     fn remove(&mut self, id: SessionId) -> Option<Session> {
         let s = self.sessions.remove(&id)?;
+        uncount(&mut self.per_source, &s.source);
+        uncount(&mut self.per_key, &s.peer);
         if self.by_ephemeral.get(&s.ephemeral) == Some(&id) {
             self.by_ephemeral.remove(&s.ephemeral);
         }
@@ -649,6 +767,7 @@ impl Server {
         Some(SessionInfo {
             peer: s.peer,
             addr: s.addr,
+            candidate: s.candidate,
             last_received: s.last_received,
             sealed: s.sealed,
             opened: s.opened,
@@ -686,6 +805,16 @@ impl Server {
     /// The configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.config
+    }
+}
+
+/// One session fewer for `k` (its entry goes at 0).
+fn uncount<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, usize>, k: &K) {
+    if let Some(n) = counts.get_mut(k) {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            counts.remove(k);
+        }
     }
 }
 

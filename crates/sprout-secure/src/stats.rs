@@ -116,8 +116,13 @@ pub struct SecureStats {
     pub handshakes: u64,
     /// Of those, rekeys of an existing session.
     pub rekeys: u64,
-    /// Sessions whose peer address changed on an authenticated datagram (roaming).
+    /// Sessions whose peer address changed on authenticated datagrams (roaming, confirmed by
+    /// a second datagram from the new address).
     pub roams: u64,
+    /// Cookie replies sent (server, under load) or accepted (client).
+    pub cookie_replies: u64,
+    /// Refusals sent (server: full, or a source or key at its cap) or received (client).
+    pub refusals: u64,
     /// Sessions open now (server) or 1/0 (client).
     pub sessions: u64,
     /// Datagrams dropped, by reason, in the order of [`DropReason::ALL`].

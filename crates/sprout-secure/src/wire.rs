@@ -5,9 +5,11 @@
 //! every message:
 //!   0  1  magic 0x53 ('S', as in version 1)
 //!   1  1  version (2; version 1 was unencrypted and is refused)
-//!   2  1  type: 1 handshake initiation, 2 handshake response, 3 data
-//!   3  1  reserved, 0 in handshakes; the key epoch in data
-//! HANDSHAKE INITIATION (client -> server), 133 to 645 bytes
+//!   2  1  type: 1 handshake initiation, 2 handshake response, 3 data, 4 cookie reply,
+//!           5 refusal
+//!   3  1  reserved, 0 in responses, cookie replies and refusals; in an initiation 0 (no
+//!         mac2) or 1 (mac2 follows mac1); the key epoch in data
+//! HANDSHAKE INITIATION (client -> server), 133 to 645 bytes (149 to 661 with mac2)
 //!   4  ..  Noise IK message 1: ephemeral (32), encrypted static (32 + 16), encrypted payload
 //!          (payload + 16). The payload (authenticated by the client's static key) is:
 //!            0  1  kind: 0 new session, 1 rekey
@@ -17,11 +19,28 @@
 //!                  rekey must carry a larger one than the session's last (replay refused)
 //!           17  ..  the client's greeting (at most MAX_GREETING_BYTES)
 //!  -16 16  mac1: keyed BLAKE2s-128 over everything before it, key BLAKE2s-256("sprout mac1" ||
-//!          server public key); checked before any Diffie-Hellman
+//!          server public key); checked before any Diffie-Hellman (-32 when mac2 follows)
+//!  -16 16  mac2 (only when byte 3 is 1): keyed BLAKE2s-128 over everything before it (mac1
+//!          included), keyed by the cookie the server gave this address (see COOKIE REPLY)
 //! HANDSHAKE RESPONSE (server -> client), 61 bytes
 //!   4  4  receiver index: the client's index from the initiation
 //!   8  53  Noise IK message 2: ephemeral (32), encrypted payload (5 + 16): the key epoch the
 //!          new keys carry (1), the server's session id (4)
+//! COOKIE REPLY (server -> client, instead of a response while the server is under load), 60 bytes
+//!   4  24  nonce (random)
+//!  28  32  XChaCha20-Poly1305 of the 16-byte cookie, key BLAKE2s-256("sprout cookie" || server
+//!          public key), associated data: the mac1 of the initiation it answers (so only who
+//!          sent that initiation can read it). The cookie is a keyed BLAKE2s-128 of the
+//!          initiation's source address and port under a server secret that changes every
+//!          2 minutes; the client puts mac2 on its next initiations (WireGuard's cookie).
+//! REFUSAL (server -> client, instead of a response when no session can be opened), 65 bytes
+//!   4  4  receiver index: the client's index from the initiation
+//!   8  57  Noise IK message 2 (as a response, so only the server can write it and only the
+//!          initiation's sender can read it): ephemeral (32), encrypted payload (9 + 16):
+//!            0  1  reason: 1 the server is full, 2 this source address holds its cap of
+//!                  sessions, 3 this client key holds its cap
+//!            1  4  the limit reached (sessions)
+//!            5  4  the server's idle timeout (s): how long an abandoned session holds a slot
 //! DATA (either way)
 //!   3  1  key epoch
 //!   4  4  receiver index (the connection id the receiver chose)
@@ -48,6 +67,10 @@ pub const TYPE_INITIATION: u8 = 1;
 pub const TYPE_RESPONSE: u8 = 2;
 /// Message type: data.
 pub const TYPE_DATA: u8 = 3;
+/// Message type: cookie reply (the server is under load; put mac2 on the next initiation).
+pub const TYPE_COOKIE: u8 = 4;
+/// Message type: refusal (an authenticated "no session for you now", with the reason).
+pub const TYPE_REFUSAL: u8 = 5;
 /// Bytes of a data message before its ciphertext.
 pub const DATA_HEADER_BYTES: usize = 16;
 /// Bytes of the AEAD tag.
@@ -81,6 +104,18 @@ pub const MAX_INITIATION_BYTES: usize = MIN_INITIATION_BYTES + MAX_GREETING_BYTE
 pub const RESPONSE_PAYLOAD_BYTES: usize = 5;
 /// Bytes of a handshake response.
 pub const RESPONSE_BYTES: usize = PREFIX_BYTES + 4 + KEY_BYTES + RESPONSE_PAYLOAD_BYTES + TAG_BYTES;
+/// Bytes of the refusal payload: reason, limit, idle timeout.
+pub const REFUSAL_PAYLOAD_BYTES: usize = 9;
+/// Bytes of a refusal.
+pub const REFUSAL_BYTES: usize = PREFIX_BYTES + 4 + KEY_BYTES + REFUSAL_PAYLOAD_BYTES + TAG_BYTES;
+/// Bytes of a cookie.
+pub const COOKIE_BYTES: usize = 16;
+/// Bytes of the cookie reply's nonce (XChaCha20-Poly1305).
+pub const COOKIE_NONCE_BYTES: usize = 24;
+/// Bytes of a cookie reply.
+pub const COOKIE_REPLY_BYTES: usize = PREFIX_BYTES + COOKIE_NONCE_BYTES + COOKIE_BYTES + TAG_BYTES;
+/// The reserved byte of an initiation that carries mac2 after mac1.
+pub const FLAG_MAC2: u8 = 1;
 
 /// Why the common prefix of a datagram was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,7 +153,7 @@ pub fn message_type(datagram: &[u8]) -> Result<u8, PrefixError> {
         _ => return Err(PrefixError::UnknownVersion),
     }
     match datagram[2] {
-        t @ (TYPE_INITIATION | TYPE_RESPONSE | TYPE_DATA) => Ok(t),
+        t @ (TYPE_INITIATION | TYPE_RESPONSE | TYPE_DATA | TYPE_COOKIE | TYPE_REFUSAL) => Ok(t),
         _ => Err(PrefixError::UnknownType),
     }
 }
@@ -182,6 +217,10 @@ mod tests {
         assert_eq!(OVERHEAD_BYTES, 32);
         assert_eq!(MIN_INITIATION_BYTES, 133);
         assert_eq!(RESPONSE_BYTES, 61);
+        assert_eq!(REFUSAL_BYTES, 65);
+        assert_eq!(COOKIE_REPLY_BYTES, 60);
+        // Neither answer is larger than the smallest initiation: nothing to amplify.
+        assert!(REFUSAL_BYTES.max(COOKIE_REPLY_BYTES) < MIN_INITIATION_BYTES);
     }
 
     #[test]
@@ -196,10 +235,12 @@ mod tests {
             Err(PrefixError::UnknownVersion)
         );
         assert_eq!(
-            message_type(&[0x53, 2, 4, 0]),
+            message_type(&[0x53, 2, 6, 0]),
             Err(PrefixError::UnknownType)
         );
         assert_eq!(message_type(&[0x53, 2, 3, 0]), Ok(TYPE_DATA));
+        assert_eq!(message_type(&[0x53, 2, 4, 0]), Ok(TYPE_COOKIE));
+        assert_eq!(message_type(&[0x53, 2, 5, 0]), Ok(TYPE_REFUSAL));
     }
 
     #[test]

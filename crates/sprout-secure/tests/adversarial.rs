@@ -531,7 +531,30 @@ fn roaming_follows_genuine_datagrams_only() {
     // A replay of the newest from the new address: no move.
     assert_eq!(server_drops(&mut p, new_addr, &newer), DropReason::Replayed);
     assert_eq!(p.server.session(p.id).unwrap().addr, client_addr());
-    // The genuine newest datagram from the new address moves the session.
+    // The genuine newest datagram from the new address makes it a candidate: the server still
+    // sends to the confirmed address (a replayed capture from a spoofed source reflects
+    // nothing).
+    let d = p.client_seal(b"moving");
+    assert_eq!(
+        p.server
+            .handle(Instant::from_micros(p.now_us), new_addr, &d, &mut pt),
+        ServerReceived::Data { id: p.id }
+    );
+    let info = p.server.session(p.id).unwrap();
+    assert_eq!(
+        (info.addr, info.candidate, info.roams),
+        (client_addr(), Some(new_addr), 0)
+    );
+    assert_eq!(
+        p.server.seal(
+            Instant::from_micros(p.now_us),
+            p.id,
+            b"still to old",
+            &mut pt.clone()
+        ),
+        Ok(client_addr())
+    );
+    // A second, newer one from the new address confirms it: the session moves.
     let d = p.client_seal(b"moved");
     assert_eq!(
         p.server
@@ -539,7 +562,7 @@ fn roaming_follows_genuine_datagrams_only() {
         ServerReceived::Data { id: p.id }
     );
     let info = p.server.session(p.id).unwrap();
-    assert_eq!((info.addr, info.roams), (new_addr, 1));
+    assert_eq!((info.addr, info.candidate, info.roams), (new_addr, None, 1));
     assert_eq!(
         p.server.seal(
             Instant::from_micros(p.now_us),
@@ -550,6 +573,31 @@ fn roaming_follows_genuine_datagrams_only() {
         Ok(new_addr)
     );
     assert_eq!(p.server.stats().roams, 1);
+}
+
+#[test]
+fn a_newer_datagram_from_the_confirmed_address_drops_the_candidate() {
+    let mut p = Pair::new();
+    let mut pt = Vec::new();
+    let spoofed: SocketAddr = "203.0.113.9:6000".parse().unwrap();
+    // A captured datagram, held back on the path and sent from a spoofed address.
+    let captured = p.client_seal(b"captured");
+    let now = Instant::from_micros(p.now_us);
+    p.server.handle(now, spoofed, &captured, &mut pt);
+    assert_eq!(p.server.session(p.id).unwrap().candidate, Some(spoofed));
+    let d = p.client_seal(b"genuine");
+    p.server.handle(now, client_addr(), &d, &mut pt);
+    let info = p.server.session(p.id).unwrap();
+    assert_eq!((info.addr, info.candidate), (client_addr(), None));
+    // Older captures from the spoofed address cannot confirm it either.
+    let later = p.client_seal(b"later");
+    p.server.handle(now, spoofed, &later, &mut pt);
+    let older = p.client_seal(b"older");
+    let newest = p.client_seal(b"newest");
+    p.server.handle(now, client_addr(), &newest, &mut pt);
+    p.server.handle(now, spoofed, &older, &mut pt);
+    let info = p.server.session(p.id).unwrap();
+    assert_eq!((info.addr, info.roams), (client_addr(), 0));
 }
 
 #[test]
