@@ -71,6 +71,11 @@ pub(crate) struct ServerArgs {
     /// Do not forward packets between clients.
     #[arg(long)]
     no_client_to_client: bool,
+    /// Keep clients from this host itself: drop their packets to its own addresses
+    /// (loopback, broadcast and multicast too), except ICMP to the server's tunnel address.
+    /// Without it a client reaches every service listening on this host.
+    #[arg(long)]
+    isolate: bool,
     /// Pad the Sprout window toward the clients while the session carries traffic, so that
     /// the downlink is measured even when it carries only light traffic (a call, TCP
     /// acknowledgements); without it such a direction is forecast from that traffic alone and
@@ -189,7 +194,8 @@ pub(crate) fn run(a: TunnelArgs) -> Result<()> {
         }
         TunnelCommand::Server(s) => {
             let json = s.json;
-            let cfg = config::server_config(ServerFlags {
+            let isolate = s.isolate;
+            let mut cfg = config::server_config(ServerFlags {
                 config: s.config,
                 key: s.key,
                 allowed_clients: s.allowed_clients,
@@ -211,6 +217,7 @@ pub(crate) fn run(a: TunnelArgs) -> Result<()> {
                 peer: Vec::new(),
             })
             .map_err(|e| fail(json, e))?;
+            cfg.settings.isolate = isolate;
             let json = cfg.run.json;
             if let Some(w) = watchdog_command() {
                 cleanup::set_watchdog_command(w);

@@ -1,5 +1,15 @@
 //! The mobile host's end of SproutTunnel, sans-IO: one secure session to the relay, the
 //! per-flow queue toward it, and the addresses the relay assigns.
+//!
+//! **Dead relays.** A relay that restarted, closed the session, or is out of reach sends
+//! nothing authenticated. When [`Reconnect::dead_after`] (15 s, WireGuard's keepalive plus
+//! rekey timeouts) passes after the client sent without an authenticated answer, the client
+//! drops its session and starts a fresh handshake with the same keys and greeting (which
+//! re-announces its datagram size); an unanswered one is retried after a wait of
+//! [`Reconnect::backoff_min`] doubling up to [`Reconnect::backoff_max`], for as long as the
+//! client runs. The relay gives a returning key its addresses again (the same ones when they
+//! are still free: a new session from a key replaces its old one). Only a session that was up
+//! once is redialled: a first handshake nobody answers (wrong key, relay not running) fails.
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
@@ -25,6 +35,39 @@ pub const MAX_QUEUED_EVENTS: usize = 64;
 /// the wire.
 pub const ASSIGN_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Default of [`Reconnect::dead_after`]: WireGuard's `KEEPALIVE_TIMEOUT` (10 s) plus
+/// `REKEY_TIMEOUT` (5 s). A live relay is never silent that long: its Sprout heartbeats leave
+/// at least once a second.
+pub const DEAD_PEER_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Default of [`Reconnect::backoff_min`].
+pub const REDIAL_BACKOFF_MIN: Duration = Duration::from_secs(5);
+
+/// Default of [`Reconnect::backoff_max`]: a relay that comes back after an outage of any
+/// length is found within about 10 s (a handshake lasts up to 10 s, then waits at most this).
+pub const REDIAL_BACKOFF_MAX: Duration = Duration::from_secs(10);
+
+/// When a [`TunnelClient`] considers its relay dead, and how it redials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reconnect {
+    /// Silence after a send that makes the relay dead (default [`DEAD_PEER_TIMEOUT`]).
+    pub dead_after: Duration,
+    /// The wait after a first unanswered redial (default [`REDIAL_BACKOFF_MIN`]).
+    pub backoff_min: Duration,
+    /// The longest wait between redials (default [`REDIAL_BACKOFF_MAX`]).
+    pub backoff_max: Duration,
+}
+
+impl Default for Reconnect {
+    fn default() -> Self {
+        Reconnect {
+            dead_after: DEAD_PEER_TIMEOUT,
+            backoff_min: REDIAL_BACKOFF_MIN,
+            backoff_max: REDIAL_BACKOFF_MAX,
+        }
+    }
+}
+
 /// Configuration of a [`TunnelClient`].
 #[derive(Clone, Debug)]
 pub struct ClientSettings {
@@ -42,18 +85,29 @@ pub struct ClientSettings {
 /// Something that happened to the client.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClientTunnelEvent {
-    /// The secure session is up (the assignment has not necessarily arrived).
+    /// The secure session is up (the assignment has not necessarily arrived); again after a
+    /// reconnection.
     Established,
+    /// The relay fell silent (restarted, closed the session, out of reach): the client
+    /// redials it (the reason says how long it was silent); packets from the TUN device are
+    /// dropped (`no_route`) until the session is up again.
+    Reconnecting(String),
     /// The server's assignment arrived (first time, or changed).
     Assigned(Assignment),
-    /// The session failed (handshake timeout, keys refused, no assignment within
-    /// [`ASSIGN_TIMEOUT`]); the tunnel is down.
+    /// The first session failed (handshake timeout, keys refused, no assignment within
+    /// [`ASSIGN_TIMEOUT`]); the tunnel is down. A session that was up once is redialled
+    /// instead ([`ClientTunnelEvent::Reconnecting`]).
     Failed(String),
 }
 
 /// The mobile host's end of the tunnel.
 pub struct TunnelClient {
     secure: Client,
+    /// The keys and greeting of every handshake (a redial uses them again).
+    keys: ClientConfig,
+    greeting: Vec<u8>,
+    reconnect: Reconnect,
+    redial: RedialState,
     core: Config,
     queue: FlowQueueConfig,
     probe: bool,
@@ -74,6 +128,23 @@ pub struct TunnelClient {
     payloads: Vec<Vec<u8>>,
 }
 
+/// Where the client stands with its relay's liveness.
+#[derive(Clone, Copy, Debug, Default)]
+struct RedialState {
+    /// A session was up once (the keys and the address are right).
+    ever_established: bool,
+    /// When the client first sent after the relay's last authenticated datagram.
+    unanswered_since: Option<Instant>,
+    /// The relay is dead and the client redials it.
+    reconnecting: bool,
+    /// When the next redial starts, while waiting after an unanswered one.
+    next_attempt: Option<Instant>,
+    /// The wait after the next unanswered redial.
+    backoff: Duration,
+    /// Sessions re-established after the relay fell silent.
+    reconnections: u64,
+}
+
 /// Whether `dst` is our tunnel address of its family.
 fn is_ours(a: &Option<Assignment>, dst: IpAddr) -> bool {
     a.as_ref().is_some_and(|a| is_client_address(a, dst))
@@ -89,9 +160,18 @@ impl TunnelClient {
             .filter(|&m| m >= MIN_DATAGRAM_BYTES)
             .ok_or(SettingsError::DatagramSize { max })?;
         let greeting = Greeting { max_datagram_bytes }.encode();
+        let keys = settings.secure.clone();
         let secure = Client::new(settings.secure, now, &greeting)?;
+        let reconnect = Reconnect::default();
         Ok(TunnelClient {
             secure,
+            keys,
+            greeting,
+            reconnect,
+            redial: RedialState {
+                backoff: reconnect.backoff_min,
+                ..RedialState::default()
+            },
             core: settings.core,
             queue: settings.queue,
             probe: settings.probe,
@@ -117,9 +197,27 @@ impl TunnelClient {
         self.events.push_back(e);
     }
 
-    /// Reports the security layer's failure once.
+    /// Sets when the relay counts as dead and how it is redialled (default
+    /// [`Reconnect::default`]).
+    pub fn set_reconnect(&mut self, reconnect: Reconnect) {
+        self.reconnect = reconnect;
+        self.redial.backoff = reconnect.backoff_min;
+    }
+
+    /// Whether the relay fell silent and the client redials it.
+    pub fn is_reconnecting(&self) -> bool {
+        self.redial.reconnecting
+    }
+
+    /// Sessions re-established after the relay fell silent.
+    pub fn reconnections(&self) -> u64 {
+        self.redial.reconnections
+    }
+
+    /// Reports the security layer's failure once (only the first session's: a later one is
+    /// redialled).
     fn check_failed(&mut self) {
-        if self.failed {
+        if self.failed || self.redial.ever_established {
             return;
         }
         if let Some(e) = self.secure.error() {
@@ -131,13 +229,25 @@ impl TunnelClient {
 
     /// Takes a UDP datagram from the server that arrived at `now`. Never panics.
     pub fn handle_udp(&mut self, now: Instant, datagram: &[u8]) {
-        match self.secure.handle(now, datagram, &mut self.plaintext) {
+        let received = self.secure.handle(now, datagram, &mut self.plaintext);
+        if !matches!(received, ClientReceived::Dropped(_)) {
+            self.redial.unanswered_since = None;
+        }
+        match received {
             ClientReceived::Established => {
                 match SessionPath::new(self.core.clone(), self.queue.clone(), now) {
                     Ok(mut p) => {
                         p.set_probe(self.probe);
                         self.path = Some(p);
                         self.established = Some(now);
+                        let r = &mut self.redial;
+                        r.ever_established = true;
+                        r.next_attempt = None;
+                        r.backoff = self.reconnect.backoff_min;
+                        if r.reconnecting {
+                            r.reconnecting = false;
+                            r.reconnections = r.reconnections.saturating_add(1);
+                        }
                         self.push_event(ClientTunnelEvent::Established);
                     }
                     Err(e) => {
@@ -247,7 +357,10 @@ impl TunnelClient {
         if let Some(path) = self.path.as_mut() {
             while path.poll_transmit(now, &mut self.tx) {
                 match self.secure.seal(now, &self.tx, buf) {
-                    Ok(()) => return true,
+                    Ok(()) => {
+                        self.redial.unanswered_since.get_or_insert(now);
+                        return true;
+                    }
                     Err(_) => bump(&mut self.drops.seal_failed),
                 }
             }
@@ -269,6 +382,62 @@ impl TunnelClient {
         }
     }
 
+    /// When the relay counts as dead if nothing authenticated comes, while the session is up.
+    fn dead_at(&self) -> Option<Instant> {
+        self.path.as_ref()?;
+        self.redial
+            .unanswered_since
+            .map(|t| t + self.reconnect.dead_after)
+    }
+
+    /// The relay is dead, or a redial went unanswered: what to do at `now`.
+    fn run_redial(&mut self, now: Instant) {
+        if self.failed || !self.redial.ever_established {
+            return;
+        }
+        if self.dead_at().is_some_and(|t| now >= t) {
+            let silent = self
+                .redial
+                .unanswered_since
+                .map_or(0, |t| (now - t).as_micros());
+            self.path = None;
+            self.redial.reconnecting = true;
+            self.push_event(ClientTunnelEvent::Reconnecting(format!(
+                "no authenticated datagram from the server for {} s: redialling",
+                silent / 1_000_000
+            )));
+            self.redial_now(now);
+        } else if self.secure.error().is_some() && self.redial.next_attempt.is_none() {
+            // A redial (or a rekey whose keys then expired) went unanswered.
+            if !self.redial.reconnecting {
+                self.redial.reconnecting = true;
+                self.push_event(ClientTunnelEvent::Reconnecting(
+                    "the session's keys expired without a rekey: redialling".into(),
+                ));
+            }
+            self.path = None;
+            let r = &mut self.redial;
+            r.next_attempt = Some(now + r.backoff);
+            r.backoff = (r.backoff * 2).min(self.reconnect.backoff_max);
+        }
+        if self.redial.next_attempt.is_some_and(|t| now >= t) {
+            self.redial_now(now);
+        }
+    }
+
+    /// A fresh handshake at `now`: the same keys and greeting.
+    fn redial_now(&mut self, now: Instant) {
+        self.redial.next_attempt = None;
+        self.redial.unanswered_since = None;
+        match Client::new(self.keys.clone(), now, &self.greeting) {
+            Ok(c) => self.secure = c,
+            Err(e) => {
+                self.failed = true;
+                self.push_event(ClientTunnelEvent::Failed(format!("redialling: {e}")));
+            }
+        }
+    }
+
     /// Runs the timers due by `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.secure.handle_timeout(now);
@@ -276,6 +445,7 @@ impl TunnelClient {
             path.conn.handle_timeout(now);
             path.queue.expire(now);
         }
+        self.run_redial(now);
         self.check_failed();
         if !self.failed && self.assign_deadline().is_some_and(|t| now >= t) {
             self.failed = true;
@@ -288,13 +458,15 @@ impl TunnelClient {
 
     /// When [`TunnelClient::handle_timeout`] or [`TunnelClient::poll_udp`] is next needed.
     pub fn poll_timeout(&mut self) -> Option<Instant> {
-        if self.failed || self.secure.error().is_some() {
+        if self.failed {
             return None;
         }
         let mut next = self.secure.poll_timeout();
         let deadline = self.assign_deadline();
+        let dead = self.dead_at();
         let path = self.path.as_mut().and_then(|p| p.poll_timeout());
-        for t in [deadline, path].into_iter().flatten() {
+        let redial = self.redial.next_attempt;
+        for t in [deadline, path, dead, redial].into_iter().flatten() {
             next = Some(next.map_or(t, |n| n.min(t)));
         }
         next

@@ -258,17 +258,42 @@ pub struct TunnelClientConfig {
     pub run: ClientRun,
 }
 
-/// Reads a TOML file into `T`; relative paths in it are resolved later against its folder.
+/// Largest `--config` file read, bytes: thousands of `[[peer]]` entries fit; a larger file
+/// (or `/dev/zero` given by mistake) is refused after reading this much.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Reads a TOML file (at most [`MAX_CONFIG_BYTES`]) into `T`; relative paths in it are
+/// resolved later against its folder. An error quotes at most
+/// [`sprout_files::excerpt`] of the offending line.
 fn read_toml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError(format!("--config {}: {e}", path.display())))?;
-    toml::from_str(&text).map_err(|e| {
-        ConfigError(format!(
-            "--config {}: {}",
-            path.display(),
-            e.to_string().trim_end()
-        ))
-    })
+    let text = sprout_files::read_to_string_capped(path, MAX_CONFIG_BYTES)
+        .map_err(|e| ConfigError(format!("--config: {e}")))?;
+    toml::from_str(&text).map_err(|e| ConfigError(toml_error(path, &text, &e)))
+}
+
+/// A TOML error as `--config PATH: line N: message (at: excerpt of the line)`, never the
+/// whole line (the toml crate's own message quotes it).
+fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> String {
+    let message = sprout_files::excerpt(e.message().lines().next().unwrap_or(""));
+    match e.span() {
+        Some(span) => {
+            let start = span.start.min(text.len());
+            let start = (0..=start)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            let line_no = text[..start].matches('\n').count() + 1;
+            let line = text[start..].lines().next().unwrap_or("");
+            let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+            let whole = text[line_start..].lines().next().unwrap_or(line);
+            format!(
+                "--config {}: line {line_no}: {message} (at: {})",
+                path.display(),
+                sprout_files::excerpt(whole.trim())
+            )
+        }
+        None => format!("--config {}: {message}", path.display()),
+    }
 }
 
 /// `p` relative to the folder of `file` when it is relative.
@@ -282,12 +307,18 @@ fn relative_to(file: &Path, p: PathBuf) -> PathBuf {
     }
 }
 
+/// A value from the flags or the file as an error message quotes it: at most
+/// [`sprout_files::excerpt`] of it, in quotes.
+fn quote(value: &str) -> String {
+    format!("{:?}", sprout_files::excerpt(value))
+}
+
 /// Resolves `HOST:PORT` (IPv4, `[IPv6]:port`, or a host name) to its first address.
 pub fn resolve(flag: &str, addr: &str) -> Result<SocketAddr, ConfigError> {
     addr.to_socket_addrs()
-        .map_err(|e| ConfigError(format!("{flag} {addr:?}: {e} (expected HOST:PORT)")))?
+        .map_err(|e| ConfigError(format!("{flag} {}: {e} (expected HOST:PORT)", quote(addr))))?
         .next()
-        .ok_or_else(|| ConfigError(format!("{flag} {addr:?} resolves to no address")))
+        .ok_or_else(|| ConfigError(format!("{flag} {} resolves to no address", quote(addr))))
 }
 
 /// Checks a device name or pattern: 1..=15 bytes, no `/`, whitespace or `:`, at most one `%d`
@@ -303,7 +334,8 @@ pub fn check_device_name(name: &str) -> Result<(), ConfigError> {
         || (name.contains('%') && !name.contains("%d"));
     if bad {
         return err(format!(
-            "--device {name:?}: an interface name is 1 to {MAX_DEVICE_NAME} bytes without '/', ':' or spaces, with at most one %d (the kernel picks the number)"
+            "--device {}: an interface name is 1 to {MAX_DEVICE_NAME} bytes without '/', ':' or spaces, with at most one %d (the kernel picks the number)",
+            quote(name)
         ));
     }
     Ok(())
@@ -336,7 +368,8 @@ fn parse_v4(flag: &str, s: &str) -> Result<Option<Ipv4Net>, ConfigError> {
     }
     let net: Ipv4Net = s.parse().map_err(|_| {
         ConfigError(format!(
-            "{flag} {s:?}: expected ADDRESS/PREFIX such as 10.77.0.1/24, or none"
+            "{flag} {}: expected ADDRESS/PREFIX such as 10.77.0.1/24, or none",
+            quote(s)
         ))
     })?;
     if net.prefix_len() > 30 {
@@ -367,7 +400,8 @@ fn parse_v6(flag: &str, s: &str) -> Result<Option<Ipv6Net>, ConfigError> {
     }
     let net: Ipv6Net = s.parse().map_err(|_| {
         ConfigError(format!(
-            "{flag} {s:?}: expected ADDRESS/PREFIX such as fd77::1/64, or none"
+            "{flag} {}: expected ADDRESS/PREFIX such as fd77::1/64, or none",
+            quote(s)
         ))
     })?;
     if net.prefix_len() > 126 {
@@ -424,7 +458,7 @@ fn pinned(
     let mut out = HashMap::new();
     let mut used: HashSet<IpAddr> = HashSet::new();
     for (i, p) in peers.iter().enumerate() {
-        let what = format!("[[peer]] {} (public_key {:?})", i + 1, p.public_key);
+        let what = format!("[[peer]] {} (public_key {})", i + 1, quote(&p.public_key));
         let key = PublicKey::from_base64(p.public_key.trim())
             .map_err(|e| ConfigError(format!("{what}: {e}")))?;
         if let Some(a) = p.address {
@@ -607,6 +641,8 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
             tun_mtu: tun_mtu.min(u16::MAX as usize) as u16,
             client_to_client: !(flags.no_client_to_client || file.no_client_to_client),
             probe: flags.probe || file.probe,
+            // `sprout tunnel server --isolate` sets it after this (not a file key yet).
+            isolate: false,
         },
         run: ServerRun {
             listen,
@@ -624,7 +660,8 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
 pub fn parse_route(s: &str) -> Result<IpNet, ConfigError> {
     let net: IpNet = s.trim().parse().map_err(|_| {
         ConfigError(format!(
-            "--route {s:?}: expected a prefix such as 192.168.10.0/24, 2001:db8::/32, 0.0.0.0/0 or ::/0"
+            "--route {}: expected a prefix such as 192.168.10.0/24, 2001:db8::/32, 0.0.0.0/0 or ::/0",
+            quote(s)
         ))
     })?;
     Ok(net.trunc())
@@ -653,7 +690,7 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
     })?;
     let server = resolve("--server", &server_s)?;
     if server.port() == 0 {
-        return err(format!("--server {server_s}: port 0"));
+        return err(format!("--server {}: port 0", quote(&server_s)));
     }
     let server_key_s = flags.server_key.or(file.server_key).ok_or_else(|| {
         ConfigError(
@@ -1028,6 +1065,54 @@ public_key = "{other}"
             ..ServerFlags::default()
         });
         assert!(e.contains("missing.toml"), "{e}");
+    }
+
+    #[test]
+    fn config_files_are_read_with_a_cap_and_errors_quote_an_excerpt() {
+        let f = Files::new();
+        // /dev/zero: refused after MAX_CONFIG_BYTES, at once.
+        let t0 = std::time::Instant::now();
+        let e = server_err(ServerFlags {
+            config: Some(PathBuf::from("/dev/zero")),
+            ..ServerFlags::default()
+        });
+        assert!(t0.elapsed() < std::time::Duration::from_secs(2));
+        assert!(
+            e.contains("/dev/zero") && e.contains("larger than 1 MiB"),
+            "{e}"
+        );
+        let e = client_config(ClientFlags {
+            config: Some(PathBuf::from("/dev/zero")),
+            ..ClientFlags::default()
+        })
+        .unwrap_err()
+        .0;
+        assert!(e.contains("larger than 1 MiB"), "{e}");
+        // A file just over the cap is refused too; one under it is parsed.
+        let big = format!("# {}\n", "x".repeat(MAX_CONFIG_BYTES as usize));
+        let e = server_err(ServerFlags {
+            config: Some(f.write("big.toml", &big)),
+            ..ServerFlags::default()
+        });
+        assert!(e.contains("larger than"), "{e}");
+        // A bad line of 500 kB: the error names its line and quotes at most an excerpt.
+        let long = format!("key = \"server.key\"\nlisten = {}\n", "9".repeat(500_000));
+        let e = server_err(ServerFlags {
+            config: Some(f.write("long.toml", &long)),
+            ..ServerFlags::default()
+        });
+        assert!(e.contains("long.toml: line 2:"), "{e}");
+        assert!(e.len() < 400, "{} bytes: {e}", e.len());
+        // Values from the file are quoted as excerpts as well.
+        let text = format!(
+            "key = \"server.key\"\nallow_any_client = true\naddress = \"{}\"\n",
+            "z".repeat(100_000)
+        );
+        let e = server_err(ServerFlags {
+            config: Some(f.write("value.toml", &text)),
+            ..ServerFlags::default()
+        });
+        assert!(e.contains("--address") && e.len() < 400, "{e}");
     }
 
     #[test]

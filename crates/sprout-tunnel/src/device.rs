@@ -126,7 +126,7 @@ pub fn ip(args: &[&str]) -> Result<String, SetupError> {
 /// Whether IPv6 is usable on this host (this namespace): the kernel has it and it is not
 /// disabled for all interfaces.
 pub fn host_ipv6_enabled() -> bool {
-    match std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6") {
+    match sprout_files::read_to_string_capped("/proc/sys/net/ipv6/conf/all/disable_ipv6", 64) {
         Ok(v) => v.trim() == "0",
         Err(_) => false,
     }
@@ -140,7 +140,7 @@ pub fn forwarding_enabled(v6: bool) -> bool {
     } else {
         "/proc/sys/net/ipv4/ip_forward"
     };
-    std::fs::read_to_string(path)
+    sprout_files::read_to_string_capped(path, 64)
         .map(|v| v.trim() == "1")
         .unwrap_or(false)
 }

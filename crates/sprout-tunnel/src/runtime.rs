@@ -971,7 +971,7 @@ impl Server {
                 ));
             }
         }
-        let engine =
+        let mut engine =
             TunnelServer::new(cfg.settings.clone()).map_err(|e| SetupError(e.to_string()))?;
         let (sock, _) =
             udp_socket(cfg.run.listen).map_err(|e| bind_error("listen on", cfg.run.listen, e))?;
@@ -996,6 +996,11 @@ impl Server {
             end: cfg.run.duration.map(|d| Instant::ZERO + d),
             status_interval: cfg.run.status_interval,
         };
+        if cfg.settings.isolate {
+            engine.set_host_addresses(host_addresses());
+        } else {
+            notes.push("clients reach every service on this host's own addresses (its tunnel address, and others they route into the tunnel); --isolate drops their packets to this host".to_string());
+        }
         if cfg.settings.v4.is_some() && !device::forwarding_enabled(false) {
             notes.push("IPv4 forwarding is off on this host (net.ipv4.ip_forward = 0): clients reach this host and each other, not the networks behind it".to_string());
         }
@@ -1048,6 +1053,7 @@ impl Server {
                 "public_key": key,
                 "max_clients": self.cfg.settings.secure.max_sessions,
                 "client_to_client": self.cfg.settings.client_to_client,
+                "isolate": self.cfg.settings.isolate,
                 "prefix_routes": !self.cfg.run.no_routes,
                 "notes": self.notes,
             }));
@@ -1073,12 +1079,18 @@ impl Server {
         }
         let mut printer = StatusPrinter::new(json, true);
         let mut clients_seen = 0u64;
+        let isolate = self.cfg.settings.isolate;
+        let mut refresh = Instant::ZERO + HOST_ADDRESSES_REFRESH;
         let result = run_loop(
             &mut self.engine,
             &mut self.io,
             &self.ctl,
             &mut printer,
-            |engine, _io, _now| {
+            |engine, _io, now| {
+                if isolate && now >= refresh {
+                    engine.set_host_addresses(host_addresses());
+                    refresh = now + HOST_ADDRESSES_REFRESH;
+                }
                 while let Some(ev) = engine.poll_event() {
                     if matches!(ev, ServerTunnelEvent::ClientUp { .. }) {
                         clients_seen += 1;
@@ -1102,6 +1114,28 @@ impl Server {
         );
         Ok(reason)
     }
+}
+
+/// How often a server with `--isolate` reads the host's addresses again (they change with
+/// DHCP, roaming, an operator's `ip addr`).
+const HOST_ADDRESSES_REFRESH: sprout_core::time::Duration =
+    sprout_core::time::Duration::from_secs(2);
+
+/// The relay host's own addresses: every interface address, and each IPv4 network's
+/// broadcast address.
+fn host_addresses() -> Vec<IpAddr> {
+    let mut out = Vec::new();
+    for a in sprout_os::interfaces::interface_addresses() {
+        out.push(a.address);
+        if let (IpAddr::V4(v4), Some(p)) = (a.address, a.prefix_len) {
+            if let Ok(n) = Ipv4Net::new(v4, p) {
+                if p < 31 {
+                    out.push(n.broadcast().into());
+                }
+            }
+        }
+    }
+    out
 }
 
 fn assignment_json(a: &Assignment) -> Value {
@@ -1270,10 +1304,30 @@ impl Client {
                     match ev {
                         ClientTunnelEvent::Established => {
                             established = true;
+                            let n = end.engine.reconnections();
                             if json {
-                                out_json(json!({"event": "established", "server": run.server}));
+                                out_json(
+                                    json!({"event": "established", "server": run.server, "reconnections": n}),
+                                );
+                            } else if n > 0 {
+                                out(&format!(
+                                    "session established again with {} (reconnection {n})",
+                                    run.server
+                                ));
                             } else {
                                 out(&format!("session established with {}", run.server));
+                            }
+                        }
+                        ClientTunnelEvent::Reconnecting(why) => {
+                            if json {
+                                out_json(
+                                    json!({"event": "reconnecting", "server": run.server, "reason": why}),
+                                );
+                            } else {
+                                out(&format!(
+                                    "the server {} is silent, reconnecting: {why}",
+                                    run.server
+                                ));
                             }
                         }
                         ClientTunnelEvent::Assigned(a) => {

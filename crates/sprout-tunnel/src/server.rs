@@ -14,6 +14,14 @@
 //! one replaces it (the client restarted): the old session is closed and reported
 //! ([`ServerTunnelEvent::ClientDown`]), so the client gets its addresses back. The assignment
 //! goes to the client at once and again every [`ASSIGN_RESEND`] until it answers.
+//!
+//! **The relay host itself.** A packet from a client to one of the relay host's own addresses
+//! goes to the TUN device like any other, and the host's kernel delivers it locally: a client
+//! reaches every service listening on the relay host (on its tunnel address, and on its
+//! other addresses when the client routes them into the tunnel), as with WireGuard. With
+//! [`ServerSettings::isolate`] such packets are dropped (counted in `to_relay_host`), except
+//! ICMP to the server's tunnel addresses (ping, path MTU errors); the runtime tells the server
+//! the host's addresses ([`TunnelServer::set_host_addresses`]) and refreshes them.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -79,6 +87,9 @@ pub struct ServerSettings {
     /// Pad each active session's window toward its client, so that the client measures the
     /// downlink even when it carries light traffic (see [`crate::session`]; default off).
     pub probe: bool,
+    /// Drop client packets addressed to the relay host itself (see the module docs; default
+    /// off: clients reach the host's services, as with WireGuard).
+    pub isolate: bool,
 }
 
 /// Something that happened to a client.
@@ -139,6 +150,9 @@ pub struct TunnelServer {
     probe: bool,
     tun_mtu: u16,
     client_to_client: bool,
+    isolate: bool,
+    /// The relay host's own addresses (with `isolate`), the tunnel addresses included.
+    host_addresses: HashSet<IpAddr>,
     sessions: HashMap<SessionId, ClientSession>,
     /// Session ids in the order they are served by [`TunnelServer::poll_udp`].
     order: Vec<SessionId>,
@@ -279,6 +293,8 @@ impl TunnelServer {
             queue: settings.queue,
             tun_mtu: settings.tun_mtu,
             client_to_client: settings.client_to_client,
+            isolate: settings.isolate,
+            host_addresses: HashSet::new(),
             probe: settings.probe,
             sessions: HashMap::new(),
             order: Vec::new(),
@@ -551,10 +567,48 @@ impl TunnelServer {
                             t.path.enqueue(now, info.flow, payload);
                         }
                     }
+                    _ if self.isolate && self.to_relay_host(&info) => {
+                        bump(&mut self.drops.to_relay_host);
+                    }
                     _ => self.push_tun(payload),
                 }
             }
         }
+    }
+
+    /// Sets the relay host's own addresses (what [`ServerSettings::isolate`] keeps clients
+    /// from); the server's tunnel addresses are always among them.
+    pub fn set_host_addresses(&mut self, addresses: impl IntoIterator<Item = IpAddr>) {
+        self.host_addresses = addresses.into_iter().collect();
+        if let Some(n) = self.v4 {
+            self.host_addresses.insert(n.addr().into());
+        }
+        if let Some(n) = self.v6 {
+            self.host_addresses.insert(n.addr().into());
+        }
+    }
+
+    /// Whether a client's packet is addressed to the relay host itself (its addresses,
+    /// loopback, broadcast, multicast), ICMP to the server's tunnel addresses excepted.
+    fn to_relay_host(&self, info: &packet::PacketInfo) -> bool {
+        let dst = info.dst();
+        let tunnel_address = self.v4.is_some_and(|n| IpAddr::from(n.addr()) == dst)
+            || self.v6.is_some_and(|n| IpAddr::from(n.addr()) == dst);
+        let icmp = matches!(info.flow.proto, 1 | 58);
+        if tunnel_address && icmp {
+            return false;
+        }
+        let special = match dst {
+            IpAddr::V4(a) => {
+                a.is_loopback()
+                    || a.is_unspecified()
+                    || a.is_multicast()
+                    || a.is_broadcast()
+                    || self.v4.is_some_and(|n| n.broadcast() == a)
+            }
+            IpAddr::V6(a) => a.is_loopback() || a.is_unspecified() || a.is_multicast(),
+        };
+        special || tunnel_address || self.host_addresses.contains(&dst)
     }
 
     /// Reports the sessions the security layer closed.

@@ -43,11 +43,14 @@ pub struct TunnelDrops {
     pub bad_control: u64,
     /// Core datagrams the security layer could not seal (keys expired, session gone).
     pub seal_failed: u64,
+    /// Out of a session: addressed to the relay host itself while the server isolates it
+    /// (`--isolate`).
+    pub to_relay_host: u64,
 }
 
 impl TunnelDrops {
     /// Every counter with its name (snake case, as in JSON), in a fixed order.
-    pub fn by_name(&self) -> [(&'static str, u64); 13] {
+    pub fn by_name(&self) -> [(&'static str, u64); 14] {
         [
             ("tun_empty", self.tun_empty),
             ("tun_unknown_version", self.tun_unknown_version),
@@ -62,6 +65,7 @@ impl TunnelDrops {
             ("tun_backlog", self.tun_backlog),
             ("bad_control", self.bad_control),
             ("seal_failed", self.seal_failed),
+            ("to_relay_host", self.to_relay_host),
         ]
     }
 

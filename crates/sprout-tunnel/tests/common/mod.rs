@@ -60,6 +60,7 @@ pub(crate) fn server_settings(key: PrivateKey, allowed: Option<&[PublicKey]>) ->
         tun_mtu: 1400,
         client_to_client: true,
         probe: false,
+        isolate: false,
     }
 }
 
@@ -222,6 +223,10 @@ pub(crate) struct Net {
     pub server_events: Vec<ServerTunnelEvent>,
     /// Datagrams the server sent to addresses no client has.
     pub datagrams_to_nobody: u64,
+    /// The link is cut: every datagram sent (either way) is lost.
+    pub cut: bool,
+    /// Datagrams lost to the cut.
+    pub datagrams_cut: u64,
     /// Datagrams in flight: (arrival time, destination peer or `None` for the server,
     /// sender's address, bytes).
     wire: VecDeque<(u64, Option<usize>, SocketAddr, Vec<u8>)>,
@@ -239,6 +244,8 @@ impl Net {
             server_tun: Vec::new(),
             server_events: Vec::new(),
             datagrams_to_nobody: 0,
+            cut: false,
+            datagrams_cut: 0,
             wire: VecDeque::new(),
             buf: Vec::new(),
         }
@@ -337,6 +344,10 @@ impl Net {
         }
         let mut buf = std::mem::take(&mut self.buf);
         while let Some(to) = self.server.poll_udp(Instant::from_micros(now), &mut buf) {
+            if self.cut {
+                self.datagrams_cut += 1;
+                continue;
+            }
             match self.peers.iter().position(|p| p.addr == to) {
                 Some(i) => {
                     self.wire
@@ -353,6 +364,10 @@ impl Net {
                 };
                 if !more {
                     break;
+                }
+                if self.cut {
+                    self.datagrams_cut += 1;
+                    continue;
                 }
                 self.wire
                     .push_back((now + DELAY_US, None, p.addr, buf.clone()));
