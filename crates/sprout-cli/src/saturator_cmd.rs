@@ -14,7 +14,15 @@
 //! Verizon-LTE-short and Verizon-EVDO-driving over one path missed 15-28% of their
 //! opportunities, and the summaries' `low_backlog_seconds` rose from 1-2 to 24-46; with a
 //! second path the recordings matched the traces, `sprout saturator check --same-path` against
-//! `sprout saturator check`). The protocol and the runtime are [`sprout_saturator`]; this module
+//! `sprout saturator check`). So the client records both directions by default only with
+//! `--feedback`; over one path it records the downlink (`--direction up` for the uplink), and
+//! `--direction both` over one path is done with a loud warning.
+//!
+//! The server answers a hello from an address that has not proven itself with a 32-byte
+//! challenge only (the client's hellos are padded to 1200 bytes or more); the client sends
+//! its cookie back from the same address, and only then does a recording start. During a
+//! recording only the session's proven addresses count; a client silent for `--idle-timeout`
+//! (5 s) frees the server, its recording cut where it was last heard. The protocol and the runtime are [`sprout_saturator`]; this module
 //! parses the arguments into its options and calls it.
 //!
 //! Files: the client writes `NAME.down` (its recording of the downlink), `NAME.up` (the
@@ -72,10 +80,14 @@ struct ServerArgs {
     /// Exit after the first recording.
     #[arg(long)]
     once: bool,
-    /// End a recording whose client has been silent this long, s (longer than any outage you
-    /// mean to record).
-    #[arg(long, default_value_t = 120.0)]
+    /// End a recording whose client has been silent this long, s (the recording is cut where
+    /// the client was last heard). A recording client is heard many times a second; over one
+    /// path, an uplink outage longer than this ends the recording: raise it for such links.
+    #[arg(long, default_value_t = runtime::DEFAULT_IDLE_TIMEOUT_S as f64)]
     idle_timeout: f64,
+    /// Largest IP packet a client may ask the data packets to be, bytes.
+    #[arg(long, default_value_t = runtime::DEFAULT_MAX_MTU)]
+    max_mtu: u32,
     /// JSON lines instead of text.
     #[arg(long)]
     json: bool,
@@ -93,9 +105,10 @@ struct ClientArgs {
     /// directions and the transfer of the uplink's recording [default: the data path].
     #[arg(long, value_name = "ADDR")]
     feedback: Option<SocketAddr>,
-    /// Directions to saturate and record: up, down or both at once.
-    #[arg(long, default_value = "both")]
-    direction: Mode,
+    /// Directions to saturate and record: up, down or both at once [default: both with
+    /// --feedback, else down: over one path the acks would queue behind the saturated data].
+    #[arg(long)]
+    direction: Option<Mode>,
     /// Seconds of recording [default: until Ctrl-C].
     #[arg(long)]
     duration: Option<f64>,
@@ -195,6 +208,7 @@ impl ServerArgs {
             out: self.out,
             once: self.once,
             idle_timeout: seconds(self.idle_timeout).unwrap_or(Duration::ZERO),
+            max_mtu: self.max_mtu,
             json: self.json,
             quiet: self.quiet,
         })
@@ -300,7 +314,7 @@ mod tests {
         let mut o = ClientOptions::new("10.0.0.1:9200".parse().unwrap());
         assert_client_round_trip(&o);
         o.feedback = Some("[fd00::1]:9201".parse().unwrap());
-        o.direction = Mode::Up;
+        o.direction = Some(Mode::Up);
         o.duration = Some(Duration::from_millis(122_500));
         o.name = PathBuf::from("out dir/run.1");
         o.low_rtt_ms = 100;
@@ -327,6 +341,7 @@ mod tests {
         o.out = Some(PathBuf::from("recordings/server"));
         o.once = true;
         o.idle_timeout = Duration::from_millis(2500);
+        o.max_mtu = 1500;
         o.json = true;
         o.quiet = true;
         assert_server_round_trip(&o);

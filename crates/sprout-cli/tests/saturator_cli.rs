@@ -1,13 +1,17 @@
 //! `sprout saturator`: a recording through the emulator reproduces the replayed trace pair
-//! (root), and stray or malformed datagrams on the server's port are counted and ignored.
+//! (root); stray or malformed datagrams on the server's port are ignored; the server answers
+//! an address that has not proven itself with one small challenge only (no amplification);
+//! recordings are never replaced or skewed by strangers; a client that dies or goes silent
+//! frees the server and leaves its partial recording.
 
+use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use sprout_link::SyntheticLink;
-use sprout_saturator::{encode, DataHeader, Dir, Hello, Message, Mode};
+use sprout_saturator::{decode, encode, AckInfo, DataHeader, Dir, Hello, Message, Mode};
 
 fn sprout() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sprout"))
@@ -224,9 +228,10 @@ fn simulated_check_writes_its_tables_and_chart() {
 }
 
 /// A recording of the uplink over loopback while datagrams that are not its own hit the
-/// server's port: three malformed ones and three well-formed ones of another session. The
-/// recording completes, its summary counts them (strays 3, malformed 3) and nothing else
-/// moves (no loss, no duplicates, no reordering).
+/// server's port from another address: three malformed ones and three well-formed ones of
+/// another session (a hello among them, answered with a challenge only). The recording
+/// completes; they are counted as foreign in the server's summary and not in the recording
+/// (strays 0, malformed 0), and nothing else moves (no loss, no duplicates, no reordering).
 #[test]
 fn stray_and_malformed_datagrams_are_counted_and_ignored() {
     let dir = tempfile::tempdir().unwrap();
@@ -259,42 +264,16 @@ fn stray_and_malformed_datagrams_are_counted_and_ignored() {
     // Malformed: not ours at all, too short, a bad version.
     stray.send_to(b"GET / HTTP/1.0\r\n\r\n", &addr).unwrap();
     stray.send_to(b"SPSA", &addr).unwrap();
-    encode(
-        &Message::Data(DataHeader {
-            session: 1,
-            dir: Dir::Up,
-            seq: 0,
-            sent_us: 0,
-            window: 0,
-            rtt_ms: 0,
-            probe: false,
-            ack: None,
-        }),
-        1472,
-        &mut buf,
-    );
+    encode(&Message::Data(data_header(1, 0, 0)), 1472, &mut buf);
     let mut bad_version = buf.clone();
     bad_version[4] = 99;
     stray.send_to(&bad_version, &addr).unwrap();
-    // Well-formed, another session: two data packets and a hello (answered "busy").
+    // Well-formed, another session: two data packets and a hello (answered with a challenge).
     stray.send_to(&buf, &addr).unwrap();
     stray.send_to(&buf, &addr).unwrap();
-    encode(
-        &Message::Hello(Hello {
-            session: 2,
-            mode: Mode::Both,
-            payload_bytes: 1472,
-            low_rtt_ms: 750,
-            high_rtt_ms: 3000,
-            max_window: 10,
-            feedback_path: false,
-            uses_feedback: false,
-            name: String::new(),
-        }),
-        0,
-        &mut buf,
-    );
-    stray.send_to(&buf, &addr).unwrap();
+    stray
+        .send_to(&hello_bytes(2, Mode::Both, None), &addr)
+        .unwrap();
     stray
         .set_read_timeout(Some(Duration::from_secs(2)))
         .unwrap();
@@ -304,10 +283,10 @@ fn stray_and_malformed_datagrams_are_counted_and_ignored() {
         .expect("an answer to the stray hello");
     assert!(
         matches!(
-            sprout_saturator::decode(&reply[..n]),
-            Ok(Message::Busy { session: 2 })
+            decode(&reply[..n]),
+            Ok(Message::Challenge { session: 2, .. })
         ),
-        "the server says it is busy"
+        "the server challenges the hello"
     );
     let out = client.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -319,8 +298,8 @@ fn stray_and_malformed_datagrams_are_counted_and_ignored() {
     let s = summary_line(&stdout);
     let up = &s["up"];
     assert!(up["packets"].as_u64().unwrap() > 100, "{up}");
-    assert_eq!(up["strays"], 3, "{up}");
-    assert_eq!(up["malformed"], 3, "{up}");
+    assert_eq!(up["strays"], 0, "{up}");
+    assert_eq!(up["malformed"], 0, "{up}");
     assert_eq!(up["lost"], 0, "{up}");
     assert_eq!(up["duplicates"], 0, "{up}");
     assert_eq!(up["reordered"], 0, "{up}");
@@ -335,7 +314,8 @@ fn stray_and_malformed_datagrams_are_counted_and_ignored() {
     let v = summary_line(&server_out);
     assert_eq!(v["ended"], "fin", "{v}");
     assert_eq!(v["delivered"], true, "{v}");
-    assert_eq!(v["up"]["strays"], 3, "{v}");
+    assert_eq!(v["foreign"], 6, "{v}");
+    assert_eq!(v["up"]["strays"], 0, "{v}");
 }
 
 fn with(p: &Path, suffix: &str) -> std::path::PathBuf {
@@ -523,4 +503,594 @@ fn an_impossible_recording_size_is_refused() {
         fin.elapsed()
     );
     assert!(done, "the client said DONE");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile and broken peers (issue 22): a test-driven client speaks the protocol itself.
+// ---------------------------------------------------------------------------------------------
+
+/// The UDP payload of the test's data packets, bytes.
+const PAYLOAD: u32 = 1472;
+
+/// A data packet header of the uplink.
+fn data_header(session: u64, seq: u64, sent_us: u64) -> DataHeader {
+    DataHeader {
+        session,
+        dir: Dir::Up,
+        seq,
+        sent_us,
+        window: 8,
+        rtt_ms: 0,
+        probe: false,
+        ack: None,
+    }
+}
+
+/// A hello of `session` for `mode` over the data path, padded as the client pads it.
+fn hello_bytes(session: u64, mode: Mode, cookie: Option<[u8; 16]>) -> Vec<u8> {
+    let mut buf = Vec::new();
+    encode(
+        &Message::Hello(Hello {
+            session,
+            mode,
+            payload_bytes: PAYLOAD,
+            low_rtt_ms: 750,
+            high_rtt_ms: 3000,
+            max_window: 8,
+            feedback_path: false,
+            uses_feedback: false,
+            name: "hostile".into(),
+            cookie,
+        }),
+        PAYLOAD as usize,
+        &mut buf,
+    );
+    buf
+}
+
+/// `sprout saturator server` on `addr` with `extra` flags (JSON lines, quiet), given 300 ms
+/// to bind.
+fn spawn_server_with(addr: &str, extra: &[&str]) -> std::process::Child {
+    let server = sprout()
+        .args(["saturator", "server", "--json", "--quiet"])
+        .args(["--listen", addr])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    server
+}
+
+/// Kills a server (SIGKILL) and returns what it printed.
+fn kill_and_read(server: &mut std::process::Child) -> String {
+    let _ = server.kill();
+    server_wait(server)
+}
+
+/// Every JSON line of `text` whose "type" is "summary".
+fn summary_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "summary")
+        .collect()
+}
+
+/// Says hello from `sock` to `server` as a client does, sends back the challenge's cookie and
+/// waits for the HELLO-ACK (at most 2 s).
+fn prove(sock: &UdpSocket, server: &str, session: u64, mode: Mode) {
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut cookie = None;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut buf = [0u8; 2048];
+    while Instant::now() < deadline {
+        sock.send_to(&hello_bytes(session, mode, cookie), server)
+            .unwrap();
+        while let Ok((n, _)) = sock.recv_from(&mut buf) {
+            match decode(&buf[..n]) {
+                Ok(Message::Challenge { cookie: c, .. }) => cookie = Some(c),
+                Ok(Message::HelloAck { session: s, .. }) if s == session => return,
+                _ => {}
+            }
+            if cookie.is_some() {
+                break;
+            }
+        }
+    }
+    panic!("the server never acknowledged the hello");
+}
+
+/// Bytes (and datagrams) that reach `sock` within `within`.
+fn bytes_received(sock: &UdpSocket, within: Duration) -> (usize, usize) {
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let (mut bytes, mut n) = (0, 0);
+    let mut buf = vec![0u8; 65_536];
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if let Ok((len, _)) = sock.recv_from(&mut buf) {
+            bytes += len;
+            n += 1;
+        }
+    }
+    (bytes, n)
+}
+
+/// Spoofed hellos: a socket that never answers stands for the victim whose address an
+/// attacker writes into its hellos (the server cannot tell them apart). Whatever the hellos
+/// ask for (both directions, a bogus cookie, a small unpadded hello, the old version), within
+/// 10 s the server sends that address at most 3x the bytes it received from it (in fact one
+/// 32-byte challenge per padded hello), and no recording starts.
+#[test]
+fn a_spoofed_hello_is_not_amplified() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = spawn_server_with(&addr, &["--once"]);
+    let victim = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut sent = 0usize;
+    let mut send = |b: &[u8]| {
+        victim.send_to(b, &addr).unwrap();
+        sent += b.len();
+    };
+    send(&hello_bytes(0x5f00f, Mode::Both, None));
+    send(&hello_bytes(0x5f00f, Mode::Down, Some([7; 16])));
+    // Unpadded (a 63-byte hello, as before the cookie exchange): ignored.
+    let mut small = hello_bytes(0x5f010, Mode::Down, None);
+    small.truncate(63);
+    send(&small);
+    let mut old = hello_bytes(0x5f011, Mode::Down, None);
+    old[4] = 1;
+    send(&old);
+    let (bytes, datagrams) = bytes_received(&victim, Duration::from_secs(10));
+    eprintln!("sent {sent} bytes in 4 hellos, received {bytes} bytes in {datagrams} datagrams");
+    assert!(bytes <= 3 * sent, "{bytes} bytes for {sent}");
+    assert_eq!(
+        datagrams, 2,
+        "one challenge per padded hello of this version"
+    );
+    assert!(
+        server.try_wait().unwrap().is_none(),
+        "no recording started (--once would have ended the server)"
+    );
+    let out = kill_and_read(&mut server);
+    assert!(summary_lines(&out).is_empty(), "{out}");
+}
+
+/// A recording of the downlink by a real client while an attacker who knows its session id
+/// (sniffed) sends forged acks from its own address, opening the window as wide as it can
+/// (a huge and a plausible highest sequence number, both paths' flags), FINs and DONEs: the
+/// attacker gets nothing at all, the server counts them as foreign without letting them near
+/// the sender, and the recording goes on to its end without a gap.
+#[test]
+fn forged_acks_from_another_address_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = spawn_server(&addr);
+    let name = dir.path().join("victim");
+    let mut client = sprout()
+        .args(["saturator", "client", "--direction", "down"])
+        .args(["--duration", "4", "--max-window", "8", "--connect", &addr])
+        .arg("--name")
+        .arg(&name)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let session = session_of(&mut client);
+    let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut buf = Vec::new();
+    let mut forged = 0;
+    for i in 0..200u64 {
+        let info = AckInfo {
+            highest_seq: if i % 2 == 0 { u64::MAX / 2 } else { 10 + i },
+            echo_sent_us: 1,
+            ack_delay_us: 0,
+            received: 1 << 40,
+            lost: 0,
+            queue_delay_us: 0,
+        };
+        let ack = Message::Ack {
+            session,
+            dir: Dir::Down,
+            feedback_path: i % 3 == 0,
+            info: Some(info),
+        };
+        encode(&ack, 0, &mut buf);
+        attacker.send_to(&buf, &addr).unwrap();
+        forged += 1;
+        if i % 50 == 0 {
+            let fb = i % 100 == 0;
+            encode(
+                &Message::Fin {
+                    session,
+                    feedback_path: fb,
+                },
+                0,
+                &mut buf,
+            );
+            attacker.send_to(&buf, &addr).unwrap();
+            encode(&Message::Done { session }, 0, &mut buf);
+            attacker.send_to(&buf, &addr).unwrap();
+            forged += 2;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let (bytes, _) = bytes_received(&attacker, Duration::from_secs(2));
+    assert_eq!(bytes, 0, "nothing goes to the attacker");
+    let out = client.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(with(&name, ".json")).unwrap()).unwrap();
+    let down = &summary["down"];
+    assert!(down["packets"].as_u64().unwrap() > 500, "{down}");
+    assert!(down["longest_gap_ms"].as_u64().unwrap() < 500, "{down}");
+    assert!(down["duration_s"].as_f64().unwrap() > 3.5, "{down}");
+    let v = summary_line(&server_wait(&mut server));
+    assert_eq!(v["ended"], "fin", "not the forged FIN: {v}");
+    assert_eq!(v["delivered"], true, "{v}");
+    assert!(v["foreign"].as_u64().unwrap() >= forged, "{v}");
+    assert_eq!(v["down_sender"]["bogus_acks"], 0, "{v}");
+}
+
+/// The session id a text-mode client announces on its first line.
+fn session_of(client: &mut std::process::Child) -> u64 {
+    let stdout = client.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines.next().unwrap().unwrap();
+    // Keep draining the client's output so that it never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    let at = first.find("session ").expect(&first) + "session ".len();
+    u64::from_str_radix(&first[at..at + 16], 16).expect(&first)
+}
+
+/// A finished recording kept for its client (which has not said DONE): a result request
+/// from another address gets nothing, while the same request from the proven address gets
+/// its chunks (at most 64 per request, whatever it asks for).
+#[test]
+fn a_result_request_from_elsewhere_gets_nothing() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = spawn_server_with(&addr, &["--once"]);
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let session = 0x7e57_0001;
+    prove(&client, &addr, session, Mode::Up);
+    let mut buf = Vec::new();
+    // 2000 uplink packets over about a second, then FIN until the FIN-ACK.
+    for seq in 0..2000u64 {
+        encode(
+            &Message::Data(data_header(session, seq, seq)),
+            PAYLOAD as usize,
+            &mut buf,
+        );
+        client.send_to(&buf, &addr).unwrap();
+        if seq % 100 == 0 {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    encode(
+        &Message::Fin {
+            session,
+            feedback_path: false,
+        },
+        0,
+        &mut buf,
+    );
+    client.send_to(&buf, &addr).unwrap();
+    let mut reply = [0u8; 2048];
+    let meta = loop {
+        let (n, _) = client.recv_from(&mut reply).expect("a FIN-ACK");
+        if let Ok(Message::FinAck(m)) = decode(&reply[..n]) {
+            break m;
+        }
+    };
+    assert!(meta.chunks > 1, "{meta:?}");
+    let request = |buf: &mut Vec<u8>| {
+        encode(
+            &Message::ResultRequest {
+                session,
+                first: 0,
+                count: u32::MAX,
+            },
+            0,
+            buf,
+        )
+    };
+    let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+    request(&mut buf);
+    for _ in 0..20 {
+        stranger.send_to(&buf, &addr).unwrap();
+    }
+    let (bytes, _) = bytes_received(&stranger, Duration::from_secs(2));
+    assert_eq!(bytes, 0, "nothing for an address that never proved itself");
+    client.send_to(&buf, &addr).unwrap();
+    let (_, chunks) = bytes_received(&client, Duration::from_secs(1));
+    assert!(chunks > 0, "the proven address gets its chunks");
+    assert!(chunks <= 64, "bounded per request: {chunks}");
+    encode(&Message::Done { session }, 0, &mut buf);
+    client.send_to(&buf, &addr).unwrap();
+    let v = summary_line(&server_wait(&mut server));
+    assert_eq!(v["delivered"], true, "{v}");
+    assert!(v["foreign"].as_u64().unwrap() >= 20, "{v}");
+}
+
+/// Two recordings under one name on a server keeping copies (`--out`): the second one does
+/// not replace the first one's files; it is written under the name and its session id, and
+/// the server's summary says which files it wrote.
+#[test]
+fn reusing_a_recording_name_keeps_the_older_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("server");
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let out_s = out.to_str().unwrap().to_string();
+    let mut server = spawn_server_with(&addr, &["--out", &out_s]);
+    let record = |secs: &str| {
+        let o = sprout()
+            .args([
+                "saturator",
+                "client",
+                "--direction",
+                "up",
+                "--duration",
+                secs,
+            ])
+            .args(["--json", "--quiet", "--max-window", "8", "--connect", &addr])
+            .arg("--name")
+            .arg(dir.path().join("commute"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    record("2");
+    let first = std::fs::read(out.join("commute.up")).unwrap();
+    let first_json = std::fs::read(out.join("commute.up.json")).unwrap();
+    assert!(!first.is_empty());
+    record("1");
+    let text = kill_and_read(&mut server);
+    assert_eq!(std::fs::read(out.join("commute.up")).unwrap(), first);
+    assert_eq!(
+        std::fs::read(out.join("commute.up.json")).unwrap(),
+        first_json
+    );
+    let summaries = summary_lines(&text);
+    assert_eq!(summaries.len(), 2, "{text}");
+    let second = &summaries[1];
+    let files: Vec<&str> = second["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let session = second["session"].as_str().unwrap();
+    let expected = out.join(format!("commute-{session}.up"));
+    assert_eq!(files[0], expected.to_str().unwrap(), "{second}");
+    let lines = std::fs::read_to_string(&expected).unwrap().lines().count() as u64;
+    assert_eq!(lines, second["up"]["packets"].as_u64().unwrap());
+}
+
+/// 1000 datagrams of garbage and of other sessions while the server is idle: the next
+/// recording's summary counts none of them.
+#[test]
+fn garbage_while_idle_is_not_charged_to_the_next_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = spawn_server(&addr);
+    let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut buf = Vec::new();
+    encode(
+        &Message::Data(data_header(99, 0, 0)),
+        PAYLOAD as usize,
+        &mut buf,
+    );
+    for i in 0..1000 {
+        if i % 2 == 0 {
+            junk.send_to(b"not a saturator datagram", &addr).unwrap();
+        } else {
+            junk.send_to(&buf, &addr).unwrap();
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let name = dir.path().join("clean");
+    let o = sprout()
+        .args([
+            "saturator",
+            "client",
+            "--direction",
+            "up",
+            "--duration",
+            "2",
+        ])
+        .args(["--json", "--quiet", "--max-window", "8", "--connect", &addr])
+        .arg("--name")
+        .arg(&name)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = summary_line(&server_wait(&mut server));
+    let up = &v["up"];
+    assert!(up["packets"].as_u64().unwrap() > 100, "{up}");
+    assert_eq!(
+        (&up["strays"], &up["malformed"]),
+        (&0.into(), &0.into()),
+        "{up}"
+    );
+    assert_eq!(v["foreign"], 0, "{v}");
+}
+
+/// `sprout saturator client` killed (SIGKILL) in the middle of a recording of the downlink:
+/// its partial recording is on disk (`NAME.down.partial`, lines of ms) and there is no final
+/// trace, cut or not; the server is free again within its idle timeout (5 s), and its
+/// recording of the session's uplink ends where the client was last heard ("idle"), without
+/// a trailing outage.
+#[test]
+fn a_killed_client_leaves_its_partial_recording_and_frees_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = spawn_server(&addr);
+    let name = dir.path().join("killed");
+    let mut client = sprout()
+        .args([
+            "saturator",
+            "client",
+            "--direction",
+            "both",
+            "--duration",
+            "30",
+        ])
+        .args(["--json", "--quiet", "--max-window", "8", "--connect", &addr])
+        .arg("--name")
+        .arg(&name)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3500));
+    client.kill().unwrap();
+    let killed = Instant::now();
+    let _ = client.wait();
+    let partial = std::fs::read_to_string(with(&name, ".down.partial"))
+        .expect("the partial recording is on disk");
+    let ms: Vec<u32> = partial.lines().map(|l| l.parse().unwrap()).collect();
+    assert!(ms.len() > 100, "{} lines", ms.len());
+    assert!(ms.iter().any(|&t| t >= 2000), "recorded as it went");
+    assert!(!with(&name, ".down").exists(), "no final trace");
+    assert!(!with(&name, ".json").exists(), "no summary");
+    // The server ends the session within its idle timeout of the kill.
+    let deadline = killed + Duration::from_secs(8);
+    while server.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let freed = killed.elapsed();
+    let v = summary_line(&server_wait(&mut server));
+    assert!(freed < Duration::from_secs(7), "{freed:?}");
+    assert_eq!(v["ended"], "idle", "{v}");
+    let silent = v["silent_since_s"].as_f64().unwrap();
+    let up = &v["up"];
+    assert!((3.0..4.5).contains(&silent), "{v}");
+    assert!(
+        (up["duration_s"].as_f64().unwrap() - silent).abs() < 0.01,
+        "cut where the client was last heard: {v}"
+    );
+    assert_eq!(up["outages"], 0, "no trailing outage: {v}");
+    assert!(up["longest_gap_ms"].as_u64().unwrap() < 500, "{v}");
+}
+
+/// Over one path (no --feedback) the client records the downlink alone by default and says
+/// why; `--direction both` over one path is done, with a loud warning.
+#[test]
+fn the_default_over_one_path_records_the_downlink_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = spawn_server(&addr);
+    let name = dir.path().join("default");
+    let o = sprout()
+        .args([
+            "saturator",
+            "client",
+            "--duration",
+            "2",
+            "--json",
+            "--quiet",
+        ])
+        .args(["--max-window", "8", "--connect", &addr])
+        .arg("--name")
+        .arg(&name)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("recording the downlink only"), "{stderr}");
+    let s = summary_line(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(s["mode"], "down", "{s}");
+    assert!(s["up"].is_null() && s["up_sender"].is_null(), "{s}");
+    assert!(s["down"]["packets"].as_u64().unwrap() > 100, "{s}");
+    assert!(!with(&name, ".up").exists());
+    let v = summary_line(&server_wait(&mut server));
+    assert_eq!(v["mode"], "down", "{v}");
+    // Asked for explicitly, both directions over one path: recorded, with a warning.
+    let mut server = spawn_server(&addr);
+    let o = sprout()
+        .args([
+            "saturator",
+            "client",
+            "--direction",
+            "both",
+            "--duration",
+            "1",
+        ])
+        .args(["--json", "--quiet", "--max-window", "8", "--connect", &addr])
+        .arg("--name")
+        .arg(dir.path().join("both"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("WARNING: saturating both directions over one path"),
+        "{stderr}"
+    );
+    assert_eq!(
+        summary_line(&String::from_utf8_lossy(&o.stdout))["mode"],
+        "both"
+    );
+    server_wait(&mut server);
+}
+
+/// The server dies (SIGKILL) during a recording: the client exits non-zero and says the
+/// server did not acknowledge the end, and keeps what it recorded.
+#[test]
+fn a_client_whose_server_died_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = spawn_server(&addr);
+    let name = dir.path().join("orphan");
+    let client = sprout()
+        .args([
+            "saturator",
+            "client",
+            "--direction",
+            "down",
+            "--duration",
+            "3",
+        ])
+        .args(["--json", "--quiet", "--max-window", "8", "--connect", &addr])
+        .arg("--name")
+        .arg(&name)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    kill_and_read(&mut server);
+    let started = Instant::now();
+    let o = client.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("did not acknowledge the end of the recording"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let down = std::fs::read_to_string(with(&name, ".down")).unwrap();
+    assert!(down.lines().count() > 100);
+    assert!(!with(&name, ".down.partial").exists());
 }

@@ -1,17 +1,19 @@
 //! Fuzz targets for the Saturator (`sprout saturator`) and the trace toolkit's CSV reader:
 //!
 //! - [`SaturatorTarget`]: `sprout_saturator::decode` on any datagram; what decodes is
-//!   handed to the state it would reach in a recording (a [`Recorder`] for data, a [`Sender`]
-//!   for feedback, a [`Reassembly`] for the uplink recording's chunks), which persist across
-//!   inputs so that hostile sequences build up;
+//!   handed to the state it would reach in a recording (a [`CookieJar`] for hellos and their
+//!   cookies, a [`Recorder`] for data, a [`Sender`] for feedback, a [`Reassembly`] for the
+//!   uplink recording's chunks), which persist across inputs so that hostile sequences build
+//!   up;
 //! - [`ResultTarget`]: `decode_result`, the transferred recording (summary and arrivals);
 //! - [`CsvTarget`]: `sprout_link::convert::throughput_csv_to_trace` (`sprout traces convert`).
 
 use sprout_link::convert::{throughput_csv_to_trace, CsvOptions};
 use sprout_saturator::{
-    chunk, decode, decode_result, encode, encode_result, result_meta, AckInfo, DataHeader, Dir,
-    Hello, Message, Mode, Reassembly, Recorder, RecorderConfig, ResultMeta, Sender, SenderConfig,
-    Summary, DEFAULT_PAYLOAD_BYTES,
+    chunk, decode, decode_result, encode, encode_result, result_meta, AckInfo, CookieJar,
+    DataHeader, Dir, Hello, Message, Mode, Reassembly, Recorder, RecorderConfig, Refusal,
+    ResultMeta, Sender, SenderConfig, Summary, CHALLENGE_BYTES, COOKIE_BYTES,
+    DEFAULT_PAYLOAD_BYTES, MIN_HELLO_BYTES,
 };
 
 use crate::Target;
@@ -26,6 +28,7 @@ const MAX_FUZZ_BLOB: u32 = 64 * 1024;
 /// with what decodes; invariants of each are checked after every input.
 pub struct SaturatorTarget {
     now_us: u64,
+    jar: CookieJar,
     recorder: Recorder,
     sender: Sender,
     reassembly: Option<Reassembly>,
@@ -36,6 +39,7 @@ impl Default for SaturatorTarget {
     fn default() -> Self {
         SaturatorTarget {
             now_us: 0,
+            jar: CookieJar::new(0, [7; 32], [9; 32]),
             recorder: Recorder::new(RecorderConfig::default(), SESSION, Dir::Down, 0),
             sender: Sender::new(SenderConfig::default(), SESSION, Dir::Up, 0),
             reassembly: None,
@@ -53,6 +57,11 @@ fn ack(highest_seq: u64) -> AckInfo {
         lost: 0,
         queue_delay_us: 5_000,
     }
+}
+
+/// The address the fuzzed hellos come from.
+fn peer() -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([192, 0, 2, 1], 4000))
 }
 
 fn enc(m: &Message<'_>, payload: usize) -> Vec<u8> {
@@ -93,19 +102,41 @@ impl Target for SaturatorTarget {
             )
         };
         let (blob, meta) = sample_blob();
+        let hello = Hello {
+            session: SESSION,
+            mode: Mode::Both,
+            payload_bytes: DEFAULT_PAYLOAD_BYTES,
+            low_rtt_ms: 750,
+            high_rtt_ms: 3000,
+            max_window: 100_000,
+            feedback_path: true,
+            uses_feedback: true,
+            name: "lte-run_1".into(),
+            cookie: None,
+        };
+        let cookie = self.jar.cookie(&peer(), SESSION);
         vec![
+            enc(&Message::Hello(hello.clone()), 0),
             enc(
                 &Message::Hello(Hello {
-                    session: SESSION,
-                    mode: Mode::Both,
-                    payload_bytes: DEFAULT_PAYLOAD_BYTES,
-                    low_rtt_ms: 750,
-                    high_rtt_ms: 3000,
-                    max_window: 100_000,
-                    feedback_path: true,
-                    uses_feedback: true,
-                    name: "lte-run_1".into(),
+                    cookie: Some(cookie),
+                    ..hello
                 }),
+                0,
+            ),
+            enc(
+                &Message::Challenge {
+                    session: SESSION,
+                    feedback_path: false,
+                    cookie,
+                },
+                0,
+            ),
+            enc(
+                &Message::Refused {
+                    session: SESSION,
+                    reason: Refusal::Payload { max: 8972 },
+                },
                 0,
             ),
             enc(
@@ -178,7 +209,16 @@ impl Target for SaturatorTarget {
         let again = enc(&msg, input.len());
         assert_eq!(decode(&again).as_ref(), Ok(&msg), "decode(encode(m)) == m");
         match &msg {
+            Message::Challenge { .. } => assert_eq!(again.len(), CHALLENGE_BYTES),
             Message::Hello(h) => {
+                assert!(again.len() >= MIN_HELLO_BYTES, "hellos are padded");
+                // Only the server's own cookie for this address and session passes.
+                self.jar.rotate(self.now_us, || [self.inputs as u8; 32]);
+                if let Some(c) = &h.cookie {
+                    let own = *c == self.jar.cookie(&peer(), h.session);
+                    assert!(self.jar.check(&peer(), h.session, c) || !own);
+                    assert_eq!(c.len(), COOKIE_BYTES);
+                }
                 assert!(h.payload_bytes >= sprout_saturator::MIN_PAYLOAD_BYTES);
                 assert!(h.payload_bytes <= sprout_saturator::MAX_PAYLOAD_BYTES);
                 assert!(h.low_rtt_ms < h.high_rtt_ms, "{h:?}");

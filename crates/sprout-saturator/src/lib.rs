@@ -36,6 +36,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod cookie;
 pub mod recorder;
 pub mod sender;
 pub mod summary;
@@ -48,6 +49,7 @@ pub mod runtime;
 #[cfg(test)]
 mod test_support;
 
+pub use cookie::CookieJar;
 pub use recorder::*;
 pub use sender::*;
 pub use summary::*;

@@ -290,11 +290,13 @@ impl Sender {
     }
 
     /// Takes feedback at `now_us`. Impossible feedback (a sequence number not sent yet, an echo
-    /// later than now or earlier than the start) is counted and ignored.
+    /// later than now, than the last packet sent or earlier than the start) is counted and
+    /// ignored; the window grows by at most the packets the ack newly acknowledges.
     pub fn on_ack(&mut self, now_us: u64, a: &AckInfo) {
         if a.highest_seq >= self.next_seq
             || a.echo_sent_us > now_us
             || a.echo_sent_us < self.start_us
+            || self.last_send_us.is_none_or(|t| a.echo_sent_us > t)
         {
             self.stats.bogus_acks += 1;
             return;
@@ -436,6 +438,7 @@ mod tests {
         assert_eq!(s.judged_rtt_us(), Some(340_000));
         assert_eq!(s.window(), 14);
         // A queue delay above the measured excess is not believed: judged = measured, 1 s.
+        drain(&mut s, 600_000);
         let mut a = ack(5, 600_000);
         a.queue_delay_us = 5_000_000;
         s.on_ack(1_600_000, &a);
@@ -449,8 +452,9 @@ mod tests {
         drain(&mut s, 1_000);
         s.on_ack(2_000, &ack(10, 1_000)); // seq 10 was never sent
         s.on_ack(2_000, &ack(3, 5_000)); // echo from the future
+        s.on_ack(2_000, &ack(3, 1_500)); // echo after the last packet sent (at 1 ms)
         s.on_ack(2_000, &ack(3, 0)); // echo before the start? start is 0: fine
-        assert_eq!(s.stats().bogus_acks, 2);
+        assert_eq!(s.stats().bogus_acks, 3);
         assert_eq!(s.stats().acks, 1);
     }
 

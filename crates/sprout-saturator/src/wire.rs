@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 /// First four bytes of every Saturator datagram.
 pub const MAGIC: [u8; 4] = *b"SPSA";
-/// Wire format version.
-pub const VERSION: u8 = 1;
+/// Wire format version (2: the cookie exchange; version 1 had none and is refused).
+pub const VERSION: u8 = 2;
 /// Bytes of the header every message starts with: magic, version, kind, direction, flags,
 /// session id.
 pub const COMMON_BYTES: usize = 16;
@@ -32,6 +32,22 @@ pub const CHUNK_BYTES: usize = 1200;
 pub const MAX_BLOB_BYTES: usize = 256 << 20;
 /// Longest recording name carried in a hello, bytes.
 pub const MAX_NAME_BYTES: usize = 100;
+/// Largest window a server accepts in a hello, packets (the client's default).
+pub const MAX_WINDOW: u32 = 100_000;
+/// Largest high RTT mark a server accepts in a hello, ms (a minute).
+pub const MAX_HIGH_RTT_MS: u32 = 60_000;
+/// Bytes of a return-routability cookie ([`Message::Challenge`], [`Hello::cookie`]).
+pub const COOKIE_BYTES: usize = 16;
+/// Bytes of a [`Message::Challenge`] on the wire: the common header and the cookie.
+pub const CHALLENGE_BYTES: usize = COMMON_BYTES + COOKIE_BYTES;
+/// Smallest hello a server answers, bytes of UDP payload (QUIC's 1200-byte Initial): the
+/// client pads its hellos to at least this, so that the server's answer to an address that
+/// has not proven itself (a [`Message::Challenge`], 32 bytes) is never larger than the hello.
+pub const MIN_HELLO_BYTES: usize = 1200;
+
+/// A return-routability cookie: a keyed MAC the server computed over the client's address and
+/// port, the session id and a coarse time bucket ([`crate::cookie`]).
+pub type Cookie = [u8; COOKIE_BYTES];
 
 /// Direction of a data flow: `Up` from the mobile (client) to the server, `Down` back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -146,6 +162,8 @@ pub const FLAG_ACK_INFO: u8 = 0x02;
 pub const FLAG_PROBE: u8 = 0x04;
 /// Flag (hello): the client sends its feedback over a separate path.
 pub const FLAG_USES_FEEDBACK: u8 = 0x08;
+/// Flag (hello): a cookie follows the name.
+pub const FLAG_COOKIE: u8 = 0x10;
 
 const KIND_HELLO: u8 = 1;
 const KIND_HELLO_ACK: u8 = 2;
@@ -157,6 +175,8 @@ const KIND_FIN_ACK: u8 = 7;
 const KIND_RESULT_REQUEST: u8 = 8;
 const KIND_RESULT_CHUNK: u8 = 9;
 const KIND_DONE: u8 = 10;
+const KIND_CHALLENGE: u8 = 11;
+const KIND_REFUSED: u8 = 12;
 
 /// Feedback about one direction's data: what the receiver has seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,6 +242,67 @@ pub struct Hello {
     /// The recording's name (letters, digits, `.`, `_`, `-`; may be empty), for files the
     /// server writes.
     pub name: String,
+    /// The cookie of the server's [`Message::Challenge`] to this path, once it came: proof
+    /// that the hello's source address receives what the server sends there.
+    pub cookie: Option<Cookie>,
+}
+
+/// Why a server refused a hello's parameters ([`Message::Refused`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The data payload is larger than the server allows (its largest, bytes).
+    Payload {
+        /// Largest UDP payload the server sends or records, bytes.
+        max: u32,
+    },
+    /// The largest window is larger than the server allows (its largest, packets).
+    Window {
+        /// Largest window the server accepts, packets.
+        max: u32,
+    },
+    /// The RTT marks are outside what the server allows (its largest high mark, ms).
+    RttMarks {
+        /// Largest high RTT mark the server accepts, ms.
+        max_high_ms: u32,
+    },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Payload { max } => write!(
+                f,
+                "the data packets are larger than it allows ({max}-byte UDP payloads at most: \
+                 lower --mtu)"
+            ),
+            Refusal::Window { max } => {
+                write!(f, "--max-window is larger than it allows ({max} at most)")
+            }
+            Refusal::RttMarks { max_high_ms } => write!(
+                f,
+                "the RTT marks are outside what it allows (--high-rtt-ms {max_high_ms} at most)"
+            ),
+        }
+    }
+}
+
+impl Refusal {
+    fn code_and_limit(self) -> (u8, u32) {
+        match self {
+            Refusal::Payload { max } => (1, max),
+            Refusal::Window { max } => (2, max),
+            Refusal::RttMarks { max_high_ms } => (3, max_high_ms),
+        }
+    }
+
+    fn from_code(code: u8, limit: u32) -> Option<Refusal> {
+        match code {
+            1 => Some(Refusal::Payload { max: limit }),
+            2 => Some(Refusal::Window { max: limit }),
+            3 => Some(Refusal::RttMarks { max_high_ms: limit }),
+            _ => None,
+        }
+    }
 }
 
 /// How a finished recording will be transferred: its length, chunk count and checksum.
@@ -299,6 +380,23 @@ pub enum Message<'a> {
         /// Session id.
         session: u64,
     },
+    /// Server → client: the answer to a hello without a valid cookie (never larger than
+    /// the hello): say hello again with this cookie, from the same address.
+    Challenge {
+        /// Session id of the hello.
+        session: u64,
+        /// Answering a hello sent over the feedback path.
+        feedback_path: bool,
+        /// The cookie to send back.
+        cookie: Cookie,
+    },
+    /// Server → client: the hello's parameters are outside what the server allows.
+    Refused {
+        /// Session id of the hello.
+        session: u64,
+        /// Why.
+        reason: Refusal,
+    },
 }
 
 impl Message<'_> {
@@ -314,7 +412,9 @@ impl Message<'_> {
             | Message::Ack { session, .. }
             | Message::Fin { session, .. }
             | Message::ResultRequest { session, .. }
-            | Message::Done { session } => *session,
+            | Message::Done { session }
+            | Message::Challenge { session, .. }
+            | Message::Refused { session, .. } => *session,
         }
     }
 }
@@ -329,7 +429,10 @@ pub enum DecodeError {
     #[error("bad magic")]
     BadMagic,
     /// Another wire version.
-    #[error("unknown version {0}")]
+    #[error(
+        "wire version {0}, this build speaks version {VERSION} of the Saturator's protocol \
+         (run the same sprout release at both ends)"
+    )]
     BadVersion(u8),
     /// Unknown message kind.
     #[error("unknown kind {0}")]
@@ -374,7 +477,8 @@ fn put_meta(out: &mut Vec<u8>, m: &ResultMeta) {
 }
 
 /// Encodes `msg` into `out` (cleared first). A data packet is padded with zeros to
-/// `payload_bytes` (at least its header); other messages ignore `payload_bytes`.
+/// `payload_bytes` (at least its header); a hello to `payload_bytes` and at least
+/// [`MIN_HELLO_BYTES`]; other messages ignore `payload_bytes`.
 pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
     out.clear();
     match msg {
@@ -385,6 +489,9 @@ pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
             }
             if h.uses_feedback {
                 flags |= FLAG_USES_FEEDBACK;
+            }
+            if h.cookie.is_some() {
+                flags |= FLAG_COOKIE;
             }
             put_common(out, KIND_HELLO, Dir::Up, flags, h.session);
             out.push(h.mode.byte());
@@ -397,6 +504,13 @@ pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
             let n = name.len().min(MAX_NAME_BYTES);
             out.push(n as u8);
             out.extend_from_slice(&name[..n]);
+            if let Some(c) = &h.cookie {
+                out.extend_from_slice(c);
+            }
+            let padded = payload_bytes.max(MIN_HELLO_BYTES);
+            if out.len() < padded {
+                out.resize(padded, 0);
+            }
         }
         Message::HelloAck { session, flags } => {
             put_common(out, KIND_HELLO_ACK, Dir::Down, *flags, *session)
@@ -471,6 +585,25 @@ pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
             out.extend_from_slice(data);
         }
         Message::Done { session } => put_common(out, KIND_DONE, Dir::Up, 0, *session),
+        Message::Challenge {
+            session,
+            feedback_path,
+            cookie,
+        } => {
+            let flags = if *feedback_path {
+                FLAG_FEEDBACK_PATH
+            } else {
+                0
+            };
+            put_common(out, KIND_CHALLENGE, Dir::Down, flags, *session);
+            out.extend_from_slice(cookie);
+        }
+        Message::Refused { session, reason } => {
+            put_common(out, KIND_REFUSED, Dir::Down, 0, *session);
+            let (code, limit) = reason.code_and_limit();
+            out.push(code);
+            put_u32(out, limit);
+        }
     }
 }
 
@@ -495,6 +628,12 @@ impl<'a> Reader<'a> {
     fn u32(&mut self) -> Result<u32, DecodeError> {
         let s = self.take(4)?;
         Ok(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+    }
+
+    fn cookie(&mut self) -> Result<Cookie, DecodeError> {
+        let mut c = [0u8; COOKIE_BYTES];
+        c.copy_from_slice(self.take(COOKIE_BYTES)?);
+        Ok(c)
     }
 
     fn u64(&mut self) -> Result<u64, DecodeError> {
@@ -588,6 +727,11 @@ pub fn decode(buf: &[u8]) -> Result<Message<'_>, DecodeError> {
             if max_window == 0 {
                 return Err(DecodeError::BadField("window"));
             }
+            let cookie = if flags & FLAG_COOKIE != 0 {
+                Some(r.cookie()?)
+            } else {
+                None
+            };
             let name = std::str::from_utf8(name).map_err(|_| DecodeError::BadField("name"))?;
             if !valid_name(name) {
                 return Err(DecodeError::BadField("name"));
@@ -602,6 +746,7 @@ pub fn decode(buf: &[u8]) -> Result<Message<'_>, DecodeError> {
                 feedback_path,
                 uses_feedback: flags & FLAG_USES_FEEDBACK != 0,
                 name: name.to_string(),
+                cookie,
             })
         }
         KIND_HELLO_ACK => Message::HelloAck { session, flags },
@@ -665,6 +810,19 @@ pub fn decode(buf: &[u8]) -> Result<Message<'_>, DecodeError> {
             Message::ResultChunk { meta, index, data }
         }
         KIND_DONE => Message::Done { session },
+        KIND_CHALLENGE => Message::Challenge {
+            session,
+            feedback_path,
+            cookie: r.cookie()?,
+        },
+        KIND_REFUSED => {
+            let code = r.u8()?;
+            let limit = r.u32()?;
+            Message::Refused {
+                session,
+                reason: Refusal::from_code(code, limit).ok_or(DecodeError::BadField("refusal"))?,
+            }
+        }
         k => return Err(DecodeError::BadKind(k)),
     })
 }

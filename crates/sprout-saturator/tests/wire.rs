@@ -43,6 +43,12 @@ fn messages_round_trip_and_garbage_is_refused() {
         feedback_path: true,
         uses_feedback: true,
         name: "lte-run_1".into(),
+        cookie: None,
+    };
+    let with_cookie = Hello {
+        cookie: Some([0xa5; COOKIE_BYTES]),
+        feedback_path: false,
+        ..hello.clone()
     };
     let mut d = data(42, 123);
     d.ack = Some(ack(9, 77));
@@ -51,6 +57,26 @@ fn messages_round_trip_and_garbage_is_refused() {
     let chunk_data = [1u8; CHUNK_BYTES];
     let msgs = [
         Message::Hello(hello),
+        Message::Hello(with_cookie),
+        Message::Challenge {
+            session: 7,
+            feedback_path: true,
+            cookie: [3; COOKIE_BYTES],
+        },
+        Message::Refused {
+            session: 7,
+            reason: Refusal::Payload { max: 8972 },
+        },
+        Message::Refused {
+            session: 7,
+            reason: Refusal::Window { max: 100_000 },
+        },
+        Message::Refused {
+            session: 7,
+            reason: Refusal::RttMarks {
+                max_high_ms: 60_000,
+            },
+        },
         Message::HelloAck {
             session: 7,
             flags: FLAG_FEEDBACK_PATH,
@@ -93,9 +119,10 @@ fn messages_round_trip_and_garbage_is_refused() {
         // Every truncation is refused, never a panic.
         for n in 0..buf.len().min(200) {
             if decode(&buf[..n]).is_ok() {
-                // Only a data packet, whose tail is padding, may decode when cut.
+                // Only a data packet or a hello, whose tails are padding, may decode when cut.
                 assert!(
-                    matches!(m, Message::Data(_)) && n >= DATA_HEADER_BYTES + ACK_INFO_BYTES,
+                    matches!(m, Message::Data(_)) && n >= DATA_HEADER_BYTES + ACK_INFO_BYTES
+                        || matches!(m, Message::Hello(_)) && n >= 44,
                     "{m:?} at {n}"
                 );
             }
@@ -110,6 +137,14 @@ fn messages_round_trip_and_garbage_is_refused() {
     let mut bad = buf.clone();
     bad[4] = 9;
     assert_eq!(decode(&bad), Err(DecodeError::BadVersion(9)));
+    // The version before the cookie exchange is refused, and the error says what to do.
+    bad[4] = 1;
+    let e = decode(&bad).unwrap_err();
+    assert_eq!(e, DecodeError::BadVersion(1));
+    assert!(
+        e.to_string().contains("same sprout release at both ends"),
+        "{e}"
+    );
     bad = buf.clone();
     bad[6] = 5;
     assert!(decode(&bad).is_err());
@@ -127,6 +162,52 @@ fn messages_round_trip_and_garbage_is_refused() {
         &mut buf,
     );
     assert!(decode(&buf).is_err());
+    // A bad refusal code.
+    encode(
+        &Message::Refused {
+            session: 7,
+            reason: Refusal::Window { max: 1 },
+        },
+        0,
+        &mut buf,
+    );
+    buf[COMMON_BYTES] = 77;
+    assert_eq!(decode(&buf), Err(DecodeError::BadField("refusal")));
     assert!(!valid_name("../etc"));
     assert!(valid_name("ATT-LTE.run_2"));
+}
+
+/// The server's answer to a hello that has not proven its address is never larger than the
+/// hello: hellos are padded to at least 1200 bytes (and to the data packets' size), a
+/// challenge is 32 bytes.
+#[test]
+fn a_challenge_is_never_larger_than_a_hello() {
+    let hello = Hello {
+        session: 1,
+        mode: Mode::Down,
+        payload_bytes: 128,
+        low_rtt_ms: 750,
+        high_rtt_ms: 3000,
+        max_window: 10,
+        feedback_path: false,
+        uses_feedback: false,
+        name: String::new(),
+        cookie: None,
+    };
+    let mut buf = Vec::new();
+    encode(&Message::Hello(hello.clone()), 0, &mut buf);
+    assert_eq!(buf.len(), MIN_HELLO_BYTES);
+    encode(&Message::Hello(hello), 1472, &mut buf);
+    assert_eq!(buf.len(), 1472, "padded to the data packets' size");
+    encode(
+        &Message::Challenge {
+            session: 1,
+            feedback_path: false,
+            cookie: [0; COOKIE_BYTES],
+        },
+        1472,
+        &mut buf,
+    );
+    assert_eq!(buf.len(), CHALLENGE_BYTES);
+    assert!(CHALLENGE_BYTES <= MIN_HELLO_BYTES);
 }

@@ -74,7 +74,7 @@ pub(super) fn recordings(
     let epoch_us = (emu.epoch_ns() / 1000) as i64;
     let client_opts = ClientOptions {
         feedback: fb.as_ref().map(|f| (f.root_addr, port).into()),
-        direction: Mode::Both,
+        direction: Some(Mode::Both),
         duration: Some(Duration::from_secs(o.record_s())),
         name: prefix.clone(),
         json: true,

@@ -1,6 +1,12 @@
 //! `sprout saturator client` as a call ([`client`]): records a link to a server and writes
 //! `NAME.down` (its recording of the downlink), `NAME.up` (the server's recording of the
 //! uplink, sent back when the recording ends) and `NAME.json` (both summaries).
+//!
+//! While it records, the downlink's arrivals are appended to `NAME.down.partial` about once a
+//! second (a killed client leaves them). At the end the previous run's `NAME.json` is
+//! removed, each final file is written whole or not at all (a temporary name, renamed), the
+//! JSON last, and only then is the partial file removed: the files of a run are complete
+//! (`NAME.json` and no `NAME.down.partial`) or visibly not.
 
 use std::path::Path;
 
@@ -10,7 +16,7 @@ use sprout_os::signals::SignalWatcher;
 use crate::recorder::write_trace;
 use crate::runtime::client_run::ClientRun;
 use crate::runtime::error::SaturatorError;
-use crate::runtime::fetch::{finish_client, UplinkRecording};
+use crate::runtime::fetch::{finish_client, Ending};
 use crate::runtime::options::ClientOptions;
 use crate::runtime::output::{with_suffix, write_file, write_json};
 use crate::runtime::socket::random_session;
@@ -62,27 +68,46 @@ pub fn client(o: &ClientOptions) -> Result<ClientSummary, SaturatorError> {
     // The end: FIN until FIN-ACK, then the uplink's recording.
     let fetch_deadline = stop_us + o.fetch_timeout.as_micros() as u64;
     let up_sent = run.sender.as_ref().map_or(0, |s| s.stats().packets_sent);
-    let (up, up_error) = finish_client(
+    let ending = finish_client(
         &run.end,
         run.session,
-        o.direction,
+        run.mode,
         max_result_bytes(up_sent),
         fetch_deadline,
         &signals,
     )?;
-    let summary = write_client_files(o, &run, stop_us, up, up_error)?;
+    let acknowledged = ending.acknowledged;
+    let summary = write_client_files(o, &mut run, stop_us, ending)?;
     print_client_summary(&summary, o.json)?;
+    if !acknowledged {
+        return Err(SaturatorError::ServerGone(
+            o.connect,
+            summary.files.join(", "),
+        ));
+    }
     Ok(summary)
 }
 
-/// Writes `NAME.down`, `NAME.up` and `NAME.json`; the summary.
+/// Writes `NAME.down`, `NAME.up` and `NAME.json` (removing the previous run's JSON first,
+/// and this run's partial trace last); the summary.
 fn write_client_files(
     o: &ClientOptions,
-    run: &ClientRun<'_>,
+    run: &mut ClientRun<'_>,
     stop_us: u64,
-    up: Option<UplinkRecording>,
-    up_error: Option<String>,
+    ending: Ending,
 ) -> Result<ClientSummary, SaturatorError> {
+    let Ending { up, up_error, .. } = ending;
+    let json_path = with_suffix(&o.name, ".json");
+    // A kill from here on must not leave the new traces beside the old summary.
+    match std::fs::remove_file(&json_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(SaturatorError::Write {
+                path: json_path,
+                source: e,
+            })
+        }
+        _ => {}
+    }
     let mut files = Vec::new();
     let down_summary = run.rec.as_ref().map(|r| r.summary(stop_us));
     if let Some(r) = &run.rec {
@@ -99,13 +124,12 @@ fn write_client_files(
         }
         None => None,
     };
-    let json_path = with_suffix(&o.name, ".json");
     files.push(json_path.display().to_string());
     let summary = ClientSummary {
         kind: "summary",
         role: "client",
         session: format!("{:016x}", run.session),
-        mode: o.direction,
+        mode: run.mode,
         server: o.connect.to_string(),
         feedback: o.feedback.map(|f| f.to_string()),
         down: down_summary,
@@ -115,6 +139,9 @@ fn write_client_files(
         files,
     };
     write_json(Path::new(&json_path), &summary)?;
+    if let Some(p) = run.partial.take() {
+        p.remove();
+    }
     Ok(summary)
 }
 

@@ -1,6 +1,8 @@
-//! The client's recording ([`ClientRun`]): hellos until the server answers, then both
-//! directions at once (its sender of the uplink, its recorder of the downlink and their
-//! feedback) until the duration passes or a stop signal comes.
+//! The client's recording ([`ClientRun`]): hellos until the server answers (each path proves
+//! its address by sending back the cookie of the server's challenge), then the directions
+//! asked for (its sender of the uplink, its recorder of the downlink and their feedback) until
+//! the duration passes or a stop signal comes. The downlink's arrivals reach
+//! `NAME.down.partial` about once a second as they come.
 
 use std::io;
 
@@ -9,11 +11,13 @@ use sprout_os::signals::SignalWatcher;
 use crate::recorder::{Recorder, RecorderConfig};
 use crate::runtime::error::SaturatorError;
 use crate::runtime::options::ClientOptions;
-use crate::runtime::output::{print_progress, DirProgress, Progress, Rate};
+use crate::runtime::output::{
+    print_progress, with_suffix, DirProgress, PartialTrace, Progress, Rate,
+};
 use crate::runtime::socket::{now_us, realtime_offset_ns, wait, Sock, BATCH, RECV_BUFFER_BYTES};
 use crate::sender::Sender;
 use crate::wire::{
-    decode, encode, valid_name, AckInfo, Dir, Hello, Message, Mode, FLAG_FEEDBACK_PATH,
+    decode, encode, valid_name, AckInfo, Cookie, Dir, Hello, Message, Mode, FLAG_FEEDBACK_PATH,
 };
 
 /// How long the client says hello before giving up, µs.
@@ -22,6 +26,12 @@ const HELLO_TIMEOUT_US: u64 = 10_000_000;
 pub(crate) const REPEAT_US: u64 = 200_000;
 /// A path still unanswered this long after the start is warned about, µs.
 const WARN_AFTER_US: u64 = 5_000_000;
+/// A path the server sends nothing over for this long (at first; the gap doubles up to
+/// [`MAX_REHELLO_US`]) gets a hello again, so that a new address (a NAT rebinding) is proven
+/// again; only over paths that carry no data of this client, µs.
+const REHELLO_US: u64 = 3_000_000;
+/// Longest gap between those hellos, µs.
+const MAX_REHELLO_US: u64 = 24_000_000;
 
 /// The client's sockets.
 pub(crate) struct ClientEnd {
@@ -61,6 +71,17 @@ pub(crate) struct ClientRun<'a> {
     pub(crate) end: ClientEnd,
     pub(crate) session: u64,
     payload: u32,
+    /// The directions recorded.
+    pub(crate) mode: Mode,
+    /// The cookies of the server's challenges, per path (data, feedback).
+    cookies: [Option<Cookie>; 2],
+    /// When the server was last heard over each path, and when to say hello again if it
+    /// stays silent (with the gap used), µs.
+    heard_us: [u64; 2],
+    rehello_us: [u64; 2],
+    rehello_gap_us: [u64; 2],
+    /// The downlink's recording as it goes.
+    pub(crate) partial: Option<PartialTrace>,
     /// The name the server may keep its copy under (the prefix's last component, if valid).
     base_name: String,
     pub(crate) start_us: u64,
@@ -103,7 +124,8 @@ impl<'a> ClientRun<'a> {
             fb_ok: false,
         };
         let start_us = now_us();
-        let rec = o.direction.has(Dir::Down).then(|| {
+        let mode = o.mode();
+        let rec = mode.has(Dir::Down).then(|| {
             let cfg = RecorderConfig {
                 payload_bytes: payload,
                 line_bytes: o.mtu,
@@ -116,6 +138,12 @@ impl<'a> ClientRun<'a> {
             end,
             session,
             payload,
+            mode,
+            cookies: [None, None],
+            heard_us: [start_us; 2],
+            rehello_us: [start_us + REHELLO_US; 2],
+            rehello_gap_us: [REHELLO_US; 2],
+            partial: None,
             base_name,
             start_us,
             rec,
@@ -140,7 +168,7 @@ impl<'a> ClientRun<'a> {
     fn hello(&self, feedback_path: bool) -> Hello {
         Hello {
             session: self.session,
-            mode: self.o.direction,
+            mode: self.mode,
             payload_bytes: self.payload,
             low_rtt_ms: self.o.low_rtt_ms,
             high_rtt_ms: self.o.high_rtt_ms,
@@ -148,18 +176,56 @@ impl<'a> ClientRun<'a> {
             feedback_path,
             uses_feedback: self.o.feedback.is_some(),
             name: self.base_name.clone(),
+            cookie: self.cookies[usize::from(feedback_path)],
+        }
+    }
+
+    /// Sends a hello over one path (padded to the data packets' size, at least 1200 bytes),
+    /// with the path's cookie once it has one.
+    fn send_hello(&mut self, feedback_path: bool) {
+        encode(
+            &Message::Hello(self.hello(feedback_path)),
+            self.payload as usize,
+            &mut self.out,
+        );
+        let sock = if feedback_path {
+            self.end.fb.as_ref()
+        } else {
+            Some(&self.end.data)
+        };
+        if let Some(s) = sock {
+            let _ = s.send(&self.out);
         }
     }
 
     /// Sends a hello over the data path (and over the feedback path with `both`).
     fn send_hellos(&mut self, both: bool) {
-        encode(&Message::Hello(self.hello(false)), 0, &mut self.out);
-        let _ = self.end.data.send(&self.out);
-        if both {
-            if let Some(f) = &self.end.fb {
-                encode(&Message::Hello(self.hello(true)), 0, &mut self.out);
-                let _ = f.send(&self.out);
-            }
+        self.send_hello(false);
+        if both && self.end.fb.is_some() {
+            self.send_hello(true);
+        }
+    }
+
+    /// A challenge of the server over path `i` (0: data, 1: feedback): says hello again at
+    /// once with its cookie.
+    fn on_challenge(&mut self, i: usize, cookie: Cookie) {
+        self.cookies[i] = Some(cookie);
+        self.send_hello(i == 1);
+    }
+
+    /// Starts the uplink's sender once the data path has its cookie (the hello carrying it
+    /// reaches the server before the data behind it).
+    fn start_sender(&mut self, now: u64) {
+        if self.sender.is_none()
+            && self.mode.has(Dir::Up)
+            && (self.cookies[0].is_some() || self.data_acked)
+        {
+            self.sender = Some(Sender::new(
+                self.o.sender_config(),
+                self.session,
+                Dir::Up,
+                now,
+            ));
         }
     }
 
@@ -183,9 +249,16 @@ impl<'a> ClientRun<'a> {
                 next_hello = now + REPEAT_US;
             }
             let mut answered = false;
+            let mut challenges = Vec::new();
             for (i, s) in self.end.socks().into_iter().enumerate() {
                 while let Some(r) = s.recv(&mut self.buf, realtime_offset_ns(), now)? {
                     match decode(&self.buf[..r.len.min(self.buf.len())]) {
+                        Ok(Message::Challenge {
+                            session, cookie, ..
+                        }) if session == self.session => challenges.push((i, cookie)),
+                        Ok(Message::Refused { session, reason }) if session == self.session => {
+                            return Err(SaturatorError::Refused(self.o.connect, reason));
+                        }
                         Ok(Message::HelloAck { session, flags }) if session == self.session => {
                             if flags & FLAG_FEEDBACK_PATH != 0 || i == 1 {
                                 fb_acked = true;
@@ -210,6 +283,9 @@ impl<'a> ClientRun<'a> {
                     }
                 }
             }
+            for (i, cookie) in challenges {
+                self.on_challenge(i, cookie);
+            }
             if answered {
                 self.end.fb_ok = fb_acked;
                 break;
@@ -221,17 +297,38 @@ impl<'a> ClientRun<'a> {
                 rec.on_malformed();
             }
         }
+        if self.rec.is_some() {
+            self.partial = Some(PartialTrace::create(with_suffix(
+                &self.o.name,
+                ".down.partial",
+            ))?);
+        }
         Ok(())
     }
 
-    /// Prints what is being recorded (text only).
+    /// Prints what is being recorded (text only), and on stderr why one path records one
+    /// direction (or, asked for both, why the recording will under-state the link).
     pub(crate) fn announce(&self) {
+        if self.o.both_over_one_path() {
+            eprintln!(
+                "WARNING: saturating both directions over one path: the feedback (acks) of each \
+                 direction queues behind the other direction's saturated data, so the \
+                 recording misses opportunities (12-28% through the emulator). Record one \
+                 direction at a time, or give --feedback a second path."
+            );
+        } else if self.o.direction.is_none() && self.o.feedback.is_none() {
+            eprintln!(
+                "note: recording the downlink only: without --feedback the acks would share \
+                 the saturated path (record the uplink with --direction up, or both at once \
+                 with --feedback over a second path)"
+            );
+        }
         if self.o.json {
             return;
         }
         println!(
             "recording {} with {} (session {:016x}), feedback {}, {}",
-            match self.o.direction {
+            match self.mode {
                 Mode::Both => "both directions",
                 Mode::Up => "the uplink",
                 Mode::Down => "the downlink",
@@ -249,12 +346,7 @@ impl<'a> ClientRun<'a> {
     }
 
     /// Records until the duration passes or a stop signal comes; the time it stopped (µs).
-    pub(crate) fn record(&mut self, signals: &SignalWatcher) -> io::Result<u64> {
-        self.sender = self
-            .o
-            .direction
-            .has(Dir::Up)
-            .then(|| Sender::new(self.o.sender_config(), self.session, Dir::Up, now_us()));
+    pub(crate) fn record(&mut self, signals: &SignalWatcher) -> Result<u64, SaturatorError> {
         let end_us = self
             .o
             .duration
@@ -269,12 +361,16 @@ impl<'a> ClientRun<'a> {
             }
             self.receive(now)?;
             let now = now_us();
+            self.start_sender(now);
             let mut pending_ack = self.rec.as_mut().and_then(|r| r.poll_ack(now));
             self.send_data(now, &mut pending_ack);
             self.send_feedback(now, pending_ack);
             self.keep_paths(now);
             if now >= self.next_progress {
                 self.progress(now);
+                if let (Some(p), Some(r)) = (self.partial.as_mut(), self.rec.as_ref()) {
+                    p.append(r.arrivals_ms())?;
+                }
             }
             let mut until = self.next_progress;
             for t in [
@@ -303,6 +399,8 @@ impl<'a> ClientRun<'a> {
     /// Reads what waits on both sockets (at most [`BATCH`] each).
     fn receive(&mut self, now: u64) -> io::Result<()> {
         let mut fb_answered = false;
+        let mut challenges = Vec::new();
+        let mut heard = [false; 2];
         let offset = realtime_offset_ns();
         for (i, s) in self.end.socks().into_iter().enumerate() {
             for _ in 0..BATCH {
@@ -321,7 +419,9 @@ impl<'a> ClientRun<'a> {
                     }
                     continue;
                 }
+                heard[i] = true;
                 match msg {
+                    Message::Challenge { cookie, .. } => challenges.push((i, cookie)),
                     Message::Data(h) => {
                         self.peer_window = u64::from(h.window);
                         self.peer_rtt_ms = u64::from(h.rtt_ms);
@@ -355,7 +455,44 @@ impl<'a> ClientRun<'a> {
         if fb_answered {
             self.end.fb_ok = true;
         }
+        for (i, cookie) in challenges {
+            self.on_challenge(i, cookie);
+        }
+        for (i, h) in heard.into_iter().enumerate() {
+            if h {
+                self.heard(i, now);
+            }
+        }
         Ok(())
+    }
+
+    /// The server was heard over path `i` at `now`: no hello again before a silence.
+    fn heard(&mut self, i: usize, now: u64) {
+        self.heard_us[i] = now;
+        self.rehello_gap_us[i] = REHELLO_US;
+        self.rehello_us[i] = now + REHELLO_US;
+    }
+
+    /// Says hello again over a proven path the server has been silent on (a new address
+    /// after a NAT rebinding needs a new cookie; an unchanged one is just acknowledged), with
+    /// the gap doubling while the silence lasts. Not over the data path when it carries the
+    /// uplink's data: the server challenges a new address's data hello itself, and a hello
+    /// there would take an opportunity of the recording.
+    fn rehello(&mut self, now: u64) {
+        for i in 0..2 {
+            let carries_data = i == 0 && self.mode.has(Dir::Up);
+            let proven = if i == 0 {
+                self.data_acked
+            } else {
+                self.end.fb_ok
+            };
+            if carries_data || !proven || now < self.rehello_us[i] {
+                continue;
+            }
+            self.send_hello(i == 1);
+            self.rehello_gap_us[i] = (self.rehello_gap_us[i] * 2).min(MAX_REHELLO_US);
+            self.rehello_us[i] = now + self.rehello_gap_us[i];
+        }
     }
 
     /// Sends the uplink's data packets the sender allows (at most [`BATCH`]), piggybacking
@@ -417,6 +554,7 @@ impl<'a> ClientRun<'a> {
     /// Keeps the data path's mappings alive, and says hello again over a path the server has
     /// not answered on yet (warning once after 5 s).
     fn keep_paths(&mut self, now: u64) {
+        self.rehello(now);
         if self.end.fb_path() && now >= self.last_data_send + 5_000_000 {
             // Keep the data path's mappings (NAT) alive while nothing else goes up it.
             encode(
@@ -452,10 +590,7 @@ impl<'a> ClientRun<'a> {
                 );
                 self.warned_fb = true;
             }
-            if let Some(f) = &self.end.fb {
-                encode(&Message::Hello(self.hello(true)), 0, &mut self.out);
-                let _ = f.send(&self.out);
-            }
+            self.send_hello(true);
             self.next_fb_hello = now + REPEAT_US;
         }
     }

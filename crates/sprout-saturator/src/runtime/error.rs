@@ -21,14 +21,17 @@ pub enum SaturatorError {
         /// The UDP payload it leaves, bytes.
         payload: u32,
     },
-    /// A window cap of 0 packets.
-    #[error("--max-window must be at least 1")]
+    /// A window cap of 0 packets, or above what servers accept.
+    #[error("--max-window must be 1 to {}", crate::wire::MAX_WINDOW)]
     MaxWindow,
+    /// A server's largest packet size outside what the protocol can carry.
+    #[error("--max-mtu must be 176 to 65535 bytes, got {0}")]
+    MaxMtu(u32),
     /// The RTT marks are inconsistent (the reason).
     #[error("--low-rtt-ms/--high-rtt-ms: {0}")]
     RttMarks(String),
-    /// A high RTT mark over an hour.
-    #[error("--high-rtt-ms must be at most an hour")]
+    /// A high RTT mark over a minute.
+    #[error("--high-rtt-ms must be at most {} ms", crate::wire::MAX_HIGH_RTT_MS)]
     HighRtt,
     /// A recording length that is not a positive number of seconds (the value given).
     #[error("--duration must be a positive number of seconds, got {0}")]
@@ -72,6 +75,16 @@ pub enum SaturatorError {
     /// The server is recording for another client.
     #[error("the server at {0} is busy with another recording")]
     Busy(SocketAddr),
+    /// The server refused the hello's parameters (why).
+    #[error("the server at {0} refused the recording: {1}")]
+    Refused(SocketAddr, crate::wire::Refusal),
+    /// The server stopped answering: no acknowledgement of the end of the recording (it
+    /// died, or ended the session after its idle timeout). The recordings kept are written.
+    #[error(
+        "the server at {0} did not acknowledge the end of the recording (it died, or ended \
+         the session: its idle timeout); what was recorded here is in {1}"
+    )]
+    ServerGone(SocketAddr, String),
     /// A folder could not be made.
     #[error("creating folder {}", path.display())]
     CreateDir {

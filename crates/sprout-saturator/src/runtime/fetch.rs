@@ -12,6 +12,19 @@ use crate::wire::{decode, encode, Dir, Message, Mode, ResultMeta};
 
 /// Chunks asked for at once.
 const CHUNKS_PER_REQUEST: u32 = 64;
+/// How long FINs are repeated without a FIN-ACK before the server counts as gone, µs.
+const FIN_TIMEOUT_US: u64 = 10_000_000;
+
+/// How the end of a recording went: the uplink's recording (or why it is missing), and
+/// whether the server acknowledged the end at all.
+pub(crate) struct Ending {
+    /// The server's recording of the uplink.
+    pub(crate) up: Option<UplinkRecording>,
+    /// Why it is missing (when the mode has it).
+    pub(crate) up_error: Option<String>,
+    /// The server acknowledged the FIN.
+    pub(crate) acknowledged: bool,
+}
 
 /// The uplink's recording as the server sent it: its summary and arrivals (ms, sorted).
 pub(crate) type UplinkRecording = (Summary, Vec<u32>);
@@ -29,9 +42,9 @@ struct Fetch {
     error: Option<String>,
 }
 
-/// Sends FIN until the server's FIN-ACK, then fetches the uplink's recording if the mode has
-/// one and it is at most `max_blob` bytes (what the packets sent can be owed), until
-/// `deadline` (µs). Returns it, or why not.
+/// Sends FIN until the server's FIN-ACK (at most 10 s), then fetches the uplink's recording
+/// if the mode has one and it is at most `max_blob` bytes (what the packets sent can be
+/// owed), until `deadline` (µs). Returns it, or why not.
 pub(crate) fn finish_client(
     end: &ClientEnd,
     session: u64,
@@ -39,7 +52,8 @@ pub(crate) fn finish_client(
     max_blob: usize,
     deadline: u64,
     signals: &SignalWatcher,
-) -> Result<(Option<UplinkRecording>, Option<String>), SaturatorError> {
+) -> Result<Ending, SaturatorError> {
+    let fin_deadline = now_us().saturating_add(FIN_TIMEOUT_US).min(deadline);
     let mut out = Vec::new();
     let mut buf = vec![0u8; RECV_BUFFER_BYTES];
     let mut f = Fetch {
@@ -55,7 +69,7 @@ pub(crate) fn finish_client(
     let mut next_fin = 0;
     loop {
         let now = now_us();
-        if now >= deadline {
+        if now >= deadline || (f.meta.is_none() && now >= fin_deadline) {
             f.error = Some(match &f.reassembly {
                 None => "the server did not acknowledge the end of the recording in time".into(),
                 Some(r) => format!(
@@ -96,7 +110,11 @@ pub(crate) fn finish_client(
             let _ = end.data.send(&out);
         }
     }
-    Ok((f.result, f.error))
+    Ok(Ending {
+        up: f.result,
+        up_error: f.error,
+        acknowledged: f.meta.is_some(),
+    })
 }
 
 /// A FIN over the data path, and over the feedback path if there is one.

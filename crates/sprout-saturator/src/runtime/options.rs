@@ -9,7 +9,13 @@ use std::time::Duration;
 
 use crate::runtime::error::SaturatorError;
 use crate::sender::SenderConfig;
-use crate::wire::{Mode, MAX_PAYLOAD_BYTES, MIN_PAYLOAD_BYTES};
+use crate::wire::{Mode, MAX_HIGH_RTT_MS, MAX_PAYLOAD_BYTES, MAX_WINDOW, MIN_PAYLOAD_BYTES};
+
+/// The server's default idle timeout, s: a recording client's data and acks flow many times a
+/// second, so this much silence means it crashed or left.
+pub const DEFAULT_IDLE_TIMEOUT_S: u64 = 5;
+/// The server's default largest IP packet, bytes (jumbo frames).
+pub const DEFAULT_MAX_MTU: u32 = 9000;
 
 /// `sprout saturator server`: waits for a client and runs the recording it asks for.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,8 +26,11 @@ pub struct ServerOptions {
     pub out: Option<PathBuf>,
     /// Exit after the first recording.
     pub once: bool,
-    /// End a recording whose client has been silent this long.
+    /// End a recording whose client has been silent this long (the recording is cut where
+    /// the client was last heard).
     pub idle_timeout: Duration,
+    /// Largest IP packet of the data packets a hello may ask for, bytes.
+    pub max_mtu: u32,
     /// JSON lines instead of text.
     pub json: bool,
     /// No per-second lines.
@@ -29,14 +38,15 @@ pub struct ServerOptions {
 }
 
 impl ServerOptions {
-    /// The defaults of `sprout saturator server` listening on `listen`: no folder, 120 s idle
-    /// timeout, text, per-second lines.
+    /// The defaults of `sprout saturator server` listening on `listen`: no folder, 5 s idle
+    /// timeout, packets up to 9000 bytes, text, per-second lines.
     pub fn new(listen: SocketAddr) -> ServerOptions {
         ServerOptions {
             listen,
             out: None,
             once: false,
-            idle_timeout: Duration::from_secs(120),
+            idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_S),
+            max_mtu: DEFAULT_MAX_MTU,
             json: false,
             quiet: false,
         }
@@ -47,7 +57,17 @@ impl ServerOptions {
         if self.idle_timeout.is_zero() {
             return Err(SaturatorError::IdleTimeout);
         }
+        if !(MIN_PAYLOAD_BYTES + 48..=MAX_PAYLOAD_BYTES + 28).contains(&self.max_mtu) {
+            return Err(SaturatorError::MaxMtu(self.max_mtu));
+        }
         Ok(())
+    }
+
+    /// Largest UDP payload of the data packets to or from `addr`, bytes.
+    pub fn max_payload(&self, addr: &SocketAddr) -> u32 {
+        self.max_mtu
+            .saturating_sub(ip_udp_overhead(addr))
+            .min(MAX_PAYLOAD_BYTES)
     }
 
     /// The arguments of `sprout` that run this server (`saturator server ...`).
@@ -59,6 +79,7 @@ impl ServerOptions {
         }
         a.flag("--once", self.once);
         a.value("--idle-timeout", self.idle_timeout.as_secs_f64());
+        a.value("--max-mtu", self.max_mtu);
         a.flag("--json", self.json);
         a.flag("--quiet", self.quiet);
         a.0
@@ -73,11 +94,13 @@ pub struct ClientOptions {
     /// The server's address and port over a second path, for the feedback of both directions
     /// and the transfer of the uplink's recording (`None`: the data path).
     pub feedback: Option<SocketAddr>,
-    /// Directions to saturate and record.
-    pub direction: Mode,
+    /// Directions to saturate and record (`None`: both with a feedback path, else the
+    /// downlink only: see [`ClientOptions::mode`]).
+    pub direction: Option<Mode>,
     /// Length of the recording (`None`: until Ctrl-C).
     pub duration: Option<Duration>,
-    /// Output prefix: writes `NAME.down`, `NAME.up` and `NAME.json`.
+    /// Output prefix: writes `NAME.down`, `NAME.up` and `NAME.json` (and `NAME.down.partial`
+    /// while recording).
     pub name: PathBuf,
     /// Low RTT mark of both senders, ms.
     pub low_rtt_ms: u32,
@@ -96,14 +119,14 @@ pub struct ClientOptions {
 }
 
 impl ClientOptions {
-    /// The defaults of `sprout saturator client` to `connect`: both directions until Ctrl-C,
-    /// feedback over the data path, prefix `saturator`, 750 ms / 3000 ms, window up to 100 000,
+    /// The defaults of `sprout saturator client` to `connect`: the downlink (no feedback path)
+    /// until Ctrl-C, feedback over the data path, prefix `saturator`, 750 ms / 3000 ms, window up to 100 000,
     /// MTU 1500, 60 s to fetch the uplink's recording, text, per-second lines.
     pub fn new(connect: SocketAddr) -> ClientOptions {
         ClientOptions {
             connect,
             feedback: None,
-            direction: Mode::Both,
+            direction: None,
             duration: None,
             name: PathBuf::from("saturator"),
             low_rtt_ms: 750,
@@ -125,13 +148,34 @@ impl ClientOptions {
         self.sender_config()
             .validate()
             .map_err(SaturatorError::RttMarks)?;
-        if self.high_rtt_ms > 3_600_000 {
+        if self.max_window > MAX_WINDOW {
+            return Err(SaturatorError::MaxWindow);
+        }
+        if self.high_rtt_ms > MAX_HIGH_RTT_MS {
             return Err(SaturatorError::HighRtt);
         }
         if self.name.as_os_str().is_empty() || self.name.file_name().is_none() {
             return Err(SaturatorError::Name(self.name.clone()));
         }
         Ok(payload)
+    }
+
+    /// The directions recorded: the one asked for, else both with a feedback path and the
+    /// downlink alone without one (over one path the feedback of each direction would queue
+    /// behind the other direction's saturated data and the recording would miss
+    /// opportunities).
+    pub fn mode(&self) -> Mode {
+        self.direction.unwrap_or(if self.feedback.is_some() {
+            Mode::Both
+        } else {
+            Mode::Down
+        })
+    }
+
+    /// Whether both directions are saturated over one path (asked for explicitly): the
+    /// recording under-states the link, and the client says so.
+    pub fn both_over_one_path(&self) -> bool {
+        self.mode() == Mode::Both && self.feedback.is_none()
     }
 
     /// The configuration of both senders.
@@ -150,7 +194,9 @@ impl ClientOptions {
         if let Some(f) = self.feedback {
             a.value("--feedback", f);
         }
-        a.value("--direction", self.direction.name());
+        if let Some(d) = self.direction {
+            a.value("--direction", d.name());
+        }
         if let Some(d) = self.duration {
             a.value("--duration", d.as_secs_f64());
         }

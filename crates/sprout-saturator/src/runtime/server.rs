@@ -1,24 +1,40 @@
 //! `sprout saturator server` as a call ([`server`]): waits for a client and runs the recording
 //! it asks for, one at a time; with `out`, keeps its own copy of each uplink recording as
-//! `<name>.up` and `<name>.up.json`.
+//! `<name>.up` and `<name>.up.json` (never replacing an earlier one: a name in use gets the
+//! session id).
+//!
+//! Nothing larger than a hello goes to an address before it has proven that it receives what
+//! is sent there: a hello without a valid cookie ([`crate::cookie`]) gets a 32-byte challenge
+//! and nothing else, and hellos under 1200 bytes get nothing. During a recording, datagrams
+//! count only from the session's proven addresses (its data path and its feedback path);
+//! anything from elsewhere (acks, FINs, result requests, data, hellos without a cookie) is
+//! counted as foreign and changes nothing.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
 use sprout_os::signals::SignalWatcher;
 
+use std::net::SocketAddr;
+
+use crate::cookie::{CookieJar, SECRET_BYTES};
 use crate::runtime::error::SaturatorError;
 use crate::runtime::options::ServerOptions;
 use crate::runtime::server_session::Session;
 use crate::runtime::socket::{
-    now_us, realtime_offset_ns, wait, Received, Sock, BATCH, RECV_BUFFER_BYTES,
+    now_us, random_session, realtime_offset_ns, wait, Received, Sock, BATCH, RECV_BUFFER_BYTES,
 };
 use crate::sender::SenderStats;
 use crate::summary::Summary;
-use crate::wire::{decode, encode, Dir, Hello, Message, Mode, FLAG_FEEDBACK_PATH};
+use crate::wire::{
+    decode, encode, DecodeError, Dir, Hello, Message, Mode, Refusal, FLAG_FEEDBACK_PATH,
+    MAX_HIGH_RTT_MS, MAX_WINDOW, MIN_HELLO_BYTES,
+};
 
 /// How long the recording is kept for a client that ended it but does not ask for it, µs.
 const KEEP_RESULT_US: u64 = 60_000_000;
+/// Warnings about datagrams of another wire version are printed at most this often, µs.
+const VERSION_WARNING_US: u64 = 10_000_000;
 
 /// The server's summary of one recording (a JSON line with `json`).
 #[derive(Clone, Debug, Serialize)]
@@ -37,10 +53,16 @@ pub struct ServerSummary {
     /// The client's address on the feedback path, if one.
     pub feedback: Option<String>,
     /// How the recording ended: "fin" (the client ended it), "idle" (the client went
-    /// silent), "interrupted" (a stop signal).
+    /// silent: the recording is cut where it was last heard), "interrupted" (a stop signal).
     pub ended: &'static str,
+    /// With "idle": when the client was last heard, s since the start of the recording.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silent_since_s: Option<f64>,
     /// Whether the client confirmed it received the uplink's recording.
     pub delivered: bool,
+    /// Datagrams from addresses that are not the session's proven paths, during the
+    /// session: ignored, and not counted in the recording's summary.
+    pub foreign: u64,
     /// The uplink's recording.
     pub up: Option<Summary>,
     /// The downlink's sender.
@@ -49,11 +71,94 @@ pub struct ServerSummary {
     pub files: Vec<String>,
 }
 
-/// Stray and malformed datagrams received between recordings: counted in the next one.
-#[derive(Default)]
-struct Idle {
-    strays: u64,
-    malformed: u64,
+/// What answers hellos: the cookie secrets, and the last warning about another version.
+struct Gate {
+    jar: CookieJar,
+    warned_version_us: Option<u64>,
+}
+
+/// 32 random bytes (a cookie secret).
+fn secret() -> [u8; SECRET_BYTES] {
+    let mut b = [0u8; SECRET_BYTES];
+    if getrandom::getrandom(&mut b).is_err() {
+        // No system randomness: a secret from several session ids (themselves best effort).
+        for c in b.chunks_mut(8) {
+            c.copy_from_slice(&random_session().to_ne_bytes());
+        }
+    }
+    b
+}
+
+/// What the gate made of a hello.
+enum HelloVerdict {
+    /// Too small, or answered with a challenge: nothing more to do.
+    Ignored,
+    /// The cookie is valid: the hello's source address is proven.
+    Proven(Hello),
+}
+
+impl Gate {
+    fn new() -> Gate {
+        Gate {
+            jar: CookieJar::new(now_us(), secret(), secret()),
+            warned_version_us: None,
+        }
+    }
+
+    /// A hello from `r.from`: ignored if smaller than [`MIN_HELLO_BYTES`], answered with a
+    /// challenge (32 bytes) without a valid cookie, else proven.
+    fn hello(&mut self, h: Hello, r: &Received, sock: &Sock, out: &mut Vec<u8>) -> HelloVerdict {
+        if r.len < MIN_HELLO_BYTES {
+            return HelloVerdict::Ignored;
+        }
+        self.jar.rotate(now_us(), secret);
+        if let Some(c) = &h.cookie {
+            if self.jar.check(&r.from, h.session, c) {
+                return HelloVerdict::Proven(h);
+            }
+        }
+        let challenge = Message::Challenge {
+            session: h.session,
+            feedback_path: h.feedback_path,
+            cookie: self.jar.cookie(&r.from, h.session),
+        };
+        encode(&challenge, 0, out);
+        debug_assert!(out.len() <= MIN_HELLO_BYTES);
+        let _ = sock.send_to(out, r.from);
+        HelloVerdict::Ignored
+    }
+
+    /// A datagram that does not decode: says so on stderr (at most every 10 s) when it is of
+    /// another wire version of the Saturator.
+    fn undecodable(&mut self, e: DecodeError, r: &Received) {
+        if let DecodeError::BadVersion(_) = e {
+            let now = now_us();
+            if self
+                .warned_version_us
+                .is_none_or(|t| now >= t + VERSION_WARNING_US)
+            {
+                eprintln!("warning: ignoring a datagram from {}: {e}", r.from);
+                self.warned_version_us = Some(now);
+            }
+        }
+    }
+}
+
+/// Whether a proven hello's parameters are within what the server allows; the refusal if not.
+fn check_hello(o: &ServerOptions, h: &Hello, from: &SocketAddr) -> Option<Refusal> {
+    let max = o.max_payload(from);
+    if h.payload_bytes > max {
+        return Some(Refusal::Payload { max });
+    }
+    if h.max_window > MAX_WINDOW {
+        return Some(Refusal::Window { max: MAX_WINDOW });
+    }
+    if h.high_rtt_ms > MAX_HIGH_RTT_MS {
+        return Some(Refusal::RttMarks {
+            max_high_ms: MAX_HIGH_RTT_MS,
+        });
+    }
+    None
 }
 
 /// Listens as `o` says and runs recordings, one at a time, printing a line per second and a
@@ -73,23 +178,13 @@ pub fn server(o: &ServerOptions) -> Result<(), SaturatorError> {
         let _ = io::stdout().flush();
     }
     let mut buf = vec![0u8; RECV_BUFFER_BYTES];
-    let mut out = Vec::with_capacity(RECV_BUFFER_BYTES);
-    let mut idle = Idle::default();
+    let mut gate = Gate::new();
     loop {
-        let Some((hello, first)) = wait_for_hello(&sock, &signals, &mut buf, &mut idle)? else {
+        let Some((hello, first)) = wait_for_hello(o, &sock, &signals, &mut buf, &mut gate)? else {
             return Ok(());
         };
         let mut s = Session::new(hello, &first);
-        if let Some(rec) = s.rec.as_mut() {
-            for _ in 0..idle.strays {
-                rec.on_stray();
-            }
-            for _ in 0..idle.malformed {
-                rec.on_malformed();
-            }
-        }
-        idle = Idle::default();
-        let summary = serve(o, &sock, &mut s, &first, &signals, &mut buf, &mut out)?;
+        let summary = serve(o, &sock, &mut s, &first, &signals, &mut buf, &mut gate)?;
         print_server_summary(&summary, o.json)?;
         if o.once {
             return Ok(());
@@ -97,13 +192,17 @@ pub fn server(o: &ServerOptions) -> Result<(), SaturatorError> {
     }
 }
 
-/// Waits for a hello, counting what else arrives; `None` on a stop signal.
+/// Waits for a hello whose cookie proves its address and whose parameters are acceptable;
+/// `None` on a stop signal. Everything else is ignored, and not counted anywhere: it belongs
+/// to no recording.
 fn wait_for_hello(
+    o: &ServerOptions,
     sock: &Sock,
     signals: &SignalWatcher,
     buf: &mut [u8],
-    idle: &mut Idle,
+    gate: &mut Gate,
 ) -> Result<Option<(Hello, Received)>, SaturatorError> {
+    let mut out = Vec::with_capacity(64);
     loop {
         if signals.take().is_some() {
             return Ok(None);
@@ -112,16 +211,27 @@ fn wait_for_hello(
         let offset = realtime_offset_ns();
         while let Some(r) = sock.recv(buf, offset, now)? {
             match decode(&buf[..r.len.min(buf.len())]) {
-                Ok(Message::Hello(h)) => return Ok(Some((h, r))),
-                Ok(_) => idle.strays += 1,
-                Err(_) => idle.malformed += 1,
+                Ok(Message::Hello(h)) => {
+                    let HelloVerdict::Proven(h) = gate.hello(h, &r, sock, &mut out) else {
+                        continue;
+                    };
+                    if let Some(reason) = check_hello(o, &h, &r.from) {
+                        let session = h.session;
+                        encode(&Message::Refused { session, reason }, 0, &mut out);
+                        let _ = sock.send_to(&out, r.from);
+                        continue;
+                    }
+                    return Ok(Some((h, r)));
+                }
+                Ok(_) => {}
+                Err(e) => gate.undecodable(e, &r),
             }
         }
         wait(&[sock], now + 50_000);
     }
 }
 
-/// Runs one recording, from its first hello to the client's DONE (or silence).
+/// Runs one recording, from its first proven hello to the client's DONE (or silence).
 fn serve(
     o: &ServerOptions,
     sock: &Sock,
@@ -129,32 +239,12 @@ fn serve(
     first: &Received,
     signals: &SignalWatcher,
     buf: &mut [u8],
-    out: &mut Vec<u8>,
+    gate: &mut Gate,
 ) -> Result<ServerSummary, SaturatorError> {
+    let mut out = Vec::with_capacity(RECV_BUFFER_BYTES);
     let session = s.hello.session;
-    let flags = if s.hello.feedback_path {
-        FLAG_FEEDBACK_PATH
-    } else {
-        0
-    };
-    encode(&Message::HelloAck { session, flags }, 0, out);
-    let _ = sock.send_to(out, first.from);
-    if !o.json {
-        println!(
-            "recording {session:016x} from {}: {} ({} ms - {} ms RTT, {}-byte payloads){}",
-            first.from,
-            s.hello.mode.name(),
-            s.hello.low_rtt_ms,
-            s.hello.high_rtt_ms,
-            s.hello.payload_bytes,
-            if s.hello.uses_feedback {
-                ", feedback over a second path"
-            } else {
-                ""
-            }
-        );
-        let _ = io::stdout().flush();
-    }
+    hello_ack(sock, session, s.hello.feedback_path, first.from, &mut out);
+    announce(o, s, first);
     let idle_us = o.idle_timeout.as_micros() as u64;
     let mut ended = "fin";
     loop {
@@ -176,13 +266,13 @@ fn serve(
         {
             break;
         }
-        receive(o, s, sock, buf, out, now)?;
+        receive(o, s, sock, buf, &mut out, now, gate)?;
         if s.finished.is_some() {
             wait(&[sock], now + 50_000);
             continue;
         }
         let now = now_us();
-        s.send(sock, now, out);
+        s.send(sock, now, &mut out);
         if now >= s.next_progress {
             s.progress(now, o);
         }
@@ -199,9 +289,17 @@ fn serve(
         wait(&[sock], until);
     }
     let now = now_us();
+    let mut silent_since_s = None;
     if s.finished.is_none() {
-        // The client went silent (or Ctrl-C): keep what was recorded.
-        s.finish(o, now)?;
+        // Ctrl-C: the recording ends now. Silence: it ends where the client was last heard,
+        // so that a crashed client is not written down as an outage of the link.
+        let end = if ended == "idle" {
+            silent_since_s = Some(s.last_heard_us.saturating_sub(s.start_us) as f64 / 1e6);
+            s.last_heard_us.min(now)
+        } else {
+            now
+        };
+        s.finish(o, end)?;
     }
     Ok(ServerSummary {
         kind: "summary",
@@ -214,14 +312,48 @@ fn serve(
             .map_or_else(|| "unknown".into(), |a| a.to_string()),
         feedback: s.fb_addr.map(|f| f.to_string()),
         ended,
+        silent_since_s,
         delivered: s.done,
+        foreign: s.foreign,
         up: s.rec.as_ref().map(|r| r.summary(now)),
         down_sender: s.sender.as_ref().map(|x| x.stats()),
         files: std::mem::take(&mut s.files),
     })
 }
 
-/// Reads what waits on the socket (at most [`BATCH`] datagrams) and acts on it.
+/// Sends a HELLO-ACK of `session` to `to` (answering a hello over the feedback path if
+/// `feedback_path`).
+fn hello_ack(sock: &Sock, session: u64, feedback_path: bool, to: SocketAddr, out: &mut Vec<u8>) {
+    let flags = if feedback_path { FLAG_FEEDBACK_PATH } else { 0 };
+    encode(&Message::HelloAck { session, flags }, 0, out);
+    let _ = sock.send_to(out, to);
+}
+
+/// Prints what is being recorded (text only).
+fn announce(o: &ServerOptions, s: &Session, first: &Received) {
+    if o.json {
+        return;
+    }
+    println!(
+        "recording {:016x} from {}: {} ({} ms - {} ms RTT, {}-byte payloads){}",
+        s.hello.session,
+        first.from,
+        s.hello.mode.name(),
+        s.hello.low_rtt_ms,
+        s.hello.high_rtt_ms,
+        s.hello.payload_bytes,
+        if s.hello.uses_feedback {
+            ", feedback over a second path"
+        } else {
+            ""
+        }
+    );
+    let _ = io::stdout().flush();
+}
+
+/// Reads what waits on the socket (at most [`BATCH`] datagrams) and acts on it: hellos go
+/// through the gate; anything else counts only from the session's proven addresses.
+#[allow(clippy::too_many_arguments)]
 fn receive(
     o: &ServerOptions,
     s: &mut Session,
@@ -229,30 +361,34 @@ fn receive(
     buf: &mut [u8],
     out: &mut Vec<u8>,
     now: u64,
+    gate: &mut Gate,
 ) -> Result<(), SaturatorError> {
-    let session = s.hello.session;
     let offset = realtime_offset_ns();
     for _ in 0..BATCH {
         let Some(r) = sock.recv(buf, offset, now)? else {
             break;
         };
-        let Ok(msg) = decode(&buf[..r.len.min(buf.len())]) else {
-            if let Some(rec) = s.rec.as_mut() {
-                rec.on_malformed();
+        let on_path = s.is_path(&r.from);
+        let msg = match decode(&buf[..r.len.min(buf.len())]) {
+            Ok(m) => m,
+            Err(e) => {
+                gate.undecodable(e, &r);
+                match s.rec.as_mut() {
+                    Some(rec) if on_path => rec.on_malformed(),
+                    _ => s.foreign += 1,
+                }
+                continue;
             }
-            continue;
         };
-        if msg.session() != session {
-            if let Message::Hello(_) = msg {
-                encode(
-                    &Message::Busy {
-                        session: msg.session(),
-                    },
-                    0,
-                    out,
-                );
-                let _ = sock.send_to(out, r.from);
-            }
+        if let Message::Hello(h) = msg {
+            hello_in_session(o, s, sock, h, &r, now, out, gate);
+            continue;
+        }
+        if !on_path {
+            s.foreign += 1;
+            continue;
+        }
+        if msg.session() != s.hello.session {
             if let Some(rec) = s.rec.as_mut() {
                 rec.on_stray();
             }
@@ -264,7 +400,60 @@ fn receive(
     Ok(())
 }
 
-/// Acts on one message of the session.
+/// A hello during a recording: of the session with a valid cookie, it (re)proves one of its
+/// paths (the first hello over the other path, or a new address after a NAT rebinding); of
+/// another session with a valid cookie, it is told the server is busy; without a valid cookie
+/// it gets a challenge only, and changes nothing.
+#[allow(clippy::too_many_arguments)]
+fn hello_in_session(
+    o: &ServerOptions,
+    s: &mut Session,
+    sock: &Sock,
+    h: Hello,
+    r: &Received,
+    now: u64,
+    out: &mut Vec<u8>,
+    gate: &mut Gate,
+) {
+    let on_path = s.is_path(&r.from);
+    let session = s.hello.session;
+    let proven_here = if h.feedback_path {
+        s.fb_addr == Some(r.from)
+    } else {
+        s.data_addr == Some(r.from)
+    };
+    if h.session == session && proven_here {
+        // A repeated hello over a path already proven.
+        s.last_heard_us = r.at_us.max(s.last_heard_us);
+        hello_ack(sock, session, h.feedback_path, r.from, out);
+        return;
+    }
+    let HelloVerdict::Proven(h) = gate.hello(h, r, sock, out) else {
+        if !on_path {
+            s.foreign += 1;
+        }
+        return;
+    };
+    if h.session != session {
+        encode(&Message::Busy { session: h.session }, 0, out);
+        let _ = sock.send_to(out, r.from);
+        if !on_path {
+            s.foreign += 1;
+        }
+        return;
+    }
+    if h.feedback_path {
+        s.fb_addr = Some(r.from);
+    } else if s.finished.is_none() && check_hello(o, &h, &r.from).is_none() {
+        s.data_path(r.from, now);
+    } else {
+        return;
+    }
+    s.last_heard_us = r.at_us.max(s.last_heard_us);
+    hello_ack(sock, session, h.feedback_path, r.from, out);
+}
+
+/// Acts on one message of the session from one of its proven paths.
 fn on_message(
     o: &ServerOptions,
     s: &mut Session,
@@ -274,25 +463,13 @@ fn on_message(
     now: u64,
     out: &mut Vec<u8>,
 ) -> Result<(), SaturatorError> {
-    let session = s.hello.session;
     match msg {
-        Message::Hello(h) => {
-            if h.feedback_path {
-                s.fb_addr = Some(r.from);
-            } else {
-                s.data_path(r.from, now);
-            }
-            let flags = if h.feedback_path {
-                FLAG_FEEDBACK_PATH
-            } else {
-                0
-            };
-            encode(&Message::HelloAck { session, flags }, 0, out);
-            let _ = sock.send_to(out, r.from);
-        }
         Message::Data(h) => {
-            if h.dir == Dir::Up {
-                s.data_path(r.from, now);
+            if h.dir != Dir::Up || s.data_addr != Some(r.from) {
+                if let Some(rec) = s.rec.as_mut() {
+                    rec.on_stray();
+                }
+                return Ok(());
             }
             if let Some(rec) = s.rec.as_mut() {
                 rec.on_data(r.at_us, &h, r.len);
@@ -303,17 +480,7 @@ fn on_message(
                 snd.on_ack(r.at_us, &ack);
             }
         }
-        Message::Ack {
-            dir,
-            feedback_path,
-            info,
-            ..
-        } => {
-            if feedback_path {
-                s.fb_addr = Some(r.from);
-            } else {
-                s.data_path(r.from, now);
-            }
+        Message::Ack { dir, info, .. } => {
             if let (Dir::Down, Some(ack), Some(snd)) = (dir, info, s.sender.as_mut()) {
                 snd.on_ack(r.at_us, &ack);
             }

@@ -8,14 +8,16 @@ use std::net::SocketAddr;
 use crate::recorder::{write_trace, Recorder, RecorderConfig};
 use crate::runtime::error::SaturatorError;
 use crate::runtime::options::{ip_udp_overhead, ServerOptions};
-use crate::runtime::output::{print_progress, write_file, write_json, DirProgress, Progress, Rate};
+use crate::runtime::output::{
+    print_progress, unused_prefix, with_suffix, write_file, write_json, DirProgress, Progress, Rate,
+};
 use crate::runtime::socket::{Received, Sock, BATCH};
 use crate::sender::{Sender, SenderConfig};
 use crate::transfer::{chunk, encode_result, result_meta};
 use crate::wire::{encode, AckInfo, Dir, Hello, Message, ResultMeta, CHUNK_BYTES};
 
-/// Most chunks sent for one request.
-const MAX_CHUNKS_PER_REQUEST: u32 = 256;
+/// Most chunks sent for one request (what the client asks for at once).
+const MAX_CHUNKS_PER_REQUEST: u32 = 64;
 
 /// The recording kept for the client once it ended: the encoded uplink recording, its
 /// description, and when the client last asked for it (µs).
@@ -28,10 +30,13 @@ pub(crate) struct Finished {
 /// One recording on the server.
 pub(crate) struct Session {
     pub(crate) hello: Hello,
-    /// The client's address on the data path, once a message came over it (a hello over the
-    /// feedback path does not tell it).
+    /// The client's address on the data path, once a hello with a valid cookie came from it
+    /// (a hello over the feedback path does not tell it). Only it may send the uplink's data.
     pub(crate) data_addr: Option<SocketAddr>,
+    /// The client's address on the feedback path, once proven likewise.
     pub(crate) fb_addr: Option<SocketAddr>,
+    /// Datagrams from other addresses during the session: ignored, not in the recording.
+    pub(crate) foreign: u64,
     /// The downlink's sender's configuration; the sender starts once the data path is known.
     sender_cfg: SenderConfig,
     pub(crate) start_us: u64,
@@ -52,7 +57,8 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// The session a client's first hello (received as `first`) asks for.
+    /// The session a client's first hello with a valid cookie (received as `first`) asks
+    /// for.
     pub(crate) fn new(hello: Hello, first: &Received) -> Session {
         let start_us = first.at_us;
         let session = hello.session;
@@ -65,6 +71,7 @@ impl Session {
         let mut s = Session {
             data_addr: None,
             fb_addr: None,
+            foreign: 0,
             sender_cfg,
             start_us,
             line_bytes,
@@ -97,8 +104,9 @@ impl Session {
         s
     }
 
-    /// A message came over the data path from `from` at `now`: the client's data address
-    /// (it may change: roaming, NAT rebinding); the downlink's sender starts with the first.
+    /// The data path's address is `from` from `now` on (proven by a cookie: it may change
+    /// only so, after roaming or a NAT rebinding); the downlink's sender starts with the
+    /// first.
     pub(crate) fn data_path(&mut self, from: SocketAddr, now: u64) {
         self.data_addr = Some(from);
         if self.sender.is_none() && self.finished.is_none() && self.hello.mode.has(Dir::Down) {
@@ -111,8 +119,13 @@ impl Session {
         }
     }
 
+    /// Whether `from` is one of the session's proven addresses.
+    pub(crate) fn is_path(&self, from: &SocketAddr) -> bool {
+        self.data_addr.as_ref() == Some(from) || self.fb_addr.as_ref() == Some(from)
+    }
+
     /// Sends the chunks `first..first + count` of the kept recording to `to` (at most
-    /// [`MAX_CHUNKS_PER_REQUEST`]).
+    /// [`MAX_CHUNKS_PER_REQUEST`]; the caller checked that `to` is a proven path).
     pub(crate) fn send_chunks(
         &mut self,
         sock: &Sock,
@@ -229,16 +242,17 @@ impl Session {
         print_progress(&p, o.json);
     }
 
-    /// Ends the recording: stops the downlink, encodes the uplink's recording for the client
-    /// and writes it under `o.out` if asked.
-    pub(crate) fn finish(&mut self, o: &ServerOptions, now: u64) -> Result<(), SaturatorError> {
+    /// Ends the recording at `end_us` (now, or when the client was last heard): stops the
+    /// downlink, encodes the uplink's recording for the client and writes it under `o.out` if
+    /// asked, under a name no earlier recording has (each file whole or not at all).
+    pub(crate) fn finish(&mut self, o: &ServerOptions, end_us: u64) -> Result<(), SaturatorError> {
         if let Some(snd) = self.sender.as_mut() {
             snd.stop();
         }
         let blob = match self.rec.as_mut() {
             Some(rec) => {
-                rec.finish(now);
-                let summary = rec.summary(now);
+                rec.finish(end_us);
+                let summary = rec.summary(end_us);
                 let sorted = rec.sorted_arrivals_ms();
                 if let Some(dir) = &o.out {
                     let name = if self.hello.name.is_empty() {
@@ -246,9 +260,11 @@ impl Session {
                     } else {
                         self.hello.name.clone()
                     };
-                    let trace = dir.join(format!("{name}.up"));
+                    let prefix =
+                        unused_prefix(dir, &name, self.hello.session, &[".up", ".up.json"]);
+                    let trace = with_suffix(&prefix, ".up");
                     write_file(&trace, |w| write_trace(&sorted, w))?;
-                    let json = dir.join(format!("{name}.up.json"));
+                    let json = with_suffix(&prefix, ".up.json");
                     write_json(&json, &summary)?;
                     self.files.push(trace.display().to_string());
                     self.files.push(json.display().to_string());
@@ -261,7 +277,7 @@ impl Session {
         self.finished = Some(Finished {
             blob,
             meta,
-            since_us: now,
+            since_us: end_us,
         });
         Ok(())
     }
