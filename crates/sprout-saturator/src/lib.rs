@@ -19,6 +19,18 @@
 //!   long the ack was held, enough for the sender's RTT).
 //! - The wire format ([`wire`]: [`Message`], [`encode`], [`decode`]) and the end-of-recording
 //!   transfer of a recording ([`transfer`]: [`encode_result`], [`decode_result`]).
+//! - Return-routability ([`cookie`]: [`CookieJar`]): a server sends an address nothing larger
+//!   than the hello it received from it (a 32-byte challenge for a hello padded to 1200 bytes
+//!   or more) until that address has sent back the challenge's cookie, a keyed BLAKE2s MAC
+//!   over its address and port, the session id and a 30 s time bucket under a random secret
+//!   that rotates. Each path of a session (data, feedback) proves its own address; only then
+//!   does the session start, or a path move to a new address. A cookie exchange rather than
+//!   the Noise keys of `sprout-secure`: the Saturator is a measurement tool run with no key
+//!   distribution, its data packets must stay MTU-sized plain UDP for the recording to be
+//!   faithful, and the attack to remove is amplification toward an address that never asked,
+//!   which proving the address removes. It is not authentication: whoever receives at the
+//!   client's address (on the path) can still join or disturb a recording, as on any
+//!   unauthenticated measurement.
 //! - [`Summary`] ([`summary`]): duration, mean and peak rate (1 s bins), longest gap, outages,
 //!   loss, reordering, duplicates, strays, in text ([`Summary::text`]) and JSON (serde).
 //! - [`runtime`] (feature `runtime`): `sprout saturator server|client` as library calls, on

@@ -373,9 +373,10 @@ fn receive(
             Ok(m) => m,
             Err(e) => {
                 gate.undecodable(e, &r);
-                match s.rec.as_mut() {
-                    Some(rec) if on_path => rec.on_malformed(),
-                    _ => s.foreign += 1,
+                if !on_path {
+                    s.foreign += 1;
+                } else if let Some(rec) = s.rec.as_mut() {
+                    rec.on_malformed();
                 }
                 continue;
             }
