@@ -49,11 +49,14 @@ pub type Acceptor = Box<dyn FnMut(SocketAddr, &PublicKey, &[u8]) -> Option<Confi
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
     /// The security layer's configuration: the server's private key, the allowed client keys,
-    /// handshake rate limits and key limits. Its `max_sessions` and `idle_timeout` are
-    /// replaced by the two fields below.
+    /// handshake rate limits, the caps of sessions per source address and per client key
+    /// (`max_sessions_per_source`, default 16, an IPv6 /64 counting as one source;
+    /// `max_sessions_per_key`, default 8) and key limits. Its `max_sessions` and
+    /// `idle_timeout` are replaced by the two fields below.
     pub secure: ServerConfig,
-    /// Most sessions at once (default 1024); handshakes beyond are refused and counted
-    /// ([`sprout_secure::DropReason::TooManySessions`]).
+    /// Most sessions at once (default 1024); handshakes beyond are answered with an
+    /// authenticated refusal (the client reports "server full (N sessions) - try later") and
+    /// counted ([`sprout_secure::DropReason::TooManySessions`]).
     pub max_sessions: usize,
     /// A session with no authenticated datagram from its client for this long is closed
     /// (default 30 s). A live Sprout peer sends at least a heartbeat every few hundred ms.
@@ -778,7 +781,13 @@ impl Driver {
                     waker: self.waker.clone(),
                 };
                 self.stats.sessions_accepted += 1;
-                self.shared.lock().incoming.push_back(session);
+                {
+                    // The count is published with the session, so that whoever accepts it
+                    // sees it counted.
+                    let mut ctl = self.shared.lock();
+                    ctl.incoming.push_back(session);
+                    ctl.stats.sessions_accepted = self.stats.sessions_accepted;
+                }
                 self.shared.accept.notify_all();
                 Some(id)
             }

@@ -141,3 +141,138 @@ fn a_client_that_changes_its_port_keeps_its_session() {
         "no new handshake"
     );
 }
+
+/// What the on-path relay of [`a_replayed_datagram_reflects_nothing_to_a_spoofed_address`]
+/// does with the client's datagrams.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Relay {
+    /// Passes them on.
+    Forward,
+    /// Keeps the next one (the attacker's capture) and drops it and all after.
+    Capture,
+    /// Drops them.
+    Blackhole,
+}
+
+/// A UDP relay between a client and `server` on 127.0.0.1 (an attacker on the path): its
+/// address, its mode, and the datagram it captured.
+#[allow(clippy::type_complexity)]
+fn relay(
+    server: std::net::SocketAddr,
+    stop: Arc<AtomicBool>,
+) -> (
+    std::net::SocketAddr,
+    Arc<std::sync::Mutex<(Relay, Option<Vec<u8>>)>>,
+) {
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let addr = sock.local_addr().unwrap();
+    let state = Arc::new(std::sync::Mutex::new((Relay::Forward, None)));
+    let st = state.clone();
+    std::thread::spawn(move || {
+        let mut client = None;
+        let mut buf = vec![0u8; 65_536];
+        while !stop.load(Ordering::Relaxed) {
+            let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                continue;
+            };
+            if from == server {
+                if let Some(c) = client {
+                    let _ = sock.send_to(&buf[..n], c);
+                }
+                continue;
+            }
+            client = Some(from);
+            let mut s = st.lock().unwrap();
+            match s.0 {
+                Relay::Forward => {
+                    let _ = sock.send_to(&buf[..n], server);
+                }
+                Relay::Capture => *s = (Relay::Blackhole, Some(buf[..n].to_vec())),
+                Relay::Blackhole => {}
+            }
+        }
+    });
+    (addr, state)
+}
+
+#[test]
+fn a_replayed_datagram_reflects_nothing_to_a_spoofed_address() {
+    // The finding: an attacker on the path held back one of the client's datagrams (the
+    // newest) and sent it from another address; the session moved there and the server's
+    // heartbeats followed (120x the bytes sent). Here the "spoofed" address is a socket of the
+    // test's own that counts what reaches it, while the attacker drops the client's datagrams.
+    let server = open_server();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (relay_addr, relay_state) = relay(server.local_addr(), stop.clone());
+    let client = sprout_net::Endpoint::connect(
+        any_port(),
+        relay_addr,
+        keys_for(server.public_key()),
+        sprout_core::Config::default(),
+        b"",
+    )
+    .unwrap();
+    assert!(client.wait_established(Duration::from_secs(5)).unwrap());
+    let session = Arc::new(server.accept_timeout(Duration::from_secs(5)).unwrap());
+    assert_eq!(session.peer_addr(), relay_addr);
+    // The server streams to the client (200 bytes every 10 ms) throughout.
+    let streamer = {
+        let (s, stop) = (session.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                s.send(vec![5u8; 200]);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    relay_state.lock().unwrap().0 = Relay::Capture;
+    let captured = {
+        let end = Instant::now() + Duration::from_secs(2);
+        loop {
+            if let Some(d) = relay_state.lock().unwrap().1.clone() {
+                break d;
+            }
+            assert!(Instant::now() < end, "the client sent nothing to capture");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    let victim = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    victim
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    victim.send_to(&captured, server.local_addr()).unwrap();
+    let (mut reflected, mut buf) = (0usize, vec![0u8; 65_536]);
+    let listen_until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < listen_until {
+        if let Ok((n, _)) = victim.recv_from(&mut buf) {
+            reflected += n;
+        }
+    }
+    let factor = reflected as f64 / captured.len() as f64;
+    println!(
+        "one {}-byte datagram replayed from {}: {reflected} bytes reflected there in 2 s ({factor:.1}x); session at {}",
+        captured.len(),
+        victim.local_addr().unwrap(),
+        session.peer_addr()
+    );
+    assert!(
+        reflected <= 3 * captured.len(),
+        "{reflected} bytes reflected to the spoofed address ({factor:.1}x)"
+    );
+    assert_eq!(session.peer_addr(), relay_addr, "the session moved");
+    // The attacker lets the client through again: the session goes on where it was.
+    relay_state.lock().unwrap().0 = Relay::Forward;
+    client.send(b"still here".to_vec());
+    let end = Instant::now() + Duration::from_secs(5);
+    let mut got = false;
+    while !got && Instant::now() < end {
+        got = session.recv_timeout(Duration::from_millis(100)).as_deref() == Some(b"still here");
+    }
+    assert!(got, "the client's datagrams reach the session again");
+    stop.store(true, Ordering::Relaxed);
+    streamer.join().unwrap();
+    assert_eq!(session.stats().roams, 0);
+}

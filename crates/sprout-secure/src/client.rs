@@ -11,10 +11,12 @@
 //! A server under load may answer with a cookie reply ([`crate::cookie`]): the client keeps the
 //! cookie, puts `mac2` on its initiations from then on (for [`crate::cookie::COOKIE_LIFETIME`])
 //! and sends the initiation again at once. A server that cannot take the client answers with
-//! an authenticated refusal: the handshake fails at once with [`SecureError::Refused`]
-//! ("server full (N sessions) - try later"), not after the timeout with a hint at the keys.
+//! an authenticated refusal: the client tries again every [`REFUSED_RETRY`] (a slot may free
+//! up), shows the refusal at once through [`Client::refusal`], and if no session comes before
+//! [`Limits::handshake_timeout`] fails with [`SecureError::Refused`] ("server full (N
+//! sessions) - try later"), not with a timeout that hints at the keys.
 
-use sprout_core::time::Instant;
+use sprout_core::time::{Duration, Instant};
 
 use crate::cookie::{CookieCipher, COOKIE_LIFETIME};
 use crate::handshake::{
@@ -51,11 +53,17 @@ pub enum ClientReceived {
     Dropped(DropReason),
 }
 
+/// How often a client the server refused tries again (each try costs the server a
+/// Diffie-Hellman), unless [`Limits::handshake_retry`] is longer.
+pub const REFUSED_RETRY: Duration = Duration::from_secs(1);
+
 /// A handshake the client has sent and waits an answer for.
 struct Attempt {
     initiator: Initiator,
     kind: u8,
     started: Instant,
+    /// How long to wait for an answer before sending again.
+    retry_every: Duration,
     /// When the initiation was last sent (`None`: not yet).
     last_sent: Option<Instant>,
     /// The initiation is due to be (re)sent by [`Client::poll_transmit`].
@@ -86,6 +94,8 @@ pub struct Client {
     number: u64,
     established: bool,
     error: Option<SecureError>,
+    /// The server's latest refusal of the handshake under way ([`SecureError::Refused`]).
+    refused: Option<SecureError>,
     /// An empty datagram under the current keys is due (confirms a handshake).
     keepalive: bool,
     stats: SecureStats,
@@ -124,6 +134,7 @@ impl Client {
             number: 0,
             established: false,
             error: None,
+            refused: None,
             keepalive: false,
             stats: SecureStats::default(),
         };
@@ -156,6 +167,7 @@ impl Client {
             initiator,
             kind,
             started: now,
+            retry_every: self.config.limits.handshake_retry,
             last_sent: None,
             send: true,
             sent_mac1: [None; 2],
@@ -187,9 +199,17 @@ impl Client {
         self.established
     }
 
-    /// Why the session failed, if it did (the handshake timed out).
+    /// Why the session failed, if it did (the handshake timed out, or the server refused it
+    /// until then).
     pub fn error(&self) -> Option<&SecureError> {
         self.error.as_ref()
+    }
+
+    /// The server's latest authenticated refusal ([`SecureError::Refused`]) of the handshake
+    /// under way, while the client still tries (it becomes [`Client::error`] if no session
+    /// comes before [`Limits::handshake_timeout`]); `None` once a handshake completes.
+    pub fn refusal(&self) -> Option<&SecureError> {
+        self.refused.as_ref()
     }
 
     /// This client's receiver index (the connection id of datagrams the server sends it).
@@ -262,14 +282,16 @@ impl Client {
                 idle_timeout_s,
             } => {
                 self.stats.refusals += 1;
-                self.error = Some(SecureError::Refused {
+                self.refused = Some(SecureError::Refused {
                     reason,
                     limit,
                     idle_timeout_s,
                 });
+                self.retry_after_refusal(now, attempt);
                 return ClientReceived::Control;
             }
         };
+        self.refused = None;
         let rekey = attempt.kind == KIND_REKEY;
         let consistent = if rekey {
             session == self.session && self.current.as_ref().is_some_and(|k| k.epoch != epoch)
@@ -293,6 +315,21 @@ impl Client {
             self.previous = None;
             self.established = true;
             ClientReceived::Established
+        }
+    }
+
+    /// After a refusal of `old` (whose Noise state is used up): a fresh attempt of the same
+    /// kind and deadline, sent after [`REFUSED_RETRY`].
+    fn retry_after_refusal(&mut self, now: Instant, old: Attempt) {
+        if let Err(e) = self.start_attempt(now, old.kind) {
+            self.error = Some(e);
+            return;
+        }
+        if let Some(a) = self.attempt.as_mut() {
+            a.started = old.started;
+            a.send = false;
+            a.last_sent = Some(now);
+            a.retry_every = REFUSED_RETRY.max(self.config.limits.handshake_retry);
         }
     }
 
@@ -417,12 +454,13 @@ impl Client {
                         self.error = Some(e);
                     }
                 } else {
-                    self.error = Some(SecureError::HandshakeTimeout(
-                        limits.handshake_timeout.as_micros() / 1_000_000,
-                    ));
+                    self.error =
+                        Some(self.refused.take().unwrap_or(SecureError::HandshakeTimeout(
+                            limits.handshake_timeout.as_micros() / 1_000_000,
+                        )));
                 }
             } else if let Some(sent) = a.last_sent {
-                if now - sent >= limits.handshake_retry {
+                if now - sent >= a.retry_every {
                     a.send = true;
                 }
             }
@@ -449,9 +487,7 @@ impl Client {
         let limits = &self.config.limits;
         if let Some(a) = &self.attempt {
             let give_up = a.started + limits.handshake_timeout;
-            let retry = a
-                .last_sent
-                .map_or(a.started, |t| t + limits.handshake_retry);
+            let retry = a.last_sent.map_or(a.started, |t| t + a.retry_every);
             return Some(give_up.min(retry));
         }
         self.current

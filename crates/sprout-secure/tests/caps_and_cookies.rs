@@ -83,6 +83,16 @@ fn new_client(server: &Server, key: &PrivateKey, t_us: u64) -> Client {
     client_with(key, server, Limits::default(), t_us, b"")
 }
 
+/// A client that gives up its handshake after 1 ms (a refused one then fails with the
+/// refusal).
+fn quick_client(server: &Server, key: &PrivateKey, t_us: u64) -> Client {
+    let limits = Limits {
+        handshake_timeout: sprout_core::Duration::from_millis(1),
+        ..Limits::default()
+    };
+    client_with(key, server, limits, t_us, b"")
+}
+
 #[test]
 fn one_source_cannot_take_every_session() {
     // The finding: one address completed handshakes with fresh keys and held all 1,023 free
@@ -93,9 +103,9 @@ fn one_source_cannot_take_every_session() {
     let mut refusals = Vec::new();
     for i in 0..200u64 {
         let t = i * 20_000;
-        let mut c = new_client(&server, &PrivateKey::generate(), t);
+        let mut c = quick_client(&server, &PrivateKey::generate(), t);
         let from = SocketAddr::new(attacker, 10_000 + i as u16);
-        match drive(&mut server, &mut c, from, t, 0) {
+        match drive(&mut server, &mut c, from, t, 2_000) {
             Outcome::Session => sessions += 1,
             Outcome::Failed(e) => refusals.push(e),
             Outcome::Nothing => panic!("try {i}: no answer at all"),
@@ -158,9 +168,9 @@ fn one_key_cannot_take_every_session() {
     let mut outcomes = Vec::new();
     for i in 0..12u64 {
         let t = i * 20_000;
-        let mut c = new_client(&server, &key, t);
+        let mut c = quick_client(&server, &key, t);
         let from = SocketAddr::from(([198, 51, 100, i as u8 + 1], 4000));
-        outcomes.push(drive(&mut server, &mut c, from, t, 0));
+        outcomes.push(drive(&mut server, &mut c, from, t, 2_000));
     }
     let sessions = outcomes.iter().filter(|o| **o == Outcome::Session).count();
     assert_eq!(sessions, 8, "{outcomes:?}");
@@ -231,12 +241,30 @@ fn a_full_server_says_so_with_a_refusal_it_cannot_fake_and_keeps_no_state() {
         ClientReceived::Dropped(_)
     ));
     assert!(c.error().is_none());
-    // The genuine refusal ends the handshake at once, with a message that points at the
-    // server's load, not at the keys.
+    // The genuine refusal is shown at once, with a message that points at the server's load,
+    // not at the keys; the client tries again every second (a slot may free up) ...
     assert_eq!(c.handle(t, &refusal, &mut pt), ClientReceived::Control);
-    let e = c.error().expect("refused").to_string();
+    assert!(c.error().is_none());
+    let e = c.refusal().expect("refused").to_string();
     assert!(e.starts_with("server full (4 sessions) - try later"), "{e}");
     assert!(!e.contains("key"), "{e}");
+    assert!(!c.poll_transmit(t, &mut init), "no retry before a second");
+    let mut refusals = 1;
+    let mut now = t;
+    while c.error().is_none() {
+        now = now + sprout_core::Duration::from_millis(100);
+        c.handle_timeout(now);
+        while c.poll_transmit(now, &mut init) {
+            server.handle(now, from, &init, &mut pt);
+            if server.poll_transmit(&mut refusal).is_some() {
+                refusals += 1;
+                c.handle(now, &refusal, &mut pt);
+            }
+        }
+    }
+    // ... and fails with it when its handshake time is up.
+    assert_eq!(now - t, Limits::default().handshake_timeout);
+    assert!((9..=11).contains(&refusals), "{refusals} refusals in 10 s");
     assert!(matches!(
         c.error(),
         Some(sprout_secure::SecureError::Refused {
@@ -245,11 +273,8 @@ fn a_full_server_says_so_with_a_refusal_it_cannot_fake_and_keeps_no_state() {
             ..
         })
     ));
-    assert!(
-        !c.poll_transmit(t, &mut init),
-        "a refused client stops sending"
-    );
-    assert_eq!(server.stats().refusals, 1);
+    assert_eq!(server.stats().refusals, refusals);
+    assert_eq!((server.session_count(), server.pending_count()), (4, 0));
 }
 
 /// A random IPv4 source (an attacker's spoofed address).
