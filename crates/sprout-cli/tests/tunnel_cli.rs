@@ -592,3 +592,40 @@ fn without_privileges_the_error_is_clear_and_flags_are_checked_first() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("--key FILE is required"), "{err}");
 }
+
+#[test]
+fn a_config_of_dev_zero_or_a_huge_line_is_refused_at_once_with_a_short_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("long.toml");
+    std::fs::write(&long, format!("listen = {}\n", "9".repeat(800_000))).unwrap();
+    let long = long.to_str().unwrap().to_string();
+    for (command, config) in [
+        ("server", "/dev/zero"),
+        ("client", "/dev/zero"),
+        ("server", long.as_str()),
+    ] {
+        let started = Instant::now();
+        let out = Command::new(EXE)
+            .args(["tunnel", command, "--config", config])
+            .output()
+            .unwrap();
+        let took = started.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{command} {config}: {err}");
+        assert!(
+            took < Duration::from_secs(5),
+            "{command} {config}: {took:?}"
+        );
+        assert!(
+            err.len() < 600,
+            "{command} {config}: {} bytes of stderr",
+            err.len()
+        );
+        assert!(err.contains("--config"), "{command} {config}: {err}");
+        if config == "/dev/zero" {
+            assert!(err.contains("larger than 1 MiB"), "{err}");
+        } else {
+            assert!(err.contains("line 1:"), "{err}");
+        }
+    }
+}

@@ -6,6 +6,15 @@
 //! time and check that every byte arrived intact (length and hash). Then Ctrl-C (SIGINT) ends
 //! the tunnels, and nothing of them is left on the host. Needs root; prints "SKIPPED: ..."
 //! otherwise. Usually takes 15 s; bounded at 240 s (see [`BUDGET`]).
+//!
+//! Then a client that survives its relay: the relay killed (SIGKILL) and started again, and
+//! the link cut for 35 s (both directions blackholed by policy rules in the host namespace);
+//! each time a ping through the tunnel must answer within 20 s of the relay or the link coming
+//! back (usually about 15 s after a restart: the dead-peer timeout; about 1 s after a cut).
+//! About 60 s, bounded at [`RECONNECT_BUDGET`]. And `--isolate`: a client's TCP connections to
+//! the relay host's own addresses (its tunnel address, an address on its loopback device
+//! routed into the tunnel) fail while a ping to the tunnel address still answers; without
+//! `--isolate` the same connection succeeds (about 10 s).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
@@ -35,6 +44,10 @@ const LINK_MBPS: f64 = 80.0;
 const BUDGET: Duration = Duration::from_secs(240);
 /// A transfer slower than this prints the tunnel ends' last status lines.
 const SLOW_TRANSFER: Duration = Duration::from_secs(20);
+/// Traffic must flow again within this of the relay or the link coming back (issue 22.5).
+const RECOVERY: Duration = Duration::from_secs(20);
+/// The reconnection test must end within this (usually about 60 s).
+const RECONNECT_BUDGET: Duration = Duration::from_secs(110);
 
 fn uid_is_root() -> bool {
     rustix::process::geteuid().is_root()
@@ -158,6 +171,74 @@ fn checksum(data: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// A raw ICMP socket in the calling thread's namespace, reads time out after 50 ms.
+fn icmp_socket() -> socket2::Socket {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let sock = Socket::new(Domain::IPV4, Type::RAW, Some(Protocol::ICMPV4))
+        .unwrap_or_else(|e| panic!("raw socket: {e}"));
+    sock.set_read_timeout(Some(Duration::from_millis(50)))
+        .expect("SO_RCVTIMEO");
+    sock
+}
+
+/// Sends one echo request (`id`, `seq`) to `dst` and waits for its reply until `until`.
+fn echo(sock: &socket2::Socket, dst: Ipv4Addr, (id, seq): (u16, u16), until: Instant) -> bool {
+    let to = socket2::SockAddr::from(std::net::SocketAddrV4::new(dst, 0));
+    let mut req = vec![8u8, 0, 0, 0];
+    req.extend_from_slice(&id.to_be_bytes());
+    req.extend_from_slice(&seq.to_be_bytes());
+    req.extend_from_slice(b"sprout tunnel ping payload 0123456789");
+    let c = checksum(&req);
+    req[2..4].copy_from_slice(&c.to_be_bytes());
+    let _ = sock.send_to(&req, &to);
+    while Instant::now() < until {
+        let mut buf = [0u8; 1500];
+        let n = match (&*sock).read(&mut buf) {
+            Ok(n) if n >= 20 => n,
+            _ => continue,
+        };
+        let ihl = usize::from(buf[0] & 0x0f) * 4;
+        if n < ihl + 8 || buf[12..16] != dst.octets() {
+            continue;
+        }
+        let icmp = &buf[ihl..n];
+        if icmp[0] == 0 && icmp[4..6] == id.to_be_bytes() && icmp[6..8] == seq.to_be_bytes() {
+            return true;
+        }
+    }
+    false
+}
+
+/// Pings `dst` from `emu`'s namespace every 250 ms until a reply comes, for at most `limit`
+/// after `since`; how long after `since` the first reply came.
+fn ping_until(
+    emu: &Emulator,
+    dst: Ipv4Addr,
+    id: u16,
+    since: Instant,
+    limit: Duration,
+) -> Option<Duration> {
+    emu.run_on_namespace_thread(move || {
+        let sock = icmp_socket();
+        let mut seq = 0u16;
+        while since.elapsed() < limit {
+            seq = seq.wrapping_add(1);
+            if echo(
+                &sock,
+                dst,
+                (id, seq),
+                Instant::now() + Duration::from_millis(250),
+            ) {
+                return Some(since.elapsed());
+            }
+        }
+        None
+    })
+    .unwrap()
+    .join()
+    .unwrap()
+}
+
 /// Sends ICMP echo requests (id `id`, sequence numbers 1..=`count`) from a raw socket in the
 /// calling thread's namespace to `dst`, each retried up to 3 times, 1 s apart; returns how many
 /// sequence numbers got their echo reply from `dst`.
@@ -233,8 +314,13 @@ fn expected_hash(seed: u64) -> u64 {
 
 /// A /24 in 10.77.0.0/16 with no address of this host in it.
 fn free_network() -> u8 {
+    free_network_for(0)
+}
+
+/// As [`free_network`], another one for each test `k` of this process (tests run at once).
+fn free_network_for(k: u32) -> u8 {
     let taken = sprout_os::interfaces::ipv4_addresses_in_use();
-    let start = std::process::id() % 240;
+    let start = (std::process::id() + k * 37) % 240;
     (0..240u32)
         .map(|k| (10 + (start + k * 7) % 240) as u8)
         .find(|&n| !taken.iter().any(|a| a.octets()[..3] == [10, 77, n]))
@@ -264,6 +350,18 @@ fn start_server(
     server_v4: Ipv4Addr,
     device: &str,
 ) -> Peer {
+    start_server_with(exe, dir, key_file, port, (server_v4, device), &[])
+}
+
+/// As [`start_server`], with `extra` arguments (e.g. `--isolate`).
+fn start_server_with(
+    exe: &str,
+    dir: &Path,
+    key_file: &Path,
+    port: u16,
+    (server_v4, device): (Ipv4Addr, &str),
+    extra: &[&str],
+) -> Peer {
     let flags = ServerFlags {
         key: Some(key_file.to_path_buf()),
         allow_any_client: true,
@@ -275,7 +373,7 @@ fn start_server(
         ..ServerFlags::default()
     };
     let mut cmd = Command::new(exe);
-    cmd.args(tunnel_args::server_args(&flags));
+    cmd.args(tunnel_args::server_args(&flags)).args(extra);
     let mut server = Peer::start("tunnel server", &mut cmd, None, dir);
     server.wait_event("listening", Duration::from_secs(10));
     server
@@ -554,4 +652,312 @@ fn two_clients_ping_and_download_through_one_server() {
     let took = started.elapsed();
     eprintln!("whole test: {:.1} s", took.as_secs_f64());
     assert!(took < BUDGET, "took {took:?}, more than {BUDGET:?}");
+}
+
+/// Runs `ip ARGS` in this namespace; panics if it fails.
+fn ip(args: &[String]) {
+    let out = Command::new("ip").args(args).output().expect("ip");
+    assert!(
+        out.status.success(),
+        "ip {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `ip` changes of this namespace undone when dropped (the test failed or ended): each entry
+/// is the `ip` command that undoes one change.
+struct Undo(Vec<Vec<String>>);
+
+impl Undo {
+    /// Runs `apply` and remembers `undo`.
+    fn run(&mut self, apply: &[&str], undo: &[&str]) {
+        ip(&apply.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        self.0.push(undo.iter().map(|s| s.to_string()).collect());
+    }
+
+    /// Undoes everything now, newest first.
+    fn undo(&mut self) {
+        while let Some(cmd) = self.0.pop() {
+            let _ = Command::new("ip").args(&cmd).output();
+        }
+    }
+}
+
+impl Drop for Undo {
+    fn drop(&mut self) {
+        self.undo();
+    }
+}
+
+/// Cuts the emulated link of the mobile address `mobile` both ways, as a radio outage does
+/// (interfaces and routes stay): policy rules in this namespace blackhole what comes from it
+/// and what goes to it.
+fn cut_link(mobile: Ipv4Addr) -> Undo {
+    let m = format!("{mobile}/32");
+    let mut undo = Undo(Vec::new());
+    for dir in ["from", "to"] {
+        undo.run(
+            &["rule", "add", dir, &m, "blackhole"],
+            &["rule", "del", dir, &m, "blackhole"],
+        );
+    }
+    undo
+}
+
+/// One tunnel client in `emu`'s mobile namespace with device `device` and `extra` arguments;
+/// returns it with its IPv4 tunnel address once it is up.
+fn start_one_client(
+    exe: &str,
+    dir: &Path,
+    emu: &Emulator,
+    (port, server_key): (u16, &str),
+    device: &str,
+    extra: &[String],
+) -> (Peer, Ipv4Addr) {
+    let flags = ClientFlags {
+        server: Some(format!("{}:{port}", emu.outside_addr())),
+        server_key: Some(server_key.into()),
+        device: Some(device.into()),
+        json: true,
+        ..ClientFlags::default()
+    };
+    let mut cmd = Command::new(exe);
+    cmd.args(tunnel_args::client_args(&flags)).args(extra);
+    let mut client = Peer::start(&format!("tunnel client {device}"), &mut cmd, Some(emu), dir);
+    let up = client.wait_event("up", Duration::from_secs(20));
+    let v4 = up["v4"].as_str().unwrap_or_default();
+    (client, v4.split('/').next().unwrap().parse().unwrap())
+}
+
+/// Whether a TCP connection from `emu`'s namespace to `addr` succeeds within 3 s.
+fn tcp_connects(emu: &Emulator, addr: SocketAddr) -> bool {
+    emu.run_on_namespace_thread(move || {
+        TcpStream::connect_timeout(&addr, Duration::from_secs(3)).is_ok()
+    })
+    .unwrap()
+    .join()
+    .unwrap()
+}
+
+/// The relay killed with SIGKILL and started again: the client redials it and a ping through
+/// the tunnel answers within [`RECOVERY`] of the restart; how long it took.
+fn relay_restart(
+    exe: &str,
+    dir: &Path,
+    (emu, client): (&Emulator, &mut Peer),
+    server: &mut Peer,
+    (key_file, port, server_v4, server_dev): (&Path, u16, Ipv4Addr, &str),
+) -> Duration {
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    // The watchdog removes the killed server's device; the new one takes its name.
+    assert!(
+        wait_until(Duration::from_secs(10), || !interface_names()
+            .iter()
+            .any(|n| n == server_dev)),
+        "the killed server's device is still there"
+    );
+    *server = start_server(exe, dir, key_file, port, server_v4, server_dev);
+    let restarted = Instant::now();
+    let id = (std::process::id() as u16).wrapping_add(40);
+    let took = ping_until(emu, server_v4, id, restarted, RECOVERY);
+    let took = took.unwrap_or_else(|| {
+        client.seen.extend(client.lines.try_iter());
+        panic!(
+            "no ping through the tunnel within {RECOVERY:?} of the relay's restart; client:\n{}",
+            client.seen.join("\n")
+        )
+    });
+    client.wait_event("reconnecting", Duration::from_secs(1));
+    let again = client.wait_event("established", Duration::from_secs(1));
+    assert_eq!(again["reconnections"], 1, "{again}");
+    server.wait_event("client_up", Duration::from_secs(1));
+    took
+}
+
+/// The link cut both ways for 35 s: the client says it reconnects (after 15 s) and keeps
+/// running, and a ping through the tunnel answers within [`RECOVERY`] of the link coming back;
+/// how long it took.
+fn link_cut(emu: &Emulator, client: &mut Peer, server_v4: Ipv4Addr) -> Duration {
+    let mut cut = cut_link(emu.mobile_addr());
+    let cut_at = Instant::now();
+    let id = (std::process::id() as u16).wrapping_add(41);
+    // Nothing gets through while the link is cut.
+    let during = ping_until(emu, server_v4, id, Instant::now(), Duration::from_secs(2));
+    assert_eq!(during, None, "a ping answered through a cut link");
+    let reconnecting = client.wait_event("reconnecting", Duration::from_secs(20));
+    eprintln!("during the cut: {reconnecting}");
+    thread::sleep(Duration::from_secs(35).saturating_sub(cut_at.elapsed()));
+    assert!(
+        client.child.try_wait().unwrap().is_none(),
+        "the client exited"
+    );
+    cut.undo();
+    let restored = Instant::now();
+    let took = ping_until(emu, server_v4, id, restored, RECOVERY).unwrap_or_else(|| {
+        client.seen.extend(client.lines.try_iter());
+        panic!(
+            "no ping through the tunnel within {RECOVERY:?} of the link coming back; client:\n{}",
+            client.seen.join("\n")
+        )
+    });
+    let again = client.wait_event("established", Duration::from_secs(1));
+    assert_eq!(again["reconnections"], 2, "{again}");
+    took
+}
+
+#[test]
+fn a_client_survives_a_relay_restart_and_a_35_s_link_cut() {
+    if !uid_is_root() || !Path::new("/dev/net/tun").exists() {
+        eprintln!("SKIPPED: the tunnel and the link emulator need root and /dev/net/tun");
+        return;
+    }
+    let started = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = env!("CARGO_BIN_EXE_sprout");
+    let (key_file, server_key) = keygen(exe, dir.path());
+    let port = UdpSocket::bind("0.0.0.0:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let net = free_network_for(1);
+    let server_v4 = Ipv4Addr::new(10, 77, net, 1);
+    let pid = std::process::id();
+    let server_dev = format!("tsr{pid:x}");
+    let mut server = start_server(exe, dir.path(), &key_file, port, server_v4, &server_dev);
+    let trace = Arc::new(constant_rate_trace("const", LINK_MBPS, 1.0).unwrap());
+    let emu = Emulator::start(EmulatorConfig::new(trace.clone(), trace)).unwrap();
+    let (mut client, client_v4) = start_one_client(
+        exe,
+        dir.path(),
+        &emu,
+        (port, &server_key),
+        &format!("tcr{pid:x}"),
+        &[],
+    );
+    // Without --isolate a client reaches services on the relay host (finding 22.9).
+    let listener = TcpListener::bind(SocketAddr::from((server_v4, 0))).unwrap();
+    assert!(tcp_connects(&emu, listener.local_addr().unwrap()));
+    eprintln!(
+        "client up ({client_v4}) after {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    let took = relay_restart(
+        exe,
+        dir.path(),
+        (&emu, &mut client),
+        &mut server,
+        (&key_file, port, server_v4, &server_dev),
+    );
+    eprintln!(
+        "relay restart: a ping answers {:.1} s after it",
+        took.as_secs_f64()
+    );
+    let took = link_cut(&emu, &mut client, server_v4);
+    eprintln!(
+        "35 s link cut: a ping answers {:.1} s after the link is back",
+        took.as_secs_f64()
+    );
+    drop(listener);
+
+    shut_down_and_check(
+        vec![client],
+        server,
+        vec![emu],
+        (server_v4, net),
+        &server_dev,
+    );
+    let took = started.elapsed();
+    eprintln!("whole test: {:.1} s", took.as_secs_f64());
+    assert!(
+        took < RECONNECT_BUDGET,
+        "took {took:?}, more than {RECONNECT_BUDGET:?}"
+    );
+}
+
+#[test]
+fn an_isolated_relay_keeps_clients_from_its_own_addresses() {
+    if !uid_is_root() || !Path::new("/dev/net/tun").exists() {
+        eprintln!("SKIPPED: the tunnel and the link emulator need root and /dev/net/tun");
+        return;
+    }
+    let started = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = env!("CARGO_BIN_EXE_sprout");
+    let (key_file, server_key) = keygen(exe, dir.path());
+    let port = UdpSocket::bind("0.0.0.0:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let net = free_network_for(2);
+    let server_v4 = Ipv4Addr::new(10, 77, net, 1);
+    let pid = std::process::id();
+    let server_dev = format!("tsi{pid:x}");
+    let mut server = start_server_with(
+        exe,
+        dir.path(),
+        &key_file,
+        port,
+        (server_v4, &server_dev),
+        &["--isolate"],
+    );
+    // Another address of the relay host, on its loopback device, that the client routes into
+    // the tunnel.
+    let host_addr = Ipv4Addr::new(10, 78, net, 1);
+    assert!(!sprout_os::interfaces::ipv4_addresses_in_use().contains(&host_addr));
+    let mut undo = Undo(Vec::new());
+    let a = format!("{host_addr}/32");
+    undo.run(
+        &["addr", "add", &a, "dev", "lo"],
+        &["addr", "del", &a, "dev", "lo"],
+    );
+    let trace = Arc::new(constant_rate_trace("const", LINK_MBPS, 1.0).unwrap());
+    let emu = Emulator::start(EmulatorConfig::new(trace.clone(), trace)).unwrap();
+    let (client, _) = start_one_client(
+        exe,
+        dir.path(),
+        &emu,
+        (port, &server_key),
+        &format!("tci{pid:x}"),
+        &["--route".to_string(), a.clone()],
+    );
+    let id = (pid as u16).wrapping_add(42);
+    let ping = ping_until(&emu, server_v4, id, Instant::now(), Duration::from_secs(5));
+    assert!(ping.is_some(), "ICMP to the tunnel address still answers");
+    let on_tunnel = TcpListener::bind(SocketAddr::from((server_v4, 0))).unwrap();
+    let on_host = TcpListener::bind(SocketAddr::from((host_addr, 0))).unwrap();
+    assert!(
+        !tcp_connects(&emu, on_tunnel.local_addr().unwrap()),
+        "TCP to the tunnel address"
+    );
+    assert!(
+        !tcp_connects(&emu, on_host.local_addr().unwrap()),
+        "TCP to the host's address"
+    );
+    // The server counts what it dropped.
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let status = server.wait_event("status", Duration::from_secs(3));
+        if status["drops"]["to_relay_host"].as_u64().unwrap_or(0) >= 2 {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "no to_relay_host drops counted: {status}"
+        );
+    }
+    drop((on_tunnel, on_host));
+    shut_down_and_check(
+        vec![client],
+        server,
+        vec![emu],
+        (server_v4, net),
+        &server_dev,
+    );
+    undo.undo();
+    eprintln!("whole test: {:.1} s", started.elapsed().as_secs_f64());
 }
