@@ -6,7 +6,10 @@
 //! was sealed, and the session must still be at the client's address: hostile bytes change
 //! nothing but a drop counter. Seeds are real handshake initiations and responses and data
 //! datagrams, captured from the session's own exchange (so they are replays by the time the
-//! target runs, as an attacker on the path would have them), including a rekey. The session
+//! target runs, as an attacker on the path would have them), including a rekey, and a cookie
+//! reply, an initiation carrying `mac2` and a refusal from servers under load and full (the
+//! message types of issue 22; inputs of those types are also aimed at the client's index so
+//! that they reach its cryptography). The session
 //! rekeys every [`REKEY_US`] of the target's clock (one microsecond per input), so hostile
 //! inputs also land in the middle of rekeys.
 
@@ -138,6 +141,7 @@ impl SecureTarget {
             .expect("server seals");
         seeds.push(buf.clone());
         client.handle(Instant::from_micros(now), &buf, &mut pt);
+        seeds.extend(load_and_refusal_seeds());
         SecureTarget {
             server,
             client,
@@ -251,6 +255,58 @@ impl SecureTarget {
     }
 }
 
+/// A cookie reply and the initiation with `mac2` that follows it (from a server under load),
+/// and a refusal (from a full server): seeds of the message types of issue 22.
+fn load_and_refusal_seeds() -> Vec<Vec<u8>> {
+    let (mut buf, mut pt, mut seeds) = (Vec::new(), Vec::new(), Vec::new());
+    let from: SocketAddr = "192.0.2.9:4000".parse().expect("an address");
+    let mut config = ServerConfig::new(PrivateKey::generate(), AllowedClients::Any);
+    // No handshake budget at all: always under load.
+    config.handshakes_per_s = 0;
+    let mut loaded = Server::new(config);
+    let mut client = Client::new(
+        ClientConfig {
+            private_key: PrivateKey::generate(),
+            server_key: loaded.public_key(),
+            limits: Limits::default(),
+        },
+        Instant::ZERO,
+        b"",
+    )
+    .expect("a client");
+    assert!(
+        client.poll_transmit(Instant::ZERO, &mut buf),
+        "an initiation"
+    );
+    loaded.handle(Instant::ZERO, from, &buf, &mut pt);
+    loaded.poll_transmit(&mut buf).expect("a cookie reply");
+    seeds.push(buf.clone());
+    client.handle(Instant::ZERO, &buf, &mut pt);
+    assert!(client.poll_transmit(Instant::ZERO, &mut buf), "with mac2");
+    seeds.push(buf.clone());
+    let mut config = ServerConfig::new(PrivateKey::generate(), AllowedClients::Any);
+    config.max_sessions = 0;
+    let mut full = Server::new(config);
+    let mut client = Client::new(
+        ClientConfig {
+            private_key: PrivateKey::generate(),
+            server_key: full.public_key(),
+            limits: Limits::default(),
+        },
+        Instant::ZERO,
+        b"",
+    )
+    .expect("a client");
+    assert!(
+        client.poll_transmit(Instant::ZERO, &mut buf),
+        "an initiation"
+    );
+    full.handle(Instant::ZERO, from, &buf, &mut pt);
+    full.poll_transmit(&mut buf).expect("a refusal");
+    seeds.push(buf);
+    seeds
+}
+
 impl Default for SecureTarget {
     fn default() -> Self {
         Self::new()
@@ -275,6 +331,14 @@ impl Target for SecureTarget {
             && input.len() & 1 == 0;
         let mut to_server = input.to_vec();
         let mut to_client = input.to_vec();
+        // Half the responses and refusals (those whose last byte is even) are addressed to
+        // the client's index.
+        let answer = input.len() >= 8
+            && matches!(input[2], wire::TYPE_RESPONSE | wire::TYPE_REFUSAL)
+            && input[input.len() - 1] & 1 == 0;
+        if answer {
+            to_client[4..8].copy_from_slice(&self.client.index().to_be_bytes());
+        }
         if aimed {
             let epoch = self.client.key_epoch().unwrap_or(0);
             to_server[3] = epoch;

@@ -90,3 +90,98 @@ fn allowed_keys_file_errors_name_the_line() {
 fn the_core_leaves_room_for_the_security_overhead() {
     assert_eq!(sprout_core::params::SECURE_OVERHEAD_BYTES, OVERHEAD_BYTES);
 }
+
+/// Issue 22, finding 9: a public key file was accepted as a private key, and the server's
+/// private key file as `--server-key`, without a word.
+#[test]
+fn private_and_public_key_files_are_told_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let private = PrivateKey::generate();
+    let private_path = dir.path().join("server.key");
+    private.write_file(&private_path).unwrap();
+    let text = std::fs::read_to_string(&private_path).unwrap();
+    assert!(text.starts_with("# sprout private key"), "{text}");
+    let public_path = dir.path().join("server.pub");
+    private.public_key().write_file(&public_path).unwrap();
+    // Each where it belongs.
+    assert_eq!(
+        PrivateKey::read_file(&private_path).unwrap().as_bytes(),
+        private.as_bytes()
+    );
+    let arg = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    assert_eq!(
+        PublicKey::from_arg(&arg(&public_path)).unwrap(),
+        private.public_key()
+    );
+    // The private key file given as the server's public key: refused, saying what to give.
+    let err = PublicKey::from_arg(&arg(&private_path))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is a private key file"), "{err}");
+    assert!(err.contains("sprout keygen --public"), "{err}");
+    assert!(!err.contains(&private.to_base64()), "the key is not echoed");
+    // The public key file given as a private key (even with mode 0600): refused.
+    std::fs::set_permissions(&public_path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let err = PrivateKey::read_file(&public_path).unwrap_err().to_string();
+    assert!(err.contains("is a public key file"), "{err}");
+    // A private key file given as the allowed-clients list: refused.
+    let err = read_allowed_keys(&private_path).unwrap_err().to_string();
+    assert!(err.contains("is a private key file"), "{err}");
+    // Files without the typed line (older builds, by hand) are still read.
+    let old_private = dir.path().join("old.key");
+    std::fs::write(&old_private, format!("{}\n", private.to_base64())).unwrap();
+    std::fs::set_permissions(&old_private, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(
+        PrivateKey::read_file(&old_private).unwrap().as_bytes(),
+        private.as_bytes()
+    );
+    let old_public = dir.path().join("old.pub");
+    std::fs::write(&old_public, format!("{}\n", private.public_key())).unwrap();
+    assert_eq!(
+        PublicKey::from_arg(&arg(&old_public)).unwrap(),
+        private.public_key()
+    );
+    // Two keys in one key file: refused, quoting an excerpt.
+    std::fs::write(&old_public, format!("{0}\n{0}\n", private.public_key())).unwrap();
+    let err = PublicKey::from_arg(&arg(&old_public))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("one key"), "{err}");
+}
+
+/// Issue 22, findings 8 and 9: a huge or endless file given as a key file or an allowed-clients
+/// file is refused at once with a short message.
+#[test]
+fn huge_and_endless_key_files_are_refused_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(1 << 30).unwrap();
+    drop(f);
+    std::fs::set_permissions(&huge, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let started = std::time::Instant::now();
+    let errors = [
+        read_allowed_keys(&huge).unwrap_err().to_string(),
+        read_allowed_keys(std::path::Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string(),
+        PublicKey::from_arg(huge.to_str().unwrap())
+            .unwrap_err()
+            .to_string(),
+        PublicKey::from_arg("/dev/zero").unwrap_err().to_string(),
+        PrivateKey::read_file(&huge).unwrap_err().to_string(),
+    ];
+    let took = started.elapsed();
+    println!("{took:?}: {errors:#?}");
+    assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+    for e in &errors {
+        assert!(e.len() < 200, "{} bytes: {}", e.len(), &e[..200]);
+        assert!(e.contains("larger than"), "{e}");
+    }
+    // A long bad line is quoted by an excerpt only.
+    let allowed = dir.path().join("allowed");
+    std::fs::write(&allowed, format!("{}\n", "x".repeat(100_000))).unwrap();
+    let e = read_allowed_keys(&allowed).unwrap_err().to_string();
+    assert!(e.len() < 300, "{} bytes", e.len());
+    assert!(e.starts_with(&format!("{}:1:", allowed.display())), "{e}");
+}
