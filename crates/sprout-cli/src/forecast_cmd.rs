@@ -1,7 +1,7 @@
 //! `sprout forecast`: the receiver's forecast after every tick of a series of packet counts.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -69,9 +69,44 @@ fn parse_line(name: &str, line_no: usize, line: &str) -> Result<Vec<f64>> {
         .filter(|t| !t.is_empty())
         .map(|token| match token.parse::<f64>() {
             Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-            _ => bail!("{name}:{line_no}: `{token}` is not a packet count (a non-negative number)"),
+            _ => bail!(
+                "{name}:{line_no}: `{}` is not a packet count (a non-negative number)",
+                sprout_eval::files::excerpt(token)
+            ),
         })
         .collect()
+}
+
+/// The longest input line read, bytes: a line holds a few counts (or many ticks' worth, a
+/// few KiB); a file with no newline (`/dev/zero`, a binary file) is refused at this length,
+/// not read into memory whole. The input is otherwise read as a stream, a line at a time (a
+/// pipe may feed it for as long as it likes), so memory stays within this.
+const MAX_LINE_BYTES: usize = 64 << 10;
+
+/// The next line of `input` (line `line_no` from 1) without its newline, at most
+/// [`MAX_LINE_BYTES`]; `None` at the end.
+fn next_line(input: &mut impl BufRead, name: &str, line_no: usize) -> Result<Option<String>> {
+    let mut buf = Vec::new();
+    let n = input
+        .by_ref()
+        .take(MAX_LINE_BYTES as u64 + 1)
+        .read_until(b'\n', &mut buf)
+        .with_context(|| format!("cannot read {name}"))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    } else if buf.len() > MAX_LINE_BYTES {
+        bail!(
+            "{name}:{line_no}: a line longer than {}; is this a file of packet counts?",
+            sprout_eval::files::human_bytes(MAX_LINE_BYTES as u64)
+        );
+    }
+    match String::from_utf8(buf) {
+        Ok(line) => Ok(Some(line)),
+        Err(_) => bail!("{name}:{line_no}: not text (UTF-8); is this a file of packet counts?"),
+    }
 }
 
 /// Runs `sprout forecast`.
@@ -111,9 +146,11 @@ fn write_forecasts(
     }
     writeln!(out)?;
     let mut tick = 0u64;
-    for (i, line) in input.lines().enumerate() {
-        let line = line.with_context(|| format!("cannot read {name}"))?;
-        for count in parse_line(name, i + 1, &line)? {
+    let mut input = input;
+    let mut line_no = 0;
+    while let Some(line) = next_line(&mut input, name, line_no + 1)? {
+        line_no += 1;
+        for count in parse_line(name, line_no, &line)? {
             tick += 1;
             estimator.evolve();
             estimator.observe(count);

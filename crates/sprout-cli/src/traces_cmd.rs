@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use sprout_eval::trace_plot;
+use sprout_eval::{files, trace_plot};
 use sprout_link::convert::{throughput_csv_to_trace, write_trace, Column, CsvOptions};
 use sprout_link::synthetic::OutageOverlay;
 use sprout_link::trace_stats::{details_text, load_stats, summary_table, StatsOptions};
@@ -187,7 +187,8 @@ pub(crate) fn plot(a: PlotArgs) -> Result<()> {
         }
     }
     let svg = trace_plot::plot_svg(&traces, a.bin, a.title.as_deref()).map_err(|e| anyhow!(e))?;
-    std::fs::write(&a.out, svg).with_context(|| format!("cannot write {}", a.out.display()))?;
+    files::write_atomically(&a.out, svg)
+        .with_context(|| format!("cannot write {}", a.out.display()))?;
     println!(
         "wrote {} ({} trace{}, {} ms bins)",
         a.out.display(),
@@ -387,9 +388,15 @@ pub(crate) fn synth(a: SynthArgs) -> Result<()> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let trace = synth_one(&a, direction_seed(a.seed, up), duration_ms, &name)?;
-        let file = std::fs::File::create(&path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        write_trace(&trace, file).with_context(|| format!("cannot write {}", path.display()))?;
+        // Whole or not at all: written beside its name, then renamed into place.
+        let cannot = || format!("cannot write {}", path.display());
+        let mut out =
+            std::io::BufWriter::new(files::AtomicFile::create(&path).with_context(cannot)?);
+        write_trace(&trace, &mut out).with_context(cannot)?;
+        out.into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(files::AtomicFile::commit)
+            .with_context(cannot)?;
         println!(
             "wrote {}: {} opportunities over {:.3} s, mean {:.3} Mbit/s",
             path.display(),
@@ -522,16 +529,20 @@ pub(crate) fn convert(a: ConvertArgs) -> Result<()> {
         delimiter,
         ..CsvOptions::default()
     };
-    let (name, input): (String, Box<dyn std::io::BufRead>) = if a.input.as_os_str() == "-" {
-        ("stdin".into(), Box::new(std::io::stdin().lock()))
+    // Read whole, at most a trace file's cap (a throughput CSV holds fewer lines than the
+    // trace it makes): a file with no end (`/dev/zero`) or no newline is refused at the cap.
+    let cap = sprout_link::trace::MAX_TRACE_FILE_BYTES;
+    let (name, bytes) = if a.input.as_os_str() == "-" {
+        let stdin = std::path::Path::new("stdin");
+        let bytes = files::read_capped_from(std::io::stdin().lock(), stdin, cap)?;
+        ("stdin".to_string(), bytes)
     } else {
-        let f = std::fs::File::open(&a.input)
-            .with_context(|| format!("cannot read {}", a.input.display()))?;
         (
             a.input.display().to_string(),
-            Box::new(std::io::BufReader::new(f)),
+            files::read_capped(&a.input, cap)?,
         )
     };
+    let input = &bytes[..];
     // Written beside the output and moved there only when the whole CSV converted.
     let dir = match a.out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

@@ -454,7 +454,7 @@ pub fn run_with(opts: &EvalOptions, settings: &InteractiveSettings) -> Result<St
     let links = load_links(opts.traces.as_deref())?;
     let out = OutputDir::open(&opts.out)?;
     let (results, fig1) = evaluate(opts, settings, &plan, &links)?;
-    report::write_outputs(&opts.out, &results, fig1.as_deref())?;
+    report::write_outputs(out.staging(), &results, fig1.as_deref())?;
     let tidied = out.finish()?;
     Ok(format!("{}{tidied}", report::summary(&results, &opts.out)))
 }

@@ -79,6 +79,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
+use sprout_files::{AtomicFile, ReadError};
 use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
 
 use crate::error::{EvalError, Result};
@@ -93,6 +94,13 @@ use sprout_sim::sim_json::{self, QueueKind, SimOptions};
 pub const MAX_SEEDS: u64 = 100_000;
 /// The most runs one sweep may hold (its plan keeps every run in memory).
 pub const MAX_RUNS: usize = 1_000_000;
+/// The largest sweep spec read, bytes (1 MiB). A spec is a few hundred bytes; one that lists
+/// every value of a grid of [`MAX_RUNS`] runs (a thousand values in each of two dimensions)
+/// is some tens of KiB.
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+/// The largest sweep output read back to resume or sort it, bytes (2 GiB: [`MAX_RUNS`] rows
+/// of about 2 KB, the widest rows, with the application's columns, are under 1 KB).
+pub const MAX_OUTPUT_BYTES: u64 = 2 << 30;
 
 /// Returns an [`EvalError::Spec`] with this message (as `anyhow::bail!` would).
 macro_rules! bad_spec {
@@ -477,6 +485,12 @@ pub struct SweepPlan {
     pub app_columns: bool,
 }
 
+/// A spec's value as an error message may quote it: at most an excerpt
+/// ([`sprout_files::excerpt`]) of its JSON.
+fn shown(v: &Json) -> String {
+    sprout_files::excerpt(&v.to_string())
+}
+
 /// A grid's values: a list is its values, anything else one value.
 fn values(v: &Json) -> Vec<Json> {
     match v {
@@ -504,13 +518,13 @@ fn product(dims: &[(String, Vec<Json>)]) -> Vec<Vec<(String, Json)>> {
 
 fn as_f64(key: &str, v: &Json) -> Result<f64> {
     v.as_f64()
-        .ok_or_else(|| EvalError::Spec(format!("[sim] {key}: expected a number, got {v}")))
+        .ok_or_else(|| EvalError::Spec(format!("[sim] {key}: expected a number, got {}", shown(v))))
 }
 
 fn as_str(key: &str, v: &Json) -> Result<String> {
     v.as_str()
         .map(str::to_string)
-        .ok_or_else(|| EvalError::Spec(format!("[sim] {key}: expected a string, got {v}")))
+        .ok_or_else(|| EvalError::Spec(format!("[sim] {key}: expected a string, got {}", shown(v))))
 }
 
 /// Simulator settings from one combination of `[sim]` values.
@@ -535,7 +549,8 @@ fn sim_settings(combo: &[(String, Json)]) -> Result<SimSettings> {
                 s.app = (!app.is_bulk()).then(|| app.to_string());
             }
             other => bad_spec!(
-                "[sim]: unknown option '{other}' (known: {})",
+                "[sim]: unknown option '{}' (known: {})",
+                sprout_files::excerpt(other),
                 SIM_KEYS.join(", ")
             ),
         }
@@ -547,7 +562,7 @@ fn sim_settings(combo: &[(String, Json)]) -> Result<SimSettings> {
 fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
     let dir = match spec.get("traces_dir") {
         Some(Json::String(d)) => Some(base.join(d)),
-        Some(other) => bad_spec!("traces_dir: expected a folder, got {other}"),
+        Some(other) => bad_spec!("traces_dir: expected a folder, got {}", shown(other)),
         None => None,
     };
     let default_dir = || -> Result<PathBuf> {
@@ -582,7 +597,10 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
     let entries = match spec.get("traces") {
         Some(Json::Array(a)) if !a.is_empty() => a.clone(),
         Some(Json::String(s)) => vec![Json::String(s.clone())],
-        Some(other) => bad_spec!("traces: expected a list of trace pairs, got {other}"),
+        Some(other) => bad_spec!(
+            "traces: expected a list of trace pairs, got {}",
+            shown(other)
+        ),
         None => bad_spec!("traces: the spec names no traces (traces = [\"NAME\", ...])"),
     };
     let mut out = Vec::new();
@@ -657,7 +675,7 @@ fn trace_refs(spec: &Json, base: &Path) -> Result<Vec<TraceRef>> {
                     out.push(files(name.clone(), path("uplink")?, path("downlink")?)?);
                 }
             }
-            other => bad_spec!("traces: expected a name or a table, got {other}"),
+            other => bad_spec!("traces: expected a name or a table, got {}", shown(&other)),
         }
     }
     Ok(out)
@@ -674,8 +692,22 @@ fn absolute(p: &Path) -> PathBuf {
 impl SweepPlan {
     /// Reads and expands the TOML spec at `path` (paths in it relative to its folder).
     pub fn load(path: &Path) -> Result<SweepPlan> {
-        let text =
-            fs::read_to_string(path).map_err(EvalError::io("cannot read sweep spec", path))?;
+        let text = sprout_files::read_to_string_capped(path, MAX_SPEC_BYTES).map_err(|e| {
+            let why = match e {
+                ReadError::Io { source, .. } => {
+                    return EvalError::io("cannot read sweep spec", path)(source)
+                }
+                ReadError::TooLarge { cap, .. } => format!(
+                    "larger than {}, the most a sweep spec may hold",
+                    sprout_files::human_bytes(cap)
+                ),
+                ReadError::NotText { .. } => "not text (UTF-8)".to_string(),
+            };
+            EvalError::SpecFile {
+                path: path.to_path_buf(),
+                source: Box::new(EvalError::Spec(why)),
+            }
+        })?;
         let base = path.parent().unwrap_or(Path::new("."));
         let base = if base.as_os_str().is_empty() {
             Path::new(".")
@@ -694,8 +726,7 @@ impl SweepPlan {
 
     /// Expands a spec given as TOML text.
     pub fn from_toml(text: &str, base: &Path, name: &str) -> Result<SweepPlan> {
-        let value: toml::Value =
-            toml::from_str(text).map_err(|e| EvalError::Spec(e.to_string()))?;
+        let value: toml::Value = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
         let json = serde_json::to_value(value)?;
         Self::from_json(&json, base, name)
     }
@@ -717,7 +748,11 @@ impl SweepPlan {
         ];
         for k in top.keys() {
             if !KNOWN.contains(&k.as_str()) {
-                bad_spec!("unknown key '{k}' (known: {})", KNOWN.join(", "));
+                bad_spec!(
+                    "unknown key '{}' (known: {})",
+                    sprout_files::excerpt(k),
+                    KNOWN.join(", ")
+                );
             }
         }
         let traces = trace_refs(spec, base)?;
@@ -727,7 +762,7 @@ impl SweepPlan {
                 .iter()
                 .map(|s| {
                     let s = s.as_str().ok_or_else(|| {
-                        EvalError::Spec(format!("schemes: expected names, got {s}"))
+                        EvalError::Spec(format!("schemes: expected names, got {}", shown(s)))
                     })?;
                     let scheme = Scheme::from_str(s)
                         .map_err(|e| EvalError::Spec(format!("schemes: {e}")))?;
@@ -745,7 +780,7 @@ impl SweepPlan {
                 Some(Json::Object(m)) => {
                     Ok(m.iter().map(|(k, v)| (k.clone(), values(v))).collect())
                 }
-                Some(other) => bad_spec!("[{k}]: expected a table, got {other}"),
+                Some(other) => bad_spec!("[{k}]: expected a table, got {}", shown(other)),
             }
         };
         let params = table("params")?;
@@ -755,18 +790,7 @@ impl SweepPlan {
                 bad_spec!("{k}: an empty list leaves nothing to run");
             }
         }
-        // The grid's size, bounded before a run (or a combination) is made.
-        let runs = [traces.len(), schemes.len(), seeds.len()]
-            .into_iter()
-            .chain(params.values().chain(sim.values()).map(Vec::len))
-            .try_fold(1usize, usize::checked_mul)
-            .filter(|&n| n <= MAX_RUNS);
-        if runs.is_none() {
-            bad_spec!(
-                "the grid (traces x schemes x parameter values x options x seeds) is more than \
-                 the {MAX_RUNS} runs one sweep may hold; split it into several specs"
-            );
-        }
+        check_grid(&traces, &schemes, &seeds, &params, &sim)?;
         let app_columns = sim.contains_key("app");
         let param_keys: Vec<String> = params.keys().cloned().collect();
         let param_dims: Vec<(String, Vec<Json>)> = params.into_iter().collect();
@@ -775,7 +799,7 @@ impl SweepPlan {
         let sim_combos = product(&sim_dims);
         let out = match top.get("out") {
             Some(Json::String(o)) => Some(base.join(o)),
-            Some(other) => bad_spec!("out: expected a file name, got {other}"),
+            Some(other) => bad_spec!("out: expected a file name, got {}", shown(other)),
             None => None,
         };
 
@@ -845,28 +869,88 @@ impl SweepPlan {
     }
 }
 
+/// Checks, before a run (or a combination) is made, that the grid holds at most [`MAX_RUNS`]
+/// runs; the error names its dimensions and their product.
+fn check_grid(
+    traces: &[TraceRef],
+    schemes: &[Scheme],
+    seeds: &[u64],
+    params: &BTreeMap<String, Vec<Json>>,
+    sim: &BTreeMap<String, Vec<Json>>,
+) -> Result<()> {
+    let mut dims = vec![
+        (traces.len(), "traces".to_string()),
+        (schemes.len(), "schemes".to_string()),
+    ];
+    for (k, vs) in params {
+        dims.push((vs.len(), format!("values of {}", sprout_files::excerpt(k))));
+    }
+    for (k, vs) in sim {
+        dims.push((vs.len(), format!("[sim] {}", sprout_files::excerpt(k))));
+    }
+    dims.push((seeds.len(), "seeds".to_string()));
+    let runs: f64 = dims.iter().map(|(n, _)| *n as f64).product();
+    if runs > MAX_RUNS as f64 {
+        let shown: Vec<String> = dims
+            .iter()
+            .filter(|(n, _)| *n > 1)
+            .take(8)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+        bad_spec!(
+            "the grid is {} = {runs:.0} runs, more than the {MAX_RUNS} one sweep may hold; split \
+             it into several specs",
+            shown.join(" x ")
+        );
+    }
+    Ok(())
+}
+
+/// A TOML error as a short message: where it is, what is wrong, and at most an excerpt of
+/// the line ([`sprout_files::excerpt`]); the parser's own message quotes the whole line.
+fn toml_error(text: &str, e: &toml::de::Error) -> EvalError {
+    let Some(span) = e.span() else {
+        return EvalError::Spec(sprout_files::excerpt(e.message()));
+    };
+    let start = span.start.min(text.len());
+    let before = text.get(..start).unwrap_or("");
+    let line_no = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    EvalError::Spec(format!(
+        "TOML line {line_no}: {}: `{}`",
+        sprout_files::excerpt(e.message()),
+        sprout_files::excerpt(line)
+    ))
+}
+
 /// The seeds of a spec's `seeds`: a list, or a count N meaning 1..=N (at most [`MAX_SEEDS`]);
 /// none given: `[0]`.
 fn seeds_of(seeds: Option<&Json>) -> Result<Vec<u64>> {
     Ok(match seeds {
         None => vec![0],
         Some(Json::Number(n)) => {
+            // A whole count, also written as a float (`1e3`), compared before it is a u64.
             let count = n
-                .as_u64()
+                .as_f64()
+                .filter(|c| c.fract() == 0.0 && *c >= 0.0)
                 .ok_or_else(|| EvalError::Spec("seeds: a count must be a whole number".into()))?;
-            if count > MAX_SEEDS {
+            if count > MAX_SEEDS as f64 {
                 bad_spec!("seeds: {count} is more than the {MAX_SEEDS} one sweep may run");
             }
-            (1..=count).collect()
+            (1..=count as u64).collect()
         }
         Some(Json::Array(a)) => a
             .iter()
             .map(|s| {
                 s.as_u64()
-                    .ok_or_else(|| EvalError::Spec(format!("seeds: {s} is not a seed")))
+                    .ok_or_else(|| EvalError::Spec(format!("seeds: {} is not a seed", shown(s))))
             })
             .collect::<Result<_>>()?,
-        Some(other) => bad_spec!("seeds: expected a list of seeds or a count, got {other}"),
+        Some(other) => bad_spec!(
+            "seeds: expected a list of seeds or a count, got {}",
+            shown(other)
+        ),
     })
 }
 
@@ -1039,10 +1123,12 @@ impl SweepOutput {
             fs::create_dir_all(dir).map_err(EvalError::io("creating", dir))?;
         }
         let mut done = HashSet::new();
-        let existing = match fs::read(path) {
+        let existing = match read_output(path) {
             Ok(b) => Some(b),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(EvalError::io("reading", path)(e)),
+            Err(EvalError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                None
+            }
+            Err(e) => return Err(e),
         };
         let header_line = csv_line(header);
         match existing {
@@ -1066,7 +1152,7 @@ impl SweepOutput {
                     .map(str::to_string)
                     .collect();
                 if keep == 0 {
-                    fs::write(path, format!("{header_line}\n"))?;
+                    sprout_files::write_atomically(path, format!("{header_line}\n"))?;
                 } else if found != header {
                     return Err(EvalError::BadParameter(format!(
                         "{} holds another sweep's rows (its columns differ from this sweep's); \
@@ -1084,7 +1170,7 @@ impl SweepOutput {
                     }
                 }
             }
-            _ => fs::write(path, format!("{header_line}\n"))
+            _ => sprout_files::write_atomically(path, format!("{header_line}\n"))
                 .map_err(EvalError::io("writing", path))?,
         }
         let file = OpenOptions::new()
@@ -1122,7 +1208,7 @@ impl SweepOutput {
     /// Rewrites the file sorted by run id (one row per id), through a temporary file renamed
     /// over it. Returns the number of rows.
     pub fn finish(self) -> Result<usize> {
-        let bytes = fs::read(&self.path).map_err(EvalError::io("reading", &self.path))?;
+        let bytes = read_output(&self.path)?;
         let mut r = csv::ReaderBuilder::new()
             .has_headers(true)
             .from_reader(&bytes[..]);
@@ -1137,21 +1223,26 @@ impl SweepOutput {
                 rows.entry(id.clone()).or_insert(fields);
             }
         }
-        let tmp = self.path.with_extension("csv.tmp");
-        {
-            let mut w = std::io::BufWriter::new(
-                File::create(&tmp).map_err(EvalError::io("creating", &tmp))?,
-            );
-            writeln!(w, "{}", csv_line(&self.header))?;
-            for fields in rows.values() {
-                writeln!(w, "{}", csv_line(fields))?;
-            }
-            w.flush()?;
-            w.get_ref().sync_all()?;
+        let replace = EvalError::io("replacing", &self.path);
+        let mut w = std::io::BufWriter::new(AtomicFile::create(&self.path).map_err(replace)?);
+        writeln!(w, "{}", csv_line(&self.header))?;
+        for fields in rows.values() {
+            writeln!(w, "{}", csv_line(fields))?;
         }
-        fs::rename(&tmp, &self.path).map_err(EvalError::io("replacing", &self.path))?;
+        w.into_inner()
+            .map_err(|e| e.into_error())?
+            .commit()
+            .map_err(EvalError::io("replacing", &self.path))?;
         Ok(rows.len())
     }
+}
+
+/// A sweep's output as it is on disk, at most [`MAX_OUTPUT_BYTES`] of it.
+fn read_output(path: &Path) -> Result<Vec<u8>> {
+    sprout_files::read_capped(path, MAX_OUTPUT_BYTES).map_err(|e| match e {
+        ReadError::Io { source, .. } => EvalError::io("reading", path)(source),
+        e => EvalError::BadParameter(e.to_string()),
+    })
 }
 
 /// What a sweep did.
@@ -1359,9 +1450,16 @@ loss = [0.0, 0.01]
             vec!["5"; 1000].join(", "),
             vec!["0.0"; 1000].join(", ")
         );
-        assert!(err(&grid).contains("split it into several specs"));
+        let e = err(&grid);
+        assert!(
+            e.contains(
+                "the grid is 1000 values of model.sigma x 1000 values of target_ticks x 1000 \
+                 [sim] loss = 1000000000 runs, more than the 1000000"
+            ),
+            "{e}"
+        );
         let e = err(r#"traces = [{ name = "c", constant = { mbps = 1e15, seconds = 30 } }]"#);
-        assert!(e.contains("a generated trace"), "{e}");
+        assert!(e.contains("faster than 100000 Mbit/s"), "{e}");
         let e = err(r#"traces = [{ name = "s", synthetic = { duration_s = 1e9 } }]"#);
         assert!(e.contains("a generated trace may hold at most"), "{e}");
     }

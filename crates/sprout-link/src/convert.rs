@@ -299,7 +299,7 @@ fn first_row_columns(
                         line_no,
                         format!(
                             "no column named \"{want}\" in the header ({})",
-                            names.join(", ")
+                            sprout_files::excerpt(&names.join(", "))
                         ),
                     )
                 }),
@@ -343,7 +343,10 @@ fn number_field(
         _ => Err(line_err(
             name,
             line_no,
-            format!("the {what} ({col}) is not a number: `{text}`"),
+            format!(
+                "the {what} ({col}) is not a number: `{}`",
+                sprout_files::excerpt(text)
+            ),
         )),
     }
 }

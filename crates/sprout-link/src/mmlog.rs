@@ -118,10 +118,20 @@ pub enum MmLogError {
         line: usize,
         /// What is wrong.
         reason: &'static str,
-        /// The offending line.
+        /// The offending line, at most [`sprout_files::EXCERPT_CHARS`] characters of it.
         text: String,
     },
+    /// The log is larger than [`MAX_MMLOG_BYTES`] (or a device that never ends).
+    #[error(
+        "larger than {}, the most an mm-link log may hold",
+        sprout_files::human_bytes(MAX_MMLOG_BYTES)
+    )]
+    TooLarge,
 }
+
+/// The largest mm-link log [`MmLog::load`] reads, bytes (1 GiB: about 80 million events, a
+/// 140 s emulated run of a 1 Gbit/s link logs under half of it).
+pub const MAX_MMLOG_BYTES: u64 = 1 << 30;
 
 /// `t + bytes`: a packet arrived at the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,11 +200,18 @@ pub struct MmLog {
 }
 
 impl MmLog {
-    /// Reads and parses the log file at `path`.
+    /// Reads and parses the log file at `path`, at most [`MAX_MMLOG_BYTES`] of it
+    /// ([`MmLogError::TooLarge`] beyond).
     pub fn load(path: impl AsRef<Path>) -> Result<MmLog, MmLogError> {
+        use std::io::Read;
         let file =
             std::fs::File::open(path).map_err(|source| MmLogError::Io { line: 0, source })?;
-        MmLog::parse(io::BufReader::new(file))
+        let mut limited = io::BufReader::new(file).take(MAX_MMLOG_BYTES + 1);
+        let parsed = MmLog::parse(&mut limited);
+        if limited.limit() == 0 {
+            return Err(MmLogError::TooLarge);
+        }
+        parsed
     }
 
     /// Parses a log. Blank lines are skipped; unknown `#` comments are ignored.
@@ -213,7 +230,7 @@ impl MmLog {
             let bad = |reason: &'static str| MmLogError::Malformed {
                 line: line_no,
                 reason,
-                text: line.clone(),
+                text: sprout_files::excerpt(&line),
             };
             if let Some(comment) = text.strip_prefix('#') {
                 log.comment(comment.trim()).map_err(bad)?;

@@ -58,7 +58,7 @@ impl Default for SyntheticLink {
     }
 }
 
-pub use crate::trace::{MAX_GENERATED_OPPORTUNITIES, MAX_GENERATED_SECONDS};
+pub use crate::trace::{MAX_CONSTANT_MBPS, MAX_GENERATED_OPPORTUNITIES, MAX_GENERATED_SECONDS};
 
 /// Checks that a trace of about `per_s` opportunities a second for `seconds` is within
 /// [`MAX_GENERATED_OPPORTUNITIES`] and [`MAX_GENERATED_SECONDS`]; `what` says what was asked.
@@ -281,8 +281,15 @@ fn ln(x: f64) -> f64 {
 
 /// Checks, before anything is allocated, that [`constant_rate_trace`] of `mbit_per_s` for
 /// `duration_s` is within [`MAX_GENERATED_OPPORTUNITIES`] and [`MAX_GENERATED_SECONDS`]
-/// ([`TraceError::TooBig`]); for specs that generate the trace later (sweeps).
+/// ([`TraceError::TooBig`]) and the rate at most [`MAX_CONSTANT_MBPS`]
+/// ([`TraceError::RateTooHigh`]); for specs that generate the trace later (sweeps).
 pub fn check_constant_size(name: &str, mbit_per_s: f64, duration_s: f64) -> Result<(), TraceError> {
+    if mbit_per_s > MAX_CONSTANT_MBPS {
+        return Err(TraceError::RateTooHigh {
+            file: name.to_string(),
+            mbps: mbit_per_s,
+        });
+    }
     check_size(
         name,
         format!("a constant {mbit_per_s} Mbit/s"),
@@ -410,6 +417,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("a constant 1000000000000000 Mbit/s"), "{e}");
+        assert!(e.contains("faster than 100000 Mbit/s"), "{e}");
+        // The rate bound holds however short the trace.
+        assert!(constant_rate_trace("c", 100_001.0, 1e-6).is_err());
+        let e = constant_rate_trace("c", 90_000.0, 30.0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("at most 100000000"), "{e}");
         assert!(constant_rate_trace("c", 12.0, 1e9).is_err());
         assert!(constant_rate_trace("c", 1000.0, 1000.0).is_ok());

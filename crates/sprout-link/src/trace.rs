@@ -76,8 +76,8 @@ pub enum TraceError {
     },
     /// A trace file larger than [`MAX_TRACE_FILE_BYTES`] (or a device that never ends).
     #[error(
-        "{file}: more than {} bytes, the most a trace file may hold",
-        MAX_TRACE_FILE_BYTES
+        "{file}: larger than {}, the most a trace file may hold",
+        sprout_files::human_bytes(MAX_TRACE_FILE_BYTES)
     )]
     FileTooBig {
         /// The file, as given.
@@ -101,7 +101,23 @@ pub enum TraceError {
         /// Its length, seconds.
         seconds: f64,
     },
+    /// A constant rate over [`MAX_CONSTANT_MBPS`].
+    #[error(
+        "{file}: a constant {mbps} Mbit/s is faster than {} Mbit/s (100 Gbit/s), the fastest \
+         link a trace may model; is the unit right?",
+        MAX_CONSTANT_MBPS
+    )]
+    RateTooHigh {
+        /// Trace name.
+        file: String,
+        /// The rate asked for, Mbit/s.
+        mbps: f64,
+    },
 }
+
+/// The fastest constant link a trace may model, Mbit/s (100 Gbit/s, ten times today's fastest
+/// cellular links): a faster "constant" is a mistake in the unit, not a link.
+pub const MAX_CONSTANT_MBPS: f64 = 100_000.0;
 
 /// The most delivery opportunities a generated trace (constant or synthetic) may hold: about
 /// 800 MB in memory; the paper's longest trace holds about 600,000.
@@ -125,15 +141,7 @@ impl Trace {
     pub fn load(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
         let path = path.as_ref();
         let shown = path.display().to_string();
-        let text = read_capped(path).map_err(|e| match e {
-            Capped::TooBig => TraceError::FileTooBig {
-                file: shown.clone(),
-            },
-            Capped::Io(source) => TraceError::Io {
-                file: shown.clone(),
-                source,
-            },
-        })?;
+        let text = read_capped(path, MAX_TRACE_FILE_BYTES)?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -322,30 +330,33 @@ fn check_value(file: &str, line: usize, value: u64, previous: u64) -> Result<(),
     Ok(())
 }
 
-/// The largest trace file [`Trace::load`] reads, in bytes (1 GiB: about 150 million lines, an
-/// hour of a 1 Gbit/s link; the paper's largest trace is 6 MB).
-pub const MAX_TRACE_FILE_BYTES: u64 = 1 << 30;
+/// The largest trace file [`Trace::load`] reads, in bytes (256 MiB). The largest trace of
+/// the paper (ATT-LTE-driving.down) is 2.3 MB, so this is over 100 times it; at about 8 bytes
+/// a line it holds some 33 million opportunities, 6.7 minutes of a 1 Gbit/s link. A regular
+/// file over it is refused by its size, before anything is read; a device or a pipe (which
+/// has no size) at the cap, so that `/dev/zero` costs at most this much memory.
+pub const MAX_TRACE_FILE_BYTES: u64 = 256 << 20;
 
-/// Why [`read_capped`] gave up.
-enum Capped {
-    TooBig,
-    Io(std::io::Error),
-}
-
-/// A file's text, read through one open handle and never more than [`MAX_TRACE_FILE_BYTES`]
-/// (a device such as `/dev/zero` or a pipe has no size to check first).
-fn read_capped(path: &Path) -> Result<String, Capped> {
-    use std::io::Read;
-    let file = fs::File::open(path).map_err(Capped::Io)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_TRACE_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(Capped::Io)?;
-    if bytes.len() as u64 > MAX_TRACE_FILE_BYTES {
-        return Err(Capped::TooBig);
+/// A trace file's text, read through one open handle and at most `cap` bytes
+/// ([`sprout_files::read_capped_from`]); a regular file is checked by its size first.
+pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<String, TraceError> {
+    let shown = || path.display().to_string();
+    let io = |source| TraceError::Io {
+        file: shown(),
+        source,
+    };
+    let file = fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_file() && meta.len() > cap {
+        return Err(TraceError::FileTooBig { file: shown() });
     }
+    let bytes = sprout_files::read_capped_from(file, path, cap).map_err(|e| match e {
+        sprout_files::ReadError::TooLarge { .. } => TraceError::FileTooBig { file: shown() },
+        sprout_files::ReadError::Io { source, .. } => io(source),
+        sprout_files::ReadError::NotText { .. } => io(std::io::ErrorKind::InvalidData.into()),
+    })?;
     String::from_utf8(bytes).map_err(|e| {
-        Capped::Io(std::io::Error::new(
+        io(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!(
                 "not text (invalid UTF-8 at byte {})",
@@ -355,13 +366,14 @@ fn read_capped(path: &Path) -> Result<String, Capped> {
     })
 }
 
-/// At most the first 40 characters of a bad line, for an error message: a 1 GB line is not
-/// echoed whole.
+/// At most [`sprout_files::EXCERPT_CHARS`] characters of a bad line for an error message
+/// ([`sprout_files::excerpt`]), with its length when cut: a 1 GB line is not echoed whole.
 fn excerpt(line: &str) -> String {
-    const SHOWN: usize = 40;
-    match line.char_indices().nth(SHOWN) {
-        Some((cut, _)) => format!("{}... ({} bytes)", &line[..cut], line.len()),
-        None => line.to_string(),
+    let shown = sprout_files::excerpt(line);
+    if shown.ends_with('…') {
+        format!("{shown} ({} bytes)", line.len())
+    } else {
+        shown
     }
 }
 
@@ -545,6 +557,21 @@ mod tests {
         // Short lines are quoted whole.
         let e = Trace::parse("t", "1\nten\n").unwrap_err().to_string();
         assert_eq!(e, "t:2: not a non-negative integer: `ten`");
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_by_its_size_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.up");
+        // Sparse: 1 GiB that costs no disk, and would cost 1 GiB of memory if read.
+        fs::File::create(&big).unwrap().set_len(1 << 30).unwrap();
+        let started = std::time::Instant::now();
+        let e = Trace::load(&big).unwrap_err();
+        assert!(matches!(e, TraceError::FileTooBig { .. }), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_millis(100));
+        assert!(e
+            .to_string()
+            .ends_with("larger than 256 MiB, the most a trace file may hold"));
     }
 
     #[test]

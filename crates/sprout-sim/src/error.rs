@@ -150,6 +150,19 @@ pub enum SimError {
         /// The bound: the most opportunities one run may replay.
         max_opportunities: u64,
     },
+    /// A run longer than [`crate::run_limits::MAX_RUN_US`] of simulated time.
+    #[error(
+        "a run of {duration_s} s ({ends_at}) is longer than {max_s} s, the most one run may \
+         simulate; give a --duration of at most {max_s} s"
+    )]
+    RunTooLong {
+        /// The run's length, seconds.
+        duration_s: f64,
+        /// Where that length comes from: `--duration` or `the shorter trace's length`.
+        ends_at: &'static str,
+        /// The bound, seconds.
+        max_s: u64,
+    },
     /// A simulated Sprout datagram did not parse: a bug of the simulator.
     #[error("simulated datagram failed to parse: {0}")]
     Datagram(DatagramError),
@@ -192,6 +205,7 @@ impl SimError {
                 | SimError::BadApp { .. }
                 | SimError::MeasuredWindow { .. }
                 | SimError::RunTooLarge { .. }
+                | SimError::RunTooLong { .. }
         )
     }
 }

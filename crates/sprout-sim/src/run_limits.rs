@@ -18,10 +18,15 @@ pub const MIN_MEASURED_WINDOW_US: u64 = 5_000_000;
 /// this bounds its memory near 2.5 GB; the paper's longest link pair needs about 1.2 million.
 pub const MAX_OPPORTUNITIES: u64 = 50_000_000;
 
-/// Checks a run before it starts and returns its length in microseconds: the measured window
-/// of each direction is at least [`MIN_MEASURED_WINDOW_US`] long
-/// ([`SimError::MeasuredWindow`]) and the run replays at most [`MAX_OPPORTUNITIES`]
-/// ([`SimError::RunTooLarge`]).
+/// The longest run one simulation may be, microseconds (a day). Its timers, heartbeats and
+/// records grow with simulated time even over a link that offers nothing (a trace of one
+/// line at a timestamp centuries away, `--duration 1e30`); the paper's runs are 140-300 s.
+pub const MAX_RUN_US: u64 = 86_400_000_000;
+
+/// Checks a run before it starts and returns its length in microseconds: at most
+/// [`MAX_RUN_US`] ([`SimError::RunTooLong`]), the measured window of each direction at least
+/// [`MIN_MEASURED_WINDOW_US`] long ([`SimError::MeasuredWindow`]) and at most
+/// [`MAX_OPPORTUNITIES`] replayed ([`SimError::RunTooLarge`]).
 ///
 /// `duration_us` is the run's length (`None`: the shorter trace's, as the simulator's default),
 /// `skip_us` where measuring starts, `looping` whether the links replay their traces in a loop.
@@ -34,6 +39,17 @@ pub fn check_run(
 ) -> Result<u64, SimError> {
     let duration =
         duration_us.unwrap_or_else(|| uplink.duration().min(downlink.duration()).as_micros());
+    if duration > MAX_RUN_US {
+        return Err(SimError::RunTooLong {
+            duration_s: duration as f64 / 1e6,
+            ends_at: if duration_us.is_some() {
+                "--duration"
+            } else {
+                "the shorter trace's length"
+            },
+            max_s: MAX_RUN_US / 1_000_000,
+        });
+    }
     let opportunities = expected_opportunities(uplink, duration, looping)
         + expected_opportunities(downlink, duration, looping);
     if opportunities > MAX_OPPORTUNITIES as f64 {
@@ -140,8 +156,28 @@ mod tests {
         // 200 opportunities per second in all: 1e12 s is far beyond the bound.
         let e = check(&up, &down, Some(1e12), 0.0).unwrap_err();
         let msg = chain_message(&e);
-        assert!(msg.contains("at most 250000 s"), "{msg}");
-        assert!(check(&up, &down, Some(250_000.0), 0.0).is_ok());
-        assert!(check(&up, &down, Some(250_001.0), 0.0).is_err());
+        assert!(msg.contains("longer than 86400 s"), "{msg}");
+        assert!(check(&up, &down, Some(86_400.0), 0.0).is_ok());
+        // 2000 opportunities per second in all: a day is over the bound.
+        let dense = |name: &str| {
+            Trace::from_opportunities_ms(name, (1..=60_000).collect::<Vec<u64>>()).unwrap()
+        };
+        let (up, down) = (dense("y.up"), dense("y.down"));
+        let msg = chain_message(&check(&up, &down, Some(86_400.0), 0.0).unwrap_err());
+        assert!(msg.contains("at most 25000 s"), "{msg}");
+        assert!(check(&up, &down, Some(25_000.0), 0.0).is_ok());
+    }
+
+    #[test]
+    fn a_run_longer_than_a_day_is_refused_however_little_its_traces_offer() {
+        // One opportunity at the largest timestamp a trace accepts: 584 years of nothing.
+        let far = Trace::from_opportunities_ms("far", vec![sprout_link::trace::MAX_TIMESTAMP_MS])
+            .unwrap();
+        let msg = chain_message(&check(&far, &far, None, 60.0).unwrap_err());
+        assert!(msg.contains("the shorter trace's length"), "{msg}");
+        assert!(msg.contains("longer than 86400 s"), "{msg}");
+        let msg = chain_message(&check(&far, &far, Some(1e30), 60.0).unwrap_err());
+        assert!(msg.contains("(--duration)"), "{msg}");
+        assert!(check(&far, &far, Some(86_400.0), 60.0).is_ok());
     }
 }

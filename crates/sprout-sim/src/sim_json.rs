@@ -6,12 +6,12 @@
 //! Times are seconds in [`SimOptions`] (as on the command line), microseconds in the
 //! [`SimConfig`] it builds.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
+use sprout_files::AtomicFile;
 pub use sprout_link::QueueKind;
 use sprout_link::{Trace, TraceError};
 
@@ -188,8 +188,10 @@ pub fn run_with_progress(
     // Checked before the log files are created, so that a refused run leaves none behind.
     let duration = cfg.checked_duration_us(&uplink, &downlink)?;
     cfg.check_app_run(duration)?;
-    let open = |p: &Path| -> Result<BufWriter<File>, SimError> {
-        let f = File::create(p).map_err(|source| SimError::Create {
+    // Each log is written beside its name and renamed into place when the run has ended: a
+    // run killed or failed midway leaves no cut log (and an earlier one whole).
+    let open = |p: &Path| -> Result<BufWriter<AtomicFile>, SimError> {
+        let f = AtomicFile::create(p).map_err(|source| SimError::Create {
             path: p.to_path_buf(),
             source,
         })?;
@@ -206,8 +208,16 @@ pub fn run_with_progress(
         }),
         progress,
     )?;
-    uw.flush()?;
-    dw.flush()?;
+    for (w, p) in [(uw, u), (dw, d)] {
+        let write = |source| SimError::Write {
+            path: p.to_path_buf(),
+            source,
+        };
+        w.into_inner()
+            .map_err(|e| write(e.into_error()))?
+            .commit()
+            .map_err(write)?;
+    }
     Ok(out)
 }
 

@@ -1,12 +1,12 @@
 //! Running one side of the stream: send paced packets, receive the peer's, until the duration
 //! and the linger are over or a stop signal comes.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use sprout_files::AtomicFile;
 use sprout_os::clock::monotonic;
 use sprout_os::signals::SignalWatcher;
 
@@ -160,14 +160,16 @@ pub(crate) fn run_side(
     Ok(summary(role, peer, a, &sent, &rec))
 }
 
+/// Writes the per-packet CSV whole or not at all: beside its name, renamed into place.
 fn write_csv(path: &Path, rec: &Recorder) -> Result<(), InteractiveError> {
-    let file = File::create(path).map_err(|source| InteractiveError::CreateCsv {
+    let file = AtomicFile::create(path).map_err(|source| InteractiveError::CreateCsv {
         path: path.to_path_buf(),
         source,
     })?;
     let mut w = BufWriter::new(file);
     rec.write_csv(&mut w)
-        .and_then(|_| w.flush())
+        .and_then(|_| w.into_inner().map_err(|e| e.into_error()))
+        .and_then(AtomicFile::commit)
         .map_err(|source| InteractiveError::WriteCsv {
             path: path.to_path_buf(),
             source,

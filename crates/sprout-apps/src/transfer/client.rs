@@ -163,11 +163,21 @@ pub fn run_stream(o: &ClientOptions) -> Result<Option<AppDelay>, TransferError> 
     drop(listener);
     drop(plan);
     ep.close();
-    if summary.end == "silence" {
-        return Err(TransferError::Silence {
-            remote,
-            silence_s: SILENCE.as_secs(),
-        });
+    // A server that died ends the session by silence (during the duration or after it: see
+    // run_session) or by the security layer giving up: the client says so and fails.
+    match summary.end {
+        "silence" => {
+            return Err(TransferError::Silence {
+                remote,
+                silence_s: SILENCE.as_secs(),
+            })
+        }
+        "closed" => {
+            if let Some(error) = ep.error() {
+                return Err(TransferError::SessionLost { remote, error });
+            }
+        }
+        _ => {}
     }
     Ok(summary.app)
 }

@@ -81,8 +81,20 @@ pub enum TransferError {
         /// What to check.
         how: &'static str,
     },
-    /// The server fell silent during the transfer.
-    #[error("the server at {remote} fell silent for {silence_s} s")]
+    /// The session broke during the transfer (the security layer gave up on it).
+    #[error("the session with {remote} ended before the transfer did: {error}")]
+    SessionLost {
+        /// The server's address.
+        remote: SocketAddr,
+        /// The security layer's reason.
+        error: SecureError,
+    },
+    /// The server fell silent during the transfer, or after it without ending it (no BYE):
+    /// it stopped or crashed, or the path to it broke.
+    #[error(
+        "the server at {remote} fell silent for {silence_s} s and did not end the session: \
+         it stopped or crashed, or the path to it broke; the transfer is incomplete"
+    )]
     Silence {
         /// The server's address.
         remote: SocketAddr,

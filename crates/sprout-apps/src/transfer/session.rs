@@ -35,7 +35,10 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
         // Sleep until the next thing due (the per-second line, the end of the duration, the
         // end of the grace), at most SESSION_POLL; the peer's BYE ends the wait at once.
         let elapsed = start.elapsed();
-        let mut due = start_plus(next_tick).min(duration + plan.grace);
+        let mut due = start_plus(next_tick);
+        if elapsed < duration + plan.grace {
+            due = due.min(duration + plan.grace);
+        }
         if !bye_sent {
             due = due.min(duration);
         }
@@ -76,15 +79,19 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
             break "silence";
         }
         let bye = listener.inbox().bye.is_some();
+        // The client ends at its duration without the server's BYE only once it has heard
+        // from the server since the duration ended: a server that died before then (its BYE
+        // never comes) ends the session by silence, an error, not as if it had finished.
+        let alive = !plan.ends_at_duration || heard_since(&s, elapsed.saturating_sub(duration));
         let done = if plan.ends_at_duration {
-            elapsed >= duration && (bye || !plan.peer_sends)
+            elapsed >= duration && (bye || (!plan.peer_sends && alive))
         } else {
             bye
         };
         if done {
             break if bye { "bye" } else { "duration" };
         }
-        if elapsed >= duration + plan.grace {
+        if elapsed >= duration + plan.grace && alive {
             break "duration";
         }
     };
@@ -178,6 +185,12 @@ fn app_delay(plan: &Plan, ep: &dyn Peer, ib: &Inbox, delays_ms: &[f64]) -> Optio
         duration_s,
         delays_ms,
     }))
+}
+
+/// Whether anything came from the peer within the last `within` (the endpoint's clock).
+fn heard_since(s: &sprout_net::EndpointStats, within: Duration) -> bool {
+    s.since_last_received_s
+        .is_some_and(|t| t < within.as_secs_f64())
 }
 
 fn start_plus(secs: u32) -> Duration {
