@@ -788,6 +788,8 @@ fn link_cut(emu: &Emulator, client: &mut Peer, server_v4: Ipv4Addr) -> Duration 
     assert_eq!(during, None, "a ping answered through a cut link");
     let reconnecting = client.wait_event("reconnecting", Duration::from_secs(20));
     eprintln!("during the cut: {reconnecting}");
+    let status = client.wait_event("status", Duration::from_secs(3));
+    assert_eq!(status["reconnecting"], true, "{status}");
     thread::sleep(Duration::from_secs(35).saturating_sub(cut_at.elapsed()));
     assert!(
         client.child.try_wait().unwrap().is_none(),

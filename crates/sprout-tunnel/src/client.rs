@@ -513,6 +513,8 @@ impl TunnelClient {
             secure_drops: secure_drops(&self.secure.stats()),
             tun_read_packets: self.tun_read_packets,
             tun_write_packets: self.tun_write_packets,
+            reconnecting: self.redial.reconnecting,
+            reconnections: self.redial.reconnections,
         }
     }
 }

@@ -671,6 +671,8 @@ impl StatusPrinter {
             .collect();
         let clients = if self.server {
             format!("clients {} | ", s.sessions.len())
+        } else if s.reconnecting {
+            "reconnecting | ".to_string()
         } else {
             String::new()
         };
@@ -757,6 +759,8 @@ fn status_json(
         "event": "status",
         "elapsed_s": round1(s.now_us.as_secs_f64()),
         "clients": s.sessions.len(),
+        "reconnecting": s.reconnecting,
+        "reconnections": s.reconnections,
         "up_kbps": kbps(line.up),
         "down_kbps": kbps(line.down),
         "queued_bytes": t.queued_bytes,

@@ -790,6 +790,8 @@ impl TunnelServer {
             secure_drops: secure_drops(&self.secure.stats()),
             tun_read_packets: self.tun_read_packets,
             tun_write_packets: self.tun_write_packets,
+            reconnecting: false,
+            reconnections: 0,
         }
     }
 }

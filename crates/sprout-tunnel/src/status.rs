@@ -141,6 +141,10 @@ pub struct TunnelStatus {
     pub tun_read_packets: u64,
     /// Packets handed to be written to the TUN device.
     pub tun_write_packets: u64,
+    /// A client whose relay fell silent is redialling it (always false for a server).
+    pub reconnecting: bool,
+    /// A client's sessions re-established after its relay fell silent (0 for a server).
+    pub reconnections: u64,
 }
 
 impl SessionStatus {

@@ -118,6 +118,9 @@ fn a_35_s_link_cut_is_survived_and_the_old_session_replaced() {
     // Dead after 15 s: the client says so and no longer claims a session.
     assert!(net.client(0).is_reconnecting());
     assert!(!net.client(0).is_established());
+    let now = Instant::from_micros(net.now);
+    let status = net.client(0).status(now);
+    assert!(status.reconnecting && status.sessions.is_empty());
     assert_eq!(reconnecting_events(&net), 1);
     net.run_for(19 * SECOND);
     let cut_at_most = net.datagrams_cut;
@@ -131,6 +134,9 @@ fn a_35_s_link_cut_is_survived_and_the_old_session_replaced() {
     assert!(took <= 11 * SECOND, "took {took} µs");
     assert!(cut_at_most > 0);
     assert_eq!(net.client(0).reconnections(), 1);
+    let now = Instant::from_micros(net.now);
+    let status = net.client(0).status(now);
+    assert!(!status.reconnecting && status.reconnections == 1);
     assert_eq!(net.client(0).assignment(), before);
     assert!(!failed(&net));
     // The relay kept the old session through the cut; the new handshake replaced it.
