@@ -12,7 +12,11 @@
 //! - A client [`Endpoint::connect`]s with its private key and the server's public key; its
 //!   greeting travels inside the handshake. Nothing is sealed before the handshake completes;
 //!   if it times out, [`Endpoint::error`] says so. [`Endpoint::rebind`] moves it to a new
-//!   local socket mid-session, and the server follows (roaming).
+//!   local socket mid-session, and the server follows (roaming). A server that sends nothing
+//!   authenticated for [`DEAD_PEER_TIMEOUT`] (15 s) after the client sent something is taken
+//!   for dead (restarted, or the path is gone): the client redials it with the same keys and
+//!   greeting, backing off between unanswered tries, for as long as the endpoint is kept
+//!   ([`ReconnectOptions`], [`Endpoint::state`], [`Endpoint::reconnections`]).
 //! - A [`Server::bind`] takes the server's key, the allowed clients, a session limit and an
 //!   idle timeout ([`ServerOptions`]) and an acceptor that chooses each session's
 //!   configuration from the client's address, public key and greeting;
@@ -79,7 +83,7 @@ pub use sprout_secure as secure;
 
 pub use clock::{realtime_us, Clock};
 pub use conn::BulkWriter;
-pub use endpoint::Endpoint;
+pub use endpoint::{Endpoint, EndpointState, ReconnectOptions, DEAD_PEER_TIMEOUT};
 pub use error::NetError;
 pub use server::{Acceptor, Server, ServerOptions, Session};
 pub use stats::{EndpointStats, ServerStats, SocketCounters};
