@@ -126,7 +126,7 @@ impl EndpointState {
 /// until the next deadline or until the application calls [`Endpoint::send`] and friends,
 /// which wake it at once. Nothing is sealed before the handshake completes: what the
 /// application sends before waits in the endpoint. If nobody answers the handshake within
-/// [`sprout_secure::Limits::handshake_timeout_us`], the endpoint stops and
+/// [`sprout_secure::Limits::handshake_timeout`], the endpoint stops and
 /// [`Endpoint::error`] says why.
 ///
 /// Every datagram that fails the security layer's checks is dropped and counted (see

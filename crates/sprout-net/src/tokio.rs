@@ -114,7 +114,7 @@ pub struct Endpoint(crate::Endpoint);
 impl Endpoint {
     /// Connects as [`crate::Endpoint::connect`] and waits for the handshake; fails with
     /// [`NetError::Secure`] if nobody answers it in time (see
-    /// [`sprout_secure::Limits::handshake_timeout_us`]).
+    /// [`sprout_secure::Limits::handshake_timeout`]).
     pub async fn connect(
         local: SocketAddr,
         remote: SocketAddr,
