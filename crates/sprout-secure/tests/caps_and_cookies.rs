@@ -252,7 +252,7 @@ fn a_full_server_says_so_with_a_refusal_it_cannot_fake_and_keeps_no_state() {
     let mut refusals = 1;
     let mut now = t;
     while c.error().is_none() {
-        now = now + sprout_core::Duration::from_millis(100);
+        now += sprout_core::Duration::from_millis(100);
         c.handle_timeout(now);
         while c.poll_transmit(now, &mut init) {
             server.handle(now, from, &init, &mut pt);
@@ -302,7 +302,7 @@ impl Flood {
 
     /// Sends one flood datagram at `now_us` and throws away what the server sends back.
     fn one(&mut self, server: &mut Server, now_us: u64, buf: &mut Vec<u8>, pt: &mut Vec<u8>) {
-        let d = if self.sent % 2 == 0 {
+        let d = if self.sent.is_multiple_of(2) {
             self.pool[(self.sent / 2) as usize % self.pool.len()].clone()
         } else {
             let mut d = vec![0u8; MIN_INITIATION_BYTES];
