@@ -298,8 +298,9 @@ impl Server {
     /// into `plaintext` (cleared first; a new session's greeting is kept for
     /// [`Server::take_greeting`]). Never panics; nothing that fails a check changes any state
     /// but a counter. (A handshake initiation that passes `mac1` uses a rate-limit token
-    /// whatever becomes of it; an answered one queues its response for
-    /// [`Server::poll_transmit`].)
+    /// whatever becomes of it; an answered one queues its response, or a refusal, for
+    /// [`Server::poll_transmit`]; under load, one without a valid `mac2` queues a cookie
+    /// reply instead.)
     pub fn handle(
         &mut self,
         now: Instant,
