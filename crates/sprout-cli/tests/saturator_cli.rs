@@ -13,8 +13,13 @@ use std::time::{Duration, Instant};
 use sprout_link::SyntheticLink;
 use sprout_saturator::{decode, encode, AckInfo, DataHeader, Dir, Hello, Message, Mode};
 
+/// The `sprout` binary under test (`SPROUT_EXE` runs the tests against another build, e.g.
+/// an older one, to see which of them it fails).
 fn sprout() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sprout"))
+    match std::env::var_os("SPROUT_EXE") {
+        Some(exe) => Command::new(exe),
+        None => Command::new(env!("CARGO_BIN_EXE_sprout")),
+    }
 }
 
 fn is_root() -> bool {
@@ -857,10 +862,13 @@ fn reusing_a_recording_name_keeps_the_older_file() {
     assert!(!first.is_empty());
     record("1");
     let text = kill_and_read(&mut server);
-    assert_eq!(std::fs::read(out.join("commute.up")).unwrap(), first);
-    assert_eq!(
-        std::fs::read(out.join("commute.up.json")).unwrap(),
-        first_json
+    assert!(
+        std::fs::read(out.join("commute.up")).unwrap() == first,
+        "the first recording's trace was replaced"
+    );
+    assert!(
+        std::fs::read(out.join("commute.up.json")).unwrap() == first_json,
+        "the first recording's summary was replaced"
     );
     let summaries = summary_lines(&text);
     assert_eq!(summaries.len(), 2, "{text}");

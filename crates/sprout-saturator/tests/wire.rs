@@ -209,5 +209,5 @@ fn a_challenge_is_never_larger_than_a_hello() {
         &mut buf,
     );
     assert_eq!(buf.len(), CHALLENGE_BYTES);
-    assert!(CHALLENGE_BYTES <= MIN_HELLO_BYTES);
+    const { assert!(CHALLENGE_BYTES <= MIN_HELLO_BYTES) };
 }

@@ -50,12 +50,17 @@ pub(super) fn recordings(
         let _ = fs::remove_file(PathBuf::from(format!("{}{suffix}", prefix.display())));
     }
     let port = free_udp_port()?;
+    let defaults = ServerOptions::new((Ipv4Addr::UNSPECIFIED, port).into());
     let server_opts = ServerOptions {
         out: Some(dir.join("server")),
         once: true,
         json: true,
         quiet: true,
-        ..ServerOptions::new((Ipv4Addr::UNSPECIFIED, port).into())
+        // With the feedback over the emulated links, an injected outage silences the client.
+        idle_timeout: defaults
+            .idle_timeout
+            .max(Duration::from_secs(o.outage_s + 5)),
+        ..defaults
     };
     let mut srv = Command::new(&o.sprout_exe);
     srv.args(server_opts.to_args());

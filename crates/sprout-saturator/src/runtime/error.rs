@@ -69,7 +69,8 @@ pub enum SaturatorError {
     InterruptedBeforeAnswer,
     /// No answer from the server in 10 s.
     #[error(
-        "no answer from {0} in 10 s (is `sprout saturator server` running there, and UDP open?)"
+        "no answer from {0} in 10 s (is `sprout saturator server` of the same sprout release \
+         running there, and UDP open?)"
     )]
     NoAnswer(SocketAddr),
     /// The server is recording for another client.
