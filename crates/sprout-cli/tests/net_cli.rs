@@ -7,8 +7,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// The `sprout` under test: this build's, or the one `SPROUT_TEST_BIN` names (to show that
+/// an older build fails these tests).
+fn sprout_bin() -> String {
+    std::env::var("SPROUT_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sprout").into())
+}
+
 fn sprout() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sprout"))
+    Command::new(sprout_bin())
 }
 
 /// A UDP port on 127.0.0.1 that nothing listens on right now.
@@ -308,6 +314,36 @@ fn client_without_a_server_ends_with_a_clear_message() {
     );
 }
 
+#[test]
+fn a_client_whose_server_dies_fails_with_a_clear_message() {
+    // Killed before the end of the duration: in the last seconds (no silence of 5 s before
+    // the duration ends, no BYE after), with data coming to the client or going from it.
+    for direction in ["down", "up"] {
+        let port = free_port();
+        let k = keys();
+        let mut srv = server(port, &k, false);
+        std::thread::sleep(Duration::from_millis(300));
+        let start = Instant::now();
+        let cli = client(port, &k, &["--duration", "4", "--direction", direction]);
+        std::thread::sleep(Duration::from_millis(2500));
+        srv.kill().unwrap();
+        srv.wait().unwrap();
+        let out = finish(cli, Duration::from_secs(20));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{direction}: {stderr}");
+        assert!(
+            stderr.contains("fell silent for 5 s and did not end the session"),
+            "{direction}: {stderr}"
+        );
+        // Within the silence that ends a session after the server's last datagram.
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{direction}: took {:?}",
+            start.elapsed()
+        );
+    }
+}
+
 /// The stderr of a running child, collected by a thread.
 struct Stderr(std::sync::Arc<std::sync::Mutex<String>>);
 
@@ -516,8 +552,14 @@ fn keygen_writes_a_private_key_and_prints_its_public_key() {
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(text.trim().len(), 44);
-    assert_ne!(text.trim(), public, "the file holds the private key");
+    // A typed first line ("# sprout private key ..."), then the key.
+    assert!(text.starts_with("# sprout private key"), "{text}");
+    let key = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect::<String>();
+    assert_eq!(key.trim().len(), 44, "{text}");
+    assert_ne!(key.trim(), public, "the file holds the private key");
     // --public prints the same public key.
     let out = sprout()
         .args(["keygen", "--public"])

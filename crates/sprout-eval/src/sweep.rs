@@ -1122,6 +1122,7 @@ impl SweepOutput {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir).map_err(EvalError::io("creating", dir))?;
         }
+        remove_leftovers(path);
         let mut done = HashSet::new();
         let existing = match read_output(path) {
             Ok(b) => Some(b),
@@ -1234,6 +1235,27 @@ impl SweepOutput {
             .commit()
             .map_err(EvalError::io("replacing", &self.path))?;
         Ok(rows.len())
+    }
+}
+
+/// Removes what a sweep killed while it rewrote `path` left beside it: the temporary files of
+/// [`AtomicFile`] (`.NAME.XXXXXX.part`).
+fn remove_leftovers(path: &Path) {
+    let (Some(name), dir) = (path.file_name(), path.parent()) else {
+        return;
+    };
+    let dir = dir
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let n = entry.file_name().to_string_lossy().into_owned();
+        if n.starts_with(&prefix) && n.ends_with(".part") {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 

@@ -154,6 +154,9 @@ fn fetch_trace(dir: &Path, file: &str) -> Result<()> {
             "10",
             "--max-time",
             "120",
+            // No more than a trace file may hold (sprout_link's cap).
+            "--max-filesize",
+            &sprout_link::trace::MAX_TRACE_FILE_BYTES.to_string(),
             "-o",
         ])
         .arg(&tmp)
