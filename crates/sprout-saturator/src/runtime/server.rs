@@ -510,10 +510,13 @@ fn print_server_summary(summary: &ServerSummary, json: bool) -> Result<(), Satur
         println!("{}", serde_json::to_string(summary)?);
     } else {
         println!(
-            "recording {} from {} ended ({}){}",
+            "recording {} from {} ended ({}{}){}",
             summary.session,
             summary.client,
             summary.ended,
+            summary.silent_since_s.map_or(String::new(), |t| format!(
+                ": client silent since {t:.3} s into the recording, cut there"
+            )),
             if summary.delivered {
                 ", the uplink's recording delivered"
             } else {
@@ -525,6 +528,12 @@ fn print_server_summary(summary: &ServerSummary, json: bool) -> Result<(), Satur
         }
         if !summary.files.is_empty() {
             println!("wrote {}", summary.files.join(", "));
+        }
+        if summary.foreign > 0 {
+            println!(
+                "ignored {} datagrams from addresses other than the session's",
+                summary.foreign
+            );
         }
     }
     let _ = io::stdout().flush();
