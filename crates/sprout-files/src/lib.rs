@@ -141,9 +141,12 @@ impl AtomicFile {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // 0666 less the umask, as File::create gives: tempfile's default (0600) would make
+        // every output private to its writer.
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{stem}."))
             .suffix(".part")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .tempfile_in(dir)?;
         Ok(AtomicFile { target, tmp })
     }
@@ -233,6 +236,18 @@ mod tests {
         f.write_all(b"new\n").unwrap();
         f.commit().unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new\n");
+    }
+
+    #[test]
+    fn an_output_gets_the_mode_file_create_would_give() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        let atomic = dir.path().join("atomic");
+        write_atomically(&atomic, "x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&atomic), mode(&plain));
     }
 
     #[test]
