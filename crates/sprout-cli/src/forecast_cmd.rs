@@ -71,7 +71,7 @@ fn parse_line(name: &str, line_no: usize, line: &str) -> Result<Vec<f64>> {
             Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
             _ => bail!(
                 "{name}:{line_no}: `{}` is not a packet count (a non-negative number)",
-                sprout_eval::files::excerpt(token)
+                sprout_files::excerpt(token)
             ),
         })
         .collect()
@@ -100,7 +100,7 @@ fn next_line(input: &mut impl BufRead, name: &str, line_no: usize) -> Result<Opt
     } else if buf.len() > MAX_LINE_BYTES {
         bail!(
             "{name}:{line_no}: a line longer than {}; is this a file of packet counts?",
-            sprout_eval::files::human_bytes(MAX_LINE_BYTES as u64)
+            sprout_files::human_bytes(MAX_LINE_BYTES as u64)
         );
     }
     match String::from_utf8(buf) {

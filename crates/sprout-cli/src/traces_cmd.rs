@@ -5,7 +5,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use sprout_eval::{files, trace_plot};
+use sprout_eval::trace_plot;
+use sprout_files as files;
 use sprout_link::convert::{throughput_csv_to_trace, write_trace, Column, CsvOptions};
 use sprout_link::synthetic::OutageOverlay;
 use sprout_link::trace_stats::{details_text, load_stats, summary_table, StatsOptions};

@@ -26,6 +26,3 @@ pub mod trace_plot;
 pub mod traces;
 
 pub use error::EvalError;
-/// The bounded reads and whole-or-nothing writes ([`sprout_files`]), for the command line
-/// (which reads and writes through them, and has them from here).
-pub use sprout_files as files;
