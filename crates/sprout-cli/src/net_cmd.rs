@@ -43,6 +43,8 @@ mod tests {
             allowed_clients: Some("clients.txt".into()),
             allow_any_client: false,
             max_sessions: 7,
+            max_sessions_per_source: 3,
+            max_sessions_per_key: 2,
             idle_timeout: 2.5,
             once: true,
             json: true,

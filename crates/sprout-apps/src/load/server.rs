@@ -79,6 +79,8 @@ impl ServerProcess {
             key: Some(key_file),
             allow_any_client: true,
             max_sessions: sessions + 16,
+            // Every load client comes from 127.0.0.1, each with its own key.
+            max_sessions_per_source: sessions + 16,
             json: true,
             ..ServerOptions::default()
         };

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use sprout_net::secure::server::{DEFAULT_MAX_SESSIONS_PER_KEY, DEFAULT_MAX_SESSIONS_PER_SOURCE};
+
 use crate::args::ArgsWriter;
 use crate::transfer::limits::PACED_PAYLOAD;
 
@@ -47,6 +49,13 @@ pub struct ServerOptions {
     /// Most sessions at once; handshakes beyond are refused.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS)]
     pub max_sessions: usize,
+    /// Most sessions at once from one source (an IPv4 address, or an IPv6 /64); handshakes
+    /// beyond are refused. Raise it for many clients behind one carrier-grade NAT.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS_PER_SOURCE)]
+    pub max_sessions_per_source: usize,
+    /// Most sessions at once with one client key; handshakes beyond are refused.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS_PER_KEY)]
+    pub max_sessions_per_key: usize,
     /// A session with no authenticated datagram from its client for this long is closed, in
     /// seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_IDLE_TIMEOUT_S)]
@@ -76,6 +85,8 @@ impl Default for ServerOptions {
             allowed_clients: None,
             allow_any_client: false,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_source: DEFAULT_MAX_SESSIONS_PER_SOURCE,
+            max_sessions_per_key: DEFAULT_MAX_SESSIONS_PER_KEY,
             idle_timeout: DEFAULT_IDLE_TIMEOUT_S,
             once: false,
             json: false,
@@ -92,6 +103,8 @@ impl ServerOptions {
             .path("allowed-clients", self.allowed_clients.as_deref())
             .switch("allow-any-client", self.allow_any_client)
             .value("max-sessions", self.max_sessions)
+            .value("max-sessions-per-source", self.max_sessions_per_source)
+            .value("max-sessions-per-key", self.max_sessions_per_key)
             .value("idle-timeout", self.idle_timeout)
             .switch("once", self.once)
             .switch("json", self.json)

@@ -46,6 +46,11 @@ fn bind(o: &ServerOptions) -> Result<Server, TransferError> {
             "--max-sessions must be at least 1".into(),
         ));
     }
+    if o.max_sessions_per_source == 0 || o.max_sessions_per_key == 0 {
+        return Err(TransferError::InvalidOption(
+            "--max-sessions-per-source and --max-sessions-per-key must be at least 1".into(),
+        ));
+    }
     if !(o.idle_timeout.is_finite() && o.idle_timeout > 0.0 && o.idle_timeout <= 86_400.0) {
         return Err(TransferError::InvalidOption(format!(
             "--idle-timeout must be a positive number of seconds (at most a day), got {}",
@@ -64,7 +69,10 @@ fn bind(o: &ServerOptions) -> Result<Server, TransferError> {
         (None, true) => AllowedClients::Any,
         _ => return Err(TransferError::ClientsChoice),
     };
-    let mut options = NetServerOptions::new(ServerConfig::new(key, allowed));
+    let mut config = ServerConfig::new(key, allowed);
+    config.max_sessions_per_source = o.max_sessions_per_source;
+    config.max_sessions_per_key = o.max_sessions_per_key;
+    let mut options = NetServerOptions::new(config);
     options.max_sessions = o.max_sessions;
     options.idle_timeout = Duration::from_secs_f64(o.idle_timeout);
     let server = Server::bind(listen, options, |_, _, greeting| {
