@@ -9,6 +9,7 @@
 //! | LEDBAT | RFC 6817 | [`ledbat`] |
 //! | BBR v1 | Cardwell et al. 2016, draft-cardwell-iccrg-bbr-congestion-control-00 | [`bbr`] |
 //! | Compound TCP | Tan, Song, Zhang, Sridharan, INFOCOM 2006 | [`compound`] |
+//! | Copa (delta 0.5, and 0.1 as Pantheon runs it) | Arun & Balakrishnan, NSDI 2018 | [`copa`] |
 //!
 //! Division of labour: the sender (loss detection, NewReno fast recovery, RTO, pacing) calls
 //! [`CongestionControl::on_congestion_event`] once per fast-recovery episode,
@@ -35,6 +36,7 @@ use sprout_core::time::{Duration, Instant};
 
 pub mod bbr;
 pub mod compound;
+pub mod copa;
 pub mod cubic;
 pub mod ledbat;
 pub mod reno;
@@ -42,6 +44,7 @@ pub mod vegas;
 
 pub use bbr::{Bbr, BbrMode};
 pub use compound::Compound;
+pub use copa::{Copa, CopaMode};
 pub use cubic::Cubic;
 pub use ledbat::Ledbat;
 pub use reno::Reno;
@@ -68,21 +71,29 @@ pub enum CcKind {
     /// Compound TCP (Windows): Reno plus a delay-based window.
     #[serde(alias = "compound")]
     Compound,
+    /// Copa (NSDI 2018): delay-based, target rate 1/(delta d_q), delta 0.5 (the paper's).
+    #[serde(alias = "copa")]
+    Copa,
+    /// Copa with delta 0.1, as Pantheon runs it (`do_ss:auto:0.1`): a larger standing queue.
+    #[serde(alias = "copa-0.1")]
+    CopaTenth,
 }
 
 impl CcKind {
     /// All controllers, in the order above.
-    pub const ALL: [CcKind; 6] = [
+    pub const ALL: [CcKind; 8] = [
         CcKind::Reno,
         CcKind::Cubic,
         CcKind::Vegas,
         CcKind::Ledbat,
         CcKind::Bbr,
         CcKind::Compound,
+        CcKind::Copa,
+        CcKind::CopaTenth,
     ];
 
     /// Lower-case name, as accepted by [`FromStr`]: `"reno"`, `"cubic"`, `"vegas"`,
-    /// `"ledbat"`, `"bbr"`, `"compound"`.
+    /// `"ledbat"`, `"bbr"`, `"compound"`, `"copa"`, `"copa-0.1"`.
     pub fn name(&self) -> &'static str {
         match self {
             CcKind::Reno => "reno",
@@ -91,6 +102,8 @@ impl CcKind {
             CcKind::Ledbat => "ledbat",
             CcKind::Bbr => "bbr",
             CcKind::Compound => "compound",
+            CcKind::Copa => "copa",
+            CcKind::CopaTenth => "copa-0.1",
         }
     }
 }
@@ -103,7 +116,7 @@ impl fmt::Display for CcKind {
 
 /// A string that names no controller.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown congestion controller {input:?} (expected reno, cubic, vegas, ledbat, bbr or compound)")]
+#[error("unknown congestion controller {input:?} (expected reno, cubic, vegas, ledbat, bbr, compound, copa or copa-0.1)")]
 pub struct ParseCcKindError {
     /// The string given.
     pub input: String,
@@ -123,6 +136,8 @@ impl FromStr for CcKind {
             "ledbat" => CcKind::Ledbat,
             "bbr" => CcKind::Bbr,
             "compound" | "ctcp" => CcKind::Compound,
+            "copa" => CcKind::Copa,
+            "copa-0.1" | "copa0.1" => CcKind::CopaTenth,
             _ => {
                 return Err(ParseCcKindError {
                     input: s.to_string(),
@@ -289,6 +304,12 @@ pub fn new_controller(kind: CcKind, cfg: &CcConfig) -> Box<dyn CongestionControl
         CcKind::Ledbat => Box::new(Ledbat::new(cfg)),
         CcKind::Bbr => Box::new(Bbr::new(cfg)),
         CcKind::Compound => Box::new(Compound::new(cfg)),
+        CcKind::Copa => Box::new(Copa::new(cfg)),
+        CcKind::CopaTenth => Box::new(Copa::with_delta(
+            cfg,
+            copa::PANTHEON_DELTA,
+            CcKind::CopaTenth,
+        )),
     }
 }
 
