@@ -1,4 +1,4 @@
-//! The schemes a simulation can run (Sprout, Sprout-EWMA, the TCP peers, the omniscient
+//! The schemes a simulation can run (Sprout, Sprout-EWMA, the TCP peers, Copa, the omniscient
 //! sender), their keys as the command line and results.csv spell them, and how each sets up a
 //! [`SimConfig`].
 
@@ -64,12 +64,34 @@ pub enum Scheme {
     /// the link ([`Transport::Direct`]). Not in [`Scheme::ALL`]: a bulk sender cannot run it.
     #[serde(rename = "direct")]
     Direct,
+    /// Copa (Arun & Balakrishnan, NSDI 2018) with the paper's delta 0.5. Not in
+    /// [`Scheme::ALL`] (see [`Scheme::MODERN`]).
+    #[serde(rename = "copa")]
+    Copa,
+    /// Copa with delta 0.1, as Pantheon runs it: about ten packets queued instead of two. Not
+    /// in [`Scheme::ALL`] (see [`Scheme::MODERN`]).
+    #[serde(rename = "copa-0.1")]
+    CopaTenth,
 }
 
 impl Scheme {
     /// The schemes that only an application of its own rate can run (not bulk), so not in
     /// [`Scheme::ALL`]: `direct`.
     pub const APP_ONLY: [Scheme; 1] = [Scheme::Direct];
+
+    /// Modern peers the paper did not compare against (Copa, delta 0.5 and 0.1): run on
+    /// request (`--schemes copa,copa-0.1`), never by default, so that the default experiments
+    /// and their results stay those of the paper's schemes.
+    pub const MODERN: [Scheme; 2] = [Scheme::Copa, Scheme::CopaTenth];
+
+    /// Every scheme a name may select: [`Scheme::ALL`], [`Scheme::APP_ONLY`] and
+    /// [`Scheme::MODERN`], in that order.
+    pub fn known() -> impl Iterator<Item = Scheme> {
+        Scheme::ALL
+            .into_iter()
+            .chain(Scheme::APP_ONLY)
+            .chain(Scheme::MODERN)
+    }
 
     /// Every scheme of a bulk sender, in the order tables list them.
     pub const ALL: [Scheme; 10] = [
@@ -99,6 +121,8 @@ impl Scheme {
             Scheme::CubicCodel => "cubic-codel",
             Scheme::Omniscient => "omniscient",
             Scheme::Direct => "direct",
+            Scheme::Copa => "copa",
+            Scheme::CopaTenth => "copa-0.1",
         }
     }
 
@@ -157,6 +181,8 @@ impl Scheme {
             Scheme::Ledbat => Transport::Tcp(CcKind::Ledbat),
             Scheme::Bbr => Transport::Tcp(CcKind::Bbr),
             Scheme::Compound => Transport::Tcp(CcKind::Compound),
+            Scheme::Copa => Transport::Tcp(CcKind::Copa),
+            Scheme::CopaTenth => Transport::Tcp(CcKind::CopaTenth),
             Scheme::Direct => Transport::Direct,
         };
         if *self == Scheme::CubicCodel {
@@ -169,17 +195,12 @@ impl std::str::FromStr for Scheme {
     type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, UnknownName> {
         let key = scheme_key(s);
-        Scheme::ALL
-            .iter()
-            .chain(&Scheme::APP_ONLY)
-            .find(|x| x.key() == key || (key == "ewma" && **x == Scheme::SproutEwma))
-            .copied()
+        Scheme::known()
+            .find(|x| x.key() == key || (key == "ewma" && *x == Scheme::SproutEwma))
             .ok_or_else(|| {
                 // The omniscient sender is a scheme of `sprout eval` only (computed from the
                 // trace): listed apart, so that no command offers it and then refuses it.
-                let simulated: Vec<&str> = Scheme::ALL
-                    .iter()
-                    .chain(&Scheme::APP_ONLY)
+                let simulated: Vec<&str> = Scheme::known()
                     .filter(|x| x.is_simulated())
                     .map(|x| x.key())
                     .collect();
@@ -197,7 +218,8 @@ impl std::str::FromStr for Scheme {
 }
 
 /// Normalizes a scheme name to our key: lowercase, `_` and spaces become `-`; a few aliases
-/// (`"tcp-cubic"`, `"cubic-over-codel"`, `"compound-tcp"`, `"tcp-vegas"`) are folded.
+/// (`"tcp-cubic"`, `"cubic-over-codel"`, `"compound-tcp"`, `"tcp-vegas"`, `"copa0.1"`) are
+/// folded.
 pub fn scheme_key(scheme: &str) -> String {
     let s = scheme.trim().to_ascii_lowercase().replace(['_', ' '], "-");
     match s.as_str() {
@@ -206,6 +228,7 @@ pub fn scheme_key(scheme: &str) -> String {
         "compound-tcp" | "ctcp" => "compound".into(),
         "cubic-over-codel" | "cubic+codel" | "cubic/codel" => "cubic-codel".into(),
         "sprout-ewma" | "sproutewma" => "sprout-ewma".into(),
+        "copa0.1" | "copa-.1" => "copa-0.1".into(),
         _ => s,
     }
 }
@@ -276,9 +299,64 @@ mod tests {
             "{e}"
         );
         assert!(
-            e.contains("cubic-codel, direct; and omniscient in `sprout eval` only"),
+            e.contains("cubic-codel, direct, copa, copa-0.1; and omniscient in `sprout eval` only"),
             "{e}"
         );
         assert_eq!(e.matches("omniscient").count(), 1, "{e}");
+    }
+
+    #[test]
+    fn copa_parses_and_runs_but_is_not_a_default_scheme() {
+        assert_eq!("copa".parse::<Scheme>(), Ok(Scheme::Copa));
+        assert_eq!(" Copa-0.1 ".parse::<Scheme>(), Ok(Scheme::CopaTenth));
+        assert_eq!("copa0.1".parse::<Scheme>(), Ok(Scheme::CopaTenth));
+        for s in Scheme::MODERN {
+            assert!(
+                !Scheme::ALL.contains(&s),
+                "{} would change the default runs",
+                s.key()
+            );
+            assert_eq!(s.key().parse::<Scheme>(), Ok(s));
+            assert!(!s.uses_param("confidence=0.5"));
+        }
+        let mut cfg = SimConfig::default();
+        Scheme::Copa.configure(&mut cfg);
+        assert!(matches!(cfg.transport, Transport::Tcp(CcKind::Copa)));
+        Scheme::CopaTenth.configure(&mut cfg);
+        assert!(matches!(cfg.transport, Transport::Tcp(CcKind::CopaTenth)));
+        // Over a constant 12 Mbit/s link carrying the downlink only, Copa fills most of it
+        // with a small queue (about 1/delta packets of 1 ms), and delta 0.1 queues more.
+        let ms: Vec<u64> = (1..=30_000).collect();
+        let t = Arc::new(sprout_link::Trace::from_opportunities_ms("c", ms).unwrap());
+        let run = |s: Scheme, load: crate::sim::Load| {
+            let mut cfg = SimConfig {
+                skip_us: 5_000_000,
+                load,
+                ..SimConfig::default()
+            };
+            s.configure(&mut cfg);
+            let out = sim::run(t.clone(), t.clone(), &cfg, None).unwrap();
+            out.downlink.metrics
+        };
+        let a = run(Scheme::Copa, crate::sim::Load::Down);
+        let b = run(Scheme::CopaTenth, crate::sim::Load::Down);
+        let (ua, da) = (a.utilization, a.self_inflicted_data_ms);
+        let (ub, db) = (b.utilization, b.self_inflicted_data_ms);
+        eprintln!("one way: copa {ua:.3} {da:.1} ms, copa-0.1 {ub:.3} {db:.1} ms");
+        assert!(ua > 0.8 && ub > 0.8, "utilization {ua}, {ub}");
+        assert!(
+            da < 20.0 && db < 40.0 && da < db,
+            "self-inflicted {da} ms, {db} ms"
+        );
+        // Both ways (the paper's setup) each flow's ACKs wait behind the other's data, the
+        // queue it sees never empties, and Copa's competitive mode, with no loss on these
+        // unbounded queues, raises 1/delta without end: the queue grows (module doc of
+        // sprout_tcp::cc::copa).
+        let both = run(Scheme::Copa, crate::sim::Load::Both);
+        eprintln!(
+            "both ways: copa {:.3} {:.1} ms",
+            both.utilization, both.self_inflicted_data_ms
+        );
+        assert!(both.utilization > 0.8);
     }
 }

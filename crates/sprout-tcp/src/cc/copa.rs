@@ -40,6 +40,14 @@
 //! after two silent seconds: slow start from [`MIN_CWND_PACKETS`] packets, velocity 1 (the RTT
 //! filters are kept). cwnd stays at least [`MIN_CWND_PACKETS`] (2, the authors' bound).
 //!
+//! Known behaviour with both directions loaded (the Sprout paper's setup): each flow's ACKs
+//! wait behind the other direction's data, so the RTT it sees includes a queue it does not
+//! control and rarely finds both queues nearly empty at once. The mode switch then reads a
+//! buffer-filler, and over unbounded queues (no loss to halve `1/delta`) competitive mode
+//! raises `1/delta` without end: in the simulator over a constant 12 Mbit/s link, one
+//! direction alone keeps about 4 ms of self-inflicted delay (21 ms for delta 0.1), both
+//! directions at once about 270 ms. Pantheon runs Copa one way only.
+//!
 //! As everywhere in this crate, growth needs a cwnd-limited flow ([`AckEvent::cwnd_limited`])
 //! and does not happen during fast recovery; decreases always apply.
 
