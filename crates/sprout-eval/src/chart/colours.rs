@@ -9,7 +9,7 @@ use crate::paper::scheme_key;
 
 /// Every scheme's colour, by its normalized key (`crate::paper::scheme_key`): the schemes this
 /// project runs and those the paper measured. The one place a scheme's colour is chosen.
-const SCHEMES: [(&str, &str); 14] = [
+const SCHEMES: [(&str, &str); 16] = [
     ("sprout", "#d62728"),
     ("sprout-ewma", "#ff7f0e"),
     ("cubic", "#1f77b4"),
@@ -24,6 +24,8 @@ const SCHEMES: [(&str, &str); 14] = [
     ("hangout", "#393b79"),
     ("omniscient", "#000000"),
     ("direct", "#6b4226"),
+    ("copa", "#00796b"),
+    ("copa-0.1", "#4db6ac"),
 ];
 
 /// The colour of the scheme of key `key` (see [`label_key`]), if it is a known scheme.
@@ -125,10 +127,7 @@ mod tests {
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), n, "a colour is used twice");
-        for s in sprout_sim::scheme::Scheme::ALL
-            .iter()
-            .chain(&sprout_sim::scheme::Scheme::APP_ONLY)
-        {
+        for s in sprout_sim::scheme::Scheme::known() {
             assert!(
                 scheme_colour(s.key()).is_some(),
                 "{} has no colour",
