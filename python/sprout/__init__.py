@@ -18,6 +18,7 @@ prints; the subclass says the kind: ``BadParameterError`` (a bad option, paramet
 """
 
 from ._sprout import (
+    MODERN_SCHEMES,
     SCHEMES,
     BadParameterError,
     BadTraceError,
@@ -33,6 +34,7 @@ from ._sprout import (
 )
 
 __all__ = [
+    "MODERN_SCHEMES",
     "SCHEMES",
     "BadParameterError",
     "BadTraceError",

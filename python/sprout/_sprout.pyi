@@ -16,6 +16,9 @@ __version__: str
 SCHEMES: List[str]
 """Every scheme's key, in the order tables list them (``omniscient`` is computed, not simulated)."""
 
+MODERN_SCHEMES: List[str]
+"""Modern peers run only on request, never by default: ``copa`` (delta 0.5), ``copa-0.1``."""
+
 PathLike = Union[str, "os.PathLike[str]"]
 TraceLike = Union["Trace", str, "os.PathLike[str]"]
 Params = Union[Mapping[str, Any], Sequence[str], None]

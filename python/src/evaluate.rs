@@ -116,10 +116,12 @@ pub fn params<'py>(
     value_to_py(py, &v)
 }
 
-/// Adds `evaluate`, `params` and `SCHEMES` to the module.
+/// Adds `evaluate`, `params`, `SCHEMES` and `MODERN_SCHEMES` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(params, m)?)?;
     let schemes: Vec<&str> = Scheme::ALL.iter().map(|s| s.key()).collect();
-    m.add("SCHEMES", schemes)
+    m.add("SCHEMES", schemes)?;
+    let modern: Vec<&str> = Scheme::MODERN.iter().map(|s| s.key()).collect();
+    m.add("MODERN_SCHEMES", modern)
 }

@@ -307,7 +307,8 @@ fn records<'py>(
 /// Every option of ``sprout sim``, with its default:
 ///
 /// - ``scheme``: sprout, sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound, cubic-codel,
-///   or direct (no congestion control; with a constant or video ``app``).
+///   copa (delta 0.5), copa-0.1 (delta 0.1, as Pantheon), or direct (no congestion control;
+///   with a constant or video ``app``).
 /// - ``confidence``: forecast confidence, strictly between 0 and 1 (Sprout schemes) [0.95].
 /// - ``params``: changes to Sprout's parameters (``sprout params`` lists them), a dict
 ///   ``{"window_skip_ticks": 0, "model.sigma": 250}`` or a list of ``"KEY=VALUE"`` strings
