@@ -26,12 +26,56 @@ fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
+/// A free UDP address on 127.0.0.1 (`127.0.0.1:PORT`).
+fn free_addr() -> String {
+    let port = UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-        .port()
+        .port();
+    format!("127.0.0.1:{port}")
+}
+
+/// `sprout saturator client [--direction DIRECTION] --duration SECS --connect ADDR --name NAME`
+/// with stdin closed (`direction` None: the client's default).
+fn client(direction: Option<&str>, secs: &str, addr: &str, name: &Path) -> Command {
+    let mut c = sprout();
+    c.args(["saturator", "client"]);
+    if let Some(d) = direction {
+        c.args(["--direction", d]);
+    }
+    c.args(["--duration", secs, "--connect", addr])
+        .arg("--name")
+        .arg(name)
+        .stdin(Stdio::null());
+    c
+}
+
+/// [`client`] printing JSON lines, quiet, with a window of 8 packets (over loopback about 8
+/// packets per 20 ms ack, 5 Mbit/s: gentle on CI).
+fn json_client(direction: Option<&str>, secs: &str, addr: &str, name: &Path) -> Command {
+    let mut c = client(direction, secs, addr, name);
+    c.args(["--json", "--quiet", "--max-window", "8"]);
+    c
+}
+
+/// Starts `cmd` with its stdout and stderr piped.
+fn spawn_piped(cmd: &mut Command) -> std::process::Child {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Asserts that `out` succeeded (saying what it printed if not) and returns its stdout.
+fn succeeded(out: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
 }
 
 /// The last JSON line of `text` whose "type" is "summary".
@@ -149,16 +193,24 @@ fn round_trip_through_the_emulator() {
 
 /// `sprout saturator server --once --json --quiet` on `addr`, given 300 ms to bind.
 fn spawn_server(addr: &str) -> std::process::Child {
-    let server = sprout()
-        .args(["saturator", "server", "--once", "--json", "--quiet"])
-        .args(["--listen", addr])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    server
+    spawn_server_with(addr, &["--once"])
+}
+
+/// A temporary folder, a server (as [`spawn_server`]) on a free loopback address, and the
+/// path `DIR/NAME` for a client's recording.
+fn loopback_server(
+    name: &str,
+) -> (
+    tempfile::TempDir,
+    String,
+    std::process::Child,
+    std::path::PathBuf,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = free_addr();
+    let server = spawn_server(&addr);
+    let name = dir.path().join(name);
+    (dir, addr, server, name)
 }
 
 /// `sprout saturator check --seconds 20` on `traces`, writing into `out`, with `extra` flags.
@@ -239,30 +291,8 @@ fn simulated_check_writes_its_tables_and_chart() {
 /// (strays 0, malformed 0), and nothing else moves (no loss, no duplicates, no reordering).
 #[test]
 fn stray_and_malformed_datagrams_are_counted_and_ignored() {
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
-    let mut server = spawn_server(&addr);
-    let name = dir.path().join("loop");
-    // Window 8 over loopback: about 8 packets per 20 ms ack, 5 Mbit/s, gentle on CI.
-    let client = sprout()
-        .args([
-            "saturator",
-            "client",
-            "--direction",
-            "up",
-            "--duration",
-            "3",
-            "--json",
-        ])
-        .args(["--quiet", "--max-window", "8", "--connect", &addr])
-        .arg("--name")
-        .arg(&name)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (_dir, addr, mut server, name) = loopback_server("loop");
+    let client = spawn_piped(&mut json_client(Some("up"), "3", &addr, &name));
     std::thread::sleep(Duration::from_millis(1000));
     let stray = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut buf = Vec::new();
@@ -293,13 +323,7 @@ fn stray_and_malformed_datagrams_are_counted_and_ignored() {
         ),
         "the server challenges the hello"
     );
-    let out = client.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&client.wait_with_output().unwrap());
     let s = summary_line(&stdout);
     let up = &s["up"];
     assert!(up["packets"].as_u64().unwrap() > 100, "{up}");
@@ -367,29 +391,11 @@ fn both_directions_over_ipv6_with_a_small_mtu() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = spawn_server(&addr);
     let name = dir.path().join("v6");
-    let out = sprout()
-        .args([
-            "saturator",
-            "client",
-            "--direction",
-            "both",
-            "--duration",
-            "3",
-        ])
-        .args(["--json", "--quiet", "--max-window", "8", "--mtu", "1280"])
-        .args(["--connect", &addr])
-        .arg("--name")
-        .arg(&name)
-        .stdin(Stdio::null())
+    let out = json_client(Some("both"), "3", &addr, &name)
+        .args(["--mtu", "1280"])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let s = summary_line(&stdout);
+    let s = summary_line(&succeeded(&out));
     for d in ["up", "down"] {
         let r = &s[d];
         let packets = r["packets"].as_u64().unwrap();
@@ -427,31 +433,14 @@ fn an_impossible_recording_size_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let name = dir.path().join("hostile");
     let started = Instant::now();
-    let mut client = sprout()
-        .args([
-            "saturator",
-            "client",
-            "--direction",
-            "up",
-            "--duration",
-            "1",
-        ])
-        .args([
-            "--json",
-            "--quiet",
-            "--max-window",
-            "4",
-            "--fetch-timeout",
-            "30",
-        ])
-        .args(["--connect", &addr])
-        .arg("--name")
-        .arg(&name)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut client = spawn_piped(client(Some("up"), "1", &addr, &name).args([
+        "--json",
+        "--quiet",
+        "--max-window",
+        "4",
+        "--fetch-timeout",
+        "30",
+    ]));
     let (mut buf, mut out) = ([0u8; 2048], Vec::new());
     let mut done = false;
     let mut first_fin: Option<Instant> = None;
@@ -489,13 +478,7 @@ fn an_impossible_recording_size_is_refused() {
     while let Ok((n, _)) = server.recv_from(&mut buf) {
         done |= matches!(decode(&buf[..n]), Ok(Message::Done { .. }));
     }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let s = summary_line(&stdout);
+    let s = summary_line(&succeeded(&out));
     let why = s["up_error"].as_str().unwrap_or_default();
     assert!(why.contains("refused"), "{s}");
     assert!(s["up"].is_null(), "{s}");
@@ -556,15 +539,13 @@ fn hello_bytes(session: u64, mode: Mode, cookie: Option<[u8; 16]>) -> Vec<u8> {
 /// `sprout saturator server` on `addr` with `extra` flags (JSON lines, quiet), given 300 ms
 /// to bind.
 fn spawn_server_with(addr: &str, extra: &[&str]) -> std::process::Child {
-    let server = sprout()
-        .args(["saturator", "server", "--json", "--quiet"])
-        .args(["--listen", addr])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let server = spawn_piped(
+        sprout()
+            .args(["saturator", "server", "--json", "--quiet"])
+            .args(["--listen", addr])
+            .args(extra)
+            .stdin(Stdio::null()),
+    );
     std::thread::sleep(Duration::from_millis(300));
     server
 }
@@ -631,8 +612,7 @@ fn bytes_received(sock: &UdpSocket, within: Duration) -> (usize, usize) {
 /// 32-byte challenge per padded hello), and no recording starts.
 #[test]
 fn a_spoofed_hello_is_not_amplified() {
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_addr();
     let mut server = spawn_server_with(&addr, &["--once"]);
     let victim = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut sent = 0usize;
@@ -671,21 +651,9 @@ fn a_spoofed_hello_is_not_amplified() {
 /// the sender, and the recording goes on to its end without a gap.
 #[test]
 fn forged_acks_from_another_address_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
-    let mut server = spawn_server(&addr);
-    let name = dir.path().join("victim");
-    let mut client = sprout()
-        .args(["saturator", "client", "--direction", "down"])
-        .args(["--duration", "4", "--max-window", "8", "--connect", &addr])
-        .arg("--name")
-        .arg(&name)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (_dir, addr, mut server, name) = loopback_server("victim");
+    let mut client =
+        spawn_piped(client(Some("down"), "4", &addr, &name).args(["--max-window", "8"]));
     let session = session_of(&mut client);
     let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut buf = Vec::new();
@@ -762,8 +730,7 @@ fn session_of(client: &mut std::process::Child) -> u64 {
 /// its chunks (at most 64 per request, whatever it asks for).
 #[test]
 fn a_result_request_from_elsewhere_gets_nothing() {
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_addr();
     let mut server = spawn_server_with(&addr, &["--once"]);
     let client = UdpSocket::bind("127.0.0.1:0").unwrap();
     let session = 0x7e57_0001;
@@ -834,24 +801,11 @@ fn a_result_request_from_elsewhere_gets_nothing() {
 fn reusing_a_recording_name_keeps_the_older_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("server");
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_addr();
     let out_s = out.to_str().unwrap().to_string();
     let mut server = spawn_server_with(&addr, &["--out", &out_s]);
     let record = |secs: &str| {
-        let o = sprout()
-            .args([
-                "saturator",
-                "client",
-                "--direction",
-                "up",
-                "--duration",
-                secs,
-            ])
-            .args(["--json", "--quiet", "--max-window", "8", "--connect", &addr])
-            .arg("--name")
-            .arg(dir.path().join("commute"))
-            .stdin(Stdio::null())
+        let o = json_client(Some("up"), secs, &addr, &dir.path().join("commute"))
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -890,10 +844,7 @@ fn reusing_a_recording_name_keeps_the_older_file() {
 /// recording's summary counts none of them.
 #[test]
 fn garbage_while_idle_is_not_charged_to_the_next_recording() {
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
-    let mut server = spawn_server(&addr);
+    let (_dir, addr, mut server, name) = loopback_server("clean");
     let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut buf = Vec::new();
     encode(
@@ -909,22 +860,7 @@ fn garbage_while_idle_is_not_charged_to_the_next_recording() {
         }
     }
     std::thread::sleep(Duration::from_millis(300));
-    let name = dir.path().join("clean");
-    let o = sprout()
-        .args([
-            "saturator",
-            "client",
-            "--direction",
-            "up",
-            "--duration",
-            "2",
-        ])
-        .args(["--json", "--quiet", "--max-window", "8", "--connect", &addr])
-        .arg("--name")
-        .arg(&name)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let o = json_client(Some("up"), "2", &addr, &name).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v = summary_line(&server_wait(&mut server));
     let up = &v["up"];
@@ -944,24 +880,8 @@ fn garbage_while_idle_is_not_charged_to_the_next_recording() {
 /// a trailing outage.
 #[test]
 fn a_killed_client_leaves_its_partial_recording_and_frees_the_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
-    let mut server = spawn_server(&addr);
-    let name = dir.path().join("killed");
-    let mut client = sprout()
-        .args([
-            "saturator",
-            "client",
-            "--direction",
-            "both",
-            "--duration",
-            "30",
-        ])
-        .args(["--json", "--quiet", "--max-window", "8", "--connect", &addr])
-        .arg("--name")
-        .arg(&name)
-        .stdin(Stdio::null())
+    let (_dir, addr, mut server, name) = loopback_server("killed");
+    let mut client = json_client(Some("both"), "30", &addr, &name)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -1001,26 +921,8 @@ fn a_killed_client_leaves_its_partial_recording_and_frees_the_server() {
 /// why; `--direction both` over one path is done, with a loud warning.
 #[test]
 fn the_default_over_one_path_records_the_downlink_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
-    let mut server = spawn_server(&addr);
-    let name = dir.path().join("default");
-    let o = sprout()
-        .args([
-            "saturator",
-            "client",
-            "--duration",
-            "2",
-            "--json",
-            "--quiet",
-        ])
-        .args(["--max-window", "8", "--connect", &addr])
-        .arg("--name")
-        .arg(&name)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let (dir, addr, mut server, name) = loopback_server("default");
+    let o = json_client(None, "2", &addr, &name).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains("recording the downlink only"), "{stderr}");
@@ -1033,19 +935,7 @@ fn the_default_over_one_path_records_the_downlink_only() {
     assert_eq!(v["mode"], "down", "{v}");
     // Asked for explicitly, both directions over one path: recorded, with a warning.
     let mut server = spawn_server(&addr);
-    let o = sprout()
-        .args([
-            "saturator",
-            "client",
-            "--direction",
-            "both",
-            "--duration",
-            "1",
-        ])
-        .args(["--json", "--quiet", "--max-window", "8", "--connect", &addr])
-        .arg("--name")
-        .arg(dir.path().join("both"))
-        .stdin(Stdio::null())
+    let o = json_client(Some("both"), "1", &addr, &dir.path().join("both"))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -1065,28 +955,8 @@ fn the_default_over_one_path_records_the_downlink_only() {
 /// server did not acknowledge the end, and keeps what it recorded.
 #[test]
 fn a_client_whose_server_died_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
-    let mut server = spawn_server(&addr);
-    let name = dir.path().join("orphan");
-    let client = sprout()
-        .args([
-            "saturator",
-            "client",
-            "--direction",
-            "down",
-            "--duration",
-            "3",
-        ])
-        .args(["--json", "--quiet", "--max-window", "8", "--connect", &addr])
-        .arg("--name")
-        .arg(&name)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (_dir, addr, mut server, name) = loopback_server("orphan");
+    let client = spawn_piped(&mut json_client(Some("down"), "3", &addr, &name));
     std::thread::sleep(Duration::from_millis(1500));
     kill_and_read(&mut server);
     let started = Instant::now();
