@@ -4,7 +4,7 @@
 //!   open handle, refused with [`ReadError::TooLarge`] as soon as it passes a byte cap, so that
 //!   a 1 GiB file or `/dev/zero` given by mistake costs at most the cap in memory.
 //! - [`excerpt`]: at most [`EXCERPT_CHARS`] characters of a bad line, for error messages that
-//!   quote input without echoing all of it.
+//!   quote input without echoing all of it (at most [`EXCERPT_BYTES`] bytes).
 //! - [`write_atomically`] and [`AtomicFile`]: a file appears whole under its name or not at all
 //!   (written beside it, flushed to disk, then renamed into place), so a run killed midway never
 //!   leaves a cut file that looks complete.
@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 
 /// Longest excerpt of an input line quoted in an error message, characters.
 pub const EXCERPT_CHARS: usize = 60;
+/// Longest excerpt of an input line quoted in an error message, bytes of UTF-8 (60 characters
+/// of another script take up to 240).
+pub const EXCERPT_BYTES: usize = 120;
 
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -107,15 +110,21 @@ pub fn read_to_string_capped(path: impl AsRef<Path>, cap: u64) -> Result<String,
     })
 }
 
-/// At most [`EXCERPT_CHARS`] characters of `line`, control characters shown as `?`, with `…`
-/// when cut: what an error message may quote of an input line.
+/// At most [`EXCERPT_CHARS`] characters and [`EXCERPT_BYTES`] bytes of `line`, control
+/// characters shown as `?`, with `…` when cut: what an error message may quote of an input
+/// line.
 pub fn excerpt(line: &str) -> String {
-    let mut out: String = line
-        .chars()
-        .take(EXCERPT_CHARS)
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
-    if line.chars().nth(EXCERPT_CHARS).is_some() {
+    let mut out = String::new();
+    let mut cut = false;
+    for (n, c) in line.chars().enumerate() {
+        let c = if c.is_control() { '?' } else { c };
+        if n == EXCERPT_CHARS || out.len() + c.len_utf8() > EXCERPT_BYTES {
+            cut = true;
+            break;
+        }
+        out.push(c);
+    }
+    if cut {
         out.push('…');
     }
     out
@@ -219,6 +228,10 @@ mod tests {
         assert!(e.ends_with('…'));
         assert_eq!(excerpt("1\t2\u{1b}[31m"), "1?2?[31m");
         assert_eq!(excerpt("short"), "short");
+        let wide = "\u{fffd}".repeat(1000);
+        let e = excerpt(&wide);
+        assert!(e.len() <= EXCERPT_BYTES + '…'.len_utf8(), "{} bytes", e.len());
+        assert!(e.ends_with('…'));
     }
 
     #[test]
