@@ -4,12 +4,10 @@
 //! of each group's last packet) is filtered by the draft's scalar Kalman filter into `m`, the
 //! estimated queueing-delay gradient per group, in ms.
 //!
-//! Why the Kalman filter and not libwebrtc's trendline estimator: the overuse detector's
-//! constants this model uses (K_u = 0.01, K_d = 0.00018, the initial threshold 12.5 ms) are
-//! the draft's and were tuned for the Kalman estimate (libwebrtc's trendline comes with its own,
-//! K_u = 0.0087, K_d = 0.039, and a gain of 4); the draft is also the specification the issue
-//! names. As libwebrtc's Kalman-era detector did, the estimate is compared with the threshold
-//! scaled by the number of deltas seen (at most [`MAX_DELTAS`]) — see [`KalmanFilter::scaled`].
+//! The Kalman filter is the draft's estimator, kept as [`crate::controller::Estimator::Kalman`];
+//! the controller's default is libwebrtc's trendline ([`crate::trendline`], which says why). As
+//! libwebrtc's Kalman-era detector did, the estimate meets the threshold scaled by the number
+//! of deltas seen (at most [`MAX_DELTAS`]) — see [`KalmanFilter::scaled`].
 
 /// A group spans at most this much send time, µs (the draft's `burst_time`, 5 ms).
 pub const BURST_US: u64 = 5_000;

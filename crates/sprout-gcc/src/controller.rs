@@ -10,6 +10,16 @@ use crate::loss_control::LossControl;
 use crate::overuse::{BandwidthUsage, OveruseDetector};
 use crate::probe::{ProbeCluster, ProbeController, ProbeEstimator};
 use crate::rate_control::AimdRateControl;
+use crate::trendline::TrendlineEstimator;
+
+/// Which estimator of the queueing-delay gradient the controller runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Estimator {
+    /// libwebrtc's trendline ([`crate::trendline`]). Default.
+    Trendline,
+    /// The draft's Kalman filter ([`crate::arrival_filter::KalmanFilter`]).
+    Kalman,
+}
 
 /// The controller's settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,6 +36,8 @@ pub struct GccConfig {
     pub probing: bool,
     /// The size of a probe's padding packets, bytes.
     pub probe_packet_bytes: u32,
+    /// The delay-gradient estimator.
+    pub estimator: Estimator,
 }
 
 impl Default for GccConfig {
@@ -37,6 +49,7 @@ impl Default for GccConfig {
             received_window_us: 500_000,
             probing: true,
             probe_packet_bytes: 1200,
+            estimator: Estimator::Trendline,
         }
     }
 }
@@ -51,6 +64,7 @@ pub struct GccController {
     history: SendHistory,
     inter_arrival: InterArrival,
     filter: KalmanFilter,
+    trendline: TrendlineEstimator,
     detector: OveruseDetector,
     aimd: AimdRateControl,
     loss: LossControl,
@@ -78,6 +92,7 @@ impl GccController {
             history: SendHistory::new(),
             inter_arrival: InterArrival::new(),
             filter: KalmanFilter::new(),
+            trendline: TrendlineEstimator::new(),
             detector: OveruseDetector::new(),
             aimd: AimdRateControl::new(cfg.start_bps, cfg.min_bps, cfg.max_bps),
             loss: LossControl::new(cfg.start_bps, cfg.min_bps, cfg.max_bps),
@@ -165,10 +180,14 @@ impl GccController {
                 }
             }
             if let Some(delta) = self.inter_arrival.add(r.sent.send_us, arrival) {
-                self.filter.update(&delta);
-                let usage =
-                    self.detector
-                        .detect(self.filter.scaled(), delta.send_delta_ms, arrival);
+                let gradient = match self.cfg.estimator {
+                    Estimator::Trendline => self.trendline.update(&delta, arrival),
+                    Estimator::Kalman => {
+                        self.filter.update(&delta);
+                        self.filter.scaled()
+                    }
+                };
+                let usage = self.detector.detect(gradient, delta.send_delta_ms, arrival);
                 overused |= usage == BandwidthUsage::Overusing;
             }
         }
@@ -225,8 +244,18 @@ mod tests {
     /// `capacity_bps` (one-way delay 20 ms), losing every `loss_every`-th packet, feeding
     /// back every 50 ms; returns the controller.
     fn run(capacity_bps: f64, secs: f64, loss_every: Option<u64>) -> GccController {
+        run_with(capacity_bps, secs, loss_every, Estimator::Trendline)
+    }
+
+    fn run_with(
+        capacity_bps: f64,
+        secs: f64,
+        loss_every: Option<u64>,
+        estimator: Estimator,
+    ) -> GccController {
         let mut c = GccController::new(GccConfig {
             probing: false,
+            estimator,
             ..GccConfig::default()
         });
         // (seq, arrival µs, lost) of packets on their way, in order.
@@ -285,6 +314,13 @@ mod tests {
         let t = c.target_bps();
         assert!(t > 1.4e6 && t < 2.6e6, "{t}");
         assert!(c.overuses() > 0);
+    }
+
+    #[test]
+    fn the_kalman_filter_also_converges() {
+        let c = run_with(2e6, 40.0, None, Estimator::Kalman);
+        let t = c.target_bps();
+        assert!(t > 1.2e6 && t < 3.0e6, "{t}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod app_metrics;
 pub mod distributions;
 pub mod duration;
 pub mod error;
+pub mod gcc_flow;
 pub mod logscore;
 pub mod metrics;
 pub mod overrides;

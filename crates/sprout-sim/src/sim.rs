@@ -16,6 +16,7 @@ use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 use crate::app::{App, Source};
 use crate::app_metrics::{self, AppMetrics, Ledger};
 use crate::error::{SimError, UnknownName};
+use crate::gcc_flow::{GccHost, GccPacket, GCC_MAX_PAYLOAD};
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
 use crate::run_limits::check_run;
 
@@ -79,6 +80,10 @@ pub enum Transport {
     /// link when the application hands it over (with a [`DIRECT_HEADER_BYTES`] UDP/IP header),
     /// and the receiving side sends nothing. Only with a constant or video [`App`].
     Direct,
+    /// Google Congestion Control ([`crate::gcc_flow`], the model of `sprout_gcc`): media paced
+    /// at the controller's target rate, transport-wide feedback every 50 ms. Only with an
+    /// application of its own (adaptive video sizes each frame by the target rate).
+    Gcc,
 }
 
 /// The header a `direct` datagram carries on the link on top of its payload, bytes (IPv4 and
@@ -190,6 +195,13 @@ impl SimConfig {
     /// `direct` has an application of its own rate (constant or video).
     pub fn validate_app(&self) -> Result<(), SimError> {
         self.app.validate()?;
+        if self.transport == Transport::Gcc && self.app.is_bulk() {
+            return Err(SimError::InvalidOption(
+                "gcc with app bulk has nothing to pace: it carries media; give an adaptive, \
+                 video or constant app"
+                    .into(),
+            ));
+        }
         if self.transport == Transport::Direct {
             let why = match self.app {
                 App::Bulk => Some(
@@ -300,6 +312,7 @@ enum Body {
     Sprout(Vec<u8>),
     Tcp(Segment),
     Direct,
+    Gcc(GccPacket),
 }
 
 /// [`WirePacket::message`] of a packet that carries no message of a non-bulk application.
@@ -329,6 +342,7 @@ enum Host {
     Sprout(Box<Connection>),
     Tcp(Box<TcpEndpoint>),
     Direct(DirectHost),
+    Gcc(Box<GccHost>),
 }
 
 impl Host {
@@ -353,6 +367,13 @@ impl Host {
                 Host::Tcp(Box::new(t))
             }
             Transport::Direct => Host::Direct(DirectHost::default()),
+            Transport::Gcc => {
+                let fps = match cfg.app {
+                    App::Adaptive { fps, .. } | App::Video { fps, .. } => fps,
+                    _ => crate::app::DEFAULT_FPS,
+                };
+                Host::Gcc(Box::new(GccHost::new(now_us, fps)))
+            }
         })
     }
 
@@ -367,6 +388,10 @@ impl Host {
                 Ok(())
             }
             (Host::Direct(_), Body::Direct) => Ok(()),
+            (Host::Gcc(g), Body::Gcc(p)) => {
+                g.receive(now_us, p);
+                Ok(())
+            }
             _ => Err(SimError::WrongTransport),
         }
     }
@@ -375,7 +400,7 @@ impl Host {
         match self {
             Host::Sprout(c) => c.handle_timeout(Instant::from_micros(now_us)),
             Host::Tcp(t) => t.handle_timeout(Instant::from_micros(now_us)),
-            Host::Direct(_) => {}
+            Host::Direct(_) | Host::Gcc(_) => {}
         }
     }
 
@@ -422,6 +447,16 @@ impl Host {
                 };
                 Some((packet, len + DIRECT_HEADER_BYTES, false))
             }
+            Host::Gcc(g) => {
+                let out = g.transmit(now_us)?;
+                let packet = WirePacket {
+                    body: Body::Gcc(out.packet),
+                    app_bytes: out.app_bytes,
+                    is_data: out.message.is_some(),
+                    message: out.message.unwrap_or(NO_MESSAGE),
+                };
+                Some((packet, out.wire_bytes, false))
+            }
         }
     }
 
@@ -431,6 +466,7 @@ impl Host {
             Host::Sprout(c) => c.queued_bytes() as u64,
             Host::Tcp(t) => t.unsent_bytes(),
             Host::Direct(d) => d.queued_bytes,
+            Host::Gcc(g) => g.backlog(),
         }
     }
 
@@ -446,6 +482,7 @@ impl Host {
                 .saturating_sub(t.stats().in_flight_bytes)
                 .saturating_sub(t.unsent_bytes()),
             Host::Direct(_) => 0,
+            Host::Gcc(g) => g.allowance(),
         }
     }
 
@@ -456,6 +493,7 @@ impl Host {
             Host::Sprout(c) => c.max_payload() as u64,
             Host::Tcp(_) => u64::MAX,
             Host::Direct(_) => DIRECT_MAX_PAYLOAD as u64,
+            Host::Gcc(_) => GCC_MAX_PAYLOAD as u64,
         }
     }
 
@@ -479,6 +517,7 @@ impl Host {
             Host::Sprout(c) => c.poll_timeout().map(Instant::as_micros),
             Host::Tcp(t) => t.poll_timeout().map(Instant::as_micros),
             Host::Direct(_) => None,
+            Host::Gcc(g) => Some(g.next_timeout()),
         }
     }
 
@@ -497,6 +536,7 @@ impl Host {
                 )
             }
             Host::Direct(d) => (d.sent, 0),
+            Host::Gcc(g) => (g.sent(), 0),
         }
     }
 }
@@ -562,6 +602,11 @@ impl AppSide {
                     for len in chunks {
                         d.queue.push_back((index, len as u32));
                         d.queued_bytes += len;
+                    }
+                }
+                Host::Gcc(g) => {
+                    for len in chunks {
+                        g.enqueue(index, len as u32);
                     }
                 }
             }
