@@ -609,11 +609,7 @@ fn two_clients_ping_and_download_through_one_server() {
 
     // The server's key and a free UDP port on every address of the host.
     let (key_file, server_key) = keygen(exe, dir.path());
-    let port = UdpSocket::bind("0.0.0.0:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_udp_port();
     let net = free_network();
     let server_v4 = Ipv4Addr::new(10, 77, net, 1);
     let server_dev = format!("tns{:x}", std::process::id());
@@ -621,10 +617,7 @@ fn two_clients_ping_and_download_through_one_server() {
     assert!(interface_names().contains(&server_dev));
 
     // Two emulators with fast constant links, a client in each one's mobile namespace.
-    let trace = Arc::new(constant_rate_trace("const", LINK_MBPS, 1.0).unwrap());
-    let emus: Vec<Emulator> = (0..2)
-        .map(|_| Emulator::start(EmulatorConfig::new(trace.clone(), trace.clone())).unwrap())
-        .collect();
+    let emus: Vec<Emulator> = (0..2).map(|_| fast_emulator()).collect();
     let (mut clients, client_v4) =
         start_clients(exe, dir.path(), &emus, port, &server_key, (server_v4, net));
     eprintln!(
@@ -809,38 +802,100 @@ fn link_cut(emu: &Emulator, client: &mut Peer, server_v4: Ipv4Addr) -> Duration 
     took
 }
 
+/// Whether this process can run the namespace tests (root and /dev/net/tun); says it skips if
+/// not.
+fn can_run_tunnels() -> bool {
+    let can = uid_is_root() && Path::new("/dev/net/tun").exists();
+    if !can {
+        eprintln!("SKIPPED: the tunnel and the link emulator need root and /dev/net/tun");
+    }
+    can
+}
+
+/// A free UDP port on every address of the host.
+fn free_udp_port() -> u16 {
+    UdpSocket::bind("0.0.0.0:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Two fast constant links ([`LINK_MBPS`] each way) in a new emulator.
+fn fast_emulator() -> Emulator {
+    let trace = Arc::new(constant_rate_trace("const", LINK_MBPS, 1.0).unwrap());
+    Emulator::start(EmulatorConfig::new(trace.clone(), trace)).unwrap()
+}
+
+/// A relay of one test: the server's key, a free UDP port and a free tunnel network
+/// `10.77.net.0/24` (the server at `.1`, on device `server_dev`).
+struct Relay {
+    key_file: PathBuf,
+    server_key: String,
+    port: u16,
+    net: u8,
+    server_v4: Ipv4Addr,
+    server_dev: String,
+}
+
+impl Relay {
+    /// A key in `dir`, a port and network `free_network_for(k)`, and the tunnel server on them
+    /// with device `PREFIX{pid}` and `extra` arguments, started.
+    fn start(exe: &str, dir: &Path, (k, prefix): (u32, &str), extra: &[&str]) -> (Relay, Peer) {
+        let (key_file, server_key) = keygen(exe, dir);
+        let net = free_network_for(k);
+        let relay = Relay {
+            key_file,
+            server_key,
+            port: free_udp_port(),
+            net,
+            server_v4: Ipv4Addr::new(10, 77, net, 1),
+            server_dev: format!("{prefix}{:x}", std::process::id()),
+        };
+        let server = start_server_with(
+            exe,
+            dir,
+            &relay.key_file,
+            relay.port,
+            (relay.server_v4, &relay.server_dev),
+            extra,
+        );
+        (relay, server)
+    }
+
+    /// One client of this relay in `emu`'s mobile namespace (see [`start_one_client`]).
+    fn client(
+        &self,
+        (exe, dir): (&str, &Path),
+        emu: &Emulator,
+        device: &str,
+        extra: &[String],
+    ) -> (Peer, Ipv4Addr) {
+        let to = (self.port, self.server_key.as_str());
+        start_one_client(exe, dir, emu, to, device, extra)
+    }
+
+    /// [`shut_down_and_check`] of this relay's `server`, its one `client` and `emu`.
+    fn shut_down(&self, client: Peer, server: Peer, emu: Emulator) {
+        let net = (self.server_v4, self.net);
+        shut_down_and_check(vec![client], server, vec![emu], net, &self.server_dev);
+    }
+}
+
 #[test]
 fn a_client_survives_a_relay_restart_and_a_35_s_link_cut() {
-    if !uid_is_root() || !Path::new("/dev/net/tun").exists() {
-        eprintln!("SKIPPED: the tunnel and the link emulator need root and /dev/net/tun");
+    if !can_run_tunnels() {
         return;
     }
     let started = Instant::now();
     let dir = tempfile::tempdir().unwrap();
     let exe = env!("CARGO_BIN_EXE_sprout");
-    let (key_file, server_key) = keygen(exe, dir.path());
-    let port = UdpSocket::bind("0.0.0.0:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let net = free_network_for(1);
-    let server_v4 = Ipv4Addr::new(10, 77, net, 1);
+    let (r, mut server) = Relay::start(exe, dir.path(), (1, "tsr"), &[]);
     let pid = std::process::id();
-    let server_dev = format!("tsr{pid:x}");
-    let mut server = start_server(exe, dir.path(), &key_file, port, server_v4, &server_dev);
-    let trace = Arc::new(constant_rate_trace("const", LINK_MBPS, 1.0).unwrap());
-    let emu = Emulator::start(EmulatorConfig::new(trace.clone(), trace)).unwrap();
-    let (mut client, client_v4) = start_one_client(
-        exe,
-        dir.path(),
-        &emu,
-        (port, &server_key),
-        &format!("tcr{pid:x}"),
-        &[],
-    );
+    let emu = fast_emulator();
+    let (mut client, client_v4) = r.client((exe, dir.path()), &emu, &format!("tcr{pid:x}"), &[]);
     // Without --isolate a client reaches services on the relay host (finding 22.9).
-    let listener = TcpListener::bind(SocketAddr::from((server_v4, 0))).unwrap();
+    let listener = TcpListener::bind(SocketAddr::from((r.server_v4, 0))).unwrap();
     assert!(tcp_connects(&emu, listener.local_addr().unwrap()));
     eprintln!(
         "client up ({client_v4}) after {:.1} s",
@@ -852,26 +907,20 @@ fn a_client_survives_a_relay_restart_and_a_35_s_link_cut() {
         dir.path(),
         (&emu, &mut client),
         &mut server,
-        (&key_file, port, server_v4, &server_dev),
+        (&r.key_file, r.port, r.server_v4, &r.server_dev),
     );
     eprintln!(
         "relay restart: a ping answers {:.1} s after it",
         took.as_secs_f64()
     );
-    let took = link_cut(&emu, &mut client, server_v4);
+    let took = link_cut(&emu, &mut client, r.server_v4);
     eprintln!(
         "35 s link cut: a ping answers {:.1} s after the link is back",
         took.as_secs_f64()
     );
     drop(listener);
 
-    shut_down_and_check(
-        vec![client],
-        server,
-        vec![emu],
-        (server_v4, net),
-        &server_dev,
-    );
+    r.shut_down(client, server, emu);
     let took = started.elapsed();
     eprintln!("whole test: {:.1} s", took.as_secs_f64());
     assert!(
@@ -882,34 +931,17 @@ fn a_client_survives_a_relay_restart_and_a_35_s_link_cut() {
 
 #[test]
 fn an_isolated_relay_keeps_clients_from_its_own_addresses() {
-    if !uid_is_root() || !Path::new("/dev/net/tun").exists() {
-        eprintln!("SKIPPED: the tunnel and the link emulator need root and /dev/net/tun");
+    if !can_run_tunnels() {
         return;
     }
     let started = Instant::now();
     let dir = tempfile::tempdir().unwrap();
     let exe = env!("CARGO_BIN_EXE_sprout");
-    let (key_file, server_key) = keygen(exe, dir.path());
-    let port = UdpSocket::bind("0.0.0.0:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let net = free_network_for(2);
-    let server_v4 = Ipv4Addr::new(10, 77, net, 1);
-    let pid = std::process::id();
-    let server_dev = format!("tsi{pid:x}");
-    let mut server = start_server_with(
-        exe,
-        dir.path(),
-        &key_file,
-        port,
-        (server_v4, &server_dev),
-        &["--isolate"],
-    );
+    let (r, mut server) = Relay::start(exe, dir.path(), (2, "tsi"), &["--isolate"]);
+    let (server_v4, pid) = (r.server_v4, std::process::id());
     // Another address of the relay host, on its loopback device, that the client routes into
     // the tunnel.
-    let host_addr = Ipv4Addr::new(10, 78, net, 1);
+    let host_addr = Ipv4Addr::new(10, 78, r.net, 1);
     assert!(!sprout_os::interfaces::ipv4_addresses_in_use().contains(&host_addr));
     let mut undo = Undo(Vec::new());
     let a = format!("{host_addr}/32");
@@ -917,16 +949,9 @@ fn an_isolated_relay_keeps_clients_from_its_own_addresses() {
         &["addr", "add", &a, "dev", "lo"],
         &["addr", "del", &a, "dev", "lo"],
     );
-    let trace = Arc::new(constant_rate_trace("const", LINK_MBPS, 1.0).unwrap());
-    let emu = Emulator::start(EmulatorConfig::new(trace.clone(), trace)).unwrap();
-    let (client, _) = start_one_client(
-        exe,
-        dir.path(),
-        &emu,
-        (port, &server_key),
-        &format!("tci{pid:x}"),
-        &["--route".to_string(), a.clone()],
-    );
+    let emu = fast_emulator();
+    let route = ["--route".to_string(), a.clone()];
+    let (client, _) = r.client((exe, dir.path()), &emu, &format!("tci{pid:x}"), &route);
     let id = (pid as u16).wrapping_add(42);
     let ping = ping_until(&emu, server_v4, id, Instant::now(), Duration::from_secs(5));
     assert!(ping.is_some(), "ICMP to the tunnel address still answers");
@@ -953,13 +978,7 @@ fn an_isolated_relay_keeps_clients_from_its_own_addresses() {
         );
     }
     drop((on_tunnel, on_host));
-    shut_down_and_check(
-        vec![client],
-        server,
-        vec![emu],
-        (server_v4, net),
-        &server_dev,
-    );
+    r.shut_down(client, server, emu);
     undo.undo();
     eprintln!("whole test: {:.1} s", started.elapsed().as_secs_f64());
 }
