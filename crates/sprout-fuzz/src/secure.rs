@@ -255,53 +255,45 @@ impl SecureTarget {
     }
 }
 
+/// A server whose config `tune` changes, and a client of it whose first initiation (left in
+/// `buf`) the server has handled as coming from `from`.
+fn initiated(
+    tune: impl FnOnce(&mut ServerConfig),
+    from: SocketAddr,
+    buf: &mut Vec<u8>,
+    pt: &mut Vec<u8>,
+) -> (Server, Client) {
+    let mut config = ServerConfig::new(PrivateKey::generate(), AllowedClients::Any);
+    tune(&mut config);
+    let mut server = Server::new(config);
+    let mut client = Client::new(
+        ClientConfig {
+            private_key: PrivateKey::generate(),
+            server_key: server.public_key(),
+            limits: Limits::default(),
+        },
+        Instant::ZERO,
+        b"",
+    )
+    .expect("a client");
+    assert!(client.poll_transmit(Instant::ZERO, buf), "an initiation");
+    server.handle(Instant::ZERO, from, buf, pt);
+    (server, client)
+}
+
 /// A cookie reply and the initiation with `mac2` that follows it (from a server under load),
 /// and a refusal (from a full server): seeds of the message types of issue 22.
 fn load_and_refusal_seeds() -> Vec<Vec<u8>> {
     let (mut buf, mut pt, mut seeds) = (Vec::new(), Vec::new(), Vec::new());
     let from: SocketAddr = "192.0.2.9:4000".parse().expect("an address");
-    let mut config = ServerConfig::new(PrivateKey::generate(), AllowedClients::Any);
     // No handshake budget at all: always under load.
-    config.handshakes_per_s = 0;
-    let mut loaded = Server::new(config);
-    let mut client = Client::new(
-        ClientConfig {
-            private_key: PrivateKey::generate(),
-            server_key: loaded.public_key(),
-            limits: Limits::default(),
-        },
-        Instant::ZERO,
-        b"",
-    )
-    .expect("a client");
-    assert!(
-        client.poll_transmit(Instant::ZERO, &mut buf),
-        "an initiation"
-    );
-    loaded.handle(Instant::ZERO, from, &buf, &mut pt);
+    let (mut loaded, mut client) = initiated(|c| c.handshakes_per_s = 0, from, &mut buf, &mut pt);
     loaded.poll_transmit(&mut buf).expect("a cookie reply");
     seeds.push(buf.clone());
     client.handle(Instant::ZERO, &buf, &mut pt);
     assert!(client.poll_transmit(Instant::ZERO, &mut buf), "with mac2");
     seeds.push(buf.clone());
-    let mut config = ServerConfig::new(PrivateKey::generate(), AllowedClients::Any);
-    config.max_sessions = 0;
-    let mut full = Server::new(config);
-    let mut client = Client::new(
-        ClientConfig {
-            private_key: PrivateKey::generate(),
-            server_key: full.public_key(),
-            limits: Limits::default(),
-        },
-        Instant::ZERO,
-        b"",
-    )
-    .expect("a client");
-    assert!(
-        client.poll_transmit(Instant::ZERO, &mut buf),
-        "an initiation"
-    );
-    full.handle(Instant::ZERO, from, &buf, &mut pt);
+    let (mut full, _) = initiated(|c| c.max_sessions = 0, from, &mut buf, &mut pt);
     full.poll_transmit(&mut buf).expect("a refusal");
     seeds.push(buf);
     seeds
