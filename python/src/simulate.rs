@@ -307,8 +307,9 @@ fn records<'py>(
 /// Every option of ``sprout sim``, with its default:
 ///
 /// - ``scheme``: sprout, sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound, cubic-codel,
-///   copa (delta 0.5), copa-0.1 (delta 0.1, as Pantheon), or direct (no congestion control;
-///   with a constant or video ``app``).
+///   copa (delta 0.5), copa-0.1 (delta 0.1, as Pantheon), direct (no congestion control;
+///   with a constant or video ``app``), or gcc (Google Congestion Control; with a non-bulk
+///   ``app``, ``"adaptive"`` sizing each frame by its target rate).
 /// - ``confidence``: forecast confidence, strictly between 0 and 1 (Sprout schemes) [0.95].
 /// - ``params``: changes to Sprout's parameters (``sprout params`` lists them), a dict
 ///   ``{"window_skip_ticks": 0, "model.sigma": 250}`` or a list of ``"KEY=VALUE"`` strings

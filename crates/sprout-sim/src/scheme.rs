@@ -72,12 +72,16 @@ pub enum Scheme {
     /// in [`Scheme::ALL`] (see [`Scheme::MODERN`]).
     #[serde(rename = "copa-0.1")]
     CopaTenth,
+    /// Google Congestion Control (the `sprout_gcc` model, [`Transport::Gcc`]) carrying an
+    /// application's media. Not in [`Scheme::ALL`]: a bulk sender cannot run it.
+    #[serde(rename = "gcc")]
+    Gcc,
 }
 
 impl Scheme {
     /// The schemes that only an application of its own rate can run (not bulk), so not in
-    /// [`Scheme::ALL`]: `direct`.
-    pub const APP_ONLY: [Scheme; 1] = [Scheme::Direct];
+    /// [`Scheme::ALL`]: `direct` and `gcc`.
+    pub const APP_ONLY: [Scheme; 2] = [Scheme::Direct, Scheme::Gcc];
 
     /// Modern peers the paper did not compare against (Copa, delta 0.5 and 0.1): run on
     /// request (`--schemes copa,copa-0.1`), never by default, so that the default experiments
@@ -123,6 +127,7 @@ impl Scheme {
             Scheme::Direct => "direct",
             Scheme::Copa => "copa",
             Scheme::CopaTenth => "copa-0.1",
+            Scheme::Gcc => "gcc",
         }
     }
 
@@ -184,6 +189,7 @@ impl Scheme {
             Scheme::Copa => Transport::Tcp(CcKind::Copa),
             Scheme::CopaTenth => Transport::Tcp(CcKind::CopaTenth),
             Scheme::Direct => Transport::Direct,
+            Scheme::Gcc => Transport::Gcc,
         };
         if *self == Scheme::CubicCodel {
             cfg.link.queue = QueueConfig::codel();
@@ -299,10 +305,23 @@ mod tests {
             "{e}"
         );
         assert!(
-            e.contains("cubic-codel, direct, copa, copa-0.1; and omniscient in `sprout eval` only"),
+            e.contains(
+                "cubic-codel, direct, gcc, copa, copa-0.1; and omniscient in `sprout eval` only"
+            ),
             "{e}"
         );
         assert_eq!(e.matches("omniscient").count(), 1, "{e}");
+    }
+
+    #[test]
+    fn gcc_parses_as_an_app_only_scheme() {
+        assert_eq!("GCC".parse::<Scheme>(), Ok(Scheme::Gcc));
+        assert!(!Scheme::ALL.contains(&Scheme::Gcc) && !Scheme::MODERN.contains(&Scheme::Gcc));
+        let mut cfg = SimConfig::default();
+        Scheme::Gcc.configure(&mut cfg);
+        assert_eq!(cfg.transport, Transport::Gcc);
+        // A bulk sender has nothing for GCC to pace.
+        assert!(cfg.validate_app().is_err());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::paper::scheme_key;
 
 /// Every scheme's colour, by its normalized key (`crate::paper::scheme_key`): the schemes this
 /// project runs and those the paper measured. The one place a scheme's colour is chosen.
-const SCHEMES: [(&str, &str); 16] = [
+const SCHEMES: [(&str, &str); 17] = [
     ("sprout", "#d62728"),
     ("sprout-ewma", "#ff7f0e"),
     ("cubic", "#1f77b4"),
@@ -26,6 +26,7 @@ const SCHEMES: [(&str, &str); 16] = [
     ("direct", "#6b4226"),
     ("copa", "#00796b"),
     ("copa-0.1", "#4db6ac"),
+    ("gcc", "#4a1486"),
 ];
 
 /// The colour of the scheme of key `key` (see [`label_key`]), if it is a known scheme.
