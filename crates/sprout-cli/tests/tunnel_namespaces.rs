@@ -181,7 +181,8 @@ fn icmp_socket() -> socket2::Socket {
     sock
 }
 
-/// Sends one echo request (`id`, `seq`) to `dst` and waits for its reply until `until`.
+/// Sends one echo request (`id`, `seq`) to `dst` and waits for its reply (with the request's
+/// payload) until `until`.
 fn echo(sock: &socket2::Socket, dst: Ipv4Addr, (id, seq): (u16, u16), until: Instant) -> bool {
     let to = socket2::SockAddr::from(std::net::SocketAddrV4::new(dst, 0));
     let mut req = vec![8u8, 0, 0, 0];
@@ -202,7 +203,11 @@ fn echo(sock: &socket2::Socket, dst: Ipv4Addr, (id, seq): (u16, u16), until: Ins
             continue;
         }
         let icmp = &buf[ihl..n];
-        if icmp[0] == 0 && icmp[4..6] == id.to_be_bytes() && icmp[6..8] == seq.to_be_bytes() {
+        if icmp[0] == 0
+            && icmp[4..6] == id.to_be_bytes()
+            && icmp[6..8] == seq.to_be_bytes()
+            && icmp.ends_with(b"0123456789")
+        {
             return true;
         }
     }
@@ -243,45 +248,13 @@ fn ping_until(
 /// calling thread's namespace to `dst`, each retried up to 3 times, 1 s apart; returns how many
 /// sequence numbers got their echo reply from `dst`.
 fn ping(dst: Ipv4Addr, id: u16, count: u16) -> u16 {
-    use socket2::{Domain, Protocol, SockAddr, Socket, Type};
-    use std::io::Read;
-    let sock = Socket::new(Domain::IPV4, Type::RAW, Some(Protocol::ICMPV4))
-        .unwrap_or_else(|e| panic!("raw socket: {e}"));
-    sock.set_read_timeout(Some(Duration::from_millis(200)))
-        .expect("SO_RCVTIMEO");
-    let to = SockAddr::from(std::net::SocketAddrV4::new(dst, 0));
+    let sock = icmp_socket();
     let mut answered = 0;
     for seq in 1..=count {
-        let mut ok = false;
-        for _attempt in 0..3 {
-            let mut req = vec![8u8, 0, 0, 0];
-            req.extend_from_slice(&id.to_be_bytes());
-            req.extend_from_slice(&seq.to_be_bytes());
-            req.extend_from_slice(b"sprout tunnel ping payload 0123456789");
-            let c = checksum(&req);
-            req[2..4].copy_from_slice(&c.to_be_bytes());
-            let _ = sock.send_to(&req, &to);
+        let ok = (0..3).any(|_| {
             let until = Instant::now() + Duration::from_secs(1);
-            while Instant::now() < until && !ok {
-                let mut buf = [0u8; 1500];
-                let n = match (&sock).read(&mut buf) {
-                    Ok(n) if n >= 20 => n,
-                    _ => continue,
-                };
-                let ihl = usize::from(buf[0] & 0x0f) * 4;
-                if n < ihl + 8 || buf[12..16] != dst.octets() {
-                    continue;
-                }
-                let icmp = &buf[ihl..n];
-                ok = icmp[0] == 0
-                    && icmp[4..6] == id.to_be_bytes()
-                    && icmp[6..8] == seq.to_be_bytes()
-                    && icmp.ends_with(b"0123456789");
-            }
-            if ok {
-                break;
-            }
-        }
+            echo(&sock, dst, (id, seq), until)
+        });
         answered += u16::from(ok);
     }
     answered
