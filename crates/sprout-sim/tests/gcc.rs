@@ -146,3 +146,22 @@ fn gcc_follows_a_step_down_from_4_to_1_mbit() {
         "queueing p95 {peak} ms at the step, {drained} ms 7 s later"
     );
 }
+
+#[test]
+fn gcc_calls_both_ways_with_feedback_beside_the_media() {
+    // Both directions carry a call; each direction's feedback shares the link with the other
+    // direction's media, as in the paper's video calls.
+    let link = Arc::new(constant_rate_trace("c2", 2.0, 30.0).unwrap());
+    let cfg = SimConfig {
+        load: Load::Both,
+        ..config(10)
+    };
+    let out = sim::run(link.clone(), link, &cfg, None).unwrap();
+    for (name, run) in [("up", &out.uplink), ("down", &out.downlink)] {
+        let app = run.app.as_ref().unwrap();
+        assert!(app.offered_kbps > 1300.0, "{name}: {app:?}");
+        assert!(app.delay_p95_ms < 150.0, "{name}: {app:?}");
+        // Feedback (not data) travels beside the media.
+        assert!(run.arrivals.iter().any(|x| !x.is_data));
+    }
+}
