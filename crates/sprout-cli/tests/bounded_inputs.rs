@@ -12,11 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The `sprout` under test: this build's, or the one `SPROUT_TEST_BIN` names (to show that
-/// an older build fails these tests).
-fn sprout_bin() -> String {
-    std::env::var("SPROUT_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sprout").into())
-}
+mod common;
+use common::{assert_ok, sprout_bin};
 
 /// The address space a refused input may cost, KiB (1 GiB).
 const MEMORY_KIB: u64 = 1 << 20;
@@ -237,9 +234,5 @@ fn a_run_longer_than_a_day_is_refused() {
         .current_dir(d)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
 }

@@ -5,17 +5,11 @@ use std::process::Command;
 
 use sprout_link::testdata;
 
+mod common;
+use common::assert_ok;
+
 fn sprout() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sprout"))
-}
-
-/// Fails the test with the command's stderr unless it succeeded.
-fn assert_ok(out: &std::process::Output) {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// The paper's traces in ../shared/traces; `None` (the test recorded as skipped) when absent.
@@ -103,11 +97,7 @@ fn sim_twice_prints_the_same() {
             .arg(t.join("Verizon-LTE-short.down"))
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&out);
         out.stdout
     };
     let a = run();

@@ -7,11 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The `sprout` under test: this build's, or the one `SPROUT_TEST_BIN` names (to show that
-/// an older build fails these tests).
-fn sprout_bin() -> String {
-    std::env::var("SPROUT_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sprout").into())
-}
+mod common;
+use common::{assert_ok, sprout_bin};
 
 fn sprout() -> Command {
     Command::new(sprout_bin())
@@ -86,11 +83,7 @@ fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
         .arg(&path)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let public = String::from_utf8(out.stdout).unwrap().trim().to_string();
     assert_eq!(public.len(), 44, "{public}");
     (path, public)

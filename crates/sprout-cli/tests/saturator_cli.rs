@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 use sprout_link::SyntheticLink;
 use sprout_saturator::{decode, encode, AckInfo, DataHeader, Dir, Hello, Message, Mode};
 
+mod common;
+use common::assert_ok;
+
 /// The `sprout` binary under test (`SPROUT_EXE` runs the tests against another build, e.g.
 /// an older one, to see which of them it fails).
 fn sprout() -> Command {
@@ -696,11 +699,7 @@ fn forged_acks_from_another_address_change_nothing() {
     let (bytes, _) = bytes_received(&attacker, Duration::from_secs(2));
     assert_eq!(bytes, 0, "nothing goes to the attacker");
     let out = client.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(with(&name, ".json")).unwrap()).unwrap();
     let down = &summary["down"];
@@ -808,7 +807,7 @@ fn reusing_a_recording_name_keeps_the_older_file() {
         let o = json_client(Some("up"), secs, &addr, &dir.path().join("commute"))
             .output()
             .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_ok(&o);
     };
     record("2");
     let first = std::fs::read(out.join("commute.up")).unwrap();
@@ -861,7 +860,7 @@ fn garbage_while_idle_is_not_charged_to_the_next_recording() {
     }
     std::thread::sleep(Duration::from_millis(300));
     let o = json_client(Some("up"), "2", &addr, &name).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
     let v = summary_line(&server_wait(&mut server));
     let up = &v["up"];
     assert!(up["packets"].as_u64().unwrap() > 100, "{up}");
