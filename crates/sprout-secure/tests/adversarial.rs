@@ -15,7 +15,7 @@ use sprout_secure::handshake::Mac1;
 use sprout_secure::replay::WINDOW;
 use sprout_secure::wire::{MIN_INITIATION_BYTES, RESPONSE_BYTES};
 use sprout_secure::{
-    ClientReceived, DropReason, Limits, PrivateKey, ServerReceived, OVERHEAD_BYTES,
+    ClientReceived, DropReason, Limits, PrivateKey, SealError, ServerReceived, OVERHEAD_BYTES,
 };
 
 fn server_drops(p: &mut Pair, from: SocketAddr, d: &[u8]) -> DropReason {
@@ -499,10 +499,22 @@ fn a_replayed_handshake_does_not_change_the_session() {
     );
 }
 
+/// What `p`'s server makes of `d` from `from`, now.
+fn server_gets(p: &mut Pair, from: SocketAddr, d: &[u8]) -> ServerReceived {
+    let mut pt = Vec::new();
+    p.server
+        .handle(Instant::from_micros(p.now_us), from, d, &mut pt)
+}
+
+/// Where `p`'s server sends `plaintext` of its session, now.
+fn server_sends_to(p: &mut Pair, plaintext: &[u8]) -> Result<SocketAddr, SealError> {
+    let now = Instant::from_micros(p.now_us);
+    p.server.seal(now, p.id, plaintext, &mut Vec::new())
+}
+
 #[test]
 fn roaming_follows_genuine_datagrams_only() {
     let mut p = Pair::new();
-    let mut pt = Vec::new();
     let new_addr: SocketAddr = "203.0.113.9:6000".parse().unwrap();
     // Forged from the new address: no move.
     let mut d = p.client_seal(b"x");
@@ -513,20 +525,9 @@ fn roaming_follows_genuine_datagrams_only() {
     // A genuine but older datagram (reordered) from the new address: accepted, no move.
     let older = p.client_seal(b"older");
     let newer = p.client_seal(b"newer");
-    assert_eq!(
-        p.server.handle(
-            Instant::from_micros(p.now_us),
-            client_addr(),
-            &newer,
-            &mut pt
-        ),
-        ServerReceived::Data { id: p.id }
-    );
-    assert_eq!(
-        p.server
-            .handle(Instant::from_micros(p.now_us), new_addr, &older, &mut pt),
-        ServerReceived::Data { id: p.id }
-    );
+    let data = ServerReceived::Data { id: p.id };
+    assert_eq!(server_gets(&mut p, client_addr(), &newer), data);
+    assert_eq!(server_gets(&mut p, new_addr, &older), data);
     assert_eq!(p.server.session(p.id).unwrap().addr, client_addr());
     // A replay of the newest from the new address: no move.
     assert_eq!(server_drops(&mut p, new_addr, &newer), DropReason::Replayed);
@@ -535,43 +536,19 @@ fn roaming_follows_genuine_datagrams_only() {
     // sends to the confirmed address (a replayed capture from a spoofed source reflects
     // nothing).
     let d = p.client_seal(b"moving");
-    assert_eq!(
-        p.server
-            .handle(Instant::from_micros(p.now_us), new_addr, &d, &mut pt),
-        ServerReceived::Data { id: p.id }
-    );
+    assert_eq!(server_gets(&mut p, new_addr, &d), data);
     let info = p.server.session(p.id).unwrap();
     assert_eq!(
         (info.addr, info.candidate, info.roams),
         (client_addr(), Some(new_addr), 0)
     );
-    assert_eq!(
-        p.server.seal(
-            Instant::from_micros(p.now_us),
-            p.id,
-            b"still to old",
-            &mut pt.clone()
-        ),
-        Ok(client_addr())
-    );
+    assert_eq!(server_sends_to(&mut p, b"still to old"), Ok(client_addr()));
     // A second, newer one from the new address confirms it: the session moves.
     let d = p.client_seal(b"moved");
-    assert_eq!(
-        p.server
-            .handle(Instant::from_micros(p.now_us), new_addr, &d, &mut pt),
-        ServerReceived::Data { id: p.id }
-    );
+    assert_eq!(server_gets(&mut p, new_addr, &d), data);
     let info = p.server.session(p.id).unwrap();
     assert_eq!((info.addr, info.candidate, info.roams), (new_addr, None, 1));
-    assert_eq!(
-        p.server.seal(
-            Instant::from_micros(p.now_us),
-            p.id,
-            b"to new",
-            &mut pt.clone()
-        ),
-        Ok(new_addr)
-    );
+    assert_eq!(server_sends_to(&mut p, b"to new"), Ok(new_addr));
     assert_eq!(p.server.stats().roams, 1);
 }
 

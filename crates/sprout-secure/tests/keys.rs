@@ -4,6 +4,11 @@ use std::os::unix::fs::PermissionsExt;
 
 use sprout_secure::{read_allowed_keys, PrivateKey, PublicKey, OVERHEAD_BYTES};
 
+/// Why `PublicKey::from_arg(arg)` refused `arg` (panics if it did not).
+fn public_key_error(arg: &str) -> String {
+    PublicKey::from_arg(arg).unwrap_err().to_string()
+}
+
 #[test]
 fn private_key_file_is_created_0600_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -58,14 +63,10 @@ fn public_keys_from_text_or_file() {
     let path = dir.path().join("server.pub");
     std::fs::write(&path, format!("{text}\n")).unwrap();
     assert_eq!(PublicKey::from_arg(path.to_str().unwrap()).unwrap(), key);
-    let err = PublicKey::from_arg("no-such-file-or-key")
-        .unwrap_err()
-        .to_string();
+    let err = public_key_error("no-such-file-or-key");
     assert!(err.contains("neither"), "{err}");
     std::fs::write(&path, "garbage\n").unwrap();
-    let err = PublicKey::from_arg(path.to_str().unwrap())
-        .unwrap_err()
-        .to_string();
+    let err = public_key_error(path.to_str().unwrap());
     assert!(err.contains("server.pub"), "{err}");
 }
 
@@ -114,9 +115,7 @@ fn private_and_public_key_files_are_told_apart() {
         private.public_key()
     );
     // The private key file given as the server's public key: refused, saying what to give.
-    let err = PublicKey::from_arg(&arg(&private_path))
-        .unwrap_err()
-        .to_string();
+    let err = public_key_error(&arg(&private_path));
     assert!(err.contains("is a private key file"), "{err}");
     assert!(err.contains("sprout keygen --public"), "{err}");
     assert!(!err.contains(&private.to_base64()), "the key is not echoed");
@@ -143,9 +142,7 @@ fn private_and_public_key_files_are_told_apart() {
     );
     // Two keys in one key file: refused, quoting an excerpt.
     std::fs::write(&old_public, format!("{0}\n{0}\n", private.public_key())).unwrap();
-    let err = PublicKey::from_arg(&arg(&old_public))
-        .unwrap_err()
-        .to_string();
+    let err = public_key_error(&arg(&old_public));
     assert!(err.contains("one key"), "{err}");
 }
 
@@ -165,10 +162,8 @@ fn huge_and_endless_key_files_are_refused_quickly() {
         read_allowed_keys(std::path::Path::new("/dev/zero"))
             .unwrap_err()
             .to_string(),
-        PublicKey::from_arg(huge.to_str().unwrap())
-            .unwrap_err()
-            .to_string(),
-        PublicKey::from_arg("/dev/zero").unwrap_err().to_string(),
+        public_key_error(huge.to_str().unwrap()),
+        public_key_error("/dev/zero"),
         PrivateKey::read_file(&huge).unwrap_err().to_string(),
     ];
     let took = started.elapsed();
