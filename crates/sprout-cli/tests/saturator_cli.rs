@@ -559,6 +559,16 @@ fn kill_and_read(server: &mut std::process::Child) -> String {
     server_wait(server)
 }
 
+/// Stops `server` as an operator would (SIGTERM: it ends any recording, printing its summary)
+/// and returns its stdout. Unlike [`kill_and_read`], a summary the server was about to print
+/// when the client left is not lost.
+fn stop_and_read(server: &mut std::process::Child) -> String {
+    let _ = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status();
+    server_wait(server)
+}
+
 /// Every JSON line of `text` whose "type" is "summary".
 fn summary_lines(text: &str) -> Vec<serde_json::Value> {
     text.lines()
@@ -814,7 +824,7 @@ fn reusing_a_recording_name_keeps_the_older_file() {
     let first_json = std::fs::read(out.join("commute.up.json")).unwrap();
     assert!(!first.is_empty());
     record("1");
-    let text = kill_and_read(&mut server);
+    let text = stop_and_read(&mut server);
     assert!(
         std::fs::read(out.join("commute.up")).unwrap() == first,
         "the first recording's trace was replaced"
