@@ -156,7 +156,8 @@ impl AtomicFile {
             .prefix(&format!(".{stem}."))
             .suffix(".part")
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-            .tempfile_in(dir)?;
+            .tempfile_in(dir)
+            .map_err(without_temporary_name)?;
         Ok(AtomicFile { target, tmp })
     }
 
@@ -167,6 +168,17 @@ impl AtomicFile {
         self.tmp.as_file().sync_all()?;
         self.tmp.persist(&self.target).map_err(|e| e.error)?;
         Ok(())
+    }
+}
+
+/// The system's error under tempfile's, without the random temporary name tempfile appends
+/// (" at path NAME"): the caller names the target, and a message that changes from run to run
+/// cannot be compared. tempfile keeps the system's error in a private type, so its text is cut.
+fn without_temporary_name(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.split_once(" at path ") {
+        Some((system, _)) => io::Error::new(e.kind(), system.to_string()),
+        None => e,
     }
 }
 
@@ -261,6 +273,15 @@ mod tests {
         write_atomically(&atomic, "x").unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&atomic), mode(&plain));
+    }
+
+    #[test]
+    fn a_missing_folder_is_the_systems_error_without_a_random_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("missing-folder").join("out.csv");
+        let e = AtomicFile::create(&p).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert_eq!(e.to_string(), io::Error::from_raw_os_error(2).to_string());
     }
 
     #[test]
