@@ -242,7 +242,11 @@ mod tests {
         assert_eq!(excerpt("short"), "short");
         let wide = "\u{fffd}".repeat(1000);
         let e = excerpt(&wide);
-        assert!(e.len() <= EXCERPT_BYTES + '…'.len_utf8(), "{} bytes", e.len());
+        assert!(
+            e.len() <= EXCERPT_BYTES + '…'.len_utf8(),
+            "{} bytes",
+            e.len()
+        );
         assert!(e.ends_with('…'));
     }
 
