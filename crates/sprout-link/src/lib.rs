@@ -9,7 +9,8 @@
 //!   traces.
 //! - [`trace_stats`]: a trace's figures (duration, mean and peak rate, outages, the
 //!   inter-arrival histogram of the paper's Figure 2); [`convert`]: per-interval throughput
-//!   CSVs to traces, and writing traces.
+//!   CSVs to traces, and writing traces; [`scale`]: a trace's rate times a factor, its timing
+//!   kept.
 //! - [`testdata`]: for tests, the paper's traces and fixtures in `../shared`, and reporting the
 //!   tests that skip without them.
 //!
@@ -44,6 +45,7 @@ pub mod convert;
 pub mod link;
 pub mod mmlog;
 pub mod queue;
+pub mod scale;
 pub mod synthetic;
 pub mod testdata;
 pub mod trace;
