@@ -275,6 +275,8 @@ enum TracesCommand {
     /// Convert a per-interval throughput CSV (time, Mbit/s) to a trace: an approximation,
     /// see --help.
     Convert(traces_cmd::ConvertArgs),
+    /// Multiply a trace's delivery rate by a factor, keeping its timing (outages, period).
+    Scale(traces_cmd::ScaleArgs),
 }
 
 fn load_trace(path: &Path) -> Result<Arc<Trace>> {
@@ -677,6 +679,9 @@ fn main() {
         Command::Traces {
             command: TracesCommand::Convert(a),
         } => traces_cmd::convert(a),
+        Command::Traces {
+            command: TracesCommand::Scale(a),
+        } => traces_cmd::scale(a),
     };
     if let Err(e) = result {
         eprintln!("error: {}", chain_message(e.as_ref()));

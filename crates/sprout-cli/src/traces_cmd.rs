@@ -1,5 +1,6 @@
-//! `sprout traces stats|plot|synth|convert`: figures, charts, synthetic traces and conversions
-//! of mahimahi traces (one line per 1500-byte delivery opportunity, at its millisecond).
+//! `sprout traces stats|plot|synth|convert|scale`: figures, charts, synthetic traces,
+//! conversions and rate scaling of mahimahi traces (one line per 1500-byte delivery
+//! opportunity, at its millisecond).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -574,6 +575,66 @@ pub(crate) fn convert(a: ConvertArgs) -> Result<()> {
         } else {
             ""
         }
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// scale
+
+/// `sprout traces scale` arguments.
+#[derive(clap::Args)]
+#[command(after_long_help = "\
+Multiplies a trace's delivery rate by --factor, keeping its timing: a millisecond that held n \
+opportunities (1500-byte lines) gets about factor x n of them, a millisecond with none keeps \
+none (outages stay outages), and the last timestamp (the loop period) is kept. Counting from \
+the end of the trace, the opportunities at or after each millisecond are ceil(factor x the \
+original's), so over any window the scaled trace holds factor times the original's within 1 \
+(and the last millisecond always keeps one). No randomness: the same trace and factor always \
+give the same file. A factor below 1 drops some timestamps; none is ever added.
+
+The output must stay within a trace file's cap (256 MiB of text): a factor that would pass it \
+is refused before anything is written. The file is written whole or not at all.
+
+Example: sprout traces scale --factor 16 ../shared/traces/Verizon-LTE-short.down --out lte-x16.down")]
+pub(crate) struct ScaleArgs {
+    /// The rate multiplier: a finite number above 0 (0.5 halves the rate, 64 is 64 times it).
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
+    factor: f64,
+    /// The trace file to scale (mahimahi format).
+    #[arg(value_name = "IN")]
+    input: PathBuf,
+    /// The trace file to write.
+    #[arg(long, value_name = "OUT")]
+    out: PathBuf,
+}
+
+/// Runs `sprout traces scale`.
+pub(crate) fn scale(a: ScaleArgs) -> Result<()> {
+    if !(a.factor.is_finite() && a.factor > 0.0) {
+        bail!("--factor must be a finite number above 0, not {}", a.factor);
+    }
+    let trace = Trace::load(&a.input)?;
+    // Counted (and refused over the cap) before the output is opened.
+    sprout_link::scale::check_scale(&trace, a.factor)?;
+    let cannot = || format!("cannot write {}", a.out.display());
+    let mut out = files::AtomicFile::create(&a.out).with_context(cannot)?;
+    let summary = sprout_link::scale::write_scaled(&trace, a.factor, &mut out)?;
+    out.commit().with_context(cannot)?;
+    let mbit = |lines: u64| {
+        lines as f64 * sprout_link::OPPORTUNITY_BYTES as f64 * 8.0
+            / summary.period_ms.max(1) as f64
+            / 1000.0
+    };
+    println!(
+        "wrote {}: {} opportunities over {:.3} s, mean {:.3} Mbit/s ({} x {} opportunities, {:.3} Mbit/s)",
+        a.out.display(),
+        summary.opportunities,
+        summary.period_ms as f64 / 1000.0,
+        mbit(summary.opportunities),
+        a.factor,
+        trace.len(),
+        mbit(trace.len() as u64)
     );
     Ok(())
 }

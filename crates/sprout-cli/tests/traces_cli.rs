@@ -1,6 +1,7 @@
-//! `sprout traces stats|plot|synth|convert` as a user runs them: the stats of the paper's eight
-//! traces against an independent count (awk, and a few lines of Rust), synthetic traces that
-//! are the same for the same seed, a CSV round trip, and clear errors.
+//! `sprout traces stats|plot|synth|convert|scale` as a user runs them: the stats of the
+//! paper's eight traces against an independent count (awk, and a few lines of Rust), synthetic
+//! traces that are the same for the same seed, a CSV round trip, a scaled trace, and clear
+//! errors.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -487,4 +488,83 @@ fn plot_writes_both_directions_of_a_pair() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("nothing"), "{}", stderr(&o));
+}
+
+#[test]
+fn scale_multiplies_the_rate_and_keeps_the_timing() {
+    let Some(original) = testdata::require("traces/Verizon-LTE-short.down") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("lte-x4.down");
+    let said = ok(&[
+        "traces",
+        "scale",
+        "--factor",
+        "4",
+        p(&original),
+        "--out",
+        p(&out),
+    ]);
+    assert!(
+        said.contains("234620 opportunities over 140.000 s"),
+        "{said}"
+    );
+    let doc = json_stats(&[p(&original), p(&out)]);
+    let (was, now) = (&doc["traces"][0], &doc["traces"][1]);
+    let ratio = f(&now["mean_rate_kbps"]) / f(&was["mean_rate_kbps"]);
+    assert!(
+        (ratio - 4.0).abs() <= 0.004,
+        "x4 gave x{ratio} the mean rate"
+    );
+    assert_eq!(u(&now["duration_ms"]), u(&was["duration_ms"]));
+    assert_eq!(u(&now["opportunities"]), 4 * u(&was["opportunities"]));
+    // The same timestamps, four times each; outages where they were.
+    let lines = |f: &Path| -> Vec<u64> {
+        let text = std::fs::read_to_string(f).unwrap();
+        text.lines().map(|l| l.trim().parse().unwrap()).collect()
+    };
+    let (a, b) = (lines(&original), lines(&out));
+    let mut a4: Vec<u64> = a.iter().flat_map(|&t| [t; 4]).collect();
+    a4.sort_unstable();
+    assert_eq!(a4, b);
+
+    // Halved: the same period, no timestamp that was not there.
+    let half = dir.path().join("lte-half.down");
+    ok(&[
+        "traces",
+        "scale",
+        "--factor",
+        "0.5",
+        p(&original),
+        "--out",
+        p(&half),
+    ]);
+    let h = lines(&half);
+    assert_eq!(h.len(), a.len().div_ceil(2));
+    assert_eq!(h.last(), a.last());
+    let kept: std::collections::BTreeSet<u64> = a.iter().copied().collect();
+    assert!(h.iter().all(|t| kept.contains(t)));
+
+    // Refused, clearly, with nothing written: a factor of 0, a negative one, one over the cap.
+    let bad = dir.path().join("bad.down");
+    for (factor, says) in [
+        ("0", "--factor must be a finite number above 0"),
+        ("-2", "--factor must be a finite number above 0"),
+        ("nan", "--factor must be a finite number above 0"),
+        ("1e6", "more than a trace file may hold (256 MiB)"),
+    ] {
+        let o = run(&[
+            "traces",
+            "scale",
+            "--factor",
+            factor,
+            p(&original),
+            "--out",
+            p(&bad),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "x{factor}");
+        assert!(stderr(&o).contains(says), "x{factor}: {}", stderr(&o));
+        assert!(!bad.exists(), "x{factor} wrote a file");
+    }
 }
