@@ -192,6 +192,12 @@ impl ForecastTables {
     /// smaller for a lower confidence. When the tables drop the count tail and the belief sits
     /// so high that even the largest count is not reached with that probability, the entry is
     /// two past the largest count, as in the authors' code.
+    ///
+    /// What `out` holds on entry (typically the previous tick's forecast) is only where the
+    /// search starts: the answer does not depend on it, but it is found in a few evaluations
+    /// when it is close. Exact because P(N_h <= c), summed in a fixed order of non-negative
+    /// products of entries non-decreasing in `c`, is non-decreasing in `c` in floating point
+    /// too (rounding is monotone), so the smallest such `c` is the same however it is sought.
     pub fn cautious(&self, prob: &[f64], confidence: f64, out: &mut [u32]) {
         let n = self.params.values();
         debug_assert_eq!(prob.len(), n);
@@ -201,25 +207,74 @@ impl ForecastTables {
         for (i, slot) in out.iter_mut().enumerate().take(self.cdf.len()) {
             let h = i + 1;
             let max = self.max_count(h);
-            if self.mixture_cdf(prob, h, max, n, lo, hi) < q {
-                *slot = (max + 2) as u32;
-                floor = max;
-                continue;
-            }
-            // Smallest c in [floor, max] with F(c) >= q.
-            let (mut a, mut b) = (floor.min(max), max);
-            while a < b {
-                let mid = (a + b) / 2;
-                if self.mixture_cdf(prob, h, mid, n, lo, hi) >= q {
-                    b = mid;
-                } else {
-                    a = mid + 1;
+            let reaches = |c: usize| self.mixture_cdf(prob, h, c, n, lo, hi) >= q;
+            match smallest_reaching(floor.min(max), max, *slot as usize, reaches) {
+                Some(a) => {
+                    *slot = a as u32;
+                    floor = a;
+                }
+                None => {
+                    *slot = (max + 2) as u32;
+                    floor = max;
                 }
             }
-            *slot = a as u32;
-            floor = a;
         }
     }
+}
+
+/// The smallest `c` in `[from, to]` with `reaches(c)`, or `None` when not even `to` reaches;
+/// `reaches` must be monotone (false, then true). Gallops from `hint` (clamped into the
+/// range): a hint near the answer costs a few calls, a far one about twice a binary search's.
+fn smallest_reaching(
+    from: usize,
+    to: usize,
+    hint: usize,
+    mut reaches: impl FnMut(usize) -> bool,
+) -> Option<usize> {
+    let hint = hint.clamp(from, to);
+    // Invariant of the final bisection: !reaches(c) for c < a (or a == from), reaches(b).
+    let (mut a, mut b);
+    if reaches(hint) {
+        b = hint;
+        let mut step = 1;
+        loop {
+            if b == from {
+                return Some(b);
+            }
+            let probe = b.saturating_sub(step).max(from);
+            if reaches(probe) {
+                b = probe;
+                step *= 2;
+            } else {
+                a = probe + 1;
+                break;
+            }
+        }
+    } else {
+        a = hint + 1;
+        let mut step = 1;
+        loop {
+            if a > to {
+                return None;
+            }
+            let probe = (a - 1 + step).min(to);
+            if reaches(probe) {
+                b = probe;
+                break;
+            }
+            a = probe + 1;
+            step *= 2;
+        }
+    }
+    while a < b {
+        let mid = (a + b) / 2;
+        if reaches(mid) {
+            b = mid;
+        } else {
+            a = mid + 1;
+        }
+    }
+    Some(a)
 }
 
 /// One tick's count distribution for every rate value: counts `0..cap`, then, if the tail is
@@ -313,6 +368,33 @@ mod tests {
     use super::*;
     use crate::model::RateModel;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_galloping_search_finds_the_smallest_reaching_count_from_any_hint() {
+        for from in 0..6usize {
+            for to in from..14 {
+                for answer in from..=to + 1 {
+                    for hint in 0..20 {
+                        let mut calls = 0;
+                        let got = smallest_reaching(from, to, hint, |c| {
+                            calls += 1;
+                            c >= answer
+                        });
+                        let want = (answer <= to).then_some(answer);
+                        assert_eq!(got, want, "from {from} to {to} answer {answer} hint {hint}");
+                        assert!(calls <= 10, "{calls} calls");
+                    }
+                }
+            }
+        }
+        // A hint at the answer costs two calls however wide the range.
+        let mut calls = 0;
+        let got = smallest_reaching(0, 1_000_000, 777, |c| {
+            calls += 1;
+            c >= 777
+        });
+        assert_eq!((got, calls), (Some(777), 2));
+    }
 
     fn tables() -> Arc<ForecastTables> {
         ForecastTables::shared(&ModelParams::default())
