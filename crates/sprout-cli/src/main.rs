@@ -107,9 +107,10 @@ enum Command {
 
 #[derive(clap::Args)]
 struct SimArgs {
-    /// sprout, sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound, cubic-codel, or direct
-    /// (no congestion control: each datagram straight onto the link; with a constant or video
-    /// --app).
+    /// sprout, sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound, cubic-codel, copa
+    /// (delta 0.5), copa-0.1 (delta 0.1, as Pantheon runs it), gcc (Google Congestion Control;
+    /// with an adaptive, video or constant --app), or direct (no congestion control: each
+    /// datagram straight onto the link; with a constant or video --app).
     #[arg(long, default_value = "sprout")]
     scheme: Scheme,
     /// What the application offers in each loaded direction: bulk (always more to send, the
@@ -186,8 +187,11 @@ struct EvalArgs {
     /// traces, else ./traces if it does, else the built-in synthetic cellular link].
     #[arg(long)]
     traces: Option<PathBuf>,
-    /// Comma-separated schemes of the fig7 (fig8, summary) and sensitivity experiments
-    /// [default: all ten; with --emulate: sprout,sprout-ewma,cubic,reno,bbr,cubic-codel].
+    /// Comma-separated schemes of the fig7 (fig8, summary) and sensitivity experiments: sprout,
+    /// sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound, cubic-codel, omniscient, and on
+    /// request copa, copa-0.1 and gcc (which runs the adaptive video source, a video call, not
+    /// a bulk transfer) [default: the first ten; with --emulate:
+    /// sprout,sprout-ewma,cubic,reno,bbr,cubic-codel].
     #[arg(long, value_delimiter = ',')]
     schemes: Option<Vec<Scheme>>,
     /// Comma-separated experiments (fig7, fig8, summary, confidence, loss, distributions,

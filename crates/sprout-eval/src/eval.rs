@@ -149,6 +149,11 @@ fn job(
         ..SimConfig::default()
     };
     scheme.configure(&mut cfg);
+    // A scheme that cannot run a bulk sender (gcc) runs its own application; `direct` has
+    // none and is refused by the simulator.
+    if let Some(app) = scheme.natural_app() {
+        cfg.app = app;
+    }
     match scheme {
         Scheme::Sprout => cfg.protocol = plan.sprout.clone(),
         Scheme::SproutEwma => cfg.protocol = plan.ewma.clone(),

@@ -34,13 +34,15 @@ pub const FIXED_RATE_SCHEMES: [Scheme; 6] = [
     Scheme::Direct,
 ];
 
-/// The schemes that carry adaptive video (`direct` has no window for a frame to be sized by).
-pub const ADAPTIVE_SCHEMES: [Scheme; 5] = [
+/// The schemes that carry adaptive video (`direct` has no window for a frame to be sized by),
+/// and gcc, the video call's own congestion control (reported, not judged).
+pub const ADAPTIVE_SCHEMES: [Scheme; 6] = [
     Scheme::Sprout,
     Scheme::SproutEwma,
     Scheme::Cubic,
     Scheme::Bbr,
     Scheme::Vegas,
+    Scheme::Gcc,
 ];
 
 /// Frames per second of the video and adaptive video sources.

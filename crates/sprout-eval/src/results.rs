@@ -106,6 +106,25 @@ pub struct EvalResults {
 }
 
 impl EvalResults {
+    /// One line for each scheme of the run's schemes that ran its own application instead of
+    /// a bulk sender in fig7 or sensitivity ([`Scheme::natural_app_note`]): "gcc runs the
+    /// adaptive video source (a video call), not a bulk transfer".
+    pub fn natural_app_notes(&self) -> Vec<String> {
+        let bulk = [
+            Experiment::Fig7,
+            Experiment::Fig8,
+            Experiment::Summary,
+            Experiment::Sensitivity,
+        ];
+        if !self.experiments.iter().any(|e| bulk.contains(e)) {
+            return Vec::new();
+        }
+        self.schemes
+            .iter()
+            .filter_map(|k| k.parse::<Scheme>().ok()?.natural_app_note())
+            .collect()
+    }
+
     /// Which Sprout scheme ran with which of [`EvalResults::protocol_params`], as a phrase
     /// ("sprout with `model.sigma=250 target_ticks=4`, sprout-ewma with `target_ticks=4`
     /// (it has no Bayesian model)"), or `None` when the run used the defaults.

@@ -59,6 +59,11 @@
 //! data or for a bulk run). A spec without `app` has exactly the columns and run ids it had
 //! before applications came in: a bulk run's id does not include the app.
 //!
+//! A scheme that cannot run a bulk sender (`gcc`) runs, where the spec gives no app or
+//! `"bulk"`, its natural application ([`Scheme::natural_app`]: the adaptive video source at
+//! its defaults), as `sprout eval` runs it; its id is that of the same run with
+//! `app = "adaptive"`. `direct` has none and is refused without an app of its own rate.
+//!
 //! # Output and resuming
 //!
 //! Rows are appended to the output as each run finishes, one `write` of a whole line (so a
@@ -826,6 +831,11 @@ impl SweepPlan {
                         let mut settings = sim_settings(sc)?;
                         if !scheme.uses_confidence() {
                             settings.confidence = None;
+                        }
+                        // A scheme that cannot run a bulk sender (gcc) runs its own
+                        // application, as in `sprout eval`.
+                        if settings.app.is_none() {
+                            settings.app = scheme.natural_app().map(|a| a.to_string());
                         }
                         for &seed in &seeds {
                             let mut run = RunSpec {
@@ -1683,6 +1693,75 @@ load = "down"
             .unwrap_err(),
         );
         assert!(e.contains("direct with app bulk"), "{e}");
+    }
+
+    #[test]
+    fn gcc_and_copa_run_in_a_sweep() {
+        let spec = APP_SPEC.replace(r#"["sprout", "cubic"]"#, r#"["gcc", "copa"]"#);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("modern.csv");
+        let p = SweepPlan::from_toml(&format!("{spec}app = \"adaptive\"\n"), Path::new("."), "t")
+            .unwrap();
+        let report = run_local(&p, &out, Some(2), false).unwrap();
+        assert_eq!((report.ran, report.rows), (2, 2));
+        let mut r = csv::Reader::from_path(&out).unwrap();
+        let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        let of = |scheme: &str| rows.iter().find(|r| &r[col("scheme")] == scheme).unwrap();
+        let num = |row: &csv::StringRecord, c: &str| row[col(c)].parse::<f64>().unwrap();
+        // GCC paces adaptive video down a 12 Mbit/s link: frames arrive, well within 300 ms,
+        // at a rate of its own below the link's.
+        let gcc = of("gcc");
+        assert!(
+            gcc[col("app")].starts_with("adaptive"),
+            "{}",
+            &gcc[col("app")]
+        );
+        assert!(num(gcc, "down_app_messages") > 100.0);
+        let gcc_p95 = num(gcc, "down_app_p95_ms");
+        assert!(
+            (20.0..300.0).contains(&gcc_p95),
+            "gcc frame p95 {gcc_p95} ms"
+        );
+        let gcc_kbps = num(gcc, "down_throughput_kbps");
+        assert!(
+            (100.0..12_000.0).contains(&gcc_kbps),
+            "gcc {gcc_kbps} kbit/s"
+        );
+        // Copa sizes the same frames by its window: it fills more of the link than nothing.
+        assert!(num(of("copa"), "down_app_messages") > 100.0);
+
+        // Without an app gcc runs its natural one (the run id of app = "adaptive"), and copa
+        // a bulk sender that fills the link with a small queue.
+        let bare = SweepPlan::from_toml(&spec, Path::new("."), "t").unwrap();
+        let gcc_run = bare.runs.iter().find(|r| r.scheme == "gcc").unwrap();
+        assert_eq!(
+            gcc_run.sim_options().unwrap().app,
+            sprout_sim::App::parse("adaptive").unwrap()
+        );
+        let explicit = p.runs.iter().find(|r| r.scheme == "gcc").unwrap();
+        assert_eq!(gcc_run.id, explicit.id);
+        let out2 = dir.path().join("bare.csv");
+        let report = run_local(&bare, &out2, Some(2), false).unwrap();
+        assert_eq!(report.rows, 2);
+        let mut r = csv::Reader::from_path(&out2).unwrap();
+        let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+        assert!(!header.iter().any(|h| h.contains("app")));
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        let copa = rows.iter().find(|r| &r[col("scheme")] == "copa").unwrap();
+        let util = copa[col("down_utilization")].parse::<f64>().unwrap();
+        let delay = copa[col("down_self_inflicted_data_ms")]
+            .parse::<f64>()
+            .unwrap();
+        assert!(util > 0.8 && delay < 40.0, "copa {util} {delay} ms");
+        let gcc = rows.iter().find(|r| &r[col("scheme")] == "gcc").unwrap();
+        let gcc_bare = gcc[col("down_throughput_kbps")].parse::<f64>().unwrap();
+        assert_eq!(
+            gcc_bare, gcc_kbps,
+            "the same run as with app = \"adaptive\""
+        );
     }
 
     #[test]

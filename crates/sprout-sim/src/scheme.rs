@@ -7,6 +7,7 @@ use sprout_core::Config;
 use sprout_link::QueueConfig;
 use sprout_tcp::CcKind;
 
+use crate::app::{App, DEFAULT_FPS, DEFAULT_MAX_BPS, DEFAULT_MIN_BPS};
 use crate::error::UnknownName;
 use crate::sim::{SimConfig, Transport};
 
@@ -160,6 +161,32 @@ impl Scheme {
             .iter()
             .cloned()
             .partition(|a| self.uses_param(a))
+    }
+
+    /// The application a scheme runs where a command gives none and a bulk sender cannot
+    /// run it (`sprout eval`'s fig7, a sweep without `app`): gcc carries the adaptive video
+    /// source at its defaults (30 frames/s, 100 kbit/s to 20 Mbit/s), a video call. `None`
+    /// for every other scheme: bulk, or `direct`, which needs a rate of its own.
+    pub fn natural_app(&self) -> Option<App> {
+        match self {
+            Scheme::Gcc => Some(App::Adaptive {
+                fps: DEFAULT_FPS,
+                min_bps: DEFAULT_MIN_BPS,
+                max_bps: DEFAULT_MAX_BPS,
+            }),
+            _ => None,
+        }
+    }
+
+    /// What a report says, once, of a scheme that runs its [`Scheme::natural_app`] instead
+    /// of a bulk transfer; `None` for a scheme that has none.
+    pub fn natural_app_note(&self) -> Option<String> {
+        self.natural_app().map(|_| {
+            format!(
+                "{} runs the adaptive video source (a video call), not a bulk transfer",
+                self.key()
+            )
+        })
     }
 
     /// Whether the scheme is simulated (the omniscient sender is computed from the trace).
@@ -320,8 +347,16 @@ mod tests {
         let mut cfg = SimConfig::default();
         Scheme::Gcc.configure(&mut cfg);
         assert_eq!(cfg.transport, Transport::Gcc);
-        // A bulk sender has nothing for GCC to pace.
+        // A bulk sender has nothing for GCC to pace; its natural app, adaptive video, runs.
         assert!(cfg.validate_app().is_err());
+        cfg.app = Scheme::Gcc.natural_app().unwrap();
+        assert!(cfg.validate_app().is_ok());
+        assert_eq!(
+            cfg.app.to_string(),
+            App::parse("adaptive").unwrap().to_string()
+        );
+        assert!(Scheme::ALL.iter().all(|s| s.natural_app().is_none()));
+        assert!(Scheme::Direct.natural_app().is_none());
     }
 
     #[test]

@@ -83,6 +83,9 @@ fn intro(s: &mut String, res: &EvalResults) {
     if let Some(phrase) = res.params_phrase() {
         let _ = writeln!(s, "**Not the paper's defaults:** {phrase}.\n");
     }
+    for note in res.natural_app_notes() {
+        let _ = writeln!(s, "**{note}** (both directions at once, as a call).\n");
+    }
     let _ = writeln!(
         s,
         "`p95_delay_ms` and `self_inflicted_ms` are the paper's all-packet figures (heartbeats \

@@ -45,6 +45,9 @@ pub fn summary(res: &EvalResults, out: &Path) -> String {
             );
         }
     }
+    for note in res.natural_app_notes() {
+        let _ = writeln!(s, "{note}");
+    }
     if let Some(i) = &res.interactive {
         s.push_str(&super::interactive::terminal_table(i));
     }
