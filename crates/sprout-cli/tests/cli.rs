@@ -578,3 +578,50 @@ fn forecast_reads_stdin_and_names_a_bad_token() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("confidence"));
 }
+
+#[test]
+fn eval_runs_gcc_as_a_video_call_and_lists_the_modern_schemes() {
+    // Help lists every scheme a name selects, the modern ones included.
+    for cmd in ["sim", "eval"] {
+        let out = sprout().args([cmd, "--help"]).output().unwrap();
+        assert_ok(&out);
+        let help = String::from_utf8_lossy(&out.stdout);
+        for s in ["copa", "copa-0.1", "gcc"] {
+            assert!(help.contains(s), "`sprout {cmd} --help` lacks {s}: {help}");
+        }
+    }
+    let Some(t) = traces() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = sprout()
+        .args(["eval", "--quiet", "--schemes", "sprout,gcc", "--traces"])
+        .arg(&t)
+        .arg("--out")
+        .arg(out_dir.path())
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let note = "gcc runs the adaptive video source (a video call), not a bulk transfer";
+    assert_eq!(stdout.matches(note).count(), 1, "{stdout}");
+    let csv = std::fs::read_to_string(out_dir.path().join("results.csv")).unwrap();
+    let gcc_rows = csv.lines().filter(|l| l.contains(",gcc,")).count();
+    let sprout_rows = csv.lines().filter(|l| l.contains(",sprout,")).count();
+    assert!(
+        gcc_rows > 0 && gcc_rows == sprout_rows,
+        "{gcc_rows} {sprout_rows}"
+    );
+    let chart =
+        std::fs::read_to_string(out_dir.path().join("fig7-Verizon-LTE-short-down.svg")).unwrap();
+    assert!(chart.contains("gcc"));
+    // direct has no app of its own rate in fig7: still refused, with the simulator's reason.
+    let out = sprout()
+        .args(["eval", "--quiet", "--schemes", "direct", "--traces"])
+        .arg(&t)
+        .arg("--out")
+        .arg(out_dir.path().join("direct"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("direct with app bulk"), "{stderr}");
+}
