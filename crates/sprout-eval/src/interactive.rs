@@ -786,10 +786,13 @@ mod tests {
         assert_eq!(median([1.0, f64::INFINITY, f64::NAN]), f64::INFINITY);
         assert!(median([f64::NAN]).is_nan());
         let r = runs(&RATES_KBPS);
-        assert_eq!(r.len(), 2 * 5 * 6 + 5);
+        assert_eq!(r.len(), 2 * 5 * 6 + 6);
         assert!(!r
             .iter()
             .any(|(s, _, k)| *s == Source::Adaptive && *k == Scheme::Direct));
+        // gcc carries adaptive video only (it has no fixed-rate run to be judged by).
+        let gcc: Vec<_> = r.iter().filter(|(_, _, k)| *k == Scheme::Gcc).collect();
+        assert_eq!(gcc, [&(Source::Adaptive, None, Scheme::Gcc)]);
         for (s, rate, _) in r {
             s.app(rate.unwrap_or(0.0)).validate().unwrap();
         }

@@ -189,7 +189,13 @@ fn the_interactive_experiment_on_a_synthetic_link() {
         summary.contains("interactive: application-level p95 delay"),
         "{summary}"
     );
-    assert!(summary.contains("58 interactive runs"), "{summary}");
+    assert!(summary.contains("60 interactive runs"), "{summary}");
+    // gcc carries adaptive video beside Sprout and Sprout-EWMA (reported, not judged).
+    let adaptive = summary
+        .lines()
+        .find(|l| l.starts_with("adaptive video (means of 2 link directions)"))
+        .unwrap_or_else(|| panic!("no adaptive line:\n{summary}"));
+    assert!(adaptive.contains("; gcc "), "{adaptive}");
 
     // report.md's section; results.csv a header without rows; every file listed.
     let report = std::fs::read_to_string(out.path().join("report.md")).unwrap();
@@ -198,6 +204,7 @@ fn the_interactive_experiment_on_a_synthetic_link() {
         "**The metric.**",
         "**Why `direct` is the floor.**",
         "| skype (paper) |",
+        "| gcc |",
         "![interactive.svg](interactive.svg)",
     ] {
         assert!(report.contains(want), "report.md lacks {want:?}");
