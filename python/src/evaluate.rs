@@ -38,7 +38,8 @@ fn string_list(arg: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Ve
 /// - ``traces``: folder of NAME.up / NAME.down traces [../shared/traces if it holds traces,
 ///   else ./traces, else the built-in synthetic cellular link].
 /// - ``schemes``: list (or comma-separated string) of schemes of fig7 (fig8, summary) and
-///   sensitivity [all ten].
+///   sensitivity [all ten]; on request also copa, copa-0.1 and gcc (which runs the adaptive
+///   video source, a video call, not a bulk transfer).
 /// - ``experiments``: list (or comma-separated string) of fig7, fig8, summary, confidence,
 ///   loss, distributions, sensitivity, model, or all [fig7].
 /// - ``out``: output folder [``"results"`` in the current folder]; ``skip``: seconds skipped before measuring [60.0];

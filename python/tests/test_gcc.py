@@ -37,3 +37,16 @@ def test_gcc_without_an_application_is_refused():
     link = sprout.Trace.constant(2.0, 30.0)
     with pytest.raises(Exception, match="gcc with app bulk"):
         sprout.simulate("gcc", link, link, skip=5)
+
+
+def test_gcc_runs_in_the_evaluation_as_a_video_call(synthetic_pair, tmp_path):
+    pytest.importorskip("pandas")
+    df = sprout.evaluate(
+        traces=synthetic_pair[0].parent, schemes="sprout,gcc", out=tmp_path / "out", skip=5
+    )
+    gcc = df[df["scheme"] == "gcc"]
+    assert len(gcc) == 2 == len(df[df["scheme"] == "sprout"])
+    # A video call sends less than Sprout's bulk transfer, and the summary says what it ran.
+    assert gcc["throughput_kbps"].mean() < df[df["scheme"] == "sprout"]["throughput_kbps"].mean()
+    note = "gcc runs the adaptive video source (a video call), not a bulk transfer"
+    assert df.attrs["summary"].count(note) == 1
