@@ -27,6 +27,35 @@ fn tick(c: &mut Criterion) {
     });
 }
 
+/// One tick on a steady link: counts around `per_tick` packets (a fixed pseudo-random
+/// sequence within +-30%), the belief settled there, so each forecast moves little.
+fn steady(c: &mut Criterion) {
+    let params = ModelParams::default();
+    let tables = ForecastTables::shared(&params);
+    let mut g = c.benchmark_group("receiver tick on a steady link");
+    for per_tick in [2u64, 10, 25] {
+        let mut model = RateModel::new(&params);
+        let counts: Vec<f64> = (0..1000u64)
+            .map(|i| {
+                let jitter = (i * 7919 % 61) as f64 / 60.0 * 0.6 - 0.3;
+                (per_tick as f64 * (1.0 + jitter)).round()
+            })
+            .collect();
+        let mut out = [0u32; 8];
+        let mut i = 0;
+        g.bench_function(format!("{} packets/s", per_tick * 50), |b| {
+            b.iter(|| {
+                model.evolve();
+                model.observe(counts[i % counts.len()]);
+                tables.cautious(model.probabilities(), 0.95, &mut out);
+                i += 1;
+                black_box(&out);
+            })
+        });
+    }
+    g.finish();
+}
+
 fn startup(c: &mut Criterion) {
     let params = ModelParams::default();
     let mut g = c.benchmark_group("start-up");
@@ -37,5 +66,5 @@ fn startup(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, tick, startup);
+criterion_group!(benches, tick, steady, startup);
 criterion_main!(benches);
