@@ -292,6 +292,43 @@ pub struct RateModel {
     empty: Vec<f64>,
     prob: Vec<f64>,
     scratch: Vec<f64>,
+    likelihoods: LikelihoodCache,
+}
+
+/// Slots of the [`LikelihoodCache`].
+const LIKELIHOOD_SLOTS: usize = 32;
+
+/// The factors `exp(ll - best)` of [`RateModel::observe`] for the packet counts and largest
+/// log-likelihoods seen lately: a steady link brings the same few counts, with the same
+/// largest term, tick after tick. The log-likelihoods are a function of the count alone, so a
+/// factor found here is bit for bit the one computed afresh.
+#[derive(Clone, Debug, Default)]
+struct LikelihoodCache {
+    /// (count's bits, best's bits, factor per bin), placed by a hash of the two keys.
+    slots: Vec<Option<(u64, u64, Vec<f64>)>>,
+}
+
+impl LikelihoodCache {
+    /// `exp(ll[i] - best)` for every bin, where `ll` holds the log-likelihoods of `k` packets.
+    fn factors(&mut self, k: f64, best: f64, ll: &[f64]) -> &[f64] {
+        let (kb, bb) = (k.to_bits(), best.to_bits());
+        if self.slots.len() < LIKELIHOOD_SLOTS {
+            self.slots.resize(LIKELIHOOD_SLOTS, None);
+        }
+        let h = kb ^ (kb >> 29) ^ bb ^ (bb >> 31);
+        let slot = &mut self.slots[(h % LIKELIHOOD_SLOTS as u64) as usize];
+        let fresh = matches!(slot, Some((a, b, v)) if *a == kb && *b == bb && v.len() == ll.len());
+        if !fresh {
+            let mut v = slot.take().map(|(_, _, v)| v).unwrap_or_default();
+            v.clear();
+            v.extend(ll.iter().map(|&x| (x - best).exp()));
+            *slot = Some((kb, bb, v));
+        }
+        match slot {
+            Some((_, _, v)) => v,
+            None => &[],
+        }
+    }
 }
 
 impl RateModel {
@@ -318,6 +355,7 @@ impl RateModel {
             empty,
             prob: vec![1.0 / n as f64; n],
             scratch: vec![0.0; n],
+            likelihoods: LikelihoodCache::default(),
         }
     }
 
@@ -413,14 +451,9 @@ impl RateModel {
                 self.prob[0] = 0.0;
                 1
             };
-            for (p, &ll) in self.prob.iter_mut().zip(&self.scratch).skip(first) {
-                // A zero stays the same zero when the factor is finite (exp of at most 700
-                // is), so its exp is not needed; only an overflowing factor (0 x inf) would
-                // change it.
-                if *p == 0.0 && ll - best < 700.0 {
-                    continue;
-                }
-                *p *= (ll - best).exp();
+            let factors = self.likelihoods.factors(k, best, &self.scratch);
+            for (p, &x) in self.prob.iter_mut().zip(factors).skip(first) {
+                *p *= x;
             }
         }
         self.normalise_or_reset();
@@ -486,6 +519,24 @@ mod tests {
         let mut v = vec![0.0; p.values()];
         v[bin] = 1.0;
         v
+    }
+
+    #[test]
+    fn cached_likelihoods_give_the_same_bits_as_fresh_ones() {
+        let p = ModelParams::default();
+        let mut cached = RateModel::new(&p);
+        let counts = [3.0, 3.0, 4.0, 3.0, 0.0, 3.0, 4.5, 4.5, 3.0, 25.0, 3.0, 3.0];
+        for (t, &k) in counts.iter().cycle().take(120).enumerate() {
+            cached.evolve();
+            let mut fresh = cached.clone();
+            fresh.likelihoods = LikelihoodCache::default();
+            cached.observe(k);
+            fresh.observe(k);
+            for (a, b) in cached.probabilities().iter().zip(fresh.probabilities()) {
+                assert_eq!(a.to_bits(), b.to_bits(), "tick {t}: {a} vs {b}");
+            }
+        }
+        assert!(cached.likelihoods.slots.iter().flatten().count() >= 3);
     }
 
     #[test]
