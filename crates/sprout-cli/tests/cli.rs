@@ -1,6 +1,6 @@
 //! The `sprout` command as a user runs it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sprout_link::testdata;
@@ -350,18 +350,26 @@ fn help_entries(help: &str) -> Vec<String> {
     entries
 }
 
+/// `sprout eval --quiet FLAGS --traces TRACES --out OUT`, which must succeed.
+fn quiet_eval(traces: &Path, out: &Path, flags: &[&str]) -> std::process::Output {
+    let o = sprout()
+        .args(["eval", "--quiet"])
+        .args(flags)
+        .arg("--traces")
+        .arg(traces)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_ok(&o);
+    o
+}
+
 #[test]
 fn eval_runs_every_experiment() {
     let Some(t) = traces() else { return };
     let out_dir = tempfile::tempdir().unwrap();
-    let out = sprout()
-        .args(["eval", "--quiet", "--experiments", "all", "--traces"])
-        .arg(&t)
-        .arg("--out")
-        .arg(out_dir.path())
-        .output()
-        .unwrap();
-    assert_ok(&out);
+    let out = quiet_eval(&t, out_dir.path(), &["--experiments", "all"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("CoDel cuts Cubic"), "{stdout}");
     assert!(stdout.contains("Lowering the confidence"), "{stdout}");
@@ -592,14 +600,7 @@ fn eval_runs_gcc_as_a_video_call_and_lists_the_modern_schemes() {
     }
     let Some(t) = traces() else { return };
     let out_dir = tempfile::tempdir().unwrap();
-    let out = sprout()
-        .args(["eval", "--quiet", "--schemes", "sprout,gcc", "--traces"])
-        .arg(&t)
-        .arg("--out")
-        .arg(out_dir.path())
-        .output()
-        .unwrap();
-    assert_ok(&out);
+    let out = quiet_eval(&t, out_dir.path(), &["--schemes", "sprout,gcc"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let note = "gcc runs the adaptive video source (a video call), not a bulk transfer";
     assert_eq!(stdout.matches(note).count(), 1, "{stdout}");

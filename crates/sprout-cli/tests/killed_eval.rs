@@ -145,6 +145,16 @@ fn check(res: &Path, runs: &BTreeMap<&str, BTreeMap<String, Vec<u8>>>, when: &st
     incomplete
 }
 
+/// Fills `res` with run A's complete files (and nothing else) and starts run B into it.
+fn start_b_over_a(d: &Path, res: &Path, run_a: &BTreeMap<String, Vec<u8>>) -> std::process::Child {
+    let _ = std::fs::remove_dir_all(res);
+    std::fs::create_dir(res).unwrap();
+    for (name, bytes) in run_a {
+        std::fs::write(res.join(name), bytes).unwrap();
+    }
+    eval(d, "res", B).spawn().unwrap()
+}
+
 #[test]
 fn a_killed_eval_leaves_whole_files_and_never_a_report_beside_another_runs_tables() {
     let dir = tempfile::tempdir().unwrap();
@@ -168,12 +178,7 @@ fn a_killed_eval_leaves_whole_files_and_never_a_report_beside_another_runs_table
     let mut kills = 0;
     for k in [38u32, 41, 44, 47, 50] {
         kills += 1;
-        let _ = std::fs::remove_dir_all(&res);
-        std::fs::create_dir(&res).unwrap();
-        for (name, bytes) in &runs[A] {
-            std::fs::write(res.join(name), bytes).unwrap();
-        }
-        let mut child = eval(d, "res", B).spawn().unwrap();
+        let mut child = start_b_over_a(d, &res, &runs[A]);
         let at = full * k / 50;
         std::thread::sleep(at);
         let _ = child.kill();
@@ -202,12 +207,7 @@ fn a_killed_eval_leaves_whole_files_and_never_a_report_beside_another_runs_table
     // Killed the moment results.csv changes: while the run puts its files in place.
     for _ in 0..2 {
         kills += 1;
-        let _ = std::fs::remove_dir_all(&res);
-        std::fs::create_dir(&res).unwrap();
-        for (name, bytes) in &runs[A] {
-            std::fs::write(res.join(name), bytes).unwrap();
-        }
-        let mut child = eval(d, "res", B).spawn().unwrap();
+        let mut child = start_b_over_a(d, &res, &runs[A]);
         let started = Instant::now();
         while child.try_wait().unwrap().is_none()
             && std::fs::read(res.join("results.csv")).ok().as_ref() == runs[A].get("results.csv")
