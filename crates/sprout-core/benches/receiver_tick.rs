@@ -6,6 +6,21 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use sprout_core::forecast::ForecastTables;
 use sprout_core::{ModelParams, RateModel};
 
+/// One receiver tick: evolve, observe `count` packets, forecast into `out`; counts ticks in `i`.
+fn one_tick(
+    model: &mut RateModel,
+    tables: &ForecastTables,
+    count: f64,
+    out: &mut [u32; 8],
+    i: &mut usize,
+) {
+    model.evolve();
+    model.observe(count);
+    tables.cautious(model.probabilities(), 0.95, out);
+    *i += 1;
+    black_box(&out);
+}
+
 fn tick(c: &mut Criterion) {
     let params = ModelParams::default();
     let tables = ForecastTables::shared(&params);
@@ -18,11 +33,13 @@ fn tick(c: &mut Criterion) {
     let mut i = 0;
     c.bench_function("receiver tick (evolve + observe + forecast)", |b| {
         b.iter(|| {
-            model.evolve();
-            model.observe(counts[i % counts.len()]);
-            tables.cautious(model.probabilities(), 0.95, &mut out);
-            i += 1;
-            black_box(&out);
+            one_tick(
+                &mut model,
+                &tables,
+                counts[i % counts.len()],
+                &mut out,
+                &mut i,
+            )
         })
     });
 }
@@ -45,11 +62,13 @@ fn steady(c: &mut Criterion) {
         let mut i = 0;
         g.bench_function(format!("{} packets/s", per_tick * 50), |b| {
             b.iter(|| {
-                model.evolve();
-                model.observe(counts[i % counts.len()]);
-                tables.cautious(model.probabilities(), 0.95, &mut out);
-                i += 1;
-                black_box(&out);
+                one_tick(
+                    &mut model,
+                    &tables,
+                    counts[i % counts.len()],
+                    &mut out,
+                    &mut i,
+                )
             })
         });
     }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use sprout_link::{constant_rate_trace, Trace};
+use sprout_sim::metrics::Arrival;
 use sprout_sim::sim::{self, Load, SimConfig, SimOutput, Transport};
 use sprout_sim::App;
 
@@ -22,30 +23,28 @@ fn run(down: Trace, cfg: &SimConfig) -> SimOutput {
     sim::run(up, Arc::new(down), cfg, None).unwrap()
 }
 
-/// Data bytes on the wire that arrived in `[from_s, to_s)`, as kbit/s.
-fn rate_kbps(out: &SimOutput, from_s: f64, to_s: f64) -> f64 {
+/// Data bytes on the wire whose time (`at` of an arrival: when it arrived, or when it was sent)
+/// falls in `[from_s, to_s)`, as kbit/s.
+fn data_kbps(out: &SimOutput, at: impl Fn(&Arrival) -> u64, from_s: f64, to_s: f64) -> f64 {
     let (a, b) = ((from_s * 1e6) as u64, (to_s * 1e6) as u64);
     let bytes: u64 = out
         .downlink
         .arrivals
         .iter()
-        .filter(|x| x.is_data && x.arrived_us >= a && x.arrived_us < b)
+        .filter(|x| x.is_data && (a..b).contains(&at(x)))
         .map(|x| u64::from(x.bytes))
         .sum();
     bytes as f64 * 8.0 / (to_s - from_s) / 1e3
 }
 
+/// Data bytes on the wire that arrived in `[from_s, to_s)`, as kbit/s.
+fn rate_kbps(out: &SimOutput, from_s: f64, to_s: f64) -> f64 {
+    data_kbps(out, |x| x.arrived_us, from_s, to_s)
+}
+
 /// Data bytes on the wire sent in `[from_s, to_s)` (and delivered), as kbit/s.
 fn sent_kbps(out: &SimOutput, from_s: f64, to_s: f64) -> f64 {
-    let (a, b) = ((from_s * 1e6) as u64, (to_s * 1e6) as u64);
-    let bytes: u64 = out
-        .downlink
-        .arrivals
-        .iter()
-        .filter(|x| x.is_data && x.sent_us >= a && x.sent_us < b)
-        .map(|x| u64::from(x.bytes))
-        .sum();
-    bytes as f64 * 8.0 / (to_s - from_s) / 1e3
+    data_kbps(out, |x| x.sent_us, from_s, to_s)
 }
 
 /// The 95th percentile of the queueing delay (one-way delay less the 20 ms of propagation) of
