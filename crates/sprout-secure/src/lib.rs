@@ -78,6 +78,7 @@
 
 pub mod client;
 pub mod cookie;
+pub mod dead_peer;
 pub mod handshake;
 pub mod keys;
 mod keyset;
@@ -88,6 +89,7 @@ pub mod stats;
 pub mod wire;
 
 pub use client::{Client, ClientConfig, ClientReceived};
+pub use dead_peer::{DEAD_PEER_TIMEOUT, REDIAL_BACKOFF_MAX, REDIAL_BACKOFF_MIN};
 pub use handshake::RefusalReason;
 pub use keys::{read_allowed_keys, KeyError, PrivateKey, PublicKey};
 pub use server::{AllowedClients, Server, ServerConfig, ServerEvent, ServerReceived, SessionInfo};

@@ -35,17 +35,9 @@ pub const MAX_QUEUED_EVENTS: usize = 64;
 /// the wire.
 pub const ASSIGN_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Default of [`Reconnect::dead_after`]: WireGuard's `KEEPALIVE_TIMEOUT` (10 s) plus
-/// `REKEY_TIMEOUT` (5 s). A live relay is never silent that long: its Sprout heartbeats leave
-/// at least once a second.
-pub const DEAD_PEER_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// Default of [`Reconnect::backoff_min`].
-pub const REDIAL_BACKOFF_MIN: Duration = Duration::from_secs(5);
-
-/// Default of [`Reconnect::backoff_max`]: a relay that comes back after an outage of any
-/// length is found within about 10 s (a handshake lasts up to 10 s, then waits at most this).
-pub const REDIAL_BACKOFF_MAX: Duration = Duration::from_secs(10);
+/// The defaults of [`Reconnect`]: a relay silent for 15 s after a send is dead; unanswered
+/// redials wait 5 s, doubling up to 10 s (shared with sprout-net's client, in sprout-secure).
+pub use sprout_secure::{DEAD_PEER_TIMEOUT, REDIAL_BACKOFF_MAX, REDIAL_BACKOFF_MIN};
 
 /// When a [`TunnelClient`] considers its relay dead, and how it redials.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
