@@ -7,3 +7,4 @@ pub mod emulate;
 pub mod saturator_check;
 pub mod tunnel_args;
 pub mod tunnel_experiment;
+pub mod webrtc_call;
