@@ -77,6 +77,13 @@ pub enum Scheme {
     /// application's media. Not in [`Scheme::ALL`]: a bulk sender cannot run it.
     #[serde(rename = "gcc")]
     Gcc,
+    /// A real WebRTC video call (aiortc, `python -m sprout.webrtc_call`) through the link
+    /// emulator: a scheme of `sprout eval --emulate` only ([`Scheme::EMULATED_ONLY`]). The
+    /// simulator's model of it is [`Scheme::Gcc`] ([`Scheme::sim_model`]) carrying its
+    /// [`Scheme::natural_app`]; a name lookup ([`FromStr`](std::str::FromStr)) refuses it,
+    /// saying so, and [`Scheme::parse_emulated`] accepts it.
+    #[serde(rename = "webrtc")]
+    Webrtc,
 }
 
 impl Scheme {
@@ -88,6 +95,15 @@ impl Scheme {
     /// request (`--schemes copa,copa-0.1`), never by default, so that the default experiments
     /// and their results stay those of the paper's schemes.
     pub const MODERN: [Scheme; 2] = [Scheme::Copa, Scheme::CopaTenth];
+
+    /// Schemes that only the emulated evaluation runs (real programs, no simulated
+    /// counterpart of their own): `webrtc`. Not in [`Scheme::known`].
+    pub const EMULATED_ONLY: [Scheme; 1] = [Scheme::Webrtc];
+
+    /// The encoder limits of the WebRTC call (aiortc's VP8 encoder: `MIN_BITRATE` and
+    /// `MAX_BITRATE` in `aiortc/codecs/vpx.py`), bit/s: the adaptive video source of
+    /// [`Scheme::Webrtc`]'s model runs between them.
+    pub const WEBRTC_BPS: (f64, f64) = (250e3, 1.5e6);
 
     /// Every scheme a name may select: [`Scheme::ALL`], [`Scheme::APP_ONLY`] and
     /// [`Scheme::MODERN`], in that order.
@@ -129,6 +145,7 @@ impl Scheme {
             Scheme::Copa => "copa",
             Scheme::CopaTenth => "copa-0.1",
             Scheme::Gcc => "gcc",
+            Scheme::Webrtc => "webrtc",
         }
     }
 
@@ -167,6 +184,9 @@ impl Scheme {
     /// run it (`sprout eval`'s fig7, a sweep without `app`): gcc carries the adaptive video
     /// source at its defaults (30 frames/s, 100 kbit/s to 20 Mbit/s), a video call. `None`
     /// for every other scheme: bulk, or `direct`, which needs a rate of its own.
+    ///
+    /// `webrtc`'s is the adaptive video source within the call's encoder limits
+    /// ([`Scheme::WEBRTC_BPS`]), which its model (gcc, [`Scheme::sim_model`]) carries.
     pub fn natural_app(&self) -> Option<App> {
         match self {
             Scheme::Gcc => Some(App::Adaptive {
@@ -174,7 +194,38 @@ impl Scheme {
                 min_bps: DEFAULT_MIN_BPS,
                 max_bps: DEFAULT_MAX_BPS,
             }),
+            Scheme::Webrtc => Some(App::Adaptive {
+                fps: DEFAULT_FPS,
+                min_bps: Scheme::WEBRTC_BPS.0,
+                max_bps: Scheme::WEBRTC_BPS.1,
+            }),
             _ => None,
+        }
+    }
+
+    /// Whether only the emulated evaluation runs the scheme ([`Scheme::EMULATED_ONLY`]).
+    pub fn is_emulated_only(&self) -> bool {
+        Scheme::EMULATED_ONLY.contains(self)
+    }
+
+    /// The scheme the simulator runs for this one: [`Scheme::Gcc`] for the WebRTC call (the
+    /// congestion control its stack runs), the scheme itself for every other.
+    pub fn sim_model(&self) -> Scheme {
+        match self {
+            Scheme::Webrtc => Scheme::Gcc,
+            s => *s,
+        }
+    }
+
+    /// A scheme of the emulated evaluation's `--schemes`: any name [`FromStr`] takes, and
+    /// `webrtc` ([`Scheme::EMULATED_ONLY`]).
+    ///
+    /// [`FromStr`]: std::str::FromStr
+    pub fn parse_emulated(s: &str) -> Result<Scheme, UnknownName> {
+        let key = scheme_key(s);
+        match Scheme::EMULATED_ONLY.into_iter().find(|x| x.key() == key) {
+            Some(x) => Ok(x),
+            None => s.parse(),
         }
     }
 
@@ -216,7 +267,8 @@ impl Scheme {
             Scheme::Copa => Transport::Tcp(CcKind::Copa),
             Scheme::CopaTenth => Transport::Tcp(CcKind::CopaTenth),
             Scheme::Direct => Transport::Direct,
-            Scheme::Gcc => Transport::Gcc,
+            // Its model: a caller of a simulation refuses it first (`FromStr` does).
+            Scheme::Gcc | Scheme::Webrtc => Transport::Gcc,
         };
         if *self == Scheme::CubicCodel {
             cfg.link.queue = QueueConfig::codel();
@@ -228,6 +280,18 @@ impl std::str::FromStr for Scheme {
     type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, UnknownName> {
         let key = scheme_key(s);
+        if let Some(x) = Scheme::EMULATED_ONLY.into_iter().find(|x| x.key() == key) {
+            return Err(UnknownName {
+                what: "simulated scheme",
+                name: s.trim().to_string(),
+                choices: format!(
+                    "{} is a real WebRTC call that runs only in the emulated evaluation, \
+                     `sprout eval --emulate --schemes {}`; gcc is its model in the simulator",
+                    x.key(),
+                    x.key()
+                ),
+            });
+        }
         Scheme::known()
             .find(|x| x.key() == key || (key == "ewma" && *x == Scheme::SproutEwma))
             .ok_or_else(|| {
@@ -357,6 +421,32 @@ mod tests {
         );
         assert!(Scheme::ALL.iter().all(|s| s.natural_app().is_none()));
         assert!(Scheme::Direct.natural_app().is_none());
+    }
+
+    #[test]
+    fn webrtc_is_refused_outside_the_emulated_evaluation() {
+        let e = "WebRTC".parse::<Scheme>().unwrap_err().to_string();
+        assert!(e.contains("runs only in the emulated evaluation"), "{e}");
+        assert!(
+            e.contains("--emulate") && e.contains("gcc is its model"),
+            "{e}"
+        );
+        assert_eq!(Scheme::parse_emulated(" WebRTC "), Ok(Scheme::Webrtc));
+        assert_eq!(Scheme::parse_emulated("sprout"), Ok(Scheme::Sprout));
+        assert!(Scheme::parse_emulated("tahoe").is_err());
+        assert!(!Scheme::known().any(|s| s == Scheme::Webrtc));
+        assert!(Scheme::Webrtc.is_emulated_only() && !Scheme::Gcc.is_emulated_only());
+        assert_eq!(Scheme::Webrtc.sim_model(), Scheme::Gcc);
+        assert_eq!(Scheme::Cubic.sim_model(), Scheme::Cubic);
+        // Its model carries the call's video within the call's encoder limits.
+        match Scheme::Webrtc.natural_app() {
+            Some(App::Adaptive {
+                min_bps, max_bps, ..
+            }) => assert_eq!((min_bps, max_bps), Scheme::WEBRTC_BPS),
+            other => panic!("{other:?}"),
+        }
+        let json = serde_json::to_string(&Scheme::Webrtc).unwrap();
+        assert_eq!(json, "\"webrtc\"");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::paper::scheme_key;
 
 /// Every scheme's colour, by its normalized key (`crate::paper::scheme_key`): the schemes this
 /// project runs and those the paper measured. The one place a scheme's colour is chosen.
-const SCHEMES: [(&str, &str); 17] = [
+const SCHEMES: [(&str, &str); 18] = [
     ("sprout", "#d62728"),
     ("sprout-ewma", "#ff7f0e"),
     ("cubic", "#1f77b4"),
@@ -27,6 +27,8 @@ const SCHEMES: [(&str, &str); 17] = [
     ("copa", "#00796b"),
     ("copa-0.1", "#4db6ac"),
     ("gcc", "#4a1486"),
+    // The real WebRTC call (emulated only): a lighter purple than gcc, its model.
+    ("webrtc", "#807dba"),
 ];
 
 /// The colour of the scheme of key `key` (see [`label_key`]), if it is a known scheme.
@@ -128,7 +130,8 @@ mod tests {
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), n, "a colour is used twice");
-        for s in sprout_sim::scheme::Scheme::known() {
+        let emulated_only = sprout_sim::scheme::Scheme::EMULATED_ONLY;
+        for s in sprout_sim::scheme::Scheme::known().chain(emulated_only) {
             assert!(
                 scheme_colour(s.key()).is_some(),
                 "{} has no colour",
