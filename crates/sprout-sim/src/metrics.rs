@@ -185,6 +185,164 @@ pub fn omniscient_delay_samples(
     out
 }
 
+/// The nearest-rank percentile of a stream of samples, found exactly without keeping the
+/// stream: a first pass counts the samples in at most 65,536 buckets of their top bits, a
+/// second keeps only the samples of the bucket that holds the rank and selects among them.
+/// Gives the same value as [`percentile`] over the same samples.
+struct StreamPercentile {
+    /// Bits dropped to find a sample's bucket.
+    shift: u32,
+    /// Samples per bucket (first pass).
+    counts: Vec<u32>,
+    /// Samples counted.
+    n: usize,
+    /// The bucket holding the rank, and the rank within it (1-based), after `locate`.
+    target: usize,
+    within: usize,
+    /// The second pass's samples of the target bucket.
+    picked: Vec<u64>,
+}
+
+impl StreamPercentile {
+    /// A percentile of samples that are all at most `bound`.
+    fn new(bound: u64) -> Self {
+        let shift = (64 - (bound >> 16).leading_zeros()).min(63);
+        StreamPercentile {
+            shift,
+            counts: vec![0; (bound >> shift) as usize + 1],
+            n: 0,
+            target: 0,
+            within: 0,
+            picked: Vec::new(),
+        }
+    }
+
+    /// First pass: one sample.
+    #[inline]
+    fn count(&mut self, v: u64) {
+        self.counts[(v >> self.shift) as usize] += 1;
+        self.n += 1;
+    }
+
+    /// Between the passes: finds the bucket holding the `p`-th percentile's rank (as
+    /// [`percentile`] ranks). False when no sample was counted.
+    fn locate(&mut self, p: f64) -> bool {
+        if self.n == 0 {
+            return false;
+        }
+        let p = p.clamp(0.0, 100.0);
+        let rank = ((p * self.n as f64 / 100.0).ceil() as usize).clamp(1, self.n);
+        let mut below = 0usize;
+        for (b, &c) in self.counts.iter().enumerate() {
+            if below + c as usize >= rank {
+                self.target = b;
+                self.within = rank - below;
+                self.picked.reserve(c as usize);
+                return true;
+            }
+            below += c as usize;
+        }
+        unreachable!("the rank lies within the samples counted")
+    }
+
+    /// Second pass: one sample (the same stream again).
+    #[inline]
+    fn collect(&mut self, v: u64) {
+        if (v >> self.shift) as usize == self.target {
+            self.picked.push(v);
+        }
+    }
+
+    /// The percentile, after the second pass.
+    fn value(mut self) -> u64 {
+        let (_, kth, _) = self.picked.select_nth_unstable(self.within - 1);
+        *kth
+    }
+}
+
+/// Calls `f(all, data)` with the all-packet and the data-only delay function (µs) at each
+/// sampling instant of `window`, as [`delay_samples`] computes them.
+#[inline]
+fn for_each_delay_sample(
+    arrivals: &[Arrival],
+    window: Window,
+    step_us: u64,
+    mut f: impl FnMut(u64, u64),
+) {
+    let mut i = 0;
+    let (mut max_all, mut max_data) = (0u64, 0u64);
+    for t in window.sample_times(step_us) {
+        while i < arrivals.len() && arrivals[i].arrived_us <= t {
+            let a = &arrivals[i];
+            max_all = max_all.max(a.sent_us);
+            if a.is_data {
+                max_data = max_data.max(a.sent_us);
+            }
+            i += 1;
+        }
+        f(t.saturating_sub(max_all), t.saturating_sub(max_data));
+    }
+}
+
+/// The 95th percentiles (µs) of the all-packet and the data-only delay functions over
+/// `window` (0 for an empty window), exactly as [`percentile`] of [`delay_samples`] gives
+/// them, without keeping the samples.
+fn delay_p95s(arrivals: &[Arrival], window: Window, step_us: u64) -> (f64, f64) {
+    let mut all = StreamPercentile::new(window.end_us);
+    let mut data = StreamPercentile::new(window.end_us);
+    for_each_delay_sample(arrivals, window, step_us, |a, d| {
+        all.count(a);
+        data.count(d);
+    });
+    if !all.locate(DELAY_PERCENTILE) || !data.locate(DELAY_PERCENTILE) {
+        return (0.0, 0.0);
+    }
+    for_each_delay_sample(arrivals, window, step_us, |a, d| {
+        all.collect(a);
+        data.collect(d);
+    });
+    (all.value() as f64, data.value() as f64)
+}
+
+/// Calls `f` with the omniscient sender's delay function (µs) at each sampling instant of
+/// `window`, as [`omniscient_delay_samples`] computes it.
+#[inline]
+fn for_each_omniscient_sample(
+    opportunities_us: &[u64],
+    propagation_delay_us: u64,
+    window: Window,
+    step_us: u64,
+    mut f: impl FnMut(u64),
+) {
+    let mut i = 0;
+    let mut max_sent = 0u64;
+    for t in window.sample_times(step_us) {
+        while i < opportunities_us.len() && opportunities_us[i] <= t {
+            max_sent = max_sent.max(opportunities_us[i].saturating_sub(propagation_delay_us));
+            i += 1;
+        }
+        f(t.saturating_sub(max_sent));
+    }
+}
+
+/// The 95th percentile (µs) of the omniscient sender's delay function over `window` (0 for
+/// an empty window), exactly as [`percentile`] of [`omniscient_delay_samples`] gives it.
+fn omniscient_p95_us(
+    opportunities_us: &[u64],
+    propagation_delay_us: u64,
+    window: Window,
+    step_us: u64,
+) -> f64 {
+    let mut sel = StreamPercentile::new(window.end_us);
+    let (opps, prop) = (opportunities_us, propagation_delay_us);
+    for_each_omniscient_sample(opps, prop, window, step_us, |v| sel.count(v));
+    if !sel.locate(DELAY_PERCENTILE) {
+        return 0.0;
+    }
+    for_each_omniscient_sample(opps, prop, window, step_us, |v| sel.collect(v));
+    sel.value() as f64
+}
+
 /// The paper's metrics for one direction of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DirectionMetrics {
@@ -225,15 +383,6 @@ fn kbps(bytes: u64, dur_us: u64) -> f64 {
         0.0
     } else {
         bytes as f64 * 8.0 * 1000.0 / dur_us as f64
-    }
-}
-
-/// The 95th percentile of `samples_us` in ms; 0 when there are no samples (empty window).
-fn p95_ms(samples_us: &[u64]) -> f64 {
-    if samples_us.is_empty() {
-        0.0
-    } else {
-        percentile(samples_us, DELAY_PERCENTILE) / 1000.0
     }
 }
 
@@ -285,25 +434,22 @@ pub fn compute(
         app_bytes += u64::from(a.app_bytes);
         packets += 1;
     }
-    let offered_bytes = u64::from(opportunity_bytes)
-        * opportunities_us
-            .iter()
-            .filter(|&&t| window.contains(t))
-            .count() as u64;
+    let in_window = opportunities_us.partition_point(|&t| t < window.end_us)
+        - opportunities_us.partition_point(|&t| t < window.start_us);
+    let offered_bytes = u64::from(opportunity_bytes) * in_window as u64;
 
-    let all = delay_samples(arrivals, window, step_us, |_| true);
-    let data = delay_samples(arrivals, window, step_us, |a| a.is_data);
-    let omni = omniscient_delay_samples(opportunities_us, propagation_delay_us, window, step_us);
-    let p95_delay_ms = p95_ms(&all);
+    let (all, data) = delay_p95s(arrivals, window, step_us);
+    let p95_delay_ms = all / 1000.0;
     let carried_data = arrivals
         .iter()
         .any(|a| a.is_data && a.arrived_us < window.end_us);
     let p95_delay_data_ms = if carried_data {
-        p95_ms(&data)
+        data / 1000.0
     } else {
         f64::NAN
     };
-    let omniscient_p95_ms = p95_ms(&omni);
+    let omniscient_p95_ms =
+        omniscient_p95_us(opportunities_us, propagation_delay_us, window, step_us) / 1000.0;
 
     DirectionMetrics {
         throughput_kbps: kbps(delivered_bytes, dur_us),
@@ -658,6 +804,40 @@ mod tests {
         assert_eq!(m.p95_delay_ms, 0.0);
         assert_eq!(m.utilization, 0.0);
         assert_eq!(m.window_s, 0.0);
+    }
+
+    #[test]
+    fn streamed_percentiles_equal_those_of_the_samples() {
+        // Irregular arrivals (a linear congruential generator) over a 400 s window, so that
+        // the buckets are many samples wide and the rank falls inside one of them.
+        let mut x = 12345u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let (mut arr, mut opps, mut t) = (Vec::new(), Vec::new(), 0u64);
+        while t < 400_000 * MS {
+            t += next(3_000 * MS) + 1;
+            let sent = t.saturating_sub(20 * MS + next(2_000 * MS));
+            let mut a = pkt(0, 0);
+            (a.sent_us, a.arrived_us, a.is_data) = (sent, t, next(3) != 0);
+            arr.push(a);
+            opps.push(t - next(10 * MS));
+        }
+        opps.sort_unstable();
+        for (start, step) in [(0, MS), (60_000 * MS, MS), (1_234_567, 7 * MS)] {
+            let w = Window::new(start, 400_000 * MS);
+            let m = compute(&arr, &opps, 1500, 20 * MS, w, step);
+            let all = percentile(&delay_samples(&arr, w, step, |_| true), 95.0);
+            let data = percentile(&delay_samples(&arr, w, step, |a| a.is_data), 95.0);
+            let omni = percentile(&omniscient_delay_samples(&opps, 20 * MS, w, step), 95.0);
+            assert_eq!(m.p95_delay_ms, all / 1000.0);
+            assert_eq!(m.p95_delay_data_ms, data / 1000.0);
+            assert_eq!(m.omniscient_p95_ms, omni / 1000.0);
+            assert!(m.p95_delay_ms > 100.0 && m.p95_delay_data_ms > m.p95_delay_ms);
+        }
     }
 
     #[test]
