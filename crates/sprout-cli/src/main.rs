@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use sprout_eval::eval::{self, EvalOptions, Experiment, Scheme};
 use sprout_lab::emulate::{self, EmulateOptions, InteractiveOptions};
 use sprout_lab::tunnel_experiment::{self, TunnelOptions};
+use sprout_lab::webrtc_call;
 use sprout_link::{QueueKind, Trace};
 use sprout_sim::duration::seconds_to_us;
 use sprout_sim::error::chain_message;
@@ -190,9 +191,10 @@ struct EvalArgs {
     /// Comma-separated schemes of the fig7 (fig8, summary) and sensitivity experiments: sprout,
     /// sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound, cubic-codel, omniscient, and on
     /// request copa, copa-0.1 and gcc (which runs the adaptive video source, a video call, not
-    /// a bulk transfer) [default: the first ten; with --emulate:
+    /// a bulk transfer); with --emulate also webrtc (a real WebRTC video call, aiortc; gcc is
+    /// its model in the simulator) [default: the first ten; with --emulate:
     /// sprout,sprout-ewma,cubic,reno,bbr,cubic-codel].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = Scheme::parse_emulated)]
     schemes: Option<Vec<Scheme>>,
     /// Comma-separated experiments (fig7, fig8, summary, confidence, loss, distributions,
     /// sensitivity, model), or all [default: fig7]; also interactive (application sources on
@@ -234,6 +236,15 @@ struct EvalArgs {
     /// interactive: 60].
     #[arg(long, requires = "emulate")]
     duration: Option<f64>,
+    /// With --emulate and the webrtc scheme: the Python that runs the call (`python -m
+    /// sprout.webrtc_call`; install with pip install './python[webrtc]') [default:
+    /// $SPROUT_PYTHON, else python3].
+    #[arg(long, value_name = "PATH", requires = "emulate")]
+    python: Option<PathBuf>,
+    /// With --emulate --experiments tunnel: leave out the WebRTC call (aiortc) that runs beside
+    /// the paced stream (it needs the Python given by --python with the webrtc extra).
+    #[arg(long, requires = "emulate")]
+    no_call: bool,
 }
 
 /// The parser of a queue discipline on the command line (`sprout sim`, `sprout link`): the
@@ -471,6 +482,11 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
             out: a.out.clone(),
             sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
             progress: !a.quiet,
+            call: !a.no_call,
+            python: webrtc_call::python_from(
+                a.python.clone(),
+                std::env::var_os(webrtc_call::PYTHON_ENV),
+            ),
         };
         let interactive = interactive.then(|| -> Result<InteractiveOptions> {
             Ok(InteractiveOptions {
@@ -505,6 +521,11 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
             summary.push_str(&text);
         }
         return checks_held(&summary);
+    }
+    if let Some(s) = a.schemes.iter().flatten().find(|s| s.is_emulated_only()) {
+        // The simulated evaluation has no such scheme: say why, as `sprout sim` does.
+        let why = s.key().parse::<Scheme>().err().map(|e| e.to_string());
+        bail!("--schemes: {}", why.unwrap_or_default());
     }
     let opts = EvalOptions {
         traces: a.traces,
@@ -557,6 +578,7 @@ fn emulate_fig7(a: EvalArgs, tunnel: &TunnelOptions) -> Result<String> {
         skip_us: seconds_to_us(a.skip, "skip")?,
         out: a.out,
         sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
+        python: webrtc_call::python_from(a.python, std::env::var_os(webrtc_call::PYTHON_ENV)),
         progress: !a.quiet,
     };
     let mut summary = emulate::run(&opts)?;

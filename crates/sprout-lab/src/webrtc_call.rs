@@ -232,7 +232,7 @@ pub enum CallError {
         source: io::Error,
     },
     /// The interpreter runs but has no `sprout.webrtc_call` module.
-    #[error("{} has no module {MODULE} ({stderr}): install the package with {INSTALL_HINT}", python.display())]
+    #[error("{} has no module {MODULE} (the sprout package is not installed for it): install it with {INSTALL_HINT}", python.display())]
     NoPackage {
         /// The interpreter.
         python: PathBuf,

@@ -1,10 +1,10 @@
 //! One emulated run: a scheme's server outside and client inside the link emulator, scored
 //! from the emulator's logs.
 
-use std::fs::{self, File};
+use std::fs;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -17,9 +17,11 @@ use sprout_secure::{PrivateKey, PublicKey};
 use sprout_sim::logscore;
 use sprout_sim::metrics::DirectionMetrics;
 
+use super::children::{finish, redirect, wait_showing_progress};
 use super::error::EmulateError;
 use super::options::EmulateOptions;
 use super::peers::{sprout_commands, tcp_commands};
+use super::webrtc::{run_call, CallPair};
 
 /// Port the servers listen on, on the emulator's outside address.
 const PORT: u16 = 9100;
@@ -52,14 +54,6 @@ pub(super) fn server_key(path: &Path) -> Result<PublicKey, EmulateError> {
     Ok(key.public_key())
 }
 
-/// Output of a peer process goes to `PREFIX.out` and `PREFIX.err`, next to the logs.
-pub(super) fn redirect(cmd: &mut Command, prefix: &str) -> Result<(), EmulateError> {
-    let out = File::create(format!("{prefix}.out"))?;
-    let err = File::create(format!("{prefix}.err"))?;
-    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-    Ok(())
-}
-
 /// Starts a run's peers, their output next to the logs at `base`: the server outside `emu`,
 /// then, [`SERVER_START`] later, the client inside its namespace (a client that cannot start
 /// stops the server). Returns both and when the client started.
@@ -88,16 +82,21 @@ pub(super) fn start_peers(
     }
 }
 
-/// Kills a child if it is still running and reaps it.
-pub(super) fn finish(child: &mut Child) {
-    if let Ok(None) = child.try_wait() {
-        let _ = child.kill();
-    }
-    let _ = child.wait();
+/// What one emulated run produced: (downlink, uplink) metrics from the emulator's logs, the
+/// downlink's log (for the Figure-1 series) and, for `webrtc`, the call's (downlink, uplink)
+/// summaries.
+pub(super) struct Emulated {
+    /// Downlink metrics.
+    pub down: DirectionMetrics,
+    /// Uplink metrics.
+    pub up: DirectionMetrics,
+    /// The downlink's log.
+    pub down_log: MmLog,
+    /// The WebRTC call's (offer = downlink, answer = uplink) summaries.
+    pub call: Option<CallPair>,
 }
 
-/// One emulated run of a scheme on a link pair; returns (downlink, uplink) metrics and the
-/// downlink's arrivals and opportunities for the Figure-1 series.
+/// One emulated run of a scheme on a link pair.
 pub(super) fn run_emulated(
     opts: &EmulateOptions,
     link: &str,
@@ -105,7 +104,7 @@ pub(super) fn run_emulated(
     down: &Arc<Trace>,
     scheme: Scheme,
     bar: &ProgressBar,
-) -> Result<(DirectionMetrics, DirectionMetrics, MmLog), EmulateError> {
+) -> Result<Emulated, EmulateError> {
     let dir = opts.out.join("emulated");
     fs::create_dir_all(&dir)?;
     let base = dir
@@ -123,38 +122,52 @@ pub(super) fn run_emulated(
         downlink_log: Some(down_log.clone()),
     })
     .map_err(EmulateError::StartEmulator)?;
-    let seconds = opts.duration_us as f64 / 1e6;
-    let status = run_peers(opts, &emu, scheme, &base, bar)?;
-    emu.stop().map_err(EmulateError::StopEmulator)?;
-    match status {
-        Some(s) if s.success() => {}
-        Some(status) => {
-            return Err(EmulateError::ClientFailed {
-                scheme: scheme.key().into(),
-                link: link.into(),
-                status,
-                files: base,
-            })
-        }
-        None => {
-            return Err(EmulateError::ClientTimeout {
-                scheme: scheme.key().into(),
-                link: link.into(),
-                limit_s: (Duration::from_secs_f64(seconds) + CLIENT_GRACE).as_secs_f64(),
-            })
-        }
-    }
+    let call = if scheme == Scheme::Webrtc {
+        let call = run_call(opts, &emu, (link, &base), bar);
+        emu.stop().map_err(EmulateError::StopEmulator)?;
+        Some(call?)
+    } else {
+        let status = run_peers(opts, &emu, scheme, &base, bar)?;
+        emu.stop().map_err(EmulateError::StopEmulator)?;
+        client_outcome(opts, scheme, link, base, status)?;
+        None
+    };
     let read = |path: &Path, direction| {
         MmLog::load(path).map_err(|source| EmulateError::ReadLog { direction, source })
     };
     let up_log = read(&up_log, "up")?;
     let down_log = read(&down_log, "down")?;
     let end = Some(opts.duration_us);
-    Ok((
-        logscore::score(&down_log, opts.skip_us, end),
-        logscore::score(&up_log, opts.skip_us, end),
+    Ok(Emulated {
+        down: logscore::score(&down_log, opts.skip_us, end),
+        up: logscore::score(&up_log, opts.skip_us, end),
         down_log,
-    ))
+        call,
+    })
+}
+
+/// Fails unless the client exited with success (`None`: it overran its time).
+fn client_outcome(
+    opts: &EmulateOptions,
+    scheme: Scheme,
+    link: &str,
+    base: String,
+    status: Option<ExitStatus>,
+) -> Result<(), EmulateError> {
+    match status {
+        Some(s) if s.success() => Ok(()),
+        Some(status) => Err(EmulateError::ClientFailed {
+            scheme: scheme.key().into(),
+            link: link.into(),
+            status,
+            files: base,
+        }),
+        None => Err(EmulateError::ClientTimeout {
+            scheme: scheme.key().into(),
+            link: link.into(),
+            limit_s: (Duration::from_micros(opts.duration_us) + CLIENT_GRACE).as_secs_f64(),
+        }),
+    }
 }
 
 /// Runs the server outside and the client inside `emu` (files `BASE.server.*`,
@@ -184,32 +197,4 @@ fn run_peers(
     finish(&mut client);
     finish(&mut server);
     Ok(waited?)
-}
-
-/// Waits up to `limit` from `started` for `child` to exit, moving `bar` one step a second up
-/// to `seconds`, then to its end.
-pub(super) fn wait_showing_progress(
-    child: &mut Child,
-    started: Instant,
-    limit: Duration,
-    seconds: f64,
-    bar: &ProgressBar,
-) -> std::io::Result<Option<ExitStatus>> {
-    let mut shown = 0u64;
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break Some(s);
-        }
-        if started.elapsed() > limit {
-            break None;
-        }
-        let secs = started.elapsed().as_secs().min(seconds as u64);
-        if secs > shown {
-            bar.inc(secs - shown);
-            shown = secs;
-        }
-        thread::sleep(Duration::from_millis(100));
-    };
-    bar.inc((seconds as u64).saturating_sub(shown));
-    Ok(status)
 }

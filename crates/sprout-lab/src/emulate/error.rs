@@ -11,6 +11,8 @@ use sprout_link::MmLogError;
 use sprout_secure::KeyError;
 use sprout_sim::error::SimError;
 
+use crate::webrtc_call::CallError;
+
 /// An error of [`run`](super::run::run) and the emulated evaluation's outputs.
 #[derive(Debug, thiserror::Error)]
 pub enum EmulateError {
@@ -128,6 +130,44 @@ pub enum EmulateError {
         link: String,
         /// The run's file prefix.
         files: String,
+    },
+    /// The WebRTC call cannot run here (no Python, no `sprout` package, no aiortc: the text
+    /// says how to install them).
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// An end of the WebRTC call failed, or did not end in time.
+    #[error("the webrtc {role} end on {link} {how}; see {files}.{role}.err")]
+    CallEnd {
+        /// "answer" or "offer".
+        role: &'static str,
+        /// Link pair name.
+        link: String,
+        /// What happened ("failed (exit status: 1)", "did not end within 95 s").
+        how: String,
+        /// The run's file prefix.
+        files: String,
+    },
+    /// The answer end did not open its signalling socket in time.
+    #[error("the webrtc answer end on {link} did not open its signalling socket {} within {limit_s:.0} s; see {files}.answer.err", socket.display())]
+    SignalTimeout {
+        /// Link pair name.
+        link: String,
+        /// The socket's path.
+        socket: PathBuf,
+        /// The time it had, s.
+        limit_s: f64,
+        /// The run's file prefix.
+        files: String,
+    },
+    /// An end of the WebRTC call printed no readable summary.
+    #[error("reading the webrtc {role} end's summary ({files}.{role}.out)")]
+    CallSummary {
+        /// "answer" or "offer".
+        role: &'static str,
+        /// The run's file prefix.
+        files: String,
+        /// Why.
+        source: CallError,
     },
     /// The emulator's privilege check failed.
     #[error(transparent)]

@@ -21,7 +21,8 @@ use sprout_eval::eval::{self, Scheme};
 use sprout_eval::progress;
 use sprout_link::Trace;
 
-use super::emulated::{finish, server_key, start_peers, wait_showing_progress};
+use super::children::{finish, wait_showing_progress};
+use super::emulated::{server_key, start_peers};
 use super::error::EmulateError;
 use super::interactive_report::{self, InteractiveResults, InteractiveRow};
 use super::options::{InteractiveOptions, DEFAULT_LINK, INTERACTIVE_SCHEMES};

@@ -8,10 +8,15 @@
 //! evaluation), `emulated` and `simulated` (one run of a scheme each way), `peers` (the peer
 //! programs' command lines), [`report`] (the output files), [`error`].
 //!
+//! `webrtc` runs the real WebRTC call (aiortc, [`crate::webrtc_call`]) as a scheme, its
+//! simulated counterpart the GCC model; [`webrtc_report`] its frame delays, the GCC model
+//! against the call, and the paper's shape (Sprout against the video calls).
+//!
 //! [`interactive`] is the emulated interactive experiment (`--experiments interactive`): a
 //! constant-rate stream down one link by Sprout, Sprout-EWMA and `direct`, scored by its
 //! application-level delay; [`interactive_report`] its results, checks and outputs.
 
+mod children;
 mod emulated;
 pub mod error;
 pub mod interactive;
@@ -22,12 +27,15 @@ pub mod report;
 pub mod results;
 pub mod run;
 mod simulated;
+mod webrtc;
+pub mod webrtc_report;
 
 pub use error::EmulateError;
 pub use interactive::run_interactive;
 pub use options::{
     EmulateOptions, InteractiveOptions, DEFAULT_DURATION_US, DEFAULT_INTERACTIVE_DURATION_US,
-    DEFAULT_INTERACTIVE_RATES_KBPS, DEFAULT_LINK, EMULATED_SCHEMES, INTERACTIVE_SCHEMES,
+    DEFAULT_INTERACTIVE_RATES_KBPS, DEFAULT_LINK, EMULATED_SCHEMES, EXTRA_EMULATED_SCHEMES,
+    INTERACTIVE_SCHEMES,
 };
 pub use results::{Agreement, EmulateResults, SIMULATED_SEEDS};
 pub use run::run;

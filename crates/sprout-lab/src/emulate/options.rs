@@ -15,6 +15,10 @@ pub const EMULATED_SCHEMES: [Scheme; 6] = [
     Scheme::CubicCodel,
 ];
 
+/// Schemes the emulated evaluation runs only when asked for (`--schemes sprout,webrtc`): the
+/// real WebRTC call (aiortc), which needs Python with the package's `webrtc` extra.
+pub const EXTRA_EMULATED_SCHEMES: [Scheme; 1] = [Scheme::Webrtc];
+
 /// The link emulated when none is named.
 pub const DEFAULT_LINK: &str = "Verizon-LTE-short";
 /// Length of each emulated run when none is given (µs): 140 s, the length of Verizon-LTE-short.
@@ -37,6 +41,8 @@ pub struct EmulateOptions {
     pub out: PathBuf,
     /// The `sprout` binary that runs the peers (`sprout server`, `client`, `tcp`).
     pub sprout_exe: PathBuf,
+    /// The Python that runs the WebRTC call (`python -m sprout.webrtc_call`) for `webrtc`.
+    pub python: PathBuf,
     /// Show a progress bar.
     pub progress: bool,
 }

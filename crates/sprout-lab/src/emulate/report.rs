@@ -4,15 +4,44 @@
 
 use std::fmt::Write as _;
 use std::fs;
+use std::io;
 use std::path::Path;
 
 use sprout_eval::chart::{self, ChartPoint};
+use sprout_eval::eval::Scheme;
 use sprout_eval::paper;
 use sprout_eval::report::{paper_point, point, write_csv};
+use sprout_files::write_atomically;
 use sprout_sim::metrics::TimeSeriesPoint;
 
 use super::error::EmulateError;
 use super::results::{Agreement, EmulateResults, SIMULATED_SEEDS};
+use super::webrtc_report;
+
+/// results.csv: the rows, each with the application-level (frame) delay columns `app_p50_ms`
+/// and `app_p95_ms` at the end (empty for a row that carried no video).
+pub fn results_csv(res: &EmulateResults) -> io::Result<Vec<u8>> {
+    let mut plain = csv::Writer::from_writer(Vec::new());
+    for r in &res.rows {
+        plain.serialize(r).map_err(io::Error::from)?;
+    }
+    let bytes = plain.into_inner().map_err(|e| e.into_error())?;
+    let mut rd = csv::Reader::from_reader(bytes.as_slice());
+    let mut header = rd.headers().map_err(io::Error::from)?.clone();
+    header.push_field("app_p50_ms");
+    header.push_field("app_p95_ms");
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).map_err(io::Error::from)?;
+    let cell = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
+    for (rec, row) in rd.records().zip(&res.rows) {
+        let mut rec = rec.map_err(io::Error::from)?;
+        let app = res.app_of(row);
+        rec.push_field(&cell(app.and_then(|a| a.app_p50_ms)));
+        rec.push_field(&cell(app.and_then(|a| a.app_p95_ms)));
+        w.write_record(&rec).map_err(io::Error::from)?;
+    }
+    w.into_inner().map_err(|e| e.into_error())
+}
 
 /// Writes every output of an emulated evaluation into `out`.
 pub fn write(
@@ -20,7 +49,7 @@ pub fn write(
     res: &EmulateResults,
     fig1: Option<&[TimeSeriesPoint]>,
 ) -> Result<(), EmulateError> {
-    write_csv(&out.join("results.csv"), &res.rows)?;
+    write_atomically(out.join("results.csv"), results_csv(res)?)?;
     fs::write(out.join("results.json"), serde_json::to_string_pretty(res)?)?;
     write_csv(&out.join("agreement.csv"), &res.agreement)?;
     let mut charts = Vec::new();
@@ -53,6 +82,12 @@ pub fn write(
                 if res.rows.iter().any(|r| r.scheme == scheme) {
                     points.push(paper_point(format!("{scheme} (paper)"), p));
                 }
+            }
+        }
+        if res.rows.iter().any(|r| r.scheme == Scheme::Webrtc.key()) {
+            // The video calls the paper measured, beside the real call.
+            for (name, p) in webrtc_report::paper_call_points(link, dir) {
+                points.push(paper_point(format!("{name} (paper)"), p));
             }
         }
         let title = format!("{link} {dir}link, emulated: throughput against self-inflicted delay");
@@ -164,10 +199,11 @@ pub fn markdown(res: &EmulateResults, charts: &[String]) -> String {
         let p = paper::fig7(&a.link, &a.direction, &a.scheme);
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.0} | {:.0} | {:.2} | {:.0} | {:.0} | {} | {} | {} | {} |",
+            "| {} | {} | {}{} | {:.0} | {:.0} | {:.2} | {:.0} | {:.0} | {} | {} | {} | {} |",
             a.link,
             a.direction,
             a.scheme,
+            model(a),
             a.emulated_kbps,
             a.simulated_kbps,
             a.throughput_ratio,
@@ -180,6 +216,10 @@ pub fn markdown(res: &EmulateResults, charts: &[String]) -> String {
         );
     }
     let _ = writeln!(s);
+    let call = webrtc_report::markdown(res);
+    if !call.is_empty() {
+        let _ = writeln!(s, "{call}");
+    }
     let _ = writeln!(s, "## All rows\n");
     let _ = writeln!(
         s,
@@ -224,21 +264,85 @@ pub fn summary(res: &EmulateResults, out: &Path) -> String {
     for a in &res.agreement {
         let _ = writeln!(s, "{}", line(a));
     }
+    for l in webrtc_report::summary_lines(res) {
+        let _ = writeln!(s, "{l}");
+    }
     s
+}
+
+/// " (gcc)" when the simulator ran a model of the scheme, else nothing.
+fn model(a: &Agreement) -> String {
+    if a.simulated_scheme.is_empty() || a.simulated_scheme == a.scheme {
+        String::new()
+    } else {
+        format!(" ({})", a.simulated_scheme)
+    }
 }
 
 /// One agreement's verdict on one line.
 fn line(a: &Agreement) -> String {
     format!(
-        "{} {} {:>4} {:<12} emulated {:>7.0} kbit/s {:>6.0} ms | simulated {:>7.0} kbit/s {:>6.0} ms ({})",
+        "{} {} {:>4} {:<12} emulated {:>7.0} kbit/s {:>6.0} ms | simulated{} {:>7.0} kbit/s {:>6.0} ms ({})",
         tick(a.agrees),
         a.link,
         a.direction,
         a.scheme,
         a.emulated_kbps,
         a.emulated_delay_ms,
+        model(a),
         a.simulated_kbps,
         a.simulated_delay_ms,
         a.tolerance
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emulate::results::fixtures::results;
+    use sprout_eval::eval::ResultRow;
+
+    #[test]
+    fn results_csv_has_the_frame_delays_of_the_call_only() {
+        let res = results((1200.0, 450.0));
+        let bytes = results_csv(&res).unwrap();
+        let mut rd = csv::Reader::from_reader(bytes.as_slice());
+        let header = rd.headers().unwrap().clone();
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let (p50, p95) = (col("app_p50_ms"), col("app_p95_ms"));
+        assert_eq!(p95, header.len() - 1);
+        let recs: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+        assert_eq!(recs.len(), res.rows.len());
+        let call = &recs[2];
+        assert_eq!(
+            (&call[col("scheme")], &call[col("direction")]),
+            ("webrtc", "down")
+        );
+        assert_eq!((&call[p50], &call[p95]), ("100", "200"));
+        assert_eq!((&recs[0][p50], &recs[0][p95]), ("", ""));
+        // The uplink's call had no frames: no delays.
+        assert_eq!(&recs[6][p95], "");
+        // The rows still read back as ResultRow.
+        let mut rd = csv::Reader::from_reader(bytes.as_slice());
+        let back: Vec<ResultRow> = rd.deserialize().map(|r| r.unwrap()).collect();
+        assert_eq!(back[2].throughput_kbps, 1200.0);
+    }
+
+    #[test]
+    fn the_summary_names_the_model_the_simulator_ran() {
+        let mut res = results((1200.0, 450.0));
+        res.shape = webrtc_report::shape_checks(&res);
+        let text = summary(&res, Path::new("/o"));
+        assert!(text.contains("webrtc       emulated    1200 kbit/s    450 ms | simulated (gcc)    1100 kbit/s    400 ms"), "{text}");
+        assert!(
+            text.contains("✅ paper's shape on Verizon-LTE-short up"),
+            "{text}"
+        );
+        let md = markdown(&res, &[]);
+        assert!(md.contains("| webrtc (gcc) |"), "{md}");
+        assert!(
+            md.contains("## The WebRTC call against Sprout and the GCC model"),
+            "{md}"
+        );
+    }
 }

@@ -10,12 +10,14 @@ use sprout_link::Trace;
 use sprout_sim::logscore;
 use sprout_sim::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
 
-use super::emulated::{link_config, run_emulated};
+use super::emulated::{link_config, run_emulated, Emulated};
 use super::error::EmulateError;
-use super::options::{EmulateOptions, DEFAULT_LINK, EMULATED_SCHEMES};
+use super::options::{EmulateOptions, DEFAULT_LINK, EMULATED_SCHEMES, EXTRA_EMULATED_SCHEMES};
 use super::report;
-use super::results::{Agreement, EmulateResults};
-use super::simulated::run_simulated;
+use super::results::{Agreement, AppDelayRow, EmulateResults};
+use super::simulated::{run_simulated, SimulatedRun};
+use super::webrtc_report;
+use crate::webrtc_call;
 use sprout_eval::progress;
 
 /// A link pair: its name and its (uplink, downlink) traces.
@@ -24,6 +26,10 @@ type LinkPair = (String, Arc<Trace>, Arc<Trace>);
 /// Runs the emulated evaluation and writes its outputs; returns a short summary.
 pub fn run(opts: &EmulateOptions) -> Result<String, EmulateError> {
     check_options(opts)?;
+    if opts.schemes.contains(&Scheme::Webrtc) {
+        // Before any emulator starts: a missing aiortc is said at once, with how to install.
+        webrtc_call::check_python(&opts.python)?;
+    }
     sprout_emu::check_privileges()?;
     let links = eval::load_links(opts.traces.as_deref())?;
     let names: Vec<String> = if opts.links.is_empty() {
@@ -51,21 +57,30 @@ pub fn run(opts: &EmulateOptions) -> Result<String, EmulateError> {
     let total = (pairs.len() * opts.schemes.len()) as u64 * seconds;
     let bar = progress::bar(total, " s", opts.progress);
     let started = Instant::now();
-    let mut rows = Vec::new();
-    let mut agreement = Vec::new();
+    let mut results = EmulateResults {
+        source: links.source.clone(),
+        duration_s: opts.duration_us as f64 / 1e6,
+        skip_s: opts.skip_us as f64 / 1e6,
+        rows: Vec::new(),
+        agreement: Vec::new(),
+        app_delays: Vec::new(),
+        shape: Vec::new(),
+        wall_s: 0.0,
+    };
     let mut fig1: Option<Vec<TimeSeriesPoint>> = None;
     for (link, up, down) in &pairs {
         for &scheme in &opts.schemes {
             bar.set_message(format!("{link} {}", scheme.key()));
-            let (e_down, e_up, down_log) = run_emulated(opts, link, up, down, scheme, &bar)
-                .map_err(|e| EmulateError::Run {
+            let em = run_emulated(opts, link, up, down, scheme, &bar).map_err(|e| {
+                EmulateError::Run {
                     scheme: scheme.key().into(),
                     link: link.clone(),
                     source: Box::new(e),
-                })?;
-            let [s_down, s_up] = run_simulated(opts, up, down, scheme)?;
+                }
+            })?;
+            let sim = run_simulated(opts, up, down, scheme)?;
             if scheme == Scheme::Sprout && link == eval::FIGURE1_LINK {
-                let (arrivals, opportunities) = logscore::from_log(&down_log);
+                let (arrivals, opportunities) = logscore::from_log(&em.down_log);
                 fig1 = Some(metrics::time_series(
                     &arrivals,
                     &opportunities,
@@ -74,23 +89,12 @@ pub fn run(opts: &EmulateOptions) -> Result<String, EmulateError> {
                     500_000,
                 ));
             }
-            let emulated = [(0, &e_down), (0, &e_up)];
-            let simulated = [(s_down.0, &s_down.1), (s_up.0, &s_up.1)];
-            push_rows(&mut rows, link, scheme, emulated, simulated);
-            let n = rows.len();
-            agreement.push(Agreement::new(&rows[n - 4], &rows[n - 2]));
-            agreement.push(Agreement::new(&rows[n - 3], &rows[n - 1]));
+            add_scheme(&mut results, link, scheme, &em, &sim);
         }
     }
     bar.finish_and_clear();
-    let results = EmulateResults {
-        source: links.source.clone(),
-        duration_s: opts.duration_us as f64 / 1e6,
-        skip_s: opts.skip_us as f64 / 1e6,
-        rows,
-        agreement,
-        wall_s: started.elapsed().as_secs_f64(),
-    };
+    results.shape = webrtc_report::shape_checks(&results);
+    results.wall_s = started.elapsed().as_secs_f64();
     report::write(&opts.out, &results, fig1.as_deref())?;
     Ok(report::summary(&results, &opts.out))
 }
@@ -100,8 +104,13 @@ fn check_options(opts: &EmulateOptions) -> Result<(), EmulateError> {
     if opts.schemes.is_empty() {
         return Err(EmulateError::NoScheme);
     }
-    if let Some(s) = opts.schemes.iter().find(|s| !EMULATED_SCHEMES.contains(s)) {
-        let known: Vec<&str> = EMULATED_SCHEMES.iter().map(|s| s.key()).collect();
+    let runnable = |s: &Scheme| EMULATED_SCHEMES.contains(s) || EXTRA_EMULATED_SCHEMES.contains(s);
+    if let Some(s) = opts.schemes.iter().find(|s| !runnable(s)) {
+        let known: Vec<&str> = EMULATED_SCHEMES
+            .iter()
+            .chain(&EXTRA_EMULATED_SCHEMES)
+            .map(|s| s.key())
+            .collect();
         return Err(EmulateError::NotEmulated {
             scheme: s.key().into(),
             known: known.join(", "),
@@ -113,8 +122,42 @@ fn check_options(opts: &EmulateOptions) -> Result<(), EmulateError> {
     Ok(())
 }
 
+/// Adds one scheme's results on one link: its four rows, their two agreements and, for a
+/// scheme that carried video, the frame delays of the call and of its model.
+fn add_scheme(
+    res: &mut EmulateResults,
+    link: &str,
+    scheme: Scheme,
+    em: &Emulated,
+    [s_down, s_up]: &[SimulatedRun; 2],
+) {
+    let emulated = [(0, &em.down), (0, &em.up)];
+    let simulated = [(s_down.0, &s_down.1), (s_up.0, &s_up.1)];
+    push_rows(&mut res.rows, link, scheme, emulated, simulated);
+    let rows = &res.rows;
+    let n = rows.len();
+    res.agreement
+        .push(Agreement::new(&rows[n - 4], &rows[n - 2]));
+    res.agreement
+        .push(Agreement::new(&rows[n - 3], &rows[n - 1]));
+    if let Some((offer, answer)) = &em.call {
+        res.app_delays
+            .push(AppDelayRow::from_call(link, "down", offer));
+        res.app_delays
+            .push(AppDelayRow::from_call(link, "up", answer));
+    }
+    for (dir, run) in [("down", s_down), ("up", s_up)] {
+        if let Some(app) = &run.2 {
+            let model = scheme.sim_model();
+            res.app_delays
+                .push(AppDelayRow::from_sim(link, dir, model.key(), app));
+        }
+    }
+}
+
 /// Appends the four rows of one scheme on one link: emulated down and up, then simulated down
-/// and up, each given as [(seed, metrics) down, (seed, metrics) up].
+/// and up, each given as [(seed, metrics) down, (seed, metrics) up]. The simulated rows are
+/// of the scheme's model ([`Scheme::sim_model`]: gcc for `webrtc`).
 fn push_rows(
     rows: &mut Vec<ResultRow>,
     link: &str,
@@ -129,7 +172,11 @@ fn push_rows(
         let label = |seed| RunLabel {
             experiment,
             link,
-            scheme,
+            scheme: if experiment == "emulated" {
+                scheme
+            } else {
+                scheme.sim_model()
+            },
             confidence: scheme
                 .is_sprout()
                 .then(|| scheme.protocol_config().confidence),

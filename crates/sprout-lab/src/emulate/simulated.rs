@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use sprout_eval::eval::Scheme;
 use sprout_link::Trace;
+use sprout_sim::app_metrics::AppMetrics;
 use sprout_sim::metrics::DirectionMetrics;
 use sprout_sim::sim::{self, SimConfig};
 
@@ -12,29 +13,37 @@ use super::error::EmulateError;
 use super::options::EmulateOptions;
 use super::results::SIMULATED_SEEDS;
 
+/// One simulated direction: its seed, metrics and application-level figures (for a scheme
+/// that carries an application: `webrtc`'s model).
+pub(super) type SimulatedRun = (u64, DirectionMetrics, Option<AppMetrics>);
+
 /// The simulator's median (downlink, uplink) runs for the same configuration over
-/// [`SIMULATED_SEEDS`], each as (seed, metrics): per direction, the run with the median
-/// self-inflicted delay.
+/// [`SIMULATED_SEEDS`]: per direction, the run with the median self-inflicted delay. A
+/// scheme runs as its model ([`Scheme::sim_model`]: gcc for `webrtc`) carrying its natural
+/// application, if it has one ([`Scheme::natural_app`]: the call's adaptive video).
 pub(super) fn run_simulated(
     opts: &EmulateOptions,
     up: &Arc<Trace>,
     down: &Arc<Trace>,
     scheme: Scheme,
-) -> Result<[(u64, DirectionMetrics); 2], EmulateError> {
+) -> Result<[SimulatedRun; 2], EmulateError> {
     let mut cfg = SimConfig {
         skip_us: opts.skip_us,
         duration_us: Some(opts.duration_us),
         ..SimConfig::default()
     };
-    scheme.configure(&mut cfg);
+    scheme.sim_model().configure(&mut cfg);
+    if let Some(app) = scheme.natural_app() {
+        cfg.app = app;
+    }
     let (mut downs, mut ups) = (Vec::new(), Vec::new());
     for seed in SIMULATED_SEEDS {
         cfg.seed = seed;
         let out = sim::run(up.clone(), down.clone(), &cfg, None)?;
-        downs.push((seed, out.downlink.metrics));
-        ups.push((seed, out.uplink.metrics));
+        downs.push((seed, out.downlink.metrics, out.downlink.app));
+        ups.push((seed, out.uplink.metrics, out.uplink.app));
     }
-    let delay = |r: &(u64, DirectionMetrics)| r.1.self_inflicted_ms;
+    let delay = |r: &SimulatedRun| r.1.self_inflicted_ms;
     Ok([median_by(downs, delay), median_by(ups, delay)])
 }
 
