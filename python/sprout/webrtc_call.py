@@ -405,6 +405,11 @@ async def _media(call: Call, sender: "RTCRtpSender") -> dict[str, Any]:
         w.cancel()
     call.in_media = False
     seconds = loop.time() - start
+    if call.stop.is_set():
+        print(f"webrtc_call {args.role}: interrupted after {seconds:.1f} s", file=sys.stderr)
+    elif call.ended.is_set():
+        note = f"the peer closed the call after {seconds:.1f} s"
+        print(f"webrtc_call {args.role}: {note}", file=sys.stderr)
     sent = await _bytes_sent(call.pc) - sent_before
     if args.frames_csv:
         _write_csv(args.frames_csv, call.received.rows)

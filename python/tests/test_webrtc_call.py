@@ -10,7 +10,9 @@ import importlib.util
 import json
 import os
 import shlex
+import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -108,7 +110,8 @@ def test_missing_aiortc_exits_2_with_the_install_hint(tmp_path):
     # An `aiortc` module that fails to import, first on the path, stands for a missing one.
     (tmp_path / "aiortc.py").write_text("raise ImportError('simulated: aiortc is not installed')\n")
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    for args in (["--check"], ["--role", "answer", "--signal", str(tmp_path / "s"), "--bind", "127.0.0.1"]):
+    call = ["--role", "answer", "--signal", str(tmp_path / "s"), "--bind", "127.0.0.1"]
+    for args in (["--check"], call):
         p = subprocess.run([PY, "-m", "sprout.webrtc_call", *args], capture_output=True, text=True,
                            env=env, timeout=60)
         assert p.returncode == 2, p.stderr
@@ -187,13 +190,27 @@ def test_garbage_on_the_signalling_socket_is_a_short_error(tmp_path, garbage):
 # --- calls ---
 
 
+def start_answer(sock, seconds, *extra):
+    """Starts the answer end and waits until it listens, checking that only we may connect."""
+    answer = subprocess.Popen(call_cmd("answer", sock, "127.0.0.1", seconds, *extra),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not sock.exists():
+        if answer.poll() is not None or time.monotonic() > deadline:
+            code, _, err = finish(answer, 5)
+            pytest.fail(f"the answer end did not listen (status {code}): {err[-2000:]}")
+        time.sleep(0.05)
+    assert stat.S_ISSOCK(os.lstat(sock).st_mode)
+    assert stat.S_IMODE(os.lstat(sock).st_mode) == 0o600
+    return answer
+
+
 def test_call_over_loopback_both_ways(tmp_path):
     require_aiortc()
     sock, csv = tmp_path / "call.sock", tmp_path / "offer.csv"
-    answer = subprocess.Popen(call_cmd("answer", sock, "127.0.0.1", 8), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    offer = subprocess.Popen(call_cmd("offer", sock, "127.0.0.1", 8, "--frames-csv", csv, "--seed", 2),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    answer = start_answer(sock, 8)
+    offer_cmd = call_cmd("offer", sock, "127.0.0.1", 8, "--frames-csv", csv, "--seed", 2)
+    offer = subprocess.Popen(offer_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     results = {}
     for name, proc in (("offer", offer), ("answer", answer)):
         code, out, err = finish(proc, 60)
@@ -215,7 +232,8 @@ def test_call_over_loopback_both_ways(tmp_path):
     rows = csv.read_text().splitlines()
     assert rows[0] == "frame,capture_us,decode_us,delay_ms"
     frames = [int(r.split(",")[0]) for r in rows[1:]]
-    assert len(frames) == results["offer"]["frames_received"] - results["offer"]["frames_unreadable"]
+    readable = results["offer"]["frames_received"] - results["offer"]["frames_unreadable"]
+    assert len(frames) == readable
     assert frames == sorted(frames) and len(set(frames)) == len(frames)
     assert not sock.exists()
 
@@ -261,9 +279,11 @@ def test_call_through_the_emulator_falls_below_400_kbps(cli, tmp_path):
     up_log, down_log = tmp_path / "up.log", tmp_path / "down.log"
     constant_trace(trace, LINK_KBPS)
     media_s = 36
-    inner = (f'echo "$SPROUT_LINK_OUTSIDE" > {shlex.quote(str(addr))}.tmp && '
-             f'mv {shlex.quote(str(addr))}.tmp {shlex.quote(str(addr))} && exec '
-             + shlex.join(call_cmd("offer", sock, "BIND", media_s)).replace("BIND", '"$SPROUT_LINK_MOBILE"'))
+    # Inside: note the emulator's outside address for the answer end, then become the offer end.
+    offer = shlex.join(call_cmd("offer", sock, "BIND", media_s))
+    offer = offer.replace("BIND", '"$SPROUT_LINK_MOBILE"')
+    tmp, final = shlex.quote(f"{addr}.tmp"), shlex.quote(str(addr))
+    inner = f'echo "$SPROUT_LINK_OUTSIDE" > {tmp} && mv {tmp} {final} && exec {offer}'
     started = time.monotonic()
     link = subprocess.Popen([cli.exe, "link", "--uplink", trace, "--downlink", trace,
                              "--uplink-log", up_log, "--downlink-log", down_log,
@@ -282,7 +302,8 @@ def test_call_through_the_emulator_falls_below_400_kbps(cli, tmp_path):
     elapsed = time.monotonic() - started
     assert a_code == 0, a_err
     assert l_code == 0, l_err
-    results = {"offer (mobile)": summary_of(l_out, l_err), "answer (outside)": summary_of(a_out, a_err)}
+    results = {"offer (mobile)": summary_of(l_out, l_err),
+               "answer (outside)": summary_of(a_out, a_err)}
     rates = {"uplink": arrival_kbps(up_log, 15), "downlink": arrival_kbps(down_log, 15)}
     for name, s in results.items():
         print(f"emulated {name}: {json.dumps(s)}")
@@ -296,3 +317,25 @@ def test_call_through_the_emulator_falls_below_400_kbps(cli, tmp_path):
         assert s["target_bitrate_kbps"]["min"] < 400, (name, s)
     for direction, kbps in rates.items():
         assert kbps < 400, f"the call sent {kbps:.1f} kbit/s {direction} over the last 15 s"
+
+
+def test_sigterm_and_sigint_end_the_call_with_its_summary(tmp_path):
+    require_aiortc()
+    sock = tmp_path / "call.sock"
+    answer = start_answer(sock, 60)
+    offer = subprocess.Popen(call_cmd("offer", sock, "127.0.0.1", 60), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    # Its first line on stderr says it is connected (or it ends within its 10 s connect timeout).
+    line = offer.stderr.readline()
+    assert "connected" in line, line + finish(offer, 20)[2]
+    time.sleep(2)
+    offer.send_signal(signal.SIGTERM)
+    answer.send_signal(signal.SIGINT)
+    for name, proc in (("offer", offer), ("answer", answer)):
+        code, out, err = finish(proc, 20)
+        assert code == 0, err
+        assert "Traceback" not in err
+        s = summary_of(out, err)
+        print(f"interrupted {name}: {json.dumps(s)}")
+        assert 0 < s["duration_s"] < 10 and s["frames_received"] > 0, s
+    assert not sock.exists()
