@@ -22,8 +22,15 @@ frames_received (decoded frames), frames_unreadable (those of them whose barcode
 received_kbps (RTP payload bytes received / media time), sent_kbps, frame_delay_ms (p50, p95,
 p99, mean; null without readable frames), frames_within_ms (shares of readable frames within
 100, 150 and 300 ms) and target_bitrate_kbps (first, last and min of the VP8 encoder's target,
-which REMB sets; null if it could not be read). Exit status 0 when a frame was received, 1 with
-one `error: ...` line otherwise, 2 when aiortc or av cannot be imported.
+which REMB sets; null if it could not be read). --frames-csv PATH also writes a row per received
+frame whose barcode checked: frame,capture_us,decode_us,delay_ms. Exit status 0 when a frame
+was received, 1 with one `error: ...` line otherwise (usage errors too), 2 when aiortc or av
+cannot be imported. An end whose peer closes the call ends too; one whose peer is killed goes
+on to --duration.
+
+In this process only, it changes three things of aiortc and aioice (see
+restrict_host_candidates and loosen_aiortc_bounds): ICE's host candidates, the VP8 encoder's
+250 kbit/s floor (libwebrtc's 30 kbit/s instead) and the expiry of ICE consent.
 """
 
 from __future__ import annotations
