@@ -5,6 +5,7 @@ use serde_json::Value;
 use sprout_core::Instant;
 use sprout_link::Trace;
 
+use super::call::call_run;
 use super::one_run::{Arrival, RunOutput};
 use super::options::DELAY_BIN_S;
 use super::results::{FlowResult, IsolationRun};
@@ -35,7 +36,7 @@ pub(super) fn goodput_kbps(ticks: &[(f64, u64)], from_s: f64, to_s: f64) -> f64 
 }
 
 /// The `q`-quantile (0..1) of `v` by nearest rank; 0 for none.
-fn quantile(v: &mut [f64], q: f64) -> f64 {
+pub(super) fn quantile(v: &mut [f64], q: f64) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
@@ -145,6 +146,10 @@ pub(super) fn isolation_run(
         ),
         capacity_down_kbps: cap(down),
         capacity_up_kbps: cap(up),
+        call: out
+            .call
+            .as_ref()
+            .map(|c| call_run(c, out.t0_mono_us, skip_s, dur_s)),
         files: out.prefix.clone(),
     }
 }

@@ -2,8 +2,10 @@
 
 use sprout_eval::paper;
 
-use super::options::{MAX_DELAY_SHARE, MIN_BULK_SHARE, MIN_INTERACTIVE_SHARE};
-use super::results::{IsolationRun, TunnelCheck, TunnelRow};
+use super::options::{
+    MAX_CALL_DELAY_SHARE, MAX_DELAY_SHARE, MIN_BULK_SHARE, MIN_INTERACTIVE_SHARE,
+};
+use super::results::{CallFlow, CallRun, IsolationRun, TunnelCheck, TunnelRow};
 
 /// A change for the table: "+12%" / "-55%" for throughputs, "÷35" / "×1.4" for delays.
 pub(super) fn change(direct: f64, tunnel: f64, delay: bool) -> String {
@@ -21,25 +23,100 @@ pub(super) fn change(direct: f64, tunnel: f64, delay: bool) -> String {
     }
 }
 
-/// The §5.7 table and the acceptance checks of two runs.
+/// A row of the table.
+fn row(
+    metric: &str,
+    unit: &str,
+    direct: f64,
+    tunnel: f64,
+    delay: bool,
+    paper: Option<(f64, f64)>,
+) -> TunnelRow {
+    TunnelRow {
+        metric: metric.into(),
+        unit: unit.into(),
+        direct,
+        tunnel,
+        change: change(direct, tunnel, delay),
+        paper_direct: paper.map(|x| x.0),
+        paper_tunnel: paper.map(|x| x.1),
+    }
+}
+
+/// `a / b`, 0 when `b` is not positive.
+fn share(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// The WebRTC call's rows (frame delay p50 and p95, received rate; down then up) and its
+/// check: frame delay p95 down through the tunnel at most [`MAX_CALL_DELAY_SHARE`] of direct,
+/// with frames through the tunnel (up reported beside it). The paper's Skype values go beside
+/// the rows of the download's direction, as for the paced stream.
+fn call_rows_and_check(d: &CallRun, t: &CallRun) -> (Vec<TunnelRow>, TunnelCheck) {
+    let p = paper::TUNNEL;
+    let ms = (p.skype_delay_s.0 * 1e3, p.skype_delay_s.1 * 1e3);
+    let mut rows = Vec::new();
+    for (a, b, paper) in [(&d.down, &t.down, true), (&d.up, &t.up, false)] {
+        let dir = &a.direction;
+        rows.extend([
+            row(
+                &format!("WebRTC frame delay p50, {dir}"),
+                "ms",
+                a.delay_p50_ms,
+                b.delay_p50_ms,
+                true,
+                None,
+            ),
+            row(
+                &format!("WebRTC frame delay p95, {dir}"),
+                "ms",
+                a.delay_p95_ms,
+                b.delay_p95_ms,
+                true,
+                paper.then_some(ms),
+            ),
+            row(
+                &format!("WebRTC received, {dir}"),
+                "kbit/s",
+                a.received_kbps,
+                b.received_kbps,
+                false,
+                paper.then_some(p.skype_kbps),
+            ),
+        ]);
+    }
+    let down = share(t.down.delay_p95_ms, d.down.delay_p95_ms);
+    let figures = |f: &CallFlow| format!("{:.0} ms, {} frames", f.delay_p95_ms, f.frames);
+    let check = TunnelCheck {
+        ok: d.down.delay_p95_ms > 0.0 && t.down.frames > 0 && down <= MAX_CALL_DELAY_SHARE,
+        text: format!(
+            "The WebRTC call's frame delay p95 (down, the download's direction) through the \
+             tunnel is at most 1/5 of direct: {} against {} ({:.3} of it); up: {} against {} \
+             ({:.3}).",
+            figures(&t.down),
+            figures(&d.down),
+            down,
+            figures(&t.up),
+            figures(&d.up),
+            share(t.up.delay_p95_ms, d.up.delay_p95_ms)
+        ),
+    };
+    (rows, check)
+}
+
+/// The §5.7 table and the acceptance checks of two runs (with the WebRTC call's rows and
+/// check when both runs held it).
 pub(super) fn table_and_checks(
     d: &IsolationRun,
     t: &IsolationRun,
 ) -> (Vec<TunnelRow>, Vec<TunnelCheck>) {
     let p = paper::TUNNEL;
-    let row = |metric: &str, unit: &str, a: f64, b: f64, delay: bool, paper: Option<(f64, f64)>| {
-        TunnelRow {
-            metric: metric.into(),
-            unit: unit.into(),
-            direct: a,
-            tunnel: b,
-            change: change(a, b, delay),
-            paper_direct: paper.map(|x| x.0),
-            paper_tunnel: paper.map(|x| x.1),
-        }
-    };
     let ms = (p.skype_delay_s.0 * 1e3, p.skype_delay_s.1 * 1e3);
-    let rows = vec![
+    let mut rows = vec![
         row(
             "bulk (Cubic) throughput",
             "kbit/s",
@@ -89,9 +166,8 @@ pub(super) fn table_and_checks(
             None,
         ),
     ];
-    let share = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
     let delay_share = share(t.down.delay_p95_ms, d.down.delay_p95_ms);
-    let checks = vec![
+    let mut checks = vec![
         TunnelCheck {
             ok: d.down.delay_p95_ms > 0.0 && delay_share <= MAX_DELAY_SHARE,
             text: format!(
@@ -128,6 +204,11 @@ pub(super) fn table_and_checks(
             ),
         },
     ];
+    if let (Some(dc), Some(tc)) = (&d.call, &t.call) {
+        let (call_rows, check) = call_rows_and_check(dc, tc);
+        rows.extend(call_rows);
+        checks.push(check);
+    }
     (rows, checks)
 }
 
@@ -177,5 +258,54 @@ mod tests {
             checks.iter().map(|c| c.ok).collect::<Vec<_>>(),
             [true, false, true]
         );
+    }
+
+    fn with_call(
+        mut r: IsolationRun,
+        down_p95: f64,
+        down_frames: u64,
+        up_p95: f64,
+    ) -> IsolationRun {
+        let flow = |dir: &str, p95: f64, frames: u64| CallFlow {
+            direction: dir.into(),
+            frames,
+            delay_p50_ms: p95 / 2.0,
+            delay_p95_ms: p95,
+            received_kbps: 300.0,
+            ..CallFlow::default()
+        };
+        r.call = Some(CallRun {
+            down: flow("down", down_p95, down_frames),
+            up: flow("up", up_p95, 1000),
+            media_s: 150.0,
+        });
+        r
+    }
+
+    #[test]
+    fn the_call_check_holds_at_a_fifth_of_direct() {
+        let direct = with_call(run(8000.0, 500.0, 6000.0, 500.0), 5000.0, 1500, 200.0);
+        let tunnel =
+            |p95: f64, frames: u64| with_call(run(2400.0, 450.0, 600.0, 450.0), p95, frames, 400.0);
+        let (rows, checks) = table_and_checks(&direct, &tunnel(1000.0, 1500));
+        assert_eq!(checks.len(), 4);
+        assert!(checks[3].ok, "{:?}", checks[3]);
+        // Up is reported beside it, worse here, and does not count.
+        assert!(checks[3].text.contains("up: 400 ms"), "{}", checks[3].text);
+        // Six rows of the call after the six of the flows; the paper's Skype beside down.
+        assert_eq!(rows.len(), 12);
+        assert_eq!(rows[7].metric, "WebRTC frame delay p95, down");
+        assert_eq!((rows[7].direct, rows[7].tunnel), (5000.0, 1000.0));
+        assert_eq!(rows[7].paper_tunnel, Some(170.0));
+        assert_eq!(rows[10].metric, "WebRTC frame delay p95, up");
+        assert_eq!(rows[10].paper_direct, None);
+        let (_, checks) = table_and_checks(&direct, &tunnel(1001.0, 1500));
+        assert!(!checks[3].ok);
+        // No frame through the tunnel is no pass, however small its (empty) p95.
+        let (_, checks) = table_and_checks(&direct, &tunnel(0.0, 0));
+        assert!(!checks[3].ok);
+        // Without the call in both runs: no call rows and no call check.
+        let (rows, checks) = table_and_checks(&run(8000.0, 500.0, 6000.0, 500.0), &tunnel(1.0, 9));
+        assert_eq!((rows.len(), checks.len()), (6, 3));
     }
 }

@@ -33,6 +33,7 @@ pub(super) fn run_cost(
             down: trace.clone(),
             tunnel: true,
             interactive: false,
+            call: false,
             duration_s: dur_s,
         },
         bar,

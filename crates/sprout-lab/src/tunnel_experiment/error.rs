@@ -11,6 +11,8 @@ use sprout_eval::EvalError;
 use sprout_link::TraceError;
 use sprout_secure::KeyError;
 
+use crate::webrtc_call::CallError;
+
 /// An error of [`run`](super::run::run).
 #[derive(Debug, thiserror::Error)]
 pub enum TunnelError {
@@ -162,6 +164,41 @@ pub enum TunnelError {
         path: PathBuf,
         /// Why.
         source: csv::Error,
+    },
+    /// The WebRTC call cannot run with the Python given (missing interpreter, package or
+    /// aiortc); the source says how to install it.
+    #[error(
+        "the tunnel experiment holds a WebRTC call (aiortc) beside the paced stream and {} \
+         cannot run it (leave the call out with --no-call)",
+        python.display()
+    )]
+    NoCall {
+        /// The Python.
+        python: PathBuf,
+        /// Why, with the install hint.
+        source: CallError,
+    },
+    /// A WebRTC call end's output could not be read.
+    #[error("reading the output of the {role}")]
+    CallOutput {
+        /// The end's role ("call-offer", "call-answer").
+        role: &'static str,
+        /// Why.
+        source: CallError,
+    },
+    /// A WebRTC call end's frames file could not be read.
+    #[error("reading {}", path.display())]
+    ReadFrames {
+        /// The CSV file.
+        path: PathBuf,
+        /// Why.
+        source: csv::Error,
+    },
+    /// The tunnel client's "up" line had no tunnel address for the WebRTC call to bind to.
+    #[error("the tunnel client's \"up\" line has no IPv4 tunnel address ({got})")]
+    NoTunnelAddress {
+        /// The line's "v4" field, cut.
+        got: String,
     },
     /// report.md could not be written.
     #[error("writing {}", path.display())]

@@ -17,6 +17,7 @@ use super::error::TunnelError;
 use super::one_run::{run_once, RunOutput, RunSpec};
 use super::options::{TunnelOptions, DELAY_BIN_S, INTERACTIVE_RATE_KBPS, TUNNEL_LINK};
 use super::results::IsolationResults;
+use crate::webrtc_call::CheckVersions;
 
 /// A point of `tunnel-delay.csv`.
 #[derive(Serialize)]
@@ -28,12 +29,14 @@ struct DelayPoint {
     max_delay_ms: f64,
 }
 
-/// Runs the isolation experiment (`dur_us` per run, measured from `skip_us`), writes its delay
-/// chart and points, and returns its results.
+/// Runs the isolation experiment (`dur_us` per run, measured from `skip_us`), with the WebRTC
+/// call if `webrtc` holds the versions its preflight found, writes its delay chart and points,
+/// and returns its results.
 pub(super) fn run_isolation(
     opts: &TunnelOptions,
     dur_us: u64,
     skip_us: u64,
+    webrtc: Option<CheckVersions>,
     bar: &ProgressBar,
 ) -> Result<IsolationResults, TunnelError> {
     let links = eval::load_links(opts.traces.as_deref())?;
@@ -59,6 +62,7 @@ pub(super) fn run_isolation(
             down: down.clone(),
             tunnel,
             interactive: true,
+            call: webrtc.is_some(),
             duration_s: dur_s,
         };
         let out = run_once(opts, &spec, bar).map_err(|e| TunnelError::IsolationRun {
@@ -77,6 +81,7 @@ pub(super) fn run_isolation(
         duration_s: dur_s,
         skip_s,
         interactive_rate_kbps: INTERACTIVE_RATE_KBPS,
+        webrtc,
         direct,
         tunnel,
         rows,

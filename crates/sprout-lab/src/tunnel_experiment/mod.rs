@@ -35,6 +35,7 @@
 //! (the files and texts), [`error`].
 
 mod analysis;
+mod call;
 mod checks;
 mod commands;
 mod cost;

@@ -15,9 +15,10 @@ use sprout_emu::{Emulator, EmulatorConfig};
 use sprout_link::Trace;
 use sprout_secure::PrivateKey;
 
+use super::call::{self, CallOutput};
 use super::commands;
 use super::error::TunnelError;
-use super::options::{TunnelOptions, INTERACTIVE_LINGER_S};
+use super::options::{TunnelOptions, CALL_LINGER_S, INTERACTIVE_LINGER_S};
 use super::peers::{csv_path, json_lines, Peers};
 
 /// TCP port of the bulk server.
@@ -49,6 +50,8 @@ pub(super) struct RunSpec<'a> {
     pub(super) tunnel: bool,
     /// With the interactive stream beside the bulk download.
     pub(super) interactive: bool,
+    /// With the WebRTC call beside them too.
+    pub(super) call: bool,
     /// Seconds of each flow.
     pub(super) duration_s: f64,
 }
@@ -82,6 +85,8 @@ pub(super) struct RunOutput {
     pub(super) down: Vec<Arrival>,
     /// Packets the server received (up).
     pub(super) up: Vec<Arrival>,
+    /// What the WebRTC call's ends wrote, if it ran.
+    pub(super) call: Option<CallOutput>,
     /// File prefix of the run.
     pub(super) prefix: String,
 }
@@ -94,6 +99,8 @@ struct Flows {
     interactive_client: Option<usize>,
     /// The tunnel's (server, client), if the flows go through it.
     tunnel: Option<(usize, usize)>,
+    /// The WebRTC call's (answer, offer) ends, if it runs.
+    call: Option<(usize, usize)>,
     /// The clients' start, µs of `CLOCK_MONOTONIC`.
     t0_mono_us: u64,
     /// The clients' start, µs of link time.
@@ -136,13 +143,17 @@ pub(super) fn run_once(
     let emu = Emulator::start(EmulatorConfig::new(spec.up.clone(), spec.down.clone()))
         .map_err(TunnelError::StartEmulator)?;
     let mut peers = Peers::new(prefix.clone());
-    let (target, tunnel) = if spec.tunnel {
-        let (target, ends) = start_tunnel(opts, &emu, &mut peers, &prefix)?;
-        (target, Some(ends))
+    let (addrs, tunnel) = if spec.tunnel {
+        let (addrs, ends) = start_tunnel(opts, &emu, &mut peers, &prefix)?;
+        (addrs, Some(ends))
     } else {
-        (IpAddr::V4(emu.outside_addr()), None)
+        let addrs = (
+            IpAddr::V4(emu.outside_addr()),
+            IpAddr::V4(emu.mobile_addr()),
+        );
+        (addrs, None)
     };
-    let flows = start_flows(opts, spec, &emu, &mut peers, target, tunnel)?;
+    let flows = start_flows(opts, spec, &emu, &mut peers, addrs, tunnel)?;
     wait_for_clients(spec, &mut peers, &flows, bar)?;
     stop_peers(&mut peers, &flows)?;
     drop(peers);
@@ -152,13 +163,14 @@ pub(super) fn run_once(
 
 /// Starts the tunnel's server (host namespace, on the emulator's outside address) with a fresh
 /// key, then its client in the mobile namespace; returns the server's tunnel address, which
-/// the flows go to, and the two ends' peer indices.
+/// the flows go to, the client's (the WebRTC call's offer end binds to it), and the two ends'
+/// peer indices.
 fn start_tunnel(
     opts: &TunnelOptions,
     emu: &Emulator,
     peers: &mut Peers,
     prefix: &str,
-) -> Result<(IpAddr, (usize, usize)), TunnelError> {
+) -> Result<((IpAddr, IpAddr), (usize, usize)), TunnelError> {
     let exe = &opts.sprout_exe;
     let key_file = PathBuf::from(format!("{prefix}.server.key"));
     if key_file.exists() {
@@ -182,20 +194,31 @@ fn start_tunnel(
         .as_str()
         .and_then(|s| s.parse().ok())
         .unwrap_or(IpAddr::V4(server_v4));
-    Ok((target, (s, c)))
+    // "v4" is the client's address with the network's prefix length: "10.77.N.2/24".
+    let client = up["v4"]
+        .as_str()
+        .and_then(|s| s.split('/').next()?.parse::<Ipv4Addr>().ok())
+        .ok_or_else(|| TunnelError::NoTunnelAddress {
+            got: sprout_files::excerpt(&up["v4"].to_string()),
+        })?;
+    Ok(((target, IpAddr::V4(client)), (s, c)))
 }
 
-/// Starts the servers of the flows (host namespace, on `target`), gives them
-/// [`SERVER_START`], then starts their clients in the mobile namespace.
+/// Starts the servers of the flows (host namespace, on `target`, the first of `addrs`) and
+/// the WebRTC call's answer end (bound to `target`), gives them [`SERVER_START`], then starts
+/// their clients in the mobile namespace (the call's offer end bound to `addrs.1`).
 fn start_flows(
     opts: &TunnelOptions,
     spec: &RunSpec,
     emu: &Emulator,
     peers: &mut Peers,
-    target: IpAddr,
+    addrs: (IpAddr, IpAddr),
     tunnel: Option<(usize, usize)>,
 ) -> Result<Flows, TunnelError> {
+    let (target, local) = addrs;
     let exe = &opts.sprout_exe;
+    let dir = opts.out.join("tunnel");
+    let call_s = spec.duration_s + CALL_LINGER_S;
     let secs = spec.duration_s;
     let bulk_addr = SocketAddr::new(target, BULK_PORT);
     let ia_addr = SocketAddr::new(target, INTERACTIVE_PORT);
@@ -212,6 +235,13 @@ fn start_flows(
     } else {
         None
     };
+    let answer = if spec.call {
+        Some(call::start_answer(
+            opts, peers, &dir, spec.name, target, call_s,
+        )?)
+    } else {
+        None
+    };
     thread::sleep(SERVER_START);
     let t0_mono_us = sprout_os::clock::monotonic_ns() / 1000;
     let t0_link_us = emu.now_us();
@@ -224,12 +254,20 @@ fn start_flows(
     } else {
         None
     };
+    let call = match answer {
+        Some(a) => {
+            let o = call::start_offer(opts, peers, emu, &dir, spec.name, local, call_s)?;
+            Some((a, o))
+        }
+        None => None,
+    };
     Ok(Flows {
         bulk_server,
         interactive_server,
         bulk_client,
         interactive_client,
         tunnel,
+        call,
         t0_mono_us,
         t0_link_us,
         started,
@@ -244,19 +282,17 @@ fn wait_for_clients(
     flows: &Flows,
     bar: &ProgressBar,
 ) -> Result<(), TunnelError> {
+    let linger = |on: bool, s: f64| if on { s } else { 0.0 };
     let shown_total = spec.duration_s
-        + if spec.interactive {
-            INTERACTIVE_LINGER_S
-        } else {
-            0.0
-        };
+        + linger(spec.interactive, INTERACTIVE_LINGER_S).max(linger(spec.call, CALL_LINGER_S));
     let limit = Duration::from_secs_f64(shown_total) + CLIENT_GRACE;
     let mut shown = 0u64;
     loop {
         let done = peers.poll(flows.bulk_client).is_some()
             && flows
                 .interactive_client
-                .is_none_or(|k| peers.poll(k).is_some());
+                .is_none_or(|k| peers.poll(k).is_some())
+            && flows.call.is_none_or(|(_, o)| peers.poll(o).is_some());
         if done {
             break;
         }
@@ -290,22 +326,33 @@ fn wait_for_clients(
     if let Some(k) = flows.interactive_client {
         peers.check_success(k)?;
     }
+    if let Some((_, o)) = flows.call {
+        peers.check_success(o)?;
+    }
     Ok(())
 }
 
 /// Lets the servers end by themselves (the tcp server, `--once`, after its connection; the
-/// interactive server after its duration and linger, counted from its first packet), then
-/// interrupts the tunnel's ends; fails unless each exited successfully.
+/// interactive server after its duration and linger, counted from its first packet; the
+/// call's answer end after its media time, counted from the connection), then interrupts the
+/// tunnel's ends; fails unless each exited successfully.
 fn stop_peers(peers: &mut Peers, flows: &Flows) -> Result<(), TunnelError> {
-    for k in [Some(flows.bulk_server), flows.interactive_server]
+    let answer = flows.call.map(|(a, _)| a);
+    for k in [Some(flows.bulk_server), flows.interactive_server, answer]
         .into_iter()
         .flatten()
     {
         if peers.wait(k, EXIT_WAIT).is_none() {
-            peers.stop(k, Duration::from_secs(2));
+            // The call's end closes its connection (up to 5 s) before it prints its summary.
+            let grace = if Some(k) == answer {
+                EXIT_WAIT
+            } else {
+                Duration::from_secs(2)
+            };
+            peers.stop(k, grace);
         }
     }
-    if let Some(k) = flows.interactive_server {
+    for k in [flows.interactive_server, answer].into_iter().flatten() {
         peers.check_success(k)?;
     }
     if let Some((s, c)) = flows.tunnel {
@@ -348,6 +395,11 @@ fn read_outputs(spec: &RunSpec, prefix: String, flows: &Flows) -> Result<RunOutp
     } else {
         (None, None, Vec::new(), Vec::new())
     };
+    let call = if spec.call {
+        Some(call::read_output(&prefix)?)
+    } else {
+        None
+    };
     Ok(RunOutput {
         t0_mono_us: flows.t0_mono_us,
         t0_link_us: flows.t0_link_us,
@@ -356,6 +408,7 @@ fn read_outputs(spec: &RunSpec, prefix: String, flows: &Flows) -> Result<RunOutp
         interactive_server: is,
         down,
         up,
+        call,
         prefix,
     })
 }

@@ -11,8 +11,8 @@ use crate::emulate::report::merge_named_section;
 
 use super::checks::change;
 use super::error::TunnelError;
-use super::options::INTERACTIVE_PAYLOAD_BYTES;
-use super::results::{CostResults, FlowResult, IsolationResults, TunnelRow};
+use super::options::{CALL_LINGER_S, INTERACTIVE_PAYLOAD_BYTES};
+use super::results::{CallFlow, CostResults, FlowResult, IsolationResults, TunnelRow};
 
 /// Writes `tunnel.csv` and `tunnel.json`.
 pub(super) fn write_isolation(out: &Path, res: &IsolationResults) -> Result<(), TunnelError> {
@@ -42,21 +42,25 @@ fn fmt_paper(r: &TunnelRow) -> String {
 /// The table and checks for the terminal.
 pub fn isolation_text(res: &IsolationResults) -> String {
     let mut s = String::new();
+    let call = match &res.webrtc {
+        Some(v) => format!(" + WebRTC call (aiortc {}) both ways", v.aiortc),
+        None => String::new(),
+    };
     let _ = writeln!(
         s,
         "SproutTunnel isolation (§5.7) on {}: Cubic download + {:.0} kbit/s interactive stream \
-         each way, {:.0} s per run, measured over [{:.0} s, {:.0} s)",
+         each way{call}, {:.0} s per run, measured over [{:.0} s, {:.0} s)",
         res.link, res.interactive_rate_kbps, res.duration_s, res.skip_s, res.duration_s
     );
     let _ = writeln!(
         s,
-        "{:<36} {:>10} {:>10} {:>8}   paper: direct → tunnel",
+        "{:<40} {:>10} {:>10} {:>8}   paper: direct → tunnel",
         "", "direct", "tunnel", "change"
     );
     for r in &res.rows {
         let _ = writeln!(
             s,
-            "{:<36} {:>10.0} {:>10.0} {:>8}   {}",
+            "{:<40} {:>10.0} {:>10.0} {:>8}   {}",
             format!("{} ({})", r.metric, r.unit),
             r.direct,
             r.tunnel,
@@ -137,6 +141,9 @@ fn isolation_section(s: &mut String, r: &IsolationResults, out: &Path) {
         r.duration_s,
         r.wall_s
     );
+    if let Some(v) = &r.webrtc {
+        call_paragraph(s, r, &v.aiortc, &v.av);
+    }
     let _ = writeln!(
         s,
         "| | direct | tunnel | change | paper: direct | paper: tunnel | paper: change |"
@@ -175,6 +182,20 @@ fn isolation_section(s: &mut String, r: &IsolationResults, out: &Path) {
             f.delay_max_ms
         )
     };
+    let call = |f: &CallFlow| {
+        format!(
+            "{} frames in the window ({:.1}/s), highest delay {:.0} ms; {} decoded over the \
+             call ({} unreadable), sent at {:.0} kbit/s, encoder target at the end {}",
+            f.frames,
+            f.frames_per_s,
+            f.delay_max_ms,
+            f.frames_received,
+            f.frames_unreadable,
+            f.sent_kbps,
+            f.target_last_kbps
+                .map_or("unknown".into(), |k| format!("{k:.0} kbit/s"))
+        )
+    };
     for run in [&r.direct, &r.tunnel] {
         let _ = writeln!(
             s,
@@ -187,11 +208,39 @@ fn isolation_section(s: &mut String, r: &IsolationResults, out: &Path) {
                 .unwrap_or(Path::new(&run.files))
                 .display()
         );
+        if let Some(c) = &run.call {
+            let _ = writeln!(
+                s,
+                "- {}: WebRTC call down {}; up {}.",
+                run.mode,
+                call(&c.down),
+                call(&c.up)
+            );
+        }
     }
     let _ = writeln!(
         s,
         "\n![tunnel-delay.svg](tunnel-delay.svg)\n\nFiles: `tunnel.csv`, `tunnel.json`, \
          `tunnel-delay.csv`.\n"
+    );
+}
+
+/// The paragraph on the WebRTC call of the isolation experiment.
+fn call_paragraph(s: &mut String, r: &IsolationResults, aiortc: &str, av: &str) {
+    let _ = writeln!(
+        s,
+        "Beside the paced stream in both runs, a real WebRTC video call (`python -m \
+         sprout.webrtc_call`, aiortc {aiortc} with PyAV {av}: VP8, RTP/RTCP, receiver-side \
+         bandwidth estimation fed back as REMB; a synthetic moving picture at 30 frames/s \
+         each way, every frame stamped on CLOCK_MONOTONIC in a barcode): its answer end on \
+         the relay side, its offer end in the mobile namespace, each bound to the address the \
+         run's flows use (direct: the emulator's outside address and the namespace's; tunnel: \
+         the server's and the client's tunnel addresses, so its media goes through the \
+         tunnel). It runs {:.0} s longer than the download, so that the frames captured in \
+         the window and still queued arrive and count. Frame delay (capture to decode) is of \
+         the frames captured in [{:.0} s, {:.0} s); its received rate (RTP payload) is over \
+         the call's whole media time, start-up and those {:.0} s included.\n",
+        CALL_LINGER_S, r.skip_s, r.duration_s, CALL_LINGER_S
     );
 }
 

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::webrtc_call::CheckVersions;
+
 /// The interactive flow in one direction of one run.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FlowResult {
@@ -23,6 +25,48 @@ pub struct FlowResult {
     pub delay_max_ms: f64,
 }
 
+/// The WebRTC call's video in one direction of one run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CallFlow {
+    /// "down" (relay to mobile: the frames the offer end received) or "up".
+    pub direction: String,
+    /// Readable frames captured within the measured window and received.
+    pub frames: u64,
+    /// `frames` per second of the window, frames/s (the sender makes 30).
+    pub frames_per_s: f64,
+    /// Median capture-to-decode delay of those frames, ms.
+    pub delay_p50_ms: f64,
+    /// 95th-percentile capture-to-decode delay of those frames, ms.
+    pub delay_p95_ms: f64,
+    /// Highest capture-to-decode delay of those frames, ms.
+    pub delay_max_ms: f64,
+    /// RTP payload received over the call's whole media time (start-up and linger included),
+    /// kbit/s, from the receiving end's summary.
+    pub received_kbps: f64,
+    /// RTP payload the other end sent over its media time, kbit/s.
+    pub sent_kbps: f64,
+    /// Frames the receiving end decoded over the whole call.
+    pub frames_received: u64,
+    /// Of those, frames whose time barcode did not check (not in the delays).
+    pub frames_unreadable: u64,
+    /// The sending end's encoder target at the end of the call and its lowest, kbit/s (from
+    /// REMB; `None` if unknown).
+    pub target_last_kbps: Option<f64>,
+    /// The sending end's lowest encoder target over the call, kbit/s.
+    pub target_min_kbps: Option<f64>,
+}
+
+/// The WebRTC call of one run: both directions.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CallRun {
+    /// Relay to mobile (the download's direction).
+    pub down: CallFlow,
+    /// Mobile to relay.
+    pub up: CallFlow,
+    /// Media time of the call, s (the run's length plus the linger, from connection).
+    pub media_s: f64,
+}
+
 /// One run of the isolation experiment (direct or through the tunnel).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct IsolationRun {
@@ -38,6 +82,9 @@ pub struct IsolationRun {
     pub capacity_down_kbps: f64,
     /// The uplink's capacity within the window, kbit/s.
     pub capacity_up_kbps: f64,
+    /// The WebRTC call, if it ran.
+    #[serde(default)]
+    pub call: Option<CallRun>,
     /// The run's files (peer output, per-packet CSVs): this prefix + `.ROLE.out` etc.
     pub files: String,
 }
@@ -90,6 +137,9 @@ pub struct IsolationResults {
     pub skip_s: f64,
     /// Offered rate of the interactive stream each way, kbit/s of payload.
     pub interactive_rate_kbps: f64,
+    /// The versions of aiortc and av that held the WebRTC call; `None` = run without it.
+    #[serde(default)]
+    pub webrtc: Option<CheckVersions>,
     /// Without the tunnel.
     pub direct: IsolationRun,
     /// Through the tunnel.

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::fs;
 
+use super::call::preflight;
 use super::cost::run_cost;
 use super::error::TunnelError;
 use super::isolation::run_isolation;
@@ -33,6 +34,12 @@ pub fn run(opts: &TunnelOptions) -> Result<String, TunnelError> {
             startup_s: COST_SKIP_US / 1_000_000,
         });
     }
+    // Before anything runs: a call that cannot run says so, with how to install it.
+    let webrtc = if opts.isolation && opts.call {
+        Some(preflight(opts)?)
+    } else {
+        None
+    };
     fs::create_dir_all(&opts.out).map_err(|source| TunnelError::CreateOutput {
         path: opts.out.clone(),
         source,
@@ -47,7 +54,7 @@ pub fn run(opts: &TunnelOptions) -> Result<String, TunnelError> {
     let bar = progress::bar(total, " s", opts.progress);
     let mut printed = String::new();
     if opts.isolation {
-        let res = run_isolation(opts, iso_dur, iso_skip, &bar)?;
+        let res = run_isolation(opts, iso_dur, iso_skip, webrtc, &bar)?;
         write_isolation(&opts.out, &res)?;
         printed.push_str(&isolation_text(&res));
     }
