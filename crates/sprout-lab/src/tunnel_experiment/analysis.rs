@@ -5,10 +5,11 @@ use serde_json::Value;
 use sprout_core::Instant;
 use sprout_link::Trace;
 
-use super::call::call_run;
+use super::call::{CallOutput, Frame};
 use super::one_run::{Arrival, RunOutput};
 use super::options::DELAY_BIN_S;
-use super::results::{FlowResult, IsolationRun};
+use super::results::{CallFlow, CallRun, FlowResult, IsolationRun};
+use crate::webrtc_call::CallSummary;
 
 /// Bytes received by `t_s` seconds, interpolated between the per-second counts (0 at 0; the
 /// last count after the last tick).
@@ -154,6 +155,61 @@ pub(super) fn isolation_run(
     }
 }
 
+/// The call's video in one direction: the frames captured within `[t0 + from_s, t0 + to_s)`
+/// (µs of `CLOCK_MONOTONIC`), what the receiver's summary says of the whole call and the
+/// sender's encoder target.
+pub(super) fn call_flow(
+    direction: &str,
+    frames: &[Frame],
+    receiver: &CallSummary,
+    sender: &CallSummary,
+    t0_us: u64,
+    from_s: f64,
+    to_s: f64,
+) -> CallFlow {
+    let (w0, w1) = (
+        t0_us + (from_s * 1e6) as u64,
+        t0_us + (to_s * 1e6).max(0.0) as u64,
+    );
+    let mut delays: Vec<f64> = frames
+        .iter()
+        .filter(|f| (w0..w1).contains(&f.capture_us))
+        .map(|f| f.delay_ms)
+        .collect();
+    let target = sender.target_bitrate_kbps.unwrap_or_default();
+    CallFlow {
+        direction: direction.into(),
+        frames: delays.len() as u64,
+        frames_per_s: delays.len() as f64 / (to_s - from_s).max(1e-9),
+        delay_p50_ms: quantile(&mut delays, 0.5),
+        delay_p95_ms: quantile(&mut delays, 0.95),
+        delay_max_ms: delays.iter().copied().fold(0.0, f64::max),
+        received_kbps: receiver.received_kbps,
+        sent_kbps: sender.sent_kbps,
+        frames_received: receiver.frames_received,
+        frames_unreadable: receiver.frames_unreadable,
+        target_last_kbps: target.last,
+        target_min_kbps: target.min,
+    }
+}
+
+/// The call of one run over `[from_s, to_s)` after `t0_us`.
+pub(super) fn call_run(out: &CallOutput, t0_us: u64, from_s: f64, to_s: f64) -> CallRun {
+    CallRun {
+        down: call_flow(
+            "down",
+            &out.down,
+            &out.offer,
+            &out.answer,
+            t0_us,
+            from_s,
+            to_s,
+        ),
+        up: call_flow("up", &out.up, &out.answer, &out.offer, t0_us, from_s, to_s),
+        media_s: out.offer.duration_s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +268,41 @@ mod tests {
             delay_bins(&v, 1_000_000),
             vec![(0.0, 50.0), (0.5, 20.0), (1.5, 40.0)]
         );
+    }
+
+    fn summary(role: &str, received_kbps: f64, sent_kbps: f64) -> CallSummary {
+        crate::webrtc_call::parse_summary(&format!(
+            r#"{{"role": "{role}", "duration_s": 150.0, "frames_sent": 4500, "frames_received": 4400, "frames_unreadable": 3, "received_kbps": {received_kbps}, "sent_kbps": {sent_kbps}, "frame_delay_ms": null, "frames_within_ms": null, "target_bitrate_kbps": {{"first": 500, "last": 280, "min": 250}}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn frames_are_measured_within_the_window() {
+        // t0 at 10 s; window [1 s, 3 s) after it. Frames every 100 ms from 0.5 s with delays
+        // growing by 10 ms; the ones captured before 11 s or from 13 s on are left out.
+        let frames: Vec<Frame> = (5..40)
+            .map(|k| Frame {
+                capture_us: 10_000_000 + k * 100_000,
+                delay_ms: 10.0 * k as f64,
+            })
+            .collect();
+        let rx = summary("offer", 400.0, 450.0);
+        let tx = summary("answer", 420.0, 410.0);
+        let f = call_flow("down", &frames, &rx, &tx, 10_000_000, 1.0, 3.0);
+        // Frames 10..=29: delays 100..=290 ms.
+        assert_eq!(f.frames, 20);
+        assert_eq!(f.frames_per_s, 10.0);
+        assert_eq!(f.delay_p50_ms, 190.0);
+        assert_eq!(f.delay_p95_ms, 280.0);
+        assert_eq!(f.delay_max_ms, 290.0);
+        // Rates: the receiver's received, the sender's sent.
+        assert_eq!((f.received_kbps, f.sent_kbps), (400.0, 410.0));
+        assert_eq!(
+            (f.target_last_kbps, f.target_min_kbps),
+            (Some(280.0), Some(250.0))
+        );
+        let none = call_flow("down", &frames, &rx, &tx, 10_000_000, 5.0, 6.0);
+        assert_eq!((none.frames, none.delay_p95_ms), (0, 0.0));
     }
 }
