@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rayon::prelude::*;
 use sprout_link::Trace;
 use sprout_sim::distributions::{self, InterArrival};
 use sprout_sim::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
@@ -382,32 +381,46 @@ fn run_interactive_job(j: &Job, ij: &InteractiveJob) -> Result<JobOut> {
     })
 }
 
-fn run_job(j: &Job) -> Result<JobOut> {
-    if let Some(ij) = &j.interactive {
-        return run_interactive_job(j, ij);
-    }
-    let (down, up, figure1) = if j.scheme.is_simulated() {
+/// What a simulation (or the omniscient sender's computation) gave: both directions'
+/// metrics and, when asked for, the downlink's Figure-1 series.
+struct Simulated {
+    down: DirectionMetrics,
+    up: DirectionMetrics,
+    figure1: Option<Vec<TimeSeriesPoint>>,
+}
+
+/// Runs a job that is not of the `interactive` experiment; `figure1`: keep the downlink's
+/// Figure-1 series.
+fn simulate(j: &Job, figure1: bool) -> Result<Simulated> {
+    if j.scheme.is_simulated() {
         let out = sim::run(j.up.clone(), j.down.clone(), &j.cfg, None).map_err(|e| {
             EvalError::SimRun {
                 run: format!("{} / {}", j.link, j.scheme.key()),
                 source: e,
             }
         })?;
-        let fig = j.figure1.then(|| figure1_series(&out.downlink));
-        (out.downlink.metrics, out.uplink.metrics, fig)
+        Ok(Simulated {
+            figure1: figure1.then(|| figure1_series(&out.downlink)),
+            down: out.downlink.metrics,
+            up: out.uplink.metrics,
+        })
     } else {
         let duration = sim::default_duration_us(&j.up, &j.down);
-        (
-            omniscient_metrics(&j.down, &j.cfg, duration),
-            omniscient_metrics(&j.up, &j.cfg, duration),
-            None,
-        )
-    };
-    Ok(JobOut {
-        rows: vec![row(j, "down", &down), row(j, "up", &up)],
-        figure1,
+        Ok(Simulated {
+            down: omniscient_metrics(&j.down, &j.cfg, duration),
+            up: omniscient_metrics(&j.up, &j.cfg, duration),
+            figure1: None,
+        })
+    }
+}
+
+/// A job's output from its simulation's (which it may share with other jobs).
+fn job_out(j: &Job, s: &Simulated) -> JobOut {
+    JobOut {
+        rows: vec![row(j, "down", &s.down), row(j, "up", &s.up)],
+        figure1: if j.figure1 { s.figure1.clone() } else { None },
         interactive: None,
-    })
+    }
 }
 
 fn row(j: &Job, direction: &str, m: &DirectionMetrics) -> ResultRow {
@@ -536,9 +549,57 @@ fn evaluate(
     Ok((results, fig1))
 }
 
-/// Runs the jobs on `threads` threads (`None`: one per core), longest first, with a progress
-/// bar when `progress`; their outputs in the jobs' order, or the first job's error in that
-/// order.
+/// What one distinct run gave: an `interactive` job's output, or a simulation that one or
+/// more jobs share.
+enum Ran {
+    Interactive(JobOut),
+    Simulated(Simulated),
+}
+
+/// For each job, the first job that runs the very same simulation (itself if none before
+/// it does): the same traces and the same configuration, so the same outputs, since a run
+/// is deterministic. The `interactive` experiment's and the omniscient sender's jobs are
+/// their own.
+fn shared_runs(jobs: &[Job]) -> Vec<usize> {
+    let mut first: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    (0..jobs.len())
+        .map(|i| {
+            let j = &jobs[i];
+            if j.interactive.is_some() || !j.scheme.is_simulated() {
+                return i;
+            }
+            let key = format!(
+                "{:p} {:p} {:?}",
+                Arc::as_ptr(&j.up),
+                Arc::as_ptr(&j.down),
+                j.cfg
+            );
+            *first.entry(key).or_insert(i)
+        })
+        .collect()
+}
+
+/// A job's expected cost, in arbitrary units, to start the longest first: simulated seconds
+/// times what a second costs its scheme (Sprout's Bayesian receiver ticks dominate).
+fn expected_cost(j: &Job) -> f64 {
+    let seconds = j
+        .cfg
+        .duration_us
+        .unwrap_or_else(|| sim::default_duration_us(&j.up, &j.down)) as f64
+        / 1e6;
+    let per_second = match j.scheme {
+        Scheme::Sprout => 10.0,
+        Scheme::SproutEwma => 2.0,
+        s if s.is_simulated() => 1.0,
+        _ => 0.2,
+    };
+    seconds * per_second
+}
+
+/// Runs the jobs on `threads` threads (`None`: one per core), each distinct simulation once
+/// ([`shared_runs`]), the costliest first from one queue, so that the cores stay busy to the
+/// end, with a progress bar when `progress`; their outputs in the jobs' order, or the first
+/// job's error in that order.
 fn run_jobs(jobs: &[Job], threads: Option<usize>, progress: bool) -> Result<Vec<JobOut>> {
     // The bar counts simulations, as the report does: the omniscient sender's jobs are
     // computed from the trace in no time.
@@ -548,33 +609,59 @@ fn run_jobs(jobs: &[Job], threads: Option<usize>, progress: bool) -> Result<Vec<
         .num_threads(threads.unwrap_or(0))
         .build()
         .map_err(EvalError::Threads)?;
-    // Longest first, so the cores stay busy to the end.
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by_key(|&i| {
-        let j = &jobs[i];
-        std::cmp::Reverse(j.up.len() + j.down.len())
-    });
-    let mut outputs: Vec<(usize, Result<JobOut>)> = pool.install(|| {
-        order
-            .par_iter()
-            .map(|&i| {
-                let out = run_job(&jobs[i]);
-                if jobs[i].scheme.is_simulated() {
-                    bar.inc(1);
-                }
-                bar.set_message(format!(
-                    "{} {} {}",
-                    jobs[i].experiment.key(),
-                    jobs[i].link,
-                    jobs[i].scheme.key()
-                ));
-                (i, out)
-            })
-            .collect()
+    let leader = shared_runs(jobs);
+    let mut sharing = vec![0u64; jobs.len()];
+    let mut figure1 = vec![false; jobs.len()];
+    for (i, &l) in leader.iter().enumerate() {
+        sharing[l] += u64::from(jobs[i].scheme.is_simulated());
+        figure1[l] |= jobs[i].figure1;
+    }
+    let mut order: Vec<usize> = (0..jobs.len()).filter(|&i| leader[i] == i).collect();
+    order.sort_by(|&a, &b| expected_cost(&jobs[b]).total_cmp(&expected_cost(&jobs[a])));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let ran: Vec<std::sync::Mutex<Option<Result<Ran>>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let worker = || {
+        while let Some(&i) = order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+            let j = &jobs[i];
+            let out = match &j.interactive {
+                Some(ij) => run_interactive_job(j, ij).map(Ran::Interactive),
+                None => simulate(j, figure1[i]).map(Ran::Simulated),
+            };
+            bar.inc(sharing[i]);
+            bar.set_message(format!(
+                "{} {} {}",
+                j.experiment.key(),
+                j.link,
+                j.scheme.key()
+            ));
+            *ran[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+        }
+    };
+    pool.scope(|s| {
+        for _ in 0..pool.current_num_threads() {
+            s.spawn(|_| worker());
+        }
     });
     bar.finish_and_clear();
-    outputs.sort_by_key(|(i, _)| *i);
-    outputs.into_iter().map(|(_, o)| o).collect()
+    let mut ran: Vec<Option<Result<Ran>>> = ran
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect();
+    let mut outputs = Vec::with_capacity(jobs.len());
+    for (i, j) in jobs.iter().enumerate() {
+        let out = match ran[leader[i]].take().expect("every distinct run ran") {
+            Ok(Ran::Interactive(o)) => o,
+            Ok(Ran::Simulated(s)) => {
+                let o = job_out(j, &s);
+                ran[leader[i]] = Some(Ok(Ran::Simulated(s)));
+                o
+            }
+            Err(e) => return Err(e),
+        };
+        outputs.push(out);
+    }
+    Ok(outputs)
 }
 
 /// The mean of the values that are numbers (a direction that carried no data has no data-only
@@ -610,4 +697,109 @@ fn averages(rows: &[ResultRow], schemes: &[Scheme]) -> Vec<SchemeAverage> {
         })
         .filter(|a| a.results > 0)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One link pair of two 12 s traces (an opportunity every 2 ms up, every 1 ms down).
+    fn small_links() -> LinkSet {
+        let trace = |name: &str, every: u64| {
+            let opps = (1..=12_000 / every).map(|k| k * every).collect();
+            Arc::new(Trace::from_opportunities_ms(name, opps).unwrap())
+        };
+        LinkSet {
+            source: "test".into(),
+            note: None,
+            pairs: vec![("small".into(), trace("small.up", 2), trace("small.down", 1))],
+        }
+    }
+
+    fn options(experiments: Vec<Experiment>) -> EvalOptions {
+        EvalOptions {
+            experiments,
+            skip_us: 2_000_000,
+            ..EvalOptions::default()
+        }
+    }
+
+    #[test]
+    fn identical_simulations_of_different_experiments_run_once() {
+        let opts = options(Experiment::ALL.to_vec());
+        let plan = Plan::new(&opts).unwrap();
+        let links = small_links();
+        let jobs = build_jobs(&opts, &InteractiveSettings::default(), &plan, &links);
+        let leader = shared_runs(&jobs);
+        let shared: Vec<String> = (0..jobs.len())
+            .filter(|&i| leader[i] != i)
+            .map(|i| {
+                let (j, l) = (&jobs[i], &jobs[leader[i]]);
+                assert!(leader[i] < i && format!("{:?}", j.cfg) == format!("{:?}", l.cfg));
+                format!(
+                    "{} {} <- {}",
+                    j.experiment.key(),
+                    j.scheme.key(),
+                    l.experiment.key()
+                )
+            })
+            .collect();
+        // Sprout at the default confidence, without loss and under the authors' model is
+        // fig7's Sprout run; the confidence experiment's Sprout-EWMA is fig7's.
+        assert_eq!(
+            shared,
+            [
+                "confidence sprout <- fig7",
+                "confidence sprout-ewma <- fig7",
+                "loss sprout <- fig7",
+                "model sprout <- fig7",
+            ]
+        );
+        // Seeded runs, other confidences and losses are distinct.
+        let distinct = (0..jobs.len()).filter(|&i| leader[i] == i).count();
+        assert_eq!(distinct, jobs.len() - 4);
+    }
+
+    #[test]
+    fn shared_runs_give_each_job_the_rows_of_its_own_run() {
+        let opts = options(vec![
+            Experiment::Fig7,
+            Experiment::Confidence,
+            Experiment::Loss,
+        ]);
+        let plan = Plan::new(&opts).unwrap();
+        let jobs: Vec<Job> = build_jobs(
+            &opts,
+            &InteractiveSettings::default(),
+            &plan,
+            &small_links(),
+        )
+        .into_iter()
+        .filter(|j| {
+            matches!(
+                j.scheme,
+                Scheme::Sprout | Scheme::SproutEwma | Scheme::Omniscient
+            )
+        })
+        .collect();
+        let together = run_jobs(&jobs, Some(2), false).unwrap();
+        assert_eq!(together.len(), jobs.len());
+        for (j, out) in jobs.iter().zip(&together) {
+            let alone = job_out(j, &simulate(j, false).unwrap());
+            assert_eq!(format!("{:?}", out.rows), format!("{:?}", alone.rows));
+            assert_eq!(out.rows[0].experiment, j.experiment.key());
+        }
+    }
+
+    #[test]
+    fn the_costliest_jobs_come_first() {
+        let opts = options(vec![Experiment::Fig7]);
+        let plan = Plan::new(&opts).unwrap();
+        let links = small_links();
+        let pair = &links.pairs[0];
+        let cost = |s: Scheme| expected_cost(&job(Experiment::Fig7, pair, s, &plan, None, 0.0, 0));
+        assert!(cost(Scheme::Sprout) > cost(Scheme::SproutEwma));
+        assert!(cost(Scheme::SproutEwma) > cost(Scheme::Cubic));
+        assert!(cost(Scheme::Cubic) > cost(Scheme::Omniscient));
+    }
 }
