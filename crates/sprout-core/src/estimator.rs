@@ -1,5 +1,5 @@
 //! The receiver's rate estimator behind one interface: Sprout's Bayesian model with its
-//! cautious forecast, or Sprout-EWMA.
+//! cautious forecast (the paper's model or the wide one), or Sprout-EWMA.
 
 use std::sync::Arc;
 
@@ -7,6 +7,7 @@ use crate::ewma::EwmaEstimator;
 use crate::forecast::ForecastTables;
 use crate::model::RateModel;
 use crate::params::{Config, EstimatorKind, ModelParams};
+use crate::wide_estimator::WideEstimator;
 
 // The trait lives in its own module, which both estimators import, so that this module (which
 // builds either) and `ewma` do not import each other.
@@ -82,5 +83,8 @@ pub fn build(config: &Config) -> Box<dyn Estimator> {
     match config.estimator {
         EstimatorKind::Sprout => Box::new(SproutEstimator::new(&config.model, config.confidence)),
         EstimatorKind::Ewma { gain } => Box::new(EwmaEstimator::new(&config.model, gain)),
+        EstimatorKind::Wide(ref wide) => {
+            Box::new(WideEstimator::new(&config.model, wide, config.confidence))
+        }
     }
 }

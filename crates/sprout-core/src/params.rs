@@ -273,6 +273,110 @@ pub enum EstimatorKind {
         /// Weight of each new tick's observed rate, 0..1.
         gain: f64,
     },
+    /// Sprout with the wide rate model ([`crate::wide_model`]): rates from an outage up to
+    /// 1 Gbit/s on a log-spaced grid, geometric Brownian motion, and the cautious forecast
+    /// computed without per-count tables. The tick, forecast length and MTU still come from
+    /// [`Config::model`]; the rest of the paper's model parameters are not used.
+    Wide(WideParams),
+}
+
+/// Parameters of the wide rate model ([`crate::wide_model`]): the paper's model stretched from
+/// an outage to 1 Gbit/s. Derivation of the defaults: `docs/design-choices.md`, "The wide rate
+/// model".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WideParams {
+    /// Largest modelled rate, in MTU-sized packets per second (default 83,334: 1 Gbit/s of
+    /// 1,500-byte packets).
+    pub max_rate_pps: f64,
+    /// Spacing of the linear part of the grid at the bottom, in packets/s (default 3.90625, the
+    /// paper's spacing). The grid is linear from this spacing up to the rate where the log
+    /// spacing becomes wider.
+    pub low_step_pps: f64,
+    /// Spacing of the log part of the grid, in natural-log units (default 0.03: each value
+    /// 3.0% above the one below).
+    pub log_step: f64,
+    /// Volatility of the log-rate (geometric Brownian motion), per sqrt(second) (default
+    /// 0.7071, i.e. 0.1 per sqrt(tick) of 20 ms).
+    pub sigma_log: f64,
+    /// Floor of the rate's volatility, in packets/s per sqrt(second) (default 200, the paper's
+    /// sigma): below `sigma_floor / sigma_log` (283 packets/s at the defaults) the rate moves
+    /// by the paper's additive Brownian motion, above it by the geometric one.
+    pub sigma_floor: f64,
+    /// Rate at which an outage ends, per second (default 1, the paper's lambda_z). An outage
+    /// ends at a rate drawn from the prior (uniform over the grid's non-outage values).
+    pub outage_escape_rate: f64,
+    /// Rate at which an outage begins from any rate, per second (default 0: as in the paper's
+    /// model, the rate reaches the outage only by moving down to it). Above 0 a single empty
+    /// tick at a few packets a tick or more is read as an outage, which on the paper's bursty
+    /// links stalls the sender.
+    pub outage_entry_rate: f64,
+    /// The evolution kernel is truncated at this many standard deviations (default 5).
+    pub kernel_sigmas: f64,
+    /// Expected packets per tick above which a tick's count is taken as Normal (of the same
+    /// mean and variance) rather than computed exactly (default 100).
+    pub normal_above: f64,
+    /// Relative standard deviation of the link's rate within one tick, beyond the Poisson's
+    /// counting noise (default 0: a tick's count is Poisson). Above 0 the count is negative
+    /// binomial, of variance `m + (count_cv m)^2` for a mean of `m` packets, so that however
+    /// fast the link a single tick never pins the rate down closer than this.
+    pub count_cv: f64,
+    /// Expected packets per tick above which a tick's count is no longer taken as Poisson but
+    /// as Normal with the relative spread of a Poisson count of this mean: variance
+    /// `m^2 / dispersion_above`, a relative sd of `1 / sqrt(dispersion_above)` whatever the rate
+    /// (`None`: never). Keeps the caution the model has at the paper's rates on a link whose
+    /// deliveries come in bursts that grow with its rate.
+    pub dispersion_above: Option<f64>,
+}
+
+impl Default for WideParams {
+    fn default() -> Self {
+        WideParams {
+            max_rate_pps: 83_334.0,
+            low_step_pps: 3.906_25,
+            log_step: 0.03,
+            sigma_log: 0.1 / 0.02f64.sqrt(),
+            sigma_floor: 200.0,
+            outage_escape_rate: 1.0,
+            outage_entry_rate: 0.0,
+            kernel_sigmas: 5.0,
+            normal_above: 100.0,
+            count_cv: 0.0,
+            dispersion_above: None,
+        }
+    }
+}
+
+impl WideParams {
+    /// Checks that the parameters describe a usable wide model.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let positive = |x: f64| x > 0.0 && x.is_finite();
+        let rates_ok = positive(self.max_rate_pps)
+            && positive(self.low_step_pps)
+            && self.max_rate_pps > 2.0 * self.low_step_pps;
+        // Keep the grid within a few thousand values.
+        let log_ok = positive(self.log_step)
+            && self.log_step >= 1e-3
+            && (self.max_rate_pps / self.low_step_pps).ln() / self.log_step < 20_000.0;
+        let vol_ok = positive(self.sigma_log)
+            && positive(self.sigma_floor)
+            && positive(self.kernel_sigmas)
+            && positive(self.normal_above)
+            && self
+                .dispersion_above
+                .is_none_or(|d| d > 0.0 && d.is_finite())
+            && self.count_cv >= 0.0
+            && self.count_cv <= 10.0;
+        let rates_per_s_ok = self.outage_escape_rate >= 0.0
+            && self.outage_escape_rate.is_finite()
+            && self.outage_entry_rate >= 0.0
+            && self.outage_entry_rate.is_finite();
+        if rates_ok && log_ok && vol_ok && rates_per_s_ok {
+            Ok(())
+        } else {
+            Err(ConfigError::Wide)
+        }
+    }
 }
 
 /// How the sender's queue estimate falls as each tick of a forecast elapses (paper §3.5: "it
@@ -389,6 +493,14 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Sprout with the wide rate model ([`WideParams::default`]), the rest as the default.
+    pub fn wide() -> Self {
+        Config {
+            estimator: EstimatorKind::Wide(WideParams::default()),
+            ..Config::default()
+        }
+    }
+
     /// The Sprout-EWMA variant with the default gain.
     pub fn ewma() -> Self {
         Config {
@@ -419,10 +531,12 @@ impl Config {
                 forecast: forecast_ticks,
             });
         }
-        if let EstimatorKind::Ewma { gain } = self.estimator {
-            if !(gain > 0.0 && gain <= 1.0) {
-                return Err(ConfigError::EwmaGain(gain));
+        match &self.estimator {
+            EstimatorKind::Ewma { gain } if !(*gain > 0.0 && *gain <= 1.0) => {
+                return Err(ConfigError::EwmaGain(*gain));
             }
+            EstimatorKind::Wide(w) => w.validate()?,
+            _ => {}
         }
         let min = crate::wire::header_bytes(forecast_ticks) + 1;
         if self.max_datagram_bytes < min || self.max_datagram_bytes > 65_507 {
@@ -493,6 +607,11 @@ pub enum ConfigError {
         /// The forecast's length, ticks.
         forecast: usize,
     },
+    /// A parameter of the wide model is out of range (each must be positive and finite, the
+    /// rates per second non-negative, the top rate above two low steps, the log step at least
+    /// 0.001 and the grid under 20,000 values).
+    #[error("wide model parameters out of range (each positive and finite; log step >= 0.001; grid under 20000 values)")]
+    Wide,
     /// Sprout-EWMA's gain is outside (0, 1].
     #[error("EWMA gain must be in (0, 1], got {0}")]
     EwmaGain(f64),

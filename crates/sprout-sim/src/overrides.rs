@@ -2,9 +2,16 @@
 //! KEY is a field of [`sprout_core::Config`] as `sprout params` prints it (nested fields joined
 //! by dots, e.g. `model.sigma=250` or `window_skip_ticks=0`) and VALUE is JSON, or a bare word
 //! for a named choice (`model.grid=Midpoint`).
+//!
+//! One key names a preset rather than a field: `model=wide` runs Sprout's Bayesian estimator on
+//! the wide rate model (an outage to 1 Gbit/s, [`sprout_core::wide_model`]) with its default
+//! parameters, which `estimator.Wide.KEY=VALUE` then changes (e.g.
+//! `estimator.Wide.sigma_log=0.5`); `model=paper` returns to the paper's model. Either leaves
+//! Sprout-EWMA's estimator as it is, since it has no rate model.
 
 use serde_json::Value;
-use sprout_core::Config;
+use sprout_core::params::WideParams;
+use sprout_core::{Config, EstimatorKind};
 
 use crate::error::SimError;
 
@@ -23,6 +30,10 @@ pub fn apply(cfg: &mut Config, assignments: &[String]) -> Result<(), SimError> {
         let (key, value) = a
             .split_once('=')
             .ok_or_else(|| bad(a, "expected KEY=VALUE".into()))?;
+        if key.trim() == "model" && !value.trim().starts_with('{') {
+            model_preset(&mut tree, value.trim()).map_err(|e| bad(a, e))?;
+            continue;
+        }
         let slot = field_mut(&mut tree, key.trim()).map_err(|e| bad(a, e))?;
         *slot = parse_value(value.trim());
         // Check each assignment on its own so that a type error names it.
@@ -34,6 +45,30 @@ pub fn apply(cfg: &mut Config, assignments: &[String]) -> Result<(), SimError> {
         source,
     })?;
     *cfg = new;
+    Ok(())
+}
+
+/// The rate models `model=NAME` selects.
+pub const MODEL_PRESETS: [&str; 2] = ["paper", "wide"];
+
+/// Applies `model=NAME` to the configuration's JSON tree: the estimator becomes the wide model
+/// (its default parameters) or the paper's, unless it is Sprout-EWMA's, which has no model.
+fn model_preset(tree: &mut Value, name: &str) -> Result<(), String> {
+    let estimator = match name.to_ascii_lowercase().as_str() {
+        "wide" => EstimatorKind::Wide(WideParams::default()),
+        "paper" => EstimatorKind::Sprout,
+        _ => {
+            return Err(format!(
+                "unknown model '{name}' (known: {}, or a JSON object of the paper model's fields)",
+                MODEL_PRESETS.join(", ")
+            ))
+        }
+    };
+    let slot = field_mut(tree, "estimator")?;
+    let current: EstimatorKind = serde_json::from_value(slot.clone()).map_err(|e| e.to_string())?;
+    if !matches!(current, EstimatorKind::Ewma { .. }) {
+        *slot = serde_json::to_value(estimator).map_err(|e| e.to_string())?;
+    }
     Ok(())
 }
 
@@ -132,6 +167,26 @@ mod tests {
             assert!(err.contains(expect), "{a}: {err}");
             assert_eq!(c, Config::default(), "{a} changed the configuration");
         }
+    }
+
+    #[test]
+    fn model_presets_switch_the_rate_model_but_not_ewma() {
+        let wide = set(&["model=wide"]).unwrap();
+        assert_eq!(wide.estimator, EstimatorKind::Wide(WideParams::default()));
+        let tuned = set(&["model=wide", "estimator.Wide.sigma_log=0.5"]).unwrap();
+        match tuned.estimator {
+            EstimatorKind::Wide(w) => assert_eq!(w.sigma_log, 0.5),
+            other => panic!("not the wide model: {other:?}"),
+        }
+        let back = set(&["model=wide", "model=paper"]).unwrap();
+        assert_eq!(back.estimator, EstimatorKind::Sprout);
+        let mut ewma = Config::ewma();
+        apply(&mut ewma, &["model=wide".to_string()]).unwrap();
+        assert_eq!(ewma, Config::ewma());
+        let err = set(&["model=tall"]).unwrap_err();
+        assert!(err.contains("unknown model 'tall'"), "{err}");
+        let err = set(&["model=wide", "estimator.Wide.log_step=0"]).unwrap_err();
+        assert!(err.contains("wide model parameters"), "{err}");
     }
 
     #[test]

@@ -1,0 +1,246 @@
+//! The wide model's cautious forecast (paper §3.3), without per-count tables.
+//!
+//! As in the paper's model, tick 1 is counted at the current rate and each later tick one
+//! evolution on, the ticks' counts are added as independent counts (the paper's
+//! [`crate::params::ForecastModel::PerTick`]), and the forecast for horizon `h` is the smallest
+//! whole count `c` with P(N_h <= c) >= 1 - confidence, where N_h is the packets delivered by
+//! the end of tick `h`.
+//!
+//! Given the current value `b` (`m_b` packets a tick), tick `t`'s count has mean `m_b g_t`,
+//! with `g_t = exp((t - 1) s^2 / 2)` the expected growth of the geometric Brownian motion of
+//! per-tick log-sd `s` over `t - 1` ticks (1 for the additive motion at low rates), and
+//! variance the Poisson's plus the rate's spread after `t - 1` ticks:
+//! `m_b^2 g_t^2 (exp((t - 1) s^2) - 1)` (lognormal, exact); for the additive motion of
+//! per-tick sd `a` packets/s at low rates, the mean and variance of `max(0, X)`, X Normal of
+//! mean `m_b` and sd `a tau sqrt(t - 1)` (the rate can not go below 0: it falls into the
+//! outage, so near 0 the motion drifts up, as the paper's model's does). Added over independent ticks, N_h given `b`
+//! has mean `mu_bh` and variance `mu_bh + w_bh` (`w_bh` the summed spreads). Under the belief
+//! `p_b`, the mixture over the values, N_h has mean `M_h = sum_b p_b mu_bh` and variance
+//! `V_h = M_h + sum_b p_b w_bh + sum_b p_b mu_bh^2 - M_h^2` (the last two: the belief's own
+//! spread, which holds for every tick alike, as in the paper's tables, one per current rate).
+//!
+//! Below [`SMALL_MEAN`] packets N_h is taken as the negative binomial of that mean and
+//! variance (a Poisson whose mean is Gamma-distributed, which a belief spread over rates
+//! makes it; a Poisson when `V_h = M_h`), whose lower quantile is found by summing its terms;
+//! above, as the Normal, whose quantile is `ceil(M_h + z_q sqrt(V_h) - 0.5)`
+//! (continuity-corrected). Each horizon's answer is at least the previous one's, so the
+//! forecast is non-decreasing across ticks. A forecast costs one pass over the values that
+//! hold mass per horizon: no table of counts, whatever the rate.
+
+use crate::model::normal_cdf;
+use crate::wide_model::WideShared;
+
+/// Values holding less than this probability are left out of the moments.
+const SUPPORT_EPS: f64 = 1e-12;
+
+/// Below this mean (packets by the horizon) the cumulative count is taken as negative
+/// binomial, summed term by term, rather than Normal: the Normal's lower tail is far too
+/// heavy at small means (at a mean of 5 it puts 12% on no packet at all, the Poisson 0.7%),
+/// which would lock a sender that the forecast allows no packet into sending none.
+pub const SMALL_MEAN: f64 = 50.0;
+
+/// Per-value, per-horizon moments of the cumulative count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WideForecast {
+    /// Number of values of the grid.
+    n: usize,
+    /// `mean[(h - 1) n + b]`: expected packets by the end of tick `h` from value `b` now.
+    mean: Vec<f64>,
+    /// `spread[(h - 1) n + b]`: the variance the rate's evolution adds to the same, summed
+    /// over the ticks (independent, as in the paper's tables).
+    spread: Vec<f64>,
+    /// Largest count a forecast can hold at each horizon (the top value's mean plus 10 sd).
+    top: Vec<u32>,
+}
+
+/// Mean and variance of the cumulative count by each horizon under a belief.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HorizonMoments {
+    /// Expected packets delivered by the end of the horizon.
+    pub mean: f64,
+    /// Their variance (Poisson, belief and rate spread), packets squared.
+    pub variance: f64,
+}
+
+impl WideForecast {
+    /// The moments for `horizons` ticks ahead on the shared grid.
+    pub fn new(sh: &WideShared, horizons: usize) -> Self {
+        let n = sh.grid.len();
+        let s2 = sh.s_tick * sh.s_tick;
+        let a_tau = sh.floor_tick * sh.tau;
+        let mut mean = vec![0.0; horizons * n];
+        let mut spread = vec![0.0; horizons * n];
+        let mut top = Vec::with_capacity(horizons);
+        for t in 1..=horizons {
+            let ahead = (t - 1) as f64;
+            let g = (ahead * s2 / 2.0).exp();
+            let grow = (ahead * s2).exp() - 1.0;
+            for b in 1..n {
+                let m = sh.mean_count(b);
+                let log = sh.s_tick * sh.grid.rate(b) >= sh.floor_tick;
+                let (mu, var) = if log {
+                    (m * g, m * m * g * g * grow)
+                } else {
+                    clipped_gaussian(m, a_tau * ahead.sqrt())
+                };
+                let (before_mu, before_var) = if t == 1 {
+                    (0.0, 0.0)
+                } else {
+                    (mean[(t - 2) * n + b], spread[(t - 2) * n + b])
+                };
+                // The count's variance beyond the Poisson's (count_cv), at the tick's rate.
+                let extra = sh.count_variance(b) - m;
+                let extra = extra * (mu * mu + var) / (m * m);
+                mean[(t - 1) * n + b] = before_mu + mu;
+                spread[(t - 1) * n + b] = before_var + var + extra;
+            }
+            let last = (t - 1) * n + n - 1;
+            let ceiling = mean[last] + 10.0 * (mean[last] + spread[last]).sqrt();
+            top.push(ceiling.ceil().min(u32::MAX as f64 / 4.0) as u32);
+        }
+        WideForecast {
+            n,
+            mean,
+            spread,
+            top,
+        }
+    }
+
+    /// Number of horizons (ticks ahead) the forecast covers.
+    pub fn horizons(&self) -> usize {
+        self.top.len()
+    }
+
+    /// Largest count the forecast can hold at horizon `h` ticks (1-based).
+    pub fn max_count(&self, h: usize) -> u32 {
+        self.top[h - 1]
+    }
+
+    /// Mean and variance of the cumulative count by each horizon `1..=out.len()` under the
+    /// belief `prob`, written to `out`.
+    pub fn moments(&self, prob: &[f64], out: &mut [HorizonMoments]) {
+        let (lo, hi) = support(prob);
+        let lo = lo.max(1);
+        let hi = hi.max(lo);
+        for (h, slot) in out.iter_mut().enumerate().take(self.top.len()) {
+            let base = h * self.n;
+            let mean = &self.mean[base + lo..base + hi];
+            let spread = &self.spread[base + lo..base + hi];
+            let (mut e, mut sq, mut w) = (0.0, 0.0, 0.0);
+            for ((&p, &m), &v) in prob[lo..hi].iter().zip(mean).zip(spread) {
+                e += p * m;
+                sq += p * m * m;
+                w += p * v;
+            }
+            *slot = HorizonMoments {
+                mean: e,
+                variance: e + w + (sq - e * e).max(0.0),
+            };
+        }
+    }
+
+    /// The cautious forecast at `confidence`: for each horizon `h`, the smallest count `c`
+    /// with P(N_h <= c) >= 1 - confidence (capped at [`WideForecast::max_count`]), written to
+    /// `out[h - 1]` in MTU-sized packets, cumulative and non-decreasing in `h`.
+    pub fn cautious(&self, prob: &[f64], confidence: f64, out: &mut [u32]) {
+        let q = (1.0 - confidence).clamp(0.0, 1.0);
+        self.cautious_at(prob, q, normal_quantile(q), out);
+    }
+
+    /// [`WideForecast::cautious`] at the lower quantile `q` (1 - confidence), `z` being the
+    /// standard Normal's quantile at `q` ([`normal_quantile`], computed once by the caller).
+    pub fn cautious_at(&self, prob: &[f64], q: f64, z: f64, out: &mut [u32]) {
+        let mut moments = [HorizonMoments::default(); crate::wire::MAX_FORECAST_TICKS];
+        let h_max = out.len().min(self.top.len()).min(moments.len());
+        self.moments(prob, &mut moments[..h_max]);
+        let mut floor = 0u32;
+        for (i, slot) in out.iter_mut().enumerate().take(h_max) {
+            let c = quantile(moments[i], q, z).clamp(floor, self.top[i]);
+            *slot = c;
+            floor = c;
+        }
+    }
+}
+
+/// Mean and variance of `max(0, X)` for X Normal of mean `m` and sd `sd` (`sd` may be 0):
+/// the additive motion's rate, which can not fall below 0 (what would falls into the
+/// outage and delivers nothing).
+fn clipped_gaussian(m: f64, sd: f64) -> (f64, f64) {
+    if sd <= 0.0 {
+        return (m.max(0.0), 0.0);
+    }
+    let x = m / sd;
+    let cdf = normal_cdf(x);
+    let pdf = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+    let mean = m * cdf + sd * pdf;
+    let second = (m * m + sd * sd) * cdf + m * sd * pdf;
+    (mean, (second - mean * mean).max(0.0))
+}
+
+/// The smallest whole `c` with P(N <= c) >= q for the count of these moments (negative
+/// binomial below [`SMALL_MEAN`], Normal above); `z` is the standard Normal's `q` quantile.
+pub fn quantile(m: HorizonMoments, q: f64, z: f64) -> u32 {
+    if !(m.mean > 0.0) {
+        return 0;
+    }
+    if m.mean >= SMALL_MEAN {
+        let c = (m.mean + z * m.variance.max(m.mean).sqrt() - 0.5).ceil();
+        return c.clamp(0.0, u32::MAX as f64 / 4.0) as u32;
+    }
+    let (p0, a, b) = negative_binomial(m.mean, (m.variance - m.mean).max(0.0));
+    let (mut term, mut acc, mut k) = (p0, p0, 0.0);
+    // The mean plus 40 sd bounds the loop whatever rounding does.
+    let bound = m.mean + 40.0 * m.variance.max(m.mean).sqrt() + 10.0;
+    while acc < q && k < bound {
+        term *= (k * a + b) / (k + 1.0);
+        acc += term;
+        k += 1.0;
+    }
+    k as u32
+}
+
+/// The negative binomial of mean `mu` and variance `mu + v` as (P(N = 0), a, b), its terms
+/// related by P(N = k + 1) / P(N = k) = (k a + b) / (k + 1), with a = v / (mu + v) and
+/// b = mu^2 / (mu + v); a Poisson when `v` is 0.
+pub fn negative_binomial(mu: f64, v: f64) -> (f64, f64, f64) {
+    let a = v / (mu + v);
+    let b = mu * mu / (mu + v);
+    // ln P(N = 0) = r ln p = -(mu^2 / v) ln(1 + v / mu), -mu as v / mu goes to 0.
+    let ratio = v / mu;
+    let ln_p0 = if ratio < 1e-9 {
+        -mu
+    } else {
+        -(mu / ratio) * ratio.ln_1p()
+    };
+    (ln_p0.exp(), a, b)
+}
+
+/// The standard Normal's quantile at `q` (0 < q < 1), by bisection on its CDF to 1e-12.
+pub fn normal_quantile(q: f64) -> f64 {
+    if q <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if q >= 1.0 {
+        return f64::INFINITY;
+    }
+    let (mut lo, mut hi) = (-40.0f64, 40.0f64);
+    while hi - lo > 1e-12 {
+        let mid = 0.5 * (lo + hi);
+        if normal_cdf(mid) < q {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The range of values holding more than [`SUPPORT_EPS`] each.
+fn support(prob: &[f64]) -> (usize, usize) {
+    let lo = prob.iter().position(|&p| p > SUPPORT_EPS).unwrap_or(0);
+    let hi = prob
+        .iter()
+        .rposition(|&p| p > SUPPORT_EPS)
+        .map_or(prob.len(), |i| i + 1);
+    (lo, hi.max(lo))
+}
