@@ -229,7 +229,8 @@ pub fn markdown(res: &EmulateResults) -> String {
          frames it receives from capture to decode (both share the machine's monotonic clock). \
          Throughput and self-inflicted delay come from the emulator's logs as for every scheme; \
          the frame delays from the receiving end (the offer end's for the downlink, the answer \
-         end's for the uplink). Its simulated counterpart is the GCC model (`gcc`) carrying \
+         end's for the uplink), over the whole call (the program reports no window; the \
+         model's over the measured window). Its simulated counterpart is the GCC model (`gcc`) carrying \
          adaptive video within the call's encoder limits ({:.0}-{:.0} kbit/s). The paper's \
          calls have no per-link figures: their points are the paper's Sprout throughput on the \
          link over the speedup its introduction reports, at their mean self-inflicted delay \
