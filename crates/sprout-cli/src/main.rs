@@ -236,9 +236,9 @@ struct EvalArgs {
     /// interactive: 60].
     #[arg(long, requires = "emulate")]
     duration: Option<f64>,
-    /// With --emulate and the webrtc scheme: the Python that runs the call (`python -m
-    /// sprout.webrtc_call`; install with pip install './python[webrtc]') [default:
-    /// $SPROUT_PYTHON, else python3].
+    /// With --emulate: the Python that runs the WebRTC call of the webrtc scheme and of the
+    /// tunnel experiment (`python -m sprout.webrtc_call`; install with pip install
+    /// './python[webrtc]') [default: $SPROUT_PYTHON, else python3].
     #[arg(long, value_name = "PATH", requires = "emulate")]
     python: Option<PathBuf>,
     /// With --emulate --experiments tunnel: leave out the WebRTC call (aiortc) that runs beside
