@@ -171,11 +171,14 @@ pub(super) fn call_flow(
         t0_us + (from_s * 1e6) as u64,
         t0_us + (to_s * 1e6).max(0.0) as u64,
     );
-    let mut delays: Vec<f64> = frames
+    let within: Vec<&Frame> = frames
         .iter()
         .filter(|f| (w0..w1).contains(&f.capture_us))
-        .map(|f| f.delay_ms)
         .collect();
+    let mut delays: Vec<f64> = within.iter().map(|f| f.delay_ms).collect();
+    let mut decoded: Vec<u64> = within.iter().map(|f| f.decode_us).collect();
+    decoded.sort_unstable();
+    let longest_gap_us = decoded.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
     let target = sender.target_bitrate_kbps.unwrap_or_default();
     CallFlow {
         direction: direction.into(),
@@ -184,6 +187,7 @@ pub(super) fn call_flow(
         delay_p50_ms: quantile(&mut delays, 0.5),
         delay_p95_ms: quantile(&mut delays, 0.95),
         delay_max_ms: delays.iter().copied().fold(0.0, f64::max),
+        longest_gap_ms: longest_gap_us as f64 / 1e3,
         received_kbps: receiver.received_kbps,
         sent_kbps: sender.sent_kbps,
         frames_received: receiver.frames_received,
@@ -284,6 +288,7 @@ mod tests {
         let frames: Vec<Frame> = (5..40)
             .map(|k| Frame {
                 capture_us: 10_000_000 + k * 100_000,
+                decode_us: 10_000_000 + k * 110_000,
                 delay_ms: 10.0 * k as f64,
             })
             .collect();
@@ -296,6 +301,8 @@ mod tests {
         assert_eq!(f.delay_p50_ms, 190.0);
         assert_eq!(f.delay_p95_ms, 280.0);
         assert_eq!(f.delay_max_ms, 290.0);
+        // Decoded every 110 ms: the longest gap between two decodes.
+        assert!((f.longest_gap_ms - 110.0).abs() < 1e-9, "{f:?}");
         // Rates: the receiver's received, the sender's sent.
         assert_eq!((f.received_kbps, f.sent_kbps), (400.0, 410.0));
         assert_eq!(

@@ -32,6 +32,8 @@ const FRAMES_CAP: u64 = 64 << 20;
 pub(super) struct Frame {
     /// Captured at, µs of `CLOCK_MONOTONIC`.
     pub(super) capture_us: u64,
+    /// Decoded at, µs of `CLOCK_MONOTONIC`.
+    pub(super) decode_us: u64,
     /// Capture-to-decode delay, ms.
     pub(super) delay_ms: f64,
 }
@@ -173,7 +175,8 @@ mod tests {
         .unwrap();
         let v = read_frames(&path).unwrap();
         assert_eq!(v.len(), 2);
-        assert_eq!((v[1].capture_us, v[1].delay_ms), (34000, 46.0));
+        assert_eq!((v[1].capture_us, v[1].decode_us), (34000, 80000));
+        assert_eq!(v[1].delay_ms, 46.0);
         fs::write(&path, "frame,capture_us,decode_us,delay_ms\n0,soon,1,2\n").unwrap();
         let e = read_frames(&path).unwrap_err();
         assert!(

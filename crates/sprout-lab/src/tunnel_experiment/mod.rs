@@ -17,6 +17,18 @@
 //! Skype) are the downlink's: the table's interactive rows are the direction of the download
 //! (relay to mobile), the other direction is reported beside them.
 //!
+//! **The WebRTC call** (issue 25; on unless [`TunnelOptions::call`] is off, `--no-call`): in
+//! both runs a real aiortc video call ([`crate::webrtc_call`], `PYTHON -m sprout.webrtc_call`)
+//! goes beside the paced stream, its answer end on the relay side and its offer end in the
+//! mobile namespace, each bound to the address the run's flows use there (direct: the
+//! emulator's outside address and the namespace's; tunnel: the server's and the client's
+//! tunnel addresses, so its media goes through the tunnel), signalling over a Unix-domain
+//! socket in `tunnel/`. It runs [`CALL_LINGER_S`] longer than the download so that frames
+//! captured in the window and still queued arrive. Its frame delay p50/p95 (capture to decode,
+//! frames captured in the window) and received rate each way join the table, with a check:
+//! its p95 down through the tunnel at most [`MAX_CALL_DELAY_SHARE`] of direct. A Python that
+//! cannot hold the call fails the experiment before anything runs, saying how to install it.
+//!
 //! **`tunnel-cost`.** A kernel Cubic download alone through the tunnel over a constant
 //! 10 Mbit/s emulated link (both directions), 30 s: its goodput (application bytes per
 //! second) as a share of the link's capacity, measured after [`COST_SKIP_US`] of start-up.
@@ -25,14 +37,15 @@
 //! `tunnel-delay.svg` (the interactive flow's delay over time in both runs),
 //! `tunnel-delay.csv` (its points), `tunnel-cost.csv`, `tunnel-cost.json`, and a
 //! `## SproutTunnel` section merged into `report.md` (other sections are kept). Every peer's
-//! stdout and stderr, the per-packet CSVs of the interactive stream and the run's server key
-//! are in `tunnel/` beside them (`RUN.ROLE.out`, `RUN.ROLE.err`).
+//! stdout and stderr, the per-packet CSVs of the interactive stream, the call's per-frame
+//! CSVs (`RUN.call-offer.frames.csv`: down, `RUN.call-answer.frames.csv`: up) and the run's
+//! server key are in `tunnel/` beside them (`RUN.ROLE.out`, `RUN.ROLE.err`).
 //!
 //! Modules: [`options`] (what to run), [`results`] (what it produced), [`run`] (both
 //! experiments and their outputs), `isolation` and `cost` (each experiment), `one_run` (one
 //! run through a fresh emulator), `peers` (the peer processes), `commands` (their command
-//! lines), `analysis` and `checks` (the measurements, table and acceptance checks), [`report`]
-//! (the files and texts), [`error`].
+//! lines), `call` (the WebRTC call's ends and outputs), `analysis` and `checks` (the
+//! measurements, table and acceptance checks), [`report`] (the files and texts), [`error`].
 
 mod analysis;
 mod call;
@@ -50,13 +63,15 @@ pub mod run;
 
 pub use error::TunnelError;
 pub use options::{
-    TunnelOptions, COST_RATE_MBPS, COST_SKIP_US, DEFAULT_COST_DURATION_US,
+    TunnelOptions, CALL_LINGER_S, COST_RATE_MBPS, COST_SKIP_US, DEFAULT_COST_DURATION_US,
     DEFAULT_TUNNEL_DURATION_US, DEFAULT_TUNNEL_SKIP_US, DELAY_BIN_S, INTERACTIVE_LINGER_S,
-    INTERACTIVE_PAYLOAD_BYTES, INTERACTIVE_RATE_KBPS, MAX_DELAY_SHARE, MIN_BULK_SHARE,
-    MIN_COST_SHARE, MIN_INTERACTIVE_SHARE, TUNNEL_CONFIDENCE, TUNNEL_LINK, TUNNEL_PROBE,
+    INTERACTIVE_PAYLOAD_BYTES, INTERACTIVE_RATE_KBPS, MAX_CALL_DELAY_SHARE, MAX_DELAY_SHARE,
+    MIN_BULK_SHARE, MIN_COST_SHARE, MIN_INTERACTIVE_SHARE, TUNNEL_CONFIDENCE, TUNNEL_LINK,
+    TUNNEL_PROBE,
 };
 pub use report::{cost_text, isolation_text, merge_section, report_section};
 pub use results::{
-    CostResults, FlowResult, IsolationResults, IsolationRun, TunnelCheck, TunnelRow,
+    CallFlow, CallRun, CostResults, FlowResult, IsolationResults, IsolationRun, TunnelCheck,
+    TunnelRow,
 };
 pub use run::run;

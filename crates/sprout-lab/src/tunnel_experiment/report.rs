@@ -184,11 +184,13 @@ fn isolation_section(s: &mut String, r: &IsolationResults, out: &Path) {
     };
     let call = |f: &CallFlow| {
         format!(
-            "{} frames in the window ({:.1}/s), highest delay {:.0} ms; {} decoded over the \
-             call ({} unreadable), sent at {:.0} kbit/s, encoder target at the end {}",
+            "{} frames in the window ({:.1}/s), highest delay {:.0} ms, longest freeze {:.0} \
+             ms; {} decoded over the call ({} unreadable), sent at {:.0} kbit/s, encoder \
+             target at the end {}",
             f.frames,
             f.frames_per_s,
             f.delay_max_ms,
+            f.longest_gap_ms,
             f.frames_received,
             f.frames_unreadable,
             f.sent_kbps,

@@ -40,6 +40,9 @@ pub struct CallFlow {
     pub delay_p95_ms: f64,
     /// Highest capture-to-decode delay of those frames, ms.
     pub delay_max_ms: f64,
+    /// Longest time between two of those frames' decodes, ms (a freeze of the picture).
+    #[serde(default)]
+    pub longest_gap_ms: f64,
     /// RTP payload received over the call's whole media time (start-up and linger included),
     /// kbit/s, from the receiving end's summary.
     pub received_kbps: f64,
@@ -49,10 +52,10 @@ pub struct CallFlow {
     pub frames_received: u64,
     /// Of those, frames whose time barcode did not check (not in the delays).
     pub frames_unreadable: u64,
-    /// The sending end's encoder target at the end of the call and its lowest, kbit/s (from
-    /// REMB; `None` if unknown).
+    /// The sending end's encoder target at the end of the call, kbit/s (set by REMB; `None`
+    /// if unknown).
     pub target_last_kbps: Option<f64>,
-    /// The sending end's lowest encoder target over the call, kbit/s.
+    /// The sending end's lowest encoder target over the call, kbit/s (`None` if unknown).
     pub target_min_kbps: Option<f64>,
 }
 
