@@ -194,23 +194,20 @@ struct StreamPercentile {
     shift: u32,
     /// Samples per bucket (first pass).
     counts: Vec<u32>,
-    /// Samples counted.
-    n: usize,
     /// The bucket holding the rank, and the rank within it (1-based), after `locate`.
-    target: usize,
+    target: u64,
     within: usize,
     /// The second pass's samples of the target bucket.
     picked: Vec<u64>,
 }
 
 impl StreamPercentile {
-    /// A percentile of samples that are all at most `bound`.
+    /// A percentile of samples that are all below `bound`.
     fn new(bound: u64) -> Self {
         let shift = (64 - (bound >> 16).leading_zeros()).min(63);
         StreamPercentile {
             shift,
             counts: vec![0; (bound >> shift) as usize + 1],
-            n: 0,
             target: 0,
             within: 0,
             picked: Vec::new(),
@@ -218,24 +215,23 @@ impl StreamPercentile {
     }
 
     /// First pass: one sample.
-    #[inline]
+    #[inline(always)]
     fn count(&mut self, v: u64) {
         self.counts[(v >> self.shift) as usize] += 1;
-        self.n += 1;
     }
 
-    /// Between the passes: finds the bucket holding the `p`-th percentile's rank (as
-    /// [`percentile`] ranks). False when no sample was counted.
-    fn locate(&mut self, p: f64) -> bool {
-        if self.n == 0 {
+    /// Between the passes: finds the bucket holding the `p`-th percentile's rank among the
+    /// `n` samples counted (ranked as [`percentile`] ranks). False when `n` is 0.
+    fn locate(&mut self, n: usize, p: f64) -> bool {
+        if n == 0 {
             return false;
         }
         let p = p.clamp(0.0, 100.0);
-        let rank = ((p * self.n as f64 / 100.0).ceil() as usize).clamp(1, self.n);
+        let rank = ((p * n as f64 / 100.0).ceil() as usize).clamp(1, n);
         let mut below = 0usize;
         for (b, &c) in self.counts.iter().enumerate() {
             if below + c as usize >= rank {
-                self.target = b;
+                self.target = b as u64;
                 self.within = rank - below;
                 self.picked.reserve(c as usize);
                 return true;
@@ -246,9 +242,9 @@ impl StreamPercentile {
     }
 
     /// Second pass: one sample (the same stream again).
-    #[inline]
+    #[inline(always)]
     fn collect(&mut self, v: u64) {
-        if (v >> self.shift) as usize == self.target {
+        if v >> self.shift == self.target {
             self.picked.push(v);
         }
     }
@@ -260,28 +256,60 @@ impl StreamPercentile {
     }
 }
 
+/// How many sampling instants `window` has at `step_us` ([`Window::sample_times`]).
+fn sample_count(window: Window, step_us: u64) -> usize {
+    assert!(step_us > 0, "sampling step must be positive");
+    if window.end_us > window.start_us {
+        ((window.end_us - window.start_us - 1) / step_us + 1) as usize
+    } else {
+        0
+    }
+}
+
+/// Calls `f(t, i)` at each sampling instant `t` of `window` ([`Window::sample_times`]), `i`
+/// the number of `times` (sorted) at or before `t`.
+#[inline(always)]
+fn for_each_instant(
+    times: impl Fn(usize) -> Option<u64>,
+    window: Window,
+    step_us: u64,
+    mut f: impl FnMut(u64, usize),
+) {
+    let mut i = 0;
+    let mut t = window.start_us;
+    while t < window.end_us {
+        while times(i).is_some_and(|x| x <= t) {
+            i += 1;
+        }
+        f(t, i);
+        match t.checked_add(step_us) {
+            Some(next) => t = next,
+            None => break,
+        }
+    }
+}
+
 /// Calls `f(all, data)` with the all-packet and the data-only delay function (µs) at each
 /// sampling instant of `window`, as [`delay_samples`] computes them.
-#[inline]
+#[inline(always)]
 fn for_each_delay_sample(
     arrivals: &[Arrival],
     window: Window,
     step_us: u64,
     mut f: impl FnMut(u64, u64),
 ) {
-    let mut i = 0;
-    let (mut max_all, mut max_data) = (0u64, 0u64);
-    for t in window.sample_times(step_us) {
-        while i < arrivals.len() && arrivals[i].arrived_us <= t {
-            let a = &arrivals[i];
+    let (mut seen, mut max_all, mut max_data) = (0, 0u64, 0u64);
+    let times = |i: usize| arrivals.get(i).map(|a| a.arrived_us);
+    for_each_instant(times, window, step_us, |t, upto| {
+        for a in &arrivals[seen..upto] {
             max_all = max_all.max(a.sent_us);
             if a.is_data {
                 max_data = max_data.max(a.sent_us);
             }
-            i += 1;
         }
+        seen = upto;
         f(t.saturating_sub(max_all), t.saturating_sub(max_data));
-    }
+    });
 }
 
 /// The 95th percentiles (µs) of the all-packet and the data-only delay functions over
@@ -294,7 +322,8 @@ fn delay_p95s(arrivals: &[Arrival], window: Window, step_us: u64) -> (f64, f64) 
         all.count(a);
         data.count(d);
     });
-    if !all.locate(DELAY_PERCENTILE) || !data.locate(DELAY_PERCENTILE) {
+    let n = sample_count(window, step_us);
+    if !all.locate(n, DELAY_PERCENTILE) || !data.locate(n, DELAY_PERCENTILE) {
         return (0.0, 0.0);
     }
     for_each_delay_sample(arrivals, window, step_us, |a, d| {
@@ -306,7 +335,7 @@ fn delay_p95s(arrivals: &[Arrival], window: Window, step_us: u64) -> (f64, f64) 
 
 /// Calls `f` with the omniscient sender's delay function (µs) at each sampling instant of
 /// `window`, as [`omniscient_delay_samples`] computes it.
-#[inline]
+#[inline(always)]
 fn for_each_omniscient_sample(
     opportunities_us: &[u64],
     propagation_delay_us: u64,
@@ -314,20 +343,22 @@ fn for_each_omniscient_sample(
     step_us: u64,
     mut f: impl FnMut(u64),
 ) {
-    let mut i = 0;
-    let mut max_sent = 0u64;
-    for t in window.sample_times(step_us) {
-        while i < opportunities_us.len() && opportunities_us[i] <= t {
-            max_sent = max_sent.max(opportunities_us[i].saturating_sub(propagation_delay_us));
-            i += 1;
+    let (mut seen, mut max_sent) = (0, 0u64);
+    let times = |i: usize| opportunities_us.get(i).copied();
+    for_each_instant(times, window, step_us, |t, upto| {
+        for &o in &opportunities_us[seen..upto] {
+            max_sent = max_sent.max(o.saturating_sub(propagation_delay_us));
         }
+        seen = upto;
         f(t.saturating_sub(max_sent));
-    }
+    });
 }
 
-/// The 95th percentile (µs) of the omniscient sender's delay function over `window` (0 for
-/// an empty window), exactly as [`percentile`] of [`omniscient_delay_samples`] gives it.
-fn omniscient_p95_us(
+/// The 95th percentile of the omniscient sender's delay function, ms, as [`compute`] reports
+/// it (`omniscient_p95_ms`): that of [`omniscient_delay_samples`] over `window` at
+/// `step_us` (0 for an empty window), computed without keeping the samples.
+/// `opportunities_us` must be sorted (µs).
+pub fn omniscient_p95_ms(
     opportunities_us: &[u64],
     propagation_delay_us: u64,
     window: Window,
@@ -336,11 +367,11 @@ fn omniscient_p95_us(
     let mut sel = StreamPercentile::new(window.end_us);
     let (opps, prop) = (opportunities_us, propagation_delay_us);
     for_each_omniscient_sample(opps, prop, window, step_us, |v| sel.count(v));
-    if !sel.locate(DELAY_PERCENTILE) {
+    if !sel.locate(sample_count(window, step_us), DELAY_PERCENTILE) {
         return 0.0;
     }
     for_each_omniscient_sample(opps, prop, window, step_us, |v| sel.collect(v));
-    sel.value() as f64
+    sel.value() as f64 / 1000.0
 }
 
 /// The paper's metrics for one direction of one run.
@@ -406,15 +437,6 @@ pub fn compute(
     window: Window,
     step_us: u64,
 ) -> DirectionMetrics {
-    let sorted_copy;
-    let arrivals = if is_sorted_by_arrival(arrivals) {
-        arrivals
-    } else {
-        let mut v = arrivals.to_vec();
-        v.sort_by_key(|a| a.arrived_us);
-        sorted_copy = v;
-        &sorted_copy[..]
-    };
     let sorted_opps;
     let opportunities_us = if opportunities_us.windows(2).all(|w| w[0] <= w[1]) {
         opportunities_us
@@ -423,6 +445,41 @@ pub fn compute(
         v.sort_unstable();
         sorted_opps = v;
         &sorted_opps[..]
+    };
+    let omniscient = omniscient_p95_ms(opportunities_us, propagation_delay_us, window, step_us);
+    compute_given_omniscient(
+        arrivals,
+        opportunities_us,
+        opportunity_bytes,
+        window,
+        step_us,
+        omniscient,
+    )
+}
+
+/// [`compute`] with the omniscient sender's figure already known ([`omniscient_p95_ms`] of
+/// the same opportunities, propagation delay, window and step, ms): the same metrics, for a
+/// caller that measures many runs over one trace. `opportunities_us` must be sorted (µs).
+pub fn compute_given_omniscient(
+    arrivals: &[Arrival],
+    opportunities_us: &[u64],
+    opportunity_bytes: u32,
+    window: Window,
+    step_us: u64,
+    omniscient_p95_ms: f64,
+) -> DirectionMetrics {
+    debug_assert!(
+        opportunities_us.windows(2).all(|w| w[0] <= w[1]),
+        "opportunities must be sorted"
+    );
+    let sorted_copy;
+    let arrivals = if is_sorted_by_arrival(arrivals) {
+        arrivals
+    } else {
+        let mut v = arrivals.to_vec();
+        v.sort_by_key(|a| a.arrived_us);
+        sorted_copy = v;
+        &sorted_copy[..]
     };
 
     let dur_us = window.len_us();
@@ -448,8 +505,6 @@ pub fn compute(
     } else {
         f64::NAN
     };
-    let omniscient_p95_ms =
-        omniscient_p95_us(opportunities_us, propagation_delay_us, window, step_us) / 1000.0;
 
     DirectionMetrics {
         throughput_kbps: kbps(delivered_bytes, dur_us),

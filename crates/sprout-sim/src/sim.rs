@@ -948,15 +948,83 @@ pub fn measure(
     };
     let window = Window::new(cfg.skip_us.min(end), end);
     let opportunities_us = opportunities_until(trace, duration_us, cfg.link.looping);
-    let m = metrics::compute(
+    let key = OmniscientKey {
+        trace: Arc::downgrade(trace),
+        duration_us,
+        looping: cfg.link.looping,
+        propagation_delay_us: cfg.link.propagation_delay_us.as_micros(),
+        window,
+    };
+    let omniscient = key.p95_ms(&opportunities_us);
+    let m = metrics::compute_given_omniscient(
         arrivals,
         &opportunities_us,
         cfg.link.opportunity_bytes,
-        cfg.link.propagation_delay_us.as_micros(),
         window,
         metrics::DEFAULT_STEP_US,
+        omniscient,
     );
     (window, opportunities_us, m)
+}
+
+/// What the omniscient sender's figure of a direction depends on: the trace and how it is
+/// replayed and measured. Every scheme's run over one link has the same, so [`measure`]
+/// computes it once per process for each ([`OmniscientKey::p95_ms`]).
+struct OmniscientKey {
+    /// Held weakly: an entry keeps none of the trace's memory, and while it exists no later
+    /// trace can take the same address.
+    trace: std::sync::Weak<Trace>,
+    duration_us: u64,
+    looping: bool,
+    propagation_delay_us: u64,
+    window: Window,
+}
+
+/// How many omniscient figures [`OmniscientKey::p95_ms`] keeps (the oldest goes first).
+const OMNISCIENT_CACHE: usize = 64;
+
+impl OmniscientKey {
+    fn same(&self, other: &OmniscientKey) -> bool {
+        std::sync::Weak::ptr_eq(&self.trace, &other.trace)
+            && (
+                self.duration_us,
+                self.looping,
+                self.propagation_delay_us,
+                self.window,
+            ) == (
+                other.duration_us,
+                other.looping,
+                other.propagation_delay_us,
+                other.window,
+            )
+    }
+
+    /// [`metrics::omniscient_p95_ms`] of `opportunities_us` (the trace's, as this key
+    /// replays it) at [`metrics::DEFAULT_STEP_US`], from the cache when it has it.
+    fn p95_ms(self, opportunities_us: &[u64]) -> f64 {
+        type Cache = std::sync::Mutex<VecDeque<(OmniscientKey, f64)>>;
+        static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        let lock = || cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, v)) = lock().iter().find(|(k, _)| k.same(&self)) {
+            return *v;
+        }
+        let v = metrics::omniscient_p95_ms(
+            opportunities_us,
+            self.propagation_delay_us,
+            self.window,
+            metrics::DEFAULT_STEP_US,
+        );
+        let mut entries = lock();
+        entries.retain(|(k, _)| k.trace.strong_count() > 0);
+        if !entries.iter().any(|(k, _)| k.same(&self)) {
+            if entries.len() >= OMNISCIENT_CACHE {
+                entries.pop_front();
+            }
+            entries.push_back((self, v));
+        }
+        v
+    }
 }
 
 /// Every opportunity time of a trace up to `end_us`, in microseconds, looping or not, exactly
@@ -967,4 +1035,63 @@ pub fn opportunities_until(trace: &Arc<Trace>, end_us: u64, looping: bool) -> Ve
         .map(Instant::as_micros)
         .take_while(|&t| t <= end_us)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(every_ms: u64) -> Arc<Trace> {
+        let opps = (1..=20_000 / every_ms).map(|k| k * every_ms).collect();
+        Arc::new(Trace::from_opportunities_ms(format!("every-{every_ms}"), opps).unwrap())
+    }
+
+    /// [`measure`]'s metrics, and the same computed afresh (without its cache) over the
+    /// window and opportunities it reports.
+    fn both(trace: &Arc<Trace>, arrivals: &[Arrival], cfg: &SimConfig) -> (String, String) {
+        let (window, opps, m) = measure(trace, arrivals, cfg, 20_000_000);
+        let fresh = metrics::compute(
+            arrivals,
+            &opps,
+            cfg.link.opportunity_bytes,
+            cfg.link.propagation_delay_us.as_micros(),
+            window,
+            metrics::DEFAULT_STEP_US,
+        );
+        (format!("{m:?}"), format!("{fresh:?}"))
+    }
+
+    #[test]
+    fn measure_keeps_each_traces_own_omniscient_figure() {
+        let cfg = SimConfig {
+            skip_us: 1_000_000,
+            ..SimConfig::default()
+        };
+        let arrivals: Vec<Arrival> = (1..2_000)
+            .map(|k| Arrival {
+                sent_us: k * 9_000,
+                arrived_us: k * 9_000 + 30_000 + (k % 7) * 11_000,
+                bytes: 1500,
+                app_bytes: 1400,
+                is_data: k % 5 != 0,
+            })
+            .collect();
+        let (sparse, dense) = (trace(40), trace(3));
+        let mut figures = Vec::new();
+        // Alternately, and again once cached, and a trace that is a copy of one measured.
+        for t in [&sparse, &dense, &sparse, &dense, &trace(40)] {
+            let (cached, fresh) = both(t, &arrivals, &cfg);
+            assert_eq!(cached, fresh);
+            let (_, _, m) = measure(t, &arrivals, &cfg, 20_000_000);
+            figures.push(m.omniscient_p95_ms);
+        }
+        assert!(figures[0] > figures[1], "{figures:?}");
+        // A different propagation delay is a different figure, not the cached one.
+        let mut slow = cfg.clone();
+        slow.link.propagation_delay_us = sprout_core::time::Duration::from_millis(50);
+        let (cached, fresh) = both(&sparse, &arrivals, &slow);
+        assert_eq!(cached, fresh);
+        let (_, _, m) = measure(&sparse, &arrivals, &slow, 20_000_000);
+        assert!(m.omniscient_p95_ms > figures[0]);
+    }
 }
