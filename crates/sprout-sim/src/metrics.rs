@@ -185,11 +185,16 @@ pub fn omniscient_delay_samples(
     out
 }
 
-/// The nearest-rank percentile of a stream of samples, found exactly without keeping the
-/// stream: a first pass counts the samples in at most 65,536 buckets of their top bits, a
-/// second keeps only the samples of the bucket that holds the rank and selects among them.
-/// Gives the same value as [`percentile`] over the same samples.
-struct StreamPercentile {
+/// The nearest-rank percentile of a delay function's samples, found exactly without
+/// making the samples: the function is a series of runs, each a stretch of sampling instants
+/// over which the latest sending time `m` it counts stays the same, so that its samples
+/// `t - m` rise by the step ([`for_each_run`]). A first pass counts the samples of each run in
+/// at most 65,536 buckets of their top bits; a second keeps only the samples that fall in the
+/// bucket holding the rank, and selects among them. Gives the same value as [`percentile`]
+/// over the samples.
+struct RunPercentile {
+    /// Sampling step (µs).
+    step: u64,
     /// Bits dropped to find a sample's bucket.
     shift: u32,
     /// Samples per bucket (first pass).
@@ -201,11 +206,23 @@ struct StreamPercentile {
     picked: Vec<u64>,
 }
 
-impl StreamPercentile {
-    /// A percentile of samples that are all below `bound`.
-    fn new(bound: u64) -> Self {
+/// A run of `count` samples at `t, t + step, ...` of `t - m` (0 while `t < m`): the number
+/// of its samples that are 0, and the first instant and number of the others.
+#[inline]
+fn split_zeros(t: u64, count: u64, m: u64, step: u64) -> (u64, u64, u64) {
+    if m <= t {
+        return (0, t, count);
+    }
+    let zeros = ((m - t - 1) / step + 1).min(count);
+    (zeros, t + zeros * step, count - zeros)
+}
+
+impl RunPercentile {
+    /// A percentile of samples at `step_us` that are all below `bound`.
+    fn new(bound: u64, step_us: u64) -> Self {
         let shift = (64 - (bound >> 16).leading_zeros()).min(63);
-        StreamPercentile {
+        RunPercentile {
+            step: step_us,
             shift,
             counts: vec![0; (bound >> shift) as usize + 1],
             target: 0,
@@ -214,10 +231,25 @@ impl StreamPercentile {
         }
     }
 
-    /// First pass: one sample.
-    #[inline(always)]
-    fn count(&mut self, v: u64) {
-        self.counts[(v >> self.shift) as usize] += 1;
+    /// First pass: one run (`count` samples from instant `t`, latest sending time `m`).
+    fn count(&mut self, t: u64, count: u64, m: u64) {
+        let (zeros, t, count) = split_zeros(t, count, m, self.step);
+        self.counts[0] += zeros as u32;
+        let (v0, step, shift) = (t.wrapping_sub(m), self.step, self.shift);
+        if count <= 4 {
+            for k in 0..count {
+                self.counts[((v0 + k * step) >> shift) as usize] += 1;
+            }
+            return;
+        }
+        let mut k = 0;
+        while k < count {
+            let v = v0 + k * step;
+            let b = v >> shift;
+            let in_bucket = ((((b + 1) << shift) - v - 1) / step + 1).min(count - k);
+            self.counts[b as usize] += in_bucket as u32;
+            k += in_bucket;
+        }
     }
 
     /// Between the passes: finds the bucket holding the `p`-th percentile's rank among the
@@ -241,12 +273,28 @@ impl StreamPercentile {
         unreachable!("the rank lies within the samples counted")
     }
 
-    /// Second pass: one sample (the same stream again).
-    #[inline(always)]
-    fn collect(&mut self, v: u64) {
-        if v >> self.shift == self.target {
-            self.picked.push(v);
+    /// Second pass: one run again; keeps its samples in the target bucket.
+    fn collect(&mut self, t: u64, count: u64, m: u64) {
+        let (zeros, t, count) = split_zeros(t, count, m, self.step);
+        if self.target == 0 {
+            self.picked.extend((0..zeros).map(|_| 0));
         }
+        if count == 0 {
+            return;
+        }
+        let (v0, step) = (t - m, self.step);
+        let (lo, hi) = (self.target << self.shift, (self.target + 1) << self.shift);
+        let last = v0 + (count - 1) * step;
+        if last < lo || v0 >= hi {
+            return;
+        }
+        let first_k = if v0 >= lo {
+            0
+        } else {
+            (lo - v0 - 1) / step + 1
+        };
+        let end_k = ((hi - v0 - 1) / step + 1).min(count);
+        self.picked.extend((first_k..end_k).map(|k| v0 + k * step));
     }
 
     /// The percentile, after the second pass.
@@ -266,92 +314,82 @@ fn sample_count(window: Window, step_us: u64) -> usize {
     }
 }
 
-/// Calls `f(t, i)` at each sampling instant `t` of `window` ([`Window::sample_times`]), `i`
-/// the number of `times` (sorted) at or before `t`.
-#[inline(always)]
-fn for_each_instant(
-    times: impl Fn(usize) -> Option<u64>,
+/// The delay function over `window`, sampled every `step_us`, as runs: `run(t, count, m)`
+/// for `count` sampling instants `t, t + step, ...` whose latest counted sending time is `m`
+/// (the value at each is `t - m`, 0 when negative). `event(i)` is the `i`-th of `len` events
+/// in time order: its time, and its sending time if it counts. Before any event, `m` is 0
+/// (the virtual packet sent at time 0). The same samples as [`delay_samples`] makes.
+#[inline]
+fn for_each_run(
+    len: usize,
+    event: impl Fn(usize) -> (u64, Option<u64>),
     window: Window,
     step_us: u64,
-    mut f: impl FnMut(u64, usize),
+    mut run: impl FnMut(u64, u64, u64),
 ) {
-    let mut i = 0;
-    let mut t = window.start_us;
+    assert!(step_us > 0, "sampling step must be positive");
+    let (mut i, mut m, mut t) = (0usize, 0u64, window.start_us);
     while t < window.end_us {
-        while times(i).is_some_and(|x| x <= t) {
+        // Take in the events up to t.
+        while i < len {
+            let (at, sent) = event(i);
+            if at > t {
+                break;
+            }
+            if let Some(s) = sent {
+                m = m.max(s);
+            }
             i += 1;
         }
-        f(t, i);
-        match t.checked_add(step_us) {
-            Some(next) => t = next,
-            None => break,
+        // The run lasts until the next event that raises m (those before it change nothing).
+        let mut next = window.end_us;
+        while i < len {
+            let (at, sent) = event(i);
+            if sent.is_some_and(|s| s > m) {
+                next = next.min(at);
+                break;
+            }
+            i += 1;
+        }
+        let count = (next - t - 1) / step_us + 1;
+        run(t, count, m);
+        match count.checked_mul(step_us).and_then(|d| t.checked_add(d)) {
+            Some(after) => t = after,
+            None => return,
         }
     }
 }
 
-/// Calls `f(all, data)` with the all-packet and the data-only delay function (µs) at each
-/// sampling instant of `window`, as [`delay_samples`] computes them.
-#[inline(always)]
-fn for_each_delay_sample(
-    arrivals: &[Arrival],
+/// The 95th percentile (µs) of the delay function that [`for_each_run`] describes for these
+/// events (0 for an empty window).
+fn p95_of_runs(
+    len: usize,
+    event: impl Fn(usize) -> (u64, Option<u64>) + Copy,
     window: Window,
     step_us: u64,
-    mut f: impl FnMut(u64, u64),
-) {
-    let (mut seen, mut max_all, mut max_data) = (0, 0u64, 0u64);
-    let times = |i: usize| arrivals.get(i).map(|a| a.arrived_us);
-    for_each_instant(times, window, step_us, |t, upto| {
-        for a in &arrivals[seen..upto] {
-            max_all = max_all.max(a.sent_us);
-            if a.is_data {
-                max_data = max_data.max(a.sent_us);
-            }
-        }
-        seen = upto;
-        f(t.saturating_sub(max_all), t.saturating_sub(max_data));
-    });
+) -> f64 {
+    let mut sel = RunPercentile::new(window.end_us, step_us);
+    for_each_run(len, event, window, step_us, |t, c, m| sel.count(t, c, m));
+    if !sel.locate(sample_count(window, step_us), DELAY_PERCENTILE) {
+        return 0.0;
+    }
+    for_each_run(len, event, window, step_us, |t, c, m| sel.collect(t, c, m));
+    sel.value() as f64
 }
 
 /// The 95th percentiles (µs) of the all-packet and the data-only delay functions over
 /// `window` (0 for an empty window), exactly as [`percentile`] of [`delay_samples`] gives
-/// them, without keeping the samples.
+/// them. `arrivals` sorted by arrival.
 fn delay_p95s(arrivals: &[Arrival], window: Window, step_us: u64) -> (f64, f64) {
-    let mut all = StreamPercentile::new(window.end_us);
-    let mut data = StreamPercentile::new(window.end_us);
-    for_each_delay_sample(arrivals, window, step_us, |a, d| {
-        all.count(a);
-        data.count(d);
-    });
-    let n = sample_count(window, step_us);
-    if !all.locate(n, DELAY_PERCENTILE) || !data.locate(n, DELAY_PERCENTILE) {
-        return (0.0, 0.0);
-    }
-    for_each_delay_sample(arrivals, window, step_us, |a, d| {
-        all.collect(a);
-        data.collect(d);
-    });
-    (all.value() as f64, data.value() as f64)
-}
-
-/// Calls `f` with the omniscient sender's delay function (µs) at each sampling instant of
-/// `window`, as [`omniscient_delay_samples`] computes it.
-#[inline(always)]
-fn for_each_omniscient_sample(
-    opportunities_us: &[u64],
-    propagation_delay_us: u64,
-    window: Window,
-    step_us: u64,
-    mut f: impl FnMut(u64),
-) {
-    let (mut seen, mut max_sent) = (0, 0u64);
-    let times = |i: usize| opportunities_us.get(i).copied();
-    for_each_instant(times, window, step_us, |t, upto| {
-        for &o in &opportunities_us[seen..upto] {
-            max_sent = max_sent.max(o.saturating_sub(propagation_delay_us));
-        }
-        seen = upto;
-        f(t.saturating_sub(max_sent));
-    });
+    let all = |i: usize| (arrivals[i].arrived_us, Some(arrivals[i].sent_us));
+    let data = |i: usize| {
+        let a = &arrivals[i];
+        (a.arrived_us, a.is_data.then_some(a.sent_us))
+    };
+    (
+        p95_of_runs(arrivals.len(), all, window, step_us),
+        p95_of_runs(arrivals.len(), data, window, step_us),
+    )
 }
 
 /// The 95th percentile of the omniscient sender's delay function, ms, as [`compute`] reports
@@ -364,14 +402,9 @@ pub fn omniscient_p95_ms(
     window: Window,
     step_us: u64,
 ) -> f64 {
-    let mut sel = StreamPercentile::new(window.end_us);
     let (opps, prop) = (opportunities_us, propagation_delay_us);
-    for_each_omniscient_sample(opps, prop, window, step_us, |v| sel.count(v));
-    if !sel.locate(sample_count(window, step_us), DELAY_PERCENTILE) {
-        return 0.0;
-    }
-    for_each_omniscient_sample(opps, prop, window, step_us, |v| sel.collect(v));
-    sel.value() as f64 / 1000.0
+    let event = |i: usize| (opps[i], Some(opps[i].saturating_sub(prop)));
+    p95_of_runs(opps.len(), event, window, step_us) / 1000.0
 }
 
 /// The paper's metrics for one direction of one run.
@@ -892,6 +925,50 @@ mod tests {
             assert_eq!(m.p95_delay_data_ms, data / 1000.0);
             assert_eq!(m.omniscient_p95_ms, omni / 1000.0);
             assert!(m.p95_delay_ms > 100.0 && m.p95_delay_data_ms > m.p95_delay_ms);
+        }
+    }
+
+    #[test]
+    fn streamed_percentiles_hold_for_bursts_gaps_and_packets_from_the_future() {
+        // Bursts of arrivals within a millisecond, gaps of seconds, and now and then a packet
+        // whose sending time is after its arrival (the delay function is 0 until it passes),
+        // sampled at steps that divide the gaps or not, over windows whose 95th percentile
+        // is 0 or not.
+        let mut x = 99u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for future_every in [3, 40, 1000] {
+            let (mut arr, mut t) = (Vec::new(), 0u64);
+            while t < 100_000 * MS {
+                t += if next(10) == 0 {
+                    next(4_000 * MS)
+                } else {
+                    next(900)
+                };
+                let mut a = pkt(0, 0);
+                a.arrived_us = t;
+                a.sent_us = if next(future_every) == 0 {
+                    t + next(3_000 * MS)
+                } else {
+                    t.saturating_sub(next(500 * MS))
+                };
+                a.is_data = next(4) != 0;
+                arr.push(a);
+            }
+            for (start, step) in [(0, MS), (5_000 * MS + 17, 333), (0, 4_096)] {
+                let w = Window::new(start, 100_000 * MS);
+                let m = compute(&arr, &[], 1500, 0, w, step);
+                let all = percentile(&delay_samples(&arr, w, step, |_| true), 95.0);
+                let data = percentile(&delay_samples(&arr, w, step, |a| a.is_data), 95.0);
+                assert_eq!(
+                    (m.p95_delay_ms, m.p95_delay_data_ms),
+                    (all / 1e3, data / 1e3)
+                );
+            }
         }
     }
 
