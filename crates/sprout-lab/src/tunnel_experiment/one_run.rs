@@ -91,6 +91,10 @@ pub(super) struct RunOutput {
     pub(super) prefix: String,
 }
 
+/// The addresses of a run's flows: (relay side, mobile side). The servers listen on the first
+/// and the clients connect to it; the WebRTC call's ends bind to one each.
+type Addrs = (IpAddr, IpAddr);
+
 /// The flows' peers (indices into [`Peers`]) and when their clients started.
 struct Flows {
     bulk_server: usize,
@@ -170,7 +174,7 @@ fn start_tunnel(
     emu: &Emulator,
     peers: &mut Peers,
     prefix: &str,
-) -> Result<((IpAddr, IpAddr), (usize, usize)), TunnelError> {
+) -> Result<(Addrs, (usize, usize)), TunnelError> {
     let exe = &opts.sprout_exe;
     let key_file = PathBuf::from(format!("{prefix}.server.key"));
     if key_file.exists() {
@@ -212,7 +216,7 @@ fn start_flows(
     spec: &RunSpec,
     emu: &Emulator,
     peers: &mut Peers,
-    addrs: (IpAddr, IpAddr),
+    addrs: Addrs,
     tunnel: Option<(usize, usize)>,
 ) -> Result<Flows, TunnelError> {
     let (target, local) = addrs;
