@@ -1,10 +1,12 @@
-//! One receiver tick (evolve + observe + forecast) and model start-up, at the paper's parameters.
+//! One receiver tick (evolve + observe + forecast) and model start-up, at the paper's parameters,
+//! and the wide model's tick from a trickle to 1 Gbit/s.
 // criterion_main! generates a `main` that cannot carry a doc comment.
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use sprout_core::estimator_trait::Estimator;
 use sprout_core::forecast::ForecastTables;
-use sprout_core::{ModelParams, RateModel};
+use sprout_core::{ModelParams, RateModel, WideEstimator, WideParams};
 
 /// One receiver tick: evolve, observe `count` packets, forecast into `out`; counts ticks in `i`.
 fn one_tick(
@@ -75,6 +77,48 @@ fn steady(c: &mut Criterion) {
     g.finish();
 }
 
+/// The wide model's tick on steady links from 100 packets/s to 1 Gbit/s (83,333 packets/s of
+/// 1,500 bytes): counts within +-30% of the rate's (a fixed pseudo-random sequence).
+fn wide(c: &mut Criterion) {
+    let params = ModelParams::default();
+    let mut g = c.benchmark_group("wide model receiver tick on a steady link");
+    for (name, pps) in [
+        ("low, 100 packets/s", 100.0),
+        ("12 Mbit/s", 1_000.0),
+        ("100 Mbit/s", 8_333.0),
+        ("1 Gbit/s", 83_333.0),
+    ] {
+        let mut e = WideEstimator::new(&params, &WideParams::default(), 0.95);
+        let per_tick = pps * params.tau();
+        let counts: Vec<f64> = (0..1000u64)
+            .map(|i| {
+                let jitter = (i * 7919 % 61) as f64 / 60.0 * 0.6 - 0.3;
+                (per_tick * (1.0 + jitter)).round()
+            })
+            .collect();
+        let mut out = [0u32; 8];
+        let mut i = 0;
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                e.evolve();
+                e.observe(counts[i % counts.len()]);
+                e.forecast(&mut out);
+                i += 1;
+                black_box(&out);
+            })
+        });
+    }
+    g.bench_function("start-up (grid, kernel, forecast moments)", |b| {
+        b.iter(|| {
+            black_box(sprout_core::wide_model::WideShared::new(
+                &params,
+                &WideParams::default(),
+            ))
+        })
+    });
+    g.finish();
+}
+
 fn startup(c: &mut Criterion) {
     let params = ModelParams::default();
     let mut g = c.benchmark_group("start-up");
@@ -85,5 +129,5 @@ fn startup(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, tick, steady, startup);
+criterion_group!(benches, tick, steady, wide, startup);
 criterion_main!(benches);

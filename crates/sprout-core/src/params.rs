@@ -303,15 +303,18 @@ pub struct WideParams {
     /// sigma): below `sigma_floor / sigma_log` (283 packets/s at the defaults) the rate moves
     /// by the paper's additive Brownian motion, above it by the geometric one.
     pub sigma_floor: f64,
-    /// Rate at which an outage ends, per second (default 1, the paper's lambda_z). An outage
-    /// ends at a rate drawn from the prior (uniform over the grid's non-outage values).
+    /// Rate at which an outage ends, per second (default 1, the paper's lambda_z), to a low
+    /// rate by the additive motion from 0 (a count far above it restarts the belief from the
+    /// prior).
     pub outage_escape_rate: f64,
     /// Rate at which an outage begins from any rate, per second (default 0: as in the paper's
     /// model, the rate reaches the outage only by moving down to it). Above 0 a single empty
     /// tick at a few packets a tick or more is read as an outage, which on the paper's bursty
     /// links stalls the sender.
     pub outage_entry_rate: f64,
-    /// The evolution kernel is truncated at this many standard deviations (default 5).
+    /// The evolution kernel is truncated at this many standard deviations (default 4: the
+    /// Gaussian's tails beyond hold 6e-5 of its mass; 5, the paper's, makes the tick a fifth
+    /// dearer at low rates, where the belief spans many values).
     pub kernel_sigmas: f64,
     /// Expected packets per tick above which a tick's count is taken as Normal (of the same
     /// mean and variance) rather than computed exactly (default 100).
@@ -324,8 +327,10 @@ pub struct WideParams {
     /// Expected packets per tick above which a tick's count is no longer taken as Poisson but
     /// as Normal with the relative spread of a Poisson count of this mean: variance
     /// `m^2 / dispersion_above`, a relative sd of `1 / sqrt(dispersion_above)` whatever the rate
-    /// (`None`: never). Keeps the caution the model has at the paper's rates on a link whose
-    /// deliveries come in bursts that grow with its rate.
+    /// (`None`: never, Poisson to `normal_above` and a Normal of variance `m` beyond). Default
+    /// 10 (500 packets/s, a relative sd of 32%): keeps the caution the model has at the
+    /// paper's rates on a link whose deliveries come in bursts that grow with its rate
+    /// (`docs/design-choices.md`, "The wide rate model").
     pub dispersion_above: Option<f64>,
 }
 
@@ -339,10 +344,10 @@ impl Default for WideParams {
             sigma_floor: 200.0,
             outage_escape_rate: 1.0,
             outage_entry_rate: 0.0,
-            kernel_sigmas: 5.0,
+            kernel_sigmas: 4.0,
             normal_above: 100.0,
             count_cv: 0.0,
-            dispersion_above: None,
+            dispersion_above: Some(10.0),
         }
     }
 }

@@ -180,7 +180,7 @@ fn clipped_gaussian(m: f64, sd: f64) -> (f64, f64) {
 /// The smallest whole `c` with P(N <= c) >= q for the count of these moments (negative
 /// binomial below [`SMALL_MEAN`], Normal above); `z` is the standard Normal's `q` quantile.
 pub fn quantile(m: HorizonMoments, q: f64, z: f64) -> u32 {
-    if !(m.mean > 0.0) {
+    if m.mean.is_nan() || m.mean <= 0.0 {
         return 0;
     }
     if m.mean >= SMALL_MEAN {

@@ -9,12 +9,17 @@
 //!   `sigma_log sqrt(tau)` in log-rate (symmetric: the median rate stays), with the paper's
 //!   additive Brownian motion (`sigma_floor`) as a floor at low rates, where the Gaussian is in
 //!   the rate itself and mass below the first value's interval falls into the outage. An
-//!   outage ends at rate `outage_escape_rate` to a rate drawn from the prior, and begins from
-//!   any rate at `outage_entry_rate`.
+//!   outage ends at rate `outage_escape_rate`, by the same additive motion from 0, and begins
+//!   from any rate at `outage_entry_rate` (default 0). A count no rate the belief holds can
+//!   explain ([`SURPRISE`]) restarts the belief from the prior, so the end of an outage at
+//!   any rate is placed at once.
 //! - **Observation**: the count is in MTU-sized packets (bytes / MTU, fractional); the
 //!   likelihood is Poisson's (or, with `count_cv` above 0, the negative binomial's of variance
 //!   `m + (count_cv m)^2`), exact (with `lgamma`) while the mean is at most `normal_above`
-//!   packets a tick and the Normal of the same mean and variance above it.
+//!   and `dispersion_above` packets a tick, and the Normal of the same mean above it: of the
+//!   same variance up to `dispersion_above` (default 10 packets a tick), of variance
+//!   `m^2 / dispersion_above` beyond, so that a tick's count never pins the rate down closer
+//!   than it does at 10 packets a tick.
 //!   A censored tick uses P(N >= k | rate), as [`crate::RateModel::observe_at_least`].
 //!
 //! The forecast is in [`crate::wide_forecast`].
@@ -24,9 +29,17 @@ use std::sync::Arc;
 use crate::model::{normal_cdf, poisson_tail};
 use crate::params::{ModelParams, WideParams};
 
-/// Probabilities below this are set to zero after each normalisation (the outage's escape to
-/// the prior and the entry into it bring back every value within two ticks).
-const FLUSH_BELOW: f64 = 1e-30;
+/// Probabilities below this are set to zero after each normalisation, which keeps the values a
+/// tick works on to those that matter (a count the belief can not explain restarts it from the
+/// prior, [`SURPRISE`], so nothing is lost for good): at 1e-30 instead the tick cost a third
+/// more at low rates, where the Poisson likelihood of a few packets falls off slowly.
+const FLUSH_BELOW: f64 = 1e-16;
+
+/// A tick's count whose log-likelihood at every rate the belief holds is this far below its
+/// log-likelihood at its own rate (e^-30) restarts the belief from the prior: the link has
+/// moved further in one tick than the motion allows (the end of an outage at a high rate,
+/// say), and the evidence of one tick then places it at once.
+const SURPRISE: f64 = 30.0;
 
 /// The wide model's grid of rate values and their intervals.
 #[derive(Clone, Debug, PartialEq)]
@@ -210,16 +223,23 @@ impl WideShared {
         }
     }
 
-    /// The kernel row of value `i` (empty for the outage, which is handled apart).
+    /// The kernel row of value `i`; for the outage, where its escape goes: the additive
+    /// motion from 0 over the values above it (the share that stays is handled apart).
     fn row(grid: &WideGrid, i: usize, s_tick: f64, floor_tick: f64, k: f64) -> Row {
-        if i == 0 {
-            return Row {
-                start: 0,
-                weights: Vec::new(),
-            };
-        }
         let r = grid.rate(i);
         let (sd, log) = change_sd(r, s_tick, floor_tick);
+        if i == 0 {
+            let end = grid.value_of(k * floor_tick).max(1);
+            let mut weights: Vec<f64> = (1..=end)
+                .map(|j| {
+                    let hi = normal_cdf(grid.upper_edge(j) / floor_tick);
+                    (hi - normal_cdf(grid.lower_edge(j) / floor_tick)).max(0.0)
+                })
+                .collect();
+            let total: f64 = weights.iter().sum();
+            weights.iter_mut().for_each(|x| *x /= total);
+            return Row { start: 1, weights };
+        }
         let cdf = |x: f64| {
             if log {
                 if x <= 0.0 {
@@ -361,11 +381,18 @@ impl WideModel {
     /// One tick of evolution: the outage's escape and entry, then the kernel.
     pub fn evolve(&mut self) {
         let sh = &*self.shared;
-        let n = self.prob.len();
         let out = &mut self.scratch;
         out.iter_mut().for_each(|x| *x = 0.0);
         let p0 = self.prob[0];
         let mut entered = 0.0;
+        if p0 > 0.0 {
+            let row = &sh.rows[0];
+            let m = p0 * (1.0 - sh.stay);
+            let dst = &mut out[row.start..row.start + row.weights.len()];
+            for (d, &w) in dst.iter_mut().zip(&row.weights) {
+                *d += m * w;
+            }
+        }
         for (i, row) in sh.rows.iter().enumerate().skip(1) {
             let p = self.prob[i];
             if p == 0.0 {
@@ -379,10 +406,6 @@ impl WideModel {
             }
         }
         out[0] += p0 * sh.stay + entered;
-        if p0 > 0.0 {
-            let each = p0 * (1.0 - sh.stay) / (n - 1) as f64;
-            out[1..].iter_mut().for_each(|x| *x += each);
-        }
         std::mem::swap(&mut self.prob, &mut self.scratch);
         self.normalise_or_reset();
     }
@@ -410,15 +433,15 @@ impl WideModel {
             self.prob.iter_mut().for_each(|p| *p = 1.0);
         }
         self.prob[0] = 0.0;
+        let shared = self.shared.clone();
+        let sh = &*shared;
         let lg = sh.count_constant(k);
-        let mut best = f64::NEG_INFINITY;
-        for (i, (&p, s)) in self.prob.iter().zip(self.scratch.iter_mut()).enumerate() {
-            if i == 0 || p == 0.0 {
-                continue;
-            }
-            let ll = sh.log_likelihood(i, k, lg);
-            *s = ll;
-            best = best.max(ll);
+        let mut best = self.log_likelihoods(k, lg);
+        let own = sh.log_likelihood(sh.grid.value_of(k / sh.tau).max(1), k, lg);
+        if best < own - SURPRISE {
+            // No rate the belief holds explains the count: start again from the prior.
+            self.prob.iter_mut().skip(1).for_each(|p| *p = 1.0);
+            best = self.log_likelihoods(k, lg);
         }
         for (p, &s) in self.prob.iter_mut().zip(&self.scratch).skip(1) {
             if *p != 0.0 {
@@ -427,6 +450,22 @@ impl WideModel {
             }
         }
         self.normalise_or_reset();
+    }
+
+    /// Writes the log-likelihood of `k` packets into `scratch` for every value that holds
+    /// mass; returns the largest.
+    fn log_likelihoods(&mut self, k: f64, constant: f64) -> f64 {
+        let sh = &*self.shared;
+        let mut best = f64::NEG_INFINITY;
+        for (i, (&p, s)) in self.prob.iter().zip(self.scratch.iter_mut()).enumerate() {
+            if i == 0 || p == 0.0 {
+                continue;
+            }
+            let ll = sh.log_likelihood(i, k, constant);
+            *s = ll;
+            best = best.max(ll);
+        }
+        best
     }
 
     /// Bayes' rule with the censored likelihood P(N >= k | rate), `k` the whole packets in
