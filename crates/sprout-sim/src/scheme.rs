@@ -100,10 +100,11 @@ impl Scheme {
     /// counterpart of their own): `webrtc`. Not in [`Scheme::known`].
     pub const EMULATED_ONLY: [Scheme; 1] = [Scheme::Webrtc];
 
-    /// The encoder limits of the WebRTC call (aiortc's VP8 encoder: `MIN_BITRATE` and
-    /// `MAX_BITRATE` in `aiortc/codecs/vpx.py`), bit/s: the adaptive video source of
+    /// The encoder limits of the WebRTC call, bit/s: libwebrtc's 30 kbit/s floor, which
+    /// `sprout.webrtc_call` sets in place of aiortc's 250 kbit/s (`MIN_BITRATE` in
+    /// `aiortc/codecs/vpx.py`), and aiortc's `MAX_BITRATE`. The adaptive video source of
     /// [`Scheme::Webrtc`]'s model runs between them.
-    pub const WEBRTC_BPS: (f64, f64) = (250e3, 1.5e6);
+    pub const WEBRTC_BPS: (f64, f64) = (30e3, 1.5e6);
 
     /// Every scheme a name may select: [`Scheme::ALL`], [`Scheme::APP_ONLY`] and
     /// [`Scheme::MODERN`], in that order.
