@@ -410,14 +410,18 @@ impl Host {
         &mut self,
         now_us: u64,
         overhead: u32,
-        buf: &mut Vec<u8>,
+        spare: &mut Vec<Vec<u8>>,
     ) -> Option<(WirePacket, u32, bool)> {
         match self {
             Host::Sprout(c) => {
                 let queued = c.queued_bytes();
-                let t = c.poll_transmit(Instant::from_micros(now_us), buf)?;
+                let mut buf = spare.pop().unwrap_or_default();
+                let Some(t) = c.poll_transmit(Instant::from_micros(now_us), &mut buf) else {
+                    spare.push(buf);
+                    return None;
+                };
                 let packet = WirePacket {
-                    body: Body::Sprout(buf.clone()),
+                    body: Body::Sprout(buf),
                     app_bytes: t.app_bytes as u32,
                     is_data: !t.heartbeat && t.app_bytes > 0,
                     message: NO_MESSAGE,
@@ -647,15 +651,51 @@ struct Side {
     /// The application at this end, when it sends data and is not bulk (from the host's
     /// start).
     app: Option<Box<AppSide>>,
-    /// Link this endpoint sends on.
-    link: Link<WirePacket>,
+    /// Link this endpoint sends on (the packets themselves are in `on_link`).
+    link: Link<()>,
+    on_link: OnLink,
     arrivals: Vec<Arrival>,
+}
+
+/// The packets of one direction inside its link, which moves only their times and sizes:
+/// packets reach the queue in the order they were sent and leave it in the order they
+/// reached it, so the link's events say which packet moved ([`OnLink::follow`]).
+#[derive(Default)]
+struct OnLink {
+    /// Sent, not yet at the queue, in the order sent.
+    propagating: VecDeque<WirePacket>,
+    /// In the queue, in the order they joined it.
+    queued: VecDeque<WirePacket>,
+}
+
+impl OnLink {
+    /// Moves the packets as `event` says; returns the packet a delivery delivers.
+    #[inline]
+    fn follow(&mut self, event: &LinkEvent<()>) -> Option<WirePacket> {
+        match event {
+            LinkEvent::Enqueued { .. } => {
+                let p = self.propagating.pop_front();
+                self.queued.extend(p);
+                None
+            }
+            LinkEvent::Dropped { .. } => {
+                self.propagating.pop_front();
+                None
+            }
+            LinkEvent::HeadDropped { .. } => {
+                self.queued.pop_front();
+                None
+            }
+            LinkEvent::Delivered(_) => self.queued.pop_front(),
+            LinkEvent::Opportunity { .. } => None,
+        }
+    }
 }
 
 impl Side {
     /// Side `index` (0: the server, sending on the downlink; 1: the mobile, on the uplink),
     /// starting at `start_us`.
-    fn new(cfg: &SimConfig, index: u64, start_us: u64, bulk: bool, link: Link<WirePacket>) -> Side {
+    fn new(cfg: &SimConfig, index: u64, start_us: u64, bulk: bool, link: Link<()>) -> Side {
         Side {
             host: None,
             start_us,
@@ -667,6 +707,7 @@ impl Side {
             bulk,
             app: None,
             link,
+            on_link: OnLink::default(),
             arrivals: Vec::new(),
         }
     }
@@ -679,7 +720,7 @@ impl Side {
         cfg: &SimConfig,
         opens: bool,
         now: u64,
-        buf: &mut Vec<u8>,
+        spare: &mut Vec<Vec<u8>>,
     ) -> Result<(), SimError> {
         if self.host.is_none() && now >= self.start_us {
             let bulk = self.bulk && cfg.app.is_bulk();
@@ -705,13 +746,14 @@ impl Side {
             }
         }
         let overhead = cfg.protocol.link_overhead_bytes;
-        while let Some((mut packet, bytes, took_queued)) = host.transmit(now, overhead, buf) {
+        while let Some((mut packet, bytes, took_queued)) = host.transmit(now, overhead, spare) {
             if took_queued {
                 if let Some(app) = self.app.as_mut() {
                     packet.message = app.queued.pop_front().unwrap_or(NO_MESSAGE);
                 }
             }
-            self.link.send(Instant::from_micros(now), bytes, packet);
+            self.link.send(Instant::from_micros(now), bytes, ());
+            self.on_link.propagating.push_back(packet);
         }
         self.wake_us = match host.next_timeout() {
             Some(t) if cfg.host_jitter_us > 0 && host.wakes_late() => {
@@ -774,51 +816,74 @@ fn deliver<W: Write>(
     now: u64,
     writers: Option<&mut [MmLogWriter<W>; 2]>,
     log_error: &mut Option<std::io::Error>,
-    delivered: &mut Vec<(usize, sprout_link::Delivery<WirePacket>)>,
+    delivered: &mut Vec<(usize, sprout_link::Delivery<()>, WirePacket)>,
+    spare: &mut Vec<Vec<u8>>,
 ) -> Result<(), SimError> {
     let mut writers = writers;
     let at = Instant::from_micros(now);
     for (i, side) in sides.iter_mut().enumerate() {
-        side.link.advance(at, &mut |ev: LinkEvent<WirePacket>| {
+        let on_link = &mut side.on_link;
+        side.link.advance(at, &mut |ev: LinkEvent<()>| {
             if let Some(w) = writers.as_mut() {
                 if let Err(e) = w[i].event(&ev) {
                     log_error.get_or_insert(e);
                 }
             }
-            if let LinkEvent::Delivered(d) = ev {
-                delivered.push((i, d));
+            let packet = on_link.follow(&ev);
+            if let (LinkEvent::Delivered(d), Some(p)) = (ev, packet) {
+                delivered.push((i, d, p));
             }
         });
+        debug_assert_eq!(side.on_link.queued.len(), side.link.queue_packets());
+        debug_assert_eq!(
+            side.on_link.propagating.len(),
+            side.link.in_flight_packets()
+        );
     }
-    for (i, d) in delivered.drain(..) {
-        let receiver = 1 - i;
-        let p = &d.payload;
-        sides[i].arrivals.push(Arrival {
-            sent_us: d.sent.as_micros(),
-            arrived_us: d.delivered.as_micros(),
-            bytes: d.bytes,
-            app_bytes: p.app_bytes,
-            is_data: p.is_data,
-        });
-        // An endpoint that has not started yet (seeded start times) drops what reaches it.
-        let at = d.delivered.as_micros();
-        let has_app = sides[i].app.is_some();
-        let mut stream = None;
-        let Some(h) = sides[receiver].host.as_mut() else {
-            continue;
-        };
-        h.receive(at, &p.body)?;
-        sides[receiver].woken = true;
-        if has_app && p.message == NO_MESSAGE {
-            stream = h.stream_delivered();
+    for (i, d, p) in delivered.drain(..) {
+        take_in(sides, i, &d, &p)?;
+        // The datagram's buffer serves a later one.
+        if let Body::Sprout(buf) = p.body {
+            spare.push(buf);
         }
-        // The receiving application has the datagram (or the stream up to here).
-        if let Some(app) = sides[i].app.as_mut() {
-            if p.message != NO_MESSAGE {
-                app.ledger.datagram_arrived(p.message, at);
-            } else if let Some(n) = stream {
-                app.stream_delivered(n, at);
-            }
+    }
+    Ok(())
+}
+
+/// Step 2 for one packet that side `i`'s link delivered: its arrival is recorded, and the
+/// other side's host (if started) and the applications take it in.
+fn take_in(
+    sides: &mut [Side; 2],
+    i: usize,
+    d: &sprout_link::Delivery<()>,
+    p: &WirePacket,
+) -> Result<(), SimError> {
+    let receiver = 1 - i;
+    sides[i].arrivals.push(Arrival {
+        sent_us: d.sent.as_micros(),
+        arrived_us: d.delivered.as_micros(),
+        bytes: d.bytes,
+        app_bytes: p.app_bytes,
+        is_data: p.is_data,
+    });
+    // An endpoint that has not started yet (seeded start times) drops what reaches it.
+    let at = d.delivered.as_micros();
+    let has_app = sides[i].app.is_some();
+    let mut stream = None;
+    let Some(h) = sides[receiver].host.as_mut() else {
+        return Ok(());
+    };
+    h.receive(at, &p.body)?;
+    sides[receiver].woken = true;
+    if has_app && p.message == NO_MESSAGE {
+        stream = h.stream_delivered();
+    }
+    // The receiving application has the datagram (or the stream up to here).
+    if let Some(app) = sides[i].app.as_mut() {
+        if p.message != NO_MESSAGE {
+            app.ledger.datagram_arrived(p.message, at);
+        } else if let Some(n) = stream {
+            app.stream_delivered(n, at);
         }
     }
     Ok(())
@@ -873,7 +938,8 @@ pub fn run_with_progress(
         None => None,
     };
 
-    let mut buf = Vec::with_capacity(2048);
+    // Datagram buffers that have crossed the link, for the next datagrams.
+    let mut spare: Vec<Vec<u8>> = Vec::new();
     let mut delivered = Vec::new();
     let mut now = 0u64;
     let mut log_error: Option<std::io::Error> = None;
@@ -885,11 +951,12 @@ pub fn run_with_progress(
             writers.as_mut(),
             &mut log_error,
             &mut delivered,
+            &mut spare,
         )?;
         // 3. Endpoints start, run their timers and send; the mobile (side 1) opens a TCP
         // connection, the server listens.
         for (i, side) in sides.iter_mut().enumerate() {
-            side.act(cfg, i == 1, now, &mut buf)?;
+            side.act(cfg, i == 1, now, &mut spare)?;
         }
         // 4. Jump to the next thing that can happen.
         let next = sides
