@@ -28,9 +28,12 @@ was received, 1 with one `error: ...` line otherwise (usage errors too), 2 when 
 cannot be imported. An end whose peer closes the call ends too; one whose peer is killed goes
 on to --duration.
 
-In this process only, it changes three things of aiortc and aioice (see
-restrict_host_candidates and loosen_aiortc_bounds): ICE's host candidates, the VP8 encoder's
-250 kbit/s floor (libwebrtc's 30 kbit/s instead) and the expiry of ICE consent.
+In this process only, it changes four things of aiortc and aioice (see
+restrict_host_candidates, loosen_aiortc_bounds and _webrtc_repair): ICE's host candidates, the
+VP8 encoder's 250 kbit/s floor (libwebrtc's 30 kbit/s instead), the expiry of ICE consent, and
+the video jitter buffer, which recovers from a loss that retransmission cannot repair by asking
+for a key frame and dropping what cannot be decoded, as libwebrtc does, instead of holding
+every later frame behind the hole.
 """
 
 from __future__ import annotations
@@ -244,8 +247,11 @@ async def _call(args: argparse.Namespace) -> dict[str, Any]:
 
     from ._webrtc_media import SyntheticPicture, SyntheticTrack
 
+    from . import _webrtc_repair
+
     restrict_host_candidates(args.bind)
     loosen_aiortc_bounds()
+    _webrtc_repair.install()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -205,6 +205,119 @@ def start_answer(sock, seconds, *extra):
     return answer
 
 
+# --- recovery from unrepaired losses (_webrtc_repair) ---
+
+
+def vp8_packet(seq, frame, keyframe=False, start=True):
+    """An RTP packet of one VP8 frame (frame number `frame`, 90 kHz at 30 frames/s): the
+    payload descriptor (S bit when it starts the frame) then the frame's data, whose first byte
+    has the P bit clear for a key frame."""
+    from aiortc.codecs import depayload
+    from aiortc.rtcrtpparameters import RTCRtpCodecParameters
+    from aiortc.rtp import RtpPacket
+
+    descriptor = bytes([0x10 if start else 0x00])
+    data = bytes([0x00 if keyframe else 0x01]) + frame.to_bytes(4, "big")
+    packet = RtpPacket(payload_type=96, sequence_number=seq % 65536, timestamp=frame * 3000)
+    packet.payload = descriptor + data
+    vp8 = RTCRtpCodecParameters(mimeType="video/VP8", clockRate=90000, payloadType=96)
+    packet._data = depayload(vp8, packet.payload)
+    return packet
+
+
+def feed(buffer, packets):
+    """(key frame requests, frame numbers released) of adding `packets` to `buffer`."""
+    requests, released = 0, []
+    for p in packets:
+        pli, frame = buffer.add(p)
+        requests += pli
+        if frame is not None:
+            released.append(int.from_bytes(frame.data[1:5], "big"))
+    return requests, released
+
+
+def outage(seq0=65500):
+    """One packet per frame (a call at a low rate): a key frame and 39 delta frames, then 20
+    packets lost and never retransmitted (an outage beyond the sender's history), then 200
+    delta frames; sequence numbers wrap past 65535."""
+    before = [vp8_packet(seq0 + k, k, keyframe=k == 0) for k in range(40)]
+    after = [vp8_packet(seq0 + k, k) for k in range(60, 260)]
+    return before, after
+
+
+def test_aiortc_jitter_buffer_alone_stalls_behind_a_hole():
+    # What _webrtc_repair is for: aiortc's own buffer releases nothing after the hole until
+    # 512 packets have come, asking for a key frame that would not end the stall either.
+    require_aiortc()
+    from aiortc.jitterbuffer import JitterBuffer
+
+    before, after = outage()
+    buf = JitterBuffer(512, is_video=True)
+    _, released = feed(buf, before)
+    assert released == list(range(39))
+    assert feed(buf, after) == (0, [])
+
+
+def test_the_recovering_buffer_asks_for_a_key_frame_and_resumes():
+    require_aiortc()
+    from aiortc.rtp import RTP_HISTORY_SIZE
+
+    from sprout import _webrtc_repair as repair
+
+    now = [0.0]
+    buf = repair.recovering_jitter_buffer()(RTP_HISTORY_SIZE, clock=lambda: now[0])
+    before, after = outage()
+    assert feed(buf, before) == (0, list(range(39)))
+    # Frames 60.. depend on the lost ones: nothing is released, and once the hole is
+    # RTP_HISTORY_SIZE (128) packets behind the newest, a key frame is asked for, once.
+    assert feed(buf, after[:RTP_HISTORY_SIZE - 21]) == (0, [])
+    assert feed(buf, after[RTP_HISTORY_SIZE - 21:RTP_HISTORY_SIZE - 19]) == (1, [])
+    assert buf.waiting_for_keyframe
+    # While it waits, delta frames are dropped; the request is repeated after KEYFRAME_RETRY_S.
+    assert feed(buf, after[RTP_HISTORY_SIZE - 19:150]) == (0, [])
+    now[0] += repair.KEYFRAME_RETRY_S
+    assert feed(buf, after[150:]) == (1, [])
+    # The key frame (in two packets) and the frames after it come out, one per frame.
+    seq = 65500 + 260
+    key = [vp8_packet(seq, 260, keyframe=True), vp8_packet(seq + 1, 260, start=False)]
+    rest = [vp8_packet(seq + 1 + k, 260 + k) for k in range(1, 30)]
+    requests, released = feed(buf, key + rest)
+    assert requests == 0 and not buf.waiting_for_keyframe
+    assert released == list(range(260, 289))  # all but the last, which no packet follows
+    assert buf.keyframe_requests == 2
+
+
+def test_a_key_frame_behind_a_hole_is_released_at_once():
+    require_aiortc()
+    from sprout import _webrtc_repair as repair
+
+    buf = repair.recovering_jitter_buffer()(128)
+    before, after = outage(seq0=100)
+    feed(buf, before)
+    assert feed(buf, after[:10]) == (0, [])
+    # A key frame (the answer to the sender's own request, say) ends the wait: the delta
+    # frames before it are dropped, not decoded.
+    key = vp8_packet(100 + 70, 70, keyframe=True)
+    follow = [vp8_packet(100 + 70 + k, 70 + k) for k in range(1, 5)]
+    assert feed(buf, [key, *follow]) == (0, [70, 71, 72, 73])
+    assert buf.keyframe_requests == 0
+
+
+def test_install_gives_aiortc_receivers_the_recovering_buffer_for_video(monkeypatch):
+    require_aiortc()
+    import aiortc.rtcrtpreceiver as receiver
+    from aiortc.jitterbuffer import JitterBuffer
+
+    from sprout import _webrtc_repair as repair
+
+    monkeypatch.setattr(receiver, "JitterBuffer", receiver.JitterBuffer)
+    repair.install()
+    video = receiver.JitterBuffer(capacity=512, is_video=True)
+    audio = receiver.JitterBuffer(capacity=16, prefetch=4)
+    assert isinstance(video, repair.recovering_jitter_buffer()) and video.capacity == 128
+    assert type(audio) is JitterBuffer and audio.capacity == 16
+
+
 def test_call_over_loopback_both_ways(tmp_path):
     require_aiortc()
     sock, csv = tmp_path / "call.sock", tmp_path / "offer.csv"

@@ -147,10 +147,11 @@ pub(super) fn isolation_run(
         ),
         capacity_down_kbps: cap(down),
         capacity_up_kbps: cap(up),
-        call: out
-            .call
-            .as_ref()
-            .map(|c| call_run(c, out.t0_mono_us, skip_s, dur_s)),
+        call: out.call.as_ref().map(|c| CallRun {
+            bulk_kbps: goodput_kbps(&out.bulk_ticks, skip_s, dur_s),
+            files: out.prefix.clone(),
+            ..call_run(c, out.t0_mono_us, skip_s, dur_s)
+        }),
         files: out.prefix.clone(),
     }
 }
@@ -211,6 +212,8 @@ pub(super) fn call_run(out: &CallOutput, t0_us: u64, from_s: f64, to_s: f64) -> 
         ),
         up: call_flow("up", &out.up, &out.answer, &out.offer, t0_us, from_s, to_s),
         media_s: out.offer.duration_s,
+        bulk_kbps: 0.0,
+        files: String::new(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The WebRTC call of the isolation experiment (issue 25): a real aiortc video call
-//! ([`crate::webrtc_call`]) as an interactive flow beside the paced stream. Its answer end runs
+//! ([`crate::webrtc_call`]) as the interactive flow of two runs of its own, beside the download
+//! (direct, then through the tunnel; the paced stream's runs do not carry it). Its answer end runs
 //! on the relay side (host namespace), its offer end in the mobile namespace, each bound to the
 //! address the run's flows use there (direct: the emulator's outside address and the mobile
 //! namespace's; tunnel: the server's and the client's tunnel addresses, so its media goes

@@ -52,7 +52,8 @@ fn share(a: f64, b: f64) -> f64 {
     }
 }
 
-/// The WebRTC call's rows (frame delay p50 and p95, received rate; down then up) and its
+/// The WebRTC call's rows (frame delay p50 and p95, received rate; down then up; the
+/// download's goodput in the call's runs) and its
 /// check: frame delay p95 down through the tunnel at most [`MAX_CALL_DELAY_SHARE`] of direct,
 /// with frames through the tunnel (up reported beside it). The paper's Skype values go beside
 /// the rows of the download's direction, as for the paced stream.
@@ -89,6 +90,14 @@ fn call_rows_and_check(d: &CallRun, t: &CallRun) -> (Vec<TunnelRow>, TunnelCheck
             ),
         ]);
     }
+    rows.push(row(
+        "Bulk goodput beside the WebRTC call",
+        "kbit/s",
+        d.bulk_kbps,
+        t.bulk_kbps,
+        false,
+        None,
+    ));
     let down = share(t.down.delay_p95_ms, d.down.delay_p95_ms);
     let figures = |f: &CallFlow| format!("{:.0} ms, {} frames", f.delay_p95_ms, f.frames);
     let check = TunnelCheck {
@@ -109,7 +118,7 @@ fn call_rows_and_check(d: &CallRun, t: &CallRun) -> (Vec<TunnelRow>, TunnelCheck
 }
 
 /// The §5.7 table and the acceptance checks of two runs (with the WebRTC call's rows and
-/// check when both runs held it).
+/// check when both carry the call of their mode's own run).
 pub(super) fn table_and_checks(
     d: &IsolationRun,
     t: &IsolationRun,
@@ -278,6 +287,7 @@ mod tests {
             down: flow("down", down_p95, down_frames),
             up: flow("up", up_p95, 1000),
             media_s: 150.0,
+            ..CallRun::default()
         });
         r
     }
@@ -292,8 +302,9 @@ mod tests {
         assert!(checks[3].ok, "{:?}", checks[3]);
         // Up is reported beside it, worse here, and does not count.
         assert!(checks[3].text.contains("up: 400 ms"), "{}", checks[3].text);
-        // Six rows of the call after the six of the flows; the paper's Skype beside down.
-        assert_eq!(rows.len(), 12);
+        // Seven rows of the call after the six of the flows; the paper's Skype beside down.
+        assert_eq!(rows.len(), 13);
+        assert_eq!(rows[12].metric, "Bulk goodput beside the WebRTC call");
         assert_eq!(rows[7].metric, "WebRTC frame delay p95, down");
         assert_eq!((rows[7].direct, rows[7].tunnel), (5000.0, 1000.0));
         assert_eq!(rows[7].paper_tunnel, Some(170.0));

@@ -168,7 +168,7 @@ pub enum TunnelError {
     /// The WebRTC call cannot run with the Python given (missing interpreter, package or
     /// aiortc); the source says how to install it.
     #[error(
-        "the tunnel experiment holds a WebRTC call (aiortc) beside the paced stream and {} \
+        "the tunnel experiment holds a WebRTC call (aiortc) in two runs of its own and {} \
          cannot run it (leave the call out with --no-call)",
         python.display()
     )]

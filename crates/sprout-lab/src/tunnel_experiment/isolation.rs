@@ -1,5 +1,6 @@
 //! The isolation experiment (§5.7): the bulk download and the interactive stream straight over
-//! the emulated link, then through the tunnel; its table, checks and delay chart.
+//! the emulated link, then through the tunnel, and with the WebRTC call the same two runs with
+//! the call in place of the paced stream; its table, checks and delay chart.
 
 use std::fs;
 use std::path::Path;
@@ -29,9 +30,9 @@ struct DelayPoint {
     max_delay_ms: f64,
 }
 
-/// Runs the isolation experiment (`dur_us` per run, measured from `skip_us`), with the WebRTC
-/// call if `webrtc` holds the versions its preflight found, writes its delay chart and points,
-/// and returns its results.
+/// Runs the isolation experiment (`dur_us` per run, measured from `skip_us`; the runs of
+/// [`run_plan`]), with the WebRTC call's runs if `webrtc` holds the versions its preflight
+/// found, writes its delay chart and points (the paced stream's), and returns its results.
 pub(super) fn run_isolation(
     opts: &TunnelOptions,
     dur_us: u64,
@@ -54,26 +55,31 @@ pub(super) fn run_isolation(
     let (dur_s, skip_s) = (dur_us as f64 / 1e6, skip_us as f64 / 1e6);
     let started = Instant::now();
     let mut runs = Vec::new();
-    for (mode, tunnel) in [("direct", false), ("tunnel", true)] {
-        bar.set_message(format!("{link}: {mode}"));
+    for (name, tunnel, call) in run_plan(webrtc.is_some()) {
+        bar.set_message(format!("{link}: {name}"));
         let spec = RunSpec {
-            name: mode,
+            name,
             up: up.clone(),
             down: down.clone(),
             tunnel,
-            interactive: true,
-            call: webrtc.is_some(),
+            interactive: !call,
+            call,
             duration_s: dur_s,
         };
         let out = run_once(opts, &spec, bar).map_err(|e| TunnelError::IsolationRun {
-            mode: mode.into(),
+            mode: name.into(),
             link: link.clone(),
             source: Box::new(e),
         })?;
         runs.push(out);
     }
-    let direct = isolation_run("direct", &runs[0], &up, &down, skip_s, dur_s);
-    let tunnel = isolation_run("tunnel", &runs[1], &up, &down, skip_s, dur_s);
+    let measure = |k: usize, mode: &str| isolation_run(mode, &runs[k], &up, &down, skip_s, dur_s);
+    let mut direct = measure(0, "direct");
+    let mut tunnel = measure(1, "tunnel");
+    if runs.len() == 4 {
+        direct.call = measure(2, "direct").call;
+        tunnel.call = measure(3, "tunnel").call;
+    }
     let (rows, checks) = table_and_checks(&direct, &tunnel);
     let res = IsolationResults {
         link: link.clone(),
@@ -88,8 +94,20 @@ pub(super) fn run_isolation(
         checks,
         wall_s: started.elapsed().as_secs_f64(),
     };
-    write_delay_chart(&opts.out, &link, &runs, skip_s)?;
+    write_delay_chart(&opts.out, &link, &runs[..2], skip_s)?;
     Ok(res)
+}
+
+/// The runs of the isolation experiment, in order: (file prefix, through the tunnel, the
+/// WebRTC call as the interactive flow). The paced stream's two runs, then, with the call,
+/// the call's own two (the call and the download only, the paper's §5.7 setup with a real
+/// call), so that neither interactive flow shares the link with the other.
+pub(super) fn run_plan(call: bool) -> Vec<(&'static str, bool, bool)> {
+    let mut plan = vec![("direct", false, false), ("tunnel", true, false)];
+    if call {
+        plan.extend([("call-direct", false, true), ("call-tunnel", true, true)]);
+    }
+    plan
 }
 
 /// Writes `tunnel-delay.svg` and `tunnel-delay.csv`: the interactive flow's highest delay per
@@ -148,4 +166,27 @@ fn write_delay_chart(
     )?;
     write_csv(&out.join("tunnel-delay.csv"), &points)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_plan;
+
+    #[test]
+    fn the_call_has_its_own_pair_of_runs() {
+        // The paced stream's runs never carry the call; the call's carry no paced stream.
+        assert_eq!(
+            run_plan(true),
+            [
+                ("direct", false, false),
+                ("tunnel", true, false),
+                ("call-direct", false, true),
+                ("call-tunnel", true, true),
+            ]
+        );
+        assert_eq!(
+            run_plan(false),
+            [("direct", false, false), ("tunnel", true, false)]
+        );
+    }
 }

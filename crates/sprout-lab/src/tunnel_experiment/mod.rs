@@ -17,17 +17,26 @@
 //! Skype) are the downlink's: the table's interactive rows are the direction of the download
 //! (relay to mobile), the other direction is reported beside them.
 //!
-//! **The WebRTC call** (issue 25; on unless [`TunnelOptions::call`] is off, `--no-call`): in
-//! both runs a real aiortc video call ([`crate::webrtc_call`], `PYTHON -m sprout.webrtc_call`)
-//! goes beside the paced stream, its answer end on the relay side and its offer end in the
-//! mobile namespace, each bound to the address the run's flows use there (direct: the
-//! emulator's outside address and the namespace's; tunnel: the server's and the client's
-//! tunnel addresses, so its media goes through the tunnel), signalling over a Unix-domain
-//! socket in `tunnel/`. It runs [`CALL_LINGER_S`] longer than the download so that frames
-//! captured in the window and still queued arrive. Its frame delay p50/p95 (capture to decode,
-//! frames captured in the window) and received rate each way join the table, with a check:
-//! its p95 down through the tunnel at most [`MAX_CALL_DELAY_SHARE`] of direct. A Python that
-//! cannot hold the call fails the experiment before anything runs, saying how to install it.
+//! **The WebRTC call** (issue 25; on unless [`TunnelOptions::call`] is off, `--no-call`, which
+//! skips its runs): a real aiortc video call ([`crate::webrtc_call`], `PYTHON -m
+//! sprout.webrtc_call`) gets a pair of runs of its own after the paced stream's, direct
+//! (`call-direct`) then through the tunnel (`call-tunnel`), each with the Cubic download
+//! competing and the call as the only interactive flow: the paper's §5.7 setup with a real
+//! call, while the paced stream's runs stay as they were without it (two flows, no third).
+//! Its answer end runs on the relay side and its offer end in the mobile namespace, each
+//! bound to the address the run's flows use there (direct: the emulator's outside address and
+//! the namespace's; tunnel: the server's and the client's tunnel addresses, so its media goes
+//! through the tunnel), signalling over a Unix-domain socket in `tunnel/`. It runs
+//! [`CALL_LINGER_S`] longer than the download so that frames captured in the window and still
+//! queued arrive. Its frame delay p50/p95 (capture to decode, frames captured in the window),
+//! received rate each way, longest freeze and the download's goodput in its runs join the
+//! table and report, with a check: its p95 down through the tunnel at most
+//! [`MAX_CALL_DELAY_SHARE`] of direct. A Python that cannot hold the call fails the experiment
+//! before anything runs, saying how to install it.
+//!
+//! **Time.** With the defaults the isolation experiment takes four runs of 120 s plus 30 s of
+//! linger each (600 s; two, 300 s, with `--no-call`) and `tunnel-cost` 30 s: about 11 minutes
+//! in all, with each run's start-up (emulator, tunnel, the call's connection) and shutdown.
 //!
 //! **`tunnel-cost`.** A kernel Cubic download alone through the tunnel over a constant
 //! 10 Mbit/s emulated link (both directions), 30 s: its goodput (application bytes per
@@ -38,8 +47,10 @@
 //! `tunnel-delay.csv` (its points), `tunnel-cost.csv`, `tunnel-cost.json`, and a
 //! `## SproutTunnel` section merged into `report.md` (other sections are kept). Every peer's
 //! stdout and stderr, the per-packet CSVs of the interactive stream, the call's per-frame
-//! CSVs (`RUN.call-offer.frames.csv`: down, `RUN.call-answer.frames.csv`: up) and the run's
-//! server key are in `tunnel/` beside them (`RUN.ROLE.out`, `RUN.ROLE.err`).
+//! CSVs (`RUN.call-offer.frames.csv`: down, `RUN.call-answer.frames.csv`: up, in the call's
+//! runs) and the run's
+//! server key are in `tunnel/` beside them (`RUN.ROLE.out`, `RUN.ROLE.err`; RUN is `direct`,
+//! `tunnel`, `call-direct` or `call-tunnel`).
 //!
 //! Modules: [`options`] (what to run), [`results`] (what it produced), [`run`] (both
 //! experiments and their outputs), `isolation` and `cost` (each experiment), `one_run` (one

@@ -36,7 +36,7 @@ pub const MIN_COST_SHARE: f64 = 0.7;
 /// The isolation experiment's acceptance for the WebRTC call: its frame delay p95 (down)
 /// through the tunnel at most this share of direct (issue 25).
 pub const MAX_CALL_DELAY_SHARE: f64 = 0.2;
-/// Seconds the WebRTC call goes on after the download and the paced stream stop, so that the
+/// Seconds the WebRTC call goes on after the download stops (in the call's runs), so that the
 /// frames captured in the measured window and still queued behind the download arrive and
 /// count (the call cannot receive without sending: it keeps sending, over an emptier link).
 pub const CALL_LINGER_S: f64 = INTERACTIVE_LINGER_S;
@@ -74,8 +74,9 @@ pub struct TunnelOptions {
     pub out: PathBuf,
     /// The `sprout` binary that runs the peers.
     pub sprout_exe: PathBuf,
-    /// Run the WebRTC call (`PYTHON -m sprout.webrtc_call`, aiortc) as an interactive flow
-    /// beside the paced stream in both runs of the isolation experiment. When it is on and
+    /// Run the WebRTC call (`PYTHON -m sprout.webrtc_call`, aiortc) as the interactive flow of
+    /// two more runs of the isolation experiment (direct and through the tunnel, with the
+    /// download competing; the paced stream's runs do not carry it). When it is on and
     /// `python` cannot hold the call, the experiment fails at once saying how to install it.
     pub call: bool,
     /// The Python that runs the call (with the `sprout` package and aiortc; see

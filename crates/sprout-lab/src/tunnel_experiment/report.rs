@@ -43,13 +43,17 @@ fn fmt_paper(r: &TunnelRow) -> String {
 pub fn isolation_text(res: &IsolationResults) -> String {
     let mut s = String::new();
     let call = match &res.webrtc {
-        Some(v) => format!(" + WebRTC call (aiortc {}) both ways", v.aiortc),
+        Some(v) => format!(
+            "; then, in two runs of its own, Cubic download + WebRTC call (aiortc {}) both ways",
+            v.aiortc
+        ),
         None => String::new(),
     };
     let _ = writeln!(
         s,
         "SproutTunnel isolation (§5.7) on {}: Cubic download + {:.0} kbit/s interactive stream \
-         each way{call}, {:.0} s per run, measured over [{:.0} s, {:.0} s)",
+         each way{call}; direct, then through the tunnel; {:.0} s per run, measured over \
+         [{:.0} s, {:.0} s)",
         res.link, res.interactive_rate_kbps, res.duration_s, res.skip_s, res.duration_s
     );
     let _ = writeln!(
@@ -213,10 +217,16 @@ fn isolation_section(s: &mut String, r: &IsolationResults, out: &Path) {
         if let Some(c) = &run.call {
             let _ = writeln!(
                 s,
-                "- {}: WebRTC call down {}; up {}.",
+                "- {} (the call's run): WebRTC call down {}; up {}; the download's goodput \
+                 {:.0} kbit/s; peers' output in `{}.*`.",
                 run.mode,
                 call(&c.down),
-                call(&c.up)
+                call(&c.up),
+                c.bulk_kbps,
+                Path::new(&c.files)
+                    .strip_prefix(out)
+                    .unwrap_or(Path::new(&c.files))
+                    .display()
             );
         }
     }
@@ -231,17 +241,24 @@ fn isolation_section(s: &mut String, r: &IsolationResults, out: &Path) {
 fn call_paragraph(s: &mut String, r: &IsolationResults, aiortc: &str, av: &str) {
     let _ = writeln!(
         s,
-        "Beside the paced stream in both runs, a real WebRTC video call (`python -m \
-         sprout.webrtc_call`, aiortc {aiortc} with PyAV {av}: VP8, RTP/RTCP, receiver-side \
-         bandwidth estimation fed back as REMB; a synthetic moving picture at 30 frames/s \
-         each way, every frame stamped on CLOCK_MONOTONIC in a barcode): its answer end on \
+        "The WebRTC call has two runs of its own after the paced stream's, direct then through \
+         the tunnel, each in a fresh emulator with the Cubic download competing and the call \
+         as the only interactive flow (the paper's §5.7 setup with a real call; the paced \
+         stream's runs do not carry it): a real WebRTC video call (`python -m \
+         sprout.webrtc_call`, aiortc {aiortc} with PyAV {av}: VP8, RTP/RTCP, NACK, \
+         receiver-side bandwidth estimation fed back as REMB, and a video jitter buffer that \
+         asks for a key frame instead of waiting behind a loss retransmission cannot repair, \
+         as libwebrtc does; a synthetic moving picture at 30 frames/s each way, every frame \
+         stamped on CLOCK_MONOTONIC in a barcode): its answer end on \
          the relay side, its offer end in the mobile namespace, each bound to the address the \
          run's flows use (direct: the emulator's outside address and the namespace's; tunnel: \
          the server's and the client's tunnel addresses, so its media goes through the \
          tunnel). It runs {:.0} s longer than the download, so that the frames captured in \
          the window and still queued arrive and count. Frame delay (capture to decode) is of \
          the frames captured in [{:.0} s, {:.0} s); its received rate (RTP payload) is over \
-         the call's whole media time, start-up and those {:.0} s included.\n",
+         the call's whole media time, start-up and those {:.0} s included. The table's \
+         WebRTC rows and \"Bulk goodput beside the WebRTC call\" are of the call's runs; \
+         its other rows are of the paced stream's.\n",
         CALL_LINGER_S, r.skip_s, r.duration_s, CALL_LINGER_S
     );
 }

@@ -59,7 +59,8 @@ pub struct CallFlow {
     pub target_min_kbps: Option<f64>,
 }
 
-/// The WebRTC call of one run: both directions.
+/// The WebRTC call of one run: both directions. The call has runs of its own (the call and
+/// the download, no paced stream), direct and through the tunnel.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CallRun {
     /// Relay to mobile (the download's direction).
@@ -68,6 +69,12 @@ pub struct CallRun {
     pub up: CallFlow,
     /// Media time of the call, s (the run's length plus the linger, from connection).
     pub media_s: f64,
+    /// The competing download's goodput within the window of the call's run, kbit/s.
+    #[serde(default)]
+    pub bulk_kbps: f64,
+    /// The call's run's files (peer output, frames): this prefix + `.ROLE.out` etc.
+    #[serde(default)]
+    pub files: String,
 }
 
 /// One run of the isolation experiment (direct or through the tunnel).
@@ -85,7 +92,8 @@ pub struct IsolationRun {
     pub capacity_down_kbps: f64,
     /// The uplink's capacity within the window, kbit/s.
     pub capacity_up_kbps: f64,
-    /// The WebRTC call, if it ran.
+    /// The WebRTC call in its own run of the same mode (direct or through the tunnel), if it
+    /// ran; this run's download and paced stream did not share the link with it.
     #[serde(default)]
     pub call: Option<CallRun>,
     /// The run's files (peer output, per-packet CSVs): this prefix + `.ROLE.out` etc.

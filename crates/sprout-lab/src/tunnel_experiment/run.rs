@@ -8,8 +8,8 @@ use super::cost::run_cost;
 use super::error::TunnelError;
 use super::isolation::run_isolation;
 use super::options::{
-    TunnelOptions, COST_SKIP_US, DEFAULT_COST_DURATION_US, DEFAULT_TUNNEL_DURATION_US,
-    DEFAULT_TUNNEL_SKIP_US, INTERACTIVE_LINGER_S,
+    TunnelOptions, CALL_LINGER_S, COST_SKIP_US, DEFAULT_COST_DURATION_US,
+    DEFAULT_TUNNEL_DURATION_US, DEFAULT_TUNNEL_SKIP_US, INTERACTIVE_LINGER_S,
 };
 use super::report::{cost_text, isolation_text, merge_report, write_cost, write_isolation};
 use sprout_eval::progress;
@@ -47,6 +47,10 @@ pub fn run(opts: &TunnelOptions) -> Result<String, TunnelError> {
     let mut total = 0u64;
     if opts.isolation {
         total += 2 * (iso_dur / 1_000_000 + INTERACTIVE_LINGER_S as u64);
+        if webrtc.is_some() {
+            // The call's own pair of runs.
+            total += 2 * (iso_dur / 1_000_000 + CALL_LINGER_S as u64);
+        }
     }
     if opts.cost {
         total += cost_dur / 1_000_000;
