@@ -13,7 +13,8 @@ use crate::sim::{SimConfig, Transport};
 
 /// The Sprout parameters only Sprout's Bayesian rate model and cautious forecast read:
 /// Sprout-EWMA, which forecasts an EWMA of the rate, runs the same whatever their values (a
-/// test of this module holds it to that).
+/// test of this module holds it to that). `model` (the preset, `model=wide`) and the wide
+/// model's `estimator.Wide.*` keys count as the model's too ([`is_bayesian_model_key`]).
 pub const BAYESIAN_MODEL_KEYS: [&str; 11] = [
     "confidence",
     "model.bins",
@@ -28,6 +29,17 @@ pub const BAYESIAN_MODEL_KEYS: [&str; 11] = [
     "model.count_tail",
 ];
 
+/// The prefix of the wide rate model's parameters (`estimator.Wide.sigma_log=0.5`): keys of
+/// Sprout's Bayesian model, which Sprout-EWMA has not.
+pub const WIDE_MODEL_KEY_PREFIX: &str = "estimator.Wide.";
+
+/// Whether `key` (of a `KEY=VALUE` assignment) is read only by Sprout's Bayesian model:
+/// one of [`BAYESIAN_MODEL_KEYS`], the preset `model` (`model=wide`, `model=paper`) or a
+/// key of the wide model ([`WIDE_MODEL_KEY_PREFIX`]).
+pub fn is_bayesian_model_key(key: &str) -> bool {
+    BAYESIAN_MODEL_KEYS.contains(&key) || key == "model" || key.starts_with(WIDE_MODEL_KEY_PREFIX)
+}
+
 /// A scheme the evaluation can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Scheme {
@@ -37,6 +49,10 @@ pub enum Scheme {
     /// Sprout-EWMA.
     #[serde(rename = "sprout-ewma")]
     SproutEwma,
+    /// Sprout on the wide rate model (an outage to 1 Gbit/s, `sprout_core::wide_model`;
+    /// [`Config::wide`]). Not in [`Scheme::ALL`] (see [`Scheme::WIDE`]).
+    #[serde(rename = "sprout-wide")]
+    SproutWide,
     /// TCP Cubic (RFC 9438).
     #[serde(rename = "cubic")]
     Cubic,
@@ -96,6 +112,11 @@ impl Scheme {
     /// and their results stay those of the paper's schemes.
     pub const MODERN: [Scheme; 2] = [Scheme::Copa, Scheme::CopaTenth];
 
+    /// Sprout on rate models beyond the paper's: `sprout-wide` (the wide model, issue 24),
+    /// run on request (`--schemes sprout-wide`, the `rates` experiment), never by default, so
+    /// that the paper's experiments and their results stay those of the paper's model.
+    pub const WIDE: [Scheme; 1] = [Scheme::SproutWide];
+
     /// Schemes that only the emulated evaluation runs (real programs, no simulated
     /// counterpart of their own): `webrtc`. Not in [`Scheme::known`].
     pub const EMULATED_ONLY: [Scheme; 1] = [Scheme::Webrtc];
@@ -106,13 +127,14 @@ impl Scheme {
     /// [`Scheme::Webrtc`]'s model runs between them.
     pub const WEBRTC_BPS: (f64, f64) = (30e3, 1.5e6);
 
-    /// Every scheme a name may select: [`Scheme::ALL`], [`Scheme::APP_ONLY`] and
-    /// [`Scheme::MODERN`], in that order.
+    /// Every scheme a name may select: [`Scheme::ALL`], [`Scheme::APP_ONLY`],
+    /// [`Scheme::MODERN`] and [`Scheme::WIDE`], in that order.
     pub fn known() -> impl Iterator<Item = Scheme> {
         Scheme::ALL
             .into_iter()
             .chain(Scheme::APP_ONLY)
             .chain(Scheme::MODERN)
+            .chain(Scheme::WIDE)
     }
 
     /// Every scheme of a bulk sender, in the order tables list them.
@@ -134,6 +156,7 @@ impl Scheme {
         match self {
             Scheme::Sprout => "sprout",
             Scheme::SproutEwma => "sprout-ewma",
+            Scheme::SproutWide => "sprout-wide",
             Scheme::Cubic => "cubic",
             Scheme::Reno => "reno",
             Scheme::Vegas => "vegas",
@@ -150,25 +173,29 @@ impl Scheme {
         }
     }
 
-    /// Whether this is Sprout or Sprout-EWMA (which have a forecast confidence).
+    /// Whether this is Sprout (either rate model) or Sprout-EWMA: a scheme with a Sprout
+    /// configuration.
     pub fn is_sprout(&self) -> bool {
-        matches!(self, Scheme::Sprout | Scheme::SproutEwma)
+        matches!(
+            self,
+            Scheme::Sprout | Scheme::SproutEwma | Scheme::SproutWide
+        )
     }
 
-    /// Whether the scheme forecasts at a confidence: Sprout only (Sprout-EWMA forecasts an
-    /// EWMA of the rate, which has none).
+    /// Whether the scheme forecasts at a confidence: Sprout on either rate model
+    /// (Sprout-EWMA forecasts an EWMA of the rate, which has none).
     pub fn uses_confidence(&self) -> bool {
-        *self == Scheme::Sprout
+        matches!(self, Scheme::Sprout | Scheme::SproutWide)
     }
 
     /// Whether the Sprout parameter assignment `KEY=VALUE` (or a bare key) changes what this
-    /// scheme does: any key for Sprout; for Sprout-EWMA every key but those of Sprout's
-    /// Bayesian model ([`BAYESIAN_MODEL_KEYS`]); none for the other schemes.
+    /// scheme does: any key for Sprout on either model; for Sprout-EWMA every key but those
+    /// of Sprout's Bayesian model ([`is_bayesian_model_key`]); none for the other schemes.
     pub fn uses_param(&self, assignment: &str) -> bool {
         let key = assignment.split('=').next().unwrap_or("").trim();
         match self {
-            Scheme::Sprout => true,
-            Scheme::SproutEwma => !BAYESIAN_MODEL_KEYS.contains(&key),
+            Scheme::Sprout | Scheme::SproutWide => true,
+            Scheme::SproutEwma => !is_bayesian_model_key(key),
             _ => false,
         }
     }
@@ -250,6 +277,7 @@ impl Scheme {
     pub fn protocol_config(&self) -> Config {
         match self {
             Scheme::SproutEwma => Config::ewma(),
+            Scheme::SproutWide => Config::wide(),
             _ => Config::default(),
         }
     }
@@ -258,7 +286,9 @@ impl Scheme {
     pub fn configure(&self, cfg: &mut SimConfig) {
         cfg.protocol = self.protocol_config();
         cfg.transport = match self {
-            Scheme::Sprout | Scheme::SproutEwma | Scheme::Omniscient => Transport::Sprout,
+            Scheme::Sprout | Scheme::SproutEwma | Scheme::SproutWide | Scheme::Omniscient => {
+                Transport::Sprout
+            }
             Scheme::Cubic | Scheme::CubicCodel => Transport::Tcp(CcKind::Cubic),
             Scheme::Reno => Transport::Tcp(CcKind::Reno),
             Scheme::Vegas => Transport::Tcp(CcKind::Vegas),
@@ -326,6 +356,7 @@ pub fn scheme_key(scheme: &str) -> String {
         "compound-tcp" | "ctcp" => "compound".into(),
         "cubic-over-codel" | "cubic+codel" | "cubic/codel" => "cubic-codel".into(),
         "sprout-ewma" | "sproutewma" => "sprout-ewma".into(),
+        "sproutwide" | "sprout-wide-model" => "sprout-wide".into(),
         "copa0.1" | "copa-.1" => "copa-0.1".into(),
         _ => s,
     }
@@ -390,6 +421,76 @@ mod tests {
     }
 
     #[test]
+    fn sprout_ewma_refuses_the_wide_model_and_its_keys() {
+        for a in ["model=wide", "model=paper", "estimator.Wide.sigma_log=0.5"] {
+            assert!(!Scheme::SproutEwma.uses_param(a), "{a}");
+            assert!(Scheme::Sprout.uses_param(a), "{a}");
+            assert!(Scheme::SproutWide.uses_param(a), "{a}");
+        }
+        // A key that only starts like one of the model's is not one.
+        assert!(is_bayesian_model_key("estimator.Wide.x"));
+        assert!(!is_bayesian_model_key("models") && !is_bayesian_model_key("estimator"));
+        // The preset leaves Sprout-EWMA's run as it was.
+        assert_eq!(ewma_run(&["model=wide".to_string()]), ewma_run(&[]));
+        // `sprout sim --scheme sprout-ewma --param model=wide` is refused, naming the key.
+        let opts = crate::sim_json::SimOptions {
+            scheme: Scheme::SproutEwma,
+            params: vec!["model=wide".into()],
+            ..crate::sim_json::SimOptions::default()
+        };
+        let e = opts.config().unwrap_err().to_string();
+        assert!(
+            e.contains("--param model=wide") && e.contains("sprout-ewma"),
+            "{e}"
+        );
+        let wide = crate::sim_json::SimOptions {
+            scheme: Scheme::SproutWide,
+            params: vec!["estimator.Wide.sigma_log=0.5".into()],
+            ..crate::sim_json::SimOptions::default()
+        };
+        assert!(wide.config().is_ok());
+    }
+
+    #[test]
+    fn sprout_wide_runs_the_wide_model_on_request_only() {
+        assert_eq!(" Sprout_Wide ".parse::<Scheme>(), Ok(Scheme::SproutWide));
+        assert_eq!(Scheme::SproutWide.key(), "sprout-wide");
+        assert!(!Scheme::ALL.contains(&Scheme::SproutWide));
+        assert!(Scheme::known().any(|s| s == Scheme::SproutWide));
+        assert!(Scheme::SproutWide.is_sprout() && Scheme::SproutWide.uses_confidence());
+        let mut cfg = SimConfig::default();
+        Scheme::SproutWide.configure(&mut cfg);
+        assert_eq!(cfg.transport, Transport::Sprout);
+        assert_eq!(cfg.protocol, Config::wide());
+        assert_ne!(cfg.protocol, Config::default());
+        assert_eq!(
+            serde_json::to_string(&Scheme::SproutWide).unwrap(),
+            "\"sprout-wide\""
+        );
+        // Over a constant 120 Mbit/s link (10 packets a ms) the paper's model stays under 20
+        // Mbit/s (its forecast tables stop at 30 packets a tick) and the wide model nearly
+        // fills the link.
+        let ms: Vec<u64> = (1..=20_000u64).flat_map(|t| [t; 10]).collect();
+        let t = Arc::new(sprout_link::Trace::from_opportunities_ms("c", ms).unwrap());
+        let run = |s: Scheme| {
+            let mut cfg = SimConfig {
+                skip_us: 5_000_000,
+                ..SimConfig::default()
+            };
+            s.configure(&mut cfg);
+            sim::run(t.clone(), t.clone(), &cfg, None)
+                .unwrap()
+                .downlink
+                .metrics
+                .throughput_kbps
+        };
+        let (paper, wide) = (run(Scheme::Sprout), run(Scheme::SproutWide));
+        eprintln!("120 Mbit/s: paper model {paper:.0} kbit/s, wide model {wide:.0} kbit/s");
+        assert!(paper < 20_000.0, "{paper}");
+        assert!(wide > 100_000.0, "{wide} against {paper}");
+    }
+
+    #[test]
     fn an_unknown_name_lists_the_simulated_schemes_and_omniscient_apart() {
         let e = "tahoe".parse::<Scheme>().unwrap_err().to_string();
         assert!(
@@ -398,7 +499,8 @@ mod tests {
         );
         assert!(
             e.contains(
-                "cubic-codel, direct, gcc, copa, copa-0.1; and omniscient in `sprout eval` only"
+                "cubic-codel, direct, gcc, copa, copa-0.1, sprout-wide; and omniscient in `sprout eval` \
+                 only"
             ),
             "{e}"
         );

@@ -9,8 +9,10 @@ use crate::paper::scheme_key;
 
 /// Every scheme's colour, by its normalized key (`crate::paper::scheme_key`): the schemes this
 /// project runs and those the paper measured. The one place a scheme's colour is chosen.
-const SCHEMES: [(&str, &str); 18] = [
+const SCHEMES: [(&str, &str); 19] = [
     ("sprout", "#d62728"),
+    // Sprout on the wide rate model: a dark red, of Sprout's family.
+    ("sprout-wide", "#67000d"),
     ("sprout-ewma", "#ff7f0e"),
     ("cubic", "#1f77b4"),
     ("cubic-codel", "#17becf"),
