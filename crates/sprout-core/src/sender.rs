@@ -195,6 +195,12 @@ impl Sender {
         }
     }
 
+    /// The most link bytes the receiver has reported received or lost, and when that last
+    /// grew (`None` before it ever did).
+    pub fn progress(&self) -> (u64, Option<Instant>) {
+        (self.best_received, self.last_progress)
+    }
+
     /// When the forecast in use arrived (`None` without one).
     pub fn forecast_arrived(&self) -> Option<Instant> {
         self.forecast.as_ref().map(|f| f.arrived)

@@ -1,6 +1,7 @@
 //! What an application stream's datagrams carry besides its data (issue 23): a stream whose
 //! peer sends nothing gives it a forecast once per heartbeat interval, not every tick, and no
 //! expected counts; once the peer sends data, every tick's forecast rides the stream again.
+//! Through a stall of its own direction, a stream whose data waits sends few heartbeats.
 
 use sprout_core::{wire, Config, Connection, Instant};
 
@@ -104,4 +105,66 @@ fn a_stream_to_an_idle_peer_carries_a_forecast_once_per_heartbeat_interval() {
     assert!(seen
         .iter()
         .any(|s| s.data && s.expected && s.at_us >= 2_200_000));
+}
+
+/// A sends 250 kbit/s to an idle B over a 20 ms path both ways. From 1 s to 8 s A's
+/// direction stalls (its datagrams wait and arrive at 8 s); from 10 s to 22 s B's direction
+/// is out (its datagrams are lost). Returns when A sent each heartbeat, in ms.
+fn heartbeats_through_outages() -> Vec<u64> {
+    let mut a = Connection::new(Config::default(), Instant::ZERO).unwrap();
+    let mut b = Connection::new(Config::default(), Instant::ZERO).unwrap();
+    let (mut to_b, mut to_a): (Vec<(u64, Vec<u8>)>, Vec<(u64, Vec<u8>)>) = (vec![], vec![]);
+    let mut beats = Vec::new();
+    let mut buf = Vec::new();
+    for now_ms in 0..23_000u64 {
+        let now = Instant::from_millis(now_ms);
+        for (at, d) in std::mem::take(&mut to_b) {
+            if at <= now_ms {
+                let _ = b.handle_datagram(now, &d);
+            } else {
+                to_b.push((at, d));
+            }
+        }
+        for (at, d) in std::mem::take(&mut to_a) {
+            if at <= now_ms {
+                let _ = a.handle_datagram(now, &d);
+            } else {
+                to_a.push((at, d));
+            }
+        }
+        if now_ms % 38 == 0 {
+            a.send(vec![1; 1200]);
+        }
+        while let Some(t) = a.poll_transmit(now, &mut buf) {
+            if t.heartbeat {
+                beats.push(now_ms);
+            }
+            let at = if (1_000..8_000).contains(&now_ms) {
+                8_000
+            } else {
+                now_ms + 20
+            };
+            to_b.push((at, buf.clone()));
+        }
+        while b.poll_transmit(now, &mut buf).is_some() {
+            if !(10_000..22_000).contains(&now_ms) {
+                to_a.push((now_ms + 20, buf.clone()));
+            }
+        }
+    }
+    beats
+}
+
+#[test]
+fn a_waiting_stream_sends_few_heartbeats_into_a_stall_of_its_own_direction() {
+    let beats = heartbeats_through_outages();
+    let within = |from: u64, to: u64| beats.iter().filter(|&&t| (from..to).contains(&t)).count();
+    // Its direction stalled, B still heard and reporting nothing new: after 250 ms without
+    // progress one heartbeat a second (they would only wait in the link's queue), not one
+    // every 50 ms.
+    assert!(within(1_500, 8_000) <= 8, "{beats:?}");
+    // B's direction out, A's working: A hears nothing, so once its window has closed (its
+    // data goes on for a while at the rate the link recently carried) its heartbeats, the
+    // receiver's only word that A pauses, go every 50 ms.
+    assert!(within(15_000, 22_000) >= 100, "{beats:?}");
 }
