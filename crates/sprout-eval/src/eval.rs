@@ -473,8 +473,18 @@ pub fn run_with(opts: &EvalOptions, settings: &InteractiveSettings) -> Result<St
     let out = OutputDir::open(&opts.out)?;
     let (results, fig1) = evaluate(opts, settings, &plan, &links)?;
     report::write_outputs(out.staging(), &results, fig1.as_deref())?;
+    let rates = crate::rates::run_if_asked(
+        &opts.experiments,
+        (opts.skip_us, &opts.protocol_params),
+        (opts.jobs, opts.progress),
+        &links,
+        out.staging(),
+    )?;
     let tidied = out.finish()?;
-    Ok(format!("{}{tidied}", report::summary(&results, &opts.out)))
+    Ok(format!(
+        "{rates}{}{tidied}",
+        report::summary(&results, &opts.out)
+    ))
 }
 
 /// The interactive experiment's settings, checked: at least one offered rate, each one a

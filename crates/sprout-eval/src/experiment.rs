@@ -32,6 +32,11 @@ pub enum Experiment {
     /// [`Experiment::ALL`] (`all` runs the paper's experiments): asked for by name
     /// ([`Experiment::OPT_IN`]).
     Interactive,
+    /// Sprout at today's link rates (issue 24): the paper's links scaled x1 to x64 and
+    /// constant links to 1 Gbit/s, Sprout on the paper's and the wide model against
+    /// Sprout-EWMA, Cubic and BBR ([`crate::rates`]). Not in [`Experiment::ALL`]: asked for
+    /// by name ([`Experiment::OPT_IN`]).
+    Rates,
     /// Emulated only: the isolation experiment, bulk and interactive flows direct, then through
     /// SproutTunnel (§5.7).
     Tunnel,
@@ -101,8 +106,8 @@ impl Experiment {
     ];
 
     /// The simulated experiments that `all` leaves out, run only when named: `interactive`
-    /// (its runs and outputs are its own, so that `all` gives the paper's experiments alone).
-    pub const OPT_IN: [Experiment; 1] = [Experiment::Interactive];
+    /// and `rates` (their runs and outputs are their own, so that `all` gives the paper's experiments alone).
+    pub const OPT_IN: [Experiment; 2] = [Experiment::Interactive, Experiment::Rates];
 
     /// Every experiment of `sprout eval --emulate`, in run order (its `fig7` is the schemes
     /// through the emulator).
@@ -121,6 +126,7 @@ impl Experiment {
             Experiment::Sensitivity => "sensitivity",
             Experiment::Model => "model",
             Experiment::Interactive => "interactive",
+            Experiment::Rates => "rates",
             Experiment::Tunnel => "tunnel",
             Experiment::TunnelCost => "tunnel-cost",
         }

@@ -3,7 +3,8 @@
 //!
 //! Modules from the bottom up: [`error`] (the crate's one error type), [`paper`] (the paper's
 //! published values), [`experiment`] (what each experiment runs), [`results`] (the rows it
-//! produces; [`interactive`]: the application streams' experiment), [`traces`] (the links it
+//! produces; [`interactive`]: the application streams' experiment; [`rates`]: Sprout at today's
+//! link rates), [`traces`] (the links it
 //! runs on), [`chart`] and [`trace_plot`] (SVG), [`report`] (every output file),
 //! [`output_dir`] (the output folder and what earlier runs left there), [`eval`] (runs the
 //! experiments and writes the report: the top) and [`sweep`] (grids of single simulations).
@@ -19,6 +20,7 @@ pub mod interactive;
 pub mod output_dir;
 pub mod paper;
 pub mod progress;
+pub mod rates;
 pub mod report;
 pub mod results;
 pub mod sweep;

@@ -432,23 +432,7 @@ mod tests {
         assert!(!is_bayesian_model_key("models") && !is_bayesian_model_key("estimator"));
         // The preset leaves Sprout-EWMA's run as it was.
         assert_eq!(ewma_run(&["model=wide".to_string()]), ewma_run(&[]));
-        // `sprout sim --scheme sprout-ewma --param model=wide` is refused, naming the key.
-        let opts = crate::sim_json::SimOptions {
-            scheme: Scheme::SproutEwma,
-            params: vec!["model=wide".into()],
-            ..crate::sim_json::SimOptions::default()
-        };
-        let e = opts.config().unwrap_err().to_string();
-        assert!(
-            e.contains("--param model=wide") && e.contains("sprout-ewma"),
-            "{e}"
-        );
-        let wide = crate::sim_json::SimOptions {
-            scheme: Scheme::SproutWide,
-            params: vec!["estimator.Wide.sigma_log=0.5".into()],
-            ..crate::sim_json::SimOptions::default()
-        };
-        assert!(wide.config().is_ok());
+        // `sprout sim` refuses it: tests/wide_scheme.rs.
     }
 
     #[test]

@@ -50,6 +50,8 @@
 //!   `utilization_delay` (Figure 8) over `scatter` (frame, axes, markers), `scatter_points`,
 //!   `scatter_labels` and `scatter_legend`; `seed_spread` (the sensitivity experiment) draws
 //!   several such plots on one chart, with bars over the runs.
+//! - `rates` (the rates experiment): utilization and delay against the links' rate, 2 x 2
+//!   panels, a line per scheme.
 //! - `app_delay` (the interactive experiment): application-level delay against offered rate,
 //!   a line per scheme, panels side by side on one logarithmic delay axis.
 //! - Charts over time: `time_series` (Figure 1), `delay_over_time` (the tunnel experiment) and
@@ -66,6 +68,7 @@ mod delay_over_time;
 mod geometry;
 mod placement;
 mod rate_over_time;
+mod rates;
 mod scatter;
 mod scatter_labels;
 mod scatter_legend;
@@ -82,6 +85,7 @@ mod utilization_delay;
 pub use app_delay::{app_delay_chart, AppDelayPanel, AppDelaySeries};
 pub use delay_over_time::{delay_over_time_chart, DelayPanel, DelaySeries};
 pub use rate_over_time::{rate_over_time_chart, RatePanel, RateSeries};
+pub use rates::{rates_chart, RatesSeries};
 pub use seed_spread::{seed_spread_chart, Spread, SpreadPanel, SpreadPoint};
 pub use style::{HEIGHT, WIDTH};
 pub use text::{text_width, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, LINE_EM};

@@ -4,7 +4,7 @@
 //! [`write_outputs`] writes them all (module `outputs`); report.md's text is in `markdown`,
 //! with what we know of why figures depart in `notes`; the tables computed from the rows are in
 //! `tables`, the checks in `checks`, the terminal's summary in `terminal`, and the `interactive`
-//! experiment's files, table and section in `interactive`.
+//! experiment's files, table and section in `interactive`, the `rates` experiment's in `rates`.
 
 mod checks;
 mod format;
@@ -12,6 +12,7 @@ mod interactive;
 mod markdown;
 mod notes;
 mod outputs;
+mod rates;
 mod tables;
 mod terminal;
 
@@ -19,5 +20,6 @@ pub use crate::output_dir::write_csv;
 pub use checks::{check_lines, checks, Check, DELAY_BASED};
 pub(crate) use format::thousands;
 pub use outputs::{paper_point, point, write_outputs};
+pub use rates::{rates_terminal_table, write_rates};
 pub use tables::{spread_rows, summary_rows, variant_rows, SpreadRow, SummaryRow, VariantRow};
 pub use terminal::summary;
