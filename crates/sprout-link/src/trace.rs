@@ -382,6 +382,18 @@ fn parse_lines(file: &str, text: &str) -> Result<Vec<u64>, TraceError> {
     let mut out = Vec::with_capacity(text.len() / 6 + 1);
     let mut previous = 0;
     for (i, raw) in text.lines().enumerate() {
+        // The common line, a plain number of at most 19 digits (which cannot overflow),
+        // read in one pass; anything else as below.
+        let digits = raw.as_bytes();
+        if (1..=19).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
+            let value = digits
+                .iter()
+                .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
+            check_value(file, i + 1, value, previous)?;
+            previous = value;
+            out.push(value);
+            continue;
+        }
         let line = raw.trim();
         if line.is_empty() {
             continue;
@@ -543,6 +555,18 @@ impl Iterator for OpportunityCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_numbers_and_padded_ones_read_alike() {
+        let t = Trace::parse("t", "0\n007\n 8 \n9\r\n\n0000000000000000010\n10\n").unwrap();
+        assert_eq!(t.opportunities_ms(), [0, 7, 8, 9, 10, 10]);
+        // 19 digits read as a number (then found too large), as a padded line is.
+        let big = "9".repeat(19);
+        for text in [format!("1\n{big}\n"), format!("1\n {big}\n")] {
+            let e = Trace::parse("t", &text).unwrap_err().to_string();
+            assert!(e.starts_with("t:2: ") && e.contains(&big), "{e}");
+        }
+    }
 
     #[test]
     fn a_bad_line_is_quoted_in_a_short_excerpt() {
