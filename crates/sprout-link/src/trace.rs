@@ -381,44 +381,36 @@ fn parse_lines(file: &str, text: &str) -> Result<Vec<u64>, TraceError> {
     // A rough capacity guess (traces use ~6-8 bytes per line) avoids most reallocations.
     let mut out = Vec::with_capacity(text.len() / 6 + 1);
     let mut previous = 0;
-    for (i, raw) in text.lines().enumerate() {
+    let bytes = text.as_bytes();
+    let (mut start, mut line) = (0, 0);
+    // Line by line, as `str::lines` splits them.
+    while start < bytes.len() {
+        line += 1;
         // The common line, a plain number of at most 19 digits (which cannot overflow),
-        // read in one pass; anything else as below.
-        let digits = raw.as_bytes();
-        if (1..=19).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
-            let value = digits
+        // read in one pass; any other line by `other_line`.
+        let (mut end, mut value) = (start, 0u64);
+        while end < bytes.len() && end - start < 19 && bytes[end].is_ascii_digit() {
+            value = value * 10 + u64::from(bytes[end] - b'0');
+            end += 1;
+        }
+        let plain = end > start && bytes.get(end).is_none_or(|&b| b == b'\n');
+        if !plain {
+            end = bytes[start..]
                 .iter()
-                .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
-            check_value(file, i + 1, value, previous)?;
-            previous = value;
-            out.push(value);
-            continue;
-        }
-        let line = raw.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let all_digits = line.bytes().all(|b| b.is_ascii_digit());
-        let value = match line.parse::<u64>() {
-            Ok(v) if all_digits => v,
-            _ if all_digits => {
-                return Err(TraceError::TooLarge {
-                    file: file.to_string(),
-                    line: i + 1,
-                    text: excerpt(line),
-                })
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |k| start + k);
+            match other_line(file, line, &text[start..end])? {
+                Some(v) => value = v,
+                None => {
+                    start = end + 1;
+                    continue;
+                }
             }
-            _ => {
-                return Err(TraceError::NotANumber {
-                    file: file.to_string(),
-                    line: i + 1,
-                    text: excerpt(line),
-                })
-            }
-        };
-        check_value(file, i + 1, value, previous)?;
+        }
+        check_value(file, line, value, previous)?;
         previous = value;
         out.push(value);
+        start = end + 1;
     }
     if out.is_empty() {
         return Err(TraceError::Empty {
@@ -427,6 +419,29 @@ fn parse_lines(file: &str, text: &str) -> Result<Vec<u64>, TraceError> {
     }
     out.shrink_to_fit();
     Ok(out)
+}
+
+/// A line of a trace that is not a plain number (line `line`, 1-based, without its `\n`):
+/// its number when it is one between blanks, `None` when it is blank, else the error.
+fn other_line(file: &str, line: usize, raw: &str) -> Result<Option<u64>, TraceError> {
+    let text = raw.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let all_digits = text.bytes().all(|b| b.is_ascii_digit());
+    match text.parse::<u64>() {
+        Ok(v) if all_digits => Ok(Some(v)),
+        _ if all_digits => Err(TraceError::TooLarge {
+            file: file.to_string(),
+            line,
+            text: excerpt(text),
+        }),
+        _ => Err(TraceError::NotANumber {
+            file: file.to_string(),
+            line,
+            text: excerpt(text),
+        }),
+    }
 }
 
 /// Cheap cursor yielding successive opportunity times of a trace, in order
@@ -558,11 +573,18 @@ mod tests {
 
     #[test]
     fn plain_numbers_and_padded_ones_read_alike() {
-        let t = Trace::parse("t", "0\n007\n 8 \n9\r\n\n0000000000000000010\n10\n").unwrap();
-        assert_eq!(t.opportunities_ms(), [0, 7, 8, 9, 10, 10]);
+        let t = Trace::parse("t", "0\n007\n 8 \n9\r\n\n0000000000000000010\n10\n11").unwrap();
+        assert_eq!(t.opportunities_ms(), [0, 7, 8, 9, 10, 10, 11]);
+        let t = Trace::parse("t", "\n\n00000000000000000012\n").unwrap();
+        assert_eq!(t.opportunities_ms(), [12]);
         // 19 digits read as a number (then found too large), as a padded line is.
         let big = "9".repeat(19);
-        for text in [format!("1\n{big}\n"), format!("1\n {big}\n")] {
+        for text in [
+            format!("1\n{big}\n"),
+            format!("1\n {big}\n"),
+            format!("1\n{big}"),
+            format!("1\n{big}9\n"),
+        ] {
             let e = Trace::parse("t", &text).unwrap_err().to_string();
             assert!(e.starts_with("t:2: ") && e.contains(&big), "{e}");
         }
