@@ -89,6 +89,7 @@ def _jitter_buffer_class() -> type:
             if force or self._last_request is None or now - self._last_request >= KEYFRAME_RETRY_S:
                 self._last_request = now
                 self.keyframe_requests += 1
+                COUNTS["keyframe_requests"] += 1
                 return True
             return False
 
@@ -115,10 +116,12 @@ def _jitter_buffer_class() -> type:
                 return super().add(packet)
             if keyframe and 0 < delta < self.capacity and self._hole_before(delta):
                 # A key frame behind a hole: what is before it is no longer needed.
+                COUNTS["keyframe_jumps"] += 1
                 self.remove(delta)
                 return super().add(packet)
             if delta >= self.capacity:
                 # The hole is beyond the sender's history: start again from a key frame.
+                COUNTS["holes_given_up"] += 1
                 self.remove(self.capacity)
                 self._origin = packet.sequence_number
                 if not keyframe:
@@ -130,6 +133,10 @@ def _jitter_buffer_class() -> type:
     assert MAX_MISORDER < 128  # aiortc's misorder window stays inside our capacity
     return RecoveringJitterBuffer
 
+
+COUNTS = {"holes_given_up": 0, "keyframe_jumps": 0, "keyframe_requests": 0}
+"""What the recovering buffers of this process did: holes beyond the sender's history given up,
+jumps to a key frame over a hole, key frame requests (for the call's stderr)."""
 
 _CLASS: Optional[type] = None
 

@@ -424,9 +424,22 @@ async def _media(call: Call, sender: "RTCRtpSender") -> dict[str, Any]:
         note = f"the peer closed the call after {seconds:.1f} s"
         print(f"webrtc_call {args.role}: {note}", file=sys.stderr)
     sent = await _bytes_sent(call.pc) - sent_before
+    _report_recovery(args.role)
     if args.frames_csv:
         _write_csv(args.frames_csv, call.received.rows)
     return summary(call, seconds, sent, call.track.frames_sent - frames_before)
+
+
+def _report_recovery(role: str) -> None:
+    """Says on stderr what the video jitter buffer did to recover from unrepaired losses."""
+    from ._webrtc_repair import COUNTS
+
+    print(
+        f"webrtc_call {role}: jitter buffer: {COUNTS['holes_given_up']} holes beyond the "
+        f"sender's history, {COUNTS['keyframe_jumps']} jumps to a key frame, "
+        f"{COUNTS['keyframe_requests']} key frame requests",
+        file=sys.stderr,
+    )
 
 
 async def _bytes_sent(pc: "RTCPeerConnection") -> int:

@@ -91,7 +91,7 @@ fn call_rows_and_check(d: &CallRun, t: &CallRun) -> (Vec<TunnelRow>, TunnelCheck
         ]);
     }
     rows.push(row(
-        "Bulk goodput beside the WebRTC call",
+        "bulk throughput, call's runs",
         "kbit/s",
         d.bulk_kbps,
         t.bulk_kbps,
@@ -304,7 +304,7 @@ mod tests {
         assert!(checks[3].text.contains("up: 400 ms"), "{}", checks[3].text);
         // Seven rows of the call after the six of the flows; the paper's Skype beside down.
         assert_eq!(rows.len(), 13);
-        assert_eq!(rows[12].metric, "Bulk goodput beside the WebRTC call");
+        assert_eq!(rows[12].metric, "bulk throughput, call's runs");
         assert_eq!(rows[7].metric, "WebRTC frame delay p95, down");
         assert_eq!((rows[7].direct, rows[7].tunnel), (5000.0, 1000.0));
         assert_eq!(rows[7].paper_tunnel, Some(170.0));

@@ -34,9 +34,10 @@
 //! [`MAX_CALL_DELAY_SHARE`] of direct. A Python that cannot hold the call fails the experiment
 //! before anything runs, saying how to install it.
 //!
-//! **Time.** With the defaults the isolation experiment takes four runs of 120 s plus 30 s of
-//! linger each (600 s; two, 300 s, with `--no-call`) and `tunnel-cost` 30 s: about 11 minutes
-//! in all, with each run's start-up (emulator, tunnel, the call's connection) and shutdown.
+//! **Time.** With the defaults `tunnel` takes four runs of 120 s plus 30 s of linger each
+//! (600 s of runs; with `--no-call` two, 300 s), and each run's start-up (emulator, tunnel,
+//! the call's connection) and shutdown add a few seconds: about 10 minutes in all (608 s of
+//! wall time in one run on a loaded machine). `tunnel-cost` adds a 30 s run.
 //!
 //! **`tunnel-cost`.** A kernel Cubic download alone through the tunnel over a constant
 //! 10 Mbit/s emulated link (both directions), 30 s: its goodput (application bytes per

@@ -257,7 +257,7 @@ fn call_paragraph(s: &mut String, r: &IsolationResults, aiortc: &str, av: &str) 
          the window and still queued arrive and count. Frame delay (capture to decode) is of \
          the frames captured in [{:.0} s, {:.0} s); its received rate (RTP payload) is over \
          the call's whole media time, start-up and those {:.0} s included. The table's \
-         WebRTC rows and \"Bulk goodput beside the WebRTC call\" are of the call's runs; \
+         WebRTC rows and \"bulk throughput, call's runs\" are of the call's runs; \
          its other rows are of the paced stream's.\n",
         CALL_LINGER_S, r.skip_s, r.duration_s, CALL_LINGER_S
     );
