@@ -674,8 +674,9 @@ impl OnLink {
     fn follow(&mut self, event: &LinkEvent<()>) -> Option<WirePacket> {
         match event {
             LinkEvent::Enqueued { .. } => {
-                let p = self.propagating.pop_front();
-                self.queued.extend(p);
+                if let Some(p) = self.propagating.pop_front() {
+                    self.queued.push_back(p);
+                }
                 None
             }
             LinkEvent::Dropped { .. } => {
