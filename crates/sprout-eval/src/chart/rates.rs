@@ -103,8 +103,8 @@ pub fn rates_chart(
     let panel_h = (BOTTOM - top - ROW_GAP) / 2.0;
     let mut kept: Vec<BBox> = Vec::new();
     let sides: [(&[RatesSeries], &str, &str); 2] = [
-        (scaled, "the paper's 8 links (average), scaled", "x"),
-        (constant, "constant links (both ways)", ""),
+        (scaled, "paper's links, scaled (average)", "x"),
+        (constant, "constant links", ""),
     ];
     for (col, (series, side_title, prefix)) in sides.into_iter().enumerate() {
         let x0 = left + col as f64 * (panel_w + COLUMN_GAP);
@@ -137,7 +137,15 @@ pub fn rates_chart(
             };
             panel_title(&mut svg, &frame, &title);
             let y: Box<dyn Fn(f64) -> f64> = if row == 0 {
-                let axis = Linear::nice(0.0, 100.0, 5.0, frame.y1, frame.y0);
+                // 0-100% with a little room above, so that a full link's marker clears the
+                // frame; ticks every 25 up to 100.
+                let axis = Linear {
+                    lo: 0.0,
+                    hi: 108.0,
+                    p0: frame.y1,
+                    p1: frame.y0,
+                    step: 25.0,
+                };
                 y_grid_linear(&mut svg, &p, &axis, col == 0, tick_font, &mut kept);
                 Box::new(move |u: f64| axis.map(100.0 * u))
             } else {

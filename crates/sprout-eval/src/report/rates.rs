@@ -52,11 +52,12 @@ fn chart(res: &RatesResults) -> String {
             .collect()
     };
     let caption = format!(
-        "Both directions loaded, 20 ms each way; runs of at most {:.0} s, the first {:.0} s \
-         skipped; left: the average over the {} link directions at each scale",
-        res.settings.duration_us as f64 / 1e6,
+        "Both directions loaded, 20 ms each way, the first {:.0} s skipped; the paper's {} \
+         link directions whole (at most {} s), constant links {:.0} s; 0 ms drawn at 1 ms",
         res.settings.skip_us as f64 / 1e6,
-        2 * res.links.len()
+        2 * res.links.len(),
+        crate::report::thousands(res.settings.duration_us as f64 / 1e6),
+        res.settings.constant_duration_us as f64 / 1e6,
     );
     rates_chart(
         "Sprout at today's link rates: utilization and self-inflicted delay",
@@ -131,9 +132,10 @@ fn section(res: &RatesResults) -> String {
          millisecond's opportunities times the factor, as `sprout traces scale` does), and \
          constant links of {} Mbit/s, both directions loaded at once, 20 ms each way. Sprout \
          on the paper's model (`sprout`) and on the wide model (`sprout-wide`, an outage to \
-         1 Gbit/s), Sprout-EWMA, Cubic and BBR. Each run lasts at most {:.0} s of simulated \
-         time (a link pair shorter than that, its own length), measured from {:.0} s: the \
-         same window at every scale, and a run at 1 Gbit/s replays 167,000 packets a second. \
+         1 Gbit/s), Sprout-EWMA, Cubic and BBR. A run on a scaled link replays its trace pair \
+         whole, as fig7 does, up to {:.0} s of simulated time, and one on a constant link \
+         lasts {:.0} s (at 1 Gbit/s it replays 167,000 packets a second, and its figures \
+         settle within seconds), each measured from {:.0} s. \
          {} simulations in {:.1} s of wall time. Each cell is utilization / self-inflicted \
          delay, averaged over the {} link directions of a scale or the 2 of a constant link; \
          every direction is in `rates.csv`.\n",
@@ -152,6 +154,7 @@ fn section(res: &RatesResults) -> String {
             .collect::<Vec<_>>()
             .join(", "),
         res.settings.duration_us as f64 / 1e6,
+        res.settings.constant_duration_us as f64 / 1e6,
         res.settings.skip_us as f64 / 1e6,
         res.simulations,
         res.wall_s,
