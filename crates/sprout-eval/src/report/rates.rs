@@ -133,7 +133,7 @@ fn section(res: &RatesResults) -> String {
          constant links of {} Mbit/s, both directions loaded at once, 20 ms each way. Sprout \
          on the paper's model (`sprout`) and on the wide model (`sprout-wide`, an outage to \
          1 Gbit/s), Sprout-EWMA, Cubic and BBR. A run on a scaled link replays its trace pair \
-         whole, as fig7 does, up to {:.0} s of simulated time, and one on a constant link \
+         whole, as fig7 does, up to {} s of simulated time, and one on a constant link \
          lasts {:.0} s (at 1 Gbit/s it replays 167,000 packets a second, and its figures \
          settle within seconds), each measured from {:.0} s. \
          {} simulations in {:.1} s of wall time. Each cell is utilization / self-inflicted \
@@ -153,7 +153,7 @@ fn section(res: &RatesResults) -> String {
             .map(|m| crate::report::thousands(*m))
             .collect::<Vec<_>>()
             .join(", "),
-        res.settings.duration_us as f64 / 1e6,
+        crate::report::thousands(res.settings.duration_us as f64 / 1e6),
         res.settings.constant_duration_us as f64 / 1e6,
         res.settings.skip_us as f64 / 1e6,
         res.simulations,
