@@ -99,6 +99,8 @@ struct Plan {
     skip_us: u64,
     sprout: sprout_core::Config,
     ewma: sprout_core::Config,
+    /// `sprout-wide`'s (the wide model), after the run's changes.
+    wide: sprout_core::Config,
     /// Sprout's configuration under each of [`MODEL_VARIANTS`], after the run's changes.
     variants: Vec<(&'static str, sprout_core::Config)>,
 }
@@ -128,6 +130,7 @@ impl Plan {
             skip_us: opts.skip_us,
             sprout,
             ewma: changed(Scheme::SproutEwma)?,
+            wide: changed(Scheme::SproutWide)?,
             variants,
         })
     }
@@ -156,6 +159,7 @@ fn job(
     match scheme {
         Scheme::Sprout => cfg.protocol = plan.sprout.clone(),
         Scheme::SproutEwma => cfg.protocol = plan.ewma.clone(),
+        Scheme::SproutWide => cfg.protocol = plan.wide.clone(),
         _ => {}
     }
     let confidence = if scheme.is_sprout() {
@@ -598,7 +602,7 @@ fn expected_cost(j: &Job) -> f64 {
         .unwrap_or_else(|| sim::default_duration_us(&j.up, &j.down)) as f64
         / 1e6;
     let per_second = match j.scheme {
-        Scheme::Sprout => 10.0,
+        Scheme::Sprout | Scheme::SproutWide => 10.0,
         Scheme::SproutEwma => 2.0,
         s if s.is_simulated() => 1.0,
         _ => 0.2,

@@ -109,3 +109,37 @@ fn the_rates_experiment_at_reduced_settings() {
     let table = sprout_eval::report::rates_terminal_table(&res);
     assert!(table.contains("sprout-wide") && table.contains("➖ Not applicable"));
 }
+
+/// `sprout eval --schemes sprout-wide` runs the wide model with the run's `--param` changes.
+#[test]
+fn sprout_wide_in_fig7_takes_the_runs_params() {
+    use sprout_eval::eval::{self, EvalOptions, Scheme};
+    let traces = tempfile::tempdir().unwrap();
+    let pair = &links().pairs[0];
+    for (t, dir) in [(&pair.1, "up"), (&pair.2, "down")] {
+        let text: String = t
+            .opportunities_ms()
+            .iter()
+            .map(|ms| format!("{ms}\n"))
+            .collect();
+        std::fs::write(traces.path().join(format!("Synth.{dir}")), text).unwrap();
+    }
+    let run = |params: &[&str]| {
+        let out = tempfile::tempdir().unwrap();
+        eval::run(&EvalOptions {
+            traces: Some(traces.path().to_path_buf()),
+            schemes: vec![Scheme::SproutWide],
+            experiments: vec![Experiment::Fig7],
+            out: out.path().to_path_buf(),
+            skip_us: 2_000_000,
+            jobs: Some(2),
+            progress: false,
+            protocol_params: params.iter().map(|p| p.to_string()).collect(),
+        })
+        .unwrap();
+        std::fs::read_to_string(out.path().join("results.csv")).unwrap()
+    };
+    let plain = run(&[]);
+    assert!(plain.contains(",sprout-wide,"), "{plain}");
+    assert_ne!(plain, run(&["estimator.Wide.sigma_log=0.3"]));
+}

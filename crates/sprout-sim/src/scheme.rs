@@ -200,12 +200,28 @@ impl Scheme {
         }
     }
 
-    /// Of `assignments`, those this scheme uses and those it ignores ([`Scheme::uses_param`]).
+    /// Of `assignments`, those this scheme uses and those it ignores ([`Scheme::uses_param`]);
+    /// and for Sprout on the paper's model, a key of the wide model
+    /// ([`WIDE_MODEL_KEY_PREFIX`]) unless `model=wide` comes before it (which makes it the
+    /// wide model), so that `sprout eval --schemes sprout,sprout-wide --param
+    /// estimator.Wide.sigma_log=0.5` changes `sprout-wide` alone.
     pub fn split_params(&self, assignments: &[String]) -> (Vec<String>, Vec<String>) {
-        assignments
-            .iter()
-            .cloned()
-            .partition(|a| self.uses_param(a))
+        let mut wide = *self == Scheme::SproutWide;
+        let (mut used, mut ignored) = (Vec::new(), Vec::new());
+        for a in assignments {
+            let (key, value) = a.split_once('=').unwrap_or((a, ""));
+            let key = key.trim();
+            if key == "model" {
+                wide = value.trim().eq_ignore_ascii_case("wide");
+            }
+            let paper_only = *self == Scheme::Sprout && !wide;
+            if self.uses_param(a) && !(paper_only && key.starts_with(WIDE_MODEL_KEY_PREFIX)) {
+                used.push(a.clone());
+            } else {
+                ignored.push(a.clone());
+            }
+        }
+        (used, ignored)
     }
 
     /// The application a scheme runs where a command gives none and a bulk sender cannot
@@ -433,6 +449,25 @@ mod tests {
         // The preset leaves Sprout-EWMA's run as it was.
         assert_eq!(ewma_run(&["model=wide".to_string()]), ewma_run(&[]));
         // `sprout sim` refuses it: tests/wide_scheme.rs.
+        // The wide model's keys go to Sprout on the paper's model only after `model=wide`.
+        let list = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let keys = list(&["confidence=0.9", "estimator.Wide.sigma_log=0.5"]);
+        assert_eq!(
+            Scheme::Sprout.split_params(&keys),
+            (
+                list(&["confidence=0.9"]),
+                list(&["estimator.Wide.sigma_log=0.5"])
+            )
+        );
+        assert_eq!(
+            Scheme::SproutWide.split_params(&keys),
+            (keys.clone(), vec![])
+        );
+        let made_wide = list(&["model=wide", "estimator.Wide.sigma_log=0.5"]);
+        assert_eq!(
+            Scheme::Sprout.split_params(&made_wide),
+            (made_wide.clone(), vec![])
+        );
     }
 
     #[test]

@@ -26,7 +26,15 @@ fn sprout_ewma_refuses_the_wide_model_and_sprout_wide_takes_its_keys() {
     let cfg = wide.config().unwrap();
     let json = serde_json::to_value(&cfg.protocol.estimator).unwrap();
     assert_eq!(json["Wide"]["sigma_log"], 0.5, "{json}");
-    // The paper's Sprout takes the preset too (and becomes the wide model).
+    // The paper's Sprout refuses a key of the wide model on its own...
+    let paper = SimOptions {
+        scheme: Scheme::Sprout,
+        params: vec!["estimator.Wide.sigma_log=0.5".into()],
+        ..SimOptions::default()
+    };
+    let e = paper.config().unwrap_err().to_string();
+    assert!(e.contains("sprout does not use"), "{e}");
+    // ...and takes the preset (becoming the wide model), and after it the wide model's keys.
     let sprout = SimOptions {
         scheme: Scheme::Sprout,
         params: vec!["model=wide".into()],
