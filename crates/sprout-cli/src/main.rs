@@ -190,17 +190,19 @@ struct EvalArgs {
     traces: Option<PathBuf>,
     /// Comma-separated schemes of the fig7 (fig8, summary) and sensitivity experiments: sprout,
     /// sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound, cubic-codel, omniscient, and on
-    /// request copa, copa-0.1 and gcc (which runs the adaptive video source, a video call, not
-    /// a bulk transfer); with --emulate also webrtc (a real WebRTC video call, aiortc; gcc is
+    /// request copa, copa-0.1, sprout-wide (Sprout on the wide rate model, to 1 Gbit/s) and gcc
+    /// (which runs the adaptive video source, a video call, not a bulk transfer); with
+    /// --emulate also webrtc (a real WebRTC video call, aiortc; gcc is
     /// its model in the simulator) [default: the first ten; with --emulate:
     /// sprout,sprout-ewma,cubic,reno,bbr,cubic-codel].
     #[arg(long, value_delimiter = ',', value_parser = Scheme::parse_emulated)]
     schemes: Option<Vec<Scheme>>,
     /// Comma-separated experiments (fig7, fig8, summary, confidence, loss, distributions,
     /// sensitivity, model), or all [default: fig7]; also interactive (application sources on
-    /// the 8 link directions against direct; not in all). With --emulate: fig7 (the schemes through
-    /// the emulator), tunnel (a Cubic download and an interactive stream, direct and through
-    /// SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant
+    /// the 8 link directions against direct) and rates (the links scaled x1-x64 and constant
+    /// 10-1000 Mbit/s links, both Sprout models), neither in all. With --emulate: fig7 (the schemes through
+    /// the emulator), tunnel (a Cubic download with an interactive stream, then with a WebRTC
+    /// call, each direct and through SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant
     /// 10 Mbit/s link), interactive (a constant-rate stream down the link by sprout,
     /// sprout-ewma and direct, scored by its application-level delay), or all [default: fig7].
     #[arg(long, value_delimiter = ',')]
@@ -242,7 +244,8 @@ struct EvalArgs {
     #[arg(long, value_name = "PATH", requires = "emulate")]
     python: Option<PathBuf>,
     /// With --emulate --experiments tunnel: leave out the WebRTC call (aiortc) that runs beside
-    /// the paced stream (it needs the Python given by --python with the webrtc extra).
+    /// the download in runs of its own (it needs the Python given by --python with the webrtc
+    /// extra).
     #[arg(long, requires = "emulate")]
     no_call: bool,
 }
