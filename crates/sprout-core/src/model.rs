@@ -474,40 +474,47 @@ impl RateModel {
         for (s, &m) in self.scratch.iter_mut().zip(&self.mean) {
             *s = poisson_tail(k, m);
         }
-        if self
-            .prob
-            .iter()
-            .zip(&self.scratch)
-            .all(|(&p, &l)| p * l == 0.0)
-        {
-            // No rate the belief holds could have carried this: start again from the prior,
-            // as `observe` does.
-            self.prob.iter_mut().for_each(|p| *p = 1.0);
-        }
-        for (p, &l) in self.prob.iter_mut().zip(&self.scratch) {
-            *p *= l;
-        }
-        self.normalise_or_reset();
+        apply_likelihood(&mut self.prob, &self.scratch, FLUSH_BELOW);
     }
 
     fn normalise_or_reset(&mut self) {
-        let total: f64 = self.prob.iter().sum();
-        if !(total > 0.0 && total.is_finite()) {
-            let u = 1.0 / self.prob.len() as f64;
-            self.prob.iter_mut().for_each(|p| *p = u);
-            return;
+        normalise_or_reset(&mut self.prob, FLUSH_BELOW);
+    }
+}
+
+/// Bayes' rule on a belief `prob` with per-value `likelihood`s, then normalisation (see
+/// [`normalise_or_reset`]). When no value the belief holds could explain the observation, the
+/// belief starts again from the flat prior, which the likelihood then updates. Shared by the
+/// paper's model and the wide one.
+pub(crate) fn apply_likelihood(prob: &mut [f64], likelihood: &[f64], flush_below: f64) {
+    if prob.iter().zip(likelihood).all(|(&p, &l)| p * l == 0.0) {
+        prob.iter_mut().for_each(|p| *p = 1.0);
+    }
+    for (p, &l) in prob.iter_mut().zip(likelihood) {
+        *p *= l;
+    }
+    normalise_or_reset(prob, flush_below);
+}
+
+/// Normalises `prob` to sum to 1, setting values under `flush_below` to 0 (and normalising
+/// again if that changed the sum); a belief that sums to 0 or is not finite becomes uniform.
+pub(crate) fn normalise_or_reset(prob: &mut [f64], flush_below: f64) {
+    let total: f64 = prob.iter().sum();
+    if !(total > 0.0 && total.is_finite()) {
+        let u = 1.0 / prob.len() as f64;
+        prob.iter_mut().for_each(|p| *p = u);
+        return;
+    }
+    let mut kept = 0.0;
+    for p in prob.iter_mut() {
+        *p /= total;
+        if *p < flush_below {
+            *p = 0.0;
         }
-        let mut kept = 0.0;
-        for p in self.prob.iter_mut() {
-            *p /= total;
-            if *p < FLUSH_BELOW {
-                *p = 0.0;
-            }
-            kept += *p;
-        }
-        if kept != 1.0 {
-            self.prob.iter_mut().for_each(|p| *p /= kept);
-        }
+        kept += *p;
+    }
+    if kept != 1.0 {
+        prob.iter_mut().for_each(|p| *p /= kept);
     }
 }
 

@@ -26,7 +26,7 @@
 
 use std::sync::Arc;
 
-use crate::model::{normal_cdf, poisson_tail};
+use crate::model::{apply_likelihood, normal_cdf, normalise_or_reset, poisson_tail};
 use crate::params::{ModelParams, WideParams};
 
 /// Probabilities below this are set to zero after each normalisation, which keeps the values a
@@ -479,37 +479,10 @@ impl WideModel {
         for (i, s) in self.scratch.iter_mut().enumerate() {
             *s = sh.tail_at_least(i, k);
         }
-        if self
-            .prob
-            .iter()
-            .zip(&self.scratch)
-            .all(|(&p, &l)| p * l == 0.0)
-        {
-            self.prob.iter_mut().for_each(|p| *p = 1.0);
-        }
-        for (p, &l) in self.prob.iter_mut().zip(&self.scratch) {
-            *p *= l;
-        }
-        self.normalise_or_reset();
+        apply_likelihood(&mut self.prob, &self.scratch, FLUSH_BELOW);
     }
 
     fn normalise_or_reset(&mut self) {
-        let total: f64 = self.prob.iter().sum();
-        if !(total > 0.0 && total.is_finite()) {
-            let u = 1.0 / self.prob.len() as f64;
-            self.prob.iter_mut().for_each(|p| *p = u);
-            return;
-        }
-        let mut kept = 0.0;
-        for p in self.prob.iter_mut() {
-            *p /= total;
-            if *p < FLUSH_BELOW {
-                *p = 0.0;
-            }
-            kept += *p;
-        }
-        if kept != 1.0 {
-            self.prob.iter_mut().for_each(|p| *p /= kept);
-        }
+        normalise_or_reset(&mut self.prob, FLUSH_BELOW);
     }
 }
