@@ -7,8 +7,8 @@
 use super::axes::{ceil125, floor125, fmt_num, x_tick, y_tick_label, Linear, LogAxis};
 use super::colours::{label_key, Palette};
 use super::geometry::{BBox, Pt};
-use super::style::{AXIS, GRID, HEIGHT, MUTED, TEXT, WIDTH};
-use super::svg::{esc, panel_title, polyline_d, title_text, Svg};
+use super::style::{AXIS, GRID, HEIGHT, TEXT, WIDTH};
+use super::svg::{caption_lines, esc, panel_title, polyline_d, title_text, Svg};
 use super::text::{fit_size, text_width, Anchor, Font};
 use super::time_panels::{legend_rows, Swatch};
 
@@ -179,21 +179,7 @@ pub fn rates_chart(
         }
     }
     axis_titles(&mut svg, left, panel_w, (top, panel_h));
-    let size = caption
-        .iter()
-        .map(|c| fit_size(c, WIDTH - 20.0, 11.0, 7.0, false))
-        .fold(11.0, f64::min);
-    for (k, line) in caption.iter().take(2).enumerate() {
-        svg.text(
-            WIDTH / 2.0,
-            BOTTOM + 58.0 + k as f64 * 14.0,
-            line,
-            Font::plain(size),
-            Anchor::Middle,
-            MUTED,
-            r#"class="caption""#,
-        );
-    }
+    caption_lines(&mut svg, caption, BOTTOM + 58.0);
     svg.finish()
 }
 

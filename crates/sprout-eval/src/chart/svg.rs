@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::geometry::{BBox, Pt};
-use super::style::{FONT, HEIGHT, TEXT, WIDTH};
+use super::style::{FONT, HEIGHT, MUTED, TEXT, WIDTH};
 use super::text::{
     fit_size, text_box, text_width, Anchor, Font, ASCENT_EM, DESCENT_EM, LINE_EM, PAD,
 };
@@ -278,6 +278,27 @@ pub(super) fn panel_title(svg: &mut Svg, frame: &BBox, title: &str) {
         TEXT,
         "",
     );
+}
+
+/// A chart's caption under its panels: the first two of `lines`, centred, the first at
+/// `top` px and the next 14 px below, all at one size (11 px, shrunk to fit the width, down
+/// to 7 px).
+pub(super) fn caption_lines(svg: &mut Svg, lines: &[&str], top: f64) {
+    let size = lines
+        .iter()
+        .map(|c| fit_size(c, WIDTH - 20.0, 11.0, 7.0, false))
+        .fold(11.0, f64::min);
+    for (k, line) in lines.iter().take(2).enumerate() {
+        svg.text(
+            WIDTH / 2.0,
+            top + k as f64 * 14.0,
+            line,
+            Font::plain(size),
+            Anchor::Middle,
+            MUTED,
+            r#"class="caption""#,
+        );
+    }
 }
 
 /// The chart's title, centred at the top: shrunk to fit the width, down to 13 px; then on two
