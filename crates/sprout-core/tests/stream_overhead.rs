@@ -15,31 +15,35 @@ struct Seen {
     expected: bool,
 }
 
+/// Datagrams on their way, each with the millisecond it arrives.
+type InFlight = Vec<(u64, Vec<u8>)>;
+
+/// Hands `to` every datagram of `in_flight` due by `now_ms` (errors ignored, as a peer's are);
+/// the others stay on their way.
+fn deliver_due(to: &mut Connection, in_flight: &mut InFlight, now_ms: u64) {
+    let now = Instant::from_millis(now_ms);
+    for (at, d) in std::mem::take(in_flight) {
+        if at <= now_ms {
+            let _ = to.handle_datagram(now, &d);
+        } else {
+            in_flight.push((at, d));
+        }
+    }
+}
+
 /// A sends a 1,200-byte datagram every 38 ms (250 kbit/s) for `ms` milliseconds over a
 /// 20 ms path both ways with room to spare; B sends one every 38 ms too from `b_from_ms` on.
 /// Returns what A sent.
 fn run(ms: u64, b_from_ms: u64) -> Vec<Seen> {
     let mut a = Connection::new(Config::default(), Instant::ZERO).unwrap();
     let mut b = Connection::new(Config::default(), Instant::ZERO).unwrap();
-    let (mut to_b, mut to_a): (Vec<(u64, Vec<u8>)>, Vec<(u64, Vec<u8>)>) = (vec![], vec![]);
+    let (mut to_b, mut to_a): (InFlight, InFlight) = (vec![], vec![]);
     let mut seen = Vec::new();
     let mut buf = Vec::new();
     for now_ms in 0..ms {
         let now = Instant::from_millis(now_ms);
-        for (at, d) in std::mem::take(&mut to_b) {
-            if at <= now_ms {
-                let _ = b.handle_datagram(now, &d);
-            } else {
-                to_b.push((at, d));
-            }
-        }
-        for (at, d) in std::mem::take(&mut to_a) {
-            if at <= now_ms {
-                let _ = a.handle_datagram(now, &d);
-            } else {
-                to_a.push((at, d));
-            }
-        }
+        deliver_due(&mut b, &mut to_b, now_ms);
+        deliver_due(&mut a, &mut to_a, now_ms);
         if now_ms % 38 == 0 {
             a.send(vec![1; 1200]);
             if now_ms >= b_from_ms {
@@ -113,25 +117,13 @@ fn a_stream_to_an_idle_peer_carries_a_forecast_once_per_heartbeat_interval() {
 fn heartbeats_through_outages() -> Vec<u64> {
     let mut a = Connection::new(Config::default(), Instant::ZERO).unwrap();
     let mut b = Connection::new(Config::default(), Instant::ZERO).unwrap();
-    let (mut to_b, mut to_a): (Vec<(u64, Vec<u8>)>, Vec<(u64, Vec<u8>)>) = (vec![], vec![]);
+    let (mut to_b, mut to_a): (InFlight, InFlight) = (vec![], vec![]);
     let mut beats = Vec::new();
     let mut buf = Vec::new();
     for now_ms in 0..23_000u64 {
         let now = Instant::from_millis(now_ms);
-        for (at, d) in std::mem::take(&mut to_b) {
-            if at <= now_ms {
-                let _ = b.handle_datagram(now, &d);
-            } else {
-                to_b.push((at, d));
-            }
-        }
-        for (at, d) in std::mem::take(&mut to_a) {
-            if at <= now_ms {
-                let _ = a.handle_datagram(now, &d);
-            } else {
-                to_a.push((at, d));
-            }
-        }
+        deliver_due(&mut b, &mut to_b, now_ms);
+        deliver_due(&mut a, &mut to_a, now_ms);
         if now_ms % 38 == 0 {
             a.send(vec![1; 1200]);
         }
