@@ -7,7 +7,9 @@
 //!
 //! Moving the files in is quick but not one step, so while it happens the folder is marked
 //! incomplete twice over: a file named [`INCOMPLETE_MARKER`], and the manifest's first line
-//! ([`INCOMPLETE`]). `report.md` is removed first and moved in last, after the earlier run's
+//! ([`INCOMPLETE`]). The file is the mark that counts: it is written before the manifest is
+//! marked and removed only after the final manifest is written, so a run killed between those
+//! steps can leave a whole set still called incomplete, never a part set called whole. `report.md` is removed first and moved in last, after the earlier run's
 //! other files are gone, so a report never sits beside another run's tables: either the
 //! earlier run's report beside its own files, or none (the folder marked incomplete), or the
 //! new one beside the new files.
