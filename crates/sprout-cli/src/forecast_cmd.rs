@@ -32,7 +32,7 @@ pub(crate) struct ForecastArgs {
     /// File of per-tick packet counts, or `-` for stdin.
     #[arg(value_name = "FILE")]
     file: PathBuf,
-    /// Receiver estimator.
+    /// Receiver estimator [default: sprout, the paper's rate model, as the authors' forecasts].
     #[arg(long, value_enum, default_value = "sprout")]
     scheme: SchemeArg,
     /// Forecast confidence, strictly between 0 and 1 (Sprout's; Sprout-EWMA has none)
@@ -50,6 +50,7 @@ fn config(a: &ForecastArgs) -> Result<Config> {
     let scheme = match a.scheme {
         SchemeArg::Sprout => Scheme::Sprout,
         SchemeArg::SproutEwma => Scheme::SproutEwma,
+        SchemeArg::SproutWide => Scheme::SproutWide,
     };
     let mut cfg = scheme.protocol_config();
     if let Some(c) = a.confidence {

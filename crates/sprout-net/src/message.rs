@@ -5,7 +5,8 @@
 //! ```text
 //! HELLO  (client -> server, the greeting of the handshake), 36 bytes
 //!   0  1  type 1          1  1  version (1)     2  1  direction: 0 up, 1 down, 2 both
-//!   3  1  mode: 0 bulk (saturating), 1 paced    4  1  scheme: 0 sprout, 1 sprout-ewma
+//!   3  1  mode: 0 bulk (saturating), 1 paced    4  1  scheme: 0 sprout (the paper's rate model),
+//!                                                 1 sprout-ewma, 2 sprout-wide (the wide model)
 //!   5  3  reserved, 0     8  8  session id (chosen by the client)
 //!  16  4  paced rate, kbit/s of application data (0 in bulk mode)
 //!  20  4  duration, ms    24  2  payload bytes per DATA message (0: as large as fits)
@@ -91,12 +92,16 @@ pub enum Mode {
 /// Which receiver estimator both ends run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Scheme {
-    /// Sprout: Bayesian inference and the cautious forecast.
+    /// Sprout: Bayesian inference and the cautious forecast, on the paper's rate model (to
+    /// about 12 Mbit/s).
     #[serde(rename = "sprout")]
     Sprout,
     /// Sprout-EWMA: a moving average of the observed rate, without caution.
     #[serde(rename = "sprout-ewma")]
     SproutEwma,
+    /// Sprout on the wide rate model (outage to 1 Gbit/s); the paper's is [`Scheme::Sprout`].
+    #[serde(rename = "sprout-wide")]
+    SproutWide,
 }
 
 impl Scheme {
@@ -105,6 +110,7 @@ impl Scheme {
         let base = match self {
             Scheme::Sprout => Config::default(),
             Scheme::SproutEwma => Config::ewma(),
+            Scheme::SproutWide => Config::wide(),
         };
         Config { confidence, ..base }
     }
@@ -114,6 +120,7 @@ impl Scheme {
         match self {
             Scheme::Sprout => "sprout",
             Scheme::SproutEwma => "sprout-ewma",
+            Scheme::SproutWide => "sprout-wide",
         }
     }
 }
@@ -242,6 +249,7 @@ impl Hello {
         b[4] = match self.scheme {
             Scheme::Sprout => 0,
             Scheme::SproutEwma => 1,
+            Scheme::SproutWide => 2,
         };
         b[8..16].copy_from_slice(&self.session.to_be_bytes());
         b[16..20].copy_from_slice(&self.rate_kbps.to_be_bytes());
@@ -270,6 +278,7 @@ impl Hello {
         let scheme = match b[4] {
             0 => Scheme::Sprout,
             1 => Scheme::SproutEwma,
+            2 => Scheme::SproutWide,
             _ => return Err(MessageError::Invalid("scheme")),
         };
         let confidence = f64::from_bits(u64_at(b, 28));
@@ -406,6 +415,45 @@ mod tests {
         assert_eq!(Message::decode(&b.encode()), Ok(Message::Bye(b)));
         assert_eq!(Message::decode(&[0, 0, 0]), Ok(Message::Filler));
         assert_eq!(h.config().estimator, Config::ewma().estimator);
+    }
+
+    #[test]
+    fn each_scheme_round_trips_with_its_own_model() {
+        for (scheme, config) in [
+            (Scheme::Sprout, Config::default()),
+            (Scheme::SproutEwma, Config::ewma()),
+            (Scheme::SproutWide, Config::wide()),
+        ] {
+            let h = Hello {
+                session: 3,
+                direction: Direction::Down,
+                mode: Mode::Bulk,
+                scheme,
+                confidence: 0.9,
+                rate_kbps: 0,
+                duration_ms: 1000,
+                payload_bytes: 0,
+            };
+            let Ok(Message::Hello(back)) = Message::decode(&h.encode()) else {
+                panic!("{scheme:?} did not decode");
+            };
+            assert_eq!(back.scheme, scheme);
+            assert_eq!(back.config().estimator, config.estimator);
+            assert_eq!(back.config().confidence, 0.9);
+        }
+        let mut b = Hello {
+            session: 3,
+            direction: Direction::Down,
+            mode: Mode::Bulk,
+            scheme: Scheme::SproutWide,
+            confidence: 0.9,
+            rate_kbps: 0,
+            duration_ms: 1000,
+            payload_bytes: 0,
+        }
+        .encode();
+        b[4] = 3;
+        assert_eq!(Message::decode(&b), Err(MessageError::Invalid("scheme")));
     }
 
     #[test]

@@ -58,6 +58,7 @@ fn hello(o: &ClientOptions) -> Result<Hello, TransferError> {
             Mode::Bulk
         },
         scheme: match o.scheme {
+            SchemeArg::SproutWide => Scheme::SproutWide,
             SchemeArg::Sprout => Scheme::Sprout,
             SchemeArg::SproutEwma => Scheme::SproutEwma,
         },

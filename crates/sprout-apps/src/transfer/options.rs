@@ -126,7 +126,10 @@ pub enum DirectionArg {
 /// Receiver estimator at both ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SchemeArg {
-    /// Sprout's Bayesian inference and cautious forecast.
+    /// Sprout on the wide rate model: outage to 1 Gbit/s (the default).
+    #[value(name = "sprout-wide", alias = "wide")]
+    SproutWide,
+    /// Sprout on the paper's rate model (to about 12 Mbit/s), as in the paper's figures.
     Sprout,
     /// Sprout-EWMA: a moving average of the observed rate.
     #[value(name = "sprout-ewma", alias = "ewma")]
@@ -153,8 +156,9 @@ pub struct ClientOptions {
     /// Forecast confidence at both ends, strictly between 0 and 1 (paper: 0.95).
     #[arg(long, default_value_t = DEFAULT_CONFIDENCE)]
     pub confidence: f64,
-    /// Receiver estimator at both ends.
-    #[arg(long, value_enum, default_value = "sprout")]
+    /// Receiver estimator at both ends: Sprout on the wide rate model (to 1 Gbit/s), on the
+    /// paper's (to about 12 Mbit/s), or Sprout-EWMA.
+    #[arg(long, value_enum, default_value = "sprout-wide")]
     pub scheme: SchemeArg,
     /// Bytes per paced DATA message (24 up to the largest payload). Bulk datagrams are as large
     /// as the window allows.
@@ -192,7 +196,7 @@ impl ClientOptions {
             rate: None,
             duration: DEFAULT_DURATION_S,
             confidence: DEFAULT_CONFIDENCE,
-            scheme: SchemeArg::Sprout,
+            scheme: SchemeArg::SproutWide,
             payload: PACED_PAYLOAD,
             bind: None,
             server_key: server_key.into(),

@@ -16,8 +16,9 @@ pub const EMULATED_SCHEMES: [Scheme; 6] = [
 ];
 
 /// Schemes the emulated evaluation runs only when asked for (`--schemes sprout,webrtc`): the
-/// real WebRTC call (aiortc), which needs Python with the package's `webrtc` extra.
-pub const EXTRA_EMULATED_SCHEMES: [Scheme; 1] = [Scheme::Webrtc];
+/// real WebRTC call (aiortc), which needs Python with the package's `webrtc` extra, and Sprout
+/// on the wide rate model (`sprout client --scheme sprout-wide`, the client's default).
+pub const EXTRA_EMULATED_SCHEMES: [Scheme; 2] = [Scheme::Webrtc, Scheme::SproutWide];
 
 /// The link emulated when none is named.
 pub const DEFAULT_LINK: &str = "Verizon-LTE-short";

@@ -42,7 +42,7 @@ pub(super) fn sprout_commands(
     (command(exe, srv.to_args()), command(exe, cli.to_args()))
 }
 
-/// A Sprout or Sprout-EWMA (`scheme`) client of `server` loading both directions for
+/// A Sprout (paper or wide model) or Sprout-EWMA (`scheme`) client of `server` loading both directions for
 /// `seconds`, JSON lines.
 fn sprout_client(
     scheme: Scheme,
@@ -53,10 +53,12 @@ fn sprout_client(
     ClientOptions {
         direction: DirectionArg::Both,
         duration: seconds,
-        scheme: if scheme == Scheme::SproutEwma {
-            SchemeArg::SproutEwma
-        } else {
-            SchemeArg::Sprout
+        // Named explicitly: the client's default is the wide model, and the paper comparison
+        // runs the paper's.
+        scheme: match scheme {
+            Scheme::SproutEwma => SchemeArg::SproutEwma,
+            Scheme::SproutWide => SchemeArg::SproutWide,
+            _ => SchemeArg::Sprout,
         },
         json: true,
         ..ClientOptions::new(server.to_string(), public.to_base64())
