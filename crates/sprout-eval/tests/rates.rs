@@ -143,3 +143,44 @@ fn sprout_wide_in_fig7_takes_the_runs_params() {
     assert!(plain.contains(",sprout-wide,"), "{plain}");
     assert_ne!(plain, run(&["estimator.Wide.sigma_log=0.3"]));
 }
+
+/// The report says which rate model `sprout` ran, names both when `sprout-wide` ran too, and
+/// does not hold Sprout's wide model against Sprout as a rival scheme.
+#[test]
+fn the_report_names_the_rate_models_and_sprout_wide_is_not_a_rival() {
+    use sprout_eval::eval::{self, EvalOptions, Scheme};
+    let traces = tempfile::tempdir().unwrap();
+    let pair = &links().pairs[0];
+    for (t, dir) in [(&pair.1, "up"), (&pair.2, "down")] {
+        let text: String = t
+            .opportunities_ms()
+            .iter()
+            .map(|ms| format!("{ms}\n"))
+            .collect();
+        std::fs::write(traces.path().join(format!("Synth.{dir}")), text).unwrap();
+    }
+    let report = |schemes: Vec<Scheme>| {
+        let out = tempfile::tempdir().unwrap();
+        let _ = eval::run(&EvalOptions {
+            traces: Some(traces.path().to_path_buf()),
+            schemes,
+            experiments: vec![Experiment::Fig7, Experiment::Fig8],
+            out: out.path().to_path_buf(),
+            skip_us: 2_000_000,
+            jobs: Some(2),
+            progress: false,
+            protocol_params: Vec::new(),
+        });
+        std::fs::read_to_string(out.path().join("report.md")).unwrap()
+    };
+    let one = report(vec![Scheme::Sprout, Scheme::SproutEwma]);
+    assert!(one.contains("**Sprout's rate model:**"), "{one}");
+    assert!(one.contains("--experiments rates"), "{one}");
+    let both = report(vec![Scheme::Sprout, Scheme::SproutWide, Scheme::SproutEwma]);
+    assert!(both.contains("**Sprout's two rate models:**"), "{both}");
+    assert!(
+        both.contains("Sprout has the lowest average self-inflicted delay"),
+        "{both}"
+    );
+    assert!(!both.contains("next: sprout-wide"), "{both}");
+}

@@ -83,6 +83,9 @@ fn intro(s: &mut String, res: &EvalResults) {
     if let Some(phrase) = res.params_phrase() {
         let _ = writeln!(s, "**Not the paper's defaults:** {phrase}.\n");
     }
+    if let Some(note) = models_note(res) {
+        let _ = writeln!(s, "{note}\n");
+    }
     for note in res.natural_app_notes() {
         let _ = writeln!(s, "**{note}** (both directions at once, as a call).\n");
     }
@@ -98,6 +101,31 @@ fn intro(s: &mut String, res: &EvalResults) {
         let _ = writeln!(s, "- {}", c.line());
     }
     let _ = writeln!(s);
+}
+
+/// Which of Sprout's two rate models the report's `sprout` rows ran, when Sprout is among the
+/// schemes: the paper's, and the wide one if `sprout-wide` ran too (the rates experiment's own
+/// section says it for itself).
+fn models_note(res: &EvalResults) -> Option<String> {
+    let has = |k: &str| res.schemes.iter().any(|s| s == k);
+    if !has("sprout") {
+        return None;
+    }
+    let paper = "`sprout` is Sprout on the paper's rate model (256 rates up to 1,000 packets/s, \
+                 about 12 Mbit/s), as the paper's figures were made";
+    Some(if has("sprout-wide") {
+        format!(
+            "**Sprout's two rate models:** {paper}; `sprout-wide` is Sprout on the wide model (an \
+             outage to 1 Gbit/s), which `sprout client`, `server` and `tunnel` run by default."
+        )
+    } else {
+        format!(
+            "**Sprout's rate model:** {paper}. `sprout client`, `server` and `tunnel` run the \
+             wide model by default (an outage to 1 Gbit/s): `--schemes sprout,sprout-wide` puts \
+             both here, and `--experiments rates` compares them on links scaled up to 64 times \
+             and constant links to 1 Gbit/s."
+        )
+    })
 }
 
 /// The averages over all links and directions (fig8).
