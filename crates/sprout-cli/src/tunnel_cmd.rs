@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use sprout_tunnel::cleanup::{self, WatchdogCommand};
-use sprout_tunnel::config::{self, ClientFlags, ServerFlags};
+use sprout_tunnel::config::{self, ClientFlags, RateModel, ServerFlags};
 use sprout_tunnel::runtime;
 
 /// `sprout tunnel` arguments.
@@ -87,6 +87,11 @@ pub(crate) struct ServerArgs {
     /// delay.
     #[arg(long, value_name = "P")]
     confidence: Option<f64>,
+    /// Rate model of the Sprout sessions (use the same at both ends). `wide`: rates from an
+    /// outage to 1 Gbit/s; `paper`: the paper's model, which forecasts at most 12 Mbit/s
+    /// [default: wide].
+    #[arg(long, value_enum, value_name = "MODEL")]
+    model: Option<ModelArg>,
     /// Most clients at once [default: 64].
     #[arg(long, value_name = "N")]
     max_clients: Option<usize>,
@@ -149,6 +154,11 @@ pub(crate) struct ClientArgs {
     /// delay.
     #[arg(long, value_name = "P")]
     confidence: Option<f64>,
+    /// Rate model of the Sprout sessions (use the same at both ends). `wide`: rates from an
+    /// outage to 1 Gbit/s; `paper`: the paper's model, which forecasts at most 12 Mbit/s
+    /// [default: wide].
+    #[arg(long, value_enum, value_name = "MODEL")]
+    model: Option<ModelArg>,
     /// One JSON object per line (events, status, exit) instead of text.
     #[arg(long)]
     json: bool,
@@ -162,6 +172,24 @@ pub(crate) struct ClientArgs {
     /// ["0.0.0.0/0"]`, ...); flags override it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+}
+
+/// `--model`: the rate model of the tunnel's Sprout sessions.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ModelArg {
+    /// Rates from an outage to 1 Gbit/s on a log grid (the default).
+    Wide,
+    /// The paper's model: 256 rates up to 1,000 packets/s (12 Mbit/s).
+    Paper,
+}
+
+impl From<ModelArg> for RateModel {
+    fn from(m: ModelArg) -> RateModel {
+        match m {
+            ModelArg::Wide => RateModel::Wide,
+            ModelArg::Paper => RateModel::Paper,
+        }
+    }
 }
 
 /// The watchdog: this executable with `tunnel watchdog`.
@@ -209,6 +237,7 @@ pub(crate) fn run(a: TunnelArgs) -> Result<()> {
                 no_client_to_client: s.no_client_to_client,
                 probe: s.probe,
                 confidence: s.confidence,
+                model: s.model.map(RateModel::from),
                 max_clients: s.max_clients,
                 idle_timeout: s.idle_timeout,
                 json: s.json,
@@ -239,6 +268,7 @@ pub(crate) fn run(a: TunnelArgs) -> Result<()> {
                 no_routes: c.no_routes,
                 probe: c.probe,
                 confidence: c.confidence,
+                model: c.model.map(RateModel::from),
                 json: c.json,
                 status_interval: c.status_interval,
                 duration: c.duration,

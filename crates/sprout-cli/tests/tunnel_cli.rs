@@ -629,3 +629,30 @@ fn a_config_of_dev_zero_or_a_huge_line_is_refused_at_once_with_a_short_error() {
         }
     }
 }
+
+/// `--model` is documented with its default on both ends, takes `wide` and `paper`, and
+/// refuses anything else as a usage error naming the choices.
+#[test]
+fn the_model_flag_is_documented_and_checked() {
+    for end in ["server", "client"] {
+        let out = Command::new(EXE)
+            .args(["tunnel", end, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{help}");
+        assert!(help.contains("--model <MODEL>"), "{end}: {help}");
+        assert!(help.contains("[default: wide]"), "{end}: {help}");
+        assert!(help.contains("paper"), "{end}: {help}");
+        let out = Command::new(EXE)
+            .args(["tunnel", end, "--model", "narrow"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{end}: {err}");
+        assert!(
+            err.contains("[possible values: wide, paper]"),
+            "{end}: {err}"
+        );
+    }
+}

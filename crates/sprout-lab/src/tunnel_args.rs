@@ -61,6 +61,7 @@ pub fn server_args(flags: &ServerFlags) -> Vec<OsString> {
         no_client_to_client,
         probe,
         confidence,
+        model,
         max_clients,
         idle_timeout,
         json,
@@ -83,6 +84,7 @@ pub fn server_args(flags: &ServerFlags) -> Vec<OsString> {
     a.switch("no-client-to-client", *no_client_to_client);
     a.switch("probe", *probe);
     a.value("confidence", confidence.as_ref());
+    a.value("model", model.as_ref());
     a.value("max-clients", max_clients.as_ref());
     a.value("idle-timeout", idle_timeout.as_ref());
     a.switch("json", *json);
@@ -105,6 +107,7 @@ pub fn client_args(flags: &ClientFlags) -> Vec<OsString> {
         no_routes,
         probe,
         confidence,
+        model,
         json,
         status_interval,
         duration,
@@ -122,6 +125,7 @@ pub fn client_args(flags: &ClientFlags) -> Vec<OsString> {
     a.switch("no-routes", *no_routes);
     a.switch("probe", *probe);
     a.value("confidence", confidence.as_ref());
+    a.value("model", model.as_ref());
     a.switch("json", *json);
     a.value("status-interval", status_interval.as_ref());
     a.value("duration", duration.as_ref());

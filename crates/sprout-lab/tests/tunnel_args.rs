@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use sprout_lab::tunnel_args::{client_args, server_args};
-use sprout_tunnel::config::{ClientFlags, ServerFlags};
+use sprout_tunnel::config::{ClientFlags, RateModel, ServerFlags};
 
 /// Flags that may be given more than once: TOML arrays.
 const REPEATABLE: [&str; 1] = ["route"];
@@ -70,6 +70,7 @@ fn full_server() -> ServerFlags {
         no_client_to_client: true,
         probe: true,
         confidence: Some(0.75),
+        model: Some(RateModel::Paper),
         max_clients: Some(8),
         idle_timeout: Some(12.5),
         json: true,
@@ -91,6 +92,7 @@ fn full_client() -> ClientFlags {
         no_routes: true,
         probe: true,
         confidence: Some(0.5),
+        model: Some(RateModel::Wide),
         json: true,
         status_interval: Some(2.0),
         duration: Some(120.0),

@@ -90,6 +90,44 @@ fn confidence(given: Option<f64>) -> Result<f64, ConfigError> {
     }
 }
 
+/// The rate model of the tunnel's Sprout sessions (`--model`, key `model`): both ends must
+/// use the same, since each end's receiver forecasts for the other's sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateModel {
+    /// The wide model ([`Config::wide`]): rates from an outage to 1 Gbit/s on a log grid; the
+    /// default, so that a tunnel on a link faster than 12 Mbit/s can use it.
+    #[default]
+    Wide,
+    /// The paper's model ([`Config::default`]): 256 rates up to 1,000 packets/s (12 Mbit/s of
+    /// 1,500-byte packets); what the paper's §5.7 experiment uses.
+    Paper,
+}
+
+impl RateModel {
+    /// The core configuration of this model, before the tunnel's own settings.
+    pub fn core_config(self) -> Config {
+        match self {
+            RateModel::Wide => Config::wide(),
+            RateModel::Paper => Config::default(),
+        }
+    }
+
+    /// The flag's value (`wide` or `paper`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RateModel::Wide => "wide",
+            RateModel::Paper => "paper",
+        }
+    }
+}
+
+impl std::fmt::Display for RateModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A server's flags, or the keys of its TOML file (the same names; `None`/`false` = not given).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
@@ -126,6 +164,8 @@ pub struct ServerFlags {
     pub probe: bool,
     /// `--confidence P`.
     pub confidence: Option<f64>,
+    /// `--model wide|paper` (none: [`RateModel::default`], wide).
+    pub model: Option<RateModel>,
     /// `--max-clients N`.
     #[serde(alias = "max_clients")]
     pub max_clients: Option<usize>,
@@ -186,6 +226,8 @@ pub struct ClientFlags {
     pub probe: bool,
     /// `--confidence P`.
     pub confidence: Option<f64>,
+    /// `--model wide|paper` (none: [`RateModel::default`], wide).
+    pub model: Option<RateModel>,
     /// `--json`.
     pub json: bool,
     /// `--status-interval SECONDS`.
@@ -606,7 +648,7 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
     let core = Config {
         max_datagram_bytes: mtu::max_datagram_bytes(path_mtu as usize, &outer),
         confidence: confidence(flags.confidence.or(file.confidence))?,
-        ..Config::default()
+        ..flags.model.or(file.model).unwrap_or_default().core_config()
     };
     let tun_mtu = mtu::tun_mtu(core.max_datagram_bytes, core.model.forecast_ticks);
     let min = if v6.is_some() {
@@ -745,7 +787,7 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
     let core = Config {
         max_datagram_bytes: mtu::max_datagram_bytes(path_mtu as usize, &server.ip()),
         confidence: confidence(flags.confidence.or(file.confidence))?,
-        ..Config::default()
+        ..flags.model.or(file.model).unwrap_or_default().core_config()
     };
     if core.max_datagram_bytes < crate::MIN_DATAGRAM_BYTES as usize {
         return err(format!(
@@ -1173,6 +1215,49 @@ public_key = "{other}"
             .collect();
         assert_eq!(c.run.routes, want);
         assert_eq!(c.settings.core.max_datagram_bytes, 1420);
+    }
+
+    /// Both ends run the wide model unless told otherwise; `--model paper` (or `model =
+    /// "paper"` in the file, which a flag overrides) gives the paper's.
+    #[test]
+    fn the_model_is_wide_unless_paper_is_asked_for() {
+        use sprout_core::EstimatorKind;
+        let is_wide = |c: &Config| matches!(c.estimator, EstimatorKind::Wide(_));
+        let sk = PrivateKey::generate().public_key();
+        let c = client_config(client_flags(&sk)).unwrap();
+        assert!(is_wide(&c.settings.core));
+        assert_eq!(c.settings.core.confidence, 0.95);
+        let c = client_config(ClientFlags {
+            model: Some(RateModel::Paper),
+            confidence: Some(0.75),
+            ..client_flags(&sk)
+        })
+        .unwrap();
+        assert!(matches!(c.settings.core.estimator, EstimatorKind::Sprout));
+        assert_eq!(c.settings.core.confidence, 0.75);
+        let f = Files::new();
+        assert!(is_wide(
+            &server_config(server_flags(&f)).unwrap().settings.core
+        ));
+        let file = f.write("paper.toml", "model = \"paper\"\n");
+        let from_file = |model| {
+            server_config(ServerFlags {
+                config: Some(file.clone()),
+                model,
+                ..server_flags(&f)
+            })
+            .unwrap()
+            .settings
+            .core
+        };
+        assert!(matches!(from_file(None).estimator, EstimatorKind::Sprout));
+        assert!(is_wide(&from_file(Some(RateModel::Wide))));
+        let bad = f.write("bad.toml", "model = \"narrow\"\n");
+        let e = server_err(ServerFlags {
+            config: Some(bad),
+            ..server_flags(&f)
+        });
+        assert!(e.contains("narrow") || e.contains("model"), "{e}");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The per-flow queue of SproutTunnel (paper §4.3): one FIFO per flow, the Sprout window
 //! filled round-robin by bytes among the flows with data (deficit round robin, a quantum of
-//! [`FlowQueueConfig::quantum_bytes`] per turn), the total queued bytes capped at the
-//! receiver's latest forecast of what the link delivers over the forecast's life, and packets
-//! dropped from the head of the longest queue while over the cap.
+//! [`FlowQueueConfig::quantum_bytes`] per turn), the total queued bytes capped at what the
+//! link drains in [`FlowQueueConfig::cap_time`] (160 ms) at the receiver's latest forecast
+//! rate, and packets dropped from the head of the longest queue while over the cap.
 //!
 //! Sans-IO: time is passed in (microseconds), nothing here reads a clock.
 
@@ -13,6 +13,15 @@ use sprout_core::time::{Duration, Instant};
 
 use crate::packet::FlowKey;
 
+/// Default time the queue's cap holds at the forecast rate: 160 ms, the paper's forecast
+/// horizon (see [`FlowQueueConfig::cap_time`]).
+pub const DEFAULT_CAP_TIME: Duration = Duration::from_millis(160);
+
+/// Fastest rate the cap's ceiling is sized for, in bytes/s: 1 Gbit/s, the top of the wide rate
+/// model (`sprout_core::WideParams`), so that the cap is a time at every rate a session can
+/// forecast.
+pub const MAX_CAP_RATE_BYTES_PER_S: u64 = 125_000_000;
+
 /// Parameters of a [`FlowQueue`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowQueueConfig {
@@ -21,13 +30,31 @@ pub struct FlowQueueConfig {
     /// Most flows tracked at once, with data or recently active (default 1024). A packet of a
     /// new flow beyond it is dropped (`too_many_flows`) unless an idle flow can be forgotten.
     pub max_flows: usize,
+    /// How long the queue may hold at the session's forecast rate: the cap is this time times
+    /// the rate ([`FlowQueueConfig::cap_for_rate`]; default [`DEFAULT_CAP_TIME`], 160 ms).
+    ///
+    /// A cap in bytes is right at one rate only: made for 12 Mbit/s (the paper's top rate,
+    /// about 240 packets) it holds 29 ms at 100 Mbit/s, less than a TCP download's window
+    /// there (100 Mbit/s x its 40 ms path = 500 KB before any queue), so each of the
+    /// sender's bursts overflows it and the window drops. A time scales with the rate: the
+    /// queue toward a fast link holds as many bytes as that link drains in the same time. The
+    /// time is the forecast's own horizon: the peer's forecast says what the link delivers
+    /// over the next 160 ms, so what waits beyond that would not even leave within the
+    /// forecast's life, and only delays the flow. It is also enough for TCP: after a loss
+    /// Cubic keeps 70% of its window, and refills the link if the queue holds
+    /// 0.3 / 0.7 = 43% of the window's worth of path, 60 ms of a 140 ms round trip (40 ms of
+    /// path and Sprout's 100 ms of delay), within 160 ms even when the 95% forecast is 80%
+    /// of the true rate (128 ms).
+    pub cap_time: Duration,
     /// The cap never goes below this many bytes (default 64 KiB). On a variable link the
     /// cautious forecast falls to a few packets in every dip (an outage forecasts 0), and a
     /// cap that small drops what a 500 kbit/s call sends in a tenth of a second although the
     /// link recovers within a second; the floor keeps about a second of such a flow (and lets
     /// TCP keep its window), while the forecast governs the cap whenever it is larger.
     pub min_cap_bytes: usize,
-    /// The cap never goes above this many bytes (default 4 MiB), whatever the forecast says.
+    /// The cap never goes above this many bytes, whatever the forecast says (default:
+    /// [`DEFAULT_CAP_TIME`] at [`MAX_CAP_RATE_BYTES_PER_S`], 20 MB, so the ceiling binds
+    /// only above 1 Gbit/s; the most memory one session's queue holds).
     pub max_cap_bytes: usize,
     /// A flow with no queued packet and no packet for this long is forgotten (default 10 s);
     /// its counters go with it.
@@ -39,10 +66,38 @@ impl Default for FlowQueueConfig {
         FlowQueueConfig {
             quantum_bytes: 1500,
             max_flows: 1024,
+            cap_time: DEFAULT_CAP_TIME,
             min_cap_bytes: 64 << 10,
-            max_cap_bytes: 4 << 20,
+            max_cap_bytes: bytes_over(MAX_CAP_RATE_BYTES_PER_S, 1_000_000, DEFAULT_CAP_TIME),
             idle_flow: Duration::from_secs(10),
         }
+    }
+}
+
+/// Bytes `bytes` per `per_us` microseconds amounts to over `time` (rounded down, saturating).
+fn bytes_over(bytes: u64, per_us: u64, time: Duration) -> usize {
+    if per_us == 0 {
+        return usize::MAX;
+    }
+    let b = u128::from(bytes) * u128::from(time.as_micros()) / u128::from(per_us);
+    usize::try_from(b).unwrap_or(usize::MAX)
+}
+
+impl FlowQueueConfig {
+    /// The cap for a forecast of `bytes` delivered over the next `horizon`: [`cap_time`] at
+    /// that rate (`bytes x cap_time / horizon`, rounded down), within `[min_cap_bytes,
+    /// max_cap_bytes]`. A zero horizon gives the ceiling.
+    ///
+    /// [`cap_time`]: FlowQueueConfig::cap_time
+    pub fn cap_for_forecast(&self, bytes: u64, horizon: Duration) -> usize {
+        let min = self.min_cap_bytes.min(self.max_cap_bytes);
+        bytes_over(bytes, horizon.as_micros(), self.cap_time).clamp(min, self.max_cap_bytes)
+    }
+
+    /// The cap at a rate of `bytes_per_s` bytes/s: [`FlowQueueConfig::cap_time`] of it within
+    /// `[min_cap_bytes, max_cap_bytes]`.
+    pub fn cap_for_rate(&self, bytes_per_s: u64) -> usize {
+        self.cap_for_forecast(bytes_per_s, Duration::from_secs(1))
     }
 }
 
@@ -201,6 +256,13 @@ impl FlowQueue {
     /// `min_cap_bytes` at most `max_cap_bytes`).
     pub fn config(&self) -> &FlowQueueConfig {
         &self.config
+    }
+
+    /// Sets the cap to [`FlowQueueConfig::cap_for_forecast`] of a forecast of `bytes` over
+    /// `horizon`, as [`FlowQueue::set_cap`] does; returns the packets dropped.
+    pub fn set_forecast(&mut self, bytes: u64, horizon: Duration) -> usize {
+        let cap = self.config.cap_for_forecast(bytes, horizon);
+        self.set_cap(cap)
     }
 
     /// Sets the cap (clamped to `[min_cap_bytes, max_cap_bytes]`) and drops from the head of
@@ -750,7 +812,8 @@ mod tests {
         );
     }
 
-    /// (c) Shrinking the cap drops from the longest queue again and again. Cap 4 MiB; pushed
+    /// (c) Shrinking the cap drops from the longest queue again and again. Cap 20 MB (the
+    /// default ceiling); pushed
     /// A0..A3 (1000 B each), B0 B1 (1000 B), C0 (500 B): 6500 B. set_cap(3000):
     ///
     /// - A 4000 is the longest: A0 goes -> 5500.
@@ -762,7 +825,7 @@ mod tests {
     #[test]
     fn set_cap_shrinking_drops_from_the_longest_repeatedly() {
         let mut q = FlowQueue::new(config(1500));
-        assert_eq!(q.cap(), 4 << 20);
+        assert_eq!(q.cap(), 20_000_000);
         for i in 0..4 {
             assert_eq!(q.push(Instant::from_micros(0), key(0), pkt(0, i, 1000)), 0);
         }
@@ -950,7 +1013,7 @@ mod tests {
         assert_eq!(
             q.stats(),
             QueueStats {
-                cap_bytes: 4 << 20,
+                cap_bytes: 20_000_000,
                 ..QueueStats::default()
             }
         );

@@ -122,10 +122,9 @@ impl SessionPath {
         }
     }
 
-    /// The cap from the peer's latest forecast (its last cumulative count times
-    /// [`FORECAST_PACKET_BYTES`]) applied to the queue, the connection topped up from the
-    /// queue, and the next core datagram to send written into `buf`; `false` when nothing
-    /// goes now.
+    /// The cap from the peer's latest forecast ([`SessionPath::apply_forecast_cap`]) applied
+    /// to the queue, the connection topped up from the queue, and the next core datagram to
+    /// send written into `buf`; `false` when nothing goes now.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
         self.apply_forecast_cap();
         self.top_up(now);
@@ -143,16 +142,18 @@ impl SessionPath {
         self.conn.poll_transmit(now, buf).is_some()
     }
 
-    /// Sets the queue's cap from the peer's latest forecast, if there is one; returns the
-    /// packets that dropped.
+    /// Sets the queue's cap from the peer's latest forecast, if there is one: its last
+    /// cumulative count (packets of [`FORECAST_PACKET_BYTES`]) over its horizon (the forecast's
+    /// ticks), so the cap is [`FlowQueueConfig::cap_time`] at the forecast rate
+    /// ([`FlowQueue::set_forecast`]). Returns the packets that dropped.
     pub fn apply_forecast_cap(&mut self) -> usize {
-        let cap = self
-            .conn
-            .peer_forecast()
-            .and_then(|f| f.last())
-            .map(|&last| (last as usize).saturating_mul(FORECAST_PACKET_BYTES));
-        match cap {
-            Some(cap) => self.queue.set_cap(cap),
+        let tick = self.conn.config().model.tick_us;
+        let forecast = self.conn.peer_forecast().and_then(|f| {
+            let last = u64::from(*f.last()?);
+            Some((last * FORECAST_PACKET_BYTES as u64, tick * f.len() as u64))
+        });
+        match forecast {
+            Some((bytes, horizon)) => self.queue.set_forecast(bytes, horizon),
             None => 0,
         }
     }

@@ -6,7 +6,7 @@
 //! robin taken turn by turn, head drop from the longest queue found by sorting, idle flows
 //! forgotten by a scan.
 
-use sprout_core::time::Instant;
+use sprout_core::time::{Duration, Instant};
 use std::collections::{BTreeMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -38,10 +38,25 @@ fn read(p: &[u8]) -> (u8, u32) {
 
 #[derive(Clone, Debug)]
 enum Op {
-    Push { flow: u8, len: usize, dt: u64 },
-    Pop { dt: u64 },
-    SetCap { cap: usize },
-    Expire { dt: u64 },
+    Push {
+        flow: u8,
+        len: usize,
+        dt: u64,
+    },
+    Pop {
+        dt: u64,
+    },
+    SetCap {
+        cap: usize,
+    },
+    /// A forecast of `bytes` over `horizon_us` (µs; 0 is allowed).
+    SetForecast {
+        bytes: u64,
+        horizon_us: u64,
+    },
+    Expire {
+        dt: u64,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -50,6 +65,8 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(flow, len, dt)| Op::Push { flow, len, dt }),
         4 => (0u64..200_000).prop_map(|dt| Op::Pop { dt }),
         1 => (0usize..25_000).prop_map(|cap| Op::SetCap { cap }),
+        1 => (0u64..40_000, 0u64..400_000)
+            .prop_map(|(bytes, horizon_us)| Op::SetForecast { bytes, horizon_us }),
         1 => (0u64..2_000_000).prop_map(|dt| Op::Expire { dt }),
     ]
 }
@@ -61,14 +78,18 @@ fn config() -> impl Strategy<Value = FlowQueueConfig> {
         0usize..30_000,
         1u64..1_000_000,
         1usize..12,
+        1u64..500_000,
     )
         .prop_map(
-            |(quantum_bytes, min_cap_bytes, extra, idle_flow_us, max_flows)| FlowQueueConfig {
-                quantum_bytes,
-                max_flows,
-                min_cap_bytes,
-                max_cap_bytes: min_cap_bytes + extra,
-                idle_flow: sprout_core::time::Duration::from_micros(idle_flow_us),
+            |(quantum_bytes, min_cap_bytes, extra, idle_flow_us, max_flows, cap_time_us)| {
+                FlowQueueConfig {
+                    quantum_bytes,
+                    max_flows,
+                    cap_time: Duration::from_micros(cap_time_us),
+                    min_cap_bytes,
+                    max_cap_bytes: min_cap_bytes + extra,
+                    idle_flow: Duration::from_micros(idle_flow_us),
+                }
             },
         )
 }
@@ -353,6 +374,13 @@ proptest! {
                     prop_assert!(q.cap() <= cfg.max_cap_bytes);
                     prop_assert!(q.bytes() <= q.cap(), "within the cap after set_cap");
                 }
+                Op::SetForecast { bytes, horizon_us } => {
+                    let dropped = q.set_forecast(bytes, Duration::from_micros(horizon_us));
+                    let cap = model.cap_for_forecast(bytes, horizon_us);
+                    prop_assert_eq!(dropped, model.enforce_after_set(cap));
+                    prop_assert_eq!(q.cap(), model.cap);
+                    prop_assert!(q.bytes() <= q.cap(), "within the cap after set_forecast");
+                }
                 Op::Expire { dt } => {
                     now += dt;
                     q.expire(Instant::from_micros(now));
@@ -375,6 +403,19 @@ proptest! {
 }
 
 impl Model {
+    /// The cap of a forecast of `bytes` over `horizon_us`: what the link drains in the cap
+    /// time at that rate, in floating point here (exact for these magnitudes), clamped; a
+    /// zero horizon is an unbounded rate.
+    fn cap_for_forecast(&self, bytes: u64, horizon_us: u64) -> usize {
+        let min = self.cfg.min_cap_bytes.min(self.cfg.max_cap_bytes);
+        if horizon_us == 0 {
+            return self.cfg.max_cap_bytes;
+        }
+        let t = self.cfg.cap_time.as_micros() as f64;
+        let raw = (bytes as f64 * t / horizon_us as f64).floor() as usize;
+        raw.clamp(min, self.cfg.max_cap_bytes)
+    }
+
     fn enforce_after_set(&mut self, cap: usize) -> usize {
         let min = self.cfg.min_cap_bytes.min(self.cfg.max_cap_bytes);
         self.cap = cap.clamp(min, self.cfg.max_cap_bytes);
@@ -407,4 +448,66 @@ fn a_thousand_flows_and_an_outage() {
         .map(|p| read(&p).1)
         .collect();
     assert_eq!(left, [998, 999]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// The cap is a time at the forecast rate: it never falls as the rate rises, stays within
+    /// its bounds, and between them is the cap time's worth of the rate (to the byte, rounded
+    /// down); a forecast over a horizon gives the cap of its rate.
+    #[test]
+    fn the_cap_is_a_time_at_the_rate(
+        cfg in config(),
+        rates in prop::collection::vec(0u64..2_000_000_000, 2..20),
+        horizon_ms in 1u64..1000,
+    ) {
+        let mut rates = rates;
+        rates.sort_unstable();
+        let caps: Vec<usize> = rates.iter().map(|&r| cfg.cap_for_rate(r)).collect();
+        let min = cfg.min_cap_bytes.min(cfg.max_cap_bytes);
+        for (w, (&r, &c)) in caps.windows(2).zip(rates.iter().zip(&caps)) {
+            prop_assert!(w[0] <= w[1], "monotone in the rate");
+            prop_assert!(c >= min && c <= cfg.max_cap_bytes);
+            let exact = r as f64 * cfg.cap_time.as_micros() as f64 / 1e6;
+            if exact >= min as f64 + 1.0 && exact < cfg.max_cap_bytes as f64 {
+                prop_assert!((c as f64 - exact).abs() < 1.0, "{c} vs {exact}");
+            }
+            // A forecast of r bytes/s over `horizon_ms` is the same rate.
+            let bytes = r * horizon_ms / 1000;
+            let via = cfg.cap_for_forecast(bytes, Duration::from_millis(horizon_ms));
+            let direct = cfg.cap_for_rate(bytes * 1000 / horizon_ms);
+            prop_assert!(via.abs_diff(direct) <= 1 + (cfg.cap_time.as_micros() / 1000) as usize);
+        }
+    }
+}
+
+/// The default cap across rates (forecasts over the paper's 160 ms horizon): 160 ms of the
+/// forecast rate. At the paper's rates it is the forecast itself in bytes (as before the cap
+/// was a time), and at 100 Mbit/s it holds a TCP download's window: 2 MB, four times the
+/// 500 KB of its 40 ms path, where a cap made for 12 Mbit/s held 240 KB. The ceiling is
+/// 160 ms of 1 Gbit/s.
+#[test]
+fn the_default_cap_scales_from_the_papers_rates_to_a_gigabit() {
+    let cfg = FlowQueueConfig::default();
+    let horizon = Duration::from_millis(160);
+    for packets in [44u64, 100, 240] {
+        assert_eq!(
+            cfg.cap_for_forecast(packets * 1500, horizon),
+            (packets * 1500) as usize
+        );
+    }
+    assert_eq!(cfg.cap_for_forecast(0, horizon), 64 << 10);
+    let mbit = |m: u64| m * 1_000_000 / 8;
+    assert_eq!(cfg.cap_for_rate(mbit(12)), 240_000);
+    assert_eq!(cfg.cap_for_rate(mbit(100)), 2_000_000);
+    assert_eq!(cfg.cap_for_rate(mbit(1000)), 20_000_000);
+    assert_eq!(cfg.cap_for_rate(mbit(10_000)), 20_000_000);
+    assert_eq!(cfg.max_cap_bytes, 20_000_000);
+    // A 100 Mbit/s download's window beyond its 40 ms path fits under the cap at once.
+    let mut q = FlowQueue::new(cfg);
+    assert_eq!(q.set_forecast(mbit(100) * 160 / 1000, horizon), 0);
+    for i in 0..(500_000 / 1500) {
+        assert_eq!(q.push(Instant::ZERO, key(1), packet(1, i, 1500)), 0);
+    }
 }

@@ -13,7 +13,7 @@ use sprout_tunnel::config::{ClientFlags, ServerFlags};
 
 use super::options::{
     INTERACTIVE_LINGER_S, INTERACTIVE_PAYLOAD_BYTES, INTERACTIVE_RATE_KBPS, TUNNEL_CONFIDENCE,
-    TUNNEL_PROBE,
+    TUNNEL_MODEL, TUNNEL_PROBE,
 };
 use crate::tunnel_args;
 
@@ -36,6 +36,7 @@ pub(super) fn tunnel_server(
         json: true,
         probe: TUNNEL_PROBE,
         confidence: Some(TUNNEL_CONFIDENCE),
+        model: Some(TUNNEL_MODEL),
         ..ServerFlags::default()
     };
     command(exe, tunnel_args::server_args(&flags))
@@ -56,6 +57,7 @@ pub(super) fn tunnel_client(
         json: true,
         probe: TUNNEL_PROBE,
         confidence: Some(TUNNEL_CONFIDENCE),
+        model: Some(TUNNEL_MODEL),
         ..ClientFlags::default()
     };
     command(exe, tunnel_args::client_args(&flags))
