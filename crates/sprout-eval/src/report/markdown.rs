@@ -57,18 +57,25 @@ fn charts_of(s: &mut String, charts: &[(Experiment, String)], e: Experiment) {
 fn intro(s: &mut String, res: &EvalResults) {
     let _ = writeln!(s, "# Sprout evaluation report\n");
     let exps: Vec<&str> = res.experiments.iter().map(|e| e.key()).collect();
+    // The count of simulations covers the saturated experiments' rows; experiments with
+    // sections of their own (rates, interactive) give theirs there.
+    let count = if res.rows.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " {} simulations in {:.1} s of wall time.",
+            res.simulations, res.wall_s
+        )
+    };
     let _ = writeln!(
         s,
         "Traces: {}. Experiments: {}. Both directions saturated at once, as in the paper; 20 ms \
          propagation delay each way; unlimited drop-tail queue unless a row says `codel`; the \
-         first {:.0} s skipped; delay sampled every millisecond. {} simulations in {:.1} s of \
-         wall time. Every table is also a CSV file beside this report, and `results.csv` holds \
-         every row.\n",
+         first {:.0} s skipped; delay sampled every millisecond.{count} Every table is also a \
+         CSV file beside this report, and `results.csv` holds every row.\n",
         res.source,
         exps.join(", "),
         res.skip_s,
-        res.simulations,
-        res.wall_s
     );
     if res.interactive.is_some() {
         let _ = writeln!(
@@ -96,18 +103,21 @@ fn intro(s: &mut String, res: &EvalResults) {
          application data. Throughput counts every byte leaving the link queue, as the paper \
          measured at Cellsim; goodput counts application payload.\n"
     );
-    let _ = writeln!(s, "## Checks against the paper's findings\n");
-    for c in checks(res) {
-        let _ = writeln!(s, "- {}", c.line());
+    let found = checks(res);
+    if !found.is_empty() {
+        let _ = writeln!(s, "## Checks against the paper's findings\n");
+        for c in found {
+            let _ = writeln!(s, "- {}", c.line());
+        }
+        let _ = writeln!(s);
     }
-    let _ = writeln!(s);
 }
 
-/// Which of Sprout's two rate models the report's `sprout` rows ran, when Sprout is among the
-/// schemes: the paper's, and the wide one if `sprout-wide` ran too (the rates experiment's own
+/// Which of Sprout's two rate models the report's `sprout` rows ran, when it has such rows: the
+/// paper's, and the wide one if `sprout-wide` rows are there too (the rates experiment's own
 /// section says it for itself).
 fn models_note(res: &EvalResults) -> Option<String> {
-    let has = |k: &str| res.schemes.iter().any(|s| s == k);
+    let has = |k: &str| res.rows.iter().any(|r| r.scheme == k);
     if !has("sprout") {
         return None;
     }

@@ -13,15 +13,28 @@ pub fn summary(res: &EvalResults, out: &Path) -> String {
     let interactive = res.interactive.as_ref().map_or(String::new(), |i| {
         format!(" and {} interactive runs", i.rows.len())
     });
-    let _ = writeln!(
-        s,
-        "{} direction results{interactive} ({} simulations; {}) from {} in {:.1} s",
-        res.rows.len(),
-        res.simulations,
-        exps.join(", "),
-        res.source,
-        res.wall_s
-    );
+    // Experiments with sections of their own (rates, interactive) add no direction results:
+    // a line of zeros would say nothing, so it is left out for them.
+    if !res.rows.is_empty() {
+        let _ = writeln!(
+            s,
+            "{} direction results{interactive} ({} simulations; {}) from {} in {:.1} s",
+            res.rows.len(),
+            res.simulations,
+            exps.join(", "),
+            res.source,
+            res.wall_s
+        );
+    } else if let Some(i) = &res.interactive {
+        let _ = writeln!(
+            s,
+            "{} interactive runs ({}) from {} in {:.1} s",
+            i.rows.len(),
+            exps.join(", "),
+            res.source,
+            res.wall_s
+        );
+    }
     if let Some(note) = &res.source_note {
         let _ = writeln!(s, "{note}");
     }
