@@ -532,6 +532,9 @@ struct Entry {
     conn: Arc<ConnShared>,
     /// The deadline the timer heap holds for it, µs (entries with another deadline are stale).
     scheduled: Option<sprout_core::Instant>,
+    /// Application data arrived in this round: its readers are woken once, when the driver
+    /// services it (not once per datagram).
+    readable: bool,
 }
 
 /// The server's driver thread: owns the socket, the security layer and the sessions.
@@ -622,7 +625,8 @@ impl Driver {
                 for i in 0..READ_BATCH {
                     match socket.recv_from(&mut buf.rx) {
                         Ok((n, from)) => {
-                            if let Some(id) = self.on_datagram(now, from, n, &mut buf) {
+                            let d = &buf.rx[..n];
+                            if let Some(id) = self.on_datagram(now, from, d, &mut buf.plaintext) {
                                 touch(&mut touched, &mut mark, id);
                             }
                         }
@@ -710,21 +714,19 @@ impl Driver {
         }
     }
 
-    /// Takes one datagram of `n` bytes (in `buf.rx`) from `from`; returns the session it
+    /// Takes datagram `d` from `from` (opened into `plaintext`); returns the session it
     /// touched, if any.
     fn on_datagram(
         &mut self,
         now: sprout_core::Instant,
         from: SocketAddr,
-        n: usize,
-        buf: &mut Buffers,
+        d: &[u8],
+        plaintext: &mut Vec<u8>,
     ) -> Option<SessionId> {
+        let n = d.len();
         self.stats.datagrams_received += 1;
         self.stats.bytes_received += n as u64;
-        match self
-            .secure
-            .handle(now, from, &buf.rx[..n], &mut buf.plaintext)
-        {
+        match self.secure.handle(now, from, d, plaintext) {
             ServerReceived::NewSession {
                 id,
                 peer,
@@ -756,7 +758,7 @@ impl Driver {
                 link.peer = Some(addr);
                 link.install(conn);
                 if data {
-                    link.deliver(now, &buf.plaintext, n);
+                    link.deliver(now, plaintext, n);
                 }
                 let conn = Arc::new(ConnShared::new(link, self.shared.clock));
                 match self.sessions.entry(id) {
@@ -769,6 +771,7 @@ impl Driver {
                         v.insert(Entry {
                             conn: conn.clone(),
                             scheduled: None,
+                            readable: false,
                         });
                     }
                 }
@@ -792,15 +795,15 @@ impl Driver {
                 Some(id)
             }
             ServerReceived::Data { id } => {
-                let e = self.sessions.get(&id)?;
+                let e = self.sessions.get_mut(&id)?;
                 let mut st = e.conn.lock();
                 let before = st.app_bytes_received();
-                st.deliver(now, &buf.plaintext, n);
+                st.deliver(now, plaintext, n);
                 let readable = st.app_bytes_received() != before;
                 drop(st);
-                if readable {
-                    e.conn.readable.notify_all();
-                }
+                // Woken once per round, in `service` (the session was touched): a wake per
+                // datagram cost the server about 1.8 futex calls per datagram at 300 Mbit/s.
+                e.readable |= readable;
                 Some(id)
             }
             ServerReceived::Control | ServerReceived::Dropped(_) => None,
@@ -816,10 +819,13 @@ impl Driver {
         socket: &UdpSocket,
         buf: &mut Buffers,
     ) -> bool {
-        let Some(e) = self.sessions.get(&id) else {
+        let Some(e) = self.sessions.get_mut(&id) else {
             return false;
         };
         let conn = e.conn.clone();
+        if std::mem::take(&mut e.readable) {
+            conn.readable.notify_all();
+        }
         let mut st = conn.lock();
         st.dirty = false;
         if st.ended {
