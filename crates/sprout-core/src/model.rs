@@ -138,52 +138,77 @@ pub(crate) struct KernelRow {
 #[derive(Clone, Debug)]
 pub struct Evolution {
     rows: Vec<KernelRow>,
-    /// The same rows, [`BLOCK`] at a time, for [`Evolution::apply`].
-    blocks: Vec<RowBlock>,
+    /// The same matrix by columns, [`LANES`] destinations at a time, for [`Evolution::apply`].
+    groups: Vec<ColumnGroup>,
 }
 
-/// Source rows applied together by [`Evolution::apply`].
-const BLOCK: usize = 4;
+/// Destination bins computed together by [`Evolution::apply`]: their sums stay in registers
+/// while the source rows stream past (16 fills the eight SSE2 registers the sums need and
+/// leaves the rest for the products; 8 or 32 were slower).
+const LANES: usize = 16;
 
-/// [`BLOCK`] consecutive rows of the kernel over the union of their destination bins, each
-/// row padded with exact zeros outside its own span, so that one pass over the destinations
-/// adds the rows' contributions in row order. The zeros add `+0.0`, which changes no sum of
-/// non-negative terms (it is only not the identity on `-0.0`, which such a sum never is), so
-/// the result is bit for bit that of adding the rows one after another.
+/// The kernel's columns for [`LANES`] consecutive destinations over the source rows that reach
+/// any of them, each row padded with exact zeros where it does not reach a destination, so
+/// that one pass over the rows adds every destination's contributions in row order. The zeros
+/// add `+0.0`, which changes no sum of non-negative terms (it is only not the identity on
+/// `-0.0`, which such a sum never is), so the result is bit for bit that of adding the rows
+/// one after another.
 #[derive(Clone, Debug)]
-struct RowBlock {
-    /// First source bin.
-    first: usize,
+struct ColumnGroup {
     /// First destination bin.
     start: usize,
-    /// Number of destination bins.
+    /// Number of destination bins (at most [`LANES`]; fewer in the last group).
     len: usize,
-    /// Row `r`'s weights for destinations `start..start + len` at `r * len..(r + 1) * len`
-    /// (all zero for a row past the last).
-    weights: Vec<f64>,
+    /// First source row that reaches one of the destinations.
+    first: usize,
+    /// Row `first + r`'s weights for destinations `start..start + LANES` (zero past `len`).
+    weights: Vec<[f64; LANES]>,
 }
 
-impl RowBlock {
-    fn of(rows: &[KernelRow], first: usize) -> Self {
-        let mine = &rows[first..(first + BLOCK).min(rows.len())];
-        let start = mine.iter().map(|r| r.start).min().unwrap_or(0);
-        let end = mine
+impl ColumnGroup {
+    /// The group of destinations `start..start + LANES` (or to `n`).
+    fn of(rows: &[KernelRow], start: usize, n: usize) -> Self {
+        let len = LANES.min(n - start);
+        let reaches = |r: &KernelRow| r.start < start + len && r.start + r.weights.len() > start;
+        let first = rows.iter().position(reaches).unwrap_or(0);
+        let last = rows.iter().rposition(reaches).map_or(first, |i| i + 1);
+        let weights = rows[first..last]
             .iter()
-            .map(|r| r.start + r.weights.len())
-            .max()
-            .unwrap_or(start);
-        let len = end - start;
-        let mut weights = vec![0.0; BLOCK * len];
-        for (r, row) in mine.iter().enumerate() {
-            let at = r * len + row.start - start;
-            weights[at..at + row.weights.len()].copy_from_slice(&row.weights);
-        }
-        RowBlock {
-            first,
+            .map(|row| {
+                let mut w = [0.0; LANES];
+                for (l, x) in w.iter_mut().enumerate().take(len) {
+                    let j = start + l;
+                    if j >= row.start && j < row.start + row.weights.len() {
+                        *x = row.weights[j - row.start];
+                    }
+                }
+                w
+            })
+            .collect();
+        ColumnGroup {
             start,
             len,
+            first,
             weights,
         }
+    }
+
+    /// The destinations' sums over rows `from..to` (clamped to the group's own) of `p`, each
+    /// in row order.
+    #[inline(always)]
+    fn sums(&self, p: &[f64], from: usize, to: usize) -> [f64; LANES] {
+        let mut acc = [0.0; LANES];
+        let lo = from.max(self.first);
+        let hi = to.min(self.first + self.weights.len());
+        if lo < hi {
+            let rows = &self.weights[lo - self.first..hi - self.first];
+            for (&m, w) in p[lo..hi].iter().zip(rows) {
+                for (a, &x) in acc.iter_mut().zip(w) {
+                    *a += m * x;
+                }
+            }
+        }
+        acc
     }
 }
 
@@ -230,11 +255,11 @@ impl Evolution {
             }
             rows.push(KernelRow { start, weights });
         }
-        let blocks = (0..n)
-            .step_by(BLOCK)
-            .map(|first| RowBlock::of(&rows, first))
+        let groups = (0..n)
+            .step_by(LANES)
+            .map(|start| ColumnGroup::of(&rows, start, n))
             .collect();
-        Evolution { rows, blocks }
+        Evolution { rows, groups }
     }
 
     /// The kernel's rows, one per source bin.
@@ -245,31 +270,27 @@ impl Evolution {
     /// Applies one tick of evolution: `out = p * T`. `out` must have the same length as `p`,
     /// and `p` must hold finite non-negative probabilities. Each destination receives the
     /// source rows' products in row order, as row-by-row accumulation would (see
-    /// [`RowBlock`]); a block of rows that all hold no mass is skipped.
+    /// [`ColumnGroup`]); rows outside the span of `p`'s non-zero values add exact zeros and
+    /// are skipped.
     pub fn apply(&self, p: &[f64], out: &mut [f64]) {
-        out.iter_mut().for_each(|x| *x = 0.0);
-        for block in &self.blocks {
-            let mut m = [0.0; BLOCK];
-            for (r, x) in m.iter_mut().enumerate() {
-                *x = p.get(block.first + r).copied().unwrap_or(0.0);
-            }
-            if m.iter().all(|&x| x == 0.0) {
-                continue;
-            }
-            let len = block.len;
-            let dst = &mut out[block.start..block.start + len];
-            let (w0, rest) = block.weights.split_at(len);
-            let (w1, rest) = rest.split_at(len);
-            let (w2, w3) = rest.split_at(len);
-            for ((((d, &a), &b), &c), &e) in dst.iter_mut().zip(w0).zip(w1).zip(w2).zip(w3) {
-                let mut x = *d;
-                x += m[0] * a;
-                x += m[1] * b;
-                x += m[2] * c;
-                x += m[3] * e;
-                *d = x;
+        self.apply_and_sum(p, out);
+    }
+
+    /// [`Evolution::apply`], returning the sum of `out` added in index order (as
+    /// `out.iter().sum()` would), computed while the rows stream past.
+    pub(crate) fn apply_and_sum(&self, p: &[f64], out: &mut [f64]) -> f64 {
+        let from = p.iter().position(|&x| x != 0.0).unwrap_or(p.len());
+        let to = p.iter().rposition(|&x| x != 0.0).map_or(from, |i| i + 1);
+        let mut total = 0.0;
+        for g in &self.groups {
+            let acc = g.sums(p, from, to);
+            let dst = &mut out[g.start..g.start + g.len];
+            dst.copy_from_slice(&acc[..g.len]);
+            for &x in dst.iter() {
+                total += x;
             }
         }
+        total
     }
 }
 
@@ -403,9 +424,9 @@ impl RateModel {
 
     /// Step 1 of a tick: Brownian motion of the rate over one tick.
     pub fn evolve(&mut self) {
-        self.evolution.apply(&self.prob, &mut self.scratch);
+        let total = self.evolution.apply_and_sum(&self.prob, &mut self.scratch);
         std::mem::swap(&mut self.prob, &mut self.scratch);
-        self.normalise_or_reset();
+        normalise_by(&mut self.prob, total, FLUSH_BELOW);
     }
 
     /// Step 2 and 3 of a tick: Bayes' rule with the Poisson likelihood of seeing `packets`
@@ -416,25 +437,20 @@ impl RateModel {
         } else {
             0.0
         };
+        // The sum of the updated belief is added up in index order as each value is made
+        // (as `normalise_or_reset` would add it afterwards).
+        let mut total = 0.0;
         if k == 0.0 {
             for (p, &e) in self.prob.iter_mut().zip(&self.empty) {
                 *p *= e;
+                total += *p;
             }
         } else {
             // Likelihood up to a constant: (lambda tau)^k exp(-lambda tau); the outage bin can
             // not produce packets. Work in logs and subtract the largest term.
-            let mut best = f64::NEG_INFINITY;
-            for ((&p, &lm), (&m, s)) in self
-                .prob
-                .iter()
-                .zip(&self.ln_mean)
-                .zip(self.mean.iter().zip(self.scratch.iter_mut()))
-            {
-                let ll = k * lm - m;
-                *s = ll;
-                if p > 0.0 && ll > best {
-                    best = ll;
-                }
+            let mut best = largest_log_likelihood(k, &self.prob, &self.ln_mean, &self.mean);
+            for ((&lm, &m), s) in self.ln_mean.iter().zip(&self.mean).zip(&mut self.scratch) {
+                *s = k * lm - m;
             }
             if best == f64::NEG_INFINITY {
                 // The belief was all on the outage but packets came: start again from the
@@ -452,11 +468,14 @@ impl RateModel {
                 1
             };
             let factors = self.likelihoods.factors(k, best, &self.scratch);
-            for (p, &x) in self.prob.iter_mut().zip(factors).skip(first) {
-                *p *= x;
+            for (i, (p, &x)) in self.prob.iter_mut().zip(factors).enumerate() {
+                if i >= first {
+                    *p *= x;
+                }
+                total += *p;
             }
         }
-        self.normalise_or_reset();
+        normalise_by(&mut self.prob, total, FLUSH_BELOW);
     }
 
     /// Steps 2 and 3 of a tick whose arrivals are only a lower bound on what the link could
@@ -482,6 +501,38 @@ impl RateModel {
     }
 }
 
+/// The largest log-likelihood `k ln(mean) - mean` over the values `prob` holds (NEG_INFINITY
+/// when it holds none), found four values at a time: a largest value is the same in any
+/// order.
+fn largest_log_likelihood(k: f64, prob: &[f64], ln_mean: &[f64], mean: &[f64]) -> f64 {
+    let n = prob.len() / 4 * 4;
+    let mut best = [f64::NEG_INFINITY; 4];
+    for ((p, lm), m) in prob[..n]
+        .chunks_exact(4)
+        .zip(ln_mean[..n].chunks_exact(4))
+        .zip(mean[..n].chunks_exact(4))
+    {
+        for j in 0..4 {
+            let ll = if p[j] > 0.0 {
+                k * lm[j] - m[j]
+            } else {
+                f64::NEG_INFINITY
+            };
+            best[j] = if ll > best[j] { ll } else { best[j] };
+        }
+    }
+    let mut b = best
+        .into_iter()
+        .fold(f64::NEG_INFINITY, |a, x| if x > a { x } else { a });
+    for ((&p, &lm), &m) in prob.iter().zip(ln_mean).zip(mean).skip(n) {
+        let ll = k * lm - m;
+        if p > 0.0 && ll > b {
+            b = ll;
+        }
+    }
+    b
+}
+
 /// Bayes' rule on a belief `prob` with per-value `likelihood`s, then normalisation (see
 /// [`normalise_or_reset`]). When no value the belief holds could explain the observation, the
 /// belief starts again from the flat prior, which the likelihood then updates. Shared by the
@@ -499,14 +550,34 @@ pub(crate) fn apply_likelihood(prob: &mut [f64], likelihood: &[f64], flush_below
 /// Normalises `prob` to sum to 1, setting values under `flush_below` to 0 (and normalising
 /// again if that changed the sum); a belief that sums to 0 or is not finite becomes uniform.
 pub(crate) fn normalise_or_reset(prob: &mut [f64], flush_below: f64) {
-    let total: f64 = prob.iter().sum();
+    normalise_by(prob, prob.iter().sum(), flush_below);
+}
+
+/// [`normalise_or_reset`] given `total`, the sum of `prob` added in index order.
+fn normalise_by(prob: &mut [f64], total: f64, flush_below: f64) {
     if !(total > 0.0 && total.is_finite()) {
         let u = 1.0 / prob.len() as f64;
         prob.iter_mut().for_each(|p| *p = u);
         return;
     }
+    // Four values divided at a time (the divisions overlap), their sum still added one
+    // value after another.
     let mut kept = 0.0;
-    for p in prob.iter_mut() {
+    let mut chunks = prob.chunks_exact_mut(4);
+    for c in &mut chunks {
+        let mut q = [c[0] / total, c[1] / total, c[2] / total, c[3] / total];
+        for x in q.iter_mut() {
+            if *x < flush_below {
+                *x = 0.0;
+            }
+        }
+        c.copy_from_slice(&q);
+        kept += q[0];
+        kept += q[1];
+        kept += q[2];
+        kept += q[3];
+    }
+    for p in chunks.into_remainder() {
         *p /= total;
         if *p < flush_below {
             *p = 0.0;
@@ -547,7 +618,7 @@ mod tests {
     }
 
     #[test]
-    fn blocked_evolution_is_bit_identical_to_row_by_row() {
+    fn column_groups_are_bit_identical_to_row_by_row() {
         let grids = [RateGrid::Authors, RateGrid::ZeroOutage];
         for (g, span) in grids
             .into_iter()
@@ -579,6 +650,21 @@ mod tests {
             }
             let mut out = vec![1.0; n];
             ev.apply(&prob, &mut out);
+            for (a, b) in out.iter().zip(&reference) {
+                assert_eq!(a.to_bits(), b.to_bits(), "{a} vs {b}");
+            }
+            let total = ev.apply_and_sum(&prob, &mut out);
+            assert_eq!(total.to_bits(), reference.iter().sum::<f64>().to_bits());
+            // A belief on a few values in the middle: the rows outside them are skipped.
+            let mut narrow = vec![0.0; n];
+            narrow[100..105].copy_from_slice(&[0.1, 0.2, 0.4, 0.2, 0.1]);
+            let mut reference = vec![0.0; n];
+            for (row, &mass) in ev.rows().iter().zip(&narrow) {
+                for (k, &w) in row.weights.iter().enumerate() {
+                    reference[row.start + k] += mass * w;
+                }
+            }
+            ev.apply(&narrow, &mut out);
             for (a, b) in out.iter().zip(&reference) {
                 assert_eq!(a.to_bits(), b.to_bits(), "{a} vs {b}");
             }
