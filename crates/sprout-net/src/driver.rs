@@ -86,6 +86,59 @@ fn client_send(
     }
 }
 
+/// Sealed datagrams to the server gathered for one segmented send (UDP GSO, Linux): equal-sized
+/// ones, the last possibly shorter. A bulk transfer's datagrams are nearly all full-size, so
+/// one system call carries up to [`sprout_os::udp_gso::MAX_SEGMENTS`] of them through the
+/// stack at once.
+struct Gather {
+    /// Whether segmented sends are used: the kernel has them, and none has failed as
+    /// unsupported (then every datagram goes alone).
+    enabled: bool,
+    /// The gathered datagrams, one after the other.
+    buf: Vec<u8>,
+    /// Length of each but the last, bytes.
+    segment: usize,
+    /// How many are gathered.
+    count: usize,
+}
+
+impl Gather {
+    /// Gathering for `socket`, if its kernel segments UDP sends.
+    fn new(socket: &UdpSocket) -> Gather {
+        #[cfg(target_os = "linux")]
+        let enabled =
+            sprout_os::udp_gso::supported(socket) && std::env::var_os("SPROUT_AB_NO_GSO").is_none();
+        #[cfg(not(target_os = "linux"))]
+        let enabled = {
+            let _ = socket;
+            false
+        };
+        Gather {
+            enabled,
+            buf: Vec::new(),
+            segment: 0,
+            count: 0,
+        }
+    }
+
+    /// Whether datagram `d` can join those gathered (not after a shorter one, within the
+    /// kernel's limits).
+    #[cfg(target_os = "linux")]
+    fn fits(&self, d: &[u8]) -> bool {
+        use sprout_os::udp_gso::{MAX_BYTES, MAX_SEGMENTS};
+        self.count > 0
+            && d.len() <= self.segment
+            && self.buf.len() == self.count * self.segment
+            && self.count < MAX_SEGMENTS
+            && self.buf.len() + d.len() <= MAX_BYTES
+    }
+}
+
+/// The datagrams of `buf`, cut into `segment`-byte pieces (the last one what remains).
+fn segments(buf: &[u8], segment: usize) -> std::slice::Chunks<'_, u8> {
+    buf.chunks(segment.max(1))
+}
+
 /// A client's dead-peer detection and redial schedule: what a fresh handshake needs (the
 /// keys and the greeting) and when the next one is due.
 pub(crate) struct Redial {
@@ -183,6 +236,7 @@ pub(crate) fn run_client(
     redial: Redial,
 ) {
     ClientDriver {
+        gather: Gather::new(&socket),
         poll,
         socket,
         secure,
@@ -213,8 +267,11 @@ struct ClientDriver {
     tx: Vec<u8>,
     out: Vec<u8>,
     plaintext: Vec<u8>,
-    /// A sealed datagram the socket refused with "would block"; sent before anything else.
-    blocked: Option<Vec<u8>>,
+    /// Sealed datagrams waiting for one segmented send.
+    gather: Gather,
+    /// Sealed datagrams the socket refused with "would block", and the length of each but the
+    /// last (as [`Gather`] holds them); sent before anything else.
+    blocked: Option<(Vec<u8>, usize)>,
     /// Whether the socket may still hold datagrams (epoll is edge-triggered: read until empty).
     more_input: bool,
     /// How long to sleep in the poller (`None`: until an event).
@@ -407,18 +464,19 @@ impl ClientDriver {
         }
     }
 
-    /// Sends what is blocked, the security layer's own datagrams, then the connection's.
+    /// Sends what is blocked, the security layer's own datagrams, then the connection's
+    /// (gathered for segmented sends where the kernel has them).
     fn write(&mut self, st: &mut Link, now: sprout_core::Instant) {
-        let (socket, remote) = (&self.socket, self.remote);
-        let (blocked, socket_error) = (&mut self.blocked, &mut self.socket_error);
-        if let Some(d) = blocked.take() {
-            client_send(socket, st, &d, remote, blocked, socket_error);
+        if let Some((d, segment)) = self.blocked.take() {
+            self.send_segments(st, &d, segment);
         }
-        while blocked.is_none() && self.secure.poll_transmit(now, &mut self.out) {
-            client_send(socket, st, &self.out, remote, blocked, socket_error);
+        while self.blocked.is_none() && self.secure.poll_transmit(now, &mut self.out) {
+            let d = std::mem::take(&mut self.out);
+            self.send_segments(st, &d, d.len());
+            self.out = d;
         }
         let mut sent = 0;
-        while blocked.is_none() && sent < SEND_BATCH && self.secure.is_established() {
+        while self.blocked.is_none() && sent < SEND_BATCH && self.secure.is_established() {
             if st.next_transmit(now, &mut self.tx).is_none() {
                 break;
             }
@@ -426,17 +484,109 @@ impl ClientDriver {
             match self.secure.seal(now, &self.tx, &mut self.out) {
                 Ok(()) => {
                     self.redial.sent(now);
-                    client_send(socket, st, &self.out, remote, blocked, socket_error);
+                    let d = std::mem::take(&mut self.out);
+                    self.gather(st, &d);
+                    self.out = d;
                 }
                 Err(_) => st.counters.seal_errors += 1,
             }
         }
+        self.flush(st);
         if sent == SEND_BATCH {
             // More may be ready: come straight back after reading the socket.
             self.more_input = true;
         }
         st.peer = Some(self.remote);
         st.secure = Some(self.secure.stats());
+    }
+
+    /// Adds sealed datagram `d` to those gathered, sending them first if it cannot join
+    /// them; sends it at once where segmented sends are off.
+    fn gather(&mut self, st: &mut Link, d: &[u8]) {
+        if !self.gather.enabled {
+            self.send_segments(st, d, d.len());
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        {
+            if self.gather.count > 0 && !self.gather.fits(d) {
+                self.flush(st);
+            }
+            let g = &mut self.gather;
+            if g.count == 0 {
+                g.segment = d.len();
+            }
+            g.buf.extend_from_slice(d);
+            g.count += 1;
+        }
+    }
+
+    /// Sends the gathered datagrams.
+    fn flush(&mut self, st: &mut Link) {
+        if self.gather.count == 0 {
+            return;
+        }
+        let buf = std::mem::take(&mut self.gather.buf);
+        let segment = self.gather.segment;
+        self.gather.count = 0;
+        if self.blocked.is_some() {
+            // Kept with the blocked ones' (only one blocked batch is held): lost.
+            st.counters.send_errors += segments(&buf, segment).len() as u64;
+        } else {
+            self.send_segments(st, &buf, segment);
+        }
+        self.gather.buf = buf;
+        self.gather.buf.clear();
+    }
+
+    /// Sends `buf`, datagrams of `segment` bytes (the last one what remains), in one
+    /// segmented send if there are several and they are on, else one by one; counts them.
+    /// Blocked: kept whole in `blocked`. Segmentation refused: turned off, and the datagrams
+    /// go one by one.
+    fn send_segments(&mut self, st: &mut Link, buf: &[u8], segment: usize) {
+        let (socket, remote) = (&self.socket, self.remote);
+        #[cfg(target_os = "linux")]
+        if self.gather.enabled && buf.len() > segment {
+            use sprout_os::udp_gso::{send, GsoError};
+            loop {
+                match send(socket, buf, segment as u16, remote) {
+                    Ok(_) => {
+                        for d in segments(buf, segment) {
+                            st.count_sent(d.len());
+                        }
+                        return;
+                    }
+                    Err(GsoError::WouldBlock) => {
+                        self.blocked = Some((buf.to_vec(), segment));
+                        return;
+                    }
+                    Err(GsoError::Interrupted) => {}
+                    Err(GsoError::Unsupported(_)) => {
+                        self.gather.enabled = false;
+                        break;
+                    }
+                    Err(GsoError::Io(_)) => {
+                        st.counters.send_errors += segments(buf, segment).len() as u64;
+                        self.socket_error = true;
+                        return;
+                    }
+                }
+            }
+        }
+        let (blocked, socket_error) = (&mut self.blocked, &mut self.socket_error);
+        let mut one = None;
+        for d in segments(buf, segment) {
+            if blocked.is_some() || one.is_some() {
+                // Only one blocked datagram is kept: the rest are lost.
+                st.counters.send_errors += 1;
+                continue;
+            }
+            client_send(socket, st, d, remote, &mut one, socket_error);
+        }
+        if let Some(d) = one {
+            let len = d.len();
+            *blocked = Some((d, len));
+        }
     }
 
     /// How long to sleep: until the next deadline of the connection or the security layer,
@@ -469,4 +619,51 @@ impl ClientDriver {
 fn stop(shared: &ConnShared, why: String) {
     shared.lock().finish(why);
     shared.notify_all();
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    fn gather(lens: &[usize]) -> Gather {
+        let mut g = Gather {
+            enabled: true,
+            buf: Vec::new(),
+            segment: 0,
+            count: 0,
+        };
+        for &n in lens {
+            if g.count == 0 {
+                g.segment = n;
+            }
+            g.buf.extend(std::iter::repeat_n(0u8, n));
+            g.count += 1;
+        }
+        g
+    }
+
+    #[test]
+    fn equal_datagrams_gather_and_a_shorter_one_ends_the_run() {
+        let g = gather(&[1472, 1472]);
+        assert!(g.fits(&[0; 1472]));
+        assert!(g.fits(&[0; 100]));
+        assert!(!g.fits(&[0; 1473]), "a longer one starts a new send");
+        let g = gather(&[1472, 100]);
+        assert!(!g.fits(&[0; 100]), "nothing follows a shorter one");
+        assert!(
+            !gather(&[]).fits(&[0; 10]),
+            "an empty gather takes its first by itself"
+        );
+        let pieces: Vec<usize> = segments(&g.buf, g.segment).map(|d| d.len()).collect();
+        assert_eq!(pieces, [1472, 100]);
+    }
+
+    #[test]
+    fn the_kernels_limits_hold() {
+        let g = gather(&[100; sprout_os::udp_gso::MAX_SEGMENTS]);
+        assert!(!g.fits(&[0; 100]), "64 segments at most");
+        let g = gather(&[30_000, 30_000]);
+        assert!(!g.fits(&[0; 30_000]), "65,507 bytes at most");
+        assert!(g.fits(&[0; 5_000]));
+    }
 }

@@ -1,6 +1,6 @@
 //! Linux system interfaces for the runtimes (TUN devices, network namespaces, capabilities,
-//! interfaces, clocks, timestamped receive, scheduling, signals): the only crate of the
-//! workspace with `unsafe` code, each use wrapped in a safe function with its reason.
+//! interfaces, clocks, timestamped receive, segmented UDP sends, scheduling, signals): the only
+//! crate of the workspace with `unsafe` code, each use wrapped in a safe function with its reason.
 #![cfg(target_os = "linux")]
 // The workspace denies unsafe code (Cargo.toml's [workspace.lints]); this crate is where it
 // is allowed, each block with a SAFETY comment.
@@ -17,5 +17,6 @@ pub mod sched;
 pub mod signals;
 pub mod socket_buffers;
 pub mod tun;
+pub mod udp_gso;
 pub mod udp_pktinfo;
 pub mod udp_timestamps;
