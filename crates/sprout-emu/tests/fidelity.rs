@@ -1,5 +1,5 @@
-//! The emulator's fidelity, measured for real: floods at 12 and 200 Mbit/s and a light probe.
-//! Timing-sensitive, so one test function runs the three measurements one after the other.
+//! The emulator's fidelity, measured for real: floods at 12, 200 and 1,000 Mbit/s and a light probe.
+//! Timing-sensitive, so one test function runs the four measurements one after the other.
 //!
 //! The floods must use the capacity (`FidelityReport::flood_checks`). For the probe, the test guards
 //! what our code decides: every datagram arrives, and the median overhead beyond the model's
