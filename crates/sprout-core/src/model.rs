@@ -284,9 +284,9 @@ impl Evolution {
         let mut total = 0.0;
         for g in &self.groups {
             let acc = g.sums(p, from, to);
-            let dst = &mut out[g.start..g.start + g.len];
-            dst.copy_from_slice(&acc[..g.len]);
-            for &x in dst.iter() {
+            // Element by element: a copy of a run-time length would call memcpy.
+            for (d, &x) in out[g.start..g.start + g.len].iter_mut().zip(&acc) {
+                *d = x;
                 total += x;
             }
         }
