@@ -204,18 +204,26 @@ impl ForecastTables {
         let q = (1.0 - confidence).clamp(0.0, 1.0);
         let (lo, hi) = support(prob);
         let mut floor = 0usize;
+        // How far the answer moved from `out`'s entry, per tick of horizon, at the previous
+        // horizon: the next one's search starts that much further on (a belief that moved
+        // moves every horizon's quantile about in proportion), which only makes it shorter.
+        let mut drift = 0.0;
         for (i, slot) in out.iter_mut().enumerate().take(self.cdf.len()) {
             let h = i + 1;
             let max = self.max_count(h);
+            let before = f64::from(*slot);
+            let hint = (before + drift * h as f64).round().max(0.0) as usize;
             let reaches = |c: usize| self.mixture_cdf(prob, h, c, n, lo, hi) >= q;
-            match smallest_reaching(floor.min(max), max, *slot as usize, reaches) {
+            match smallest_reaching(floor.min(max), max, hint, reaches) {
                 Some(a) => {
                     *slot = a as u32;
                     floor = a;
+                    drift = (a as f64 - before) / h as f64;
                 }
                 None => {
                     *slot = (max + 2) as u32;
                     floor = max;
+                    drift = 0.0;
                 }
             }
         }
