@@ -110,10 +110,8 @@ fn the_rates_experiment_at_reduced_settings() {
     assert!(table.contains("sprout-wide") && table.contains("➖ Not applicable"));
 }
 
-/// `sprout eval --schemes sprout-wide` runs the wide model with the run's `--param` changes.
-#[test]
-fn sprout_wide_in_fig7_takes_the_runs_params() {
-    use sprout_eval::eval::{self, EvalOptions, Scheme};
+/// A folder holding the first synthetic link pair as `Synth.up` and `Synth.down`.
+fn synthetic_pair_folder() -> tempfile::TempDir {
     let traces = tempfile::tempdir().unwrap();
     let pair = &links().pairs[0];
     for (t, dir) in [(&pair.1, "up"), (&pair.2, "down")] {
@@ -124,6 +122,14 @@ fn sprout_wide_in_fig7_takes_the_runs_params() {
             .collect();
         std::fs::write(traces.path().join(format!("Synth.{dir}")), text).unwrap();
     }
+    traces
+}
+
+/// `sprout eval --schemes sprout-wide` runs the wide model with the run's `--param` changes.
+#[test]
+fn sprout_wide_in_fig7_takes_the_runs_params() {
+    use sprout_eval::eval::{self, EvalOptions, Scheme};
+    let traces = synthetic_pair_folder();
     let run = |params: &[&str]| {
         let out = tempfile::tempdir().unwrap();
         eval::run(&EvalOptions {
@@ -149,16 +155,7 @@ fn sprout_wide_in_fig7_takes_the_runs_params() {
 #[test]
 fn the_report_names_the_rate_models_and_sprout_wide_is_not_a_rival() {
     use sprout_eval::eval::{self, EvalOptions, Scheme};
-    let traces = tempfile::tempdir().unwrap();
-    let pair = &links().pairs[0];
-    for (t, dir) in [(&pair.1, "up"), (&pair.2, "down")] {
-        let text: String = t
-            .opportunities_ms()
-            .iter()
-            .map(|ms| format!("{ms}\n"))
-            .collect();
-        std::fs::write(traces.path().join(format!("Synth.{dir}")), text).unwrap();
-    }
+    let traces = synthetic_pair_folder();
     let report = |schemes: Vec<Scheme>| {
         let out = tempfile::tempdir().unwrap();
         let _ = eval::run(&EvalOptions {
