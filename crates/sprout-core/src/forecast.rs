@@ -240,6 +240,16 @@ fn smallest_reaching(
     mut reaches: impl FnMut(usize) -> bool,
 ) -> Option<usize> {
     let hint = hint.clamp(from, to);
+    // Steps of 1, 1, 2, 4, ...: an answer one or two from the hint (the usual miss) is found
+    // without a bisection.
+    let widen = |step: usize, widened: &mut bool| {
+        if std::mem::replace(widened, true) {
+            step * 2
+        } else {
+            step
+        }
+    };
+    let mut widened = false;
     // Invariant of the final bisection: !reaches(c) for c < a (or a == from), reaches(b).
     let (mut a, mut b);
     if reaches(hint) {
@@ -252,7 +262,7 @@ fn smallest_reaching(
             let probe = b.saturating_sub(step).max(from);
             if reaches(probe) {
                 b = probe;
-                step *= 2;
+                step = widen(step, &mut widened);
             } else {
                 a = probe + 1;
                 break;
@@ -271,7 +281,7 @@ fn smallest_reaching(
                 break;
             }
             a = probe + 1;
-            step *= 2;
+            step = widen(step, &mut widened);
         }
     }
     while a < b {
