@@ -189,6 +189,7 @@ impl Endpoint {
         let secure = Client::new(keys, clock.now(), greeting)?;
         let mut socket = UdpSocket::bind(local)
             .map_err(|e| NetError::io(format!("binding UDP socket to {local}"), e))?;
+        crate::driver::ask_socket_buffers(&socket, crate::server::DEFAULT_SOCKET_BUFFER_BYTES);
         let local = socket
             .local_addr()
             .map_err(|e| NetError::io("reading the socket's address", e))?;
@@ -380,6 +381,7 @@ impl Endpoint {
         socket
             .set_nonblocking(true)
             .map_err(|e| NetError::io("making the socket non-blocking", e))?;
+        crate::driver::ask_socket_buffers(&socket, crate::server::DEFAULT_SOCKET_BUFFER_BYTES);
         let addr = socket
             .local_addr()
             .map_err(|e| NetError::io("reading the socket's address", e))?;

@@ -36,7 +36,10 @@ use sprout_secure::{
 
 use crate::clock::Clock;
 use crate::conn::{ConnShared, Link, Signal};
-use crate::driver::{send_to, Sent, ERROR_BACKOFF, MAX_UDP, READ_BATCH, SEND_BATCH, SOCKET, WAKER};
+use crate::driver::{
+    segments, send_gso, send_to, Gather, Sent, SentSegments, ERROR_BACKOFF, MAX_UDP, READ_BATCH,
+    SEND_BATCH, SOCKET, WAKER,
+};
 use crate::error::NetError;
 use crate::stats::{EndpointStats, ServerStats};
 
@@ -205,6 +208,9 @@ impl Server {
                 ..ServerStats::default()
             },
             blocked: None,
+            gather: Gather::new(&socket),
+            gather_to: None,
+            ended: Vec::new(),
             socket_error: false,
         };
         let thread = std::thread::Builder::new()
@@ -549,8 +555,14 @@ struct Driver {
     /// (deadline µs, session), earliest first, lazily invalidated.
     timers: BinaryHeap<Reverse<(sprout_core::Instant, SessionId)>>,
     stats: ServerStats,
-    /// A sealed datagram the socket refused with "would block", sent before anything else.
-    blocked: Option<(Vec<u8>, SocketAddr)>,
+    /// Sealed datagrams the socket refused with "would block", their destination and the
+    /// length of each but the last (as [`Gather`] holds them); sent before anything else.
+    blocked: Option<(Vec<u8>, SocketAddr, usize)>,
+    /// A session's datagrams gathered for one segmented send (UDP GSO), and where they go.
+    gather: Gather,
+    gather_to: Option<SocketAddr>,
+    /// Sessions ended in this round, their applications to wake once the counters are out.
+    ended: Vec<Arc<ConnShared>>,
     socket_error: bool,
 }
 
@@ -672,8 +684,8 @@ impl Driver {
             }
 
             // Output: what is blocked, handshake responses, then each touched session.
-            if let Some((d, to)) = self.blocked.take() {
-                self.send(&socket, &d, to, None);
+            if let Some((d, to, segment)) = self.blocked.take() {
+                self.send_segments(&socket, &d, to, segment, None);
             }
             while self.blocked.is_none() {
                 let Some(to) = self.secure.poll_transmit(&mut buf.out) else {
@@ -851,7 +863,7 @@ impl Driver {
                         st.peer = Some(to);
                     }
                     let d = std::mem::take(&mut buf.out);
-                    self.send(socket, &d, to, Some(&mut st));
+                    self.gather(socket, &d, to, &mut st);
                     buf.out = d;
                 }
                 Err(SealError::UnknownSession(_)) => {
@@ -861,6 +873,7 @@ impl Driver {
                 Err(_) => st.counters.seal_errors += 1,
             }
         }
+        self.flush(socket, &mut st);
         let more = sent == SEND_BATCH || self.blocked.is_some();
         let deadline = st.poll_timeout();
         let writable = st.queued_bytes() < queued_before;
@@ -891,7 +904,7 @@ impl Driver {
                     st.count_sent(n);
                 }
             }
-            Sent::Blocked => self.blocked = Some((d.to_vec(), to)),
+            Sent::Blocked => self.blocked = Some((d.to_vec(), to, d.len())),
             Sent::Failed => {
                 self.stats.send_errors += 1;
                 self.socket_error = true;
@@ -902,13 +915,88 @@ impl Driver {
         }
     }
 
+    /// Adds a session's sealed datagram `d` for `to` to those gathered, sending them first if
+    /// it cannot join them; sends it at once where segmented sends are off.
+    fn gather(&mut self, socket: &UdpSocket, d: &[u8], to: SocketAddr, st: &mut Link) {
+        if !self.gather.enabled {
+            self.send(socket, d, to, Some(st));
+            return;
+        }
+        if self.gather.count > 0 && (self.gather_to != Some(to) || !self.gather.fits(d)) {
+            self.flush(socket, st);
+        }
+        self.gather_to = Some(to);
+        self.gather.push(d);
+    }
+
+    /// Sends the session's gathered datagrams.
+    fn flush(&mut self, socket: &UdpSocket, st: &mut Link) {
+        let Some(to) = self.gather_to.take().filter(|_| self.gather.count > 0) else {
+            return;
+        };
+        let (buf, segment) = self.gather.take();
+        self.send_segments(socket, &buf, to, segment, Some(st));
+        self.gather.recycle(buf);
+    }
+
+    /// Sends `buf`, datagrams of `segment` bytes (the last one what remains), to `to`: in one
+    /// segmented send if there are several and they are on, else one by one; counts them for
+    /// the server and, if given, the session. Blocked: kept whole in `blocked` (datagrams
+    /// behind a blocked one are lost). Segmentation refused: turned off, and they go one by one.
+    fn send_segments(
+        &mut self,
+        socket: &UdpSocket,
+        buf: &[u8],
+        to: SocketAddr,
+        segment: usize,
+        mut st: Option<&mut Link>,
+    ) {
+        let count = segments(buf, segment).len() as u64;
+        if self.gather.enabled && buf.len() > segment && self.blocked.is_none() {
+            match send_gso(socket, buf, segment, to) {
+                SentSegments::Ok => {
+                    self.stats.datagrams_sent += count;
+                    self.stats.bytes_sent += buf.len() as u64;
+                    if let Some(st) = st {
+                        segments(buf, segment).for_each(|d| st.count_sent(d.len()));
+                    }
+                    return;
+                }
+                SentSegments::Blocked => {
+                    self.blocked = Some((buf.to_vec(), to, segment));
+                    return;
+                }
+                SentSegments::Failed => {
+                    self.stats.send_errors += count;
+                    self.socket_error = true;
+                    if let Some(st) = st {
+                        st.counters.send_errors += count;
+                    }
+                    return;
+                }
+                SentSegments::Unsupported => self.gather.enabled = false,
+            }
+        }
+        for d in segments(buf, segment) {
+            if self.blocked.is_some() {
+                self.stats.send_errors += 1;
+                if let Some(st) = st.as_deref_mut() {
+                    st.counters.send_errors += 1;
+                }
+                continue;
+            }
+            self.send(socket, d, to, st.as_deref_mut());
+        }
+    }
+
     /// Forgets session `id` and tells its application why; returns whether it was there.
     fn remove(&mut self, id: SessionId, why: &str) -> bool {
         let Some(e) = self.sessions.remove(&id) else {
             return false;
         };
         e.conn.lock().finish(why);
-        e.conn.notify_all();
+        // Woken once the server's counters say so too (`publish_stats`, this round).
+        self.ended.push(e.conn);
         self.stats.sessions_closed += 1;
         true
     }
@@ -926,8 +1014,10 @@ impl Driver {
     fn publish_stats(&mut self) {
         self.stats.sessions_open = self.sessions.len() as u64;
         self.stats.secure = self.secure.stats();
-        let mut ctl = self.shared.lock();
-        ctl.stats = self.stats.clone();
+        self.shared.lock().stats = self.stats.clone();
+        for conn in self.ended.drain(..) {
+            conn.notify_all();
+        }
     }
 
     /// Stops: every session ends, waiters wake.
