@@ -134,3 +134,33 @@ fn command<S: AsRef<std::ffi::OsStr>>(exe: &Path, args: Vec<S>) -> Command {
     cmd.args(args);
     cmd
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both tunnel ends of the experiments run the paper's model, named on their command
+    /// lines (the tunnel's own default is the wide model).
+    #[test]
+    fn both_tunnel_ends_run_the_papers_model() {
+        let exe = Path::new("sprout");
+        let listen: SocketAddr = "10.0.0.1:9200".parse().unwrap();
+        let key = sprout_secure::PrivateKey::generate().public_key();
+        let server = tunnel_server(
+            exe,
+            Path::new("k"),
+            listen,
+            Ipv4Addr::new(10, 77, 9, 1),
+            "d".into(),
+        );
+        let client = tunnel_client(exe, listen, &key, "c".into());
+        for cmd in [server, client] {
+            let args: Vec<String> = cmd
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            assert!(args.contains(&"--model=paper".to_string()), "{args:?}");
+            assert!(args.contains(&"--confidence=0.75".to_string()), "{args:?}");
+        }
+    }
+}
