@@ -155,11 +155,95 @@ impl WideForecast {
         self.moments(prob, &mut moments[..h_max]);
         let mut floor = 0u32;
         for (i, slot) in out.iter_mut().enumerate().take(h_max) {
-            let c = quantile(moments[i], q, z).clamp(floor, self.top[i]);
+            let m = moments[i];
+            // Overdispersion beyond the mean squared: the fitted negative binomial's Gamma has
+            // a shape below 1, its density infinite at rate 0 (and the Normal's quantile is
+            // below 0), so the moments say "nothing" for a belief that holds no rate near 0.
+            let c = if m.variance - m.mean > m.mean * m.mean {
+                self.mixture_quantile(prob, i, q, m.mean)
+            } else {
+                quantile(m, q, z)
+            };
+            let c = c.clamp(floor, self.top[i]);
             *slot = c;
             floor = c;
         }
     }
+
+    /// P(N_h <= c) under the belief `prob`, summed over the values (`h` 0-based): the outage
+    /// delivers nothing, and value `b`'s count is negative binomial of its own mean and
+    /// variance below [`SMALL_MEAN`], Normal above. Values are visited from the lowest rate
+    /// up and the sum stops once a value's mean is so far above `c` that it and every higher
+    /// one add nothing.
+    fn mixture_cdf(&self, prob: &[f64], h: usize, c: f64, (lo, hi): (usize, usize)) -> f64 {
+        let base = h * self.n;
+        let mut total = prob.first().copied().unwrap_or(0.0);
+        for (b, &p) in prob.iter().enumerate().take(hi).skip(lo.max(1)) {
+            let mu = self.mean[base + b];
+            let var = mu + self.spread[base + b];
+            let sd = var.sqrt();
+            if mu - c > 40.0 * sd + 10.0 {
+                break;
+            }
+            if p <= SUPPORT_EPS {
+                continue;
+            }
+            total += p * if mu < SMALL_MEAN {
+                negative_binomial_cdf(mu, var - mu, c)
+            } else {
+                normal_cdf((c + 0.5 - mu) / sd)
+            };
+        }
+        total
+    }
+
+    /// The smallest whole `c` with P(N_h <= c) >= q summed value by value
+    /// ([`WideForecast::mixture_cdf`]), by bisection from 0 up to past the mean `mean`. Used
+    /// where two moments describe the mixture badly: a belief spread over rates far apart
+    /// (after quiet spells, where only heartbeats came) has a variance so large against its
+    /// mean that the fitted count puts nearly all its mass at 0, though no rate the belief
+    /// holds would deliver so little.
+    fn mixture_quantile(&self, prob: &[f64], h: usize, q: f64, mean: f64) -> u32 {
+        let range = support(prob);
+        let top = self.top[h] as f64;
+        let (mut lo, mut hi) = (0.0f64, mean.ceil().clamp(1.0, top));
+        while self.mixture_cdf(prob, h, hi, range) < q && hi < top {
+            lo = hi;
+            hi = (2.0 * hi).min(top);
+        }
+        if self.mixture_cdf(prob, h, lo, range) >= q {
+            return lo as u32;
+        }
+        // Invariant: F(lo) < q <= F(hi).
+        while hi - lo > 1.0 {
+            let mid = (0.5 * (lo + hi)).floor();
+            if self.mixture_cdf(prob, h, mid, range) >= q {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi as u32
+    }
+}
+
+/// P(N <= c) for the negative binomial of mean `mu` and variance `mu + v` (a Poisson when `v`
+/// is 0), by summing its terms.
+fn negative_binomial_cdf(mu: f64, v: f64, c: f64) -> f64 {
+    if c < 0.0 {
+        return 0.0;
+    }
+    if mu <= 0.0 {
+        return 1.0;
+    }
+    let (p0, a, b) = negative_binomial(mu, v.max(0.0));
+    let (mut term, mut acc, mut k) = (p0, p0, 0.0);
+    while k < c && acc < 1.0 {
+        term *= (k * a + b) / (k + 1.0);
+        acc += term;
+        k += 1.0;
+    }
+    acc.min(1.0)
 }
 
 /// Mean and variance of `max(0, X)` for X Normal of mean `m` and sd `sd` (`sd` may be 0):
