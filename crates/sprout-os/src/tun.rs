@@ -98,7 +98,8 @@ fn ifreq_ioctl(
     what: &str,
 ) -> io::Result<()> {
     // SAFETY: every request passed here (SIOCSIFADDR, SIOCSIFDSTADDR, SIOCSIFNETMASK,
-    // SIOCSIFMTU, SIOCGIFFLAGS, SIOCSIFFLAGS) takes a pointer to an ifreq, and `req` is one.
+    // SIOCSIFMTU, SIOCSIFTXQLEN, SIOCGIFFLAGS, SIOCSIFFLAGS) takes a pointer to an ifreq, and
+    // `req` is one.
     unsafe {
         ioctl(
             sock.as_fd(),
@@ -208,6 +209,16 @@ pub fn configure_point_to_point(
     req.ifr_ifru.ifru_mtu = mtu as libc::c_int;
     ifreq_ioctl(&sock, libc::SIOCSIFMTU, &mut req, "set MTU")?;
     set_up(name)
+}
+
+/// Sets the transmit queue length of interface `name` of the calling thread's namespace, in
+/// packets (`ip link set NAME txqueuelen LEN`). For a TUN device this is how many packets the
+/// kernel holds for its reader before it drops the next (500 by default).
+pub fn set_tx_queue_len(name: &str, len: u32) -> io::Result<()> {
+    let sock = control_socket()?;
+    let mut req = ifreq_named(name)?;
+    req.ifr_ifru.ifru_metric = len.min(i32::MAX as u32) as libc::c_int;
+    ifreq_ioctl(&sock, libc::SIOCSIFTXQLEN, &mut req, "set txqueuelen")
 }
 
 /// Brings interface `name` of the calling thread's namespace up (e.g. `lo`).
