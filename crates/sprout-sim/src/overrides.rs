@@ -10,7 +10,6 @@
 //! Sprout-EWMA's estimator as it is, since it has no rate model.
 
 use serde_json::Value;
-use sprout_core::params::WideParams;
 use sprout_core::{Config, EstimatorKind};
 
 use crate::error::SimError;
@@ -52,11 +51,13 @@ pub fn apply(cfg: &mut Config, assignments: &[String]) -> Result<(), SimError> {
 pub const MODEL_PRESETS: [&str; 2] = ["paper", "wide"];
 
 /// Applies `model=NAME` to the configuration's JSON tree: the estimator becomes the wide model
-/// (its default parameters) or the paper's, unless it is Sprout-EWMA's, which has no model.
+/// (its default parameters) or the paper's, with the feedback interval of that parameter set
+/// ([`Config::wide`]: every tick; the paper's: none), unless the estimator is Sprout-EWMA's,
+/// which has no model.
 fn model_preset(tree: &mut Value, name: &str) -> Result<(), String> {
-    let estimator = match name.to_ascii_lowercase().as_str() {
-        "wide" => EstimatorKind::Wide(WideParams::default()),
-        "paper" => EstimatorKind::Sprout,
+    let preset = match name.to_ascii_lowercase().as_str() {
+        "wide" => Config::wide(),
+        "paper" => Config::default(),
         _ => {
             return Err(format!(
                 "unknown model '{name}' (known: {}, or a JSON object of the paper model's fields)",
@@ -67,7 +68,9 @@ fn model_preset(tree: &mut Value, name: &str) -> Result<(), String> {
     let slot = field_mut(tree, "estimator")?;
     let current: EstimatorKind = serde_json::from_value(slot.clone()).map_err(|e| e.to_string())?;
     if !matches!(current, EstimatorKind::Ewma { .. }) {
-        *slot = serde_json::to_value(estimator).map_err(|e| e.to_string())?;
+        *slot = serde_json::to_value(&preset.estimator).map_err(|e| e.to_string())?;
+        *field_mut(tree, "feedback_interval_us")? =
+            serde_json::to_value(preset.feedback_interval_us).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -116,7 +119,7 @@ fn parse_value(text: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sprout_core::params::{QueueDrain, RateGrid};
+    use sprout_core::params::{QueueDrain, RateGrid, WideParams};
 
     fn set(a: &[&str]) -> Result<Config, String> {
         let mut c = Config::default();
@@ -178,8 +181,13 @@ mod tests {
             EstimatorKind::Wide(w) => assert_eq!(w.sigma_log, 0.5),
             other => panic!("not the wide model: {other:?}"),
         }
+        assert_eq!(
+            wide,
+            Config::wide(),
+            "the preset is the whole wide parameter set"
+        );
         let back = set(&["model=wide", "model=paper"]).unwrap();
-        assert_eq!(back.estimator, EstimatorKind::Sprout);
+        assert_eq!(back, Config::default());
         let mut ewma = Config::ewma();
         apply(&mut ewma, &["model=wide".to_string()]).unwrap();
         assert_eq!(ewma, Config::ewma());
