@@ -152,10 +152,23 @@ fn saturating_transfer_in_both_directions() {
     let port = free_port();
     let k = keys();
     let srv = server(port, &k, true);
+    // The paper's rate model, which stops near 12 Mbit/s: over loopback, a link without a
+    // rate, the default wide model sends as fast as the processors let it (1.4-1.6 Gbit/s each
+    // way here) and the receiving sockets drop what they cannot hold (14% in one CI run), so
+    // the byte counts below would say more about the machine's load than about the transfer.
+    // The wide model's transfers are checked through the emulator (one_way_download.rs).
     let cli = client(
         port,
         &k,
-        &["--duration", "3", "--direction", "both", "--json"],
+        &[
+            "--duration",
+            "3",
+            "--direction",
+            "both",
+            "--scheme",
+            "sprout",
+            "--json",
+        ],
     );
     let (cticks, csum) = parse(&finish(cli, Duration::from_secs(20)));
     let (sticks, ssum) = parse(&finish(srv, Duration::from_secs(20)));
@@ -164,6 +177,7 @@ fn saturating_transfer_in_both_directions() {
     assert!(sticks.len() >= 3, "{} server ticks", sticks.len());
     for (who, sum) in [("client", &csum), ("server", &ssum)] {
         assert_eq!(sum["role"], who);
+        assert_eq!(sum["scheme"], "sprout");
         assert_eq!(sum["direction"], "both");
         assert_eq!(sum["mode"], "bulk");
         assert!(f(sum, "sent_kbps") > 1000.0, "{who} sent too little: {sum}");
@@ -246,6 +260,8 @@ fn paced_stream_delivers_its_rate_with_measured_delay() {
     let (_, ssum) = parse(&finish(srv, Duration::from_secs(20)));
     println!("client {csum}\nserver {ssum}");
     for sum in [&csum, &ssum] {
+        // Both ends run the client's default, Sprout on the wide rate model.
+        assert_eq!(sum["scheme"], "sprout-wide", "{sum}");
         assert_eq!(sum["mode"], "paced");
         assert_eq!(sum["rate_kbps"], 500);
         for key in ["sent_kbps", "received_kbps"] {
