@@ -1119,9 +1119,7 @@ fn downloads_at_a_high_link_rate() {
         seconds > HIGH_RATE_SKIP_S + 1.0,
         "SPROUT_TUNNEL_SECONDS too short"
     );
-    let model: Vec<String> = std::env::var("SPROUT_TUNNEL_MODEL")
-        .map(|m| vec![format!("--model={m}")])
-        .unwrap_or_default();
+    let model = model_flag();
     let extra: Vec<&str> = model.iter().map(String::as_str).collect();
     let dir = tempfile::tempdir().unwrap();
     let exe = env!("CARGO_BIN_EXE_sprout");
@@ -1163,6 +1161,13 @@ fn downloads_at_a_high_link_rate() {
     }
 }
 
+/// `--model=M` for both tunnel ends when `SPROUT_TUNNEL_MODEL` is set (none: their default).
+fn model_flag() -> Vec<String> {
+    std::env::var("SPROUT_TUNNEL_MODEL")
+        .map(|m| vec![format!("--model={m}")])
+        .unwrap_or_default()
+}
+
 /// A ping through the tunnel after its session idled is answered within [`IDLE_PING_LIMIT`]
 /// (with the paper's model: one round trip, 42 ms, after 0, 3 and 10 s of idle; with the wide
 /// model 42-46 ms). Before the wide forecast summed a spread-out belief value by value, an
@@ -1174,9 +1179,7 @@ fn a_ping_after_idle_is_answered_at_once() {
     if !can_run_tunnels() {
         return;
     }
-    let model: Vec<String> = std::env::var("SPROUT_TUNNEL_MODEL")
-        .map(|m| vec![format!("--model={m}")])
-        .unwrap_or_default();
+    let model = model_flag();
     let extra: Vec<&str> = model.iter().map(String::as_str).collect();
     let dir = tempfile::tempdir().unwrap();
     let exe = env!("CARGO_BIN_EXE_sprout");

@@ -3,21 +3,10 @@
 //! until the forecast climbs again). SproutTunnel on the wide model answered a ping after 3 or
 //! 10 s of idle only after 2-16 s.
 
+mod common;
+
+use common::{deliver_due, InFlight};
 use sprout_core::{Config, Connection, Instant};
-
-/// Datagrams on their way, each with the millisecond it arrives.
-type InFlight = Vec<(u64, Vec<u8>)>;
-
-fn deliver_due(to: &mut Connection, in_flight: &mut InFlight, now_ms: u64) {
-    let now = Instant::from_millis(now_ms);
-    for (at, d) in std::mem::take(in_flight) {
-        if at <= now_ms {
-            let _ = to.handle_datagram(now, &d);
-        } else {
-            in_flight.push((at, d));
-        }
-    }
-}
 
 /// A and B over a 20 ms path both ways with room to spare; A sends one 1,200-byte datagram at
 /// 0 ms and another at `idle_ms`. Returns how long the second waited, in ms.

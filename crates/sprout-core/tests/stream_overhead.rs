@@ -3,6 +3,9 @@
 //! expected counts; once the peer sends data, every tick's forecast rides the stream again.
 //! Through a stall of its own direction, a stream whose data waits sends few heartbeats.
 
+mod common;
+
+use common::{deliver_due, InFlight};
 use sprout_core::{wire, Config, Connection, Instant};
 
 /// One datagram of A's seen on the way to B: when A sent it, and whether it carried data, a
@@ -13,22 +16,6 @@ struct Seen {
     data: bool,
     forecast: bool,
     expected: bool,
-}
-
-/// Datagrams on their way, each with the millisecond it arrives.
-type InFlight = Vec<(u64, Vec<u8>)>;
-
-/// Hands `to` every datagram of `in_flight` due by `now_ms` (errors ignored, as a peer's are);
-/// the others stay on their way.
-fn deliver_due(to: &mut Connection, in_flight: &mut InFlight, now_ms: u64) {
-    let now = Instant::from_millis(now_ms);
-    for (at, d) in std::mem::take(in_flight) {
-        if at <= now_ms {
-            let _ = to.handle_datagram(now, &d);
-        } else {
-            in_flight.push((at, d));
-        }
-    }
 }
 
 /// A sends a 1,200-byte datagram every 38 ms (250 kbit/s) for `ms` milliseconds over a
