@@ -3,11 +3,11 @@
 use sprout_core::{Connection, Instant};
 
 /// Datagrams on their way, each with the millisecond it arrives.
-pub type InFlight = Vec<(u64, Vec<u8>)>;
+pub(crate) type InFlight = Vec<(u64, Vec<u8>)>;
 
 /// Hands `to` every datagram of `in_flight` due by `now_ms` (errors ignored, as a peer's are);
 /// the others stay on their way.
-pub fn deliver_due(to: &mut Connection, in_flight: &mut InFlight, now_ms: u64) {
+pub(crate) fn deliver_due(to: &mut Connection, in_flight: &mut InFlight, now_ms: u64) {
     let now = Instant::from_millis(now_ms);
     for (at, d) in std::mem::take(in_flight) {
         if at <= now_ms {
