@@ -228,7 +228,7 @@ impl WideForecast {
 }
 
 /// P(N <= c) for the negative binomial of mean `mu` and variance `mu + v` (a Poisson when `v`
-/// is 0), by summing its terms.
+/// is 0), by summing its terms up to `c` (or until they add up to 1).
 fn negative_binomial_cdf(mu: f64, v: f64, c: f64) -> f64 {
     if c < 0.0 {
         return 0.0;
@@ -236,14 +236,14 @@ fn negative_binomial_cdf(mu: f64, v: f64, c: f64) -> f64 {
     if mu <= 0.0 {
         return 1.0;
     }
-    let (p0, a, b) = negative_binomial(mu, v.max(0.0));
-    let (mut term, mut acc, mut k) = (p0, p0, 0.0);
-    while k < c && acc < 1.0 {
-        term *= (k * a + b) / (k + 1.0);
-        acc += term;
-        k += 1.0;
+    let mut last = 0.0;
+    for (k, acc) in negative_binomial_cdfs(mu, v.max(0.0)).enumerate() {
+        last = acc;
+        if k as f64 >= c || acc >= 1.0 {
+            break;
+        }
     }
-    acc.min(1.0)
+    last.min(1.0)
 }
 
 /// Mean and variance of `max(0, X)` for X Normal of mean `m` and sd `sd` (`sd` may be 0):
@@ -271,16 +271,23 @@ pub fn quantile(m: HorizonMoments, q: f64, z: f64) -> u32 {
         let c = (m.mean + z * m.variance.max(m.mean).sqrt() - 0.5).ceil();
         return c.clamp(0.0, u32::MAX as f64 / 4.0) as u32;
     }
-    let (p0, a, b) = negative_binomial(m.mean, (m.variance - m.mean).max(0.0));
-    let (mut term, mut acc, mut k) = (p0, p0, 0.0);
-    // The mean plus 40 sd bounds the loop whatever rounding does.
-    let bound = m.mean + 40.0 * m.variance.max(m.mean).sqrt() + 10.0;
-    while acc < q && k < bound {
-        term *= (k * a + b) / (k + 1.0);
-        acc += term;
-        k += 1.0;
-    }
-    k as u32
+    // The mean plus 40 sd bounds the search whatever rounding does.
+    let bound = (m.mean + 40.0 * m.variance.max(m.mean).sqrt() + 10.0).ceil() as usize;
+    negative_binomial_cdfs(m.mean, (m.variance - m.mean).max(0.0))
+        .take(bound)
+        .position(|acc| acc >= q)
+        .unwrap_or(bound) as u32
+}
+
+/// P(N <= 0), P(N <= 1), ... for the negative binomial of mean `mu` and variance `mu + v` (a
+/// Poisson when `v` is 0), each term from the one before ([`negative_binomial`]).
+fn negative_binomial_cdfs(mu: f64, v: f64) -> impl Iterator<Item = f64> {
+    let (p0, a, b) = negative_binomial(mu, v);
+    std::iter::successors(Some((p0, p0, 0.0f64)), move |&(term, acc, k)| {
+        let term = term * ((k * a + b) / (k + 1.0));
+        Some((term, acc + term, k + 1.0))
+    })
+    .map(|(_, acc, _)| acc)
 }
 
 /// The negative binomial of mean `mu` and variance `mu + v` as (P(N = 0), a, b), its terms
