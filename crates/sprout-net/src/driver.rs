@@ -102,10 +102,9 @@ fn client_send(
     }
 }
 
-/// Most datagrams in one segmented send (the kernel's `UDP_MAX_SEGMENTS`).
-pub(crate) const GSO_MAX_SEGMENTS: usize = 64;
-/// Most bytes in one segmented send (the largest UDP payload over IPv4).
-pub(crate) const GSO_MAX_BYTES: usize = 65_507;
+// The kernel's limits of one segmented send: `UDP_MAX_SEGMENTS` datagrams, and the largest
+// UDP payload over IPv4 in bytes.
+pub(crate) use sprout_os::udp_gso::{MAX_BYTES as GSO_MAX_BYTES, MAX_SEGMENTS as GSO_MAX_SEGMENTS};
 
 /// Sealed datagrams to one destination gathered for one segmented send (UDP GSO, Linux):
 /// equal-sized ones, the last possibly shorter. A bulk transfer's datagrams are nearly all
@@ -720,8 +719,6 @@ mod tests {
 
     #[test]
     fn the_kernels_limits_hold() {
-        assert_eq!(GSO_MAX_SEGMENTS, sprout_os::udp_gso::MAX_SEGMENTS);
-        assert_eq!(GSO_MAX_BYTES, sprout_os::udp_gso::MAX_BYTES);
         let g = gather(&[100; GSO_MAX_SEGMENTS]);
         assert!(!g.fits(&[0; 100]), "64 segments at most");
         let g = gather(&[30_000, 30_000]);
