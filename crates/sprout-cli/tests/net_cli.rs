@@ -1,6 +1,5 @@
 //! `sprout keygen`, `sprout server` and `sprout client` as processes on 127.0.0.1.
 
-use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -8,19 +7,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
-use common::{assert_ok, sprout_bin};
-
-fn sprout() -> Command {
-    Command::new(sprout_bin())
-}
+use common::{free_udp_port, keygen, sprout};
 
 /// A UDP port on 127.0.0.1 that nothing listens on right now.
 fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    free_udp_port("127.0.0.1")
 }
 
 fn spawn(cmd: &mut Command) -> Child {
@@ -76,19 +67,6 @@ fn parse(out: &Output) -> (Vec<Value>, Value) {
 }
 
 /// A key pair made by `sprout keygen --out` in `dir`: (private key file, public key).
-fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
-    let path = dir.join(name);
-    let out = sprout()
-        .args(["keygen", "--out"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let public = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    assert_eq!(public.len(), 44, "{public}");
-    (path, public)
-}
-
 /// A server's key pair in a fresh folder (kept alive by the returned guard).
 struct Keys {
     dir: tempfile::TempDir,

@@ -7,12 +7,11 @@
 
 mod common;
 
-use std::net::UdpSocket;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{assert_ok, sprout_bin};
+use common::{assert_ok, free_udp_port, is_root, keygen, sprout, sprout_bin};
 use serde_json::Value;
 
 /// Rate of the constant link, each way (Mbit/s).
@@ -21,23 +20,6 @@ const LINK_MBPS: f64 = 10.0;
 const SECONDS: &str = "4";
 /// Downloads in a row, each of which must fill the link.
 const RUNS: usize = 3;
-
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
-
-fn sprout() -> Command {
-    Command::new(sprout_bin())
-}
-
-/// A free UDP port on this host.
-fn free_port() -> u16 {
-    UdpSocket::bind("0.0.0.0:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Writes constant traces NAME.up/.down of [`LINK_MBPS`] in `dir`; returns the stem.
 fn constant_traces(dir: &Path) -> std::path::PathBuf {
@@ -55,7 +37,7 @@ fn constant_traces(dir: &Path) -> std::path::PathBuf {
 /// One download: a server outside, the default client inside the emulated link's mobile
 /// namespace loading only the downlink. Returns the client's received kbit/s.
 fn download(stem: &Path, key: &Path, public: &str) -> f64 {
-    let port = free_port();
+    let port = free_udp_port("0.0.0.0");
     let listen = format!("0.0.0.0:{port}");
     let mut server = sprout()
         .args([
@@ -112,14 +94,7 @@ fn every_one_way_download_on_the_wide_model_fills_a_constant_link() {
     }
     let dir = tempfile::tempdir().unwrap();
     let stem = constant_traces(dir.path());
-    let key = dir.path().join("server.key");
-    let out = sprout()
-        .args(["keygen", "--out"])
-        .arg(&key)
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let public = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let (key, public) = keygen(dir.path(), "server.key");
     let rates: Vec<f64> = (0..RUNS).map(|_| download(&stem, &key, &public)).collect();
     eprintln!("one-way downloads over {LINK_MBPS} Mbit/s: {rates:?} kbit/s");
     for r in &rates {

@@ -11,14 +11,22 @@ use sprout_os::caps::has_network_privileges;
 /// Echoes measured.
 const ECHOES: usize = 20;
 
-#[test]
-fn echo_round_trip_is_twice_the_delay() {
+/// An emulator over a constant 12 Mbit/s link both ways, or `None` (saying the test was
+/// skipped) without root or /dev/net/tun.
+fn emulator_at_12_mbit() -> Option<Emulator> {
     if !has_network_privileges() || !std::path::Path::new("/dev/net/tun").exists() {
         eprintln!("skipped: not root, or no /dev/net/tun");
-        return;
+        return None;
     }
     let trace = Arc::new(constant_rate_trace("12mbit", 12.0, 1.0).unwrap());
-    let emu = Emulator::start(EmulatorConfig::new(trace.clone(), trace)).unwrap();
+    Some(Emulator::start(EmulatorConfig::new(trace.clone(), trace)).unwrap())
+}
+
+#[test]
+fn echo_round_trip_is_twice_the_delay() {
+    let Some(emu) = emulator_at_12_mbit() else {
+        return;
+    };
     let server = UdpSocket::bind(SocketAddr::new(emu.outside_addr().into(), 0)).unwrap();
     let server_addr = server.local_addr().unwrap();
     server
@@ -83,12 +91,9 @@ fn echo_round_trip_is_twice_the_delay() {
 /// 10,000 of 270,000 datagrams in 8 s at 500).
 #[test]
 fn the_tun_devices_queue_is_long_enough_for_bursts() {
-    if !has_network_privileges() || !std::path::Path::new("/dev/net/tun").exists() {
-        eprintln!("skipped: not root, or no /dev/net/tun");
+    let Some(emu) = emulator_at_12_mbit() else {
         return;
-    }
-    let trace = Arc::new(constant_rate_trace("12mbit", 12.0, 1.0).unwrap());
-    let emu = Emulator::start(EmulatorConfig::new(trace.clone(), trace)).unwrap();
+    };
     let path = format!("/sys/class/net/{}/tx_queue_len", emu.outside_interface());
     let len = std::fs::read_to_string(&path).unwrap();
     emu.stop().unwrap();
