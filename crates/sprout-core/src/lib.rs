@@ -10,7 +10,7 @@
 //! | parameters (§3.1, §5) | [`params`] |
 //! | the rate model: Brownian motion, outages, Poisson observation (§3.1–3.2) | [`model`] |
 //! | the cautious 8-tick forecast (§3.3) | [`forecast`] |
-//! | the wide rate model, an outage to 1 Gbit/s, and its table-free forecast | [`wide_model`], [`wide_forecast`], [`wide_estimator`] |
+//! | the wide rate model, an outage to 1 Gbit/s, and its table-free forecast | [`wide_model`], [`wide_forecast`] (with [`wide_mixture`] for spread beliefs), [`wide_estimator`] |
 //! | Sprout-EWMA (§5.3) | [`ewma`] |
 //! | the receiver: ticks, time-to-next, received-or-lost (§3.2, §3.4) | [`receiver`] |
 //! | the sender: queue estimate and window (§3.5) | [`sender`] |
@@ -31,6 +31,7 @@ pub mod sender;
 pub mod time;
 pub mod wide_estimator;
 pub mod wide_forecast;
+pub mod wide_mixture;
 pub mod wide_model;
 mod windowed;
 pub mod wire;

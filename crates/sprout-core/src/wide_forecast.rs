@@ -28,6 +28,7 @@
 //! hold mass per horizon: no table of counts, whatever the rate.
 
 use crate::model::normal_cdf;
+use crate::wide_mixture::{MixtureTables, Prepared};
 use crate::wide_model::WideShared;
 
 /// Values holding less than this probability are left out of the moments.
@@ -51,6 +52,8 @@ pub struct WideForecast {
     spread: Vec<f64>,
     /// Largest count a forecast can hold at each horizon (the top value's mean plus 10 sd).
     top: Vec<u32>,
+    /// The value-by-value CDFs on a grid of counts, for beliefs spread over rates far apart.
+    mixture: MixtureTables,
 }
 
 /// Mean and variance of the cumulative count by each horizon under a belief.
@@ -98,17 +101,24 @@ impl WideForecast {
             let ceiling = mean[last] + 10.0 * (mean[last] + spread[last]).sqrt();
             top.push(ceiling.ceil().min(u32::MAX as f64 / 4.0) as u32);
         }
+        let mixture = MixtureTables::new(n, &mean, &spread, &top);
         WideForecast {
             n,
             mean,
             spread,
             top,
+            mixture,
         }
     }
 
     /// Number of horizons (ticks ahead) the forecast covers.
     pub fn horizons(&self) -> usize {
         self.top.len()
+    }
+
+    /// The tables of the value-by-value CDFs ([`MixtureTables`]).
+    pub fn mixture(&self) -> &MixtureTables {
+        &self.mixture
     }
 
     /// Largest count the forecast can hold at horizon `h` ticks (1-based).
@@ -153,6 +163,7 @@ impl WideForecast {
         let mut moments = [HorizonMoments::default(); crate::wire::MAX_FORECAST_TICKS];
         let h_max = out.len().min(self.top.len()).min(moments.len());
         self.moments(prob, &mut moments[..h_max]);
+        let mut spread_out = None;
         let mut floor = 0u32;
         for (i, slot) in out.iter_mut().enumerate().take(h_max) {
             let m = moments[i];
@@ -160,7 +171,8 @@ impl WideForecast {
             // a shape below 1, its density infinite at rate 0 (and the Normal's quantile is
             // below 0), so the moments say "nothing" for a belief that holds no rate near 0.
             let c = if m.variance - m.mean > m.mean * m.mean {
-                self.mixture_quantile(prob, i, q, m.mean)
+                let belief = spread_out.get_or_insert_with(|| Prepared::new(prob, support(prob)));
+                self.mixture.quantile(belief, i, q)
             } else {
                 quantile(m, q, z)
             };
@@ -170,22 +182,19 @@ impl WideForecast {
         }
     }
 
-    /// P(N_h <= c) under the belief `prob`, summed over the values (`h` 0-based): the outage
-    /// delivers nothing, and value `b`'s count is negative binomial of its own mean and
-    /// variance below [`SMALL_MEAN`], Normal above. Values are visited from the lowest rate
-    /// up and the sum stops once a value's mean is so far above `c` that it and every higher
-    /// one add nothing.
-    fn mixture_cdf(&self, prob: &[f64], h: usize, c: f64, (lo, hi): (usize, usize)) -> f64 {
+    /// P(N_h <= c) under the belief `prob`, summed over every value (`h` 0-based): the
+    /// outage delivers nothing, and value `b`'s count is negative binomial of its own mean and
+    /// variance below [`SMALL_MEAN`], Normal above. The reference that
+    /// [`MixtureTables::quantile`] approximates; it costs a pass over the values, each
+    /// negative binomial summed term by term.
+    pub fn exact_mixture_cdf(&self, prob: &[f64], h: usize, c: f64) -> f64 {
         let base = h * self.n;
         let mut total = prob.first().copied().unwrap_or(0.0);
-        for (b, &p) in prob.iter().enumerate().take(hi).skip(lo.max(1)) {
+        for (b, &p) in prob.iter().enumerate().skip(1) {
             let mu = self.mean[base + b];
             let var = mu + self.spread[base + b];
             let sd = var.sqrt();
-            if mu - c > 40.0 * sd + 10.0 {
-                break;
-            }
-            if p <= SUPPORT_EPS {
+            if p == 0.0 {
                 continue;
             }
             total += p * if mu < SMALL_MEAN {
@@ -198,26 +207,25 @@ impl WideForecast {
     }
 
     /// The smallest whole `c` with P(N_h <= c) >= q summed value by value
-    /// ([`WideForecast::mixture_cdf`]), by bisection from 0 up to past the mean `mean`. Used
-    /// where two moments describe the mixture badly: a belief spread over rates far apart
-    /// (after quiet spells, where only heartbeats came) has a variance so large against its
-    /// mean that the fitted count puts nearly all its mass at 0, though no rate the belief
-    /// holds would deliver so little.
-    fn mixture_quantile(&self, prob: &[f64], h: usize, q: f64, mean: f64) -> u32 {
-        let range = support(prob);
+    /// ([`WideForecast::exact_mixture_cdf`]), by bisection from 0 up to the horizon's largest
+    /// count (which it gives when even that falls short): the reference for the tables that
+    /// the forecast uses where two moments describe the mixture badly, a belief spread over
+    /// rates far apart (after quiet spells, where only heartbeats came), whose variance is so
+    /// large against its mean that the fitted count puts nearly all its mass at 0, though no
+    /// rate the belief holds would deliver so little.
+    pub fn exact_mixture_quantile(&self, prob: &[f64], h: usize, q: f64) -> u32 {
         let top = self.top[h] as f64;
-        let (mut lo, mut hi) = (0.0f64, mean.ceil().clamp(1.0, top));
-        while self.mixture_cdf(prob, h, hi, range) < q && hi < top {
-            lo = hi;
-            hi = (2.0 * hi).min(top);
+        let (mut lo, mut hi) = (0.0f64, top);
+        if self.exact_mixture_cdf(prob, h, lo) >= q {
+            return 0;
         }
-        if self.mixture_cdf(prob, h, lo, range) >= q {
-            return lo as u32;
+        if self.exact_mixture_cdf(prob, h, hi) < q {
+            return self.top[h];
         }
         // Invariant: F(lo) < q <= F(hi).
         while hi - lo > 1.0 {
             let mid = (0.5 * (lo + hi)).floor();
-            if self.mixture_cdf(prob, h, mid, range) >= q {
+            if self.exact_mixture_cdf(prob, h, mid) >= q {
                 hi = mid;
             } else {
                 lo = mid;
@@ -228,7 +236,9 @@ impl WideForecast {
 }
 
 /// P(N <= c) for the negative binomial of mean `mu` and variance `mu + v` (a Poisson when `v`
-/// is 0), by summing its terms up to `c` (or until they add up to 1).
+/// is 0), by summing its terms up to `c`, or until they add up to 1, or to the mean plus 40
+/// sd, past which nothing is left to add (the sum had run on to `c`, tens of thousands of
+/// terms, when rounding kept it just below 1).
 fn negative_binomial_cdf(mu: f64, v: f64, c: f64) -> f64 {
     if c < 0.0 {
         return 0.0;
@@ -236,10 +246,12 @@ fn negative_binomial_cdf(mu: f64, v: f64, c: f64) -> f64 {
     if mu <= 0.0 {
         return 1.0;
     }
+    let v = v.max(0.0);
+    let bound = (mu + 40.0 * (mu + v).sqrt() + 10.0).ceil();
     let mut last = 0.0;
-    for (k, acc) in negative_binomial_cdfs(mu, v.max(0.0)).enumerate() {
+    for (k, acc) in negative_binomial_cdfs(mu, v).enumerate() {
         last = acc;
-        if k as f64 >= c || acc >= 1.0 {
+        if k as f64 >= c.min(bound) || acc >= 1.0 {
             break;
         }
     }
@@ -281,7 +293,7 @@ pub fn quantile(m: HorizonMoments, q: f64, z: f64) -> u32 {
 
 /// P(N <= 0), P(N <= 1), ... for the negative binomial of mean `mu` and variance `mu + v` (a
 /// Poisson when `v` is 0), each term from the one before ([`negative_binomial`]).
-fn negative_binomial_cdfs(mu: f64, v: f64) -> impl Iterator<Item = f64> {
+pub(crate) fn negative_binomial_cdfs(mu: f64, v: f64) -> impl Iterator<Item = f64> {
     let (p0, a, b) = negative_binomial(mu, v);
     std::iter::successors(Some((p0, p0, 0.0f64)), move |&(term, acc, k)| {
         let term = term * ((k * a + b) / (k + 1.0));
