@@ -1,12 +1,14 @@
 //! Sprout's estimator on the wide rate model ([`crate::wide_model`]) with its table-free
 //! cautious forecast ([`crate::wide_forecast`]).
 
+use std::cell::{Cell, RefCell};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::estimator_trait::Estimator;
 use crate::params::{ModelParams, WideParams};
-use crate::wide_forecast::{normal_quantile, WideForecast};
+use crate::wide_forecast::{normal_quantile, Summary, WideForecast};
 use crate::wide_model::{WideModel, WideShared};
+use crate::wire::MAX_FORECAST_TICKS;
 
 /// The grid, kernel and forecast moments of one parameter set, shared by every estimator.
 #[derive(Debug)]
@@ -44,6 +46,10 @@ pub struct WideEstimator {
     q: f64,
     /// The standard Normal's quantile at `q`.
     z: f64,
+    /// The last cautious and expected forecasts, where the next ones' searches start.
+    last: Cell<[Option<[u32; MAX_FORECAST_TICKS]>; 2]>,
+    /// The belief's summary for the forecasts, and the model's version it was taken at.
+    summary: RefCell<(Option<u64>, Summary)>,
 }
 
 impl WideEstimator {
@@ -56,6 +62,8 @@ impl WideEstimator {
             forecast,
             q: (1.0 - confidence).clamp(0.0, 1.0),
             z: normal_quantile((1.0 - confidence).clamp(0.0, 1.0)),
+            last: Cell::new([None; 2]),
+            summary: RefCell::new((None, Summary::default())),
         }
     }
 
@@ -73,6 +81,28 @@ impl WideEstimator {
     pub fn forecaster(&self) -> &WideForecast {
         &self.forecast
     }
+
+    /// The forecast at the lower quantile `q` (`z` the Normal's), its searches started from
+    /// the last forecast of the same kind (`kind` 0: cautious, 1: expected), which is then
+    /// this one.
+    fn forecast_from(&self, kind: usize, q: f64, z: f64, out: &mut [u32]) {
+        let mut last = self.last.get();
+        let n = out.len().min(MAX_FORECAST_TICKS);
+        let hints = last[kind].as_ref().map_or(&[][..], |h| &h[..n]);
+        let prob = self.model.probabilities();
+        let mut summary = self.summary.borrow_mut();
+        let (version, summary) = &mut *summary;
+        if *version != Some(self.model.version()) || summary.horizons() < n {
+            self.forecast.summarise(prob, n, summary);
+            *version = Some(self.model.version());
+        }
+        self.forecast
+            .cautious_from(prob, summary, q, z, &mut out[..n], hints);
+        let mut now = [0; MAX_FORECAST_TICKS];
+        now[..n].copy_from_slice(&out[..n]);
+        last[kind] = Some(now);
+        self.last.set(last);
+    }
 }
 
 impl Estimator for WideEstimator {
@@ -89,14 +119,12 @@ impl Estimator for WideEstimator {
     }
 
     fn forecast(&self, out: &mut [u32]) {
-        self.forecast
-            .cautious_at(self.model.probabilities(), self.q, self.z, out);
+        self.forecast_from(0, self.q, self.z, out);
     }
 
     /// The median of the same forecast (confidence 0.5).
     fn forecast_expected(&self, out: &mut [u32]) -> bool {
-        self.forecast
-            .cautious_at(self.model.probabilities(), 0.5, 0.0, out);
+        self.forecast_from(1, 0.5, 0.0, out);
         true
     }
 

@@ -54,7 +54,41 @@ pub struct WideForecast {
     top: Vec<u32>,
     /// The value-by-value CDFs on a grid of counts, for beliefs spread over rates far apart.
     mixture: MixtureTables,
+    /// `mean` value by value, `[b][h - 1]`, 0 past the last horizon (the sums of all
+    /// horizons then run side by side, in vector registers).
+    mean_by_value: Vec<[f64; MAX_TICKS]>,
+    /// `spread` value by value, as `mean_by_value`.
+    spread_by_value: Vec<[f64; MAX_TICKS]>,
 }
+
+/// What a forecast needs of a belief ([`WideForecast::summarise`]), computed once for the
+/// cautious and the expected forecast of the same tick.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    moments: [HorizonMoments; MAX_TICKS],
+    horizons: usize,
+    /// Some horizon's moments describe the mixture badly ([`spread_out`]).
+    spread_out: bool,
+    /// The belief's running sums, when `spread_out`.
+    prepared: Prepared,
+}
+
+impl Summary {
+    /// The horizons it covers.
+    pub fn horizons(&self) -> usize {
+        self.horizons
+    }
+}
+
+/// Overdispersion beyond the mean squared: the fitted negative binomial's Gamma has a shape
+/// below 1, its density infinite at rate 0 (and the Normal's quantile is below 0), so the
+/// moments say "nothing" for a belief that holds no rate near 0; the tables answer instead.
+fn spread_out(m: &HorizonMoments) -> bool {
+    m.variance - m.mean > m.mean * m.mean
+}
+
+/// The most horizons a forecast holds.
+const MAX_TICKS: usize = crate::wire::MAX_FORECAST_TICKS;
 
 /// Mean and variance of the cumulative count by each horizon under a belief.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -102,7 +136,14 @@ impl WideForecast {
             top.push(ceiling.ceil().min(u32::MAX as f64 / 4.0) as u32);
         }
         let mixture = MixtureTables::new(n, &mean, &spread, &top);
+        let by_value = |of: &[f64]| -> Vec<[f64; MAX_TICKS]> {
+            (0..n)
+                .map(|b| std::array::from_fn(|h| if h < horizons { of[h * n + b] } else { 0.0 }))
+                .collect()
+        };
         WideForecast {
+            mean_by_value: by_value(&mean),
+            spread_by_value: by_value(&spread),
             n,
             mean,
             spread,
@@ -132,20 +173,42 @@ impl WideForecast {
         let (lo, hi) = support(prob);
         let lo = lo.max(1);
         let hi = hi.max(lo);
-        for (h, slot) in out.iter_mut().enumerate().take(self.top.len()) {
-            let base = h * self.n;
-            let mean = &self.mean[base + lo..base + hi];
-            let spread = &self.spread[base + lo..base + hi];
-            let (mut e, mut sq, mut w) = (0.0, 0.0, 0.0);
-            for ((&p, &m), &v) in prob[lo..hi].iter().zip(mean).zip(spread) {
-                e += p * m;
-                sq += p * m * m;
-                w += p * v;
+        let horizons = out.len().min(self.top.len());
+        // Eight horizons at a time in one pass over the values, each sum still added value by
+        // value in order (the same sums as one pass per horizon), in vector registers.
+        for h0 in (0..horizons).step_by(8) {
+            let (mut e, mut sq, mut w) = ([0.0f64; 8], [0.0f64; 8], [0.0f64; 8]);
+            for ((&p, m), v) in prob[lo..hi]
+                .iter()
+                .zip(&self.mean_by_value[lo..hi])
+                .zip(&self.spread_by_value[lo..hi])
+            {
+                let (m, v) = (&m[h0..h0 + 8], &v[h0..h0 + 8]);
+                for j in 0..8 {
+                    e[j] += p * m[j];
+                    sq[j] += p * m[j] * m[j];
+                    w[j] += p * v[j];
+                }
             }
-            *slot = HorizonMoments {
-                mean: e,
-                variance: e + w + (sq - e * e).max(0.0),
-            };
+            for (j, slot) in out[h0..horizons].iter_mut().take(8).enumerate() {
+                *slot = HorizonMoments {
+                    mean: e[j],
+                    variance: e[j] + w[j] + (sq[j] - e[j] * e[j]).max(0.0),
+                };
+            }
+        }
+    }
+
+    /// What the forecasts of the belief `prob` over `horizons` ticks need, into `into` (whose
+    /// allocation it reuses): the moments, and, where some horizon's moments describe the
+    /// mixture badly, the belief's running sums for the tables.
+    pub fn summarise(&self, prob: &[f64], horizons: usize, into: &mut Summary) {
+        let horizons = horizons.min(self.top.len()).min(MAX_TICKS);
+        into.horizons = horizons;
+        self.moments(prob, &mut into.moments[..horizons]);
+        into.spread_out = into.moments[..horizons].iter().any(spread_out);
+        if into.spread_out {
+            into.prepared.prepare(prob, support(prob));
         }
     }
 
@@ -160,19 +223,30 @@ impl WideForecast {
     /// [`WideForecast::cautious`] at the lower quantile `q` (1 - confidence), `z` being the
     /// standard Normal's quantile at `q` ([`normal_quantile`], computed once by the caller).
     pub fn cautious_at(&self, prob: &[f64], q: f64, z: f64, out: &mut [u32]) {
-        let mut moments = [HorizonMoments::default(); crate::wire::MAX_FORECAST_TICKS];
-        let h_max = out.len().min(self.top.len()).min(moments.len());
-        self.moments(prob, &mut moments[..h_max]);
-        let mut spread_out = None;
+        let mut summary = Summary::default();
+        self.summarise(prob, out.len(), &mut summary);
+        self.cautious_from(prob, &summary, q, z, out, &[]);
+    }
+
+    /// [`WideForecast::cautious_at`] given the belief's [`Summary`], with the search of each
+    /// horizon's count, where the belief is spread out ([`MixtureTables::quantile`]),
+    /// starting from `hints[h - 1]` (the last tick's answers, say; the answers do not depend
+    /// on them, their cost does); a horizon without one starts from the horizon before's.
+    pub fn cautious_from(
+        &self,
+        prob: &[f64],
+        summary: &Summary,
+        q: f64,
+        z: f64,
+        out: &mut [u32],
+        hints: &[u32],
+    ) {
         let mut floor = 0u32;
-        for (i, slot) in out.iter_mut().enumerate().take(h_max) {
-            let m = moments[i];
-            // Overdispersion beyond the mean squared: the fitted negative binomial's Gamma has
-            // a shape below 1, its density infinite at rate 0 (and the Normal's quantile is
-            // below 0), so the moments say "nothing" for a belief that holds no rate near 0.
-            let c = if m.variance - m.mean > m.mean * m.mean {
-                let belief = spread_out.get_or_insert_with(|| Prepared::new(prob, support(prob)));
-                self.mixture.quantile(belief, i, q)
+        for (i, slot) in out.iter_mut().enumerate().take(summary.horizons) {
+            let m = summary.moments[i];
+            let c = if spread_out(&m) {
+                let hint = hints.get(i).copied().unwrap_or(floor);
+                self.mixture.quantile(prob, &summary.prepared, i, q, hint)
             } else {
                 quantile(m, q, z)
             };

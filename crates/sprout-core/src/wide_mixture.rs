@@ -174,7 +174,7 @@ const SATURATED: f64 = 1.0 - 1.0 / (1u64 << 25) as f64;
 
 impl HorizonTable {
     /// P(N <= counts[j]) under a prepared belief.
-    fn cdf_at(&self, j: usize, belief: &Prepared<'_>) -> f64 {
+    fn cdf_at(&self, j: usize, prob: &[f64], belief: &Prepared) -> f64 {
         let band = self.rows[j];
         let (start, end) = (band.start as usize, band.end as usize);
         let (lo, hi) = belief.support;
@@ -183,7 +183,7 @@ impl HorizonTable {
         let (from, to) = (start.max(lo), end.min(hi));
         let stored = if from < to {
             let row = &self.cdf[band.offset as usize + (from - start)..];
-            dot(&belief.prob[from..to], &row[..to - from])
+            dot(&prob[from..to], &row[..to - from])
         } else {
             0.0
         };
@@ -192,31 +192,34 @@ impl HorizonTable {
 }
 
 /// A belief made ready for [`MixtureTables::quantile`]: its running sums and support.
-#[derive(Clone, Debug)]
-pub struct Prepared<'a> {
-    prob: &'a [f64],
+#[derive(Clone, Debug, Default)]
+pub struct Prepared {
     /// `below[b]`: the mass of the values under `b`.
     below: Vec<f64>,
     /// The values `lo..hi` that hold the belief (those outside hold a negligible mass).
     support: (usize, usize),
 }
 
-impl<'a> Prepared<'a> {
+impl Prepared {
     /// The belief `prob`, held by the values `support.0..support.1`.
-    pub fn new(prob: &'a [f64], support: (usize, usize)) -> Self {
-        let mut below = Vec::with_capacity(prob.len() + 1);
+    pub fn new(prob: &[f64], support: (usize, usize)) -> Self {
+        let mut p = Prepared::default();
+        p.prepare(prob, support);
+        p
+    }
+
+    /// [`Prepared::new`] in place, reusing the allocation.
+    pub fn prepare(&mut self, prob: &[f64], support: (usize, usize)) {
+        self.below.clear();
+        self.below.reserve(prob.len() + 1);
         let mut acc = 0.0;
-        below.push(0.0);
+        self.below.push(0.0);
         for &p in prob {
             acc += p;
-            below.push(acc);
+            self.below.push(acc);
         }
         let hi = support.1.min(prob.len());
-        Prepared {
-            prob,
-            below,
-            support: (support.0.min(hi), hi),
-        }
+        self.support = (support.0.min(hi), hi);
     }
 }
 
@@ -259,33 +262,29 @@ impl MixtureTables {
 
     /// The smallest count `c` with P(N_h <= c) >= `q` under `belief` (`h` 0-based), to
     /// within [`ERROR_BOUND`] in `q` (see the module's comment); the horizon's largest count
-    /// when even that falls short. The grid is searched by interpolation between the
-    /// bracket's ends (in grid steps, nearly log-count), with a bisection after any step
-    /// that did not halve the bracket.
-    pub fn quantile(&self, belief: &Prepared<'_>, h: usize, q: f64) -> u32 {
+    /// when even that falls short. The search starts at the grid's cell of `hint` (the last
+    /// tick's answer, say: the answer does not depend on it, its cost does), gallops out to
+    /// a bracket, and narrows it by interpolation between the bracket's ends (in grid steps,
+    /// nearly log-count), with a bisection after any step that did not halve it.
+    /// `belief` is `prob` prepared ([`Prepared::new`]).
+    pub fn quantile(&self, prob: &[f64], belief: &Prepared, h: usize, q: f64, hint: u32) -> u32 {
         let t = &self.horizons[h];
         let last = t.counts.len() - 1;
-        let f0 = t.cdf_at(0, belief);
-        if f0 >= q {
-            return 0;
-        }
-        let f_last = t.cdf_at(last, belief);
-        if f_last < q {
-            return t.counts[last];
-        }
-        // Invariant: F(counts[a]) < q <= F(counts[b]).
-        let (mut a, mut fa, mut b, mut fb) = (0, f0, last, f_last);
+        let f = |j: usize| t.cdf_at(j, prob, belief);
+        let start = t.counts.partition_point(|&c| c < hint).min(last);
+        let Some((mut a, mut fa, mut b, mut fb)) = bracket(start, last, q, f) else {
+            return if f(0) >= q { 0 } else { t.counts[last] };
+        };
         let mut bisect = false;
         while b - a > 1 {
             let mid = if bisect {
                 a + (b - a) / 2
             } else {
-                // The grid is close to geometric, as the CDF is close to linear in log-count.
                 let x = a as f64 + (q - fa) / (fb - fa) * (b - a) as f64;
                 (x.round() as usize).clamp(a + 1, b - 1)
             };
             let width = b - a;
-            let fm = t.cdf_at(mid, belief);
+            let fm = f(mid);
             if fm >= q {
                 (b, fb) = (mid, fm);
             } else {
@@ -304,13 +303,59 @@ impl MixtureTables {
     }
 }
 
+/// Rows `(a, F(a), b, F(b))` with `a < b`, `F(a) < q <= F(b)`, found by galloping from row
+/// `start` (steps 1, 2, 4, ...) over rows `0..=last` of the non-decreasing `f`; `None` when
+/// `q` is reached at row 0 already or not even at `last`.
+fn bracket(
+    start: usize,
+    last: usize,
+    q: f64,
+    f: impl Fn(usize) -> f64,
+) -> Option<(usize, f64, usize, f64)> {
+    let fs = f(start);
+    let mut step = 1;
+    if fs >= q {
+        let (mut b, mut fb) = (start, fs);
+        loop {
+            if b == 0 {
+                return None;
+            }
+            let a = b.saturating_sub(step);
+            let fa = f(a);
+            if fa < q {
+                return Some((a, fa, b, fb));
+            }
+            (b, fb) = (a, fa);
+            step *= 2;
+        }
+    }
+    let (mut a, mut fa) = (start, fs);
+    loop {
+        if a == last {
+            return None;
+        }
+        let b = (a + step).min(last);
+        let fb = f(b);
+        if fb >= q {
+            return Some((a, fa, b, fb));
+        }
+        (a, fa) = (b, fb);
+        step *= 2;
+    }
+}
+
 /// The grid and table of one horizon: from 0, each cell as wide as the chord allows.
 fn horizon_table(values: &[ValueCdf], top: u32) -> HorizonTable {
     let mut counts = vec![0u32];
     let mut c = 0u32;
     let mut width = 1u32;
+    // Values below `first` are flat from `c` on (their chords exact), as they stay.
+    let mut first = 0;
     while c < top {
-        width = widest_cell(values, c, width, top - c);
+        while first < values.len() && values[first].chord_error(c, top) == 0.0 {
+            first += 1;
+        }
+        width = widest_cell(&values[first..], c, width, top - c);
         c += width;
         counts.push(c);
     }

@@ -335,6 +335,11 @@ pub struct WideModel {
     shared: Arc<WideShared>,
     prob: Vec<f64>,
     scratch: Vec<f64>,
+    /// The censored likelihood P(N >= k | value) last computed, with its `k`: a quiet
+    /// direction's receiver takes in the same count (a heartbeat, 1 packet) tick after tick.
+    censored: Option<(u32, Vec<f64>)>,
+    /// Counts the changes to the belief (for what is computed from it to know it is stale).
+    version: u64,
 }
 
 impl WideModel {
@@ -345,12 +350,19 @@ impl WideModel {
             shared,
             prob: vec![1.0 / n as f64; n],
             scratch: vec![0.0; n],
+            censored: None,
+            version: 0,
         }
     }
 
     /// The precomputed grid and kernel.
     pub fn shared(&self) -> &Arc<WideShared> {
         &self.shared
+    }
+
+    /// A number that changes whenever the belief does.
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// Current probability of each value (sums to 1).
@@ -476,13 +488,18 @@ impl WideModel {
         }
         let k = packets.floor().min(u32::MAX as f64) as u32;
         let sh = &*self.shared;
-        for (i, s) in self.scratch.iter_mut().enumerate() {
-            *s = sh.tail_at_least(i, k);
+        let (cached, likelihood) = self.censored.get_or_insert_with(|| (k, Vec::new()));
+        if *cached != k || likelihood.is_empty() {
+            likelihood.clear();
+            likelihood.extend((0..sh.grid.len()).map(|i| sh.tail_at_least(i, k)));
+            *cached = k;
         }
-        apply_likelihood(&mut self.prob, &self.scratch, FLUSH_BELOW);
+        apply_likelihood(&mut self.prob, likelihood, FLUSH_BELOW);
+        self.version = self.version.wrapping_add(1);
     }
 
     fn normalise_or_reset(&mut self) {
+        self.version = self.version.wrapping_add(1);
         normalise_or_reset(&mut self.prob, FLUSH_BELOW);
     }
 }
