@@ -207,7 +207,7 @@ impl Endpoint {
             self.ticks += 1;
             if at >= Instant::ZERO + options.record_from {
                 let every = u64::from(options.every.max(1));
-                if self.counted % every == 0 && self.kept < options.max_per_direction {
+                if self.counted.is_multiple_of(every) && self.kept < options.max_per_direction {
                     out.push(Snapshot {
                         direction: self.direction,
                         at,
