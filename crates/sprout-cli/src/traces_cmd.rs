@@ -11,7 +11,7 @@ use sprout_files as files;
 use sprout_link::convert::{throughput_csv_to_trace, write_trace, Column, CsvOptions};
 use sprout_link::synthetic::OutageOverlay;
 use sprout_link::trace_stats::{details_text, load_stats, summary_table, StatsOptions};
-use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
+use sprout_link::{constant_rate_trace, StepwiseError, StepwiseLink, SyntheticLink, Trace};
 use sprout_sim::distributions::{self, InterArrival};
 
 /// The trace files an argument stands for: a file is itself; a folder, every `NAME.up` and
@@ -222,6 +222,10 @@ pub(crate) enum SynthKind {
     Poisson,
     /// Gaps uniform on [0, 2 x mean], mean rate --rate-mbit.
     Uniform,
+    /// The rate holds for --step-seconds, then jumps to a rate drawn log-uniformly in
+    /// [--min-mbit, --max-mbit]; evenly spaced opportunities within each step (per-second 5G
+    /// drive recordings have this shape).
+    Stepwise,
 }
 
 /// `sprout traces synth` arguments.
@@ -234,10 +238,15 @@ there. Rates: 1 Mbit/s = 83.3 opportunities (1500 bytes) per second; the Brownia
 parameters are in packets (opportunities) per second, as in the paper.
 
 --outage-prob lays random outages over any kind: in each second one starts with that \
-probability, at a random millisecond, lasting an exponential time of mean --outage-mean.")]
+probability, at a random millisecond, lasting an exponential time of mean --outage-mean.
+
+stepwise: each --step-seconds a rate drawn log-uniformly in [--min-mbit, --max-mbit] (mean \
+(max - min) / ln(max / min): 149 Mbit/s for the defaults 20 and 500), e.g. \
+sprout traces synth --kind stepwise --seconds 70 --out step150")]
 pub(crate) struct SynthArgs {
-    /// constant, brownian (the paper's model), or one of the published reproduction's
-    /// inter-arrival distributions: exponential, gaussian, poisson, uniform.
+    /// constant, brownian (the paper's model), stepwise (a log-uniform rate per step), or one
+    /// of the published reproduction's inter-arrival distributions: exponential, gaussian,
+    /// poisson, uniform.
     #[arg(long, value_enum)]
     kind: SynthKind,
     /// Length of the trace, seconds.
@@ -274,6 +283,60 @@ pub(crate) struct SynthArgs {
     /// Mean length of those outages, seconds.
     #[arg(long, value_name = "S", default_value_t = 1.0)]
     outage_mean: f64,
+    /// Stepwise: how long each rate holds, seconds [default: 1].
+    #[arg(long, value_name = "S")]
+    step_seconds: Option<f64>,
+    /// Stepwise: the lowest rate a step draws, Mbit/s [default: 20].
+    #[arg(long, value_name = "MBIT")]
+    min_mbit: Option<f64>,
+    /// Stepwise: the highest rate a step draws, Mbit/s [default: 500].
+    #[arg(long, value_name = "MBIT")]
+    max_mbit: Option<f64>,
+}
+
+/// The stepwise link of `a` (its defaults where a flag is not given), `duration_ms` long, drawn
+/// from `seed`.
+fn stepwise(a: &SynthArgs, seed: u64, duration_ms: u64) -> StepwiseLink {
+    let d = StepwiseLink::default();
+    StepwiseLink {
+        seed,
+        duration_s: duration_ms as f64 / 1000.0,
+        step_s: a.step_seconds.unwrap_or(d.step_s),
+        min_mbit: a.min_mbit.unwrap_or(d.min_mbit),
+        max_mbit: a.max_mbit.unwrap_or(d.max_mbit),
+    }
+}
+
+/// Checks the stepwise flags: only with `--kind stepwise`, and values the generator takes
+/// (the error names the flag).
+fn check_stepwise_flags(a: &SynthArgs, duration_ms: u64) -> Result<()> {
+    let given = [
+        (a.step_seconds.is_some(), "--step-seconds"),
+        (a.min_mbit.is_some(), "--min-mbit"),
+        (a.max_mbit.is_some(), "--max-mbit"),
+    ];
+    if a.kind != SynthKind::Stepwise {
+        if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+            bail!("{flag} is for --kind stepwise only");
+        }
+        return Ok(());
+    }
+    if a.rate_mbit.is_some() {
+        bail!("--rate-mbit does not apply to stepwise: give --min-mbit and --max-mbit");
+    }
+    match stepwise(a, a.seed, duration_ms).validate("stepwise") {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let flag = match e {
+                StepwiseError::MinRate(_) => "--min-mbit",
+                StepwiseError::MaxRate { .. } => "--max-mbit",
+                StepwiseError::Step(_) => "--step-seconds",
+                StepwiseError::Duration(_) => "--seconds",
+                StepwiseError::Trace(_) => "--max-mbit and --seconds",
+            };
+            bail!("{flag}: {e}")
+        }
+    }
 }
 
 /// The seed of a direction: the seed itself for the downlink (and --one), a splitmix64 mix of
@@ -294,6 +357,7 @@ fn synth_one(a: &SynthArgs, seed: u64, duration_ms: u64, name: &str) -> Result<T
     let per_ms = rate_mbit * 1e6 / 12_000.0 / 1000.0;
     let trace = match a.kind {
         SynthKind::Constant => constant_rate_trace(name, rate_mbit, duration_ms as f64 / 1000.0)?,
+        SynthKind::Stepwise => stepwise(a, seed, duration_ms).generate(name)?,
         SynthKind::Brownian => SyntheticLink {
             seed,
             duration_s: duration_ms as f64 / 1000.0,
@@ -361,9 +425,11 @@ pub(crate) fn synth(a: SynthArgs) -> Result<()> {
             bail!("{flag} must be a non-negative number");
         }
     }
+    check_stepwise_flags(&a, duration_ms)?;
     // Roughly how many lines: refuse what would not fit in memory comfortably.
     let per_s = match a.kind {
         SynthKind::Brownian => a.max_rate,
+        SynthKind::Stepwise => stepwise(&a, a.seed, duration_ms).max_mbit * 1e6 / 12_000.0,
         _ => a.rate_mbit.unwrap_or(12.0) * 1e6 / 12_000.0,
     };
     if per_s * a.seconds > 2e8 {

@@ -387,6 +387,116 @@ fn synthetic_traces_are_the_same_for_the_same_seed() {
 }
 
 #[test]
+fn stepwise_traces_hold_each_rate_for_a_step_and_refuse_bad_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, seed: &str| -> Vec<u8> {
+        let out = dir.path().join(name);
+        let args = ["traces", "synth", "--kind", "stepwise", "--seconds", "20"];
+        let mut args = args.to_vec();
+        args.extend(["--seed", seed, "--one", "--out", p(&out)]);
+        ok(&args);
+        std::fs::read(out).unwrap()
+    };
+    let a = write("a", "4");
+    assert_eq!(a, write("b", "4"), "same seed, same file");
+    assert_ne!(a, write("c", "5"), "another seed, another file");
+    let doc = json_stats(&[p(&dir.path().join("a"))]);
+    let s = &doc["traces"][0];
+    assert_eq!(u(&s["duration_ms"]), 20_000);
+    // Each second one rate from [20, 500] Mbit/s (a second holds 1,667 to 41,667 lines, give
+    // or take the at most 42 of its last millisecond, which `stats` counts in the next
+    // second: second k is [k, k + 1) s), and the seconds differ.
+    let counts: Vec<u64> = s["per_second_counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(u)
+        .collect();
+    assert_eq!(
+        counts.len(),
+        21,
+        "the last line, at 20 s, opens a 21st second"
+    );
+    assert!(
+        counts[..20].iter().all(|c| (1624..=41_709).contains(c)),
+        "{counts:?}"
+    );
+    let mut distinct = counts.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert!(distinct.len() >= 15, "{counts:?}");
+    // Steps of 2 s at exactly 24 Mbit/s: 2 lines each millisecond 1..=6000.
+    let flat = dir.path().join("flat");
+    let flat_args = [
+        "--min-mbit",
+        "24",
+        "--max-mbit",
+        "24",
+        "--step-seconds",
+        "2",
+    ];
+    let mut args = vec![
+        "traces",
+        "synth",
+        "--kind",
+        "stepwise",
+        "--seconds",
+        "6",
+        "--one",
+    ];
+    args.extend(flat_args);
+    args.extend(["--out", p(&flat)]);
+    ok(&args);
+    let doc = json_stats(&[p(&flat)]);
+    assert_eq!(
+        doc["traces"][0]["per_second_counts"],
+        serde_json::json!([1998, 2000, 2000, 2000, 2000, 2000, 2])
+    );
+
+    for (bad, says) in [
+        (
+            vec!["--min-mbit", "0"],
+            "--min-mbit: the lowest rate must be above 0",
+        ),
+        (
+            vec!["--min-mbit", "50", "--max-mbit", "40"],
+            "--max-mbit: the highest rate must be at least the lowest (50 Mbit/s)",
+        ),
+        (
+            vec!["--step-seconds", "0"],
+            "--step-seconds: a step must last at least 0.001 s",
+        ),
+        (
+            vec!["--rate-mbit", "10"],
+            "--rate-mbit does not apply to stepwise",
+        ),
+    ] {
+        let mut args = vec!["traces", "synth", "--kind", "stepwise", "--out", "x"];
+        args.extend(bad.iter().copied());
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1), "{bad:?}");
+        assert!(stderr(&o).contains(says), "{bad:?}: {}", stderr(&o));
+    }
+    let o = run(&[
+        "traces",
+        "synth",
+        "--kind",
+        "constant",
+        "--max-mbit",
+        "9",
+        "--out",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--max-mbit is for --kind stepwise only"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!Path::new("x").exists());
+}
+
+#[test]
 fn a_constant_csv_converts_to_its_rate() {
     let dir = tempfile::tempdir().unwrap();
     // 12 Mbit/s for 60 s, one row a second, with a header and the time in column 2.

@@ -817,6 +817,13 @@ impl Connection {
         self.sender.forecast()
     }
 
+    /// The receiving half, read-only: its estimator's belief, tick clock and counters (a
+    /// clone can be ticked and asked for feedback apart from the connection, as the
+    /// recorded-belief bench of sprout-sim does).
+    pub fn receiver(&self) -> &Receiver {
+        &self.receiver
+    }
+
     /// The receiver's current estimate of the incoming link rate, in packets/s.
     pub fn incoming_rate_pps(&self) -> f64 {
         self.receiver.rate_pps()

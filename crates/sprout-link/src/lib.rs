@@ -5,8 +5,8 @@
 //!   loss, then a queue (drop-tail or CoDel, [`QueueConfig`]) served per byte by the trace's
 //!   opportunities, with events ([`LinkEvent`]) and counters.
 //! - [`mmlog`]: mahimahi `mm-link` log writer and reader.
-//! - [`synthetic`]: seeded synthetic traces from the paper's own link model, and constant-rate
-//!   traces.
+//! - [`synthetic`]: seeded synthetic traces from the paper's own link model, stepwise links
+//!   (a log-uniform rate per step, as per-second 5G recordings) and constant-rate traces.
 //! - [`trace_stats`]: a trace's figures (duration, mean and peak rate, outages, the
 //!   inter-arrival histogram of the paper's Figure 2); [`convert`]: per-interval throughput
 //!   CSVs to traces, and writing traces; [`scale`]: a trace's rate times a factor, its timing
@@ -57,5 +57,5 @@ pub use queue::{
     QueueConfig, QueueKind, UnknownQueue, CODEL_DEFAULT_INTERVAL, CODEL_DEFAULT_TARGET,
     CODEL_MAXPACKET_BYTES,
 };
-pub use synthetic::{constant_rate_trace, SyntheticLink};
+pub use synthetic::{constant_rate_trace, StepwiseError, StepwiseLink, SyntheticLink};
 pub use trace::{OpportunityCursor, Trace, TraceError, TracePair, OPPORTUNITY_BYTES};

@@ -328,6 +328,147 @@ pub fn constant_rate_trace(
     Trace::from_opportunities_ms(name, ops)
 }
 
+/// A stepwise link, the shape of per-second 5G drive recordings: the rate holds for
+/// [`StepwiseLink::step_s`] and then jumps to a new rate drawn log-uniformly in
+/// `[min_mbit, max_mbit]` (Mbit/s); the first step draws too. Within a step the opportunities
+/// are evenly spaced as in [`constant_rate_trace`] (the `i`-th of `n` in a step of `len` ms that
+/// starts at `s` is at `s + ceil(i * len / n)` ms, the last at the step's end). Step counts are
+/// rounded cumulatively, so the trace carries every step's bits to within one opportunity
+/// (1500 bytes) over any run of whole steps. The last step is cut at `duration_s`, and the trace
+/// always ends with an opportunity at its end. Seeded and deterministic like [`SyntheticLink`]
+/// (ChaCha8 and this module's own `exp` and `ln`).
+///
+/// The defaults (20 to 500 Mbit/s) average `(max - min) / ln(max / min)`, about 149 Mbit/s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StepwiseLink {
+    /// Seed of the ChaCha8 generator.
+    pub seed: u64,
+    /// Length of the trace, seconds; rounded to whole ms.
+    pub duration_s: f64,
+    /// How long each rate holds, seconds; rounded to whole ms, at least 1 ms. Default 1.
+    pub step_s: f64,
+    /// The lowest rate a step may draw, Mbit/s (above 0). Default 20.
+    pub min_mbit: f64,
+    /// The highest rate a step may draw, Mbit/s (at least `min_mbit`, at most
+    /// [`MAX_CONSTANT_MBPS`]). Default 500.
+    pub max_mbit: f64,
+}
+
+impl Default for StepwiseLink {
+    /// Seed 1, 60 s, 1 s steps, 20 to 500 Mbit/s.
+    fn default() -> Self {
+        StepwiseLink {
+            seed: 1,
+            duration_s: 60.0,
+            step_s: 1.0,
+            min_mbit: 20.0,
+            max_mbit: 500.0,
+        }
+    }
+}
+
+/// Why a [`StepwiseLink`] cannot be generated.
+#[derive(Debug, thiserror::Error)]
+pub enum StepwiseError {
+    /// The lowest rate is not a number above 0.
+    #[error("the lowest rate must be above 0 Mbit/s, not {0}")]
+    MinRate(f64),
+    /// The highest rate is below the lowest, not finite, or above [`MAX_CONSTANT_MBPS`].
+    #[error("the highest rate must be at least the lowest ({min} Mbit/s) and at most {} Mbit/s, not {max}", MAX_CONSTANT_MBPS)]
+    MaxRate {
+        /// The lowest rate, Mbit/s.
+        min: f64,
+        /// The highest rate asked for, Mbit/s.
+        max: f64,
+    },
+    /// The step is not at least 1 ms (or not finite).
+    #[error("a step must last at least 0.001 s, not {0} s")]
+    Step(f64),
+    /// The length is not at least 1 ms, or beyond [`MAX_GENERATED_SECONDS`].
+    #[error("the trace must last at least 0.001 s and at most {max} s, not {0} s", max = MAX_GENERATED_SECONDS)]
+    Duration(f64),
+    /// The trace would be too big ([`TraceError::TooBig`]).
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+}
+
+impl StepwiseLink {
+    /// Checks the parameters (each error names the first one wrong) and, before anything is
+    /// allocated, that the trace at `max_mbit` throughout fits [`MAX_GENERATED_OPPORTUNITIES`].
+    pub fn validate(&self, name: &str) -> Result<(), StepwiseError> {
+        if !(self.min_mbit.is_finite() && self.min_mbit > 0.0) {
+            return Err(StepwiseError::MinRate(self.min_mbit));
+        }
+        if !(self.max_mbit >= self.min_mbit && self.max_mbit <= MAX_CONSTANT_MBPS) {
+            return Err(StepwiseError::MaxRate {
+                min: self.min_mbit,
+                max: self.max_mbit,
+            });
+        }
+        if !(self.step_s.is_finite() && self.step_s >= 0.0005) {
+            return Err(StepwiseError::Step(self.step_s));
+        }
+        let seconds = MAX_GENERATED_SECONDS as f64;
+        if !(self.duration_s.is_finite() && self.duration_s >= 0.0005 && self.duration_s <= seconds)
+        {
+            return Err(StepwiseError::Duration(self.duration_s));
+        }
+        check_size(
+            name,
+            format!("a stepwise link up to {} Mbit/s", self.max_mbit),
+            self.max_mbit * 1e6 / 12_000.0,
+            self.duration_s,
+        )?;
+        Ok(())
+    }
+
+    /// Length of a step, ms (at least 1).
+    fn step_ms(&self) -> u64 {
+        ((self.step_s * 1000.0).round() as u64).max(1)
+    }
+
+    /// The rate of each step in order, Mbit/s (the last step may be cut short by the trace's
+    /// end). Fails as [`StepwiseLink::validate`].
+    pub fn step_rates_mbit(&self) -> Result<Vec<f64>, StepwiseError> {
+        self.validate("stepwise")?;
+        let steps = duration_ms(self.duration_s).div_ceil(self.step_ms());
+        let mut rng = Rng(ChaCha8Rng::seed_from_u64(self.seed));
+        let span = ln(self.max_mbit / self.min_mbit);
+        // max * exp(-(1 - u) span) = min * (max / min)^u: log-uniform in [min, max).
+        Ok((0..steps)
+            .map(|_| self.max_mbit * exp_neg((1.0 - rng.uniform()) * span))
+            .collect())
+    }
+
+    /// Generates the trace (deterministic for a given configuration); memory is about 8 bytes
+    /// per opportunity. Fails as [`StepwiseLink::validate`].
+    pub fn generate(&self, name: impl Into<String>) -> Result<Trace, StepwiseError> {
+        let name = name.into();
+        self.validate(&name)?;
+        let rates = self.step_rates_mbit()?;
+        let total_ms = duration_ms(self.duration_s);
+        let step_ms = self.step_ms();
+        let mut ops = Vec::new();
+        // Opportunities owed so far (fractional), and how many were placed.
+        let mut owed = 0.0_f64;
+        let mut placed = 0u64;
+        for (k, rate) in rates.iter().enumerate() {
+            let start = k as u64 * step_ms;
+            let len = step_ms.min(total_ms - start);
+            owed += rate * 1e6 / 12_000.0 * len as f64 / 1000.0;
+            let n = (owed.round() as u64).saturating_sub(placed);
+            placed += n;
+            ops.extend((1..=n).map(|i| start + (i * len).div_ceil(n)));
+        }
+        if ops.last() != Some(&total_ms) {
+            ops.push(total_ms);
+        }
+        // Times are non-decreasing, within 1..=total_ms and end at total_ms: valid.
+        Ok(Trace::from_valid_parts(name, ops))
+    }
+}
+
 /// Random outages laid over any trace (for `sprout traces synth`): in each whole second of the
 /// trace an outage starts with probability [`OutageOverlay::probability_per_s`], at a uniformly
 /// drawn millisecond of that second, and lasts an exponentially distributed time of mean

@@ -1,6 +1,6 @@
 //! Synthetic traces.
 
-use sprout_link::{constant_rate_trace, SyntheticLink, TraceError};
+use sprout_link::{constant_rate_trace, StepwiseError, StepwiseLink, SyntheticLink, TraceError};
 
 #[test]
 fn long_synthetic_trace_is_plausible() {
@@ -135,4 +135,163 @@ fn constant_rate_traces() {
         let e = constant_rate_trace("none", rate, dur).unwrap_err();
         assert!(matches!(e, TraceError::Empty { .. }), "{rate} {dur}: {e:?}");
     }
+}
+
+/// Rate of the opportunities in `(from_ms, to_ms]`, Mbit/s (12,000 bits each).
+fn mbit_between(t: &sprout_link::Trace, from_ms: u64, to_ms: u64) -> f64 {
+    let ops = t.opportunities_ms();
+    let n = ops.partition_point(|&x| x <= to_ms) - ops.partition_point(|&x| x <= from_ms);
+    n as f64 * 12_000.0 / ((to_ms - from_ms) as f64 * 1000.0)
+}
+
+#[test]
+fn stepwise_steps_hold_log_uniform_rates_and_the_mean_is_what_was_asked() {
+    let link = StepwiseLink {
+        seed: 3,
+        duration_s: 400.0,
+        ..StepwiseLink::default()
+    };
+    let t = link.generate("step").unwrap();
+    assert_eq!(t.period_ms(), 400_000);
+    let rates = link.step_rates_mbit().unwrap();
+    assert_eq!(rates.len(), 400);
+    assert!(
+        rates.iter().all(|r| (20.0..=500.0).contains(r)),
+        "{rates:?}"
+    );
+    // Each one-second step carries its own rate, to within one opportunity (0.012 Mbit/s).
+    for (k, r) in rates.iter().enumerate() {
+        let got = mbit_between(&t, k as u64 * 1000, (k as u64 + 1) * 1000);
+        assert!(
+            (got - r).abs() <= 0.0121,
+            "step {k}: {got} Mbit/s, asked {r}"
+        );
+    }
+    // Log-uniform: as many steps below the geometric middle (100 Mbit/s) as above it, and the
+    // trace's mean near (max - min) / ln(max / min) = 149.1 Mbit/s.
+    let below = rates.iter().filter(|&&r| r < 100.0).count();
+    assert!(
+        (160..240).contains(&below),
+        "{below} of 400 below 100 Mbit/s"
+    );
+    let mean = t.mean_capacity_kbps() / 1000.0;
+    let exact = rates.iter().sum::<f64>() / rates.len() as f64;
+    assert!((mean - exact).abs() < 0.01, "{mean} against {exact}");
+    assert!((mean - 149.1).abs() < 15.0, "mean {mean} Mbit/s");
+    // Evenly spread within a step: the largest gap of a step of r Mbit/s is about 12 / r ms.
+    let first = rates[0];
+    let gaps_ms = t
+        .opportunities_ms()
+        .windows(2)
+        .take_while(|w| w[1] <= 1000)
+        .map(|w| w[1] - w[0])
+        .max()
+        .unwrap();
+    assert!(
+        gaps_ms as f64 <= 12.0 / first + 1.0,
+        "{gaps_ms} ms at {first} Mbit/s"
+    );
+}
+
+#[test]
+fn stepwise_steps_of_other_lengths_and_a_cut_last_step() {
+    let link = StepwiseLink {
+        seed: 9,
+        duration_s: 10.5,
+        step_s: 2.0,
+        min_mbit: 12.0,
+        max_mbit: 12.0,
+    };
+    let t = link.generate("flat").unwrap();
+    // min = max: a constant 12 Mbit/s, one opportunity each ms, the last step 0.5 s.
+    assert_eq!(link.step_rates_mbit().unwrap().len(), 6);
+    assert_eq!(t.period_ms(), 10_500);
+    assert_eq!(t.len(), 10_500);
+    assert!(t.opportunities_ms().windows(2).all(|w| w[1] - w[0] == 1));
+    let link = StepwiseLink {
+        seed: 9,
+        duration_s: 9.0,
+        step_s: 3.0,
+        ..StepwiseLink::default()
+    };
+    let t = link.generate("three").unwrap();
+    for (k, r) in link.step_rates_mbit().unwrap().iter().enumerate() {
+        let got = mbit_between(&t, k as u64 * 3000, (k as u64 + 1) * 3000);
+        assert!(
+            (got - r).abs() <= 0.005,
+            "step {k}: {got} Mbit/s, asked {r}"
+        );
+    }
+}
+
+#[test]
+fn stepwise_is_reproducible_from_its_seed() {
+    let a = StepwiseLink {
+        seed: 5,
+        duration_s: 20.0,
+        ..StepwiseLink::default()
+    };
+    let b = StepwiseLink {
+        seed: 6,
+        ..a.clone()
+    };
+    assert_eq!(a.generate("x").unwrap(), a.generate("x").unwrap());
+    assert_ne!(a.step_rates_mbit().unwrap(), b.step_rates_mbit().unwrap());
+    // Golden: if this changes, stepwise traces from a seed are no longer reproducible.
+    let t = a.generate("x").unwrap();
+    let checksum = t
+        .opportunities_ms()
+        .iter()
+        .fold(0u64, |h, &x| h.wrapping_mul(1_000_003).wrapping_add(x));
+    println!("len {} checksum {checksum}", t.len());
+    assert_eq!((t.len(), checksum), STEPWISE_GOLDEN);
+}
+
+const STEPWISE_GOLDEN: (usize, u64) = (320368, 5490076628093395411);
+
+#[test]
+fn stepwise_refuses_bad_parameters() {
+    let ok = StepwiseLink::default();
+    let bad = |l: StepwiseLink| l.generate("bad").unwrap_err();
+    for min in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let e = bad(StepwiseLink {
+            min_mbit: min,
+            ..ok.clone()
+        });
+        assert!(matches!(e, StepwiseError::MinRate(_)), "{min}: {e}");
+    }
+    for max in [19.9, f64::NAN, 100_001.0] {
+        let e = bad(StepwiseLink {
+            max_mbit: max,
+            ..ok.clone()
+        });
+        assert!(matches!(e, StepwiseError::MaxRate { .. }), "{max}: {e}");
+        assert!(
+            e.to_string().contains("at least the lowest (20 Mbit/s)"),
+            "{e}"
+        );
+    }
+    for step in [0.0, -1.0, 0.0001, f64::NAN] {
+        let e = bad(StepwiseLink {
+            step_s: step,
+            ..ok.clone()
+        });
+        assert!(matches!(e, StepwiseError::Step(_)), "{step}: {e}");
+    }
+    for d in [0.0, f64::INFINITY, 1e9] {
+        let e = bad(StepwiseLink {
+            duration_s: d,
+            ..ok.clone()
+        });
+        assert!(matches!(e, StepwiseError::Duration(_)), "{d}: {e}");
+    }
+    let huge = StepwiseLink {
+        max_mbit: 90_000.0,
+        duration_s: 3600.0,
+        ..ok.clone()
+    };
+    assert!(matches!(
+        bad(huge),
+        StepwiseError::Trace(TraceError::TooBig { .. })
+    ));
 }

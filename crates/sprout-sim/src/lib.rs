@@ -14,6 +14,7 @@ pub mod gcc_flow;
 pub mod logscore;
 pub mod metrics;
 pub mod overrides;
+pub mod recorded;
 pub mod rl_env;
 pub mod run_limits;
 pub mod scheme;
