@@ -10,7 +10,7 @@
 //! | parameters (§3.1, §5) | [`params`] |
 //! | the rate model: Brownian motion, outages, Poisson observation (§3.1–3.2) | [`model`] |
 //! | the cautious 8-tick forecast (§3.3) | [`forecast`] |
-//! | the wide rate model, an outage to 1 Gbit/s, and its table-free forecast | [`wide_model`], [`wide_forecast`] (with [`wide_mixture`] for spread beliefs), [`wide_estimator`] |
+//! | the wide rate model, an outage to 1 Gbit/s, and its forecast | [`wide_model`], [`wide_forecast`] (with [`wide_mixture`] for spread beliefs and [`wide_counts`], the count distributions both take), [`wide_estimator`] |
 //! | Sprout-EWMA (§5.3) | [`ewma`] |
 //! | the receiver: ticks, time-to-next, received-or-lost (§3.2, §3.4) | [`receiver`] |
 //! | the sender: queue estimate and window (§3.5) | [`sender`] |
@@ -29,6 +29,7 @@ pub mod params;
 pub mod receiver;
 pub mod sender;
 pub mod time;
+pub mod wide_counts;
 pub mod wide_estimator;
 pub mod wide_forecast;
 pub mod wide_mixture;

@@ -28,17 +28,13 @@
 //! hold mass per horizon: no table of counts, whatever the rate.
 
 use crate::model::normal_cdf;
+pub use crate::wide_counts::{negative_binomial, SMALL_MEAN};
+use crate::wide_counts::{negative_binomial_cdf, negative_binomial_cdfs};
 use crate::wide_mixture::{MixtureTables, Prepared};
 use crate::wide_model::WideShared;
 
 /// Values holding less than this probability are left out of the moments.
 const SUPPORT_EPS: f64 = 1e-12;
-
-/// Below this mean (packets by the horizon) the cumulative count is taken as negative
-/// binomial, summed term by term, rather than Normal: the Normal's lower tail is far too
-/// heavy at small means (at a mean of 5 it puts 12% on no packet at all, the Poisson 0.7%),
-/// which would lock a sender that the forecast allows no packet into sending none.
-pub const SMALL_MEAN: f64 = 50.0;
 
 /// Per-value, per-horizon moments of the cumulative count.
 #[derive(Clone, Debug, PartialEq)]
@@ -309,29 +305,6 @@ impl WideForecast {
     }
 }
 
-/// P(N <= c) for the negative binomial of mean `mu` and variance `mu + v` (a Poisson when `v`
-/// is 0), by summing its terms up to `c`, or until they add up to 1, or to the mean plus 40
-/// sd, past which nothing is left to add (the sum had run on to `c`, tens of thousands of
-/// terms, when rounding kept it just below 1).
-fn negative_binomial_cdf(mu: f64, v: f64, c: f64) -> f64 {
-    if c < 0.0 {
-        return 0.0;
-    }
-    if mu <= 0.0 {
-        return 1.0;
-    }
-    let v = v.max(0.0);
-    let bound = (mu + 40.0 * (mu + v).sqrt() + 10.0).ceil();
-    let mut last = 0.0;
-    for (k, acc) in negative_binomial_cdfs(mu, v).enumerate() {
-        last = acc;
-        if k as f64 >= c.min(bound) || acc >= 1.0 {
-            break;
-        }
-    }
-    last.min(1.0)
-}
-
 /// Mean and variance of `max(0, X)` for X Normal of mean `m` and sd `sd` (`sd` may be 0):
 /// the additive motion's rate, which can not fall below 0 (what would falls into the
 /// outage and delivers nothing).
@@ -363,33 +336,6 @@ pub fn quantile(m: HorizonMoments, q: f64, z: f64) -> u32 {
         .take(bound)
         .position(|acc| acc >= q)
         .unwrap_or(bound) as u32
-}
-
-/// P(N <= 0), P(N <= 1), ... for the negative binomial of mean `mu` and variance `mu + v` (a
-/// Poisson when `v` is 0), each term from the one before ([`negative_binomial`]).
-pub(crate) fn negative_binomial_cdfs(mu: f64, v: f64) -> impl Iterator<Item = f64> {
-    let (p0, a, b) = negative_binomial(mu, v);
-    std::iter::successors(Some((p0, p0, 0.0f64)), move |&(term, acc, k)| {
-        let term = term * ((k * a + b) / (k + 1.0));
-        Some((term, acc + term, k + 1.0))
-    })
-    .map(|(_, acc, _)| acc)
-}
-
-/// The negative binomial of mean `mu` and variance `mu + v` as (P(N = 0), a, b), its terms
-/// related by P(N = k + 1) / P(N = k) = (k a + b) / (k + 1), with a = v / (mu + v) and
-/// b = mu^2 / (mu + v); a Poisson when `v` is 0.
-pub fn negative_binomial(mu: f64, v: f64) -> (f64, f64, f64) {
-    let a = v / (mu + v);
-    let b = mu * mu / (mu + v);
-    // ln P(N = 0) = r ln p = -(mu^2 / v) ln(1 + v / mu), -mu as v / mu goes to 0.
-    let ratio = v / mu;
-    let ln_p0 = if ratio < 1e-9 {
-        -mu
-    } else {
-        -(mu / ratio) * ratio.ln_1p()
-    };
-    (ln_p0.exp(), a, b)
 }
 
 /// The standard Normal's quantile at `q` (0 < q < 1), by bisection on its CDF to 1e-12.

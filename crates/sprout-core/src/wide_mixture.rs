@@ -27,7 +27,7 @@
 //! estimator of the same parameters).
 
 use crate::model::normal_cdf;
-use crate::wide_forecast::{negative_binomial_cdfs, SMALL_MEAN};
+use crate::wide_counts::{negative_binomial_cdfs, SMALL_MEAN};
 
 /// Largest distance, in probability, between a cell's chord and any value's CDF inside it.
 pub const TOLERANCE: f64 = 1e-4;
