@@ -26,6 +26,12 @@ pub trait Estimator: Send + std::fmt::Debug {
     /// horizon `h` ticks (`out[h - 1]` of [`Estimator::forecast`]), whatever it has observed.
     /// An endpoint drops a peer's forecast that goes beyond it (both ends share the model).
     fn max_forecast(&self, h: usize) -> u32;
+    /// The belief over the rate model's values, for estimators that hold one over the wide
+    /// model's grid ([`crate::WideEstimator`]): to check its forecast against the exact
+    /// computation in tests and benches.
+    fn wide_belief(&self) -> Option<&[f64]> {
+        None
+    }
     /// A copy of this estimator, in the same state.
     fn box_clone(&self) -> Box<dyn Estimator>;
 }

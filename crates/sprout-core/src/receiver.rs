@@ -333,6 +333,11 @@ impl Receiver {
         self.next_tick.is_some() && (!self.forecast_fresh || Some(self.forecast_id) != last_sent)
     }
 
+    /// The rate estimator (read-only: its belief, for tests and benches).
+    pub fn estimator(&self) -> &dyn Estimator {
+        self.estimator.as_ref()
+    }
+
     /// The estimator's current rate estimate, in packets/s.
     pub fn rate_pps(&self) -> f64 {
         self.estimator.rate_pps()

@@ -139,6 +139,10 @@ impl Estimator for WideEstimator {
         self.forecast.max_count(h)
     }
 
+    fn wide_belief(&self) -> Option<&[f64]> {
+        Some(self.model.probabilities())
+    }
+
     fn box_clone(&self) -> Box<dyn Estimator> {
         Box::new(self.clone())
     }
