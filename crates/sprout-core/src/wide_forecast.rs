@@ -27,6 +27,8 @@
 //! forecast is non-decreasing across ticks. A forecast costs one pass over the values that
 //! hold mass per horizon: no table of counts, whatever the rate.
 
+use std::sync::OnceLock;
+
 use crate::model::normal_cdf;
 pub use crate::wide_counts::{negative_binomial, SMALL_MEAN};
 use crate::wide_counts::{negative_binomial_cdf, negative_binomial_cdfs};
@@ -48,8 +50,9 @@ pub struct WideForecast {
     spread: Vec<f64>,
     /// Largest count a forecast can hold at each horizon (the top value's mean plus 10 sd).
     top: Vec<u32>,
-    /// The value-by-value CDFs on a grid of counts, for beliefs spread over rates far apart.
-    mixture: MixtureTables,
+    /// The value-by-value CDFs on a grid of counts, for beliefs spread over rates far apart,
+    /// built on first use (about 80 ms; a run whose beliefs all stay narrow never needs them).
+    mixture: OnceLock<MixtureTables>,
     /// `mean` value by value, `[b][h - 1]`, 0 past the last horizon (the sums of all
     /// horizons then run side by side, in vector registers).
     mean_by_value: Vec<[f64; MAX_TICKS]>,
@@ -131,7 +134,6 @@ impl WideForecast {
             let ceiling = mean[last] + 10.0 * (mean[last] + spread[last]).sqrt();
             top.push(ceiling.ceil().min(u32::MAX as f64 / 4.0) as u32);
         }
-        let mixture = MixtureTables::new(n, &mean, &spread, &top);
         let by_value = |of: &[f64]| -> Vec<[f64; MAX_TICKS]> {
             (0..n)
                 .map(|b| std::array::from_fn(|h| if h < horizons { of[h * n + b] } else { 0.0 }))
@@ -144,7 +146,7 @@ impl WideForecast {
             mean,
             spread,
             top,
-            mixture,
+            mixture: OnceLock::new(),
         }
     }
 
@@ -153,9 +155,10 @@ impl WideForecast {
         self.top.len()
     }
 
-    /// The tables of the value-by-value CDFs ([`MixtureTables`]).
+    /// The tables of the value-by-value CDFs ([`MixtureTables`]), built on first use.
     pub fn mixture(&self) -> &MixtureTables {
-        &self.mixture
+        self.mixture
+            .get_or_init(|| MixtureTables::new(self.n, &self.mean, &self.spread, &self.top))
     }
 
     /// Largest count the forecast can hold at horizon `h` ticks (1-based).
@@ -242,7 +245,7 @@ impl WideForecast {
             let m = summary.moments[i];
             let c = if spread_out(&m) {
                 let hint = hints.get(i).copied().unwrap_or(floor);
-                self.mixture.quantile(prob, &summary.prepared, i, q, hint)
+                self.mixture().quantile(prob, &summary.prepared, i, q, hint)
             } else {
                 quantile(m, q, z)
             };
