@@ -424,19 +424,26 @@ struct LikelihoodCache {
 }
 
 impl LikelihoodCache {
-    /// `exp(ll[i] - best)` for every bin, where `ll` holds the log-likelihoods of `k` packets.
-    fn factors(&mut self, k: f64, best: f64, ll: &[f64]) -> &[f64] {
+    /// `exp(ll[i] - best)` for every bin, where `ll[i] = k ln_mean[i] - mean[i]` is the
+    /// log-likelihood of `k` packets (worked out only when the factors are not here).
+    fn factors(&mut self, k: f64, best: f64, ln_mean: &[f64], mean: &[f64]) -> &[f64] {
         let (kb, bb) = (k.to_bits(), best.to_bits());
         if self.slots.len() < LIKELIHOOD_SLOTS {
             self.slots.resize(LIKELIHOOD_SLOTS, None);
         }
         let h = kb ^ (kb >> 29) ^ bb ^ (bb >> 31);
         let slot = &mut self.slots[(h % LIKELIHOOD_SLOTS as u64) as usize];
-        let fresh = matches!(slot, Some((a, b, v)) if *a == kb && *b == bb && v.len() == ll.len());
+        let fresh =
+            matches!(slot, Some((a, b, v)) if *a == kb && *b == bb && v.len() == mean.len());
         if !fresh {
             let mut v = slot.take().map(|(_, _, v)| v).unwrap_or_default();
             v.clear();
-            v.extend(ll.iter().map(|&x| (x - best).exp()));
+            v.extend(
+                ln_mean
+                    .iter()
+                    .zip(mean)
+                    .map(|(&lm, &m)| (log_likelihood(k, lm, m) - best).exp()),
+            );
             *slot = Some((kb, bb, v));
         }
         match slot {
@@ -546,16 +553,14 @@ impl RateModel {
             // Likelihood up to a constant: (lambda tau)^k exp(-lambda tau); the outage bin can
             // not produce packets. Work in logs and subtract the largest term.
             let mut best = largest_log_likelihood(k, &self.prob, &self.ln_mean, &self.mean);
-            for ((&lm, &m), s) in self.ln_mean.iter().zip(&self.mean).zip(&mut self.scratch) {
-                *s = k * lm - m;
-            }
             if best == f64::NEG_INFINITY {
                 // The belief was all on the outage but packets came: start again from the
                 // prior, which the likelihood then updates.
                 self.prob.iter_mut().for_each(|p| *p = 1.0);
-                best = self.scratch[1..]
+                best = self.ln_mean[1..]
                     .iter()
-                    .cloned()
+                    .zip(&self.mean[1..])
+                    .map(|(&lm, &m)| log_likelihood(k, lm, m))
                     .fold(f64::NEG_INFINITY, f64::max);
             }
             let first = if self.mean[0] > 0.0 {
@@ -564,7 +569,7 @@ impl RateModel {
                 self.prob[0] = 0.0;
                 1
             };
-            let factors = self.likelihoods.factors(k, best, &self.scratch);
+            let factors = self.likelihoods.factors(k, best, &self.ln_mean, &self.mean);
             for (i, (p, &x)) in self.prob.iter_mut().zip(factors).enumerate() {
                 if i >= first {
                     *p *= x;
@@ -598,6 +603,12 @@ impl RateModel {
     }
 }
 
+/// The log-likelihood of `k` packets in a tick, up to a constant: `k ln(mean) - mean`.
+#[inline(always)]
+fn log_likelihood(k: f64, ln_mean: f64, mean: f64) -> f64 {
+    k * ln_mean - mean
+}
+
 /// The largest log-likelihood `k ln(mean) - mean` over the values `prob` holds (NEG_INFINITY
 /// when it holds none), found four values at a time: a largest value is the same in any
 /// order.
@@ -611,7 +622,7 @@ fn largest_log_likelihood(k: f64, prob: &[f64], ln_mean: &[f64], mean: &[f64]) -
     {
         for j in 0..4 {
             let ll = if p[j] > 0.0 {
-                k * lm[j] - m[j]
+                log_likelihood(k, lm[j], m[j])
             } else {
                 f64::NEG_INFINITY
             };
@@ -622,7 +633,7 @@ fn largest_log_likelihood(k: f64, prob: &[f64], ln_mean: &[f64], mean: &[f64]) -
         .into_iter()
         .fold(f64::NEG_INFINITY, |a, x| if x > a { x } else { a });
     for ((&p, &lm), &m) in prob.iter().zip(ln_mean).zip(mean).skip(n) {
-        let ll = k * lm - m;
+        let ll = log_likelihood(k, lm, m);
         if p > 0.0 && ll > b {
             b = ll;
         }
@@ -1097,4 +1108,3 @@ mod tests {
         assert!(m.mean_rate() > 50.0, "mean {}", m.mean_rate());
     }
 }
-
