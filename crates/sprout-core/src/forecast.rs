@@ -185,6 +185,30 @@ impl ForecastTables {
         dot(&prob[lo..hi], &row[lo..hi])
     }
 
+    /// [`ForecastTables::mixture_cdf`] at counts `c - 1`, `c` and `c + 1` (clamped to
+    /// `0..=max`), in one pass over the belief: the three sums' additions overlap, and the
+    /// search's next probe is usually one of the neighbours. Each is bit for bit the one
+    /// computed alone.
+    fn mixture_cdfs(
+        &self,
+        prob: &[f64],
+        h: usize,
+        c: usize,
+        max: usize,
+        (lo, hi): (usize, usize),
+    ) -> [(usize, f64); 3] {
+        let n = self.params.values();
+        let counts = [c.saturating_sub(1), c, (c + 1).min(max)];
+        let table = &self.cdf[h - 1];
+        let rows = counts.map(|c| &table[c * n + lo..c * n + hi]);
+        let sums = dots(&prob[lo..hi], rows);
+        [
+            (counts[0], sums[0]),
+            (counts[1], sums[1]),
+            (counts[2], sums[2]),
+        ]
+    }
+
     /// The cautious forecast: for each horizon `h = 1..=H` ticks, the smallest count `c`
     /// with P(N_h <= c) >= 1 - confidence, as the authors' `lower_quantile` finds it (so at
     /// least `c` packets are delivered by then with probability about `confidence`). Written
@@ -213,7 +237,15 @@ impl ForecastTables {
             let max = self.max_count(h);
             let before = f64::from(*slot);
             let hint = (before + drift * h as f64).round().max(0.0) as usize;
-            let reaches = |c: usize| self.mixture_cdf(prob, h, c, n, lo, hi) >= q;
+            // The probabilities found so far at this horizon, three at a time.
+            let mut known = [(usize::MAX, 0.0); 3];
+            let reaches = |c: usize| {
+                if let Some(&(_, f)) = known.iter().find(|k| k.0 == c) {
+                    return f >= q;
+                }
+                known = self.mixture_cdfs(prob, h, c, max, (lo, hi));
+                known[1].1 >= q
+            };
             match smallest_reaching(floor.min(max), max, hint, reaches) {
                 Some(a) => {
                     *slot = a as u32;
@@ -346,19 +378,34 @@ fn support(prob: &[f64]) -> (usize, usize) {
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
-    // Four accumulators let the compiler vectorise the sum.
-    let mut acc = [0.0f64; 4];
+    dots(a, [b])[0]
+}
+
+/// The dot products of `a` with each of `rows` (each as long as `a`), each added in the same
+/// order: four running sums over the values four at a time (they let the compiler vectorise
+/// the sum), added up left to right, then the values past the last four one by one.
+#[inline(always)]
+fn dots<const R: usize>(a: &[f64], rows: [&[f64]; R]) -> [f64; R] {
+    let rows = rows.map(|r| &r[..a.len()]);
+    let mut acc = [[0.0f64; 4]; R];
     let chunks = a.len() / 4;
     for i in 0..chunks {
-        for j in 0..4 {
-            acc[j] += a[4 * i + j] * b[4 * i + j];
+        let x = &a[4 * i..4 * i + 4];
+        for (acc, row) in acc.iter_mut().zip(&rows) {
+            let y = &row[4 * i..4 * i + 4];
+            for j in 0..4 {
+                acc[j] += x[j] * y[j];
+            }
         }
     }
-    let mut s = acc[0] + acc[1] + acc[2] + acc[3];
-    for i in chunks * 4..a.len() {
-        s += a[i] * b[i];
+    let mut sums = [0.0; R];
+    for ((s, acc), row) in sums.iter_mut().zip(&acc).zip(&rows) {
+        *s = acc[0] + acc[1] + acc[2] + acc[3];
+        for i in chunks * 4..a.len() {
+            *s += a[i] * row[i];
+        }
     }
-    s
+    sums
 }
 
 /// Poisson(mean) probabilities for 0..cap-1, and P(X >= cap) at index cap.
@@ -412,6 +459,31 @@ mod tests {
             c >= 777
         });
         assert_eq!((got, calls), (Some(777), 2));
+    }
+
+    #[test]
+    fn dot_products_in_one_pass_equal_each_alone() {
+        // Uneven lengths (a remainder past the last four) and magnitudes.
+        for len in [0usize, 1, 3, 4, 7, 130, 257] {
+            let x = |seed: usize, i: usize| ((i * 7919 + seed * 104_729) % 1009) as f64 / 997.0;
+            let a: Vec<f64> = (0..len).map(|i| x(0, i) * 1e-3).collect();
+            let rows: Vec<Vec<f64>> = (1..=3)
+                .map(|r| (0..len).map(|i| x(r, i)).collect())
+                .collect();
+            let together = dots(&a, [&rows[0][..], &rows[1][..], &rows[2][..]]);
+            for (row, sum) in rows.iter().zip(together) {
+                let mut acc = [0.0f64; 4];
+                for i in 0..len / 4 * 4 {
+                    acc[i % 4] += a[i] * row[i];
+                }
+                let mut alone = acc[0] + acc[1] + acc[2] + acc[3];
+                for i in len / 4 * 4..len {
+                    alone += a[i] * row[i];
+                }
+                assert_eq!(sum.to_bits(), alone.to_bits(), "length {len}");
+                assert_eq!(dot(&a, row).to_bits(), alone.to_bits());
+            }
+        }
     }
 
     fn tables() -> Arc<ForecastTables> {

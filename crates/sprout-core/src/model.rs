@@ -138,75 +138,140 @@ pub(crate) struct KernelRow {
 #[derive(Clone, Debug)]
 pub struct Evolution {
     rows: Vec<KernelRow>,
-    /// The same matrix by columns, [`LANES`] destinations at a time, for [`Evolution::apply`].
-    groups: Vec<ColumnGroup>,
+    /// The same matrix as a shared band, for [`Evolution::apply`].
+    band: Band,
 }
 
-/// Destination bins computed together by [`Evolution::apply`]: their sums stay in registers
-/// while the source rows stream past (16 fills the eight SSE2 registers the sums need and
-/// leaves the rest for the products; 8 or 32 were slower).
-const LANES: usize = 16;
+/// Destinations computed together by [`Evolution::apply`]: their sums stay in registers (eight
+/// of four) while the band streams past, enough independent sums to hide the latency of an
+/// addition.
+const LANES: usize = 32;
 
-/// The kernel's columns for [`LANES`] consecutive destinations over the source rows that reach
-/// any of them, each row padded with exact zeros where it does not reach a destination, so
-/// that one pass over the rows adds every destination's contributions in row order. The zeros
-/// add `+0.0`, which changes no sum of non-negative terms (it is only not the identity on
-/// `-0.0`, which such a sum never is), so the result is bit for bit that of adding the rows
-/// one after another.
+/// The kernel as one band shared by every destination: away from the grid's ends, the weight
+/// from row `r` to destination `j` depends on `j - r` alone (the edges and centres are
+/// multiples of the spacing, exact in binary, so every CDF is read at the same point), so that
+/// destination `j`'s sum is `sum over s of p[j - up + s] * weights[s]`, `s` ascending, which
+/// is row order. A pass of [`LANES`] destinations then reads the band once and the belief as
+/// consecutive windows, with no matrix to stream from memory.
+///
+/// Row 0 (the outage's escape weighting) is each sum's first term, added to `0.0` before the
+/// band; destinations any of whose weights from rows `1..` differ from the band by a bit (the
+/// lowest and highest, whose intervals reach to infinity) are summed from their own column.
+/// Terms outside the grid read exact zeros. As zeros add `+0.0`, which changes no sum of
+/// non-negative terms (it is only not the identity on `-0.0`, which such a sum never is), every
+/// destination's sum is bit for bit that of adding the rows one after another.
 #[derive(Clone, Debug)]
-struct ColumnGroup {
-    /// First destination bin.
-    start: usize,
-    /// Number of destination bins (at most [`LANES`]; fewer in the last group).
-    len: usize,
-    /// First source row that reaches one of the destinations.
-    first: usize,
-    /// Row `first + r`'s weights for destinations `start..start + LANES` (zero past `len`).
-    weights: Vec<[f64; LANES]>,
+struct Band {
+    /// How far above itself a row >= 1 reaches, in bins.
+    up: usize,
+    /// `weights[s]`: the weight from row `j - up + s` to destination `j`.
+    weights: Vec<f64>,
+    /// Row 0's weight to each destination (0 where it does not reach), padded with zeros to a
+    /// whole number of passes.
+    first_row: Vec<f64>,
+    /// Destinations whose weights differ from the band, in ascending order.
+    odd: Vec<OddColumn>,
 }
 
-impl ColumnGroup {
-    /// The group of destinations `start..start + LANES` (or to `n`).
-    fn of(rows: &[KernelRow], start: usize, n: usize) -> Self {
-        let len = LANES.min(n - start);
-        let reaches = |r: &KernelRow| r.start < start + len && r.start + r.weights.len() > start;
-        let first = rows.iter().position(reaches).unwrap_or(0);
-        let last = rows.iter().rposition(reaches).map_or(first, |i| i + 1);
-        let weights = rows[first..last]
-            .iter()
-            .map(|row| {
-                let mut w = [0.0; LANES];
-                for (l, x) in w.iter_mut().enumerate().take(len) {
-                    let j = start + l;
-                    if j >= row.start && j < row.start + row.weights.len() {
-                        *x = row.weights[j - row.start];
-                    }
-                }
-                w
+/// One destination's weights from the rows that reach it.
+#[derive(Clone, Debug)]
+struct OddColumn {
+    /// The destination bin.
+    dest: usize,
+    /// First source row that reaches it.
+    first: usize,
+    /// Rows `first..`'s weights to it (0 for a row in between that does not reach it).
+    weights: Vec<f64>,
+}
+
+/// The weight from row `r` to destination `j` (0 where the row does not reach).
+fn weight(rows: &[KernelRow], r: usize, j: usize) -> f64 {
+    let row = &rows[r];
+    match j.checked_sub(row.start) {
+        Some(k) => row.weights.get(k).copied().unwrap_or(0.0),
+        None => 0.0,
+    }
+}
+
+impl Band {
+    /// The band of `rows` (a square kernel of `n` bins), taken from the middle row, and the
+    /// destinations that do not fit it.
+    fn of(rows: &[KernelRow], n: usize) -> Self {
+        let last = |r: &KernelRow| r.start + r.weights.len().max(1) - 1;
+        let up = (1..n).map(|r| last(&rows[r]).saturating_sub(r)).max();
+        let down = (1..n).map(|r| r.saturating_sub(rows[r].start)).max();
+        let (up, down) = (up.unwrap_or(0), down.unwrap_or(0));
+        let mid = n / 2;
+        let weights: Vec<f64> = (0..=up + down)
+            .map(|s| match (mid + up).checked_sub(s) {
+                Some(j) if j < n => weight(rows, mid, j),
+                _ => 0.0,
             })
             .collect();
-        ColumnGroup {
-            start,
-            len,
-            first,
+        let passes = n.div_ceil(LANES) * LANES;
+        let first_row = (0..passes)
+            .map(|j| if j < n { weight(rows, 0, j) } else { 0.0 })
+            .collect();
+        let fits = |j: usize| {
+            weights
+                .iter()
+                .enumerate()
+                .all(|(s, &w)| match (j + s).checked_sub(up) {
+                    Some(r) if (1..n).contains(&r) => weight(rows, r, j).to_bits() == w.to_bits(),
+                    _ => true,
+                })
+        };
+        let odd = (0..n)
+            .filter(|&j| !fits(j))
+            .map(|dest| {
+                let reaches = |r: &usize| weight(rows, *r, dest) != 0.0;
+                let first = (0..n).find(reaches).unwrap_or(0);
+                let end = (0..n).rfind(reaches).map_or(first, |r| r + 1);
+                let weights = (first..end).map(|r| weight(rows, r, dest)).collect();
+                OddColumn {
+                    dest,
+                    first,
+                    weights,
+                }
+            })
+            .collect();
+        Band {
+            up,
             weights,
+            first_row,
+            odd,
         }
     }
 
-    /// The destinations' sums over rows `from..to` (clamped to the group's own) of `p`, each
-    /// in row order.
+    /// The sums of destinations `start..start + L`: row 0's term `p0 * first_row[j]`, then
+    /// the band over `pad`, which holds row `r >= 1` of the belief at `r + up` and zeros
+    /// around it (row 0 included).
     #[inline(always)]
-    fn sums(&self, p: &[f64], from: usize, to: usize) -> [f64; LANES] {
-        let mut acc = [0.0; LANES];
-        let lo = from.max(self.first);
-        let hi = to.min(self.first + self.weights.len());
-        if lo < hi {
-            let rows = &self.weights[lo - self.first..hi - self.first];
-            for (&m, w) in p[lo..hi].iter().zip(rows) {
-                for (a, &x) in acc.iter_mut().zip(w) {
-                    *a += m * x;
+    fn sums<const L: usize>(&self, p0: f64, pad: &[f64], start: usize) -> [f64; L] {
+        let mut acc = [0.0; L];
+        if let Some(first) = self.first_row[start..].first_chunk::<L>() {
+            for (a, &w) in acc.iter_mut().zip(first) {
+                // `0.0 +`: the sum starts at zero, as row-by-row accumulation's does.
+                *a = 0.0 + p0 * w;
+            }
+        }
+        for (s, &w) in self.weights.iter().enumerate() {
+            if let Some(window) = pad[start + s..].first_chunk::<L>() {
+                for (a, &x) in acc.iter_mut().zip(window) {
+                    *a += x * w;
                 }
             }
+        }
+        acc
+    }
+}
+
+impl OddColumn {
+    /// The destination's sum of `p`, in row order.
+    fn sum(&self, p: &[f64]) -> f64 {
+        let mut acc = 0.0;
+        for (&m, &w) in p[self.first..].iter().zip(&self.weights) {
+            acc += m * w;
         }
         acc
     }
@@ -255,11 +320,8 @@ impl Evolution {
             }
             rows.push(KernelRow { start, weights });
         }
-        let groups = (0..n)
-            .step_by(LANES)
-            .map(|start| ColumnGroup::of(&rows, start, n))
-            .collect();
-        Evolution { rows, groups }
+        let band = Band::of(&rows, n);
+        Evolution { rows, band }
     }
 
     /// The kernel's rows, one per source bin.
@@ -269,26 +331,56 @@ impl Evolution {
 
     /// Applies one tick of evolution: `out = p * T`. `out` must have the same length as `p`,
     /// and `p` must hold finite non-negative probabilities. Each destination receives the
-    /// source rows' products in row order, as row-by-row accumulation would (see
-    /// [`ColumnGroup`]); rows outside the span of `p`'s non-zero values add exact zeros and
-    /// are skipped.
+    /// source rows' products in row order, as row-by-row accumulation would (see [`Band`]).
     pub fn apply(&self, p: &[f64], out: &mut [f64]) {
-        self.apply_and_sum(p, out);
+        self.apply_and_sum(p, out, &mut Vec::new());
     }
 
     /// [`Evolution::apply`], returning the sum of `out` added in index order (as
-    /// `out.iter().sum()` would), computed while the rows stream past.
-    pub(crate) fn apply_and_sum(&self, p: &[f64], out: &mut [f64]) -> f64 {
-        let from = p.iter().position(|&x| x != 0.0).unwrap_or(p.len());
-        let to = p.iter().rposition(|&x| x != 0.0).map_or(from, |i| i + 1);
+    /// `out.iter().sum()` would), computed while the destinations are made. `pad` is scratch
+    /// space (its contents on entry do not matter; kept between calls, it is not reallocated).
+    pub(crate) fn apply_and_sum(&self, p: &[f64], out: &mut [f64], pad: &mut Vec<f64>) -> f64 {
+        let n = p.len();
+        let band = &self.band;
+        let passes = band.first_row.len();
+        debug_assert!(n <= passes && out.len() == n);
+        pad.clear();
+        pad.resize(passes + band.weights.len(), 0.0);
+        if n > 1 {
+            pad[band.up + 1..band.up + n].copy_from_slice(&p[1..]);
+        }
+        let p0 = p.first().copied().unwrap_or(0.0);
+        let mut odd = band.odd.iter().peekable();
         let mut total = 0.0;
-        for g in &self.groups {
-            let acc = g.sums(p, from, to);
+        let mut start = 0;
+        while start < n {
+            // Whole passes of LANES destinations, then the rest four at a time.
+            let len = if n - start >= LANES {
+                LANES
+            } else {
+                4.min(n - start)
+            };
+            let mut acc = [0.0; LANES];
+            let all_odd = band
+                .odd
+                .iter()
+                .filter(|c| c.dest >= start && c.dest < start + len)
+                .count()
+                == len;
+            if len == LANES {
+                acc = band.sums::<LANES>(p0, pad, start);
+            } else if !all_odd {
+                acc[..4].copy_from_slice(&band.sums::<4>(p0, pad, start));
+            }
+            while let Some(c) = odd.next_if(|c| c.dest < start + len) {
+                acc[c.dest - start] = c.sum(p);
+            }
             // Element by element: a copy of a run-time length would call memcpy.
-            for (d, &x) in out[g.start..g.start + g.len].iter_mut().zip(&acc) {
+            for (d, &x) in out[start..start + len].iter_mut().zip(&acc) {
                 *d = x;
                 total += x;
             }
+            start += len;
         }
         total
     }
@@ -313,6 +405,8 @@ pub struct RateModel {
     empty: Vec<f64>,
     prob: Vec<f64>,
     scratch: Vec<f64>,
+    /// Scratch space of [`Evolution::apply_and_sum`].
+    pad: Vec<f64>,
     likelihoods: LikelihoodCache,
 }
 
@@ -330,19 +424,26 @@ struct LikelihoodCache {
 }
 
 impl LikelihoodCache {
-    /// `exp(ll[i] - best)` for every bin, where `ll` holds the log-likelihoods of `k` packets.
-    fn factors(&mut self, k: f64, best: f64, ll: &[f64]) -> &[f64] {
+    /// `exp(ll[i] - best)` for every bin, where `ll[i] = k ln_mean[i] - mean[i]` is the
+    /// log-likelihood of `k` packets (worked out only when the factors are not here).
+    fn factors(&mut self, k: f64, best: f64, ln_mean: &[f64], mean: &[f64]) -> &[f64] {
         let (kb, bb) = (k.to_bits(), best.to_bits());
         if self.slots.len() < LIKELIHOOD_SLOTS {
             self.slots.resize(LIKELIHOOD_SLOTS, None);
         }
         let h = kb ^ (kb >> 29) ^ bb ^ (bb >> 31);
         let slot = &mut self.slots[(h % LIKELIHOOD_SLOTS as u64) as usize];
-        let fresh = matches!(slot, Some((a, b, v)) if *a == kb && *b == bb && v.len() == ll.len());
+        let fresh =
+            matches!(slot, Some((a, b, v)) if *a == kb && *b == bb && v.len() == mean.len());
         if !fresh {
             let mut v = slot.take().map(|(_, _, v)| v).unwrap_or_default();
             v.clear();
-            v.extend(ll.iter().map(|&x| (x - best).exp()));
+            v.extend(
+                ln_mean
+                    .iter()
+                    .zip(mean)
+                    .map(|(&lm, &m)| (log_likelihood(k, lm, m) - best).exp()),
+            );
             *slot = Some((kb, bb, v));
         }
         match slot {
@@ -376,6 +477,7 @@ impl RateModel {
             empty,
             prob: vec![1.0 / n as f64; n],
             scratch: vec![0.0; n],
+            pad: Vec::new(),
             likelihoods: LikelihoodCache::default(),
         }
     }
@@ -424,7 +526,9 @@ impl RateModel {
 
     /// Step 1 of a tick: Brownian motion of the rate over one tick.
     pub fn evolve(&mut self) {
-        let total = self.evolution.apply_and_sum(&self.prob, &mut self.scratch);
+        let total = self
+            .evolution
+            .apply_and_sum(&self.prob, &mut self.scratch, &mut self.pad);
         std::mem::swap(&mut self.prob, &mut self.scratch);
         normalise_by(&mut self.prob, total, FLUSH_BELOW);
     }
@@ -449,16 +553,14 @@ impl RateModel {
             // Likelihood up to a constant: (lambda tau)^k exp(-lambda tau); the outage bin can
             // not produce packets. Work in logs and subtract the largest term.
             let mut best = largest_log_likelihood(k, &self.prob, &self.ln_mean, &self.mean);
-            for ((&lm, &m), s) in self.ln_mean.iter().zip(&self.mean).zip(&mut self.scratch) {
-                *s = k * lm - m;
-            }
             if best == f64::NEG_INFINITY {
                 // The belief was all on the outage but packets came: start again from the
                 // prior, which the likelihood then updates.
                 self.prob.iter_mut().for_each(|p| *p = 1.0);
-                best = self.scratch[1..]
+                best = self.ln_mean[1..]
                     .iter()
-                    .cloned()
+                    .zip(&self.mean[1..])
+                    .map(|(&lm, &m)| log_likelihood(k, lm, m))
                     .fold(f64::NEG_INFINITY, f64::max);
             }
             let first = if self.mean[0] > 0.0 {
@@ -467,7 +569,7 @@ impl RateModel {
                 self.prob[0] = 0.0;
                 1
             };
-            let factors = self.likelihoods.factors(k, best, &self.scratch);
+            let factors = self.likelihoods.factors(k, best, &self.ln_mean, &self.mean);
             for (i, (p, &x)) in self.prob.iter_mut().zip(factors).enumerate() {
                 if i >= first {
                     *p *= x;
@@ -501,6 +603,12 @@ impl RateModel {
     }
 }
 
+/// The log-likelihood of `k` packets in a tick, up to a constant: `k ln(mean) - mean`.
+#[inline(always)]
+fn log_likelihood(k: f64, ln_mean: f64, mean: f64) -> f64 {
+    k * ln_mean - mean
+}
+
 /// The largest log-likelihood `k ln(mean) - mean` over the values `prob` holds (NEG_INFINITY
 /// when it holds none), found four values at a time: a largest value is the same in any
 /// order.
@@ -514,7 +622,7 @@ fn largest_log_likelihood(k: f64, prob: &[f64], ln_mean: &[f64], mean: &[f64]) -
     {
         for j in 0..4 {
             let ll = if p[j] > 0.0 {
-                k * lm[j] - m[j]
+                log_likelihood(k, lm[j], m[j])
             } else {
                 f64::NEG_INFINITY
             };
@@ -525,7 +633,7 @@ fn largest_log_likelihood(k: f64, prob: &[f64], ln_mean: &[f64], mean: &[f64]) -
         .into_iter()
         .fold(f64::NEG_INFINITY, |a, x| if x > a { x } else { a });
     for ((&p, &lm), &m) in prob.iter().zip(ln_mean).zip(mean).skip(n) {
-        let ll = k * lm - m;
+        let ll = log_likelihood(k, lm, m);
         if p > 0.0 && ll > b {
             b = ll;
         }
@@ -617,58 +725,83 @@ mod tests {
         assert!(cached.likelihoods.slots.iter().flatten().count() >= 3);
     }
 
+    /// `p * T` added row after row, as the matrix reads, skipping rows of zero mass.
+    fn row_by_row(ev: &Evolution, p: &[f64]) -> Vec<f64> {
+        let mut out = vec![0.0; p.len()];
+        for (row, &mass) in ev.rows().iter().zip(p) {
+            if mass == 0.0 {
+                continue;
+            }
+            for (k, &w) in row.weights.iter().enumerate() {
+                out[row.start + k] += mass * w;
+            }
+        }
+        out
+    }
+
     #[test]
-    fn column_groups_are_bit_identical_to_row_by_row() {
-        let grids = [RateGrid::Authors, RateGrid::ZeroOutage];
-        for (g, span) in grids
-            .into_iter()
-            .zip([KernelSpan::Authors, KernelSpan::Symmetric])
-        {
-            let p = ModelParams {
-                grid: g,
-                kernel_span: span,
+    fn the_shared_band_is_bit_identical_to_row_by_row() {
+        let mut kernels = Vec::new();
+        for grid in [RateGrid::Authors, RateGrid::ZeroOutage, RateGrid::Midpoint] {
+            for kernel_span in [KernelSpan::Authors, KernelSpan::Symmetric] {
+                for gaussian_cdf in [GaussianCdf::Table, GaussianCdf::Exact] {
+                    kernels.push(ModelParams {
+                        grid,
+                        kernel_span,
+                        gaussian_cdf,
+                        ..ModelParams::default()
+                    });
+                }
+            }
+        }
+        // Grids narrower than the band, and one not a multiple of a pass.
+        for bins in [1, 3, 20, 100] {
+            kernels.push(ModelParams {
+                bins,
                 ..ModelParams::default()
-            };
-            let ev = Evolution::new(&p);
+            });
+        }
+        for p in &kernels {
+            let ev = Evolution::new(p);
             let n = p.values();
-            // Uneven masses with runs of exact zeros and tiny values.
-            let prob: Vec<f64> = (0..n)
+            // Uneven masses with runs of exact zeros and tiny values; mass at the outage.
+            let uneven: Vec<f64> = (0..n)
                 .map(|i| match i % 11 {
-                    0 | 1 | 2 => 0.0,
+                    1 | 2 => 0.0,
                     3 => 1e-290,
                     _ => ((i * 37 % 101) as f64 + 0.5) / 5000.0,
                 })
                 .collect();
-            let mut reference = vec![0.0; n];
-            for (row, &mass) in ev.rows().iter().zip(&prob) {
-                if mass == 0.0 {
-                    continue;
-                }
-                for (k, &w) in row.weights.iter().enumerate() {
-                    reference[row.start + k] += mass * w;
-                }
-            }
-            let mut out = vec![1.0; n];
-            ev.apply(&prob, &mut out);
-            for (a, b) in out.iter().zip(&reference) {
-                assert_eq!(a.to_bits(), b.to_bits(), "{a} vs {b}");
-            }
-            let total = ev.apply_and_sum(&prob, &mut out);
-            assert_eq!(total.to_bits(), reference.iter().sum::<f64>().to_bits());
-            // A belief on a few values in the middle: the rows outside them are skipped.
+            // A belief on a few values in the middle, and one at both ends.
             let mut narrow = vec![0.0; n];
-            narrow[100..105].copy_from_slice(&[0.1, 0.2, 0.4, 0.2, 0.1]);
-            let mut reference = vec![0.0; n];
-            for (row, &mass) in ev.rows().iter().zip(&narrow) {
-                for (k, &w) in row.weights.iter().enumerate() {
-                    reference[row.start + k] += mass * w;
+            narrow[n / 2] = 0.6;
+            narrow[(n / 2).saturating_sub(1)] = 0.4;
+            let mut ends = vec![0.0; n];
+            ends[0] = 0.5;
+            ends[n - 1] += 0.5;
+            for prob in [uneven, narrow, ends] {
+                let reference = row_by_row(&ev, &prob);
+                let mut out = vec![1.0; n];
+                ev.apply(&prob, &mut out);
+                for (j, (a, b)) in out.iter().zip(&reference).enumerate() {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{p:?} dest {j}: {a} vs {b}");
                 }
-            }
-            ev.apply(&narrow, &mut out);
-            for (a, b) in out.iter().zip(&reference) {
-                assert_eq!(a.to_bits(), b.to_bits(), "{a} vs {b}");
+                let mut pad = vec![f64::NAN; 3];
+                let total = ev.apply_and_sum(&prob, &mut out, &mut pad);
+                assert_eq!(total.to_bits(), reference.iter().sum::<f64>().to_bits());
             }
         }
+    }
+
+    #[test]
+    fn only_the_grids_two_ends_need_their_own_columns() {
+        // Every other destination's weights are the one band's, bit for bit.
+        let p = ModelParams::default();
+        let ev = Evolution::new(&p);
+        let odd: Vec<usize> = ev.band.odd.iter().map(|c| c.dest).collect();
+        assert_eq!(odd, [0, 256]);
+        // 5 sigma (36.2 bins) below, and the authors' one more above: 74 weights.
+        assert_eq!((ev.band.up, ev.band.weights.len()), (37, 74));
     }
 
     #[test]
