@@ -28,6 +28,9 @@ use std::time::Instant as Wall;
 
 use serde::Serialize;
 use sprout_core::time::Duration;
+use sprout_core::wide_forecast::WideForecast;
+use sprout_core::wide_mixture::Prepared;
+use sprout_core::{Config, EstimatorKind, WideEstimator};
 use sprout_link::synthetic::OutageOverlay;
 use sprout_link::{constant_rate_trace, StepwiseLink, Trace};
 use sprout_sim::recorded::{record, Direction, RecordOptions, Recording, Snapshot};
@@ -147,7 +150,7 @@ fn links(quick: bool) -> Vec<LinkCase> {
 /// observe; the rest is the forecast), µs.
 fn time_tick(s: &Snapshot, repeats: u32) -> (f64, f64) {
     let (mut best, mut best_tick) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..repeats {
+    for _ in 0..repeats.max(1) {
         let mut r = s.receiver.clone();
         let start = Wall::now();
         r.on_timeout(s.at);
@@ -159,6 +162,34 @@ fn time_tick(s: &Snapshot, repeats: u32) -> (f64, f64) {
         best_tick = best_tick.min(ticked.as_secs_f64() * 1e6);
     }
     (best, best_tick)
+}
+
+/// The largest distance in level between the wide forecast's table answers and the exact
+/// value-by-value CDF on the belief `s` holds after its tick, over every horizon, for the
+/// cautious (5%) and the median forecast: how far `F(c)` falls short of `q`, or `F(c - 1)`
+/// reaches past it (the stated bound is `sprout_core::wide_mixture::ERROR_BOUND`).
+fn level_error(s: &Snapshot, f: &WideForecast) -> f64 {
+    let mut r = s.receiver.clone();
+    r.on_timeout(s.at);
+    let Some(p) = r.estimator().wide_belief() else {
+        return f64::NAN;
+    };
+    let lo = p.iter().position(|&x| x > 1e-12).unwrap_or(0);
+    let hi = p.iter().rposition(|&x| x > 1e-12).map_or(p.len(), |i| i + 1);
+    let belief = Prepared::new(p, (lo, hi.max(lo)));
+    let mut worst = 0.0f64;
+    for q in [0.05, 0.5] {
+        for h in 0..f.horizons() {
+            let c = f.mixture().quantile(p, &belief, h, q, 0);
+            if c < f.max_count(h + 1) {
+                worst = worst.max(q - f.exact_mixture_cdf(p, h, c as f64));
+            }
+            if c > 0 {
+                worst = worst.max(f.exact_mixture_cdf(p, h, c as f64 - 1.0) - q);
+            }
+        }
+    }
+    worst
 }
 
 /// The figures of one link and direction.
@@ -173,7 +204,13 @@ struct Row {
     mean_us: f64,
     /// The median of the `on_timeout` part alone (evolve + observe), µs.
     p50_observe_us: f64,
+    /// The largest level error of the forecast's tables against the exact computation, over
+    /// one state in [`CHECK_EVERY`].
+    level_error: f64,
 }
+
+/// One state in this many is checked against the exact computation (a millisecond each).
+const CHECK_EVERY: usize = 10;
 
 /// Nearest-rank percentile `p` (0..1) of sorted `v`.
 fn percentile(v: &[f64], p: f64) -> f64 {
@@ -181,7 +218,7 @@ fn percentile(v: &[f64], p: f64) -> f64 {
     v[rank - 1]
 }
 
-fn row(link: &str, d: Direction, times: Vec<(f64, f64)>) -> Row {
+fn row(link: &str, d: Direction, times: Vec<(f64, f64)>, level_error: f64) -> Row {
     let (mut us, mut observe): (Vec<f64>, Vec<f64>) = times.into_iter().unzip();
     us.sort_by(f64::total_cmp);
     observe.sort_by(f64::total_cmp);
@@ -207,6 +244,7 @@ fn row(link: &str, d: Direction, times: Vec<(f64, f64)>) -> Row {
         } else {
             percentile(&observe, 0.5)
         },
+        level_error,
     }
 }
 
@@ -242,12 +280,20 @@ fn fmt_us(x: f64) -> String {
 
 fn table(rows: &[Row]) -> String {
     let mut s = format!(
-        "{:<17} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10} {:>14}\n",
-        "link", "direction", "states", "p50 us", "p99 us", "max us", "mean us", "p50 observe us"
+        "{:<17} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10} {:>14} {:>11}\n",
+        "link",
+        "direction",
+        "states",
+        "p50 us",
+        "p99 us",
+        "max us",
+        "mean us",
+        "p50 observe us",
+        "level error"
     );
     for r in rows {
         s += &format!(
-            "{:<17} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10} {:>14}\n",
+            "{:<17} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10} {:>14} {:>11.1e}\n",
             r.link,
             r.direction,
             r.states,
@@ -255,17 +301,20 @@ fn table(rows: &[Row]) -> String {
             fmt_us(r.p99_us),
             fmt_us(r.max_us),
             fmt_us(r.mean_us),
-            fmt_us(r.p50_observe_us)
+            fmt_us(r.p50_observe_us),
+            r.level_error
         );
     }
     s
 }
 
 fn csv(rows: &[Row]) -> String {
-    let mut s = String::from("link,direction,states,p50_us,p99_us,max_us,mean_us,p50_observe_us\n");
+    let mut s = String::from(
+        "link,direction,states,p50_us,p99_us,max_us,mean_us,p50_observe_us,level_error\n",
+    );
     for r in rows {
         s += &format!(
-            "{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3}\n",
+            "{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3e}\n",
             r.link,
             r.direction,
             r.states,
@@ -273,7 +322,8 @@ fn csv(rows: &[Row]) -> String {
             r.p99_us,
             r.max_us,
             r.mean_us,
-            r.p50_observe_us
+            r.p50_observe_us,
+            r.level_error
         );
     }
     s
@@ -283,6 +333,11 @@ fn main() {
     let a = args();
     let mut rows = Vec::new();
     let mut infos = Vec::new();
+    let config = Config::wide();
+    let EstimatorKind::Wide(ref wide) = config.estimator else {
+        unreachable!("Config::wide() holds the wide model")
+    };
+    let reference = WideEstimator::new(&config.model, wide, config.confidence);
     for case in links(a.quick) {
         if a.link.as_deref().is_some_and(|f| !case.name.contains(f)) {
             continue;
@@ -293,7 +348,12 @@ fn main() {
         let start = Wall::now();
         for d in Direction::ALL {
             let us = rec.of(d).map(|s| time_tick(s, a.repeats)).collect();
-            rows.push(row(case.name, d, us));
+            let err = rec
+                .of(d)
+                .step_by(CHECK_EVERY)
+                .map(|s| level_error(s, reference.forecaster()))
+                .fold(0.0, f64::max);
+            rows.push(row(case.name, d, us, err));
         }
         let time_s = start.elapsed().as_secs_f64();
         eprintln!(
