@@ -14,6 +14,7 @@ pub(crate) fn run(a: LoadArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use sprout_apps::transfer::SchemeArg;
 
     use super::LoadArgs;
     use crate::{BenchCommand, Cli, Command};
@@ -26,6 +27,7 @@ mod tests {
             duration: 2.0,
             flood: 0,
             ramp: Some(0.25),
+            scheme: SchemeArg::SproutEwma,
             tolerance: 1.0,
             client_nice: 0,
             json: true,

@@ -1105,13 +1105,20 @@ mod tests {
     #[test]
     fn ewma_forecasts_are_capped_by_its_clamp() {
         let mut c = Connection::new(Config::ewma(), Instant::ZERO).unwrap();
-        // 10 x 1000 packets/s x 20 ms = 200 packets a tick.
-        let ok: Vec<u32> = (1..=8).map(|h| 200 * h).collect();
+        // 83,334 packets/s (the wide model's top rate) x 20 ms = 1,666.68 packets a tick: the
+        // largest forecast the peer's EWMA can send is accepted, one packet more is not.
+        let ok: Vec<u32> = (1..=8).map(|h| (1666.68 * h as f64) as u32).collect();
+        assert_eq!(ok[7], 13_333);
+        let mut sender = crate::EwmaEstimator::new(&Config::ewma().model, 0.25);
+        crate::Estimator::observe(&mut sender, 1e9);
+        let mut sent = [0u32; 8];
+        crate::Estimator::forecast(&sender, &mut sent);
+        assert_eq!(sent.as_slice(), ok.as_slice());
         assert!(c
             .handle_datagram(t(0), &datagram(&with_forecast(1, 0, &ok), b""))
             .is_ok());
         let mut too_many = ok.clone();
-        too_many[0] = 201;
+        too_many[0] = 1667;
         rejects(
             &mut c,
             0,

@@ -4,12 +4,26 @@
 use crate::estimator_trait::Estimator;
 use crate::params::ModelParams;
 
-/// The EWMA's forecast assumes at most this many times the model's top rate
-/// ([`ModelParams::max_rate_pps`]; 10,000 packets/s, 120 Mbit/s, at the defaults). The average
-/// itself has no bound (a tick's observation is whatever arrived), so without this clamp a
-/// peer's forecast could hold any count up to `u32::MAX`; with it, both ends know the largest
-/// count a conforming forecast can hold ([`Estimator::max_forecast`]).
+/// The EWMA's forecast assumes at most this rate, in MTU-sized packets per second: the wide
+/// rate model's top rate ([`crate::params::WideParams::default`]'s `max_rate_pps`, 83,334
+/// packets/s, 1 Gbit/s of 1,500-byte packets), so that Sprout-EWMA can fill a link as fast as
+/// the default model can. The average itself has no bound (a tick's observation is whatever
+/// arrived), so without a clamp a peer's forecast could hold any count up to `u32::MAX`; with
+/// it, both ends know the largest count a conforming forecast can hold
+/// ([`Estimator::max_forecast`]), and a forecast beyond it is never sent. It was 10,000
+/// packets/s ([`MAX_RATE_FACTOR`] x the paper model's top rate), which held Sprout-EWMA to 21.7%
+/// of a 1 Gbit/s link; the paper's links never come near either bound.
+pub const MAX_RATE_PPS: f64 = 83_334.0;
+
+/// The clamp is at least this many times the model's top rate
+/// ([`ModelParams::max_rate_pps`]), for a model configured above [`MAX_RATE_PPS`] / 10.
 pub const MAX_RATE_FACTOR: f64 = 10.0;
+
+/// The EWMA forecast's top rate for a model, in packets/s: the larger of [`MAX_RATE_PPS`] and
+/// [`MAX_RATE_FACTOR`] x its top rate.
+pub fn max_rate_pps(params: &ModelParams) -> f64 {
+    MAX_RATE_PPS.max(MAX_RATE_FACTOR * params.max_rate_pps)
+}
 
 /// An EWMA of the observed per-tick rate, in packets/s.
 #[derive(Clone, Debug)]
@@ -18,7 +32,7 @@ pub struct EwmaEstimator {
     tau: f64,
     rate: f64,
     seeded: bool,
-    /// Most packets per tick the forecast assumes ([`MAX_RATE_FACTOR`] x the top rate x tau).
+    /// Most packets per tick the forecast assumes ([`max_rate_pps`] x tau).
     max_per_tick: f64,
 }
 
@@ -30,7 +44,7 @@ impl EwmaEstimator {
             tau: params.tau(),
             rate: 0.0,
             seeded: false,
-            max_per_tick: MAX_RATE_FACTOR * params.max_rate_pps * params.tau(),
+            max_per_tick: max_rate_pps(params) * params.tau(),
         }
     }
 }
@@ -113,11 +127,39 @@ mod tests {
         e.observe(1e9); // a flood: far beyond any link
         let mut out = [0u32; 8];
         e.forecast(&mut out);
-        // 10 x 1000 packets/s x 20 ms = 200 packets per tick.
-        assert_eq!(out[0], 200);
-        assert_eq!(out[7], 1600);
+        // 83,334 packets/s x 20 ms = 1,666.68 packets per tick.
+        assert_eq!(out[0], 1666);
+        assert_eq!(out[7], 13_333);
         for (h, &c) in (1..).zip(&out) {
             assert!(c <= e.max_forecast(h));
         }
+        assert_eq!(e.max_forecast(8), 13_333);
+    }
+
+    #[test]
+    fn a_1_gbit_rate_is_forecast_whole() {
+        // 1 Gbit/s of 1,500-byte packets: 83,333.3 packets/s, 1,666.7 a tick; the old clamp
+        // (10,000 packets/s) forecast 200.
+        let p = ModelParams::default();
+        let mut e = EwmaEstimator::new(&p, 0.25);
+        e.observe(1e9 / 8.0 / 1500.0 * p.tau());
+        let mut out = [0u32; 8];
+        e.forecast(&mut out);
+        assert_eq!(out[0], 1666);
+        assert_eq!(out[7], 13_333);
+    }
+
+    #[test]
+    fn the_clamp_is_the_wide_models_top_rate() {
+        assert_eq!(
+            MAX_RATE_PPS,
+            crate::params::WideParams::default().max_rate_pps
+        );
+        // A model above a tenth of it keeps the factor.
+        let p = ModelParams {
+            max_rate_pps: 20_000.0,
+            ..ModelParams::default()
+        };
+        assert_eq!(max_rate_pps(&p), 200_000.0);
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use sprout_net::message::{Direction, Hello, Mode, Scheme};
+use sprout_net::message::{Direction, Hello, Mode};
 use sprout_net::realtime_us;
 use sprout_net::secure::{ClientConfig, Limits, PrivateKey, PublicKey};
 
@@ -243,7 +243,7 @@ impl<'a> Control<'a> {
             session: self.session_base.wrapping_add(i as u64),
             direction: Direction::Both,
             mode: Mode::Paced,
-            scheme: Scheme::Sprout,
+            scheme: self.o.scheme.scheme(),
             confidence: 0.95,
             rate_kbps: self.rate_kbps,
             duration_ms: self.duration.as_millis().min(u32::MAX as u128) as u32,

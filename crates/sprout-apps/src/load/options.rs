@@ -2,6 +2,7 @@
 //! its command line (`to_args`).
 
 use crate::args::ArgsWriter;
+use crate::transfer::SchemeArg;
 
 /// `sprout bench load` options; `Default` gives the command line's defaults.
 ///
@@ -30,6 +31,10 @@ pub struct LoadOptions {
     /// 10 s].
     #[arg(long)]
     pub ramp: Option<f64>,
+    /// Receiver estimator of every session, at both ends: Sprout on the wide rate model (the
+    /// default of `sprout client`), on the paper's, or Sprout-EWMA.
+    #[arg(long, value_enum, default_value = "sprout-wide")]
+    pub scheme: SchemeArg,
     /// Least share of the released DATA each session must deliver, each way.
     #[arg(long, default_value_t = DEFAULT_TOLERANCE)]
     pub tolerance: f64,
@@ -65,6 +70,7 @@ impl Default for LoadOptions {
             duration: DEFAULT_DURATION_S,
             flood: DEFAULT_FLOOD,
             ramp: None,
+            scheme: SchemeArg::SproutWide,
             tolerance: DEFAULT_TOLERANCE,
             client_nice: DEFAULT_CLIENT_NICE,
             json: false,
@@ -81,6 +87,7 @@ impl LoadOptions {
             .value("duration", self.duration)
             .value("flood", self.flood)
             .opt("ramp", self.ramp)
+            .choice("scheme", self.scheme)
             .value("tolerance", self.tolerance)
             .value("client-nice", self.client_nice)
             .switch("json", self.json)

@@ -23,6 +23,8 @@ pub struct SessionRow {
     pub end: String,
     /// How the server's session ended ("bye": the client's BYE came; null: no summary).
     pub server_end: Option<String>,
+    /// The scheme the server ran the session on, from its summary (null: no summary).
+    pub server_scheme: Option<String>,
     /// DATA messages the server sent / the client received (downlink).
     pub down_released: u64,
     /// DATA messages the client received (downlink).
@@ -45,6 +47,8 @@ pub struct LoadReport {
     pub sessions: usize,
     /// Paced rate of each session, each way, kbit/s.
     pub rate_kbps: f64,
+    /// The scheme every session's HELLO asked for ("sprout-wide", "sprout", "sprout-ewma").
+    pub scheme: String,
     /// Transfer of each session, s.
     pub duration_s: f64,
     /// Seconds over which the clients started.
@@ -118,8 +122,8 @@ pub(crate) fn print_report(r: &LoadReport, json: bool) -> Result<(), LoadError> 
         return Ok(());
     }
     println!(
-        "sprout bench load: {} sessions on one `sprout server`, paced {} kbit/s each way, {} s each (started over {} s), {} bogus handshakes",
-        r.sessions, r.rate_kbps, r.duration_s, r.ramp_s, r.flood_sent
+        "sprout bench load: {} sessions on one `sprout server` ({}), paced {} kbit/s each way, {} s each (started over {} s), {} bogus handshakes",
+        r.sessions, r.scheme, r.rate_kbps, r.duration_s, r.ramp_s, r.flood_sent
     );
     println!(
         "  sessions accepted {}, completed {} of {} (lost {}); slowest ACCEPT {:.3} s",
@@ -202,6 +206,7 @@ fn rows(outcome: &ClientsOutcome, summaries: &[Value]) -> (Vec<SessionRow>, Vec<
                 session: "-".into(),
                 end: "failed".into(),
                 server_end: None,
+                server_scheme: None,
                 down_released: 0,
                 down_delivered: 0,
                 up_released: 0,
@@ -222,6 +227,10 @@ fn rows(outcome: &ClientsOutcome, summaries: &[Value]) -> (Vec<SessionRow>, Vec<
             end: end.to_string(),
             server_end: s
                 .and_then(|s| s.get("end"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            server_scheme: s
+                .and_then(|s| s.get("scheme"))
                 .and_then(Value::as_str)
                 .map(str::to_string),
             down_released: s
@@ -300,6 +309,7 @@ pub(crate) fn build(
     LoadReport {
         sessions: o.sessions,
         rate_kbps: o.rate,
+        scheme: o.scheme.scheme().as_str().to_string(),
         duration_s: o.duration,
         ramp_s: ramp,
         accepted: rows.iter().filter(|r| r.accept_s.is_some()).count(),

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sprout_net::message::{Direction, Hello, Mode, Scheme, DATA_HEADER_BYTES};
+use sprout_net::message::{Direction, Hello, Mode, DATA_HEADER_BYTES};
 use sprout_net::secure::{ClientConfig, Limits, PrivateKey, PublicKey};
 use sprout_net::{realtime_us, Endpoint};
 
@@ -12,7 +12,7 @@ use crate::app_delay::AppDelay;
 use crate::transfer::address::resolve;
 use crate::transfer::error::TransferError;
 use crate::transfer::limits::{CLIENT_GRACE, HANDSHAKE, SILENCE};
-use crate::transfer::options::{ClientOptions, DirectionArg, SchemeArg};
+use crate::transfer::options::{ClientOptions, DirectionArg};
 use crate::transfer::peer::{Listener, Peer};
 use crate::transfer::plan::Plan;
 use crate::transfer::session::run_session;
@@ -57,11 +57,7 @@ fn hello(o: &ClientOptions) -> Result<Hello, TransferError> {
         } else {
             Mode::Bulk
         },
-        scheme: match o.scheme {
-            SchemeArg::SproutWide => Scheme::SproutWide,
-            SchemeArg::Sprout => Scheme::Sprout,
-            SchemeArg::SproutEwma => Scheme::SproutEwma,
-        },
+        scheme: o.scheme.scheme(),
         confidence: o.confidence,
         rate_kbps: rate_kbps.unwrap_or(0),
         duration_ms: (o.duration * 1000.0).round().max(1.0) as u32,

@@ -136,6 +136,18 @@ pub enum SchemeArg {
     SproutEwma,
 }
 
+impl SchemeArg {
+    /// The scheme a HELLO asks the server for.
+    pub fn scheme(self) -> sprout_net::message::Scheme {
+        use sprout_net::message::Scheme;
+        match self {
+            SchemeArg::SproutWide => Scheme::SproutWide,
+            SchemeArg::Sprout => Scheme::Sprout,
+            SchemeArg::SproutEwma => Scheme::SproutEwma,
+        }
+    }
+}
+
 /// `sprout client` options; [`ClientOptions::new`] gives the command line's defaults.
 /// [`ClientOptions::to_args`] renders them as the command line after the program name.
 #[derive(clap::Args, Clone, Debug, PartialEq)]
