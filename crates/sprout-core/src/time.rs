@@ -115,7 +115,7 @@ impl Duration {
     pub fn from_secs_f64(s: f64) -> Option<Duration> {
         let us = (s * 1e6).round();
         // u64::MAX as f64 rounds up to 2^64, which does not fit: refuse it and beyond.
-        (us.is_finite() && us >= 0.0 && us < u64::MAX as f64).then(|| Duration(us as u64))
+        (us.is_finite() && us >= 0.0 && us < u64::MAX as f64).then_some(Duration(us as u64))
     }
 
     /// The duration in microseconds.

@@ -94,7 +94,7 @@ fn recorded_beliefs_are_forecast_within_the_bound_on_every_link_kind() {
     assert!(!outages.is_empty(), "the overlay made no outage");
     let mut links = vec![("stepwise", step, 8), ("stepwise+outages", holed, 8)];
     for mbit in [1.0, 100.0, 1000.0] {
-        let t = constant_rate_trace(&format!("c{mbit}"), mbit, 3.0).expect("constant trace");
+        let t = constant_rate_trace(format!("c{mbit}"), mbit, 3.0).expect("constant trace");
         links.push(("constant", t, 3));
     }
     for (name, trace, seconds) in links {
