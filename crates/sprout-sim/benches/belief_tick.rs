@@ -175,7 +175,10 @@ fn level_error(s: &Snapshot, f: &WideForecast) -> f64 {
         return f64::NAN;
     };
     let lo = p.iter().position(|&x| x > 1e-12).unwrap_or(0);
-    let hi = p.iter().rposition(|&x| x > 1e-12).map_or(p.len(), |i| i + 1);
+    let hi = p
+        .iter()
+        .rposition(|&x| x > 1e-12)
+        .map_or(p.len(), |i| i + 1);
     let belief = Prepared::new(p, (lo, hi.max(lo)));
     let mut worst = 0.0f64;
     for q in [0.05, 0.5] {
