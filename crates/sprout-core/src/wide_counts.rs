@@ -9,6 +9,13 @@
 /// which would lock a sender that the forecast allows no packet into sending none.
 pub const SMALL_MEAN: f64 = 50.0;
 
+/// How many terms of the negative binomial of mean `mu` and variance `mu + v` hold all its
+/// mass: to the mean plus 40 sd (and 10), past which nothing is left to add whatever rounding
+/// does.
+pub fn terms_bound(mu: f64, v: f64) -> usize {
+    (mu + 40.0 * (mu + v.max(0.0)).sqrt() + 10.0).ceil() as usize
+}
+
 /// P(N <= c) for the negative binomial of mean `mu` and variance `mu + v` (a Poisson when `v`
 /// is 0), by summing its terms up to `c`, or until they add up to 1, or to the mean plus 40
 /// sd, past which nothing is left to add (the sum had run on to `c`, tens of thousands of
@@ -21,7 +28,7 @@ pub fn negative_binomial_cdf(mu: f64, v: f64, c: f64) -> f64 {
         return 1.0;
     }
     let v = v.max(0.0);
-    let bound = (mu + 40.0 * (mu + v).sqrt() + 10.0).ceil();
+    let bound = terms_bound(mu, v) as f64;
     let mut last = 0.0;
     for (k, acc) in negative_binomial_cdfs(mu, v).enumerate() {
         last = acc;

@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 
 use crate::model::normal_cdf;
 pub use crate::wide_counts::{negative_binomial, SMALL_MEAN};
-use crate::wide_counts::{negative_binomial_cdf, negative_binomial_cdfs};
+use crate::wide_counts::{negative_binomial_cdf, negative_binomial_cdfs, terms_bound};
 use crate::wide_mixture::{MixtureTables, Prepared};
 use crate::wide_model::WideShared;
 
@@ -169,7 +169,11 @@ impl WideForecast {
     /// Mean and variance of the cumulative count by each horizon `1..=out.len()` under the
     /// belief `prob`, written to `out`.
     pub fn moments(&self, prob: &[f64], out: &mut [HorizonMoments]) {
-        let (lo, hi) = support(prob);
+        self.moments_over(prob, support(prob), out);
+    }
+
+    /// [`WideForecast::moments`] over the values `lo..hi` that hold the belief.
+    fn moments_over(&self, prob: &[f64], (lo, hi): (usize, usize), out: &mut [HorizonMoments]) {
         let lo = lo.max(1);
         let hi = hi.max(lo);
         let horizons = out.len().min(self.top.len());
@@ -204,10 +208,11 @@ impl WideForecast {
     pub fn summarise(&self, prob: &[f64], horizons: usize, into: &mut Summary) {
         let horizons = horizons.min(self.top.len()).min(MAX_TICKS);
         into.horizons = horizons;
-        self.moments(prob, &mut into.moments[..horizons]);
+        let range = support(prob);
+        self.moments_over(prob, range, &mut into.moments[..horizons]);
         into.spread_out = into.moments[..horizons].iter().any(spread_out);
         if into.spread_out {
-            into.prepared.prepare(prob, support(prob));
+            into.prepared.prepare(prob, range);
         }
     }
 
@@ -279,6 +284,27 @@ impl WideForecast {
         total
     }
 
+    /// How far the tables' answers ([`MixtureTables::quantile`]) for the belief `prob` at
+    /// level `q` stray from the exact computation, over every horizon: the most by which
+    /// `F(c)` falls short of `q` (unless `c` is the horizon's largest count) or `F(c - 1)`
+    /// reaches it, `F` the exact CDF ([`WideForecast::exact_mixture_cdf`]); at most
+    /// [`crate::wide_mixture::ERROR_BOUND`]. For tests and benches: it costs two exact sums a
+    /// horizon.
+    pub fn table_level_error(&self, prob: &[f64], q: f64) -> f64 {
+        let belief = Prepared::new(prob, support(prob));
+        let mut worst = 0.0f64;
+        for h in 0..self.horizons() {
+            let c = self.mixture().quantile(prob, &belief, h, q, 0);
+            if c < self.top[h] {
+                worst = worst.max(q - self.exact_mixture_cdf(prob, h, c as f64));
+            }
+            if c > 0 {
+                worst = worst.max(self.exact_mixture_cdf(prob, h, c as f64 - 1.0) - q);
+            }
+        }
+        worst
+    }
+
     /// The smallest whole `c` with P(N_h <= c) >= q summed value by value
     /// ([`WideForecast::exact_mixture_cdf`]), by bisection from 0 up to the horizon's largest
     /// count (which it gives when even that falls short): the reference for the tables that
@@ -334,7 +360,7 @@ pub fn quantile(m: HorizonMoments, q: f64, z: f64) -> u32 {
         return c.clamp(0.0, u32::MAX as f64 / 4.0) as u32;
     }
     // The mean plus 40 sd bounds the search whatever rounding does.
-    let bound = (m.mean + 40.0 * m.variance.max(m.mean).sqrt() + 10.0).ceil() as usize;
+    let bound = terms_bound(m.mean, (m.variance - m.mean).max(0.0));
     negative_binomial_cdfs(m.mean, (m.variance - m.mean).max(0.0))
         .take(bound)
         .position(|acc| acc >= q)
@@ -361,8 +387,9 @@ pub fn normal_quantile(q: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// The range of values holding more than [`SUPPORT_EPS`] each.
-fn support(prob: &[f64]) -> (usize, usize) {
+/// The range of values holding more than [`SUPPORT_EPS`] each (the others are left out of
+/// the forecast).
+pub fn support(prob: &[f64]) -> (usize, usize) {
     let lo = prob.iter().position(|&p| p > SUPPORT_EPS).unwrap_or(0);
     let hi = prob
         .iter()

@@ -27,7 +27,7 @@
 //! estimator of the same parameters).
 
 use crate::model::normal_cdf;
-use crate::wide_counts::{negative_binomial_cdfs, SMALL_MEAN};
+use crate::wide_counts::{negative_binomial_cdfs, terms_bound, SMALL_MEAN};
 
 /// Largest distance, in probability, between a cell's chord and any value's CDF inside it.
 pub const TOLERANCE: f64 = 1e-4;
@@ -64,8 +64,7 @@ impl ValueCdf {
         }
         let var = mean + spread;
         if mean < SMALL_MEAN {
-            let sd = var.max(mean).sqrt();
-            let bound = (mean + 40.0 * sd + 10.0).ceil() as usize;
+            let bound = terms_bound(mean, spread);
             let mut cdf: Vec<f64> = Vec::new();
             for acc in negative_binomial_cdfs(mean, spread.max(0.0)).take(bound.max(1)) {
                 cdf.push(acc.min(1.0));
@@ -123,14 +122,6 @@ impl ValueCdf {
                     curvature.min(normal_cdf(zb) - normal_cdf(za))
                 }
             }
-        }
-    }
-
-    /// The sd of a Normal value (infinite for the others, which the grid checks one by one).
-    fn normal_sd(&self) -> Option<f64> {
-        match self {
-            ValueCdf::Normal { sd, .. } => Some(*sd),
-            _ => None,
         }
     }
 }
@@ -421,7 +412,7 @@ fn cell_error(values: &[ValueCdf], a: u32, b: u32) -> f64 {
         if worst > TOLERANCE {
             return worst;
         }
-        if let (Some(sd), ValueCdf::Normal { mean, .. }) = (v.normal_sd(), v) {
+        if let ValueCdf::Normal { mean, sd } = v {
             let flat = (w / sd).powi(2) * MAX_Z_PHI / 8.0;
             if *mean > b as f64 && flat <= TOLERANCE / 4.0 {
                 break;

@@ -29,7 +29,6 @@ use std::time::Instant as Wall;
 use serde::Serialize;
 use sprout_core::time::Duration;
 use sprout_core::wide_forecast::WideForecast;
-use sprout_core::wide_mixture::Prepared;
 use sprout_core::{Config, EstimatorKind, WideEstimator};
 use sprout_link::synthetic::OutageOverlay;
 use sprout_link::{constant_rate_trace, StepwiseLink, Trace};
@@ -174,25 +173,10 @@ fn level_error(s: &Snapshot, f: &WideForecast) -> f64 {
     let Some(p) = r.estimator().wide_belief() else {
         return f64::NAN;
     };
-    let lo = p.iter().position(|&x| x > 1e-12).unwrap_or(0);
-    let hi = p
-        .iter()
-        .rposition(|&x| x > 1e-12)
-        .map_or(p.len(), |i| i + 1);
-    let belief = Prepared::new(p, (lo, hi.max(lo)));
-    let mut worst = 0.0f64;
-    for q in [0.05, 0.5] {
-        for h in 0..f.horizons() {
-            let c = f.mixture().quantile(p, &belief, h, q, 0);
-            if c < f.max_count(h + 1) {
-                worst = worst.max(q - f.exact_mixture_cdf(p, h, c as f64));
-            }
-            if c > 0 {
-                worst = worst.max(f.exact_mixture_cdf(p, h, c as f64 - 1.0) - q);
-            }
-        }
-    }
-    worst
+    [0.05, 0.5]
+        .into_iter()
+        .map(|q| f.table_level_error(p, q))
+        .fold(0.0, f64::max)
 }
 
 /// The figures of one link and direction.

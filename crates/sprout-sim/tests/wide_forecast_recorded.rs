@@ -9,38 +9,11 @@ use std::sync::Arc;
 
 use sprout_core::time::Duration;
 use sprout_core::wide_forecast::WideForecast;
-use sprout_core::wide_mixture::{Prepared, ERROR_BOUND};
+use sprout_core::wide_mixture::ERROR_BOUND;
 use sprout_core::{Config, EstimatorKind, WideEstimator};
 use sprout_link::synthetic::OutageOverlay;
 use sprout_link::{constant_rate_trace, StepwiseLink, Trace};
 use sprout_sim::recorded::{record, Direction, RecordOptions};
-
-/// The values `lo..hi` holding more than 1e-12 each, as the forecast takes them.
-fn support(p: &[f64]) -> (usize, usize) {
-    let lo = p.iter().position(|&x| x > 1e-12).unwrap_or(0);
-    let hi = p
-        .iter()
-        .rposition(|&x| x > 1e-12)
-        .map_or(p.len(), |i| i + 1);
-    (lo, hi.max(lo))
-}
-
-/// The largest distance in level between the tables' answers and the exact CDF over every
-/// horizon, for `q`: how far `F(c)` falls short of `q`, or `F(c - 1)` reaches past it.
-fn level_error(f: &WideForecast, p: &[f64], q: f64) -> f64 {
-    let belief = Prepared::new(p, support(p));
-    let mut worst = 0.0f64;
-    for h in 0..f.horizons() {
-        let c = f.mixture().quantile(p, &belief, h, q, 0);
-        if c < f.max_count(h + 1) {
-            worst = worst.max(q - f.exact_mixture_cdf(p, h, c as f64));
-        }
-        if c > 0 {
-            worst = worst.max(f.exact_mixture_cdf(p, h, c as f64 - 1.0) - q);
-        }
-    }
-    worst
-}
 
 /// Records `seconds` of the link (both ways the same trace) and checks 8 beliefs of each
 /// direction, evenly spaced; returns the worst level error.
@@ -59,7 +32,7 @@ fn check_link(name: &str, trace: Trace, seconds: u64, f: &WideForecast) -> f64 {
         for s in rec.of(d) {
             let p = s.receiver.estimator().wide_belief().expect("a wide belief");
             for q in [0.05, 0.5] {
-                let e = level_error(f, p, q);
+                let e = f.table_level_error(p, q);
                 assert!(e < ERROR_BOUND, "{name} {d:?} at {:?}, q {q}: {e}", s.at);
                 worst = worst.max(e);
             }
