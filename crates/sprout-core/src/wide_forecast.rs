@@ -1,4 +1,4 @@
-//! The wide model's cautious forecast (paper §3.3), without per-count tables.
+//! The wide model's cautious forecast (paper §3.3), without the paper's per-rate tables.
 //!
 //! As in the paper's model, tick 1 is counted at the current rate and each later tick one
 //! evolution on, the ticks' counts are added as independent counts (the paper's
@@ -25,7 +25,10 @@
 //! above, as the Normal, whose quantile is `ceil(M_h + z_q sqrt(V_h) - 0.5)`
 //! (continuity-corrected). Each horizon's answer is at least the previous one's, so the
 //! forecast is non-decreasing across ticks. A forecast costs one pass over the values that
-//! hold mass per horizon: no table of counts, whatever the rate.
+//! hold mass for all horizons. Where the moments describe the mixture badly (a belief spread
+//! over rates far apart, `V_h - M_h > M_h^2`), the horizon's count comes instead from the
+//! value-by-value CDF, through the tables of [`crate::wide_mixture`] (within a stated bound of
+//! the exact computation, [`WideForecast::exact_mixture_quantile`]).
 
 use std::sync::OnceLock;
 
