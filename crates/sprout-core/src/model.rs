@@ -169,8 +169,13 @@ struct Band {
     /// Row 0's weight to each destination (0 where it does not reach), padded with zeros to a
     /// whole number of passes.
     first_row: Vec<f64>,
-    /// Destinations whose weights differ from the band, in ascending order.
+    /// Destinations whose weights differ from the band, in ascending order, each summed from
+    /// its own column where a pass holds a few of them.
     odd: Vec<OddColumn>,
+    /// Passes most of whose destinations differ from the band (on a grid whose spacing is not
+    /// exact in binary, every destination may), in ascending order: their own weights, read
+    /// as the band's are.
+    blocks: Vec<Block>,
 }
 
 /// One destination's weights from the rows that reach it.
@@ -181,6 +186,19 @@ struct OddColumn {
     /// First source row that reaches it.
     first: usize,
     /// Rows `first..`'s weights to it (0 for a row in between that does not reach it).
+    weights: Vec<f64>,
+}
+
+/// A pass of destinations with weights of their own: `weights[s * lanes + l]` is the weight
+/// from row `start + l - up + s` (>= 1) to destination `start + l`, 0 where that row does not
+/// reach it or lies outside the grid, so that each destination's sum runs over the rows in
+/// the same order as the band's.
+#[derive(Clone, Debug)]
+struct Block {
+    /// First destination of the pass.
+    start: usize,
+    /// Destinations in the pass ([`LANES`], or 4 for the grid's last few).
+    lanes: usize,
     weights: Vec<f64>,
 }
 
@@ -221,8 +239,25 @@ impl Band {
                     _ => true,
                 })
         };
-        let odd = (0..n)
-            .filter(|&j| !fits(j))
+        let odd_dests: Vec<usize> = (0..n).filter(|&j| !fits(j)).collect();
+        let mut blocks = Vec::new();
+        for (start, lanes) in passes_of(n) {
+            let odd_here = odd_dests
+                .iter()
+                .filter(|&&j| (start..start + lanes).contains(&j))
+                .count();
+            if odd_here > ODD_COLUMNS_PER_PASS {
+                blocks.push(Block::of(rows, n, up, weights.len(), start, lanes));
+            }
+        }
+        let in_block = |j: usize| {
+            blocks
+                .iter()
+                .any(|b| (b.start..b.start + b.lanes).contains(&j))
+        };
+        let odd = odd_dests
+            .into_iter()
+            .filter(|&j| !in_block(j))
             .map(|dest| {
                 let reaches = |r: &usize| weight(rows, *r, dest) != 0.0;
                 let first = (0..n).find(reaches).unwrap_or(0);
@@ -240,6 +275,7 @@ impl Band {
             weights,
             first_row,
             odd,
+            blocks,
         }
     }
 
@@ -248,13 +284,7 @@ impl Band {
     /// around it (row 0 included).
     #[inline(always)]
     fn sums<const L: usize>(&self, p0: f64, pad: &[f64], start: usize) -> [f64; L] {
-        let mut acc = [0.0; L];
-        if let Some(first) = self.first_row[start..].first_chunk::<L>() {
-            for (a, &w) in acc.iter_mut().zip(first) {
-                // `0.0 +`: the sum starts at zero, as row-by-row accumulation's does.
-                *a = 0.0 + p0 * w;
-            }
-        }
+        let mut acc = self.first_terms::<L>(p0, start);
         for (s, &w) in self.weights.iter().enumerate() {
             if let Some(window) = pad[start + s..].first_chunk::<L>() {
                 for (a, &x) in acc.iter_mut().zip(window) {
@@ -263,6 +293,80 @@ impl Band {
             }
         }
         acc
+    }
+
+    /// [`Band::sums`] with a block's own weights in place of the band's.
+    #[inline(always)]
+    fn block_sums<const L: usize>(&self, p0: f64, pad: &[f64], block: &Block) -> [f64; L] {
+        let start = block.start;
+        let mut acc = self.first_terms::<L>(p0, start);
+        for (s, ws) in block.weights.chunks_exact(L).enumerate() {
+            if let (Some(window), Some(ws)) =
+                (pad[start + s..].first_chunk::<L>(), ws.first_chunk::<L>())
+            {
+                for ((a, &x), &w) in acc.iter_mut().zip(window).zip(ws) {
+                    *a += x * w;
+                }
+            }
+        }
+        acc
+    }
+
+    /// Each sum's first term, row 0's: `0.0 + p0 * first_row[j]` (the sum starts at zero, as
+    /// row-by-row accumulation's does).
+    #[inline(always)]
+    fn first_terms<const L: usize>(&self, p0: f64, start: usize) -> [f64; L] {
+        let mut acc = [0.0; L];
+        if let Some(first) = self.first_row[start..].first_chunk::<L>() {
+            for (a, &w) in acc.iter_mut().zip(first) {
+                *a = 0.0 + p0 * w;
+            }
+        }
+        acc
+    }
+}
+
+/// Where a pass of [`Band`] destinations has this many or fewer that differ from the band,
+/// they are summed from their own columns; more, and the pass is a [`Block`].
+const ODD_COLUMNS_PER_PASS: usize = 2;
+
+/// The passes of [`Evolution::apply`] over `n` destinations: `(start, lanes)`, whole passes of
+/// [`LANES`], then the rest four at a time (the last may hold fewer destinations).
+fn passes_of(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    let whole = n / LANES * LANES;
+    (0..whole)
+        .step_by(LANES)
+        .map(|s| (s, LANES))
+        .chain((whole..n).step_by(4).map(|s| (s, 4)))
+}
+
+impl Block {
+    /// The block of destinations `start..start + lanes` of the kernel `rows` (`n` bins, rows
+    /// >= 1 reaching `up` above themselves, `len` band weights).
+    fn of(
+        rows: &[KernelRow],
+        n: usize,
+        up: usize,
+        len: usize,
+        start: usize,
+        lanes: usize,
+    ) -> Block {
+        let mut weights = vec![0.0; len * lanes];
+        for s in 0..len {
+            for l in 0..lanes {
+                let j = start + l;
+                if let Some(r) = (j + s).checked_sub(up) {
+                    if j < n && (1..n).contains(&r) {
+                        weights[s * lanes + l] = weight(rows, r, j);
+                    }
+                }
+            }
+        }
+        Block {
+            start,
+            lanes,
+            weights,
+        }
     }
 }
 
@@ -351,25 +455,20 @@ impl Evolution {
         }
         let p0 = p.first().copied().unwrap_or(0.0);
         let mut odd = band.odd.iter().peekable();
+        let mut blocks = band.blocks.iter().peekable();
         let mut total = 0.0;
-        let mut start = 0;
-        while start < n {
-            // Whole passes of LANES destinations, then the rest four at a time.
-            let len = if n - start >= LANES {
-                LANES
-            } else {
-                4.min(n - start)
-            };
+        for (start, lanes) in passes_of(n) {
+            let len = lanes.min(n - start);
             let mut acc = [0.0; LANES];
-            let all_odd = band
-                .odd
-                .iter()
-                .filter(|c| c.dest >= start && c.dest < start + len)
-                .count()
-                == len;
-            if len == LANES {
+            if let Some(block) = blocks.next_if(|b| b.start == start) {
+                if lanes == LANES {
+                    acc = band.block_sums::<LANES>(p0, pad, block);
+                } else {
+                    acc[..4].copy_from_slice(&band.block_sums::<4>(p0, pad, block));
+                }
+            } else if lanes == LANES {
                 acc = band.sums::<LANES>(p0, pad, start);
-            } else if !all_odd {
+            } else {
                 acc[..4].copy_from_slice(&band.sums::<4>(p0, pad, start));
             }
             while let Some(c) = odd.next_if(|c| c.dest < start + len) {
@@ -380,7 +479,6 @@ impl Evolution {
                 *d = x;
                 total += x;
             }
-            start += len;
         }
         total
     }
@@ -800,8 +898,25 @@ mod tests {
         let ev = Evolution::new(&p);
         let odd: Vec<usize> = ev.band.odd.iter().map(|c| c.dest).collect();
         assert_eq!(odd, [0, 256]);
+        assert!(ev.band.blocks.is_empty());
         // 5 sigma (36.2 bins) below, and the authors' one more above: 74 weights.
         assert_eq!((ev.band.up, ev.band.weights.len()), (37, 74));
+    }
+
+    #[test]
+    fn a_grid_spaced_inexactly_is_summed_in_blocks() {
+        // 1000/255 packets/s is not exact in binary: almost no destination fits the band.
+        let p = ModelParams {
+            grid: RateGrid::ZeroOutage,
+            ..ModelParams::default()
+        };
+        let ev = Evolution::new(&p);
+        let covered: usize = ev.band.blocks.iter().map(|b| b.lanes).sum();
+        assert!(
+            covered >= p.values() / 2,
+            "{covered} destinations in blocks"
+        );
+        assert!(ev.band.odd.len() <= 2 * (p.values() / LANES + 1));
     }
 
     #[test]
