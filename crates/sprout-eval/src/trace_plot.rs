@@ -92,6 +92,28 @@ pub fn capacity_mbit(trace: &Trace, bin_ms: u64) -> Vec<f64> {
         .collect()
 }
 
+/// Why a trace chart cannot be drawn.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlotError {
+    /// No trace given.
+    #[error("no trace to plot")]
+    NoTrace,
+    /// More than [`MAX_TRACES`] traces.
+    #[error("{0} traces: one chart shows at most {MAX_TRACES}")]
+    TooManyTraces(usize),
+    /// A bin of 0 ms.
+    #[error("the bin must be at least 1 ms")]
+    ZeroBin,
+    /// More than [`MAX_BINS`] bins.
+    #[error("{longest} ms in {bin_ms} ms bins is more than {MAX_BINS} bins; use a larger --bin")]
+    TooManyBins {
+        /// The longest trace's length, ms.
+        longest: u64,
+        /// The bin, ms.
+        bin_ms: u64,
+    },
+}
+
 /// The chart of `traces` (each with the file name it was loaded from, which gives its
 /// direction and label) in bins of `bin_ms` (SVG text); `title` replaces the default
 /// ("Capacity of NAME" or "Capacity of N traces"). Errors for no trace, more than
@@ -100,24 +122,19 @@ pub fn plot_svg(
     traces: &[(String, Trace)],
     bin_ms: u64,
     title: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, PlotError> {
     if traces.is_empty() {
-        return Err("no trace to plot".into());
+        return Err(PlotError::NoTrace);
     }
     if traces.len() > MAX_TRACES {
-        return Err(format!(
-            "{} traces: one chart shows at most {MAX_TRACES}",
-            traces.len()
-        ));
+        return Err(PlotError::TooManyTraces(traces.len()));
     }
     if bin_ms == 0 {
-        return Err("the bin must be at least 1 ms".into());
+        return Err(PlotError::ZeroBin);
     }
     let longest = traces.iter().map(|(_, t)| t.period_ms()).max().unwrap_or(1);
     if longest.div_ceil(bin_ms) > MAX_BINS {
-        return Err(format!(
-            "{longest} ms in {bin_ms} ms bins is more than {MAX_BINS} bins; use a larger --bin"
-        ));
+        return Err(PlotError::TooManyBins { longest, bin_ms });
     }
     let mut entries: Vec<(Direction, String, &Trace)> = traces
         .iter()
