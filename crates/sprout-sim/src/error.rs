@@ -16,11 +16,13 @@ pub enum ParamError {
     /// `model=NAME` with a name that is no preset.
     #[error(
         "unknown model '{name}' (known: {}, or a JSON object of the paper model's fields)",
-        crate::overrides::MODEL_PRESETS.join(", ")
+        known.join(", ")
     )]
     UnknownModel {
         /// The name as given.
         name: String,
+        /// The presets' names.
+        known: &'static [&'static str],
     },
     /// An empty key.
     #[error("empty key")]

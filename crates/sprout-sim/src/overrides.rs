@@ -61,6 +61,7 @@ fn model_preset(tree: &mut Value, name: &str) -> Result<(), ParamError> {
         _ => {
             return Err(ParamError::UnknownModel {
                 name: name.to_string(),
+                known: &MODEL_PRESETS,
             })
         }
     };
