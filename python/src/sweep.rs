@@ -93,9 +93,22 @@ impl PySweepPlan {
     }
 }
 
-fn parse_run(run_json: &str) -> Result<RunSpec, String> {
-    serde_json::from_str(run_json).map_err(|e| format!("not a sweep run: {e}"))
+/// A run from its JSON; the error says it is not one, and why.
+fn parse_run(run_json: &str) -> Result<RunSpec, NotARun> {
+    serde_json::from_str(run_json).map_err(NotARun)
 }
+
+/// A string that is not a sweep run's JSON.
+#[derive(Debug)]
+struct NotARun(serde_json::Error);
+
+impl std::fmt::Display for NotARun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "not a sweep run: {}", self.0)
+    }
+}
+
+impl std::error::Error for NotARun {}
 
 /// Runs one run (a JSON string from ``SweepPlan.runs()``) with the GIL released and returns
 /// its row as a CSV line (no newline). SproutError if the run fails.
@@ -116,7 +129,7 @@ fn sweep_run_many(
     py.detach(|| {
         runs.iter()
             .map(|j| match parse_run(j) {
-                Err(e) => (String::new(), None, Some(e)),
+                Err(e) => (String::new(), None, Some(e.to_string())),
                 Ok(run) => match sweep::run_line(&run) {
                     Ok(line) => (run.id, Some(line), None),
                     Err(e) => (

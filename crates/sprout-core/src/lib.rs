@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 pub mod connection;
+pub mod direction;
 pub mod estimator;
 pub mod estimator_trait;
 pub mod ewma;

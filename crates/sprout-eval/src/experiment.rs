@@ -135,7 +135,7 @@ impl Experiment {
     /// Parses a comma-separated list of keys, where `all` stands for [`Experiment::ALL`]
     /// (`all,interactive`: those and [`Experiment::OPT_IN`]'s), sorted into run order without
     /// repeats.
-    pub fn parse_list(s: &str) -> Result<Vec<Experiment>, String> {
+    pub fn parse_list(s: &str) -> Result<Vec<Experiment>, ExperimentError> {
         let mut out = Vec::new();
         for part in s.split(',').filter(|p| !p.trim().is_empty()) {
             let es: Vec<Experiment> = if part.trim().eq_ignore_ascii_case("all") {
@@ -150,7 +150,7 @@ impl Experiment {
             }
         }
         if out.is_empty() {
-            return Err("no experiment given".into());
+            return Err(ExperimentError::NoneGiven);
         }
         out.sort();
         Ok(out)
@@ -160,7 +160,7 @@ impl Experiment {
 impl Experiment {
     /// Parses the emulated experiments' comma-separated keys (or `all`), sorted into run
     /// order without repeats; no key at all is `fig7`, the emulated evaluation.
-    pub fn parse_emulated_list(s: &str) -> Result<Vec<Experiment>, String> {
+    pub fn parse_emulated_list(s: &str) -> Result<Vec<Experiment>, ExperimentError> {
         if s.trim() == "all" {
             return Ok(Self::EMULATED.to_vec());
         }
@@ -171,12 +171,9 @@ impl Experiment {
                 .iter()
                 .copied()
                 .find(|e| e.key() == key)
-                .ok_or_else(|| {
-                    let known: Vec<&str> = Self::EMULATED.iter().map(|e| e.key()).collect();
-                    format!(
-                        "unknown emulated experiment '{part}' (with --emulate: {}, or all)",
-                        known.join(", ")
-                    )
+                .ok_or_else(|| ExperimentError::UnknownEmulated {
+                    name: part.to_string(),
+                    known: Self::EMULATED.iter().map(|e| e.key()).collect(),
                 })?;
             if !out.contains(&e) {
                 out.push(e);
@@ -190,26 +187,46 @@ impl Experiment {
     }
 }
 
+/// An experiment's key that names none, or a list of none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExperimentError {
+    /// A key that is no experiment of the simulated evaluation.
+    #[error("unknown experiment '{name}' (known: {}, or all)", known.join(", "))]
+    Unknown {
+        /// The key as given.
+        name: String,
+        /// The experiments' keys.
+        known: Vec<&'static str>,
+    },
+    /// A key that is no emulated experiment.
+    #[error("unknown emulated experiment '{name}' (with --emulate: {}, or all)", known.join(", "))]
+    UnknownEmulated {
+        /// The key as given.
+        name: String,
+        /// The emulated experiments' keys.
+        known: Vec<&'static str>,
+    },
+    /// An empty list.
+    #[error("no experiment given")]
+    NoneGiven,
+}
+
 impl std::str::FromStr for Experiment {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ExperimentError;
+    fn from_str(s: &str) -> Result<Self, ExperimentError> {
         let key = s.trim().to_ascii_lowercase();
         Experiment::ALL
             .iter()
             .chain(&Experiment::OPT_IN)
             .find(|e| e.key() == key)
             .copied()
-            .ok_or_else(|| {
-                let known: Vec<&str> = Experiment::ALL
+            .ok_or_else(|| ExperimentError::Unknown {
+                name: s.trim().to_string(),
+                known: Experiment::ALL
                     .iter()
                     .chain(&Experiment::OPT_IN)
                     .map(|e| e.key())
-                    .collect();
-                format!(
-                    "unknown experiment '{}' (known: {}, or all)",
-                    s.trim(),
-                    known.join(", ")
-                )
+                    .collect(),
             })
     }
 }
@@ -249,6 +266,7 @@ mod tests {
             vec![Fig7, Tunnel, TunnelCost]
         );
         let e = Experiment::parse_emulated_list("tunnel,loss").unwrap_err();
+        let e = e.to_string();
         assert!(e.contains("'loss'") && e.contains("tunnel-cost"), "{e}");
         // The simulated evaluation does not run the emulated experiments.
         assert!(Experiment::parse_list("tunnel").is_err());
@@ -271,7 +289,9 @@ mod tests {
         let both = Experiment::parse_list("interactive,all").unwrap();
         assert_eq!(both.len(), Experiment::ALL.len() + 1);
         assert_eq!(both.last(), Some(&Interactive));
-        let e = Experiment::parse_list("interactiv").unwrap_err();
+        let e = Experiment::parse_list("interactiv")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("model, interactive"), "{e}");
         // The emulated evaluation's interactive experiment is the command line's own.
         assert!(Experiment::parse_emulated_list("interactive").is_err());

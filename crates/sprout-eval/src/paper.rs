@@ -33,33 +33,9 @@ pub const FIG7_SCHEMES: [&str; 6] = [
     "compound",
 ];
 
-/// Transfer direction of a published value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Direction {
-    /// Downlink (toward the mobile host).
-    Down,
-    /// Uplink (from the mobile host).
-    Up,
-}
-
-impl Direction {
-    /// Parses `"down"`, `"up"`, `"downlink"`, `"uplink"` (any case).
-    pub fn parse(s: &str) -> Option<Direction> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "down" | "downlink" => Some(Direction::Down),
-            "up" | "uplink" => Some(Direction::Up),
-            _ => None,
-        }
-    }
-
-    /// `"down"` or `"up"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Down => "down",
-            Direction::Up => "up",
-        }
-    }
-}
+/// Transfer direction of a published value: the one direction type
+/// ([`sprout_core::direction::Direction`]).
+pub use sprout_core::direction::Direction;
 
 /// A published (self-inflicted delay, throughput) point.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -12,6 +12,7 @@
 //! in a third; both directions of a pair are on the same chart, in the same colour, named
 //! `NAME`. A panel with one trace shows it as a filled area, one with several as lines.
 
+use sprout_core::direction::Direction;
 use sprout_link::{Trace, OPPORTUNITY_BYTES};
 
 use crate::chart::{rate_over_time_chart, RatePanel, RateSeries};
@@ -23,43 +24,41 @@ pub const MAX_TRACES: usize = 16;
 /// rather than written as a huge SVG.
 pub const MAX_BINS: u64 = 100_000;
 
-/// Which panel a trace goes in.
+/// Which panel a trace goes in: its link direction's (uplink above downlink), or, for a file
+/// name that says none, the other panel below them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Direction {
-    /// `NAME.up`: from the mobile device.
-    Up,
-    /// `NAME.down`: towards the mobile device.
-    Down,
+pub enum Panel {
+    /// `NAME.up` or `NAME.down`.
+    Link(Direction),
     /// Any other file name.
     Other,
 }
 
-impl Direction {
-    /// The direction a file name says, and the name without `.up` / `.down`.
-    pub fn of_name(file_name: &str) -> (Direction, String) {
-        if let Some(stem) = file_name.strip_suffix(".up").filter(|s| !s.is_empty()) {
-            (Direction::Up, stem.to_string())
-        } else if let Some(stem) = file_name.strip_suffix(".down").filter(|s| !s.is_empty()) {
-            (Direction::Down, stem.to_string())
-        } else {
-            (Direction::Other, file_name.to_string())
+impl Panel {
+    /// The panel a file name says, and the name without `.up` / `.down`.
+    pub fn of_name(file_name: &str) -> (Panel, String) {
+        for dir in Direction::BOTH {
+            let suffix = format!(".{}", dir.as_str());
+            if let Some(stem) = file_name.strip_suffix(&suffix).filter(|s| !s.is_empty()) {
+                return (Panel::Link(dir), stem.to_string());
+            }
         }
+        (Panel::Other, file_name.to_string())
     }
 
     /// The panel's axis title.
     pub fn axis_title(self) -> &'static str {
         match self {
-            Direction::Up => "Uplink (Mbit/s)",
-            Direction::Down => "Downlink (Mbit/s)",
-            Direction::Other => "Capacity (Mbit/s)",
+            Panel::Link(Direction::Up) => "Uplink (Mbit/s)",
+            Panel::Link(Direction::Down) => "Downlink (Mbit/s)",
+            Panel::Other => "Capacity (Mbit/s)",
         }
     }
 
     fn short(self) -> &'static str {
         match self {
-            Direction::Up => "up",
-            Direction::Down => "down",
-            Direction::Other => "",
+            Panel::Link(dir) => dir.as_str(),
+            Panel::Other => "",
         }
     }
 }
@@ -92,6 +91,28 @@ pub fn capacity_mbit(trace: &Trace, bin_ms: u64) -> Vec<f64> {
         .collect()
 }
 
+/// Why a trace chart cannot be drawn.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlotError {
+    /// No trace given.
+    #[error("no trace to plot")]
+    NoTrace,
+    /// More than [`MAX_TRACES`] traces.
+    #[error("{0} traces: one chart shows at most {MAX_TRACES}")]
+    TooManyTraces(usize),
+    /// A bin of 0 ms.
+    #[error("the bin must be at least 1 ms")]
+    ZeroBin,
+    /// More than [`MAX_BINS`] bins.
+    #[error("{longest} ms in {bin_ms} ms bins is more than {MAX_BINS} bins; use a larger --bin")]
+    TooManyBins {
+        /// The longest trace's length, ms.
+        longest: u64,
+        /// The bin, ms.
+        bin_ms: u64,
+    },
+}
+
 /// The chart of `traces` (each with the file name it was loaded from, which gives its
 /// direction and label) in bins of `bin_ms` (SVG text); `title` replaces the default
 /// ("Capacity of NAME" or "Capacity of N traces"). Errors for no trace, more than
@@ -100,38 +121,33 @@ pub fn plot_svg(
     traces: &[(String, Trace)],
     bin_ms: u64,
     title: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, PlotError> {
     if traces.is_empty() {
-        return Err("no trace to plot".into());
+        return Err(PlotError::NoTrace);
     }
     if traces.len() > MAX_TRACES {
-        return Err(format!(
-            "{} traces: one chart shows at most {MAX_TRACES}",
-            traces.len()
-        ));
+        return Err(PlotError::TooManyTraces(traces.len()));
     }
     if bin_ms == 0 {
-        return Err("the bin must be at least 1 ms".into());
+        return Err(PlotError::ZeroBin);
     }
     let longest = traces.iter().map(|(_, t)| t.period_ms()).max().unwrap_or(1);
     if longest.div_ceil(bin_ms) > MAX_BINS {
-        return Err(format!(
-            "{longest} ms in {bin_ms} ms bins is more than {MAX_BINS} bins; use a larger --bin"
-        ));
+        return Err(PlotError::TooManyBins { longest, bin_ms });
     }
-    let mut entries: Vec<(Direction, String, &Trace)> = traces
+    let mut entries: Vec<(Panel, String, &Trace)> = traces
         .iter()
         .map(|(file, t)| {
             let base = std::path::Path::new(file)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| file.clone());
-            let (dir, label) = Direction::of_name(&base);
+            let (dir, label) = Panel::of_name(&base);
             (dir, label, t)
         })
         .collect();
     // Two files of one name in one panel (from different folders): name them by path.
-    let clashes = |entries: &[(Direction, String, &Trace)], i: usize| {
+    let clashes = |entries: &[(Panel, String, &Trace)], i: usize| {
         entries
             .iter()
             .enumerate()
@@ -140,13 +156,13 @@ pub fn plot_svg(
     let clashing: Vec<bool> = (0..entries.len()).map(|i| clashes(&entries, i)).collect();
     for (i, e) in entries.iter_mut().enumerate() {
         if clashing[i] {
-            let (_, label) = Direction::of_name(&traces[i].0);
+            let (_, label) = Panel::of_name(&traces[i].0);
             e.1 = label;
         }
     }
     entries.sort_by_key(|e| e.0);
 
-    let mut panels: Vec<(Direction, RatePanel)> = Vec::new();
+    let mut panels: Vec<(Panel, RatePanel)> = Vec::new();
     let mut means: Vec<String> = Vec::new();
     for (dir, label, trace) in &entries {
         let series = RateSeries {
@@ -244,13 +260,16 @@ mod tests {
 
     #[test]
     fn directions_from_names() {
-        assert_eq!(Direction::of_name("A.up"), (Direction::Up, "A".into()));
         assert_eq!(
-            Direction::of_name("A.b.down"),
-            (Direction::Down, "A.b".into())
+            Panel::of_name("A.up"),
+            (Panel::Link(Direction::Up), "A".into())
         );
-        assert_eq!(Direction::of_name(".up"), (Direction::Other, ".up".into()));
-        assert_eq!(Direction::of_name("x"), (Direction::Other, "x".into()));
+        assert_eq!(
+            Panel::of_name("A.b.down"),
+            (Panel::Link(Direction::Down), "A.b".into())
+        );
+        assert_eq!(Panel::of_name(".up"), (Panel::Other, ".up".into()));
+        assert_eq!(Panel::of_name("x"), (Panel::Other, "x".into()));
     }
 
     #[test]

@@ -63,21 +63,30 @@ pub enum Column {
     Name(String),
 }
 
+/// A column that names none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ColumnError {
+    /// Nothing given.
+    #[error("a column is a number counting from 1 or a header name")]
+    Empty,
+    /// A number that is no position (0, or too large).
+    #[error("column {0}: columns are counted from 1 (or named by their header)")]
+    NotAPosition(String),
+}
+
 impl std::str::FromStr for Column {
-    type Err = String;
+    type Err = ColumnError;
 
     /// A number (`2`) is a position counting from 1; anything else a header name.
-    fn from_str(s: &str) -> Result<Column, String> {
+    fn from_str(s: &str) -> Result<Column, ColumnError> {
         let s = s.trim();
         if s.is_empty() {
-            return Err("a column is a number counting from 1 or a header name".into());
+            return Err(ColumnError::Empty);
         }
         if s.bytes().all(|b| b.is_ascii_digit()) {
             match s.parse::<usize>() {
                 Ok(n) if n >= 1 => Ok(Column::Number(n)),
-                _ => Err(format!(
-                    "column {s}: columns are counted from 1 (or named by their header)"
-                )),
+                _ => Err(ColumnError::NotAPosition(s.to_string())),
             }
         } else {
             Ok(Column::Name(s.to_string()))

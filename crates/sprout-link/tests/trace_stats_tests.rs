@@ -369,7 +369,7 @@ fn csv_errors_name_the_line() {
     };
     assert!(err("0,1\n1,1\n2,1\n", &few).starts_with("in.csv:2: more than 100 opportunities"));
     assert_eq!(
-        "0".parse::<Column>().unwrap_err(),
+        "0".parse::<Column>().unwrap_err().to_string(),
         "column 0: columns are counted from 1 (or named by their header)"
     );
 }

@@ -60,28 +60,56 @@ impl SenderConfig {
     }
 
     /// Checks the parameters: 0 < low < high, 1 <= min <= initial <= max, probe interval > 0.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SenderConfigError> {
         if self.low_rtt_us == 0 || self.low_rtt_us >= self.high_rtt_us {
-            return Err(format!(
-                "the low RTT mark ({} ms) must be positive and below the high one ({} ms)",
-                self.low_rtt_us / 1000,
-                self.high_rtt_us / 1000
-            ));
+            return Err(SenderConfigError::RttMarks {
+                low_ms: self.low_rtt_us / 1000,
+                high_ms: self.high_rtt_us / 1000,
+            });
         }
         if self.min_window == 0
             || self.min_window > self.initial_window
             || self.initial_window > self.max_window
         {
-            return Err(format!(
-                "windows must satisfy 1 <= min ({}) <= initial ({}) <= max ({})",
-                self.min_window, self.initial_window, self.max_window
-            ));
+            return Err(SenderConfigError::Windows {
+                min: self.min_window,
+                initial: self.initial_window,
+                max: self.max_window,
+            });
         }
         if self.probe_interval_us == 0 {
-            return Err("the probe interval must be positive".into());
+            return Err(SenderConfigError::ProbeInterval);
         }
         Ok(())
     }
+}
+
+/// Why a [`SenderConfig`] is not usable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SenderConfigError {
+    /// The low RTT mark is 0 or not below the high one.
+    #[error(
+        "the low RTT mark ({low_ms} ms) must be positive and below the high one ({high_ms} ms)"
+    )]
+    RttMarks {
+        /// The low mark, ms.
+        low_ms: u64,
+        /// The high mark, ms.
+        high_ms: u64,
+    },
+    /// The windows are out of order, or the smallest is 0.
+    #[error("windows must satisfy 1 <= min ({min}) <= initial ({initial}) <= max ({max})")]
+    Windows {
+        /// The smallest window.
+        min: u32,
+        /// The initial window.
+        initial: u32,
+        /// The largest window.
+        max: u32,
+    },
+    /// A probe interval of 0.
+    #[error("the probe interval must be positive")]
+    ProbeInterval,
 }
 
 /// A packet the sender has decided to send now.

@@ -141,18 +141,21 @@ impl Mode {
 }
 
 impl std::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Mode, String> {
+    type Err = UnknownMode;
+    fn from_str(s: &str) -> Result<Mode, UnknownMode> {
         match s {
             "up" => Ok(Mode::Up),
             "down" => Ok(Mode::Down),
             "both" => Ok(Mode::Both),
-            _ => Err(format!(
-                "unknown direction '{s}' (expected up, down or both)"
-            )),
+            _ => Err(UnknownMode(s.to_string())),
         }
     }
 }
+
+/// A direction's name that is none of up, down or both.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown direction '{0}' (expected up, down or both)")]
+pub struct UnknownMode(pub String);
 
 /// Flag: the datagram was sent over the feedback path (acks, keepalives, hellos).
 pub const FLAG_FEEDBACK_PATH: u8 = 0x01;

@@ -7,6 +7,55 @@ use std::path::PathBuf;
 use sprout_core::{ConfigError, DatagramError};
 use sprout_link::{LinkConfigError, TraceError, UnknownQueue};
 
+/// What is wrong with one `KEY=VALUE` parameter assignment ([`crate::overrides`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ParamError {
+    /// No `=` in it.
+    #[error("expected KEY=VALUE")]
+    NotAnAssignment,
+    /// `model=NAME` with a name that is no preset.
+    #[error(
+        "unknown model '{name}' (known: {}, or a JSON object of the paper model's fields)",
+        known.join(", ")
+    )]
+    UnknownModel {
+        /// The name as given.
+        name: String,
+        /// The presets' names.
+        known: &'static [&'static str],
+    },
+    /// An empty key.
+    #[error("empty key")]
+    EmptyKey,
+    /// A key that goes into a value that has no fields.
+    #[error("'{0}' has no fields")]
+    NoFields(String),
+    /// A key no field has.
+    #[error(
+        "unknown key '{key}'{} (known: {})",
+        if within.is_empty() { String::new() } else { format!(" in '{within}'") },
+        known.join(", ")
+    )]
+    UnknownKey {
+        /// The unknown part of the key.
+        key: String,
+        /// The fields it was looked for in (dotted; empty: the top).
+        within: String,
+        /// Their keys.
+        known: Vec<String>,
+    },
+    /// A value of the wrong type (its message is serde's, part of this one, so not a
+    /// source).
+    #[error("{0}")]
+    Value(serde_json::Error),
+}
+
+impl From<serde_json::Error> for ParamError {
+    fn from(e: serde_json::Error) -> Self {
+        ParamError::Value(e)
+    }
+}
+
 /// Why a simulation (its options, its traces, its run or its logs) failed. The `Display` text
 /// is the command line's message; [`chain_message`] adds the causes the text leaves out.
 #[derive(Debug, thiserror::Error)]
@@ -73,8 +122,8 @@ pub enum SimError {
     BadParameter {
         /// The assignment as given.
         assignment: String,
-        /// What is wrong with it.
-        why: String,
+        /// What is wrong with it (part of the message, so not a source).
+        why: ParamError,
     },
     /// Parameter assignments that each apply but together make an unusable configuration.
     #[error("parameters {assignments}: {source}")]

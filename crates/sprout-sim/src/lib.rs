@@ -22,4 +22,4 @@ pub mod sim;
 pub mod sim_json;
 
 pub use app::App;
-pub use error::SimError;
+pub use error::{ParamError, SimError};

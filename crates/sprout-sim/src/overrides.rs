@@ -12,7 +12,7 @@
 use serde_json::Value;
 use sprout_core::{Config, EstimatorKind};
 
-use crate::error::SimError;
+use crate::error::{ParamError, SimError};
 
 /// Applies `assignments` (`KEY=VALUE`, in order) to `cfg`. The result is validated; on any
 /// error `cfg` is left unchanged and the message names the assignment at fault.
@@ -20,7 +20,7 @@ pub fn apply(cfg: &mut Config, assignments: &[String]) -> Result<(), SimError> {
     if assignments.is_empty() {
         return Ok(());
     }
-    let bad = |a: &String, why: String| SimError::BadParameter {
+    let bad = |a: &String, why: ParamError| SimError::BadParameter {
         assignment: a.clone(),
         why,
     };
@@ -28,7 +28,7 @@ pub fn apply(cfg: &mut Config, assignments: &[String]) -> Result<(), SimError> {
     for a in assignments {
         let (key, value) = a
             .split_once('=')
-            .ok_or_else(|| bad(a, "expected KEY=VALUE".into()))?;
+            .ok_or_else(|| bad(a, ParamError::NotAnAssignment))?;
         if key.trim() == "model" && !value.trim().starts_with('{') {
             model_preset(&mut tree, value.trim()).map_err(|e| bad(a, e))?;
             continue;
@@ -36,7 +36,7 @@ pub fn apply(cfg: &mut Config, assignments: &[String]) -> Result<(), SimError> {
         let slot = field_mut(&mut tree, key.trim()).map_err(|e| bad(a, e))?;
         *slot = parse_value(value.trim());
         // Check each assignment on its own so that a type error names it.
-        serde_json::from_value::<Config>(tree.clone()).map_err(|e| bad(a, e.to_string()))?;
+        serde_json::from_value::<Config>(tree.clone()).map_err(|e| bad(a, e.into()))?;
     }
     let new: Config = serde_json::from_value(tree)?;
     new.validate().map_err(|source| SimError::BadParameters {
@@ -54,23 +54,23 @@ pub const MODEL_PRESETS: [&str; 2] = ["paper", "wide"];
 /// (its default parameters) or the paper's, with the feedback interval of that parameter set
 /// ([`Config::wide`]: every tick; the paper's: none), unless the estimator is Sprout-EWMA's,
 /// which has no model.
-fn model_preset(tree: &mut Value, name: &str) -> Result<(), String> {
+fn model_preset(tree: &mut Value, name: &str) -> Result<(), ParamError> {
     let preset = match name.to_ascii_lowercase().as_str() {
         "wide" => Config::wide(),
         "paper" => Config::default(),
         _ => {
-            return Err(format!(
-                "unknown model '{name}' (known: {}, or a JSON object of the paper model's fields)",
-                MODEL_PRESETS.join(", ")
-            ))
+            return Err(ParamError::UnknownModel {
+                name: name.to_string(),
+                known: &MODEL_PRESETS,
+            })
         }
     };
     let slot = field_mut(tree, "estimator")?;
-    let current: EstimatorKind = serde_json::from_value(slot.clone()).map_err(|e| e.to_string())?;
+    let current: EstimatorKind = serde_json::from_value(slot.clone())?;
     if !matches!(current, EstimatorKind::Ewma { .. }) {
-        *slot = serde_json::to_value(&preset.estimator).map_err(|e| e.to_string())?;
+        *slot = serde_json::to_value(&preset.estimator)?;
         *field_mut(tree, "feedback_interval_us")? =
-            serde_json::to_value(preset.feedback_interval_us).map_err(|e| e.to_string())?;
+            serde_json::to_value(preset.feedback_interval_us)?;
     }
     Ok(())
 }
@@ -80,27 +80,22 @@ pub fn describe(cfg: &Config) -> String {
     serde_json::to_string_pretty(cfg).unwrap_or_default()
 }
 
-fn field_mut<'a>(tree: &'a mut Value, key: &str) -> Result<&'a mut Value, String> {
+fn field_mut<'a>(tree: &'a mut Value, key: &str) -> Result<&'a mut Value, ParamError> {
     if key.is_empty() {
-        return Err("empty key".into());
+        return Err(ParamError::EmptyKey);
     }
     let mut node = tree;
     let mut path = String::new();
     for part in key.split('.') {
         let Value::Object(map) = node else {
-            return Err(format!("'{path}' has no fields"));
+            return Err(ParamError::NoFields(path));
         };
         if !map.contains_key(part) {
-            let known: Vec<&str> = map.keys().map(String::as_str).collect();
-            let at = if path.is_empty() {
-                String::new()
-            } else {
-                format!(" in '{path}'")
-            };
-            return Err(format!(
-                "unknown key '{part}'{at} (known: {})",
-                known.join(", ")
-            ));
+            return Err(ParamError::UnknownKey {
+                key: part.to_string(),
+                within: path,
+                known: map.keys().cloned().collect(),
+            });
         }
         if !path.is_empty() {
             path.push('.');

@@ -150,14 +150,8 @@ pub struct DirectionOverride {
     pub loss: Option<f64>,
 }
 
-/// One direction of the simulated link.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    /// Mobile to server.
-    Up,
-    /// Server to mobile.
-    Down,
-}
+/// One direction of the simulated link (the one direction type).
+pub use sprout_core::direction::Direction;
 
 impl SimConfig {
     /// The link configuration of one direction: `link` with that direction's overrides, and

@@ -38,7 +38,7 @@ pub use options::{
     StreamOptions,
 };
 pub use packet::{
-    decode, encode, quantile, Arrival, Dir, Recorder, Stamp, HEADER_BYTES, MAX_PAYLOAD_BYTES,
+    decode, encode, quantile, Arrival, Direction, Recorder, Stamp, HEADER_BYTES, MAX_PAYLOAD_BYTES,
     MAX_RECORDS, MAX_SEQ,
 };
 pub use side::{run, serve};

@@ -3,8 +3,6 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
-
 /// Bytes of a packet's header: magic, direction, padding, sequence number, send time.
 pub const HEADER_BYTES: usize = 24;
 /// Largest payload accepted on the command line (bytes).
@@ -19,29 +17,15 @@ pub const MAX_RECORDS: usize = 4_000_000;
 const MAX_SEEN_BITS: u64 = MAX_SEQ;
 const MAGIC: [u8; 4] = *b"SPRI";
 
-/// Direction of a packet: `Up` from client to server, `Down` from server to client.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dir {
-    /// Client to server.
-    Up,
-    /// Server to client.
-    Down,
-}
+/// Direction of a packet: `Up` from client to server, `Down` from server to client (the one
+/// direction type).
+pub use sprout_core::direction::Direction;
 
-impl Dir {
-    fn byte(self) -> u8 {
-        match self {
-            Dir::Up => 0,
-            Dir::Down => 1,
-        }
-    }
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Dir::Up => "up",
-            Dir::Down => "down",
-        }
+/// The direction's byte in the packet's header.
+fn dir_byte(dir: Direction) -> u8 {
+    match dir {
+        Direction::Up => 0,
+        Direction::Down => 1,
     }
 }
 
@@ -49,7 +33,7 @@ impl Dir {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stamp {
     /// Direction.
-    pub dir: Dir,
+    pub dir: Direction,
     /// Sequence number, from 0.
     pub seq: u64,
     /// Send time, µs of `CLOCK_MONOTONIC`.
@@ -60,7 +44,7 @@ pub struct Stamp {
 /// left as it is (zeros).
 pub fn encode(stamp: Stamp, buf: &mut [u8]) {
     buf[..4].copy_from_slice(&MAGIC);
-    buf[4] = stamp.dir.byte();
+    buf[4] = dir_byte(stamp.dir);
     buf[5..8].fill(0);
     buf[8..16].copy_from_slice(&stamp.seq.to_be_bytes());
     buf[16..24].copy_from_slice(&stamp.sent_us.to_be_bytes());
@@ -68,8 +52,8 @@ pub fn encode(stamp: Stamp, buf: &mut [u8]) {
 
 /// Reads a packet's header; `None` for anything that is not a packet of direction `dir`
 /// stamped at or before `now_us` with a sequence number up to [`MAX_SEQ`].
-pub fn decode(data: &[u8], dir: Dir, now_us: u64) -> Option<Stamp> {
-    if data.len() < HEADER_BYTES || data[..4] != MAGIC || data[4] != dir.byte() {
+pub fn decode(data: &[u8], dir: Direction, now_us: u64) -> Option<Stamp> {
+    if data.len() < HEADER_BYTES || data[..4] != MAGIC || data[4] != dir_byte(dir) {
         return None;
     }
     let seq = u64::from_be_bytes(data[8..16].try_into().ok()?);
@@ -96,7 +80,7 @@ pub struct Arrival {
 /// Everything one side received: the arrivals and counters (bounded memory).
 #[derive(Debug)]
 pub struct Recorder {
-    dir: Dir,
+    dir: Direction,
     arrivals: Vec<Arrival>,
     seen: Vec<u64>,
     /// Packets received (each sequence number once).
@@ -113,7 +97,7 @@ pub struct Recorder {
 
 impl Recorder {
     /// An empty record of packets of direction `dir`.
-    pub fn new(dir: Dir) -> Recorder {
+    pub fn new(dir: Direction) -> Recorder {
         Recorder {
             dir,
             arrivals: Vec::new(),
@@ -188,7 +172,7 @@ impl Recorder {
             writeln!(
                 out,
                 "{},{},{},{},{}",
-                self.dir.name(),
+                self.dir.as_str(),
                 a.seq,
                 a.sent_us,
                 a.received_us,

@@ -14,7 +14,9 @@ use crate::interactive::error::InteractiveError;
 use crate::interactive::options::{
     InteractiveClientOptions, InteractiveServerOptions, StreamOptions,
 };
-use crate::interactive::packet::{encode, Dir, Recorder, Stamp, HEADER_BYTES, MAX_PAYLOAD_BYTES};
+use crate::interactive::packet::{
+    encode, Direction, Recorder, Stamp, HEADER_BYTES, MAX_PAYLOAD_BYTES,
+};
 use crate::interactive::summary::{print_summary, summary, Sent, Summary};
 
 /// Longest wait in one receive call, so that signals and deadlines are noticed.
@@ -66,9 +68,9 @@ pub(crate) fn run_side(
 ) -> Result<Summary, InteractiveError> {
     check(a)?;
     let (send_dir, recv_dir) = if role == "client" {
-        (Dir::Up, Dir::Down)
+        (Direction::Up, Direction::Down)
     } else {
-        (Dir::Down, Dir::Up)
+        (Direction::Down, Direction::Up)
     };
     let signals = SignalWatcher::new().map_err(InteractiveError::Signals)?;
     let interval = Duration::from_secs_f64(a.payload_bytes as f64 * 8.0 / (a.rate_kbps * 1000.0));

@@ -4,12 +4,12 @@ use std::net::UdpSocket;
 
 use crate::interactive::options::StreamOptions;
 use crate::interactive::packet::{
-    decode, encode, quantile, Dir, Recorder, Stamp, HEADER_BYTES, MAX_SEQ,
+    decode, encode, quantile, Direction, Recorder, Stamp, HEADER_BYTES, MAX_SEQ,
 };
 use crate::interactive::side::run_side;
 use crate::interactive::summary::{summary, Sent};
 
-fn packet(dir: Dir, seq: u64, sent_us: u64, len: usize) -> Vec<u8> {
+fn packet(dir: Direction, seq: u64, sent_us: u64, len: usize) -> Vec<u8> {
     let mut b = vec![0u8; len];
     encode(Stamp { dir, seq, sent_us }, &mut b);
     b
@@ -17,43 +17,47 @@ fn packet(dir: Dir, seq: u64, sent_us: u64, len: usize) -> Vec<u8> {
 
 #[test]
 fn packets_round_trip_and_bad_ones_are_refused() {
-    let p = packet(Dir::Down, 7, 1_000, 1000);
+    let p = packet(Direction::Down, 7, 1_000, 1000);
     assert_eq!(
-        decode(&p, Dir::Down, 2_000),
+        decode(&p, Direction::Down, 2_000),
         Some(Stamp {
-            dir: Dir::Down,
+            dir: Direction::Down,
             seq: 7,
             sent_us: 1_000
         })
     );
     // Wrong direction, from the future, too short, bad magic, sequence too high.
-    assert_eq!(decode(&p, Dir::Up, 2_000), None);
-    assert_eq!(decode(&p, Dir::Down, 999), None);
-    assert_eq!(decode(&p[..HEADER_BYTES - 1], Dir::Down, 2_000), None);
+    assert_eq!(decode(&p, Direction::Up, 2_000), None);
+    assert_eq!(decode(&p, Direction::Down, 999), None);
+    assert_eq!(decode(&p[..HEADER_BYTES - 1], Direction::Down, 2_000), None);
     let mut q = p.clone();
     q[0] = b'X';
-    assert_eq!(decode(&q, Dir::Down, 2_000), None);
+    assert_eq!(decode(&q, Direction::Down, 2_000), None);
     assert_eq!(
-        decode(&packet(Dir::Down, MAX_SEQ + 1, 0, 24), Dir::Down, 1),
+        decode(
+            &packet(Direction::Down, MAX_SEQ + 1, 0, 24),
+            Direction::Down,
+            1
+        ),
         None
     );
-    assert!(decode(&packet(Dir::Down, MAX_SEQ, 0, 24), Dir::Down, 1).is_some());
-    assert_eq!(decode(&[], Dir::Up, 0), None);
+    assert!(decode(&packet(Direction::Down, MAX_SEQ, 0, 24), Direction::Down, 1).is_some());
+    assert_eq!(decode(&[], Direction::Up, 0), None);
 }
 
 #[test]
 fn recorder_counts_losses_duplicates_and_bad_packets() {
-    let mut r = Recorder::new(Dir::Up);
+    let mut r = Recorder::new(Direction::Up);
     for (seq, sent, recv) in [(0, 0, 30_000), (1, 16_000, 50_000), (3, 48_000, 90_000)] {
         assert!(r
-            .on_datagram(&packet(Dir::Up, seq, sent, 100), recv)
+            .on_datagram(&packet(Direction::Up, seq, sent, 100), recv)
             .is_some());
     }
     assert!(r
-        .on_datagram(&packet(Dir::Up, 1, 16_000, 100), 95_000)
+        .on_datagram(&packet(Direction::Up, 1, 16_000, 100), 95_000)
         .is_none());
     assert!(r
-        .on_datagram(&packet(Dir::Down, 4, 0, 100), 95_000)
+        .on_datagram(&packet(Direction::Down, 4, 0, 100), 95_000)
         .is_none());
     assert!(r.on_datagram(b"hello", 95_000).is_none());
     r.on_foreign();

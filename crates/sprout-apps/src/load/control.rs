@@ -8,6 +8,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use serde::{Serialize, Serializer};
 use sprout_net::message::{Direction, Hello, Mode};
 use sprout_net::realtime_us;
 use sprout_net::secure::{ClientConfig, Limits, PrivateKey, PublicKey};
@@ -18,7 +19,7 @@ use crate::load::flood::flood;
 use crate::load::options::LoadOptions;
 use crate::load::procfs::{cpu_seconds, status_field, udp_drops};
 use crate::load::shared::lock;
-use crate::transfer::{CLIENT_GRACE, PACED_PAYLOAD, SILENCE};
+use crate::transfer::{SessionEnd, CLIENT_GRACE, PACED_PAYLOAD, SILENCE};
 
 /// Longest wait for a client's ACCEPT after it starts its handshake (the security layer
 /// repeats an unanswered initiation every 250 ms and gives up after 10 s).
@@ -28,6 +29,41 @@ const CONTROL_PERIOD: Duration = Duration::from_millis(20);
 /// Period of the receiving thread's sweep over the clients (one-way delays measured at the
 /// client include up to this much of the sweep's latency).
 const RECV_SWEEP: Duration = Duration::from_millis(5);
+
+/// How a bench client's session ended, as its row says: its session's [`SessionEnd`], or
+/// "failed" (no ACCEPT) or "timeout" (the bench's limit ran out before it ended).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientEnd {
+    /// The session ran and ended so.
+    Session(SessionEnd),
+    /// The endpoint could not be opened, or no ACCEPT came.
+    Failed,
+    /// The bench's limit ran out before the session ended.
+    Timeout,
+}
+
+impl ClientEnd {
+    /// The session's end's name, `"failed"` or `"timeout"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientEnd::Session(end) => end.as_str(),
+            ClientEnd::Failed => "failed",
+            ClientEnd::Timeout => "timeout",
+        }
+    }
+}
+
+impl std::fmt::Display for ClientEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ClientEnd {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
 
 /// Where a client is, on the control thread.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,9 +75,9 @@ pub(crate) enum Phase {
     /// Sending and receiving since `start`.
     Running { start: Instant },
     /// Ended for `end`; letting its BYEs leave until `until`.
-    Closing { end: &'static str, until: Instant },
+    Closing { end: SessionEnd, until: Instant },
     /// Over.
-    Done { end: &'static str },
+    Done { end: ClientEnd },
 }
 
 /// What the clients did.
@@ -272,7 +308,9 @@ impl<'a> Control<'a> {
                 if !self.o.json {
                     eprintln!("client {i}: {e}");
                 }
-                slot.1 = Phase::Done { end: "failed" };
+                slot.1 = Phase::Done {
+                    end: ClientEnd::Failed,
+                };
             }
         }
     }
@@ -309,7 +347,9 @@ impl<'a> Control<'a> {
                     if c.ep.queued_bytes() == 0 || now >= until {
                         c.ep.close();
                         self.end_of_last = Instant::now();
-                        *phase = Phase::Done { end };
+                        *phase = Phase::Done {
+                            end: ClientEnd::Session(end),
+                        };
                     }
                 }
             }
@@ -391,26 +431,27 @@ fn connecting(
             );
         }
         c.ep.close();
-        return Ok(Phase::Done { end: "failed" });
+        return Ok(Phase::Done {
+            end: ClientEnd::Failed,
+        });
     }
     Ok(Phase::Connecting)
 }
 
-/// Why a running client's session is over, if it is: "closed", "bye", "duration" or
-/// "silence" (checked once a second).
+/// Why a running client's session is over, if it is (silence is checked once a second).
 fn running_end(
     c: &Client,
     elapsed: Duration,
     duration: Duration,
     check: bool,
-) -> Option<&'static str> {
+) -> Option<SessionEnd> {
     let bye_sent = c.bye_sent.load(Ordering::Acquire);
     if !c.ep.is_running() {
-        Some("closed")
+        Some(SessionEnd::Closed)
     } else if elapsed >= duration && bye_sent && lock(&c.rx).bye.is_some() {
-        Some("bye")
+        Some(SessionEnd::Bye)
     } else if elapsed >= duration + CLIENT_GRACE {
-        Some("duration")
+        Some(SessionEnd::Duration)
     } else if check
         && elapsed > SILENCE
         && c.ep
@@ -418,7 +459,7 @@ fn running_end(
             .since_last_received_s
             .is_none_or(|s| s > SILENCE.as_secs_f64())
     {
-        Some("silence")
+        Some(SessionEnd::Silence)
     } else {
         None
     }

@@ -31,6 +31,7 @@ mod run;
 mod server;
 mod shared;
 
+pub use control::ClientEnd;
 pub use error::LoadError;
 pub use options::LoadOptions;
 pub use report::{LoadReport, SessionRow};

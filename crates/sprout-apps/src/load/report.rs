@@ -3,26 +3,25 @@
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::load::control::{ClientsOutcome, Phase};
+use crate::load::control::{ClientEnd, ClientsOutcome, Phase};
 use crate::load::error::LoadError;
 use crate::load::options::LoadOptions;
 use crate::load::shared::lock;
-use crate::transfer::PACED_PAYLOAD;
+use crate::transfer::{SessionEnd, PACED_PAYLOAD};
 
 /// One session's figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct SessionRow {
     /// The client's address (the server's summaries name the session by it).
     pub session: String,
-    /// How the client's session ended: "bye" (the server's BYE came), "duration" (the grace
-    /// for it ran out), "silence" (nothing from the server for 5 s), "closed" (the endpoint
-    /// stopped), "failed" (no ACCEPT), or "timeout" (the bench's limit ran out).
-    pub end: String,
-    /// How the server's session ended ("bye": the client's BYE came; null: no summary).
-    pub server_end: Option<String>,
+    /// How the client's session ended.
+    pub end: ClientEnd,
+    /// How the server's session ended ([`SessionEnd::Bye`]: the client's BYE came; null: no
+    /// summary).
+    pub server_end: Option<SessionEnd>,
     /// The scheme the server ran the session on, from its summary (null: no summary).
     pub server_scheme: Option<String>,
     /// DATA messages the server sent / the client received (downlink).
@@ -163,7 +162,7 @@ pub(crate) fn print_report(r: &LoadReport, json: bool) -> Result<(), LoadError> 
             "  lost {}: client end {}, server end {}, down {}/{}, up {}/{}",
             row.session,
             row.end,
-            row.server_end.as_deref().unwrap_or("-"),
+            row.server_end.map_or("-", SessionEnd::as_str),
             row.down_delivered,
             row.down_released,
             row.up_delivered,
@@ -199,12 +198,12 @@ fn rows(outcome: &ClientsOutcome, summaries: &[Value]) -> (Vec<SessionRow>, Vec<
     for (c, phase) in &outcome.clients {
         let end = match phase {
             Phase::Done { end } => *end,
-            _ => "timeout",
+            _ => ClientEnd::Timeout,
         };
         let Some(c) = c else {
             rows.push(SessionRow {
                 session: "-".into(),
-                end: "failed".into(),
+                end: ClientEnd::Failed,
                 server_end: None,
                 server_scheme: None,
                 down_released: 0,
@@ -224,11 +223,10 @@ fn rows(outcome: &ClientsOutcome, summaries: &[Value]) -> (Vec<SessionRow>, Vec<
             up_owd_p95_max_ms = up_owd_p95_max_ms.max(p95);
         }
         rows.push(SessionRow {
-            end: end.to_string(),
+            end,
             server_end: s
                 .and_then(|s| s.get("end"))
-                .and_then(Value::as_str)
-                .map(str::to_string),
+                .and_then(|e| SessionEnd::deserialize(e).ok()),
             server_scheme: s
                 .and_then(|s| s.get("scheme"))
                 .and_then(Value::as_str)
@@ -293,8 +291,8 @@ pub(crate) fn build(
         (delays[i] as f64 * 1000.0).round() / 1000.0
     };
     let ok = |r: &SessionRow| {
-        r.end == "bye"
-            && r.server_end.as_deref() == Some("bye")
+        r.end == ClientEnd::Session(SessionEnd::Bye)
+            && r.server_end == Some(SessionEnd::Bye)
             && share(r.down_delivered, r.down_released) >= o.tolerance
             && share(r.up_delivered, r.up_released) >= o.tolerance
     };

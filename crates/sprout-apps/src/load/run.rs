@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::load::control::{run_clients, Phase, Target};
+use crate::load::control::{run_clients, ClientEnd, Phase, Target};
 use crate::load::error::LoadError;
 use crate::load::options::LoadOptions;
 use crate::load::procfs::{cpu_seconds, status_field, udp_drops};
@@ -65,7 +65,14 @@ pub fn run(o: &LoadOptions, sprout_exe: &Path) -> Result<LoadReport, LoadError> 
     let accepted: Vec<String> = outcome
         .clients
         .iter()
-        .filter(|(_, p)| !matches!(p, Phase::Done { end: "failed" }))
+        .filter(|(_, p)| {
+            !matches!(
+                p,
+                Phase::Done {
+                    end: ClientEnd::Failed
+                }
+            )
+        })
         .filter_map(|(c, _)| Some(c.as_ref()?.ep.local_addr().to_string()))
         .collect();
     let summaries = server.stop(&accepted)?;

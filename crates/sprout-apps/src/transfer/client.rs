@@ -10,6 +10,7 @@ use sprout_net::{realtime_us, Endpoint};
 
 use crate::app_delay::AppDelay;
 use crate::transfer::address::resolve;
+use crate::transfer::end::SessionEnd;
 use crate::transfer::error::TransferError;
 use crate::transfer::limits::{CLIENT_GRACE, HANDSHAKE, SILENCE};
 use crate::transfer::options::{ClientOptions, DirectionArg};
@@ -163,13 +164,13 @@ pub fn run_stream(o: &ClientOptions) -> Result<Option<AppDelay>, TransferError> 
     // A server that died ends the session by silence (during the duration or after it: see
     // run_session) or by the security layer giving up: the client says so and fails.
     match summary.end {
-        "silence" => {
+        SessionEnd::Silence => {
             return Err(TransferError::Silence {
                 remote,
                 silence_s: SILENCE.as_secs(),
             })
         }
-        "closed" => {
+        SessionEnd::Closed => {
             if let Some(error) = ep.error() {
                 return Err(TransferError::SessionLost { remote, error });
             }

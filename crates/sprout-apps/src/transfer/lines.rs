@@ -7,6 +7,7 @@ use serde::Serialize;
 use sprout_net::message::{Direction, Mode};
 
 use crate::app_delay::AppDelay;
+use crate::transfer::end::SessionEnd;
 
 /// One per-second line.
 #[derive(Serialize)]
@@ -81,10 +82,8 @@ pub(crate) struct Summary {
     pub(crate) duration_s: f64,
     /// Length of the session, s.
     pub(crate) elapsed_s: f64,
-    /// Why it ended: "bye" (the peer's BYE came), "duration" (the duration and the grace for
-    /// the peer's BYE ran out), "silence" (nothing from the peer for 5 s) or "closed" (the
-    /// server closed the session: idle timeout, or the server stopped).
-    pub(crate) end: &'static str,
+    /// Why it ended (serialized as "bye", "duration", "silence" or "closed").
+    pub(crate) end: SessionEnd,
     pub(crate) sent_bytes: u64,
     pub(crate) received_bytes: u64,
     /// Average application throughput over the transfer, kbit/s.

@@ -17,6 +17,7 @@
 
 mod address;
 mod client;
+mod end;
 mod error;
 mod limits;
 mod lines;
@@ -27,6 +28,7 @@ mod server;
 mod session;
 
 pub use client::{run, run_stream};
+pub use end::SessionEnd;
 pub use error::TransferError;
 pub use limits::{BYE_COPIES, CLIENT_GRACE, PACED_PAYLOAD, SILENCE};
 pub use options::{ClientOptions, DirectionArg, SchemeArg, ServerOptions};

@@ -12,6 +12,7 @@ use sprout_net::secure::{
 use sprout_net::{Server, ServerOptions as NetServerOptions, Session};
 
 use crate::transfer::address::resolve;
+use crate::transfer::end::SessionEnd;
 use crate::transfer::error::TransferError;
 use crate::transfer::limits::{BYE_COPIES, SERVER_GRACE};
 use crate::transfer::lines::print_header;
@@ -135,8 +136,8 @@ fn start_session(server: &Arc<Server>, session: Session, json: bool, done: mpsc:
         let listener = Listener::start(ep.clone());
         let summary = run_session(&ep, &listener, &plan);
         match summary.end {
-            "silence" => eprintln!("session {label}: the client fell silent"),
-            "closed" => eprintln!(
+            SessionEnd::Silence => eprintln!("session {label}: the client fell silent"),
+            SessionEnd::Closed => eprintln!(
                 "session {label}: closed ({})",
                 session.end_reason().unwrap_or_default()
             ),

@@ -9,6 +9,7 @@ use sprout_net::message::{Bye, Mode, DATA_HEADER_BYTES};
 use sprout_net::EndpointStats;
 
 use crate::app_delay::{paced_count, AppDelay, Stream};
+use crate::transfer::end::SessionEnd;
 use crate::transfer::limits::{BYE_COPIES, PACED_PAYLOAD, SESSION_POLL, SILENCE};
 use crate::transfer::lines::{print_header, quantile, round, sorted, Summary, Tick};
 use crate::transfer::peer::{DataSender, Inbox, Listener, Peer};
@@ -69,14 +70,14 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
             next_tick += 1;
         }
         if !s.running {
-            break "closed";
+            break SessionEnd::Closed;
         }
         let silent = s
             .since_last_received_s
             .is_none_or(|t| t > SILENCE.as_secs_f64())
             && elapsed > SILENCE;
         if silent {
-            break "silence";
+            break SessionEnd::Silence;
         }
         let bye = listener.inbox().bye.is_some();
         // The client ends at its duration without the server's BYE only once it has heard
@@ -89,10 +90,14 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
             bye
         };
         if done {
-            break if bye { "bye" } else { "duration" };
+            break if bye {
+                SessionEnd::Bye
+            } else {
+                SessionEnd::Duration
+            };
         }
         if elapsed >= duration + plan.grace && alive {
-            break "duration";
+            break SessionEnd::Duration;
         }
     };
     let elapsed = start.elapsed();

@@ -222,8 +222,9 @@ pub(super) fn write_outputs(dir: &Path, r: &CheckResults) -> Result<()> {
 /// One chart per link pair (`saturator-NAME.svg`): the replayed and the recorded capacity of
 /// each compared second, Mbit/s (one 1500-byte line = 12,000 bits), uplink above downlink.
 pub fn charts(r: &CheckResults) -> Vec<(String, String)> {
+    use sprout_core::direction::Direction;
     use sprout_eval::chart::{rate_over_time_chart, RatePanel, RateSeries};
-    use sprout_eval::trace_plot::Direction;
+    use sprout_eval::trace_plot::Panel;
     let mut links: Vec<&str> = Vec::new();
     for x in &r.rows {
         if !links.contains(&x.link.as_str()) {
@@ -235,7 +236,7 @@ pub fn charts(r: &CheckResults) -> Vec<(String, String)> {
         .into_iter()
         .map(|link| {
             let mut panels = Vec::new();
-            for (dir, panel) in [("up", Direction::Up), ("down", Direction::Down)] {
+            for (dir, panel) in Direction::BOTH.map(|d| (d.as_str(), Panel::Link(d))) {
                 let Some(x) = r.rows.iter().find(|x| x.link == link && x.direction == dir) else {
                     continue;
                 };

@@ -29,7 +29,7 @@ pub enum SaturatorError {
     MaxMtu(u32),
     /// The RTT marks are inconsistent (the reason).
     #[error("--low-rtt-ms/--high-rtt-ms: {0}")]
-    RttMarks(String),
+    RttMarks(crate::sender::SenderConfigError),
     /// A high RTT mark over a minute.
     #[error("--high-rtt-ms must be at most {} ms", crate::wire::MAX_HIGH_RTT_MS)]
     HighRtt,
