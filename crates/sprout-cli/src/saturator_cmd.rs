@@ -41,12 +41,12 @@
 //! full); stray or malformed datagrams are counted and ignored. Ctrl-C ends the client's
 //! recording early, as if its duration had passed.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use sprout_lab::saturator_check::{self, CheckOptions};
 use sprout_saturator::runtime::{self, seconds, ClientOptions, SaturatorError, ServerOptions};
 use sprout_saturator::Mode;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 
 /// `sprout saturator` arguments.
 #[derive(clap::Args)]
@@ -286,6 +286,7 @@ fn check(a: CheckArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use std::ffi::OsString;
+    use std::time::Duration;
 
     use clap::Parser;
 

@@ -204,7 +204,10 @@ mod tests {
     use super::*;
 
     fn add(g: &mut InterArrival, send_us: u64, arrival_us: u64) -> Option<GroupDelta> {
-        g.add(Instant::from_micros(send_us), Instant::from_micros(arrival_us))
+        g.add(
+            Instant::from_micros(send_us),
+            Instant::from_micros(arrival_us),
+        )
     }
 
     #[test]

@@ -302,7 +302,10 @@ mod tests {
                 }
                 next_fb += 50_000;
             }
-            while pending.front().is_some_and(|f| f.sent.as_micros() + 20_000 <= now) {
+            while pending
+                .front()
+                .is_some_and(|f| f.sent.as_micros() + 20_000 <= now)
+            {
                 let f = pending.pop_front().unwrap();
                 c.on_feedback(Instant::from_micros(now), &f);
             }

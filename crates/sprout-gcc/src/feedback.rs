@@ -94,10 +94,7 @@ impl SendHistory {
             }
             while arrivals.next_if(|a| a.0 < p.seq).is_some() {}
             let arrival = arrivals.next_if(|a| a.0 == p.seq).map(|a| a.1);
-            out.push(PacketResult {
-                sent: p,
-                arrival,
-            });
+            out.push(PacketResult { sent: p, arrival });
         }
         out
     }
