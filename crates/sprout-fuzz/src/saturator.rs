@@ -8,6 +8,7 @@
 //! - [`ResultTarget`]: `decode_result`, the transferred recording (summary and arrivals);
 //! - [`CsvTarget`]: `sprout_link::convert::throughput_csv_to_trace` (`sprout traces convert`).
 
+use sprout_core::time::Instant;
 use sprout_link::convert::{throughput_csv_to_trace, CsvOptions};
 use sprout_saturator::{
     chunk, decode, decode_result, encode, encode_result, result_meta, AckInfo, CookieJar,
@@ -41,7 +42,7 @@ impl Default for SaturatorTarget {
             now_us: 0,
             jar: CookieJar::new(0, [7; 32], [9; 32]),
             recorder: Recorder::new(RecorderConfig::default(), SESSION, Dir::Down, 0),
-            sender: Sender::new(SenderConfig::default(), SESSION, Dir::Up, 0),
+            sender: Sender::new(SenderConfig::default(), SESSION, Dir::Up, Instant::ZERO),
             reassembly: None,
             inputs: 0,
         }
@@ -232,13 +233,13 @@ impl Target for SaturatorTarget {
                 assert!(after.packets >= before.packets && after.unique <= after.packets);
                 assert!(self.recorder.arrivals_ms().len() as u64 <= after.packets);
                 if let Some(a) = d.ack {
-                    self.sender.on_ack(self.now_us, &a);
+                    self.sender.on_ack(Instant::from_micros(self.now_us), &a);
                     self.plausible_ack(&a);
                 }
                 let _ = self.recorder.poll_ack(self.now_us);
             }
             Message::Ack { info: Some(a), .. } => {
-                self.sender.on_ack(self.now_us, a);
+                self.sender.on_ack(Instant::from_micros(self.now_us), a);
                 self.plausible_ack(a);
             }
             Message::FinAck(meta) if meta.blob_len <= MAX_FUZZ_BLOB => {
@@ -265,15 +266,15 @@ impl Target for SaturatorTarget {
         // Send a few packets, so that acks can name them (the last one is taken back now and
         // then, as the runtime does when a socket is full).
         for i in 0..4 {
-            let Some(out) = self.sender.poll_transmit(self.now_us) else {
+            let Some(out) = self.sender.poll_transmit(Instant::from_micros(self.now_us)) else {
                 break;
             };
-            assert_eq!(out.sent_us, self.now_us);
+            assert_eq!(out.sent.as_micros(), self.now_us);
             if i == 3 && input.len().is_multiple_of(2) {
                 self.sender.unsend(&out);
             }
         }
-        let _ = self.sender.next_timeout_us();
+        let _ = self.sender.next_timeout();
     }
 }
 
@@ -291,10 +292,10 @@ impl SaturatorTarget {
             ..*a
         };
         let acks = self.sender.stats().acks;
-        self.sender.on_ack(self.now_us, &bent);
+        self.sender.on_ack(Instant::from_micros(self.now_us), &bent);
         let stats = self.sender.stats();
         assert!(stats.acks + stats.bogus_acks > acks);
-        assert!(self.sender.srtt_us().is_some() || stats.acks == 0);
+        assert!(self.sender.srtt().is_some() || stats.acks == 0);
     }
 }
 

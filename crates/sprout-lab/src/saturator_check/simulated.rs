@@ -83,8 +83,13 @@ pub fn simulate_recording(
         ),
     ];
     let mut senders = [
-        Sender::new(o.sender, SESSION, Dir::Up, o.start_us),
-        Sender::new(o.sender, SESSION, Dir::Down, o.start_us),
+        Sender::new(o.sender, SESSION, Dir::Up, Instant::from_micros(o.start_us)),
+        Sender::new(
+            o.sender,
+            SESSION,
+            Dir::Down,
+            Instant::from_micros(o.start_us),
+        ),
     ];
     let mut recorders = [
         Recorder::new(o.recorder, SESSION, Dir::Up, 0),
@@ -110,7 +115,7 @@ pub fn simulate_recording(
                     break;
                 }
                 feedback[i].pop_front();
-                senders[i].on_ack(now, &a);
+                senders[i].on_ack(Instant::from_micros(now), &a);
             }
         }
         if now >= o.duration_us {
@@ -120,7 +125,7 @@ pub fn simulate_recording(
             if let Some(a) = recorders[i].poll_ack(now) {
                 feedback[i].push_back((now + o.feedback_delay_us, a));
             }
-            while let Some(out) = senders[i].poll_transmit(now) {
+            while let Some(out) = senders[i].poll_transmit(Instant::from_micros(now)) {
                 let h = senders[i].data_header(&out, None);
                 links[i].send(Instant::from_micros(now), wire, h);
             }
@@ -130,7 +135,7 @@ pub fn simulate_recording(
             for t in [
                 links[i].next_event().map(Instant::as_micros),
                 feedback[i].front().map(|f| f.0),
-                senders[i].next_timeout_us(),
+                senders[i].next_timeout().map(Instant::as_micros),
                 recorders[i].next_ack_us(),
             ]
             .into_iter()

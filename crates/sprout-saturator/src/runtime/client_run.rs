@@ -8,6 +8,8 @@ use std::io;
 
 use sprout_os::signals::SignalWatcher;
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::recorder::{Recorder, RecorderConfig};
 use crate::runtime::error::SaturatorError;
 use crate::runtime::options::ClientOptions;
@@ -224,7 +226,7 @@ impl<'a> ClientRun<'a> {
                 self.o.sender_config(),
                 self.session,
                 Dir::Up,
-                now,
+                Instant::from_micros(now),
             ));
         }
     }
@@ -375,7 +377,10 @@ impl<'a> ClientRun<'a> {
             let mut until = self.next_progress;
             for t in [
                 end_us,
-                self.sender.as_ref().and_then(|s| s.next_timeout_us()),
+                self.sender
+                    .as_ref()
+                    .and_then(|s| s.next_timeout())
+                    .map(Instant::as_micros),
                 self.rec.as_ref().and_then(|r| r.next_ack_us()),
                 Some(self.last_fb_send + 1_000_000),
             ]
@@ -429,7 +434,7 @@ impl<'a> ClientRun<'a> {
                             rec.on_data(r.at_us, &h, r.len);
                         }
                         if let (Some(ack), Some(snd)) = (h.ack, self.sender.as_mut()) {
-                            snd.on_ack(r.at_us, &ack);
+                            snd.on_ack(Instant::from_micros(r.at_us), &ack);
                         }
                     }
                     Message::Ack {
@@ -438,7 +443,7 @@ impl<'a> ClientRun<'a> {
                         ..
                     } => {
                         if let Some(snd) = self.sender.as_mut() {
-                            snd.on_ack(r.at_us, &ack);
+                            snd.on_ack(Instant::from_micros(r.at_us), &ack);
                         }
                     }
                     Message::HelloAck { flags, .. } => {
@@ -502,7 +507,7 @@ impl<'a> ClientRun<'a> {
             return;
         };
         for _ in 0..BATCH {
-            let Some(o) = snd.poll_transmit(now) else {
+            let Some(o) = snd.poll_transmit(Instant::from_micros(now)) else {
                 break;
             };
             let piggy = if !self.end.fb_path() {
@@ -617,7 +622,7 @@ impl<'a> ClientRun<'a> {
             let st = s.stats();
             DirProgress {
                 kbps: self.up_rate.kbps(st.peer_received, mtu),
-                rtt_ms: s.srtt_us().unwrap_or(0) / 1000,
+                rtt_ms: s.srtt().map_or(0, Duration::as_millis),
                 window: s.window(),
                 lost: st.peer_lost,
                 packets: st.peer_received,

@@ -183,8 +183,8 @@ impl ClientOptions {
     /// The configuration of both senders.
     pub fn sender_config(&self) -> SenderConfig {
         SenderConfig::with(
-            u64::from(self.low_rtt_ms) * 1000,
-            u64::from(self.high_rtt_ms) * 1000,
+            sprout_core::time::Duration::from_millis(u64::from(self.low_rtt_ms)),
+            sprout_core::time::Duration::from_millis(u64::from(self.high_rtt_ms)),
             self.max_window,
         )
     }

@@ -17,6 +17,8 @@ use sprout_os::signals::SignalWatcher;
 
 use std::net::SocketAddr;
 
+use sprout_core::time::Instant;
+
 use crate::cookie::{CookieJar, SECRET_BYTES};
 use crate::runtime::error::SaturatorError;
 use crate::runtime::options::ServerOptions;
@@ -278,7 +280,10 @@ fn serve(
         }
         let mut until = s.next_progress;
         for t in [
-            s.sender.as_ref().and_then(|x| x.next_timeout_us()),
+            s.sender
+                .as_ref()
+                .and_then(|x| x.next_timeout())
+                .map(Instant::as_micros),
             s.rec.as_ref().and_then(|x| x.next_ack_us()),
         ]
         .into_iter()
@@ -478,12 +483,12 @@ fn on_message(
             s.peer_window = u64::from(h.window);
             s.peer_rtt_ms = u64::from(h.rtt_ms);
             if let (Some(ack), Some(snd)) = (h.ack, s.sender.as_mut()) {
-                snd.on_ack(r.at_us, &ack);
+                snd.on_ack(Instant::from_micros(r.at_us), &ack);
             }
         }
         Message::Ack { dir, info, .. } => {
             if let (Dir::Down, Some(ack), Some(snd)) = (dir, info, s.sender.as_mut()) {
-                snd.on_ack(r.at_us, &ack);
+                snd.on_ack(Instant::from_micros(r.at_us), &ack);
             }
         }
         Message::Fin { .. } => {

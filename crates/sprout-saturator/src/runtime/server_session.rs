@@ -5,6 +5,8 @@
 use std::io;
 use std::net::SocketAddr;
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::recorder::{write_trace, Recorder, RecorderConfig};
 use crate::runtime::error::SaturatorError;
 use crate::runtime::options::{ip_udp_overhead, ServerOptions};
@@ -63,8 +65,8 @@ impl Session {
         let start_us = first.at_us;
         let session = hello.session;
         let sender_cfg = SenderConfig::with(
-            u64::from(hello.low_rtt_ms) * 1000,
-            u64::from(hello.high_rtt_ms) * 1000,
+            Duration::from_millis(u64::from(hello.low_rtt_ms)),
+            Duration::from_millis(u64::from(hello.high_rtt_ms)),
             hello.max_window,
         );
         let line_bytes = hello.payload_bytes + ip_udp_overhead(&first.from);
@@ -114,7 +116,7 @@ impl Session {
                 self.sender_cfg,
                 self.hello.session,
                 Dir::Down,
-                now,
+                Instant::from_micros(now),
             ));
         }
     }
@@ -166,7 +168,7 @@ impl Session {
         let mut pending_ack: Option<AckInfo> = self.rec.as_mut().and_then(|r| r.poll_ack(now));
         if let (Some(snd), Some(data_addr)) = (self.sender.as_mut(), self.data_addr) {
             for _ in 0..BATCH {
-                let Some(o) = snd.poll_transmit(now) else {
+                let Some(o) = snd.poll_transmit(Instant::from_micros(now)) else {
                     break;
                 };
                 let piggy = if fb_to.is_none() {
@@ -226,7 +228,7 @@ impl Session {
             let st = snd.stats();
             DirProgress {
                 kbps: self.down_rate.kbps(st.peer_received, line_bytes),
-                rtt_ms: snd.srtt_us().unwrap_or(0) / 1000,
+                rtt_ms: snd.srtt().map_or(0, Duration::as_millis),
                 window: snd.window(),
                 lost: st.peer_lost,
                 packets: st.peer_received,
