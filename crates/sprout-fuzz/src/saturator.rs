@@ -40,8 +40,8 @@ impl Default for SaturatorTarget {
     fn default() -> Self {
         SaturatorTarget {
             now_us: 0,
-            jar: CookieJar::new(0, [7; 32], [9; 32]),
-            recorder: Recorder::new(RecorderConfig::default(), SESSION, Dir::Down, 0),
+            jar: CookieJar::new(Instant::ZERO, [7; 32], [9; 32]),
+            recorder: Recorder::new(RecorderConfig::default(), SESSION, Dir::Down, Instant::ZERO),
             sender: Sender::new(SenderConfig::default(), SESSION, Dir::Up, Instant::ZERO),
             reassembly: None,
             inputs: 0,
@@ -214,7 +214,9 @@ impl Target for SaturatorTarget {
             Message::Hello(h) => {
                 assert!(again.len() >= MIN_HELLO_BYTES, "hellos are padded");
                 // Only the server's own cookie for this address and session passes.
-                self.jar.rotate(self.now_us, || [self.inputs as u8; 32]);
+                self.jar.rotate(Instant::from_micros(self.now_us), || {
+                    [self.inputs as u8; 32]
+                });
                 if let Some(c) = &h.cookie {
                     let own = *c == self.jar.cookie(&peer(), h.session);
                     assert!(self.jar.check(&peer(), h.session, c) || !own);
@@ -228,7 +230,8 @@ impl Target for SaturatorTarget {
             }
             Message::Data(d) => {
                 let before = self.recorder.counters();
-                self.recorder.on_data(self.now_us, d, input.len());
+                self.recorder
+                    .on_data(Instant::from_micros(self.now_us), d, input.len());
                 let after = self.recorder.counters();
                 assert!(after.packets >= before.packets && after.unique <= after.packets);
                 assert!(self.recorder.arrivals_ms().len() as u64 <= after.packets);
@@ -236,7 +239,7 @@ impl Target for SaturatorTarget {
                     self.sender.on_ack(Instant::from_micros(self.now_us), &a);
                     self.plausible_ack(&a);
                 }
-                let _ = self.recorder.poll_ack(self.now_us);
+                let _ = self.recorder.poll_ack(Instant::from_micros(self.now_us));
             }
             Message::Ack { info: Some(a), .. } => {
                 self.sender.on_ack(Instant::from_micros(self.now_us), a);

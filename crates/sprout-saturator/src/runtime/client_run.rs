@@ -133,7 +133,7 @@ impl<'a> ClientRun<'a> {
                 line_bytes: o.mtu,
                 ..RecorderConfig::default()
             };
-            Recorder::new(cfg, session, Dir::Down, start_us)
+            Recorder::new(cfg, session, Dir::Down, Instant::from_micros(start_us))
         });
         Ok(ClientRun {
             o,
@@ -277,7 +277,7 @@ impl<'a> ClientRun<'a> {
                         }
                         Ok(Message::Data(h)) => {
                             if let Some(rec) = self.rec.as_mut() {
-                                rec.on_data(r.at_us, &h, r.len);
+                                rec.on_data(Instant::from_micros(r.at_us), &h, r.len);
                             }
                         }
                         Ok(_) => {}
@@ -364,7 +364,10 @@ impl<'a> ClientRun<'a> {
             self.receive(now)?;
             let now = now_us();
             self.start_sender(now);
-            let mut pending_ack = self.rec.as_mut().and_then(|r| r.poll_ack(now));
+            let mut pending_ack = self
+                .rec
+                .as_mut()
+                .and_then(|r| r.poll_ack(Instant::from_micros(now)));
             self.send_data(now, &mut pending_ack);
             self.send_feedback(now, pending_ack);
             self.keep_paths(now);
@@ -381,7 +384,9 @@ impl<'a> ClientRun<'a> {
                     .as_ref()
                     .and_then(|s| s.next_timeout())
                     .map(Instant::as_micros),
-                self.rec.as_ref().and_then(|r| r.next_ack_us()),
+                self.rec
+                    .as_ref()
+                    .and_then(|r| r.next_ack().map(Instant::as_micros)),
                 Some(self.last_fb_send + 1_000_000),
             ]
             .into_iter()
@@ -393,7 +398,7 @@ impl<'a> ClientRun<'a> {
         }
         let stop_us = now_us();
         if let Some(r) = self.rec.as_mut() {
-            r.finish(stop_us);
+            r.finish(Instant::from_micros(stop_us));
         }
         if let Some(s) = self.sender.as_mut() {
             s.stop();
@@ -431,7 +436,7 @@ impl<'a> ClientRun<'a> {
                         self.peer_window = u64::from(h.window);
                         self.peer_rtt_ms = u64::from(h.rtt_ms);
                         if let Some(rec) = self.rec.as_mut() {
-                            rec.on_data(r.at_us, &h, r.len);
+                            rec.on_data(Instant::from_micros(r.at_us), &h, r.len);
                         }
                         if let (Some(ack), Some(snd)) = (h.ack, self.sender.as_mut()) {
                             snd.on_ack(Instant::from_micros(r.at_us), &ack);
@@ -537,7 +542,11 @@ impl<'a> ClientRun<'a> {
         if pending_ack.is_none() && now < self.last_fb_send + 1_000_000 {
             return;
         }
-        let info = pending_ack.or_else(|| self.rec.as_ref().and_then(|r| r.ack_info(now)));
+        let info = pending_ack.or_else(|| {
+            self.rec
+                .as_ref()
+                .and_then(|r| r.ack_info(Instant::from_micros(now)))
+        });
         encode(
             &Message::Ack {
                 session: self.session,

@@ -102,7 +102,7 @@ enum HelloVerdict {
 impl Gate {
     fn new() -> Gate {
         Gate {
-            jar: CookieJar::new(now_us(), secret(), secret()),
+            jar: CookieJar::new(Instant::from_micros(now_us()), secret(), secret()),
             warned_version_us: None,
         }
     }
@@ -113,7 +113,7 @@ impl Gate {
         if r.len < MIN_HELLO_BYTES {
             return HelloVerdict::Ignored;
         }
-        self.jar.rotate(now_us(), secret);
+        self.jar.rotate(Instant::from_micros(now_us()), secret);
         if let Some(c) = &h.cookie {
             if self.jar.check(&r.from, h.session, c) {
                 return HelloVerdict::Proven(h);
@@ -284,7 +284,9 @@ fn serve(
                 .as_ref()
                 .and_then(|x| x.next_timeout())
                 .map(Instant::as_micros),
-            s.rec.as_ref().and_then(|x| x.next_ack_us()),
+            s.rec
+                .as_ref()
+                .and_then(|x| x.next_ack().map(Instant::as_micros)),
         ]
         .into_iter()
         .flatten()
@@ -320,7 +322,7 @@ fn serve(
         silent_since_s,
         delivered: s.done,
         foreign: s.foreign,
-        up: s.rec.as_ref().map(|r| r.summary(now)),
+        up: s.rec.as_ref().map(|r| r.summary(Instant::from_micros(now))),
         down_sender: s.sender.as_ref().map(|x| x.stats()),
         files: std::mem::take(&mut s.files),
     })
@@ -478,7 +480,7 @@ fn on_message(
                 return Ok(());
             }
             if let Some(rec) = s.rec.as_mut() {
-                rec.on_data(r.at_us, &h, r.len);
+                rec.on_data(Instant::from_micros(r.at_us), &h, r.len);
             }
             s.peer_window = u64::from(h.window);
             s.peer_rtt_ms = u64::from(h.rtt_ms);

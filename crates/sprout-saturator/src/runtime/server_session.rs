@@ -83,7 +83,7 @@ impl Session {
                     line_bytes,
                     ..RecorderConfig::default()
                 };
-                Recorder::new(cfg, session, Dir::Up, start_us)
+                Recorder::new(cfg, session, Dir::Up, Instant::from_micros(start_us))
             }),
             sender: None,
             last_heard_us: start_us,
@@ -165,7 +165,10 @@ impl Session {
         let session = self.hello.session;
         let payload = self.hello.payload_bytes as usize;
         let fb_to = self.fb_addr.filter(|_| self.hello.uses_feedback);
-        let mut pending_ack: Option<AckInfo> = self.rec.as_mut().and_then(|r| r.poll_ack(now));
+        let mut pending_ack: Option<AckInfo> = self
+            .rec
+            .as_mut()
+            .and_then(|r| r.poll_ack(Instant::from_micros(now)));
         if let (Some(snd), Some(data_addr)) = (self.sender.as_mut(), self.data_addr) {
             for _ in 0..BATCH {
                 let Some(o) = snd.poll_transmit(Instant::from_micros(now)) else {
@@ -253,8 +256,8 @@ impl Session {
         }
         let blob = match self.rec.as_mut() {
             Some(rec) => {
-                rec.finish(end_us);
-                let summary = rec.summary(end_us);
+                rec.finish(Instant::from_micros(end_us));
+                let summary = rec.summary(Instant::from_micros(end_us));
                 let sorted = rec.sorted_arrivals_ms();
                 if let Some(dir) = &o.out {
                     let name = if self.hello.name.is_empty() {
