@@ -141,7 +141,7 @@ struct SimArgs {
     seed: u64,
     /// Sprout hosts' timer wake-up latency: each timer fires late by a uniform random 0..this
     /// many milliseconds, drawn from the seed (TCP peers, kernel stacks, are always on time).
-    #[arg(long, default_value_t = SimConfig::default().host_jitter_us as f64 / 1e3)]
+    #[arg(long, default_value_t = SimConfig::default().host_jitter.as_millis_f64())]
     host_jitter_ms: f64,
     /// Bernoulli loss probability at each direction's queue, 0..1.
     #[arg(long, default_value_t = 0.0)]
@@ -347,8 +347,8 @@ fn cmd_sim(a: SimArgs) -> Result<()> {
                 Load::Up => "uplink only",
                 Load::Down => "downlink only",
             },
-            out.duration_us as f64 / 1e6,
-            cfg.skip_us as f64 / 1e6
+            out.duration.as_secs_f64(),
+            cfg.skip.as_secs_f64()
         );
         if !a.params.is_empty() {
             println!("with {}", a.params.join(" "));

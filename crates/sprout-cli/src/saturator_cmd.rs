@@ -41,14 +41,12 @@
 //! full); stray or malformed datagrams are counted and ignored. Ctrl-C ends the client's
 //! recording early, as if its duration had passed.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::time::Duration;
-
 use anyhow::{bail, Context, Result};
 use sprout_lab::saturator_check::{self, CheckOptions};
 use sprout_saturator::runtime::{self, seconds, ClientOptions, SaturatorError, ServerOptions};
 use sprout_saturator::Mode;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 
 /// `sprout saturator` arguments.
 #[derive(clap::Args)]
@@ -200,14 +198,11 @@ pub(crate) fn run(a: SaturatorArgs) -> Result<()> {
 impl ServerArgs {
     /// The server's options.
     fn options(self) -> Result<ServerOptions, SaturatorError> {
-        if !(self.idle_timeout.is_finite() && self.idle_timeout > 0.0) {
-            return Err(SaturatorError::IdleTimeout);
-        }
         Ok(ServerOptions {
             listen: self.listen,
             out: self.out,
             once: self.once,
-            idle_timeout: seconds(self.idle_timeout).unwrap_or(Duration::ZERO),
+            idle_timeout: seconds(self.idle_timeout, true, "idle-timeout")?,
             max_mtu: self.max_mtu,
             json: self.json,
             quiet: self.quiet,
@@ -220,8 +215,7 @@ impl ClientArgs {
     fn options(self) -> Result<ClientOptions, SaturatorError> {
         let duration = match self.duration {
             None => None,
-            Some(d) if d.is_finite() && d > 0.0 => seconds(d),
-            Some(d) => return Err(SaturatorError::Duration(d)),
+            Some(d) => Some(seconds(d, true, "duration")?),
         };
         Ok(ClientOptions {
             connect: self.connect,
@@ -233,7 +227,7 @@ impl ClientArgs {
             high_rtt_ms: self.high_rtt_ms,
             max_window: self.max_window,
             mtu: self.mtu,
-            fetch_timeout: seconds(self.fetch_timeout).ok_or(SaturatorError::FetchTimeout)?,
+            fetch_timeout: seconds(self.fetch_timeout, false, "fetch-timeout")?,
             json: self.json,
             quiet: self.quiet,
         })
@@ -292,6 +286,7 @@ fn check(a: CheckArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use std::ffi::OsString;
+    use std::time::Duration;
 
     use clap::Parser;
 

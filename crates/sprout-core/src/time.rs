@@ -160,6 +160,71 @@ impl Duration {
     }
 }
 
+/// The unit a duration option is given in (on the command line, to the Python package).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Seconds.
+    Seconds,
+    /// Milliseconds.
+    Milliseconds,
+}
+
+impl TimeUnit {
+    /// Microseconds in one of this unit.
+    fn micros(self) -> f64 {
+        match self {
+            TimeUnit::Seconds => 1e6,
+            TimeUnit::Milliseconds => 1e3,
+        }
+    }
+
+    /// The unit's name in messages.
+    fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Seconds => "seconds",
+            TimeUnit::Milliseconds => "milliseconds",
+        }
+    }
+}
+
+/// A duration option that is not a number of the accepted kind:
+/// `--skip must be a non-negative number of seconds, got -1`.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("--{option} must be a {requirement} number of {unit}, got {value}")]
+pub struct BadDuration {
+    /// The option's name, without `--`.
+    pub option: String,
+    /// `non-negative` or `positive`.
+    pub requirement: &'static str,
+    /// `seconds` or `milliseconds`.
+    pub unit: &'static str,
+    /// The value given, in `unit`.
+    pub value: f64,
+}
+
+/// The one duration parser: `value` (in `unit`) of the option `--{option}` as a [`Duration`]
+/// of whole microseconds (rounded to the nearest). It must be finite and at least 0, or above
+/// 0 when `positive`; otherwise the error names the option, the requirement and the value.
+/// Every duration typed on a command line (the simulator's, the Saturator's) or given to the
+/// Python package goes through it.
+pub fn parse_duration(
+    value: f64,
+    unit: TimeUnit,
+    positive: bool,
+    option: &str,
+) -> Result<Duration, BadDuration> {
+    let ok = value.is_finite() && if positive { value > 0.0 } else { value >= 0.0 };
+    if !ok {
+        return Err(BadDuration {
+            option: option.to_string(),
+            requirement: if positive { "positive" } else { "non-negative" },
+            unit: unit.name(),
+            value,
+        });
+    }
+    Ok(Duration((value * unit.micros()).round() as u64))
+}
+
 impl Add<Duration> for Instant {
     type Output = Instant;
     /// Saturates at [`Instant::MAX`].
@@ -320,6 +385,28 @@ mod tests {
         assert_eq!(Duration::from_millis(10) / Duration::from_millis(3), 3);
         assert_eq!(Duration::from_micros(1_500).to_string(), "1.500 ms");
         assert_eq!(Instant::from_micros(2_000_001).to_string(), "2.000001 s");
+    }
+
+    #[test]
+    fn the_duration_parser_rounds_and_names_the_option() {
+        let ok = |v, u, p| parse_duration(v, u, p, "x").unwrap().as_micros();
+        assert_eq!(ok(1.5, TimeUnit::Seconds, false), 1_500_000);
+        assert_eq!(ok(0.0, TimeUnit::Seconds, false), 0);
+        assert_eq!(ok(2.5, TimeUnit::Milliseconds, false), 2_500);
+        assert_eq!(ok(0.0000015, TimeUnit::Seconds, true), 2);
+        let err = |v, u, p, o| parse_duration(v, u, p, o).unwrap_err().to_string();
+        assert_eq!(
+            err(-1.0, TimeUnit::Seconds, false, "skip"),
+            "--skip must be a non-negative number of seconds, got -1"
+        );
+        assert_eq!(
+            err(0.0, TimeUnit::Seconds, true, "duration"),
+            "--duration must be a positive number of seconds, got 0"
+        );
+        assert_eq!(
+            err(f64::NAN, TimeUnit::Milliseconds, false, "delay"),
+            "--delay must be a non-negative number of milliseconds, got NaN"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use sprout_core::time::Duration;
 use sprout_link::Trace;
 use sprout_sim::distributions::{self, InterArrival};
 use sprout_sim::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
@@ -146,7 +147,7 @@ fn job(
     seed: u64,
 ) -> Job {
     let mut cfg = SimConfig {
-        skip_us: plan.skip_us,
+        skip: Duration::from_micros(plan.skip_us),
         seed,
         ..SimConfig::default()
     };
@@ -201,7 +202,9 @@ fn interactive_jobs(settings: &InteractiveSettings, plan: &Plan, links: &LinkSet
                 let mut j = job(Experiment::Interactive, pair, scheme, plan, None, 0.0, 0);
                 j.cfg.app = source.app(rate_kbps.unwrap_or(0.0));
                 j.cfg.load = load;
-                j.cfg.duration_us = settings.duration_us.map(|d| d.min(whole));
+                j.cfg.duration = settings
+                    .duration_us
+                    .map(|d| Duration::from_micros(d.min(whole)));
                 j.interactive = Some(InteractiveJob {
                     source,
                     rate_kbps,
@@ -596,10 +599,10 @@ fn shared_runs(jobs: &[Job]) -> Vec<usize> {
 /// A job's expected cost, in arbitrary units, to start the longest first: simulated seconds
 /// times what a second costs its scheme (Sprout's Bayesian receiver ticks dominate).
 fn expected_cost(j: &Job) -> f64 {
-    let seconds = j
-        .cfg
-        .duration_us
-        .unwrap_or_else(|| sim::default_duration_us(&j.up, &j.down)) as f64
+    let seconds = j.cfg.duration.map_or_else(
+        || sim::default_duration_us(&j.up, &j.down),
+        Duration::as_micros,
+    ) as f64
         / 1e6;
     let per_second = match j.scheme {
         Scheme::Sprout | Scheme::SproutWide => 10.0,

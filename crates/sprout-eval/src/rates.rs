@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use sprout_core::time::Duration;
 use sprout_link::Trace;
 use sprout_sim::scheme::Scheme;
 use sprout_sim::sim::{self, SimConfig};
@@ -488,8 +489,8 @@ fn run_one(
     duration_us: u64,
 ) -> Result<Vec<RatesRow>> {
     let mut cfg = SimConfig {
-        skip_us,
-        duration_us: Some(duration_us),
+        skip: Duration::from_micros(skip_us),
+        duration: Some(Duration::from_micros(duration_us)),
         ..SimConfig::default()
     };
     r.scheme.configure(&mut cfg);

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use sprout_core::time::Duration;
 use sprout_core::Config;
 use sprout_eval::eval::Scheme;
 use sprout_link::{testdata, MmLog, Trace};
@@ -46,8 +47,8 @@ fn same_inputs_give_byte_identical_output() {
     let Some(dir) = traces() else { return };
     let (up, down) = pair(&dir, "Verizon-LTE-short");
     let cfg = SimConfig {
-        duration_us: Some(40_000_000),
-        skip_us: 10_000_000,
+        duration: Some(Duration::from_secs(40)),
+        skip: Duration::from_secs(10),
         ..SimConfig::default()
     };
     let (a, aul, adl) = run_with_logs(&cfg, &up, &down);
@@ -69,14 +70,14 @@ fn metrics_recomputed_from_mahimahi_logs_agree() {
     let Some(dir) = traces() else { return };
     let (up, down) = pair(&dir, "Verizon-LTE-short");
     let cfg = SimConfig {
-        duration_us: Some(90_000_000),
-        skip_us: 30_000_000,
+        duration: Some(Duration::from_secs(90)),
+        skip: Duration::from_secs(30),
         ..SimConfig::default()
     };
     let (out, ul, dl) = run_with_logs(&cfg, &up, &down);
     for (log, run) in [(ul, &out.uplink), (dl, &out.downlink)] {
         let log = MmLog::parse(&log[..]).unwrap();
-        let m = logscore::score(&log, cfg.skip_us, Some(run.window.end_us));
+        let m = logscore::score(&log, cfg.skip.as_micros(), Some(run.window.end_us));
         let ours = &run.metrics;
         assert!(ours.throughput_kbps > 500.0, "{ours:?}");
         assert!(
@@ -130,8 +131,8 @@ fn one_direction_loaded_leaves_the_other_for_feedback() {
         up,
         down,
         &SimConfig {
-            duration_us: Some(60_000_000),
-            skip_us: 0,
+            duration: Some(Duration::from_secs(60)),
+            skip: Duration::ZERO,
             load: Load::Down,
             ..SimConfig::default()
         },
@@ -149,8 +150,8 @@ fn one_direction_can_have_its_own_queue_and_loss() {
     let Some(dir) = traces() else { return };
     let (up, down) = pair(&dir, "Verizon-LTE-short");
     let cfg = SimConfig {
-        duration_us: Some(20_000_000),
-        skip_us: 0,
+        duration: Some(Duration::from_secs(20)),
+        skip: Duration::ZERO,
         seed: 3,
         uplink: sim::DirectionOverride {
             queue: Some(sprout_link::QueueConfig::codel()),
@@ -192,11 +193,11 @@ fn a_run_ends_with_the_shorter_trace_unless_told_otherwise() {
     let (up, down) = (trace("short.up", 10_000), trace("long.down", 20_000));
     assert_eq!(sim::default_duration_us(&up, &down), 10_000_000);
     let cfg = SimConfig {
-        skip_us: 0,
+        skip: Duration::ZERO,
         ..SimConfig::default()
     };
     let out = sim::run(up.clone(), down.clone(), &cfg, None).unwrap();
-    assert_eq!(out.duration_us, 10_000_000);
+    assert_eq!(out.duration.as_micros(), 10_000_000);
     // The downlink is scored over the 10 s the run lasted, not its trace's 20 s.
     assert!(
         (out.downlink.metrics.window_s - 10.0).abs() < 1e-9,
@@ -210,11 +211,11 @@ fn a_run_ends_with_the_shorter_trace_unless_told_otherwise() {
         .all(|a| a.arrived_us <= 10_000_000));
     // An explicit duration still wins (the shorter trace then loops).
     let cfg = SimConfig {
-        duration_us: Some(15_000_000),
+        duration: Some(Duration::from_secs(15)),
         ..cfg
     };
     let out = sim::run(up, down, &cfg, None).unwrap();
-    assert_eq!(out.duration_us, 15_000_000);
+    assert_eq!(out.duration.as_micros(), 15_000_000);
     assert!(out.downlink.metrics.window_s > 14.9);
 }
 
@@ -226,9 +227,9 @@ fn host_jitter_delays_sprout_hosts_and_not_tcp_peers() {
     let (up, down) = pair(&dir, "Verizon-LTE-short");
     let run = |scheme: Scheme, jitter_us: u64| {
         let mut cfg = SimConfig {
-            duration_us: Some(30_000_000),
-            skip_us: 5_000_000,
-            host_jitter_us: jitter_us,
+            duration: Some(Duration::from_secs(30)),
+            skip: Duration::from_secs(5),
+            host_jitter: Duration::from_micros(jitter_us),
             ..SimConfig::default()
         };
         scheme.configure(&mut cfg);

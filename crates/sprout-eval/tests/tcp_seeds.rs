@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use sprout_core::time::Duration;
 use sprout_eval::eval::Scheme;
 use sprout_link::{testdata, Trace};
 use sprout_sim::sim::{self, SimConfig};
@@ -35,7 +36,7 @@ fn cubic_and_reno_get_most_of_verizon_lte_in_both_directions_from_every_start() 
     for scheme in [Scheme::Cubic, Scheme::Reno] {
         for seed in 0..10 {
             let mut cfg = SimConfig {
-                duration_us: Some(140_000_000),
+                duration: Some(Duration::from_secs(140)),
                 seed,
                 ..SimConfig::default()
             };

@@ -8,6 +8,7 @@
 //! - [`ResultTarget`]: `decode_result`, the transferred recording (summary and arrivals);
 //! - [`CsvTarget`]: `sprout_link::convert::throughput_csv_to_trace` (`sprout traces convert`).
 
+use sprout_core::time::Instant;
 use sprout_link::convert::{throughput_csv_to_trace, CsvOptions};
 use sprout_saturator::{
     chunk, decode, decode_result, encode, encode_result, result_meta, AckInfo, CookieJar,
@@ -39,9 +40,9 @@ impl Default for SaturatorTarget {
     fn default() -> Self {
         SaturatorTarget {
             now_us: 0,
-            jar: CookieJar::new(0, [7; 32], [9; 32]),
-            recorder: Recorder::new(RecorderConfig::default(), SESSION, Dir::Down, 0),
-            sender: Sender::new(SenderConfig::default(), SESSION, Dir::Up, 0),
+            jar: CookieJar::new(Instant::ZERO, [7; 32], [9; 32]),
+            recorder: Recorder::new(RecorderConfig::default(), SESSION, Dir::Down, Instant::ZERO),
+            sender: Sender::new(SenderConfig::default(), SESSION, Dir::Up, Instant::ZERO),
             reassembly: None,
             inputs: 0,
         }
@@ -213,7 +214,9 @@ impl Target for SaturatorTarget {
             Message::Hello(h) => {
                 assert!(again.len() >= MIN_HELLO_BYTES, "hellos are padded");
                 // Only the server's own cookie for this address and session passes.
-                self.jar.rotate(self.now_us, || [self.inputs as u8; 32]);
+                self.jar.rotate(Instant::from_micros(self.now_us), || {
+                    [self.inputs as u8; 32]
+                });
                 if let Some(c) = &h.cookie {
                     let own = *c == self.jar.cookie(&peer(), h.session);
                     assert!(self.jar.check(&peer(), h.session, c) || !own);
@@ -227,18 +230,19 @@ impl Target for SaturatorTarget {
             }
             Message::Data(d) => {
                 let before = self.recorder.counters();
-                self.recorder.on_data(self.now_us, d, input.len());
+                self.recorder
+                    .on_data(Instant::from_micros(self.now_us), d, input.len());
                 let after = self.recorder.counters();
                 assert!(after.packets >= before.packets && after.unique <= after.packets);
                 assert!(self.recorder.arrivals_ms().len() as u64 <= after.packets);
                 if let Some(a) = d.ack {
-                    self.sender.on_ack(self.now_us, &a);
+                    self.sender.on_ack(Instant::from_micros(self.now_us), &a);
                     self.plausible_ack(&a);
                 }
-                let _ = self.recorder.poll_ack(self.now_us);
+                let _ = self.recorder.poll_ack(Instant::from_micros(self.now_us));
             }
             Message::Ack { info: Some(a), .. } => {
-                self.sender.on_ack(self.now_us, a);
+                self.sender.on_ack(Instant::from_micros(self.now_us), a);
                 self.plausible_ack(a);
             }
             Message::FinAck(meta) if meta.blob_len <= MAX_FUZZ_BLOB => {
@@ -265,15 +269,15 @@ impl Target for SaturatorTarget {
         // Send a few packets, so that acks can name them (the last one is taken back now and
         // then, as the runtime does when a socket is full).
         for i in 0..4 {
-            let Some(out) = self.sender.poll_transmit(self.now_us) else {
+            let Some(out) = self.sender.poll_transmit(Instant::from_micros(self.now_us)) else {
                 break;
             };
-            assert_eq!(out.sent_us, self.now_us);
+            assert_eq!(out.sent.as_micros(), self.now_us);
             if i == 3 && input.len().is_multiple_of(2) {
                 self.sender.unsend(&out);
             }
         }
-        let _ = self.sender.next_timeout_us();
+        let _ = self.sender.next_timeout();
     }
 }
 
@@ -291,10 +295,10 @@ impl SaturatorTarget {
             ..*a
         };
         let acks = self.sender.stats().acks;
-        self.sender.on_ack(self.now_us, &bent);
+        self.sender.on_ack(Instant::from_micros(self.now_us), &bent);
         let stats = self.sender.stats();
         assert!(stats.acks + stats.bogus_acks > acks);
-        assert!(self.sender.srtt_us().is_some() || stats.acks == 0);
+        assert!(self.sender.srtt().is_some() || stats.acks == 0);
     }
 }
 

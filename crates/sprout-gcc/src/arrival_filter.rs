@@ -1,5 +1,5 @@
 //! The arrival-time filter (draft-ietf-rmcat-gcc-02 section 5.2-5.3): packets sent within
-//! [`BURST_US`] of a group's first packet form one group; for consecutive groups the
+//! [`BURST`] of a group's first packet form one group; for consecutive groups the
 //! inter-group delay variation `d = (t_i - t_{i-1}) - (T_i - T_{i-1})` (arrival and send times
 //! of each group's last packet) is filtered by the draft's scalar Kalman filter into `m`, the
 //! estimated queueing-delay gradient per group, in ms.
@@ -9,16 +9,17 @@
 //! libwebrtc's Kalman-era detector did, the estimate meets the threshold scaled by the number
 //! of deltas seen (at most [`MAX_DELTAS`]) — see [`KalmanFilter::scaled`].
 
-/// A group spans at most this much send time, µs (the draft's `burst_time`, 5 ms).
-pub const BURST_US: u64 = 5_000;
+use sprout_core::time::{Duration, Instant};
 
-/// A packet that arrives within this of the previous one, µs, with a negative delay
-/// variation, is part of the same burst (5 ms), as long as the burst lasts under
-/// [`MAX_BURST_US`].
-pub const BURST_ARRIVAL_US: u64 = 5_000;
+/// A group spans at most this much send time (the draft's `burst_time`, 5 ms).
+pub const BURST: Duration = Duration::from_millis(5);
 
-/// The longest a burst of packets joined by arrival may last, µs (100 ms, libwebrtc).
-pub const MAX_BURST_US: u64 = 100_000;
+/// A packet that arrives within this of the previous one, with a negative delay variation, is
+/// part of the same burst (5 ms), as long as the burst lasts under [`MAX_BURST`].
+pub const BURST_ARRIVAL: Duration = Duration::from_millis(5);
+
+/// The longest a burst of packets joined by arrival may last (100 ms, libwebrtc).
+pub const MAX_BURST: Duration = Duration::from_millis(100);
 
 /// The most deltas the filter's output is scaled by (libwebrtc's `kMinNumDeltas`, 60).
 pub const MAX_DELTAS: u32 = 60;
@@ -29,13 +30,13 @@ pub const PROCESS_NOISE: f64 = 1e-3;
 /// The noise-variance forgetting factor `chi` of the draft (0.01, in its range 0.001..0.1).
 pub const CHI: f64 = 0.01;
 
-/// One group of packets: send and arrival times of its first and last packets, µs.
+/// One group of packets: send and arrival times of its first and last packets.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Group {
-    first_send_us: u64,
-    last_send_us: u64,
-    first_arrival_us: u64,
-    last_arrival_us: u64,
+    first_send: Instant,
+    last_send: Instant,
+    first_arrival: Instant,
+    last_arrival: Instant,
 }
 
 /// The delay variation between two consecutive groups.
@@ -62,33 +63,33 @@ impl InterArrival {
         InterArrival::default()
     }
 
-    /// Takes one received packet (in send order: send and arrival times, µs); returns the
+    /// Takes one received packet (in send order: send and arrival times); returns the
     /// delta between the two groups before it when this packet starts a new group. A packet
     /// sent before the current group's first (reordered) is ignored.
-    pub fn add(&mut self, send_us: u64, arrival_us: u64) -> Option<GroupDelta> {
+    pub fn add(&mut self, send: Instant, arrival: Instant) -> Option<GroupDelta> {
         let Some(cur) = self.current.as_mut() else {
             self.current = Some(Group {
-                first_send_us: send_us,
-                last_send_us: send_us,
-                first_arrival_us: arrival_us,
-                last_arrival_us: arrival_us,
+                first_send: send,
+                last_send: send,
+                first_arrival: arrival,
+                last_arrival: arrival,
             });
             return None;
         };
-        if send_us < cur.first_send_us {
+        if send < cur.first_send {
             return None;
         }
-        let in_send_burst = send_us - cur.first_send_us <= BURST_US;
-        if in_send_burst || Self::in_arrival_burst(cur, send_us, arrival_us) {
-            cur.last_send_us = cur.last_send_us.max(send_us);
-            cur.last_arrival_us = cur.last_arrival_us.max(arrival_us);
+        let in_send_burst = send - cur.first_send <= BURST;
+        if in_send_burst || Self::in_arrival_burst(cur, send, arrival) {
+            cur.last_send = cur.last_send.max(send);
+            cur.last_arrival = cur.last_arrival.max(arrival);
             return None;
         }
         let done = *cur;
         let delta = self.previous.map(|prev| {
-            let send_delta_ms = (done.last_send_us as f64 - prev.last_send_us as f64) / 1e3;
-            let arrival_delta_ms =
-                (done.last_arrival_us as f64 - prev.last_arrival_us as f64) / 1e3;
+            let ms = |a: Instant, b: Instant| (a.as_micros() as f64 - b.as_micros() as f64) / 1e3;
+            let send_delta_ms = ms(done.last_send, prev.last_send);
+            let arrival_delta_ms = ms(done.last_arrival, prev.last_arrival);
             GroupDelta {
                 send_delta_ms,
                 arrival_delta_ms,
@@ -97,10 +98,10 @@ impl InterArrival {
         });
         self.previous = Some(done);
         self.current = Some(Group {
-            first_send_us: send_us,
-            last_send_us: send_us,
-            first_arrival_us: arrival_us,
-            last_arrival_us: arrival_us,
+            first_send: send,
+            last_send: send,
+            first_arrival: arrival,
+            last_arrival: arrival,
         });
         delta
     }
@@ -108,13 +109,15 @@ impl InterArrival {
     /// Whether a packet arriving close behind the group, with a negative delay variation
     /// against its last packet, belongs to the group's burst (a burst released at once by the
     /// network, the draft's section 5.2).
-    fn in_arrival_burst(cur: &Group, send_us: u64, arrival_us: u64) -> bool {
-        let arrival_delta = arrival_us as i64 - cur.last_arrival_us as i64;
-        let send_delta = send_us as i64 - cur.last_send_us as i64;
+    fn in_arrival_burst(cur: &Group, send: Instant, arrival: Instant) -> bool {
+        // Signed: a reordered packet's send delta is negative.
+        let signed = |a: Instant, b: Instant| a.as_micros() as i64 - b.as_micros() as i64;
+        let arrival_delta = signed(arrival, cur.last_arrival);
+        let send_delta = signed(send, cur.last_send);
         arrival_delta >= 0
-            && (arrival_delta as u64) <= BURST_ARRIVAL_US
+            && (arrival_delta as u64) <= BURST_ARRIVAL.as_micros()
             && arrival_delta - send_delta < 0
-            && arrival_us - cur.first_arrival_us < MAX_BURST_US
+            && arrival - cur.first_arrival < MAX_BURST
     }
 }
 
@@ -200,13 +203,20 @@ impl KalmanFilter {
 mod tests {
     use super::*;
 
+    fn add(g: &mut InterArrival, send_us: u64, arrival_us: u64) -> Option<GroupDelta> {
+        g.add(
+            Instant::from_micros(send_us),
+            Instant::from_micros(arrival_us),
+        )
+    }
+
     #[test]
     fn packets_within_5ms_of_send_time_form_one_group() {
         let mut g = InterArrival::new();
         // Packets every 1 ms of send time: a group ends every 6 packets.
         let mut deltas = Vec::new();
         for i in 0..30u64 {
-            if let Some(d) = g.add(i * 1_000, i * 1_000 + 20_000) {
+            if let Some(d) = add(&mut g, i * 1_000, i * 1_000 + 20_000) {
                 deltas.push(d);
             }
         }
@@ -224,7 +234,7 @@ mod tests {
         // Sent every 10 ms, each arriving 1 ms later than the last: the queue grows 1 ms
         // per packet.
         for i in 0..300u64 {
-            if let Some(d) = g.add(i * 10_000, i * 11_000 + 20_000) {
+            if let Some(d) = add(&mut g, i * 10_000, i * 11_000 + 20_000) {
                 assert!((d.delay_variation_ms - 1.0).abs() < 1e-9);
                 k.update(&d);
             }
@@ -235,7 +245,7 @@ mod tests {
         let mut k2 = KalmanFilter::new();
         let mut g2 = InterArrival::new();
         for i in 0..300u64 {
-            if let Some(d) = g2.add(i * 10_000, i * 10_000 + 20_000) {
+            if let Some(d) = add(&mut g2, i * 10_000, i * 10_000 + 20_000) {
                 k2.update(&d);
             }
         }
@@ -246,13 +256,13 @@ mod tests {
     fn a_burst_released_at_once_joins_the_group() {
         let mut g = InterArrival::new();
         // Sent 10 ms apart, held by the network and released 1 ms apart: one burst.
-        assert!(g.add(0, 100_000).is_none());
-        assert!(g.add(10_000, 101_000).is_none());
-        assert!(g.add(20_000, 102_000).is_none());
+        assert!(add(&mut g, 0, 100_000).is_none());
+        assert!(add(&mut g, 10_000, 101_000).is_none());
+        assert!(add(&mut g, 20_000, 102_000).is_none());
         // A later packet arriving in step with its sending starts a new group; the next new
         // group gives the delta.
-        assert!(g.add(60_000, 142_000).is_none());
-        let d = g.add(100_000, 182_000).unwrap();
+        assert!(add(&mut g, 60_000, 142_000).is_none());
+        let d = add(&mut g, 100_000, 182_000).unwrap();
         assert!((d.send_delta_ms - 40.0).abs() < 1e-9, "{d:?}");
         assert!((d.arrival_delta_ms - 40.0).abs() < 1e-9, "{d:?}");
     }

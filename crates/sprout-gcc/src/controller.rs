@@ -4,6 +4,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::arrival_filter::{InterArrival, KalmanFilter};
 use crate::feedback::{Feedback, SendHistory, SentPacket};
 use crate::loss_control::LossControl;
@@ -30,8 +32,8 @@ pub struct GccConfig {
     pub min_bps: f64,
     /// The highest target, bit/s.
     pub max_bps: f64,
-    /// The window the received rate is measured over, µs (the draft's 0.5-1 s: 500 ms).
-    pub received_window_us: u64,
+    /// The window the received rate is measured over (the draft's 0.5-1 s: 500 ms).
+    pub received_window: Duration,
     /// Whether to probe at start-up ([`crate::probe`]).
     pub probing: bool,
     /// The size of a probe's padding packets, bytes.
@@ -46,7 +48,7 @@ impl Default for GccConfig {
             start_bps: 300e3,
             min_bps: 30e3,
             max_bps: 20e6,
-            received_window_us: 500_000,
+            received_window: Duration::from_millis(500),
             probing: true,
             probe_packet_bytes: 1200,
             estimator: Estimator::Trendline,
@@ -72,10 +74,10 @@ pub struct GccController {
     probe_estimator: ProbeEstimator,
     /// Packets of each probe cluster sent.
     probe_sizes: HashMap<u32, u32>,
-    /// (arrival time µs, bytes) of packets in the received-rate window.
-    acked: VecDeque<(u64, u32)>,
+    /// (arrival time, bytes) of packets in the received-rate window.
+    acked: VecDeque<(Instant, u32)>,
     acked_bytes: u64,
-    first_arrival_us: Option<u64>,
+    first_arrival: Option<Instant>,
     rtt_ms: Option<f64>,
     usage: BandwidthUsage,
     overuses: u64,
@@ -101,7 +103,7 @@ impl GccController {
             probe_sizes: HashMap::new(),
             acked: VecDeque::new(),
             acked_bytes: 0,
-            first_arrival_us: None,
+            first_arrival: None,
             rtt_ms: None,
             usage: BandwidthUsage::Normal,
             overuses: 0,
@@ -143,9 +145,10 @@ impl GccController {
     /// window has been seen.
     pub fn received_bps(&self) -> Option<f64> {
         let last = self.acked.back()?.0;
-        let first = self.first_arrival_us?;
-        (last.saturating_sub(first) >= self.cfg.received_window_us)
-            .then(|| self.acked_bytes as f64 * 8.0 * 1e6 / self.cfg.received_window_us as f64)
+        let first = self.first_arrival?;
+        let window = self.cfg.received_window;
+        (last.saturating_duration_since(first) >= window)
+            .then(|| self.acked_bytes as f64 * 8.0 * 1e6 / window.as_micros() as f64)
     }
 
     /// The next probe cluster to pace out, if any.
@@ -160,26 +163,26 @@ impl GccController {
         self.history.on_sent(packet);
     }
 
-    /// Takes one feedback received at `now_us` and updates the estimates.
-    pub fn on_feedback(&mut self, now_us: u64, feedback: &Feedback) {
+    /// Takes one feedback received at `now` and updates the estimates.
+    pub fn on_feedback(&mut self, now: Instant, feedback: &Feedback) {
         let results = self.history.resolve(feedback);
         let expected = results.len() as u64;
-        let lost = results.iter().filter(|r| r.arrival_us.is_none()).count() as u64;
+        let lost = results.iter().filter(|r| r.arrival.is_none()).count() as u64;
         let mut overused = false;
         let mut probe_result = None;
         let mut last_received = None;
         for r in &results {
-            let Some(arrival) = r.arrival_us else {
+            let Some(arrival) = r.arrival else {
                 continue;
             };
-            last_received = Some((r.sent.send_us, arrival));
+            last_received = Some((r.sent.send_time, arrival));
             self.note_arrival(arrival, r.sent.bytes);
             if let Some(&n) = r.sent.probe.and_then(|id| self.probe_sizes.get(&id)) {
                 if let Some(res) = self.probe_estimator.on_result(r, n) {
                     probe_result = Some(res);
                 }
             }
-            if let Some(delta) = self.inter_arrival.add(r.sent.send_us, arrival) {
+            if let Some(delta) = self.inter_arrival.add(r.sent.send_time, arrival) {
                 let gradient = match self.cfg.estimator {
                     Estimator::Trendline => self.trendline.update(&delta, arrival),
                     Estimator::Kalman => {
@@ -192,8 +195,8 @@ impl GccController {
             }
         }
         if let Some((send, arrival)) = last_received {
-            let sample = (now_us.saturating_sub(send) as f64
-                - feedback.sent_us.saturating_sub(arrival) as f64)
+            let sample = (now.saturating_duration_since(send).as_micros() as f64
+                - feedback.sent.saturating_duration_since(arrival).as_micros() as f64)
                 .max(0.0)
                 / 1e3;
             self.rtt_ms = Some(
@@ -211,21 +214,21 @@ impl GccController {
         if let Some((id, rate)) = probe_result {
             self.probes.on_result(id, rate);
             if !overused && rate > self.aimd.estimate_bps() {
-                self.aimd.set_estimate(rate, now_us);
+                self.aimd.set_estimate(rate, now);
             }
         }
         let received = self.received_bps();
         let rtt = self.rtt_ms.unwrap_or(100.0);
-        let delay_bps = self.aimd.update(self.usage, received, rtt, now_us);
-        self.loss.on_feedback(now_us, expected, lost, delay_bps);
+        let delay_bps = self.aimd.update(self.usage, received, rtt, now);
+        self.loss.on_feedback(now, expected, lost, delay_bps);
     }
 
     /// Adds one arrival to the received-rate window and drops what fell out of it.
-    fn note_arrival(&mut self, arrival_us: u64, bytes: u32) {
-        self.first_arrival_us.get_or_insert(arrival_us);
-        self.acked.push_back((arrival_us, bytes));
+    fn note_arrival(&mut self, arrival: Instant, bytes: u32) {
+        self.first_arrival.get_or_insert(arrival);
+        self.acked.push_back((arrival, bytes));
         self.acked_bytes += u64::from(bytes);
-        let start = arrival_us.saturating_sub(self.cfg.received_window_us);
+        let start = arrival - self.cfg.received_window;
         while let Some(&(t, b)) = self.acked.front() {
             if t > start {
                 break;
@@ -267,7 +270,7 @@ mod tests {
             if now >= next_send {
                 c.on_packet_sent(SentPacket {
                     seq,
-                    send_us: now,
+                    send_time: Instant::from_micros(now),
                     bytes: 1200,
                     probe: None,
                 });
@@ -285,12 +288,12 @@ mod tests {
                     let (s, a, lost) = flight.pop_front().unwrap();
                     last = Some(s);
                     if !lost {
-                        arrivals.push((s, a));
+                        arrivals.push((s, Instant::from_micros(a)));
                     }
                 }
                 if let Some(last_seq) = last {
                     pending.push_back(Feedback {
-                        sent_us: now,
+                        sent: Instant::from_micros(now),
                         first_seq: next_report,
                         last_seq,
                         arrivals,
@@ -299,9 +302,12 @@ mod tests {
                 }
                 next_fb += 50_000;
             }
-            while pending.front().is_some_and(|f| f.sent_us + 20_000 <= now) {
+            while pending
+                .front()
+                .is_some_and(|f| f.sent.as_micros() + 20_000 <= now)
+            {
                 let f = pending.pop_front().unwrap();
-                c.on_feedback(now, &f);
+                c.on_feedback(Instant::from_micros(now), &f);
             }
             now += 500;
         }

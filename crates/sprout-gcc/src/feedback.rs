@@ -5,13 +5,15 @@
 
 use std::collections::VecDeque;
 
+use sprout_core::time::Instant;
+
 /// A packet as the sender sent it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SentPacket {
     /// Transport-wide sequence number (consecutive from 0).
     pub seq: u64,
-    /// Send time, µs.
-    pub send_us: u64,
+    /// Send time.
+    pub send_time: Instant,
     /// Size on the wire, bytes.
     pub bytes: u32,
     /// The probe cluster it belongs to, if any.
@@ -23,22 +25,22 @@ pub struct SentPacket {
 pub struct PacketResult {
     /// The packet as sent.
     pub sent: SentPacket,
-    /// Arrival time at the receiver, µs; `None` if lost.
-    pub arrival_us: Option<u64>,
+    /// Arrival time at the receiver; `None` if lost.
+    pub arrival: Option<Instant>,
 }
 
 /// One feedback message: every sequence number in `first_seq..=last_seq` not listed in
 /// `arrivals` was lost.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Feedback {
-    /// When the receiver sent it, µs (on the receiver's clock, which the simulation shares).
-    pub sent_us: u64,
+    /// When the receiver sent it (on the receiver's clock, which the simulation shares).
+    pub sent: Instant,
     /// First sequence number covered.
     pub first_seq: u64,
     /// Last sequence number covered.
     pub last_seq: u64,
-    /// (sequence number, arrival time in µs) of each packet received, in order.
-    pub arrivals: Vec<(u64, u64)>,
+    /// (sequence number, arrival time) of each packet received, in order.
+    pub arrivals: Vec<(u64, Instant)>,
 }
 
 impl Feedback {
@@ -91,11 +93,8 @@ impl SendHistory {
                 continue;
             }
             while arrivals.next_if(|a| a.0 < p.seq).is_some() {}
-            let arrival_us = arrivals.next_if(|a| a.0 == p.seq).map(|a| a.1);
-            out.push(PacketResult {
-                sent: p,
-                arrival_us,
-            });
+            let arrival = arrivals.next_if(|a| a.0 == p.seq).map(|a| a.1);
+            out.push(PacketResult { sent: p, arrival });
         }
         out
     }
@@ -106,7 +105,7 @@ impl SendHistory {
 pub struct FeedbackBuilder {
     /// The first sequence number the next feedback covers.
     next_seq: u64,
-    arrivals: Vec<(u64, u64)>,
+    arrivals: Vec<(u64, Instant)>,
 }
 
 impl FeedbackBuilder {
@@ -115,20 +114,20 @@ impl FeedbackBuilder {
         FeedbackBuilder::default()
     }
 
-    /// Records packet `seq` arriving at `arrival_us` (one already reported is ignored).
-    pub fn on_packet(&mut self, seq: u64, arrival_us: u64) {
+    /// Records packet `seq` arriving at `arrival` (one already reported is ignored).
+    pub fn on_packet(&mut self, seq: u64, arrival: Instant) {
         let last = self.arrivals.last().map(|a| a.0);
         if seq >= self.next_seq && last.is_none_or(|l| seq > l) {
-            self.arrivals.push((seq, arrival_us));
+            self.arrivals.push((seq, arrival));
         }
     }
 
-    /// The feedback to send at `now_us`, covering everything up to the highest sequence
+    /// The feedback to send at `now`, covering everything up to the highest sequence
     /// number received; `None` if nothing arrived since the last.
-    pub fn poll(&mut self, now_us: u64) -> Option<Feedback> {
+    pub fn poll(&mut self, now: Instant) -> Option<Feedback> {
         let last_seq = self.arrivals.last()?.0;
         let fb = Feedback {
-            sent_us: now_us,
+            sent: now,
             first_seq: self.next_seq,
             last_seq,
             arrivals: std::mem::take(&mut self.arrivals),
@@ -145,7 +144,7 @@ mod tests {
     fn sent(seq: u64) -> SentPacket {
         SentPacket {
             seq,
-            send_us: seq * 1000,
+            send_time: Instant::from_micros(seq * 1000),
             bytes: 1200,
             probe: None,
         }
@@ -159,20 +158,20 @@ mod tests {
             h.on_sent(sent(s));
         }
         for s in [0, 1, 3, 5] {
-            r.on_packet(s, 50_000 + s);
+            r.on_packet(s, Instant::from_micros(50_000 + s));
         }
-        let fb = r.poll(60_000).unwrap();
+        let fb = r.poll(Instant::from_micros(60_000)).unwrap();
         assert_eq!((fb.first_seq, fb.last_seq), (0, 5));
         let res = h.resolve(&fb);
         let lost: Vec<u64> = res
             .iter()
-            .filter(|p| p.arrival_us.is_none())
+            .filter(|p| p.arrival.is_none())
             .map(|p| p.sent.seq)
             .collect();
         assert_eq!(lost, vec![2, 4]);
-        assert_eq!(res[3].arrival_us, Some(50_003));
+        assert_eq!(res[3].arrival, Some(Instant::from_micros(50_003)));
         assert!(h.is_empty());
-        assert!(r.poll(70_000).is_none());
+        assert!(r.poll(Instant::from_micros(70_000)).is_none());
     }
 
     #[test]
@@ -181,12 +180,12 @@ mod tests {
         let mut r = FeedbackBuilder::new();
         for s in 0..4 {
             h.on_sent(sent(s));
-            r.on_packet(s, s);
+            r.on_packet(s, Instant::from_micros(s));
         }
-        let first = r.poll(10).unwrap();
+        let first = r.poll(Instant::from_micros(10)).unwrap();
         h.on_sent(sent(4));
-        r.on_packet(4, 4);
-        let second = r.poll(20).unwrap();
+        r.on_packet(4, Instant::from_micros(4));
+        let second = r.poll(Instant::from_micros(20)).unwrap();
         drop(first);
         let res = h.resolve(&second);
         assert_eq!(res.len(), 1);

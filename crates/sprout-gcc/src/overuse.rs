@@ -4,6 +4,8 @@
 //! has stayed above the threshold for [`OVERUSE_TIME_MS`] and at least one more sample, and is
 //! not falling.
 
+use sprout_core::time::Instant;
+
 /// The signal the detector gives the rate controller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BandwidthUsage {
@@ -37,7 +39,7 @@ pub const MAX_UPDATE_GAP_MS: f64 = 100.0;
 #[derive(Clone, Debug)]
 pub struct OveruseDetector {
     threshold_ms: f64,
-    last_update_us: Option<u64>,
+    last_update: Option<Instant>,
     /// Time the gradient has been above the threshold, ms (negative: not above).
     time_over_ms: f64,
     /// Samples in a row above the threshold.
@@ -50,7 +52,7 @@ impl Default for OveruseDetector {
     fn default() -> Self {
         OveruseDetector {
             threshold_ms: INITIAL_THRESHOLD_MS,
-            last_update_us: None,
+            last_update: None,
             time_over_ms: -1.0,
             samples_over: 0,
             previous_ms: 0.0,
@@ -66,8 +68,8 @@ impl OveruseDetector {
     }
 
     /// Takes the (scaled) gradient `m_ms`, ms, of a group whose send delta was
-    /// `send_delta_ms`, computed at `now_us`; returns the signal.
-    pub fn detect(&mut self, m_ms: f64, send_delta_ms: f64, now_us: u64) -> BandwidthUsage {
+    /// `send_delta_ms`, computed at `now`; returns the signal.
+    pub fn detect(&mut self, m_ms: f64, send_delta_ms: f64, now: Instant) -> BandwidthUsage {
         if m_ms > self.threshold_ms {
             if self.time_over_ms < 0.0 {
                 // First sample above: count half its interval.
@@ -94,14 +96,14 @@ impl OveruseDetector {
             self.state = BandwidthUsage::Normal;
         }
         self.previous_ms = m_ms;
-        self.adapt(m_ms, now_us);
+        self.adapt(m_ms, now);
         self.state
     }
 
     /// `gamma(i) = gamma(i-1) + dt * K * (|m| - gamma(i-1))`, dt in ms, K = K_d below the
     /// threshold and K_u above, kept within [6, 600] ms.
-    fn adapt(&mut self, m_ms: f64, now_us: u64) {
-        let last = self.last_update_us.replace(now_us);
+    fn adapt(&mut self, m_ms: f64, now: Instant) {
+        let last = self.last_update.replace(now);
         let Some(last) = last else {
             return;
         };
@@ -113,7 +115,7 @@ impl OveruseDetector {
         } else {
             K_UP
         };
-        let dt_ms = (now_us.saturating_sub(last) as f64 / 1e3).min(MAX_UPDATE_GAP_MS);
+        let dt_ms = (now.saturating_duration_since(last).as_millis_f64()).min(MAX_UPDATE_GAP_MS);
         self.threshold_ms += k * dt_ms * (m_ms.abs() - self.threshold_ms);
         self.threshold_ms = self.threshold_ms.clamp(MIN_THRESHOLD_MS, MAX_THRESHOLD_MS);
     }
@@ -133,20 +135,24 @@ impl OveruseDetector {
 mod tests {
     use super::*;
 
+    fn at(us: u64) -> Instant {
+        Instant::from_micros(us)
+    }
+
     #[test]
     fn overuse_needs_10ms_and_a_second_sample() {
         let mut d = OveruseDetector::new();
         // One sample far above, with a 30 ms interval: counted as 15 ms but only one sample.
-        assert_eq!(d.detect(20.0, 30.0, 0), BandwidthUsage::Normal);
+        assert_eq!(d.detect(20.0, 30.0, at(0)), BandwidthUsage::Normal);
         // A second, not falling: over-use.
-        assert_eq!(d.detect(20.0, 30.0, 30_000), BandwidthUsage::Overusing);
+        assert_eq!(d.detect(20.0, 30.0, at(30_000)), BandwidthUsage::Overusing);
         // Short intervals: 2 ms each, over-use after more than 10 ms.
         let mut d = OveruseDetector::new();
         let mut t = 0;
         let mut signalled_at = None;
         for i in 0..10 {
             t += 2_000;
-            if d.detect(20.0, 2.0, t) == BandwidthUsage::Overusing {
+            if d.detect(20.0, 2.0, at(t)) == BandwidthUsage::Overusing {
                 signalled_at.get_or_insert(i);
             }
         }
@@ -157,34 +163,34 @@ mod tests {
     #[test]
     fn a_falling_gradient_is_not_overuse() {
         let mut d = OveruseDetector::new();
-        d.detect(30.0, 30.0, 0);
-        assert_eq!(d.detect(25.0, 30.0, 30_000), BandwidthUsage::Normal);
+        d.detect(30.0, 30.0, at(0));
+        assert_eq!(d.detect(25.0, 30.0, at(30_000)), BandwidthUsage::Normal);
     }
 
     #[test]
     fn underuse_below_minus_threshold() {
         let mut d = OveruseDetector::new();
-        assert_eq!(d.detect(-20.0, 5.0, 0), BandwidthUsage::Underusing);
-        assert_eq!(d.detect(0.0, 5.0, 5_000), BandwidthUsage::Normal);
+        assert_eq!(d.detect(-20.0, 5.0, at(0)), BandwidthUsage::Underusing);
+        assert_eq!(d.detect(0.0, 5.0, at(5_000)), BandwidthUsage::Normal);
     }
 
     #[test]
     fn threshold_rises_fast_above_and_falls_slowly_below() {
         let mut d = OveruseDetector::new();
-        d.detect(0.0, 5.0, 0);
+        d.detect(0.0, 5.0, at(0));
         // |m| = 20 (above, within 15 ms of the threshold) for 1 s: K_u = 0.01/ms pulls the
         // threshold close to 20.
         let mut t = 0;
         for _ in 0..100 {
             t += 10_000;
-            d.detect(20.0, 10.0, t);
+            d.detect(20.0, 10.0, at(t));
         }
         assert!(d.threshold_ms() > 19.0, "{}", d.threshold_ms());
         // |m| = 0 for 1 s: K_d = 0.00018/ms moves it down by only about 17%.
         let high = d.threshold_ms();
         for _ in 0..100 {
             t += 10_000;
-            d.detect(0.0, 10.0, t);
+            d.detect(0.0, 10.0, at(t));
         }
         let low = d.threshold_ms();
         assert!(low < high && low > 0.8 * high, "{high} -> {low}");
@@ -193,14 +199,14 @@ mod tests {
     #[test]
     fn threshold_stays_within_bounds_and_ignores_jumps() {
         let mut d = OveruseDetector::new();
-        d.detect(0.0, 5.0, 0);
+        d.detect(0.0, 5.0, at(0));
         // A jump 100 ms above the threshold does not move it.
-        d.detect(112.5, 5.0, 10_000);
+        d.detect(112.5, 5.0, at(10_000));
         assert_eq!(d.threshold_ms(), INITIAL_THRESHOLD_MS);
         let mut t = 10_000;
         for _ in 0..10_000 {
             t += 100_000;
-            d.detect(0.0, 10.0, t);
+            d.detect(0.0, 10.0, at(t));
         }
         assert_eq!(d.threshold_ms(), MIN_THRESHOLD_MS);
     }

@@ -6,6 +6,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::feedback::PacketResult;
 
 /// The first probes, times the start rate (libwebrtc's 3 and 6).
@@ -117,10 +119,10 @@ impl ProbeController {
 /// What arrived of one cluster.
 #[derive(Clone, Copy, Debug)]
 struct ClusterStats {
-    first_send_us: u64,
-    last_send_us: u64,
-    first_arrival_us: u64,
-    last_arrival_us: u64,
+    first_send: Instant,
+    last_send: Instant,
+    first_arrival: Instant,
+    last_arrival: Instant,
     first_arrival_bytes: u32,
     last_send_bytes: u32,
     bytes: u64,
@@ -145,14 +147,14 @@ impl ProbeEstimator {
     /// packet at the edge that took no time), or 95% of the receive rate if it is under 90%
     /// of the send rate.
     pub fn on_result(&mut self, r: &PacketResult, min_packets: u32) -> Option<(u32, f64)> {
-        let (Some(id), Some(arrival)) = (r.sent.probe, r.arrival_us) else {
+        let (Some(id), Some(arrival)) = (r.sent.probe, r.arrival) else {
             return None;
         };
         let s = self.clusters.entry(id).or_insert(ClusterStats {
-            first_send_us: r.sent.send_us,
-            last_send_us: r.sent.send_us,
-            first_arrival_us: arrival,
-            last_arrival_us: arrival,
+            first_send: r.sent.send_time,
+            last_send: r.sent.send_time,
+            first_arrival: arrival,
+            last_arrival: arrival,
             first_arrival_bytes: r.sent.bytes,
             last_send_bytes: r.sent.bytes,
             bytes: 0,
@@ -161,17 +163,18 @@ impl ProbeEstimator {
         });
         s.bytes += u64::from(r.sent.bytes);
         s.received += 1;
-        if r.sent.send_us >= s.last_send_us {
-            s.last_send_us = r.sent.send_us;
+        if r.sent.send_time >= s.last_send {
+            s.last_send = r.sent.send_time;
             s.last_send_bytes = r.sent.bytes;
         }
-        s.last_arrival_us = s.last_arrival_us.max(arrival);
+        s.last_arrival = s.last_arrival.max(arrival);
         if s.reported || s.received < min_packets.max(2) {
             return None;
         }
         s.reported = true;
-        let send_s = (s.last_send_us - s.first_send_us).max(1) as f64 / 1e6;
-        let recv_s = (s.last_arrival_us - s.first_arrival_us).max(1) as f64 / 1e6;
+        let secs = |d: Duration| d.as_micros().max(1) as f64 / 1e6;
+        let send_s = secs(s.last_send - s.first_send);
+        let recv_s = secs(s.last_arrival - s.first_arrival);
         let send_bps = (s.bytes - u64::from(s.last_send_bytes)) as f64 * 8.0 / send_s;
         let recv_bps = (s.bytes - u64::from(s.first_arrival_bytes)) as f64 * 8.0 / recv_s;
         let rate = if recv_bps < LIMITED_FRACTION * send_bps {
@@ -192,11 +195,11 @@ mod tests {
         PacketResult {
             sent: SentPacket {
                 seq: i,
-                send_us: i * send_gap,
+                send_time: Instant::from_micros(i * send_gap),
                 bytes: 1000,
                 probe: Some(id),
             },
-            arrival_us: Some(50_000 + i * arrival_gap),
+            arrival: Some(Instant::from_micros(50_000 + i * arrival_gap)),
         }
     }
 

@@ -5,6 +5,8 @@
 //! additively, about half a packet per response time; on over-use it drops to 0.85 times the
 //! received rate. It never grows beyond 1.5 times the received rate.
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::overuse::BandwidthUsage;
 
 /// Multiplicative increase per second far from convergence (the draft's 1.08).
@@ -40,8 +42,8 @@ pub struct AimdRateControl {
     min_bps: f64,
     max_bps: f64,
     state: RateState,
-    last_update_us: Option<u64>,
-    last_decrease_us: Option<u64>,
+    last_update: Option<Instant>,
+    last_decrease: Option<Instant>,
     /// Average received rate at over-use, kbit/s, and its normalised variance (kbit/s).
     avg_max_kbps: Option<f64>,
     var_max_kbps: f64,
@@ -55,8 +57,8 @@ impl AimdRateControl {
             min_bps,
             max_bps,
             state: RateState::Hold,
-            last_update_us: None,
-            last_decrease_us: None,
+            last_update: None,
+            last_decrease: None,
             avg_max_kbps: None,
             var_max_kbps: 0.4,
         }
@@ -78,19 +80,19 @@ impl AimdRateControl {
     }
 
     /// Sets the estimate to `bps` (a probe's result), within the bounds.
-    pub fn set_estimate(&mut self, bps: f64, now_us: u64) {
+    pub fn set_estimate(&mut self, bps: f64, now: Instant) {
         self.estimate_bps = bps.clamp(self.min_bps, self.max_bps);
-        self.last_update_us = Some(now_us);
+        self.last_update = Some(now);
     }
 
-    /// Updates the estimate at `now_us` with the detector's `usage`, the received rate
+    /// Updates the estimate at `now` with the detector's `usage`, the received rate
     /// (bit/s, `None` before one is measured) and the round-trip time (ms); returns it.
     pub fn update(
         &mut self,
         usage: BandwidthUsage,
         received_bps: Option<f64>,
         rtt_ms: f64,
-        now_us: u64,
+        now: Instant,
     ) -> f64 {
         self.state = match (usage, self.state) {
             (BandwidthUsage::Overusing, _) => RateState::Decrease,
@@ -99,20 +101,20 @@ impl AimdRateControl {
             (BandwidthUsage::Normal, s) => s,
         };
         let dt_ms = self
-            .last_update_us
-            .map_or(0.0, |t| now_us.saturating_sub(t) as f64 / 1e3);
+            .last_update
+            .map_or(0.0, |t| now.saturating_duration_since(t).as_millis_f64());
         match self.state {
             RateState::Hold => {}
             RateState::Increase => self.increase(received_bps, rtt_ms, dt_ms),
             RateState::Decrease => {
-                if self.time_to_reduce(received_bps, rtt_ms, now_us) {
-                    self.decrease(received_bps, now_us);
+                if self.time_to_reduce(received_bps, rtt_ms, now) {
+                    self.decrease(received_bps, now);
                 }
                 self.state = RateState::Hold;
             }
         }
         self.estimate_bps = self.estimate_bps.clamp(self.min_bps, self.max_bps);
-        self.last_update_us = Some(now_us);
+        self.last_update = Some(now);
         self.estimate_bps
     }
 
@@ -142,16 +144,16 @@ impl AimdRateControl {
 
     /// A further decrease waits one round-trip time (10-200 ms) after the last, unless what
     /// arrives is under half the estimate.
-    fn time_to_reduce(&self, received_bps: Option<f64>, rtt_ms: f64, now_us: u64) -> bool {
-        let Some(last) = self.last_decrease_us else {
+    fn time_to_reduce(&self, received_bps: Option<f64>, rtt_ms: f64, now: Instant) -> bool {
+        let Some(last) = self.last_decrease else {
             return true;
         };
-        let interval_us = (rtt_ms.clamp(10.0, 200.0) * 1e3) as u64;
-        now_us.saturating_sub(last) >= interval_us
+        let interval = Duration::from_micros((rtt_ms.clamp(10.0, 200.0) * 1e3) as u64);
+        now.saturating_duration_since(last) >= interval
             || received_bps.is_some_and(|r| r < 0.5 * self.estimate_bps)
     }
 
-    fn decrease(&mut self, received_bps: Option<f64>, now_us: u64) {
+    fn decrease(&mut self, received_bps: Option<f64>, now: Instant) {
         let received = received_bps.unwrap_or(self.estimate_bps);
         self.estimate_bps = (BETA * received).min(self.estimate_bps);
         let r_kbps = received / 1e3;
@@ -161,7 +163,7 @@ impl AimdRateControl {
             }
         }
         self.update_max(r_kbps);
-        self.last_decrease_us = Some(now_us);
+        self.last_decrease = Some(now);
     }
 
     /// The average received rate at over-use and its variance (normalised by the average, as
@@ -188,6 +190,10 @@ impl AimdRateControl {
 mod tests {
     use super::*;
 
+    fn t(us: u64) -> Instant {
+        Instant::from_micros(us)
+    }
+
     fn ctl() -> AimdRateControl {
         AimdRateControl::new(1e6, 30e3, 20e6)
     }
@@ -195,9 +201,9 @@ mod tests {
     #[test]
     fn far_from_convergence_it_grows_8_percent_a_second() {
         let mut c = ctl();
-        c.update(BandwidthUsage::Normal, None, 50.0, 0);
+        c.update(BandwidthUsage::Normal, None, 50.0, t(0));
         for i in 1..=10u64 {
-            c.update(BandwidthUsage::Normal, None, 50.0, i * 100_000);
+            c.update(BandwidthUsage::Normal, None, 50.0, t(i * 100_000));
         }
         let expected = 1e6 * 1.08;
         assert!(
@@ -210,8 +216,8 @@ mod tests {
     #[test]
     fn overuse_drops_to_085_of_received_then_grows_additively() {
         let mut c = ctl();
-        c.update(BandwidthUsage::Normal, Some(1e6), 50.0, 0);
-        c.update(BandwidthUsage::Overusing, Some(8e5), 50.0, 100_000);
+        c.update(BandwidthUsage::Normal, Some(1e6), 50.0, t(0));
+        c.update(BandwidthUsage::Overusing, Some(8e5), 50.0, t(100_000));
         assert!((c.estimate_bps() - 0.85 * 8e5).abs() < 1e-6);
         assert_eq!(c.state(), RateState::Hold);
         assert!(c.near_max());
@@ -219,7 +225,7 @@ mod tests {
         // 10 * 0.5 * (100/150) * 9600 = 32 kbit/s, not 8%.
         let before = c.estimate_bps();
         for i in 2..=12u64 {
-            c.update(BandwidthUsage::Normal, Some(8e5), 50.0, i * 100_000);
+            c.update(BandwidthUsage::Normal, Some(8e5), 50.0, t(i * 100_000));
         }
         let gained = c.estimate_bps() - before;
         assert!(gained > 20e3 && gained < 45e3, "{gained}");
@@ -228,9 +234,9 @@ mod tests {
     #[test]
     fn never_more_than_15_times_the_received_rate() {
         let mut c = AimdRateControl::new(1e6, 30e3, 20e6);
-        c.update(BandwidthUsage::Normal, Some(1e6), 50.0, 0);
+        c.update(BandwidthUsage::Normal, Some(1e6), 50.0, t(0));
         for i in 1..=100u64 {
-            c.update(BandwidthUsage::Normal, Some(1e6), 50.0, i * 1_000_000);
+            c.update(BandwidthUsage::Normal, Some(1e6), 50.0, t(i * 1_000_000));
         }
         assert!(
             (c.estimate_bps() - 1.5e6).abs() < 1.0,
@@ -242,15 +248,15 @@ mod tests {
     #[test]
     fn underuse_holds_and_a_second_decrease_waits_a_round_trip() {
         let mut c = ctl();
-        c.update(BandwidthUsage::Normal, None, 50.0, 0);
-        let e = c.update(BandwidthUsage::Underusing, Some(1e6), 50.0, 500_000);
+        c.update(BandwidthUsage::Normal, None, 50.0, t(0));
+        let e = c.update(BandwidthUsage::Underusing, Some(1e6), 50.0, t(500_000));
         assert_eq!(e, 1e6);
-        c.update(BandwidthUsage::Overusing, Some(1e6), 50.0, 600_000);
+        c.update(BandwidthUsage::Overusing, Some(1e6), 50.0, t(600_000));
         assert!((c.estimate_bps() - 8.5e5).abs() < 1e-6);
         // 20 ms later (RTT 50 ms): no second cut.
-        c.update(BandwidthUsage::Overusing, Some(9e5), 50.0, 620_000);
+        c.update(BandwidthUsage::Overusing, Some(9e5), 50.0, t(620_000));
         assert!((c.estimate_bps() - 8.5e5).abs() < 1e-6);
-        c.update(BandwidthUsage::Overusing, Some(9e5), 50.0, 660_000);
+        c.update(BandwidthUsage::Overusing, Some(9e5), 50.0, t(660_000));
         assert!((c.estimate_bps() - 7.65e5).abs() < 1e-6);
     }
 }

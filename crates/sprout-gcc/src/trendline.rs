@@ -11,6 +11,8 @@
 
 use std::collections::VecDeque;
 
+use sprout_core::time::Instant;
+
 use crate::arrival_filter::{GroupDelta, MAX_DELTAS};
 
 /// Points in the regression (libwebrtc's 20).
@@ -25,7 +27,7 @@ pub const THRESHOLD_GAIN: f64 = 4.0;
 pub struct TrendlineEstimator {
     accumulated_ms: f64,
     smoothed_ms: f64,
-    first_arrival_us: Option<u64>,
+    first_arrival: Option<Instant>,
     /// (arrival time since the first, ms; smoothed delay, ms).
     points: VecDeque<(f64, f64)>,
     deltas: u32,
@@ -38,14 +40,14 @@ impl TrendlineEstimator {
         TrendlineEstimator::default()
     }
 
-    /// Takes the delta of a group whose last packet arrived at `arrival_us`; returns the
+    /// Takes the delta of a group whose last packet arrived at `arrival`; returns the
     /// scaled gradient for the detector, ms: `min(deltas, 60) * slope * 4`.
-    pub fn update(&mut self, delta: &GroupDelta, arrival_us: u64) -> f64 {
+    pub fn update(&mut self, delta: &GroupDelta, arrival: Instant) -> f64 {
         self.deltas = self.deltas.saturating_add(1);
         self.accumulated_ms += delta.delay_variation_ms;
         self.smoothed_ms = SMOOTHING * self.smoothed_ms + (1.0 - SMOOTHING) * self.accumulated_ms;
-        let first = *self.first_arrival_us.get_or_insert(arrival_us);
-        let x = arrival_us.saturating_sub(first) as f64 / 1e3;
+        let first = *self.first_arrival.get_or_insert(arrival);
+        let x = arrival.saturating_duration_since(first).as_millis_f64();
         self.points.push_back((x, self.smoothed_ms));
         if self.points.len() > WINDOW {
             self.points.pop_front();
@@ -100,7 +102,7 @@ mod tests {
         let mut arrival = 0;
         for _ in 0..200 {
             arrival += 11_000;
-            t.update(&delta(1.0), arrival);
+            t.update(&delta(1.0), Instant::from_micros(arrival));
         }
         assert!((t.slope() - 1.0 / 11.0).abs() < 1e-3, "{}", t.slope());
         assert!((t.scaled() - 60.0 * 4.0 / 11.0).abs() < 0.5);
@@ -114,7 +116,7 @@ mod tests {
         for i in 0..300 {
             arrival += 11_000;
             let d = if i % 3 == 2 { -10.0 } else { 5.0 };
-            t.update(&delta(d), arrival);
+            t.update(&delta(d), Instant::from_micros(arrival));
         }
         assert!(t.scaled().abs() < 6.0, "{}", t.scaled());
     }
@@ -123,8 +125,8 @@ mod tests {
     fn no_slope_before_the_window_fills() {
         let mut t = TrendlineEstimator::new();
         for i in 1..WINDOW as u64 {
-            assert_eq!(t.update(&delta(3.0), i * 10_000), 0.0);
+            assert_eq!(t.update(&delta(3.0), Instant::from_micros(i * 10_000)), 0.0);
         }
-        assert!(t.update(&delta(3.0), 200_000) > 0.0);
+        assert!(t.update(&delta(3.0), Instant::from_micros(200_000)) > 0.0);
     }
 }

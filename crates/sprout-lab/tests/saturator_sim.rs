@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use sprout_core::time::Instant;
 use sprout_lab::saturator_check::{
     compare_seconds, simulate_recording, with_outage, SimulateOptions,
 };
@@ -30,7 +31,7 @@ fn simulated_recordings_of_the_paper_traces() {
             for (r, t) in [(&rec.up, &up_r), (&rec.down, &down_r)] {
                 let ms: Vec<i64> = r.arrivals_ms().iter().map(|&x| i64::from(x)).collect();
                 let c = compare_seconds(&ms, t.opportunities_ms(), 1000, 120);
-                let s = r.summary(122_000_000);
+                let s = r.summary(Instant::from_micros(122_000_000));
                 eprintln!(
                     "{name} {} loss {loss} outage {outage}: within {}/{} ({:.1}%), \
                      total {:+.2}%, exact {:.3}, loss {:.3}, gap {} ms, low-backlog s {}",
@@ -94,7 +95,7 @@ fn simulated_recording_of_the_papers_link_model() {
         assert!(c.per_second_ok && c.total_ok, "{c:?}");
         assert_eq!(c.exact_ms_share, 1.0);
         // The window never collapsed: the senders kept between the marks after the start.
-        let s = r.summary(o.duration_us);
+        let s = r.summary(Instant::from_micros(o.duration_us));
         assert!(s.low_backlog_seconds <= 2, "{}", s.low_backlog_seconds);
     }
     assert!(

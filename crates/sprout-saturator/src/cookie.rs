@@ -5,7 +5,7 @@
 //! A hello without a valid cookie is answered with a [`crate::Message::Challenge`] only (32
 //! bytes, never more than the 1200-byte hello); its cookie is a keyed BLAKE2s MAC (16 bytes)
 //! over the hello's source address and port, its session id and a coarse time bucket
-//! ([`BUCKET_US`]), under a random secret that is replaced at every new bucket. A cookie is
+//! ([`BUCKET`]), under a random secret that is replaced at every new bucket. A cookie is
 //! accepted in its bucket and the next one (30-60 s): the client says hello again with it,
 //! from the same address, and only then does the server create the session or move one of its
 //! paths to that address. Someone who spoofs another address never sees the cookie, so the
@@ -17,10 +17,12 @@ use blake2::digest::consts::U16;
 use blake2::digest::{KeyInit, Mac};
 use blake2::Blake2sMac;
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::wire::{Cookie, COOKIE_BYTES};
 
 /// Length of a cookie's time bucket, µs (30 s): a cookie lives 30 to 60 s.
-pub const BUCKET_US: u64 = 30_000_000;
+pub const BUCKET: Duration = Duration::from_secs(30);
 
 /// Bytes of the server's secret.
 pub const SECRET_BYTES: usize = 32;
@@ -44,22 +46,22 @@ impl std::fmt::Debug for CookieJar {
 }
 
 impl CookieJar {
-    /// A jar whose current bucket is `now_us`'s, with the random `secret` (and another random
+    /// A jar whose current bucket is `now`'s, with the random `secret` (and another random
     /// `previous` secret, so that no cookie of a bucket before the start is accepted by
     /// chance).
-    pub fn new(now_us: u64, secret: [u8; SECRET_BYTES], previous: [u8; SECRET_BYTES]) -> Self {
+    pub fn new(now: Instant, secret: [u8; SECRET_BYTES], previous: [u8; SECRET_BYTES]) -> Self {
         CookieJar {
-            bucket: now_us / BUCKET_US,
+            bucket: now.as_micros() / BUCKET.as_micros(),
             current: secret,
             previous,
         }
     }
 
-    /// Moves to `now_us`'s bucket if it is a new one, drawing the new secret from `fresh`
+    /// Moves to `now`'s bucket if it is a new one, drawing the new secret from `fresh`
     /// (the current one becomes the previous one; after a gap of more than one bucket, both
     /// are new).
-    pub fn rotate(&mut self, now_us: u64, mut fresh: impl FnMut() -> [u8; SECRET_BYTES]) {
-        let bucket = now_us / BUCKET_US;
+    pub fn rotate(&mut self, now: Instant, mut fresh: impl FnMut() -> [u8; SECRET_BYTES]) {
+        let bucket = now.as_micros() / BUCKET.as_micros();
         if bucket <= self.bucket {
             return;
         }
@@ -141,7 +143,11 @@ mod tests {
     use super::*;
 
     fn jar(now: u64) -> CookieJar {
-        CookieJar::new(now, [1; SECRET_BYTES], [2; SECRET_BYTES])
+        CookieJar::new(
+            Instant::from_micros(now),
+            [1; SECRET_BYTES],
+            [2; SECRET_BYTES],
+        )
     }
 
     #[test]
@@ -175,15 +181,18 @@ mod tests {
             n += 1;
             [n; SECRET_BYTES]
         };
-        j.rotate(BUCKET_US - 1, &mut fresh);
+        j.rotate(
+            Instant::ZERO + BUCKET - Duration::from_micros(1),
+            &mut fresh,
+        );
         assert!(j.check(&a, 1, &c), "same bucket");
-        j.rotate(BUCKET_US, &mut fresh);
+        j.rotate(Instant::ZERO + BUCKET, &mut fresh);
         assert!(j.check(&a, 1, &c), "the next bucket still accepts it");
         assert_ne!(j.cookie(&a, 1), c, "a new secret");
-        j.rotate(2 * BUCKET_US, &mut fresh);
+        j.rotate(Instant::ZERO + BUCKET * 2, &mut fresh);
         assert!(!j.check(&a, 1, &c), "two buckets on: refused");
         let d = j.cookie(&a, 1);
-        j.rotate(10 * BUCKET_US, &mut fresh);
+        j.rotate(Instant::ZERO + BUCKET * 10, &mut fresh);
         assert!(!j.check(&a, 1, &d), "after a long gap both secrets are new");
     }
 }

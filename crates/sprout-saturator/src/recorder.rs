@@ -5,6 +5,8 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::summary::Summary;
 use crate::wire::{AckInfo, DataHeader, Dir, DEFAULT_MTU_BYTES, DEFAULT_PAYLOAD_BYTES};
 
@@ -29,8 +31,10 @@ pub struct RecorderConfig {
     pub payload_bytes: u32,
     /// Bytes each recorded line stands for (rates in the summary), bytes (the IP packet).
     pub line_bytes: u32,
-    /// An ack leaves at most this long after the first arrival it covers, µs.
-    pub ack_interval_us: u64,
+    /// An ack leaves at most this long after the first arrival it covers (serialized in µs,
+    /// as `ack_interval_us`).
+    #[serde(rename = "ack_interval_us")]
+    pub ack_interval: Duration,
     /// An ack leaves at once when this many arrivals are not acknowledged yet.
     pub ack_every: u32,
     /// Most arrivals recorded (later ones are counted, not recorded).
@@ -43,7 +47,7 @@ impl Default for RecorderConfig {
         RecorderConfig {
             payload_bytes: DEFAULT_PAYLOAD_BYTES,
             line_bytes: DEFAULT_MTU_BYTES,
-            ack_interval_us: 20_000,
+            ack_interval: Duration::from_millis(20),
             ack_every: 16,
             max_arrivals: DEFAULT_MAX_ARRIVALS,
         }
@@ -97,8 +101,8 @@ pub struct Recorder {
     cfg: RecorderConfig,
     session: u64,
     dir: Dir,
-    start_us: u64,
-    end_us: Option<u64>,
+    start: Instant,
+    end: Option<Instant>,
     arrivals_ms: Vec<u32>,
     highest: Option<u64>,
     seen: Vec<u64>,
@@ -107,36 +111,36 @@ pub struct Recorder {
     counters: RecorderCounters,
     /// Ack state: arrivals not acknowledged yet, the first one's time, and the echo.
     unacked: u32,
-    first_unacked_us: u64,
+    first_unacked: Instant,
     echo_sent_us: u64,
-    echo_arrival_us: u64,
+    echo_arrival: Instant,
     echo_queue_delay_us: u32,
     /// Smallest one-way delay of the recording (two clocks), µs.
     min_owd: Option<i64>,
-    last_arrival_us: Option<u64>,
+    last_arrival: Option<Instant>,
 }
 
 impl Recorder {
-    /// A recording of `dir`'s data of `session`, whose time 0 is `start_us`.
-    pub fn new(cfg: RecorderConfig, session: u64, dir: Dir, start_us: u64) -> Recorder {
+    /// A recording of `dir`'s data of `session`, whose time 0 is `start`.
+    pub fn new(cfg: RecorderConfig, session: u64, dir: Dir, start: Instant) -> Recorder {
         Recorder {
             cfg,
             session,
             dir,
-            start_us,
-            end_us: None,
+            start,
+            end: None,
             arrivals_ms: Vec::new(),
             highest: None,
             seen: vec![0; (SEEN_WINDOW / 64) as usize],
             owd_min: Vec::new(),
             counters: RecorderCounters::default(),
             unacked: 0,
-            first_unacked_us: 0,
+            first_unacked: Instant::ZERO,
             echo_sent_us: 0,
-            echo_arrival_us: 0,
+            echo_arrival: Instant::ZERO,
             echo_queue_delay_us: 0,
             min_owd: None,
-            last_arrival_us: None,
+            last_arrival: None,
         }
     }
 
@@ -145,14 +149,14 @@ impl Recorder {
         self.dir
     }
 
-    /// Time 0 of the recording (µs of the caller's clock).
-    pub fn start_us(&self) -> u64 {
-        self.start_us
+    /// Time 0 of the recording (on the caller's clock).
+    pub fn start(&self) -> Instant {
+        self.start
     }
 
     /// When the recording ended, if it has.
-    pub fn end_us(&self) -> Option<u64> {
-        self.end_us
+    pub fn end(&self) -> Option<Instant> {
+        self.end
     }
 
     /// Counters so far.
@@ -185,8 +189,11 @@ impl Recorder {
         ((i / 64) as usize, 1u64 << (i % 64))
     }
 
-    /// Takes a data packet of `len` bytes (UDP payload) that arrived at `now_us`.
-    pub fn on_data(&mut self, now_us: u64, h: &DataHeader, len: usize) -> Verdict {
+    /// Takes a data packet of `len` bytes (UDP payload) that arrived at `now`.
+    pub fn on_data(&mut self, now: Instant, h: &DataHeader, len: usize) -> Verdict {
+        // The one-way delay compares the arrival with the wire's send stamp, in µs of two
+        // clocks (it may be negative).
+        let now_us = now.as_micros();
         if h.session != self.session || h.dir != self.dir {
             self.on_stray();
             return Verdict::Stray;
@@ -199,7 +206,7 @@ impl Recorder {
             self.on_malformed();
             return Verdict::Malformed;
         }
-        if self.end_us.is_some() {
+        if self.end.is_some() {
             self.counters.late = self.counters.late.saturating_add(1);
             return Verdict::Late;
         }
@@ -246,19 +253,19 @@ impl Recorder {
                 self.highest = Some(h.seq);
                 self.counters.unique += 1;
                 self.echo_sent_us = h.sent_us;
-                self.echo_arrival_us = now_us;
+                self.echo_arrival = now;
                 self.echo_queue_delay_us = queue_delay_us;
                 Verdict::InOrder
             }
         };
         self.counters.packets += 1;
         if self.arrivals_ms.len() < self.cfg.max_arrivals {
-            let ms = now_us.saturating_sub(self.start_us) / 1000;
+            let ms = (now - self.start).as_millis();
             self.arrivals_ms.push(u32::try_from(ms).unwrap_or(u32::MAX));
         } else {
             self.counters.unrecorded += 1;
         }
-        let second = (now_us.saturating_sub(self.start_us) / 1_000_000) as usize;
+        let second = ((now - self.start).as_micros() / 1_000_000) as usize;
         if second < MAX_SECONDS {
             if self.owd_min.len() <= second {
                 self.owd_min.resize(second + 1, i64::MAX);
@@ -266,57 +273,50 @@ impl Recorder {
             self.owd_min[second] = self.owd_min[second].min(owd);
         }
         if self.unacked == 0 {
-            self.first_unacked_us = now_us;
+            self.first_unacked = now;
         }
         self.unacked = self.unacked.saturating_add(1);
-        self.last_arrival_us = Some(now_us);
+        self.last_arrival = Some(now);
         verdict
     }
 
-    /// The feedback as of `now_us` (`None` before the first packet).
-    pub fn ack_info(&self, now_us: u64) -> Option<AckInfo> {
+    /// The feedback as of `now` (`None` before the first packet).
+    pub fn ack_info(&self, now: Instant) -> Option<AckInfo> {
         let highest_seq = self.highest?;
         Some(AckInfo {
             highest_seq,
             echo_sent_us: self.echo_sent_us,
-            ack_delay_us: u32::try_from(now_us.saturating_sub(self.echo_arrival_us))
-                .unwrap_or(u32::MAX),
+            ack_delay_us: u32::try_from((now - self.echo_arrival).as_micros()).unwrap_or(u32::MAX),
             received: self.counters.packets,
             lost: self.counters.lost,
             queue_delay_us: self.echo_queue_delay_us,
         })
     }
 
-    /// An ack if one is due at `now_us`: [`RecorderConfig::ack_every`] arrivals are waiting, or
-    /// the first waiting one arrived [`RecorderConfig::ack_interval_us`] ago.
-    pub fn poll_ack(&mut self, now_us: u64) -> Option<AckInfo> {
+    /// An ack if one is due at `now`: [`RecorderConfig::ack_every`] arrivals are waiting, or
+    /// the first waiting one arrived [`RecorderConfig::ack_interval`] ago.
+    pub fn poll_ack(&mut self, now: Instant) -> Option<AckInfo> {
         if self.unacked == 0 {
             return None;
         }
         let due = self.unacked >= self.cfg.ack_every.max(1)
-            || now_us
-                >= self
-                    .first_unacked_us
-                    .saturating_add(self.cfg.ack_interval_us);
+            || now >= self.first_unacked + self.cfg.ack_interval;
         if !due {
             return None;
         }
         self.unacked = 0;
-        self.ack_info(now_us)
+        self.ack_info(now)
     }
 
-    /// When the next ack is due if no more packets arrive, µs.
-    pub fn next_ack_us(&self) -> Option<u64> {
-        (self.unacked > 0).then(|| {
-            self.first_unacked_us
-                .saturating_add(self.cfg.ack_interval_us)
-        })
+    /// When the next ack is due if no more packets arrive.
+    pub fn next_ack(&self) -> Option<Instant> {
+        (self.unacked > 0).then(|| self.first_unacked + self.cfg.ack_interval)
     }
 
-    /// Ends the recording at `now_us`: later data packets are ignored (counted as late).
-    pub fn finish(&mut self, now_us: u64) {
-        if self.end_us.is_none() {
-            self.end_us = Some(now_us.max(self.start_us));
+    /// Ends the recording at `now`: later data packets are ignored (counted as late).
+    pub fn finish(&mut self, now: Instant) {
+        if self.end.is_none() {
+            self.end = Some(now.max(self.start));
             self.unacked = 0;
         }
     }
@@ -346,16 +346,16 @@ impl Recorder {
             .count() as u64
     }
 
-    /// The summary as of `now_us` (or the end, if the recording ended).
-    pub fn summary(&self, now_us: u64) -> Summary {
-        let end = self.end_us.unwrap_or(now_us).max(self.start_us);
+    /// The summary as of `now` (or the end, if the recording ended).
+    pub fn summary(&self, now: Instant) -> Summary {
+        let end = self.end.unwrap_or(now).max(self.start);
         let mut s = Summary::from_arrivals(
             self.dir,
             &self.sorted_arrivals_ms(),
-            end - self.start_us,
+            (end - self.start).as_micros(),
             self.cfg.line_bytes,
         );
-        s.start_clock_us = self.start_us;
+        s.start_clock_us = self.start.as_micros();
         s.highest_seq = self.highest;
         s.unique = self.counters.unique;
         s.lost = self.counters.lost;
@@ -388,6 +388,10 @@ pub fn write_trace(arrivals_ms: &[u32], w: &mut impl Write) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at(us: u64) -> Instant {
+        Instant::from_micros(us)
+    }
     use crate::test_support::{data, S};
 
     fn recorder() -> Recorder {
@@ -395,7 +399,7 @@ mod tests {
             payload_bytes: 200,
             ..RecorderConfig::default()
         };
-        Recorder::new(cfg, S, Dir::Down, 1_000_000)
+        Recorder::new(cfg, S, Dir::Down, at(1_000_000))
     }
 
     #[test]
@@ -407,7 +411,7 @@ mod tests {
         let mut verdicts = Vec::new();
         for (i, &q) in seqs.iter().enumerate() {
             let now = 1_000_000 + 1_000 * i as u64;
-            verdicts.push(r.on_data(now, &data(q, now - 500), 200));
+            verdicts.push(r.on_data(at(now), &data(q, now - 500), 200));
         }
         use Verdict::*;
         assert_eq!(
@@ -424,7 +428,7 @@ mod tests {
         assert_eq!(c.reordered, 2);
         assert_eq!(c.duplicates, 1);
         assert_eq!(r.arrivals_ms(), &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
-        let s = r.summary(1_010_000);
+        let s = r.summary(at(1_010_000));
         assert_eq!(s.highest_seq, Some(9));
         assert!((s.loss_rate - 0.2).abs() < 1e-12, "2 of 10");
     }
@@ -434,20 +438,23 @@ mod tests {
         let mut r = recorder();
         let mut other = data(0, 0);
         other.session = S + 1;
-        assert_eq!(r.on_data(1_000_000, &other, 200), Verdict::Stray);
+        assert_eq!(r.on_data(at(1_000_000), &other, 200), Verdict::Stray);
         other = data(0, 0);
         other.dir = Dir::Up;
-        assert_eq!(r.on_data(1_000_000, &other, 200), Verdict::Stray);
-        assert_eq!(r.on_data(1_000_000, &data(0, 0), 199), Verdict::Malformed);
+        assert_eq!(r.on_data(at(1_000_000), &other, 200), Verdict::Stray);
         assert_eq!(
-            r.on_data(1_000_000, &data(MAX_SEQ_JUMP, 0), 200),
+            r.on_data(at(1_000_000), &data(0, 0), 199),
+            Verdict::Malformed
+        );
+        assert_eq!(
+            r.on_data(at(1_000_000), &data(MAX_SEQ_JUMP, 0), 200),
             Verdict::Malformed
         );
         r.on_malformed();
         r.on_stray();
-        assert_eq!(r.on_data(1_002_000, &data(0, 0), 200), Verdict::InOrder);
-        r.finish(1_003_000);
-        assert_eq!(r.on_data(1_004_000, &data(1, 0), 200), Verdict::Late);
+        assert_eq!(r.on_data(at(1_002_000), &data(0, 0), 200), Verdict::InOrder);
+        r.finish(at(1_003_000));
+        assert_eq!(r.on_data(at(1_004_000), &data(1, 0), 200), Verdict::Late);
         let c = r.counters();
         assert_eq!(
             (c.strays, c.malformed, c.packets, c.late, c.lost),
@@ -459,35 +466,41 @@ mod tests {
     #[test]
     fn duplicates_are_forgotten_after_the_window_but_never_counted_as_loss() {
         let mut r = recorder();
-        r.on_data(1_000_000, &data(5, 0), 200);
-        r.on_data(1_000_000, &data(5 + SEEN_WINDOW + 3, 0), 200);
+        r.on_data(at(1_000_000), &data(5, 0), 200);
+        r.on_data(at(1_000_000), &data(5 + SEEN_WINDOW + 3, 0), 200);
         assert_eq!(r.counters().lost, 5 + SEEN_WINDOW + 2);
         // 5 is now beyond the window: counted as reordered, the loss is left alone.
-        assert_eq!(r.on_data(1_000_000, &data(5, 0), 200), Verdict::Reordered);
+        assert_eq!(
+            r.on_data(at(1_000_000), &data(5, 0), 200),
+            Verdict::Reordered
+        );
         // 10 is within the window: a late arrival that fills a gap.
-        assert_eq!(r.on_data(1_000_000, &data(10, 0), 200), Verdict::Reordered);
+        assert_eq!(
+            r.on_data(at(1_000_000), &data(10, 0), 200),
+            Verdict::Reordered
+        );
         assert_eq!(r.counters().lost, 5 + SEEN_WINDOW + 1);
     }
 
     #[test]
     fn acks_leave_every_16_packets_or_after_20_ms() {
         let mut r = recorder();
-        assert_eq!(r.poll_ack(1_000_000), None);
+        assert_eq!(r.poll_ack(at(1_000_000)), None);
         for i in 0..15 {
-            r.on_data(1_000_000 + i * 100, &data(i, 500 + i), 200);
+            r.on_data(at(1_000_000 + i * 100), &data(i, 500 + i), 200);
         }
-        assert_eq!(r.poll_ack(1_001_500), None);
-        assert_eq!(r.next_ack_us(), Some(1_020_000));
-        r.on_data(1_001_600, &data(15, 900), 200);
-        let a = r.poll_ack(1_001_700).unwrap();
+        assert_eq!(r.poll_ack(at(1_001_500)), None);
+        assert_eq!(r.next_ack().map(Instant::as_micros), Some(1_020_000));
+        r.on_data(at(1_001_600), &data(15, 900), 200);
+        let a = r.poll_ack(at(1_001_700)).unwrap();
         assert_eq!(a.highest_seq, 15);
         assert_eq!(a.echo_sent_us, 900);
         assert_eq!(a.ack_delay_us, 100);
         assert_eq!(a.received, 16);
-        assert_eq!(r.poll_ack(1_001_700), None);
-        r.on_data(1_005_000, &data(16, 1_000), 200);
-        assert_eq!(r.poll_ack(1_024_999), None);
-        let a = r.poll_ack(1_025_000).unwrap();
+        assert_eq!(r.poll_ack(at(1_001_700)), None);
+        r.on_data(at(1_005_000), &data(16, 1_000), 200);
+        assert_eq!(r.poll_ack(at(1_024_999)), None);
+        let a = r.poll_ack(at(1_025_000)).unwrap();
         assert_eq!((a.highest_seq, a.ack_delay_us), (16, 20_000));
     }
 
@@ -495,13 +508,25 @@ mod tests {
     fn acks_carry_the_forward_queueing_delay() {
         let mut r = recorder();
         // One-way delays (two clocks, offset 5 s): 5.020 s, then 5.520 s, then 5.010 s.
-        r.on_data(1_000_000, &data(0, 10_000_000 + 1_000_000 - 5_020_000), 200);
-        assert_eq!(r.ack_info(1_000_000).unwrap().queue_delay_us, 0);
-        r.on_data(2_000_000, &data(1, 10_000_000 + 2_000_000 - 5_520_000), 200);
-        assert_eq!(r.ack_info(2_000_000).unwrap().queue_delay_us, 500_000);
-        r.on_data(3_000_000, &data(2, 10_000_000 + 3_000_000 - 5_010_000), 200);
+        r.on_data(
+            at(1_000_000),
+            &data(0, 10_000_000 + 1_000_000 - 5_020_000),
+            200,
+        );
+        assert_eq!(r.ack_info(at(1_000_000)).unwrap().queue_delay_us, 0);
+        r.on_data(
+            at(2_000_000),
+            &data(1, 10_000_000 + 2_000_000 - 5_520_000),
+            200,
+        );
+        assert_eq!(r.ack_info(at(2_000_000)).unwrap().queue_delay_us, 500_000);
+        r.on_data(
+            at(3_000_000),
+            &data(2, 10_000_000 + 3_000_000 - 5_010_000),
+            200,
+        );
         assert_eq!(
-            r.ack_info(3_000_000).unwrap().queue_delay_us,
+            r.ack_info(at(3_000_000)).unwrap().queue_delay_us,
             0,
             "new minimum"
         );
@@ -511,9 +536,9 @@ mod tests {
     fn low_backlog_seconds_find_an_empty_queue() {
         let mut r = recorder();
         // Second 0: one-way delay 20 ms (the minimum, queue empty); second 1: 800 ms.
-        r.on_data(1_100_000, &data(0, 1_080_000), 200);
-        r.on_data(2_500_000, &data(1, 1_700_000), 200);
-        r.on_data(3_500_000, &data(2, 3_440_000), 200);
+        r.on_data(at(1_100_000), &data(0, 1_080_000), 200);
+        r.on_data(at(2_500_000), &data(1, 1_700_000), 200);
+        r.on_data(at(3_500_000), &data(2, 3_440_000), 200);
         // Seconds 0 and 2 had a packet within 50 ms of the minimum.
         assert_eq!(r.low_backlog_seconds(), 2);
     }

@@ -1,35 +1,11 @@
-//! Durations given on the command line (and to the Python package): the one place where a
-//! number of seconds or milliseconds becomes microseconds, with the command line's checks and
-//! messages (`--skip must be a non-negative number of seconds, got -1`).
+//! Durations given on the command line (and to the Python package) as the simulator's callers
+//! take them: the one parser, [`sprout_core::time::parse_duration`] (re-exported here, where
+//! the Saturator's command line can reach it too), with its checks and messages (`--skip must
+//! be a non-negative number of seconds, got -1`) as a [`SimError`].
 
 use crate::error::SimError;
 
-/// The unit a duration option is given in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimeUnit {
-    /// Seconds.
-    Seconds,
-    /// Milliseconds.
-    Milliseconds,
-}
-
-impl TimeUnit {
-    /// Microseconds in one of this unit.
-    fn us(self) -> f64 {
-        match self {
-            TimeUnit::Seconds => 1e6,
-            TimeUnit::Milliseconds => 1e3,
-        }
-    }
-
-    /// The unit's name in messages.
-    fn name(self) -> &'static str {
-        match self {
-            TimeUnit::Seconds => "seconds",
-            TimeUnit::Milliseconds => "milliseconds",
-        }
-    }
-}
+pub use sprout_core::time::{parse_duration, BadDuration, Duration, TimeUnit};
 
 /// `value` (in `unit`) of the option `--{option}` as whole microseconds (rounded): it must be
 /// finite and at least 0, or above 0 when `positive`; otherwise the error says
@@ -40,16 +16,13 @@ pub fn duration_us(
     positive: bool,
     option: &str,
 ) -> Result<u64, SimError> {
-    let ok = value.is_finite() && if positive { value > 0.0 } else { value >= 0.0 };
-    if !ok {
-        return Err(SimError::BadDuration {
-            option: option.to_string(),
-            requirement: if positive { "positive" } else { "non-negative" },
-            unit: unit.name(),
-            value,
-        });
-    }
-    Ok((value * unit.us()).round() as u64)
+    Ok(parse_duration(value, unit, positive, option)?.as_micros())
+}
+
+/// `s` seconds as a [`Duration`] (rounded to the microsecond); `option` names the option in
+/// the error (`--{option} must be a non-negative number of seconds, got {s}`).
+pub fn seconds(s: f64, option: &str) -> Result<Duration, SimError> {
+    Ok(parse_duration(s, TimeUnit::Seconds, false, option)?)
 }
 
 /// Seconds to microseconds (rounded); `option` names the option in the error (`--{option}

@@ -135,17 +135,8 @@ pub enum SimError {
         source: ConfigError,
     },
     /// A duration option that is not a number of the accepted kind.
-    #[error("--{option} must be a {requirement} number of {unit}, got {value}")]
-    BadDuration {
-        /// The option's name, without `--`.
-        option: String,
-        /// `non-negative` or `positive`.
-        requirement: &'static str,
-        /// `seconds` or `milliseconds`.
-        unit: &'static str,
-        /// The value given, in `unit`.
-        value: f64,
-    },
+    #[error(transparent)]
+    BadDuration(#[from] sprout_core::time::BadDuration),
     /// An unknown queue name.
     #[error(transparent)]
     UnknownQueue(#[from] UnknownQueue),
@@ -248,7 +239,7 @@ impl SimError {
                 | SimError::Option { .. }
                 | SimError::BadParameter { .. }
                 | SimError::BadParameters { .. }
-                | SimError::BadDuration { .. }
+                | SimError::BadDuration(_)
                 | SimError::UnknownQueue(_)
                 | SimError::InvalidOption(_)
                 | SimError::BadApp { .. }

@@ -1,12 +1,14 @@
 //! The GCC flow of the simulator ([`crate::sim::Transport::Gcc`]): a media sender that paces
 //! its packets at [`PACING_FACTOR`] times the target rate of a [`GccController`], each packet
 //! carrying an RTP-like transport-wide sequence number whose send time the controller keeps;
-//! and a receiver that reports every packet's arrival time every [`FEEDBACK_INTERVAL_US`] back
+//! and a receiver that reports every packet's arrival time every [`FEEDBACK_INTERVAL`] back
 //! over the link's other direction, as transport-wide congestion control feedback does. At
 //! start-up the sender paces out the controller's probe clusters (padding when it has no
 //! media). Each endpoint is both: it sends its own media and reports on its peer's.
 
 use std::collections::VecDeque;
+
+use sprout_core::time::{Duration, Instant};
 
 use sprout_gcc::feedback::FeedbackBuilder;
 use sprout_gcc::probe::ProbeCluster;
@@ -23,9 +25,9 @@ pub const GCC_MAX_PAYLOAD: usize = 1200;
 /// so that a frame sized at the target leaves well before the next one is captured.
 pub const PACING_FACTOR: f64 = 2.5;
 
-/// How often the receiver sends feedback, µs (50 ms; transport-wide feedback goes every
-/// 50-100 ms).
-pub const FEEDBACK_INTERVAL_US: u64 = 50_000;
+/// How often the receiver sends feedback (50 ms; transport-wide feedback goes every 50-100
+/// ms).
+pub const FEEDBACK_INTERVAL: Duration = Duration::from_millis(50);
 
 /// What a GCC packet on the wire is.
 #[derive(Clone, Debug)]
@@ -55,8 +57,8 @@ pub(crate) struct GccHost {
     queue: VecDeque<(u32, u32)>,
     queued_bytes: u64,
     next_seq: u64,
-    next_send_us: u64,
-    next_feedback_us: u64,
+    next_send: Instant,
+    next_feedback: Instant,
     /// The probe cluster being sent and the packets it still needs.
     probe: Option<(ProbeCluster, u32)>,
     /// Media has been handed over (probing starts with the media).
@@ -67,17 +69,17 @@ pub(crate) struct GccHost {
 }
 
 impl GccHost {
-    /// A host starting at `now_us`, whose adaptive video (if any) captures `fps` frames a
+    /// A host starting at `now`, whose adaptive video (if any) captures `fps` frames a
     /// second.
-    pub(crate) fn new(now_us: u64, fps: f64) -> GccHost {
+    pub(crate) fn new(now: Instant, fps: f64) -> GccHost {
         GccHost {
             controller: GccController::new(GccConfig::default()),
             feedback: FeedbackBuilder::new(),
             queue: VecDeque::new(),
             queued_bytes: 0,
             next_seq: 0,
-            next_send_us: now_us,
-            next_feedback_us: now_us + FEEDBACK_INTERVAL_US,
+            next_send: now,
+            next_feedback: now + FEEDBACK_INTERVAL,
             probe: None,
             started: false,
             frame_interval_s: 1.0 / fps,
@@ -85,11 +87,11 @@ impl GccHost {
         }
     }
 
-    /// Takes a packet from the peer at `now_us`.
-    pub(crate) fn receive(&mut self, now_us: u64, packet: &GccPacket) {
+    /// Takes a packet from the peer at `now`.
+    pub(crate) fn receive(&mut self, now: Instant, packet: &GccPacket) {
         match packet {
-            GccPacket::Media { seq } => self.feedback.on_packet(*seq, now_us),
-            GccPacket::Feedback(fb) => self.controller.on_feedback(now_us, fb),
+            GccPacket::Media { seq } => self.feedback.on_packet(*seq, now),
+            GccPacket::Feedback(fb) => self.controller.on_feedback(now, fb),
         }
     }
 
@@ -118,12 +120,12 @@ impl GccHost {
         self.sent
     }
 
-    /// The next packet to put on the link at `now_us`: feedback when due, else the paced
-    /// media or probe packet when due.
-    pub(crate) fn transmit(&mut self, now_us: u64) -> Option<Outgoing> {
-        if now_us >= self.next_feedback_us {
-            self.next_feedback_us = (self.next_feedback_us + FEEDBACK_INTERVAL_US).max(now_us);
-            if let Some(fb) = self.feedback.poll(now_us) {
+    /// The next packet to put on the link at `now`: feedback when due, else the paced media
+    /// or probe packet when due.
+    pub(crate) fn transmit(&mut self, now: Instant) -> Option<Outgoing> {
+        if now >= self.next_feedback {
+            self.next_feedback = (self.next_feedback + FEEDBACK_INTERVAL).max(now);
+            if let Some(fb) = self.feedback.poll(now) {
                 self.sent += 1;
                 return Some(Outgoing {
                     wire_bytes: fb.wire_bytes(),
@@ -136,7 +138,7 @@ impl GccHost {
         if self.started && self.probe.is_none() {
             self.probe = self.controller.poll_probe().map(|c| (c, c.packets));
         }
-        if now_us < self.next_send_us || (self.queue.is_empty() && self.probe.is_none()) {
+        if now < self.next_send || (self.queue.is_empty() && self.probe.is_none()) {
             return None;
         }
         let media = self.queue.pop_front();
@@ -163,12 +165,12 @@ impl GccHost {
         self.next_seq += 1;
         self.controller.on_packet_sent(SentPacket {
             seq,
-            send_us: now_us,
+            send_time: now,
             bytes: wire_bytes,
             probe,
         });
-        let gap_us = (f64::from(wire_bytes) * 8.0 / rate * 1e6).round() as u64;
-        self.next_send_us = self.next_send_us.max(now_us) + gap_us.max(1);
+        let gap = Duration::from_micros((f64::from(wire_bytes) * 8.0 / rate * 1e6).round() as u64);
+        self.next_send = self.next_send.max(now) + gap.max(Duration::from_micros(1));
         self.sent += 1;
         Some(Outgoing {
             packet: GccPacket::Media { seq },
@@ -178,13 +180,13 @@ impl GccHost {
         })
     }
 
-    /// When the host next has something to do, µs: its feedback, or its pacer when it holds
+    /// When the host next has something to do: its feedback, or its pacer when it holds
     /// media or a probe.
-    pub(crate) fn next_timeout(&self) -> u64 {
+    pub(crate) fn next_timeout(&self) -> Instant {
         if !self.queue.is_empty() || self.probe.is_some() {
-            self.next_feedback_us.min(self.next_send_us)
+            self.next_feedback.min(self.next_send)
         } else {
-            self.next_feedback_us
+            self.next_feedback
         }
     }
 }

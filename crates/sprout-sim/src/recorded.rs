@@ -9,7 +9,7 @@
 //! the links deliver, the receivers take in their datagrams, then the endpoints run their
 //! timers and send), so that recording adds nothing to the simulator's hot path. Each
 //! endpoint wakes up to [`RecordOptions::host_jitter`] late for its timers, as the simulator's
-//! do by default ([`crate::sim::DEFAULT_HOST_JITTER_US`]). Ticks are run at their own
+//! do by default ([`crate::sim::DEFAULT_HOST_JITTER`]). Ticks are run at their own
 //! boundary times ([`Receiver::next_tick`]), one at a time, which is what the receiver does
 //! itself when it runs the ticks due by a later time.
 //!
@@ -110,7 +110,7 @@ impl Default for RecordOptions {
             record_from: Duration::ZERO,
             every: 1,
             max_per_direction: 5_000,
-            host_jitter: Duration::from_micros(crate::sim::DEFAULT_HOST_JITTER_US),
+            host_jitter: crate::sim::DEFAULT_HOST_JITTER,
             seed: 1,
         }
     }

@@ -396,7 +396,7 @@ mod tests {
         }
         let t = Arc::new(sprout_link::Trace::from_opportunities_ms("v", ms).unwrap());
         let mut cfg = SimConfig {
-            skip_us: 5_000_000,
+            skip: sprout_core::time::Duration::from_secs(5),
             ..SimConfig::default()
         };
         Scheme::SproutEwma.configure(&mut cfg);
@@ -493,7 +493,7 @@ mod tests {
         let t = Arc::new(sprout_link::Trace::from_opportunities_ms("c", ms).unwrap());
         let run = |s: Scheme| {
             let mut cfg = SimConfig {
-                skip_us: 5_000_000,
+                skip: sprout_core::time::Duration::from_secs(5),
                 ..SimConfig::default()
             };
             s.configure(&mut cfg);
@@ -596,7 +596,7 @@ mod tests {
         let t = Arc::new(sprout_link::Trace::from_opportunities_ms("c", ms).unwrap());
         let run = |s: Scheme, load: crate::sim::Load| {
             let mut cfg = SimConfig {
-                skip_us: 5_000_000,
+                skip: sprout_core::time::Duration::from_secs(5),
                 load,
                 ..SimConfig::default()
             };

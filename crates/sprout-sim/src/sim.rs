@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
+use sprout_core::time::Duration;
 use sprout_core::{Config, Connection, Instant};
 use sprout_link::{Link, LinkConfig, LinkEvent, MmLogWriter, QueueConfig, Trace};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
@@ -59,13 +60,13 @@ pub const LINUX_RECEIVE_WINDOW_BYTES: u64 = 6_291_456;
 /// it bounds the flight below the receive window.
 pub const LINUX_SEND_BUFFER_BYTES: u64 = 4_194_304;
 
-/// Default host wake-up latency, µs: real event loops sleep in whole milliseconds (ours in
+/// Default host wake-up latency: real event loops sleep in whole milliseconds (ours in
 /// `epoll_wait`, through mio, rounds each timeout up to the next millisecond; the authors'
 /// `select` loop kept time in milliseconds), so a timer fires up to 1 ms late. With timers
 /// exactly on time, a 50 ms heartbeat and 20 ms ticks keep one phase for a whole run, and a
 /// one-direction transfer's throughput then depends on that phase (the start times) far more
 /// than any real run does.
-pub const DEFAULT_HOST_JITTER_US: u64 = 1_000;
+pub const DEFAULT_HOST_JITTER: Duration = Duration::from_millis(1);
 
 /// Which transport both endpoints run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,11 +119,11 @@ pub struct SimConfig {
     pub uplink: DirectionOverride,
     /// Queue and loss of the downlink alone, overriding `link`'s.
     pub downlink: DirectionOverride,
-    /// Simulated time, in microseconds; `None` = the shorter trace's length: the run ends when
-    /// either trace does, as the paper's Cellsim, which did not loop its traces, ended.
-    pub duration_us: Option<u64>,
-    /// Start of the measured window, in microseconds (paper: 60 s).
-    pub skip_us: u64,
+    /// Simulated time; `None` = the shorter trace's length: the run ends when either trace
+    /// does, as the paper's Cellsim, which did not loop its traces, ended.
+    pub duration: Option<Duration>,
+    /// Start of the measured window (paper: 60 s).
+    pub skip: Duration,
     /// Which directions carry data.
     pub load: Load,
     /// Seed for anything random: the links' loss generators (direction-specific streams of
@@ -131,11 +132,11 @@ pub struct SimConfig {
     /// an endpoint drops what reaches it (a TCP mobile's SYN to a server not yet listening is
     /// lost and retransmitted after 1 s).
     pub seed: u64,
-    /// Host wake-up latency, in microseconds: each Sprout endpoint's timers fire late by a
-    /// uniform random 0..=this (drawn from the seed); a datagram's arrival still wakes it at
-    /// once. TCP endpoints, which stand for kernel stacks, are always on time.
-    /// Default [`DEFAULT_HOST_JITTER_US`]; 0 = exactly on time.
-    pub host_jitter_us: u64,
+    /// Host wake-up latency: each Sprout endpoint's timers fire late by a uniform random
+    /// 0..=this, in whole microseconds (drawn from the seed); a datagram's arrival still wakes
+    /// it at once. TCP endpoints, which stand for kernel stacks, are always on time.
+    /// Default [`DEFAULT_HOST_JITTER`]; 0 = exactly on time.
+    pub host_jitter: Duration,
     /// What the application offers in every direction that [`SimConfig::load`] says carries
     /// data. Default [`App::Bulk`], the saturating sender.
     pub app: App,
@@ -179,8 +180,8 @@ impl SimConfig {
         check_run(
             uplink,
             downlink,
-            self.duration_us,
-            self.skip_us,
+            self.duration.map(Duration::as_micros),
+            self.skip.as_micros(),
             self.link.looping,
         )
     }
@@ -257,11 +258,11 @@ impl Default for SimConfig {
             link: LinkConfig::default(),
             uplink: DirectionOverride::default(),
             downlink: DirectionOverride::default(),
-            duration_us: None,
-            skip_us: metrics::DEFAULT_SKIP_US,
+            duration: None,
+            skip: Duration::from_micros(metrics::DEFAULT_SKIP_US),
             load: Load::Both,
             seed: 0,
-            host_jitter_us: DEFAULT_HOST_JITTER_US,
+            host_jitter: DEFAULT_HOST_JITTER,
             app: App::Bulk,
         }
     }
@@ -296,8 +297,8 @@ pub struct SimOutput {
     pub uplink: DirectionRun,
     /// Server to mobile.
     pub downlink: DirectionRun,
-    /// Simulated time, in microseconds.
-    pub duration_us: u64,
+    /// Simulated time.
+    pub duration: Duration,
 }
 
 /// What crosses the simulated wire: a real Sprout datagram, a TCP segment, or a `direct`
@@ -340,18 +341,17 @@ enum Host {
 }
 
 impl Host {
-    /// A host that starts at `now_us`; `opens` says whether it opens the TCP connection (the
+    /// A host that starts at `now`; `opens` says whether it opens the TCP connection (the
     /// mobile) or listens (the server).
-    fn new(cfg: &SimConfig, bulk: bool, opens: bool, now_us: u64) -> Result<Host, SimError> {
+    fn new(cfg: &SimConfig, bulk: bool, opens: bool, now: Instant) -> Result<Host, SimError> {
         Ok(match cfg.transport {
             Transport::Sprout => {
-                let mut c = Connection::new(cfg.protocol.clone(), Instant::from_micros(now_us))?;
+                let mut c = Connection::new(cfg.protocol.clone(), now)?;
                 c.set_bulk(bulk);
                 c.set_keep_incoming(false);
                 Host::Sprout(Box::new(c))
             }
             Transport::Tcp(cc) => {
-                let now = Instant::from_micros(now_us);
                 let mut t = if opens {
                     TcpEndpoint::connect(cfg.tcp.clone(), cc, now)
                 } else {
@@ -366,34 +366,34 @@ impl Host {
                     App::Adaptive { fps, .. } | App::Video { fps, .. } => fps,
                     _ => crate::app::DEFAULT_FPS,
                 };
-                Host::Gcc(Box::new(GccHost::new(now_us, fps)))
+                Host::Gcc(Box::new(GccHost::new(now, fps)))
             }
         })
     }
 
-    fn receive(&mut self, now_us: u64, body: &Body) -> Result<(), SimError> {
+    fn receive(&mut self, now: Instant, body: &Body) -> Result<(), SimError> {
         match (self, body) {
             // Our own datagrams always parse; a failure here would be a bug worth seeing.
-            (Host::Sprout(c), Body::Sprout(d)) => c
-                .handle_datagram(Instant::from_micros(now_us), d)
-                .map_err(SimError::Datagram),
+            (Host::Sprout(c), Body::Sprout(d)) => {
+                c.handle_datagram(now, d).map_err(SimError::Datagram)
+            }
             (Host::Tcp(t), Body::Tcp(seg)) => {
-                t.handle_segment(Instant::from_micros(now_us), seg);
+                t.handle_segment(now, seg);
                 Ok(())
             }
             (Host::Direct(_), Body::Direct) => Ok(()),
             (Host::Gcc(g), Body::Gcc(p)) => {
-                g.receive(now_us, p);
+                g.receive(now, p);
                 Ok(())
             }
             _ => Err(SimError::WrongTransport),
         }
     }
 
-    fn timeout(&mut self, now_us: u64) {
+    fn timeout(&mut self, now: Instant) {
         match self {
-            Host::Sprout(c) => c.handle_timeout(Instant::from_micros(now_us)),
-            Host::Tcp(t) => t.handle_timeout(Instant::from_micros(now_us)),
+            Host::Sprout(c) => c.handle_timeout(now),
+            Host::Tcp(t) => t.handle_timeout(now),
             Host::Direct(_) | Host::Gcc(_) => {}
         }
     }
@@ -402,7 +402,7 @@ impl Host {
     /// a datagram the application queued with [`Connection::send`] (Sprout).
     fn transmit(
         &mut self,
-        now_us: u64,
+        now: Instant,
         overhead: u32,
         spare: &mut Vec<Vec<u8>>,
     ) -> Option<(WirePacket, u32, bool)> {
@@ -410,7 +410,7 @@ impl Host {
             Host::Sprout(c) => {
                 let queued = c.queued_bytes();
                 let mut buf = spare.pop().unwrap_or_default();
-                let Some(t) = c.poll_transmit(Instant::from_micros(now_us), &mut buf) else {
+                let Some(t) = c.poll_transmit(now, &mut buf) else {
                     spare.push(buf);
                     return None;
                 };
@@ -423,7 +423,7 @@ impl Host {
                 Some((packet, t.len as u32 + overhead, c.queued_bytes() < queued))
             }
             Host::Tcp(t) => {
-                let seg = t.poll_transmit(Instant::from_micros(now_us))?;
+                let seg = t.poll_transmit(now)?;
                 let bytes = seg.wire_bytes();
                 let packet = WirePacket {
                     app_bytes: seg.len,
@@ -446,7 +446,7 @@ impl Host {
                 Some((packet, len + DIRECT_HEADER_BYTES, false))
             }
             Host::Gcc(g) => {
-                let out = g.transmit(now_us)?;
+                let out = g.transmit(now)?;
                 let packet = WirePacket {
                     body: Body::Gcc(out.packet),
                     app_bytes: out.app_bytes,
@@ -470,11 +470,9 @@ impl Host {
 
     /// What the transport allows the application to hand over now, bytes: Sprout's window
     /// less what is queued; TCP's congestion window less its flight and unsent data.
-    fn allowance(&mut self, now_us: u64) -> u64 {
+    fn allowance(&mut self, now: Instant) -> u64 {
         match self {
-            Host::Sprout(c) => c
-                .window_bytes(Instant::from_micros(now_us))
-                .saturating_sub(c.queued_bytes() as u64),
+            Host::Sprout(c) => c.window_bytes(now).saturating_sub(c.queued_bytes() as u64),
             Host::Tcp(t) => t
                 .cwnd_bytes()
                 .saturating_sub(t.stats().in_flight_bytes)
@@ -503,17 +501,17 @@ impl Host {
         }
     }
 
-    /// Whether the host's timers fire with [`SimConfig::host_jitter_us`] of latency: a Sprout
+    /// Whether the host's timers fire with [`SimConfig::host_jitter`] of latency: a Sprout
     /// endpoint is a user-space event loop woken by `epoll_wait` (whole milliseconds); a TCP
     /// endpoint stands for a kernel stack, whose pacing timers are high-resolution.
     fn wakes_late(&self) -> bool {
         matches!(self, Host::Sprout(_))
     }
 
-    fn next_timeout(&mut self) -> Option<u64> {
+    fn next_timeout(&mut self) -> Option<Instant> {
         match self {
-            Host::Sprout(c) => c.poll_timeout().map(Instant::as_micros),
-            Host::Tcp(t) => t.poll_timeout().map(Instant::as_micros),
+            Host::Sprout(c) => c.poll_timeout(),
+            Host::Tcp(t) => t.poll_timeout(),
             Host::Direct(_) => None,
             Host::Gcc(g) => Some(g.next_timeout()),
         }
@@ -555,8 +553,8 @@ struct AppSide {
 }
 
 impl AppSide {
-    fn new(app: App, start_us: u64) -> Option<Box<AppSide>> {
-        Source::new(app, start_us).map(|source| {
+    fn new(app: App, start: Instant) -> Option<Box<AppSide>> {
+        Source::new(app, start.as_micros()).map(|source| {
             Box::new(AppSide {
                 source,
                 ledger: Ledger::default(),
@@ -569,8 +567,8 @@ impl AppSide {
 
     /// Hands every message due by `now` to `host` (a message beyond
     /// [`MAX_SENDER_BACKLOG_BYTES`] is dropped at the sender: never delivered).
-    fn hand_over(&mut self, host: &mut Host, now: u64) {
-        while self.source.next_us() <= now {
+    fn hand_over(&mut self, host: &mut Host, now: Instant) {
+        while self.source.next_us() <= now.as_micros() {
             let created = self.source.next_us();
             let allowance = || (host.backlog() == 0).then(|| host.allowance(now));
             let Some(bytes) = self.source.emit(allowance) else {
@@ -612,12 +610,12 @@ impl AppSide {
     }
 
     /// The receiving TCP endpoint has delivered `delivered` bytes of the stream by `now`.
-    fn stream_delivered(&mut self, delivered: u64, now: u64) {
+    fn stream_delivered(&mut self, delivered: u64, now: Instant) {
         while let Some(&(index, end)) = self.stream_ends.front() {
             if end > delivered {
                 break;
             }
-            self.ledger.delivered(index, now);
+            self.ledger.delivered(index, now.as_micros());
             self.stream_ends.pop_front();
         }
     }
@@ -633,10 +631,10 @@ pub struct Logs<'a> {
 
 struct Side {
     host: Option<Host>,
-    /// When this endpoint starts (µs).
-    start_us: u64,
+    /// When this endpoint starts.
+    start: Instant,
     /// When the host next wakes for its timers (its next deadline plus its wake-up latency).
-    wake_us: u64,
+    wake: Instant,
     /// Draws the host's wake-up latencies.
     jitter: rand_chacha::ChaCha8Rng,
     /// A datagram reached the host (or it started) in this step, which wakes it.
@@ -689,12 +687,12 @@ impl OnLink {
 
 impl Side {
     /// Side `index` (0: the server, sending on the downlink; 1: the mobile, on the uplink),
-    /// starting at `start_us`.
-    fn new(cfg: &SimConfig, index: u64, start_us: u64, bulk: bool, link: Link<()>) -> Side {
+    /// starting at `start`.
+    fn new(cfg: &SimConfig, index: u64, start: Instant, bulk: bool, link: Link<()>) -> Side {
         Side {
             host: None,
-            start_us,
-            wake_us: 0,
+            start,
+            wake: Instant::ZERO,
             jitter: rand_chacha::ChaCha8Rng::seed_from_u64(
                 cfg.seed ^ (0x4a49_5454_4552_0000 + index),
             ),
@@ -714,10 +712,10 @@ impl Side {
         &mut self,
         cfg: &SimConfig,
         opens: bool,
-        now: u64,
+        now: Instant,
         spare: &mut Vec<Vec<u8>>,
     ) -> Result<(), SimError> {
-        if self.host.is_none() && now >= self.start_us {
+        if self.host.is_none() && now >= self.start {
             let bulk = self.bulk && cfg.app.is_bulk();
             self.host = Some(Host::new(cfg, bulk, opens, now)?);
             if self.bulk {
@@ -728,10 +726,13 @@ impl Side {
         let Some(host) = self.host.as_mut() else {
             return Ok(());
         };
-        let app_due = self.app.as_ref().is_some_and(|a| a.source.next_us() <= now);
+        let app_due = self
+            .app
+            .as_ref()
+            .is_some_and(|a| a.source.next_us() <= now.as_micros());
         // A host acts when a datagram arrives, when it wakes for its timers, or when its
         // application hands it a message.
-        if !std::mem::take(&mut self.woken) && now < self.wake_us && !app_due {
+        if !std::mem::take(&mut self.woken) && now < self.wake && !app_due {
             return Ok(());
         }
         host.timeout(now);
@@ -747,30 +748,29 @@ impl Side {
                     packet.message = app.queued.pop_front().unwrap_or(NO_MESSAGE);
                 }
             }
-            self.link.send(Instant::from_micros(now), bytes, ());
+            self.link.send(now, bytes, ());
             self.on_link.propagating.push_back(packet);
         }
-        self.wake_us = match host.next_timeout() {
-            Some(t) if cfg.host_jitter_us > 0 && host.wakes_late() => {
-                t.max(now) + self.jitter.gen_range(0..=cfg.host_jitter_us)
+        self.wake = match host.next_timeout() {
+            Some(t) if !cfg.host_jitter.is_zero() && host.wakes_late() => {
+                let late = self.jitter.gen_range(0..=cfg.host_jitter.as_micros());
+                t.max(now) + Duration::from_micros(late)
             }
             Some(t) => t,
-            None => u64::MAX,
+            None => Instant::MAX,
         };
         Ok(())
     }
 
     /// The earliest time this side can do something: its link's next event, its wake-up or
     /// its start.
-    fn next_event_us(&self) -> u64 {
+    fn next_event(&self) -> Instant {
         let own = match (&self.host, &self.app) {
-            (Some(_), Some(app)) => self.wake_us.min(app.source.next_us()),
-            (Some(_), None) => self.wake_us,
-            (None, _) => self.start_us,
+            (Some(_), Some(app)) => self.wake.min(Instant::from_micros(app.source.next_us())),
+            (Some(_), None) => self.wake,
+            (None, _) => self.start,
         };
-        self.link
-            .next_event()
-            .map_or(own, |t| t.as_micros().min(own))
+        self.link.next_event().map_or(own, |t| t.min(own))
     }
 
     /// This side's direction of the run, measured over `trace`.
@@ -793,14 +793,15 @@ impl Side {
     }
 }
 
-/// When the two endpoints start (µs): both at 0 with seed 0, else each 0-100 ms late, drawn
-/// from the seed.
-fn start_times(seed: u64) -> [u64; 2] {
+/// When the two endpoints start: both at 0 with seed 0, else each 0-100 ms late, drawn from
+/// the seed.
+fn start_times(seed: u64) -> [Instant; 2] {
     if seed == 0 {
-        return [0, 0];
+        return [Instant::ZERO; 2];
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5354_4152_5453);
-    [rng.gen_range(0..100_000), rng.gen_range(0..100_000)]
+    let mut late = || Instant::from_micros(rng.gen_range(0..100_000));
+    [late(), late()]
 }
 
 /// Steps 1 and 2 at `now`: the links deliver what is due (logging every event to `writers`,
@@ -808,17 +809,16 @@ fn start_times(seed: u64) -> [u64; 2] {
 /// (downlink packets, side 0's, reach the mobile, side 1).
 fn deliver<W: Write>(
     sides: &mut [Side; 2],
-    now: u64,
+    now: Instant,
     writers: Option<&mut [MmLogWriter<W>; 2]>,
     log_error: &mut Option<std::io::Error>,
     delivered: &mut Vec<(usize, sprout_link::Delivery<()>, WirePacket)>,
     spare: &mut Vec<Vec<u8>>,
 ) -> Result<(), SimError> {
     let mut writers = writers;
-    let at = Instant::from_micros(now);
     for (i, side) in sides.iter_mut().enumerate() {
         let on_link = &mut side.on_link;
-        side.link.advance(at, &mut |ev: LinkEvent<()>| {
+        side.link.advance(now, &mut |ev: LinkEvent<()>| {
             if let Some(w) = writers.as_mut() {
                 if let Err(e) = w[i].event(&ev) {
                     log_error.get_or_insert(e);
@@ -862,7 +862,7 @@ fn take_in(
         is_data: p.is_data,
     });
     // An endpoint that has not started yet (seeded start times) drops what reaches it.
-    let at = d.delivered.as_micros();
+    let at = d.delivered;
     let has_app = sides[i].app.is_some();
     let mut stream = None;
     let Some(h) = sides[receiver].host.as_mut() else {
@@ -876,7 +876,7 @@ fn take_in(
     // The receiving application has the datagram (or the stream up to here).
     if let Some(app) = sides[i].app.as_mut() {
         if p.message != NO_MESSAGE {
-            app.ledger.datagram_arrived(p.message, at);
+            app.ledger.datagram_arrived(p.message, at.as_micros());
         } else if let Some(n) = stream {
             app.stream_delivered(n, at);
         }
@@ -936,7 +936,8 @@ pub fn run_with_progress(
     // Datagram buffers that have crossed the link, for the next datagrams.
     let mut spare: Vec<Vec<u8>> = Vec::new();
     let mut delivered = Vec::new();
-    let mut now = 0u64;
+    let end = Instant::from_micros(duration);
+    let mut now = Instant::ZERO;
     let mut log_error: Option<std::io::Error> = None;
     loop {
         // 1-2. Links deliver what is due; receivers take in their datagrams.
@@ -956,17 +957,17 @@ pub fn run_with_progress(
         // 4. Jump to the next thing that can happen.
         let next = sides
             .iter()
-            .map(Side::next_event_us)
-            .fold(u64::MAX, u64::min);
+            .map(Side::next_event)
+            .fold(Instant::MAX, Instant::min);
         // The last step lands exactly on the end, so the links report everything up to it
         // (wasted opportunities included, for the logs).
-        if now >= duration {
+        if now >= end {
             break;
         }
         let before = now;
-        now = next.max(now + 1).min(duration);
-        if now / 1_000_000 != before / 1_000_000 {
-            progress(now, duration);
+        now = next.max(now + Duration::from_micros(1)).min(end);
+        if now.as_micros() / 1_000_000 != before.as_micros() / 1_000_000 {
+            progress(now.as_micros(), duration);
         }
     }
     if let Some(ws) = writers {
@@ -982,7 +983,7 @@ pub fn run_with_progress(
     Ok(SimOutput {
         downlink: down_side.finish(downlink, cfg, duration),
         uplink: up_side.finish(uplink, cfg, duration),
-        duration_us: duration,
+        duration: Duration::from_micros(duration),
     })
 }
 
@@ -1008,7 +1009,7 @@ pub fn measure(
     } else {
         duration_us
     };
-    let window = Window::new(cfg.skip_us.min(end), end);
+    let window = Window::new(cfg.skip.as_micros().min(end), end);
     let opportunities_us = opportunities_until(trace, duration_us, cfg.link.looping);
     let key = OmniscientKey {
         trace: Arc::downgrade(trace),
@@ -1126,7 +1127,7 @@ mod tests {
     #[test]
     fn measure_keeps_each_traces_own_omniscient_figure() {
         let cfg = SimConfig {
-            skip_us: 1_000_000,
+            skip: Duration::from_secs(1),
             ..SimConfig::default()
         };
         let arrivals: Vec<Arrival> = (1..2_000)

@@ -16,7 +16,7 @@ pub use sprout_link::QueueKind;
 use sprout_link::{Trace, TraceError};
 
 use crate::app::App;
-use crate::duration::seconds_to_us;
+use crate::duration::seconds;
 use crate::error::SimError;
 use crate::overrides;
 use crate::scheme::Scheme;
@@ -76,7 +76,7 @@ impl Default for SimOptions {
             confidence: None,
             params: Vec::new(),
             seed: 0,
-            host_jitter_ms: SimConfig::default().host_jitter_us as f64 / 1e3,
+            host_jitter_ms: SimConfig::default().host_jitter.as_millis_f64(),
             loss: 0.0,
             queue: QueueKind::Infinite,
             uplink_queue: None,
@@ -146,15 +146,15 @@ impl SimOptions {
             source: Box::new(e),
         })?;
         let cfg = SimConfig {
-            duration_us: self
+            duration: self
                 .duration_s
-                .map(|d| seconds_to_us(d, "duration"))
+                .map(|d| seconds(d, "duration"))
                 .transpose()?,
-            skip_us: seconds_to_us(self.skip_s, "skip")?,
+            skip: seconds(self.skip_s, "skip")?,
             load: self.load,
             app: self.app,
             seed: self.seed,
-            host_jitter_us: seconds_to_us(self.host_jitter_ms / 1e3, "host-jitter-ms")?,
+            host_jitter: seconds(self.host_jitter_ms / 1e3, "host-jitter-ms")?,
             ..cfg
         };
         cfg.validate_app()?;
@@ -231,8 +231,8 @@ pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
         "confidence": cfg.protocol.confidence,
         "load": opts.load,
         "app": cfg.app.to_string(),
-        "duration_s": out.duration_us as f64 / 1e6,
-        "skip_s": cfg.skip_us as f64 / 1e6,
+        "duration_s": out.duration.as_secs_f64(),
+        "skip_s": cfg.skip.as_secs_f64(),
         "params": opts.params,
         "uplink": {
             "trace": out.uplink.trace.name(),
@@ -260,9 +260,9 @@ mod tests {
         assert_eq!(o.skip_s, 60.0);
         assert_eq!(o.load, Load::Both);
         let cfg = o.config().unwrap();
-        assert_eq!(cfg.skip_us, 60_000_000);
-        assert_eq!(cfg.host_jitter_us, 1_000);
-        assert_eq!(cfg.duration_us, None);
+        assert_eq!(cfg.skip, sprout_core::time::Duration::from_secs(60));
+        assert_eq!(cfg.host_jitter, sprout_core::time::Duration::from_millis(1));
+        assert_eq!(cfg.duration, None);
     }
 
     #[test]

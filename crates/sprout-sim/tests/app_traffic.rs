@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use sprout_core::time::Duration;
 use sprout_link::{constant_rate_trace, testdata, Trace};
 use sprout_sim::app_metrics::AppMetrics;
 use sprout_sim::scheme::Scheme;
@@ -17,7 +18,7 @@ fn link() -> Arc<Trace> {
 
 fn config(scheme: Scheme, app: &str, load: Load) -> SimConfig {
     let mut cfg = SimConfig {
-        skip_us: 5_000_000,
+        skip: Duration::from_secs(5),
         load,
         app: App::parse(app).unwrap(),
         ..SimConfig::default()
@@ -306,8 +307,8 @@ fn sprout_carries_a_constant_stream_over_a_paper_trace() {
     let mut figures = Vec::new();
     for scheme in [Scheme::Direct, Scheme::Sprout] {
         let cfg = SimConfig {
-            duration_us: Some(70_000_000),
-            skip_us: 10_000_000,
+            duration: Some(Duration::from_secs(70)),
+            skip: Duration::from_secs(10),
             ..config(scheme, "constant:rate=500k", Load::Down)
         };
         let out = sim::run(up.clone(), down.clone(), &cfg, None).unwrap();

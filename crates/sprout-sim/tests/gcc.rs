@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use sprout_core::time::Duration;
 use sprout_link::{constant_rate_trace, Trace};
 use sprout_sim::metrics::Arrival;
 use sprout_sim::sim::{self, Load, SimConfig, SimOutput, Transport};
@@ -11,7 +12,7 @@ use sprout_sim::App;
 fn config(skip_s: u64) -> SimConfig {
     SimConfig {
         transport: Transport::Gcc,
-        skip_us: skip_s * 1_000_000,
+        skip: Duration::from_secs(skip_s),
         load: Load::Down,
         app: App::parse("adaptive").unwrap(),
         ..SimConfig::default()

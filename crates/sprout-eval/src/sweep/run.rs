@@ -83,7 +83,7 @@ pub fn run_fields(run: &RunSpec) -> Result<Vec<String>> {
     }
     let s = &run.sim;
     f.extend([
-        (out.duration_us as f64 / 1e6).to_string(),
+        out.duration.as_secs_f64().to_string(),
         s.skip_s.to_string(),
         s.load.clone(),
         s.queue.clone(),

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use sprout_core::time::Duration;
 use sprout_eval::eval::Scheme;
 use sprout_link::Trace;
 use sprout_sim::app_metrics::AppMetrics;
@@ -28,8 +29,8 @@ pub(super) fn run_simulated(
     scheme: Scheme,
 ) -> Result<[SimulatedRun; 2], EmulateError> {
     let mut cfg = SimConfig {
-        skip_us: opts.skip_us,
-        duration_us: Some(opts.duration_us),
+        skip: Duration::from_micros(opts.skip_us),
+        duration: Some(Duration::from_micros(opts.duration_us)),
         ..SimConfig::default()
     };
     scheme.sim_model().configure(&mut cfg);

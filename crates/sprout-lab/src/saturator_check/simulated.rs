@@ -83,12 +83,17 @@ pub fn simulate_recording(
         ),
     ];
     let mut senders = [
-        Sender::new(o.sender, SESSION, Dir::Up, o.start_us),
-        Sender::new(o.sender, SESSION, Dir::Down, o.start_us),
+        Sender::new(o.sender, SESSION, Dir::Up, Instant::from_micros(o.start_us)),
+        Sender::new(
+            o.sender,
+            SESSION,
+            Dir::Down,
+            Instant::from_micros(o.start_us),
+        ),
     ];
     let mut recorders = [
-        Recorder::new(o.recorder, SESSION, Dir::Up, 0),
-        Recorder::new(o.recorder, SESSION, Dir::Down, 0),
+        Recorder::new(o.recorder, SESSION, Dir::Up, Instant::ZERO),
+        Recorder::new(o.recorder, SESSION, Dir::Down, Instant::ZERO),
     ];
     // Feedback in flight: (arrival time, index of the sender it is for, info), FIFO per path.
     let mut feedback: [VecDeque<(u64, AckInfo)>; 2] = Default::default();
@@ -99,7 +104,7 @@ pub fn simulate_recording(
             let rec = &mut recorders[i];
             links[i].advance(Instant::from_micros(now), &mut |e| {
                 if let LinkEvent::Delivered(d) = e {
-                    rec.on_data(d.delivered.as_micros(), &d.payload, bytes);
+                    rec.on_data(d.delivered, &d.payload, bytes);
                 }
             });
         }
@@ -110,17 +115,17 @@ pub fn simulate_recording(
                     break;
                 }
                 feedback[i].pop_front();
-                senders[i].on_ack(now, &a);
+                senders[i].on_ack(Instant::from_micros(now), &a);
             }
         }
         if now >= o.duration_us {
             break;
         }
         for i in 0..2 {
-            if let Some(a) = recorders[i].poll_ack(now) {
+            if let Some(a) = recorders[i].poll_ack(Instant::from_micros(now)) {
                 feedback[i].push_back((now + o.feedback_delay_us, a));
             }
-            while let Some(out) = senders[i].poll_transmit(now) {
+            while let Some(out) = senders[i].poll_transmit(Instant::from_micros(now)) {
                 let h = senders[i].data_header(&out, None);
                 links[i].send(Instant::from_micros(now), wire, h);
             }
@@ -130,8 +135,8 @@ pub fn simulate_recording(
             for t in [
                 links[i].next_event().map(Instant::as_micros),
                 feedback[i].front().map(|f| f.0),
-                senders[i].next_timeout_us(),
-                recorders[i].next_ack_us(),
+                senders[i].next_timeout().map(Instant::as_micros),
+                recorders[i].next_ack().map(Instant::as_micros),
             ]
             .into_iter()
             .flatten()
@@ -142,8 +147,8 @@ pub fn simulate_recording(
         now = next.max(now + 1);
     }
     let [mut up_rec, mut down_rec] = recorders;
-    up_rec.finish(o.duration_us);
-    down_rec.finish(o.duration_us);
+    up_rec.finish(Instant::from_micros(o.duration_us));
+    down_rec.finish(Instant::from_micros(o.duration_us));
     let [up_sender, down_sender] = senders;
     SimulatedRecording {
         up: up_rec,
@@ -171,7 +176,7 @@ pub(super) fn recordings(
     let end = so.duration_us;
     let rec = |x: &Recorder| {
         Some(Recorded {
-            summary: x.summary(end),
+            summary: x.summary(Instant::from_micros(end)),
             arrivals_ms: x.sorted_arrivals_ms(),
             offset_us: 0,
         })

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use sprout_core::time::Duration;
 use sprout_link::Trace;
 use sprout_sim::error::SimError;
 use sprout_sim::sim::{self, SimConfig};
@@ -75,8 +76,8 @@ fn sprout_stats(
         .into_par_iter()
         .map(|seed| {
             let mut cfg = SimConfig {
-                duration_us: Some(seconds as u64 * 1_000_000),
-                skip_us: SIM_SKIP_US,
+                duration: Some(Duration::from_secs(seconds as u64)),
+                skip: Duration::from_micros(SIM_SKIP_US),
                 seed,
                 ..SimConfig::default()
             };

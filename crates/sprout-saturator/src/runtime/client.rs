@@ -109,7 +109,10 @@ fn write_client_files(
         _ => {}
     }
     let mut files = Vec::new();
-    let down_summary = run.rec.as_ref().map(|r| r.summary(stop_us));
+    let down_summary = run
+        .rec
+        .as_ref()
+        .map(|r| r.summary(sprout_core::time::Instant::from_micros(stop_us)));
     if let Some(r) = &run.rec {
         let p = with_suffix(&o.name, ".down");
         write_file(&p, |w| r.write_trace(w))?;

@@ -8,6 +8,8 @@ use std::io;
 
 use sprout_os::signals::SignalWatcher;
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::recorder::{Recorder, RecorderConfig};
 use crate::runtime::error::SaturatorError;
 use crate::runtime::options::ClientOptions;
@@ -131,7 +133,7 @@ impl<'a> ClientRun<'a> {
                 line_bytes: o.mtu,
                 ..RecorderConfig::default()
             };
-            Recorder::new(cfg, session, Dir::Down, start_us)
+            Recorder::new(cfg, session, Dir::Down, Instant::from_micros(start_us))
         });
         Ok(ClientRun {
             o,
@@ -224,7 +226,7 @@ impl<'a> ClientRun<'a> {
                 self.o.sender_config(),
                 self.session,
                 Dir::Up,
-                now,
+                Instant::from_micros(now),
             ));
         }
     }
@@ -275,7 +277,7 @@ impl<'a> ClientRun<'a> {
                         }
                         Ok(Message::Data(h)) => {
                             if let Some(rec) = self.rec.as_mut() {
-                                rec.on_data(r.at_us, &h, r.len);
+                                rec.on_data(Instant::from_micros(r.at_us), &h, r.len);
                             }
                         }
                         Ok(_) => {}
@@ -362,7 +364,10 @@ impl<'a> ClientRun<'a> {
             self.receive(now)?;
             let now = now_us();
             self.start_sender(now);
-            let mut pending_ack = self.rec.as_mut().and_then(|r| r.poll_ack(now));
+            let mut pending_ack = self
+                .rec
+                .as_mut()
+                .and_then(|r| r.poll_ack(Instant::from_micros(now)));
             self.send_data(now, &mut pending_ack);
             self.send_feedback(now, pending_ack);
             self.keep_paths(now);
@@ -375,8 +380,13 @@ impl<'a> ClientRun<'a> {
             let mut until = self.next_progress;
             for t in [
                 end_us,
-                self.sender.as_ref().and_then(|s| s.next_timeout_us()),
-                self.rec.as_ref().and_then(|r| r.next_ack_us()),
+                self.sender
+                    .as_ref()
+                    .and_then(|s| s.next_timeout())
+                    .map(Instant::as_micros),
+                self.rec
+                    .as_ref()
+                    .and_then(|r| r.next_ack().map(Instant::as_micros)),
                 Some(self.last_fb_send + 1_000_000),
             ]
             .into_iter()
@@ -388,7 +398,7 @@ impl<'a> ClientRun<'a> {
         }
         let stop_us = now_us();
         if let Some(r) = self.rec.as_mut() {
-            r.finish(stop_us);
+            r.finish(Instant::from_micros(stop_us));
         }
         if let Some(s) = self.sender.as_mut() {
             s.stop();
@@ -426,10 +436,10 @@ impl<'a> ClientRun<'a> {
                         self.peer_window = u64::from(h.window);
                         self.peer_rtt_ms = u64::from(h.rtt_ms);
                         if let Some(rec) = self.rec.as_mut() {
-                            rec.on_data(r.at_us, &h, r.len);
+                            rec.on_data(Instant::from_micros(r.at_us), &h, r.len);
                         }
                         if let (Some(ack), Some(snd)) = (h.ack, self.sender.as_mut()) {
-                            snd.on_ack(r.at_us, &ack);
+                            snd.on_ack(Instant::from_micros(r.at_us), &ack);
                         }
                     }
                     Message::Ack {
@@ -438,7 +448,7 @@ impl<'a> ClientRun<'a> {
                         ..
                     } => {
                         if let Some(snd) = self.sender.as_mut() {
-                            snd.on_ack(r.at_us, &ack);
+                            snd.on_ack(Instant::from_micros(r.at_us), &ack);
                         }
                     }
                     Message::HelloAck { flags, .. } => {
@@ -502,7 +512,7 @@ impl<'a> ClientRun<'a> {
             return;
         };
         for _ in 0..BATCH {
-            let Some(o) = snd.poll_transmit(now) else {
+            let Some(o) = snd.poll_transmit(Instant::from_micros(now)) else {
                 break;
             };
             let piggy = if !self.end.fb_path() {
@@ -532,7 +542,11 @@ impl<'a> ClientRun<'a> {
         if pending_ack.is_none() && now < self.last_fb_send + 1_000_000 {
             return;
         }
-        let info = pending_ack.or_else(|| self.rec.as_ref().and_then(|r| r.ack_info(now)));
+        let info = pending_ack.or_else(|| {
+            self.rec
+                .as_ref()
+                .and_then(|r| r.ack_info(Instant::from_micros(now)))
+        });
         encode(
             &Message::Ack {
                 session: self.session,
@@ -617,7 +631,7 @@ impl<'a> ClientRun<'a> {
             let st = s.stats();
             DirProgress {
                 kbps: self.up_rate.kbps(st.peer_received, mtu),
-                rtt_ms: s.srtt_us().unwrap_or(0) / 1000,
+                rtt_ms: s.srtt().map_or(0, Duration::as_millis),
                 window: s.window(),
                 lost: st.peer_lost,
                 packets: st.peer_received,

@@ -33,12 +33,10 @@ pub enum SaturatorError {
     /// A high RTT mark over a minute.
     #[error("--high-rtt-ms must be at most {} ms", crate::wire::MAX_HIGH_RTT_MS)]
     HighRtt,
-    /// A recording length that is not a positive number of seconds (the value given).
-    #[error("--duration must be a positive number of seconds, got {0}")]
-    Duration(f64),
-    /// A fetch timeout that is not a non-negative number of seconds.
-    #[error("--fetch-timeout must be a non-negative number of seconds")]
-    FetchTimeout,
+    /// A duration option that is not a number of the accepted kind (`--duration` not a
+    /// positive number of seconds, `--fetch-timeout` a negative one, ...).
+    #[error(transparent)]
+    BadDuration(#[from] sprout_core::time::BadDuration),
     /// An idle timeout that is not a positive number of seconds.
     #[error("--idle-timeout must be a positive number of seconds")]
     IdleTimeout,

@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use sprout_core::time::TimeUnit;
+
 use crate::runtime::error::SaturatorError;
 use crate::sender::SenderConfig;
 use crate::wire::{Mode, MAX_HIGH_RTT_MS, MAX_PAYLOAD_BYTES, MAX_WINDOW, MIN_PAYLOAD_BYTES};
@@ -181,8 +183,8 @@ impl ClientOptions {
     /// The configuration of both senders.
     pub fn sender_config(&self) -> SenderConfig {
         SenderConfig::with(
-            u64::from(self.low_rtt_ms) * 1000,
-            u64::from(self.high_rtt_ms) * 1000,
+            sprout_core::time::Duration::from_millis(u64::from(self.low_rtt_ms)),
+            sprout_core::time::Duration::from_millis(u64::from(self.high_rtt_ms)),
             self.max_window,
         )
     }
@@ -212,10 +214,12 @@ impl ClientOptions {
     }
 }
 
-/// A length given in seconds on the command line (finite, at least 0), truncated to whole µs
-/// as the runtime counts time; `None` if it is not one.
-pub fn seconds(s: f64) -> Option<Duration> {
-    (s.is_finite() && s >= 0.0).then(|| Duration::from_micros((s * 1e6) as u64))
+/// A length of `s` seconds given on the command line as `--{option}` (finite, at least 0, or
+/// above 0 when `positive`), through the one duration parser
+/// ([`sprout_core::time::parse_duration`]: rounded to the nearest µs).
+pub fn seconds(s: f64, positive: bool, option: &str) -> Result<Duration, SaturatorError> {
+    let d = sprout_core::time::parse_duration(s, TimeUnit::Seconds, positive, option)?;
+    Ok(d.into())
 }
 
 /// UDP payload of a data packet for an IP packet of `mtu` bytes to `addr`, bytes (28 bytes of
@@ -276,10 +280,20 @@ mod tests {
     }
 
     #[test]
-    fn seconds_are_truncated_to_microseconds() {
-        assert_eq!(seconds(1.5), Some(Duration::from_micros(1_500_000)));
-        assert_eq!(seconds(0.0), Some(Duration::ZERO));
-        assert_eq!(seconds(-1.0), None);
-        assert_eq!(seconds(f64::NAN), None);
+    fn seconds_go_through_the_one_parser() {
+        let s = |v, positive| seconds(v, positive, "fetch-timeout");
+        assert_eq!(s(1.5, false).unwrap(), Duration::from_micros(1_500_000));
+        assert_eq!(s(0.0, false).unwrap(), Duration::ZERO);
+        // Rounded to the nearest microsecond, as the simulator's options are.
+        assert_eq!(s(0.0000015, false).unwrap(), Duration::from_micros(2));
+        assert_eq!(
+            s(-1.0, false).unwrap_err().to_string(),
+            "--fetch-timeout must be a non-negative number of seconds, got -1"
+        );
+        assert_eq!(
+            seconds(0.0, true, "idle-timeout").unwrap_err().to_string(),
+            "--idle-timeout must be a positive number of seconds, got 0"
+        );
+        assert!(s(f64::NAN, false).is_err());
     }
 }

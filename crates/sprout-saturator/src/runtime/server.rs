@@ -17,6 +17,8 @@ use sprout_os::signals::SignalWatcher;
 
 use std::net::SocketAddr;
 
+use sprout_core::time::Instant;
+
 use crate::cookie::{CookieJar, SECRET_BYTES};
 use crate::runtime::error::SaturatorError;
 use crate::runtime::options::ServerOptions;
@@ -100,7 +102,7 @@ enum HelloVerdict {
 impl Gate {
     fn new() -> Gate {
         Gate {
-            jar: CookieJar::new(now_us(), secret(), secret()),
+            jar: CookieJar::new(Instant::from_micros(now_us()), secret(), secret()),
             warned_version_us: None,
         }
     }
@@ -111,7 +113,7 @@ impl Gate {
         if r.len < MIN_HELLO_BYTES {
             return HelloVerdict::Ignored;
         }
-        self.jar.rotate(now_us(), secret);
+        self.jar.rotate(Instant::from_micros(now_us()), secret);
         if let Some(c) = &h.cookie {
             if self.jar.check(&r.from, h.session, c) {
                 return HelloVerdict::Proven(h);
@@ -278,8 +280,13 @@ fn serve(
         }
         let mut until = s.next_progress;
         for t in [
-            s.sender.as_ref().and_then(|x| x.next_timeout_us()),
-            s.rec.as_ref().and_then(|x| x.next_ack_us()),
+            s.sender
+                .as_ref()
+                .and_then(|x| x.next_timeout())
+                .map(Instant::as_micros),
+            s.rec
+                .as_ref()
+                .and_then(|x| x.next_ack().map(Instant::as_micros)),
         ]
         .into_iter()
         .flatten()
@@ -315,7 +322,7 @@ fn serve(
         silent_since_s,
         delivered: s.done,
         foreign: s.foreign,
-        up: s.rec.as_ref().map(|r| r.summary(now)),
+        up: s.rec.as_ref().map(|r| r.summary(Instant::from_micros(now))),
         down_sender: s.sender.as_ref().map(|x| x.stats()),
         files: std::mem::take(&mut s.files),
     })
@@ -473,17 +480,17 @@ fn on_message(
                 return Ok(());
             }
             if let Some(rec) = s.rec.as_mut() {
-                rec.on_data(r.at_us, &h, r.len);
+                rec.on_data(Instant::from_micros(r.at_us), &h, r.len);
             }
             s.peer_window = u64::from(h.window);
             s.peer_rtt_ms = u64::from(h.rtt_ms);
             if let (Some(ack), Some(snd)) = (h.ack, s.sender.as_mut()) {
-                snd.on_ack(r.at_us, &ack);
+                snd.on_ack(Instant::from_micros(r.at_us), &ack);
             }
         }
         Message::Ack { dir, info, .. } => {
             if let (Dir::Down, Some(ack), Some(snd)) = (dir, info, s.sender.as_mut()) {
-                snd.on_ack(r.at_us, &ack);
+                snd.on_ack(Instant::from_micros(r.at_us), &ack);
             }
         }
         Message::Fin { .. } => {

@@ -5,6 +5,8 @@
 use std::io;
 use std::net::SocketAddr;
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::recorder::{write_trace, Recorder, RecorderConfig};
 use crate::runtime::error::SaturatorError;
 use crate::runtime::options::{ip_udp_overhead, ServerOptions};
@@ -63,8 +65,8 @@ impl Session {
         let start_us = first.at_us;
         let session = hello.session;
         let sender_cfg = SenderConfig::with(
-            u64::from(hello.low_rtt_ms) * 1000,
-            u64::from(hello.high_rtt_ms) * 1000,
+            Duration::from_millis(u64::from(hello.low_rtt_ms)),
+            Duration::from_millis(u64::from(hello.high_rtt_ms)),
             hello.max_window,
         );
         let line_bytes = hello.payload_bytes + ip_udp_overhead(&first.from);
@@ -81,7 +83,7 @@ impl Session {
                     line_bytes,
                     ..RecorderConfig::default()
                 };
-                Recorder::new(cfg, session, Dir::Up, start_us)
+                Recorder::new(cfg, session, Dir::Up, Instant::from_micros(start_us))
             }),
             sender: None,
             last_heard_us: start_us,
@@ -114,7 +116,7 @@ impl Session {
                 self.sender_cfg,
                 self.hello.session,
                 Dir::Down,
-                now,
+                Instant::from_micros(now),
             ));
         }
     }
@@ -163,10 +165,13 @@ impl Session {
         let session = self.hello.session;
         let payload = self.hello.payload_bytes as usize;
         let fb_to = self.fb_addr.filter(|_| self.hello.uses_feedback);
-        let mut pending_ack: Option<AckInfo> = self.rec.as_mut().and_then(|r| r.poll_ack(now));
+        let mut pending_ack: Option<AckInfo> = self
+            .rec
+            .as_mut()
+            .and_then(|r| r.poll_ack(Instant::from_micros(now)));
         if let (Some(snd), Some(data_addr)) = (self.sender.as_mut(), self.data_addr) {
             for _ in 0..BATCH {
-                let Some(o) = snd.poll_transmit(now) else {
+                let Some(o) = snd.poll_transmit(Instant::from_micros(now)) else {
                     break;
                 };
                 let piggy = if fb_to.is_none() {
@@ -226,7 +231,7 @@ impl Session {
             let st = snd.stats();
             DirProgress {
                 kbps: self.down_rate.kbps(st.peer_received, line_bytes),
-                rtt_ms: snd.srtt_us().unwrap_or(0) / 1000,
+                rtt_ms: snd.srtt().map_or(0, Duration::as_millis),
                 window: snd.window(),
                 lost: st.peer_lost,
                 packets: st.peer_received,
@@ -251,8 +256,8 @@ impl Session {
         }
         let blob = match self.rec.as_mut() {
             Some(rec) => {
-                rec.finish(end_us);
-                let summary = rec.summary(end_us);
+                rec.finish(Instant::from_micros(end_us));
+                let summary = rec.summary(Instant::from_micros(end_us));
                 let sorted = rec.sorted_arrivals_ms();
                 if let Some(dir) = &o.out {
                     let name = if self.hello.name.is_empty() {
