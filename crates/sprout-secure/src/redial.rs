@@ -282,7 +282,10 @@ impl Redial {
             self.up = false;
             return Some(RedialAction::GiveUp);
         }
-        if let Some(since) = self.unanswered_since.filter(|_| self.dead_at() <= Some(now)) {
+        if let Some(since) = self
+            .unanswered_since
+            .filter(|_| self.dead_at() <= Some(now))
+        {
             let silent = now - since;
             self.up = false;
             if !self.policy.enabled {

@@ -120,8 +120,11 @@ fn a_dead_server_is_redialled_with_backoff_until_it_returns() {
     w.server_up = false;
     let gone = w.now;
     w.run_for(Duration::from_secs(60));
-    let times: Vec<(f64, RedialAction)> =
-        w.actions.iter().map(|&(t, a)| (secs(t) - secs(gone), a)).collect();
+    let times: Vec<(f64, RedialAction)> = w
+        .actions
+        .iter()
+        .map(|&(t, a)| (secs(t) - secs(gone), a))
+        .collect();
     // Dead 15 s after the first unanswered send: redial at once.
     let (t0, a0) = times[0];
     assert!((14.9..=15.1).contains(&t0), "{times:?}");
@@ -137,7 +140,10 @@ fn a_dead_server_is_redialled_with_backoff_until_it_returns() {
         .map(|(t, a)| match a {
             RedialAction::RedialNow { reason } => format!("{t:.1} redial ({reason})"),
             RedialAction::Wait { until, reason } => {
-                format!("{t:.1} wait {:.1} s ({reason})", secs(*until) - secs(gone) - t)
+                format!(
+                    "{t:.1} wait {:.1} s ({reason})",
+                    secs(*until) - secs(gone) - t
+                )
             }
             other => format!("{t:.1} {other:?}"),
         })
@@ -167,7 +173,10 @@ fn a_dead_server_is_redialled_with_backoff_until_it_returns() {
             reason: RedialReason::BackoffOver
         }
     );
-    assert!(secs(t) - secs(gone) <= 71.0, "found within 10 s of its return");
+    assert!(
+        secs(t) - secs(gone) <= 71.0,
+        "found within 10 s of its return"
+    );
     // The schedule started over: a second outage again waits 5 s first.
     w.server_up = false;
     let n = w.actions.len();
