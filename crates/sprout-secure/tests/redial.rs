@@ -67,11 +67,11 @@ impl World {
             for d in to_server {
                 match self.server.handle(now, from, &d, &mut plain) {
                     ServerReceived::NewSession { id, .. } => self.session = Some(id),
-                    ServerReceived::Data { id } => {
-                        if self.server.seal(now, id, b"answer", &mut back).is_ok() {
-                            let r = self.client.handle(now, &back, &mut plain);
-                            self.redial.on_received(r);
-                        }
+                    ServerReceived::Data { id }
+                        if self.server.seal(now, id, b"answer", &mut back).is_ok() =>
+                    {
+                        let r = self.client.handle(now, &back, &mut plain);
+                        self.redial.on_received(r);
                     }
                     _ => {}
                 }
