@@ -61,6 +61,20 @@ pub struct ClientSettings {
     pub probe: bool,
 }
 
+impl ClientSettings {
+    /// The one check of a client's settings (the tunnel's own, and the command line's through
+    /// [`crate::config`]): a valid core configuration whose `max_datagram_bytes` is
+    /// [`MIN_DATAGRAM_BYTES`]`..=65535` bytes; returns that size.
+    pub fn validate(&self) -> Result<u16, SettingsError> {
+        self.core.validate()?;
+        let max = self.core.max_datagram_bytes;
+        u16::try_from(max)
+            .ok()
+            .filter(|&m| m >= MIN_DATAGRAM_BYTES)
+            .ok_or(SettingsError::DatagramSize { max })
+    }
+}
+
 /// Something that happened to the client.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClientTunnelEvent {
@@ -113,12 +127,7 @@ fn is_ours(a: &Option<Assignment>, dst: IpAddr) -> bool {
 impl TunnelClient {
     /// A client whose handshake starts at `now`.
     pub fn new(settings: ClientSettings, now: Instant) -> Result<TunnelClient, SettingsError> {
-        settings.core.validate()?;
-        let max = settings.core.max_datagram_bytes;
-        let max_datagram_bytes = u16::try_from(max)
-            .ok()
-            .filter(|&m| m >= MIN_DATAGRAM_BYTES)
-            .ok_or(SettingsError::DatagramSize { max })?;
+        let max_datagram_bytes = settings.validate()?;
         let greeting = Greeting { max_datagram_bytes }.encode();
         let redial = Redial::new(settings.secure, &greeting, Reconnect::default());
         let secure = redial.client(now)?;
