@@ -17,10 +17,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::conn::{ConnShared, Link};
-use crate::secure_client::SecureClient;
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
+
+use crate::conn::{ConnShared, Link};
+use crate::secure_client::SecureClient;
 
 /// Token of the UDP socket in the poller.
 pub(crate) const SOCKET: Token = Token(0);
