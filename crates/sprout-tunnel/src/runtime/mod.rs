@@ -1,5 +1,5 @@
 //! The runtime of both tunnel ends: the TUN device, one UDP socket and the sans-IO engine
-//! ([`TunnelServer`] or [`TunnelClient`]) on one thread, with status lines.
+//! ([`crate::TunnelServer`] or [`crate::TunnelClient`]) on one thread, with status lines.
 //!
 //! Each end is one event loop (`mio`, edge-triggered) over the TUN descriptor, a non-blocking
 //! UDP socket (4 MiB send and receive buffers asked of the kernel) and the engine's

@@ -19,8 +19,8 @@ use crate::config::TunnelServerConfig;
 use crate::device::{self, Device, DeviceSpec, SetupError};
 use crate::server::{ServerTunnelEvent, TunnelServer};
 
-/// A running server or client, made by [`Server::new`]/[`Client::new`] and run by their `run`.
-/// Exposes the stop handle before running.
+/// A running server, made by [`Server::new`] and run by [`Server::run`] (as
+/// [`super::Client`] is for the client). Exposes the stop handle before running.
 pub struct Server {
     cfg: TunnelServerConfig,
     engine: TunnelServer,
