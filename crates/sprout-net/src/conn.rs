@@ -103,9 +103,10 @@ pub(crate) struct Link {
     /// A server session asked the driver for service and is in its list (avoids duplicates).
     pub dirty: bool,
     /// A client whose server fell silent is redialling (its old connection is gone, what the
-    /// application sends waits in `early`).
+    /// application sends waits in `early`); published by the driver from its redial machine.
     pub reconnecting: bool,
-    /// Times a client's session was re-established after its server fell silent.
+    /// Times a client's session was re-established after its server fell silent (published by
+    /// the driver from its redial machine).
     pub reconnections: u64,
     /// Application datagrams the old connection had received but the application had not
     /// read when the client started redialling; read before the new connection's.
@@ -151,7 +152,6 @@ impl Link {
                 self.leftover.push_back(d);
             }
         }
-        self.reconnecting = true;
     }
 
     /// The next received application datagram (the old connection's first, after a
@@ -163,13 +163,8 @@ impl Link {
         self.conn.as_mut().and_then(|c| c.recv())
     }
 
-    /// Installs the connection: what the application sent early goes into it. A reconnecting
-    /// client is connected again (counted in `reconnections`).
+    /// Installs the connection: what the application sent early goes into it.
     pub(crate) fn install(&mut self, mut conn: Connection) {
-        if self.reconnecting {
-            self.reconnecting = false;
-            self.reconnections += 1;
-        }
         conn.set_keep_incoming(self.keep_incoming);
         for d in self.early.drain(..) {
             conn.send(d);

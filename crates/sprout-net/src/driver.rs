@@ -9,13 +9,8 @@
 //! handshake completes: the connection is created then, and what the application sent before
 //! goes into it.
 //!
-//! Dead peers (WireGuard's rule): when `dead_after` (see
-//! [`crate::endpoint::ReconnectOptions`]) passes after the
-//! client sent a datagram without an authenticated one from the server, the server is dead
-//! (restarted, closed the session as idle, out of reach). The driver drops the connection and
-//! starts a fresh handshake with the same keys and greeting; an unanswered one is retried after
-//! a growing wait (see [`Redial`]). A first handshake that nobody answers still fails the
-//! endpoint: that is a wrong address or key more often than an outage.
+//! Dead peers and redials (WireGuard's rule, sprout-secure's [`sprout_secure::Redial`]): see
+//! [`crate::secure_client`], the sans-IO part of the driver that runs them.
 
 use std::io;
 use std::net::SocketAddr;
@@ -24,10 +19,9 @@ use std::time::Duration;
 
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
-use sprout_core::Connection;
-use sprout_secure::{Client, ClientConfig, ClientReceived};
 
 use crate::conn::{ConnShared, Link};
+use crate::secure_client::SecureClient;
 
 /// Token of the UDP socket in the poller.
 pub(crate) const SOCKET: Token = Token(0);
@@ -221,108 +215,20 @@ pub(crate) fn send_gso(
     }
 }
 
-/// A client's dead-peer detection and redial schedule: what a fresh handshake needs (the
-/// keys and the greeting) and when the next one is due.
-pub(crate) struct Redial {
-    keys: ClientConfig,
-    greeting: Vec<u8>,
-    /// Redial at all (else a dead server ends the endpoint).
-    enabled: bool,
-    /// Silence after a send that makes the server dead.
-    dead_after: Duration,
-    /// First and longest wait between unanswered redials.
-    backoff_min: Duration,
-    backoff_max: Duration,
-    /// The session was established at least once (the keys and address are right).
-    ever_established: bool,
-    /// When the client first sent after the server's last authenticated datagram.
-    unanswered_since: Option<sprout_core::Instant>,
-    /// When the next handshake starts, while waiting between unanswered ones.
-    next_attempt: Option<sprout_core::Instant>,
-    /// The wait after the next unanswered handshake.
-    backoff: Duration,
-}
-
-impl Redial {
-    /// A schedule for a client with `keys` and `greeting`: redial if `enabled`, a server
-    /// silent for `dead_after` after a send is dead, and unanswered redials wait from
-    /// `backoff.0` doubling up to `backoff.1`.
-    pub(crate) fn new(
-        keys: ClientConfig,
-        greeting: Vec<u8>,
-        enabled: bool,
-        dead_after: Duration,
-        backoff: (Duration, Duration),
-    ) -> Redial {
-        Redial {
-            keys,
-            greeting,
-            enabled,
-            dead_after,
-            backoff_min: backoff.0,
-            backoff_max: backoff.1,
-            ever_established: false,
-            unanswered_since: None,
-            next_attempt: None,
-            backoff: backoff.0,
-        }
-    }
-
-    /// An authenticated datagram came from the server.
-    fn answered(&mut self) {
-        self.unanswered_since = None;
-    }
-
-    /// A sealed datagram left for the server at `now`.
-    fn sent(&mut self, now: sprout_core::Instant) {
-        self.unanswered_since.get_or_insert(now);
-    }
-
-    /// A handshake completed: the schedule starts over.
-    fn established(&mut self) {
-        self.ever_established = true;
-        self.unanswered_since = None;
-        self.next_attempt = None;
-        self.backoff = self.backoff_min;
-    }
-
-    /// When the server is dead if nothing comes.
-    fn dead_at(&self) -> Option<sprout_core::Instant> {
-        self.unanswered_since
-            .map(|t| t + sprout_core::time::Duration::from(self.dead_after))
-    }
-
-    /// A redial handshake went unanswered at `now`: the next one waits.
-    fn unanswered(&mut self, now: sprout_core::Instant) {
-        self.next_attempt = Some(now + sprout_core::time::Duration::from(self.backoff));
-        self.backoff = (self.backoff * 2).min(self.backoff_max);
-    }
-
-    /// A fresh security layer with the same keys and greeting, its handshake starting at
-    /// `now`.
-    fn client(&mut self, now: sprout_core::Instant) -> Result<Client, sprout_secure::SecureError> {
-        self.next_attempt = None;
-        self.unanswered_since = None;
-        Client::new(self.keys.clone(), now, &self.greeting)
-    }
-}
-
 /// Runs a client's driver until the application closes the endpoint, the first handshake
 /// fails, or the poller fails.
 pub(crate) fn run_client(
     shared: Arc<ConnShared>,
     poll: Poll,
     socket: UdpSocket,
-    secure: Client,
+    secure: SecureClient,
     remote: SocketAddr,
-    redial: Redial,
 ) {
     ClientDriver {
         gather: Gather::new(&socket),
         poll,
         socket,
         secure,
-        redial,
         remote,
         events: Events::with_capacity(64),
         rx: vec![0u8; MAX_UDP],
@@ -341,8 +247,8 @@ pub(crate) fn run_client(
 struct ClientDriver {
     poll: Poll,
     socket: UdpSocket,
-    secure: Client,
-    redial: Redial,
+    /// The security layer and its redial machine.
+    secure: SecureClient,
     remote: SocketAddr,
     events: Events,
     rx: Vec<u8>,
@@ -455,25 +361,8 @@ impl ClientDriver {
                         st.counters.other_sources += 1;
                         continue;
                     }
-                    let received = self.secure.handle(now, &self.rx[..n], &mut self.plaintext);
-                    if !matches!(received, ClientReceived::Dropped(_)) {
-                        self.redial.answered();
-                    }
-                    match received {
-                        ClientReceived::Established => {
-                            self.redial.established();
-                            if st.conn.is_none() {
-                                match Connection::new(st.config.clone(), now) {
-                                    Ok(c) => st.install(c),
-                                    Err(e) => {
-                                        st.finish(format!("invalid configuration: {e}"));
-                                    }
-                                }
-                            }
-                        }
-                        ClientReceived::Data => st.deliver(now, &self.plaintext, n),
-                        ClientReceived::Control | ClientReceived::Dropped(_) => {}
-                    }
+                    self.secure
+                        .handle(st, now, &self.rx[..n], &mut self.plaintext);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -492,58 +381,12 @@ impl ClientDriver {
     /// Runs the security layer's and the connection's timers, and the dead-peer and redial
     /// ones; false if the session has ended.
     fn run_timers(&mut self, st: &mut Link, now: sprout_core::Instant) -> bool {
-        if self.secure.poll_timeout().is_some_and(|t| t <= now) {
-            self.secure.handle_timeout(now);
+        let timers = self.secure.run_timers(st, now);
+        if timers.redialled {
+            // The old session's datagrams are stale.
+            self.blocked = None;
         }
-        if let Some(e) = self.secure.error() {
-            if !self.redial.ever_established || !self.redial.enabled {
-                st.secure_error = Some(e.clone());
-                st.secure = Some(self.secure.stats());
-                st.finish(e.to_string());
-            } else if self.redial.next_attempt.is_none() {
-                // A redial (or the keys' rekey) went unanswered: wait, then try again.
-                st.secure = Some(self.secure.stats());
-                if st.conn.is_some() {
-                    st.drop_connection();
-                }
-                self.redial.unanswered(now);
-            }
-        }
-        if self.redial.dead_at().is_some_and(|t| now >= t) && st.conn.is_some() {
-            if !self.redial.enabled {
-                st.finish(format!(
-                    "the server sent nothing authenticated for {} s after this client sent (restarted, closed the session, or out of reach)",
-                    self.redial.dead_after.as_secs()
-                ));
-            } else {
-                st.drop_connection();
-                self.redial_now(st, now);
-            }
-        }
-        if self.redial.next_attempt.is_some_and(|t| now >= t) {
-            self.redial_now(st, now);
-        }
-        if st.ended {
-            return false;
-        }
-        if let Some(c) = st.conn.as_mut() {
-            c.handle_timeout(now);
-        }
-        true
-    }
-
-    /// Starts a fresh handshake at `now` (same keys, greeting and server).
-    fn redial_now(&mut self, st: &mut Link, now: sprout_core::Instant) {
-        match self.redial.client(now) {
-            Ok(c) => {
-                self.secure = c;
-                self.blocked = None;
-            }
-            Err(e) => {
-                st.secure_error = Some(e.clone());
-                st.finish(e.to_string());
-            }
-        }
+        !timers.ended
     }
 
     /// Sends what is blocked, the security layer's own datagrams, then the connection's
@@ -552,20 +395,19 @@ impl ClientDriver {
         if let Some((d, segment)) = self.blocked.take() {
             self.send_segments(st, &d, segment);
         }
-        while self.blocked.is_none() && self.secure.poll_transmit(now, &mut self.out) {
+        while self.blocked.is_none() && self.secure.secure.poll_transmit(now, &mut self.out) {
             let d = std::mem::take(&mut self.out);
             self.send_segments(st, &d, d.len());
             self.out = d;
         }
         let mut sent = 0;
-        while self.blocked.is_none() && sent < SEND_BATCH && self.secure.is_established() {
+        while self.blocked.is_none() && sent < SEND_BATCH && self.secure.secure.is_established() {
             if st.next_transmit(now, &mut self.tx).is_none() {
                 break;
             }
             sent += 1;
             match self.secure.seal(now, &self.tx, &mut self.out) {
                 Ok(()) => {
-                    self.redial.sent(now);
                     let d = std::mem::take(&mut self.out);
                     self.gather(st, &d);
                     self.out = d;
@@ -579,7 +421,7 @@ impl ClientDriver {
             self.more_input = true;
         }
         st.peer = Some(self.remote);
-        st.secure = Some(self.secure.stats());
+        st.secure = Some(self.secure.secure.stats());
     }
 
     /// Adds sealed datagram `d` to those gathered, sending them first if it cannot join
@@ -657,11 +499,7 @@ impl ClientDriver {
     /// blocked.
     fn next_timeout(&self, st: &mut Link, shared: &ConnShared) -> Option<Duration> {
         let mut deadline = st.poll_timeout();
-        let dead = self.redial.dead_at().filter(|_| st.conn.is_some());
-        for t in [self.secure.poll_timeout(), dead, self.redial.next_attempt]
-            .into_iter()
-            .flatten()
-        {
+        if let Some(t) = self.secure.poll_timeout() {
             deadline = Some(deadline.map_or(t, |d| d.min(t)));
         }
         let now = shared.clock.now();

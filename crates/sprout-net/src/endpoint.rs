@@ -9,14 +9,15 @@ use std::time::{Duration, Instant};
 use mio::net::UdpSocket;
 use mio::{Interest, Poll, Waker};
 use sprout_core::Config;
-use sprout_secure::{Client, ClientConfig, PublicKey, SecureError};
+use sprout_secure::{ClientConfig, PublicKey, RedialPolicy, SecureError};
 
 use serde::Serialize;
 
 use crate::clock::Clock;
 use crate::conn::{ConnShared, Link};
-use crate::driver::{self, Redial, SOCKET, WAKER};
+use crate::driver::{self, SOCKET, WAKER};
 use crate::error::NetError;
+use crate::secure_client::SecureClient;
 use crate::stats::EndpointStats;
 
 /// How long a client waits for an authenticated datagram from its server after it sent one
@@ -69,20 +70,20 @@ impl Default for ReconnectOptions {
 }
 
 impl ReconnectOptions {
-    /// Checks the durations: `dead_after` and `backoff_min` above zero, `backoff_max` at
+    /// The options as sprout-secure's redial machine takes them (durations in whole
+    /// microseconds), checked: `dead_after` and `backoff_min` above zero, `backoff_max` at
     /// least `backoff_min`.
-    fn validate(&self) -> Result<(), NetError> {
-        if self.dead_after.is_zero() || self.backoff_min.is_zero() {
-            return Err(NetError::Config(
-                "reconnect: dead_after and backoff_min must be above zero".into(),
-            ));
-        }
-        if self.backoff_max < self.backoff_min {
-            return Err(NetError::Config(
-                "reconnect: backoff_max must be at least backoff_min".into(),
-            ));
-        }
-        Ok(())
+    pub(crate) fn policy(&self) -> Result<RedialPolicy, NetError> {
+        let policy = RedialPolicy {
+            enabled: self.enabled,
+            dead_after: self.dead_after.into(),
+            backoff_min: self.backoff_min.into(),
+            backoff_max: self.backoff_max.into(),
+        };
+        policy
+            .validate()
+            .map_err(|e| NetError::Config(format!("reconnect: {e}")))?;
+        Ok(policy)
     }
 }
 
@@ -176,17 +177,10 @@ impl Endpoint {
         config
             .validate()
             .map_err(|e| NetError::Config(e.to_string()))?;
-        reconnect.validate()?;
+        let policy = reconnect.policy()?;
         let clock = Clock::new();
         let server_key = keys.server_key;
-        let redial = Redial::new(
-            keys.clone(),
-            greeting.to_vec(),
-            reconnect.enabled,
-            reconnect.dead_after,
-            (reconnect.backoff_min, reconnect.backoff_max),
-        );
-        let secure = Client::new(keys, clock.now(), greeting)?;
+        let secure = SecureClient::new(keys, greeting, policy, clock.now())?;
         let mut socket = UdpSocket::bind(local)
             .map_err(|e| NetError::io(format!("binding UDP socket to {local}"), e))?;
         crate::driver::ask_socket_buffers(&socket, crate::server::DEFAULT_SOCKET_BUFFER_BYTES);
@@ -207,7 +201,7 @@ impl Endpoint {
         let driver_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name(format!("sprout-net {local}"))
-            .spawn(move || driver::run_client(driver_shared, poll, socket, secure, remote, redial))
+            .spawn(move || driver::run_client(driver_shared, poll, socket, secure, remote))
             .map_err(|e| NetError::io("starting the driver thread", e))?;
         Ok(Endpoint {
             shared,

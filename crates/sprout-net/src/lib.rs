@@ -73,6 +73,7 @@ mod driver;
 pub mod endpoint;
 pub mod error;
 pub mod message;
+mod secure_client;
 pub mod server;
 pub mod stats;
 #[cfg(feature = "tokio")]

@@ -32,6 +32,7 @@
 //! | [`server`] | [`Server`]: many sessions on one socket |
 //! | [`client`] | [`Client`]: one session to a server |
 //! | [`stats`] | [`SecureStats`], [`DropReason`] |
+//! | [`redial`] | [`Redial`]: a client's dead-peer detection and redial schedule |
 //!
 //! A session in memory (the runtime does the same with a socket in between):
 //!
@@ -78,7 +79,7 @@
 
 pub mod client;
 pub mod cookie;
-pub mod dead_peer;
+pub mod redial;
 pub mod handshake;
 pub mod keys;
 mod keyset;
@@ -89,7 +90,10 @@ pub mod stats;
 pub mod wire;
 
 pub use client::{Client, ClientConfig, ClientReceived};
-pub use dead_peer::{DEAD_PEER_TIMEOUT, REDIAL_BACKOFF_MAX, REDIAL_BACKOFF_MIN};
+pub use redial::{
+    Redial, RedialAction, RedialPolicy, RedialPolicyError, RedialReason, DEAD_PEER_TIMEOUT,
+    REDIAL_BACKOFF_MAX, REDIAL_BACKOFF_MIN,
+};
 pub use handshake::RefusalReason;
 pub use keys::{read_allowed_keys, KeyError, PrivateKey, PublicKey};
 pub use server::{AllowedClients, Server, ServerConfig, ServerEvent, ServerReceived, SessionInfo};

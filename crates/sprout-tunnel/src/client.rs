@@ -10,13 +10,14 @@
 //! client runs. The relay gives a returning key its addresses again (the same ones when they
 //! are still free: a new session from a key replaces its old one). Only a session that was up
 //! once is redialled: a first handshake nobody answers (wrong key, relay not running) fails.
+//! The schedule is sprout-secure's [`Redial`], the one sprout-net's `Endpoint` runs too.
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
 use sprout_core::time::{Duration, Instant};
 use sprout_core::Config;
-use sprout_secure::{Client, ClientConfig, ClientReceived};
+use sprout_secure::{Client, ClientConfig, ClientReceived, Redial, RedialAction, RedialReason};
 
 use crate::control::{self, Assignment, Control, Greeting, PayloadKind};
 use crate::flow_queue::FlowQueueConfig;
@@ -39,26 +40,12 @@ pub const ASSIGN_TIMEOUT: Duration = Duration::from_secs(10);
 /// redials wait 5 s, doubling up to 10 s (shared with sprout-net's client, in sprout-secure).
 pub use sprout_secure::{DEAD_PEER_TIMEOUT, REDIAL_BACKOFF_MAX, REDIAL_BACKOFF_MIN};
 
-/// When a [`TunnelClient`] considers its relay dead, and how it redials.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reconnect {
-    /// Silence after a send that makes the relay dead (default [`DEAD_PEER_TIMEOUT`]).
-    pub dead_after: Duration,
-    /// The wait after a first unanswered redial (default [`REDIAL_BACKOFF_MIN`]).
-    pub backoff_min: Duration,
-    /// The longest wait between redials (default [`REDIAL_BACKOFF_MAX`]).
-    pub backoff_max: Duration,
-}
-
-impl Default for Reconnect {
-    fn default() -> Self {
-        Reconnect {
-            dead_after: DEAD_PEER_TIMEOUT,
-            backoff_min: REDIAL_BACKOFF_MIN,
-            backoff_max: REDIAL_BACKOFF_MAX,
-        }
-    }
-}
+/// When a [`TunnelClient`] considers its relay dead, and how it redials: sprout-secure's
+/// [`sprout_secure::RedialPolicy`] (silence after a send that makes the relay dead, default
+/// [`DEAD_PEER_TIMEOUT`]; the first and longest waits between unanswered redials, default
+/// [`REDIAL_BACKOFF_MIN`] and [`REDIAL_BACKOFF_MAX`]; with `enabled` off, a dead relay fails
+/// the tunnel instead).
+pub use sprout_secure::RedialPolicy as Reconnect;
 
 /// Configuration of a [`TunnelClient`].
 #[derive(Clone, Debug)]
@@ -72,6 +59,20 @@ pub struct ClientSettings {
     /// Pad the window while the session is active, so that the server measures the uplink
     /// even when it carries light traffic (see [`crate::session`]'s module docs; default off).
     pub probe: bool,
+}
+
+impl ClientSettings {
+    /// The one check of a client's settings (the tunnel's own, and the command line's through
+    /// [`crate::config`]): a valid core configuration whose `max_datagram_bytes` is
+    /// [`MIN_DATAGRAM_BYTES`]`..=65535` bytes; returns that size.
+    pub fn validate(&self) -> Result<u16, SettingsError> {
+        self.core.validate()?;
+        let max = self.core.max_datagram_bytes;
+        u16::try_from(max)
+            .ok()
+            .filter(|&m| m >= MIN_DATAGRAM_BYTES)
+            .ok_or(SettingsError::DatagramSize { max })
+    }
 }
 
 /// Something that happened to the client.
@@ -95,11 +96,9 @@ pub enum ClientTunnelEvent {
 /// The mobile host's end of the tunnel.
 pub struct TunnelClient {
     secure: Client,
-    /// The keys and greeting of every handshake (a redial uses them again).
-    keys: ClientConfig,
-    greeting: Vec<u8>,
-    reconnect: Reconnect,
-    redial: RedialState,
+    /// Dead-peer detection and the redial schedule; it holds the keys and greeting of every
+    /// handshake.
+    redial: Redial,
     core: Config,
     queue: FlowQueueConfig,
     probe: bool,
@@ -120,23 +119,6 @@ pub struct TunnelClient {
     payloads: Vec<Vec<u8>>,
 }
 
-/// Where the client stands with its relay's liveness.
-#[derive(Clone, Copy, Debug, Default)]
-struct RedialState {
-    /// A session was up once (the keys and the address are right).
-    ever_established: bool,
-    /// When the client first sent after the relay's last authenticated datagram.
-    unanswered_since: Option<Instant>,
-    /// The relay is dead and the client redials it.
-    reconnecting: bool,
-    /// When the next redial starts, while waiting after an unanswered one.
-    next_attempt: Option<Instant>,
-    /// The wait after the next unanswered redial.
-    backoff: Duration,
-    /// Sessions re-established after the relay fell silent.
-    reconnections: u64,
-}
-
 /// Whether `dst` is our tunnel address of its family.
 fn is_ours(a: &Option<Assignment>, dst: IpAddr) -> bool {
     a.as_ref().is_some_and(|a| is_client_address(a, dst))
@@ -145,25 +127,13 @@ fn is_ours(a: &Option<Assignment>, dst: IpAddr) -> bool {
 impl TunnelClient {
     /// A client whose handshake starts at `now`.
     pub fn new(settings: ClientSettings, now: Instant) -> Result<TunnelClient, SettingsError> {
-        settings.core.validate()?;
-        let max = settings.core.max_datagram_bytes;
-        let max_datagram_bytes = u16::try_from(max)
-            .ok()
-            .filter(|&m| m >= MIN_DATAGRAM_BYTES)
-            .ok_or(SettingsError::DatagramSize { max })?;
+        let max_datagram_bytes = settings.validate()?;
         let greeting = Greeting { max_datagram_bytes }.encode();
-        let keys = settings.secure.clone();
-        let secure = Client::new(settings.secure, now, &greeting)?;
-        let reconnect = Reconnect::default();
+        let redial = Redial::new(settings.secure, &greeting, Reconnect::default());
+        let secure = redial.client(now)?;
         Ok(TunnelClient {
             secure,
-            keys,
-            greeting,
-            reconnect,
-            redial: RedialState {
-                backoff: reconnect.backoff_min,
-                ..RedialState::default()
-            },
+            redial,
             core: settings.core,
             queue: settings.queue,
             probe: settings.probe,
@@ -192,24 +162,23 @@ impl TunnelClient {
     /// Sets when the relay counts as dead and how it is redialled (default
     /// [`Reconnect::default`]).
     pub fn set_reconnect(&mut self, reconnect: Reconnect) {
-        self.reconnect = reconnect;
-        self.redial.backoff = reconnect.backoff_min;
+        self.redial.set_policy(reconnect);
     }
 
     /// Whether the relay fell silent and the client redials it.
     pub fn is_reconnecting(&self) -> bool {
-        self.redial.reconnecting
+        self.redial.is_reconnecting()
     }
 
     /// Sessions re-established after the relay fell silent.
     pub fn reconnections(&self) -> u64 {
-        self.redial.reconnections
+        self.redial.reconnections()
     }
 
-    /// Reports the security layer's failure once (only the first session's: a later one is
-    /// redialled).
+    /// Reports the security layer's failure once when it ends the tunnel (the first
+    /// session's, or any with redialling off: a later one is redialled).
     fn check_failed(&mut self) {
-        if self.failed || self.redial.ever_established {
+        if self.failed || !self.redial.gives_up(&self.secure) {
             return;
         }
         if let Some(e) = self.secure.error() {
@@ -222,9 +191,7 @@ impl TunnelClient {
     /// Takes a UDP datagram from the server that arrived at `now`. Never panics.
     pub fn handle_udp(&mut self, now: Instant, datagram: &[u8]) {
         let received = self.secure.handle(now, datagram, &mut self.plaintext);
-        if !matches!(received, ClientReceived::Dropped(_)) {
-            self.redial.unanswered_since = None;
-        }
+        self.redial.on_received(received);
         match received {
             ClientReceived::Established => {
                 match SessionPath::new(self.core.clone(), self.queue.clone(), now) {
@@ -232,14 +199,6 @@ impl TunnelClient {
                         p.set_probe(self.probe);
                         self.path = Some(p);
                         self.established = Some(now);
-                        let r = &mut self.redial;
-                        r.ever_established = true;
-                        r.next_attempt = None;
-                        r.backoff = self.reconnect.backoff_min;
-                        if r.reconnecting {
-                            r.reconnecting = false;
-                            r.reconnections = r.reconnections.saturating_add(1);
-                        }
                         self.push_event(ClientTunnelEvent::Established);
                     }
                     Err(e) => {
@@ -350,7 +309,7 @@ impl TunnelClient {
             while path.poll_transmit(now, &mut self.tx) {
                 match self.secure.seal(now, &self.tx, buf) {
                     Ok(()) => {
-                        self.redial.unanswered_since.get_or_insert(now);
+                        self.redial.on_sealed(now);
                         return true;
                     }
                     Err(_) => bump(&mut self.drops.seal_failed),
@@ -374,58 +333,47 @@ impl TunnelClient {
         }
     }
 
-    /// When the relay counts as dead if nothing authenticated comes, while the session is up.
-    fn dead_at(&self) -> Option<Instant> {
-        self.path.as_ref()?;
-        self.redial
-            .unanswered_since
-            .map(|t| t + self.reconnect.dead_after)
-    }
-
-    /// The relay is dead, or a redial went unanswered: what to do at `now`.
+    /// The relay is dead, or a redial went unanswered: what [`Redial`] says to do at `now`.
     fn run_redial(&mut self, now: Instant) {
-        if self.failed || !self.redial.ever_established {
+        if self.failed {
             return;
         }
-        if self.dead_at().is_some_and(|t| now >= t) {
-            let silent = self
-                .redial
-                .unanswered_since
-                .map_or(0, |t| (now - t).as_micros());
-            self.path = None;
-            self.redial.reconnecting = true;
-            self.push_event(ClientTunnelEvent::Reconnecting(format!(
-                "no authenticated datagram from the server for {} s: redialling",
-                silent / 1_000_000
-            )));
-            self.redial_now(now);
-        } else if self.secure.error().is_some() && self.redial.next_attempt.is_none() {
-            // A redial (or a rekey whose keys then expired) went unanswered.
-            if !self.redial.reconnecting {
-                self.redial.reconnecting = true;
-                self.push_event(ClientTunnelEvent::Reconnecting(
-                    "the session's keys expired without a rekey: redialling".into(),
-                ));
-            }
-            self.path = None;
-            let r = &mut self.redial;
-            r.next_attempt = Some(now + r.backoff);
-            r.backoff = (r.backoff * 2).min(self.reconnect.backoff_max);
-        }
-        if self.redial.next_attempt.is_some_and(|t| now >= t) {
-            self.redial_now(now);
-        }
-    }
-
-    /// A fresh handshake at `now`: the same keys and greeting.
-    fn redial_now(&mut self, now: Instant) {
-        self.redial.next_attempt = None;
-        self.redial.unanswered_since = None;
-        match Client::new(self.keys.clone(), now, &self.greeting) {
-            Ok(c) => self.secure = c,
-            Err(e) => {
+        let Some(action) = self.redial.poll(now, &self.secure) else {
+            return;
+        };
+        // Each action drops the session (a give-up ends the tunnel).
+        self.path = None;
+        match action {
+            // The failure is reported by `check_failed`.
+            RedialAction::GiveUp => {}
+            RedialAction::GiveUpDead { silent } => {
                 self.failed = true;
-                self.push_event(ClientTunnelEvent::Failed(format!("redialling: {e}")));
+                self.push_event(ClientTunnelEvent::Failed(format!(
+                    "{}: redialling is off",
+                    RedialReason::Silent { silent }
+                )));
+            }
+            RedialAction::RedialNow { reason } => {
+                if let RedialReason::Silent { .. } = reason {
+                    self.push_event(ClientTunnelEvent::Reconnecting(format!(
+                        "{reason}: redialling"
+                    )));
+                }
+                match self.redial.client(now) {
+                    Ok(c) => self.secure = c,
+                    Err(e) => {
+                        self.failed = true;
+                        self.push_event(ClientTunnelEvent::Failed(format!("redialling: {e}")));
+                    }
+                }
+            }
+            RedialAction::Wait { reason, .. } => {
+                // A session whose keys expired; an unanswered redial was announced already.
+                if reason == RedialReason::SessionFailed {
+                    self.push_event(ClientTunnelEvent::Reconnecting(format!(
+                        "{reason}: redialling"
+                    )));
+                }
             }
         }
     }
@@ -455,10 +403,9 @@ impl TunnelClient {
         }
         let mut next = self.secure.poll_timeout();
         let deadline = self.assign_deadline();
-        let dead = self.dead_at();
         let path = self.path.as_mut().and_then(|p| p.poll_timeout());
-        let redial = self.redial.next_attempt;
-        for t in [deadline, path, dead, redial].into_iter().flatten() {
+        let redial = self.redial.poll_timeout();
+        for t in [deadline, path, redial].into_iter().flatten() {
             next = Some(next.map_or(t, |n| n.min(t)));
         }
         next
@@ -505,8 +452,8 @@ impl TunnelClient {
             secure_drops: secure_drops(&self.secure.stats()),
             tun_read_packets: self.tun_read_packets,
             tun_write_packets: self.tun_write_packets,
-            reconnecting: self.redial.reconnecting,
-            reconnections: self.redial.reconnections,
+            reconnecting: self.redial.is_reconnecting(),
+            reconnections: self.redial.reconnections(),
         }
     }
 }

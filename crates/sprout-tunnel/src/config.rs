@@ -42,10 +42,10 @@ use sprout_secure::{
 };
 
 use crate::client::ClientSettings;
-use crate::control::{MIN_TUN_MTU_V4, MIN_TUN_MTU_V6};
 use crate::flow_queue::FlowQueueConfig;
 use crate::mtu;
 use crate::server::{PinnedAddresses, ServerSettings};
+use crate::settings_error::SettingsError;
 
 /// Default UDP address of the server.
 pub const DEFAULT_LISTEN: &str = "0.0.0.0:9200";
@@ -70,23 +70,63 @@ pub const DEFAULT_STATUS_INTERVAL_S: f64 = 1.0;
 /// Longest interface name Linux accepts (bytes).
 pub const MAX_DEVICE_NAME: usize = 15;
 
-/// A configuration error, worded for the person who typed the flag or wrote the file.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub String);
-
-fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
-    Err(ConfigError(msg.into()))
+/// A configuration error, worded for the person who typed the flag or wrote the file; each
+/// names the flag (or the `--config` file's entry) it is about.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// A flag (or its key in the `--config` file, or the file itself) missing, malformed or out
+    /// of range.
+    #[error("{message}")]
+    Flag {
+        /// The flag: `--address`, `--path-mtu`, ..., `--config`, or `[[peer]]` for an entry of
+        /// the file.
+        flag: &'static str,
+        /// The whole message, starting with the flag and its value.
+        message: String,
+    },
+    /// Settings that the tunnel's one check ([`ServerSettings::validate`],
+    /// [`ClientSettings::validate`], which its ends run too) refuses, with the flag (and value)
+    /// that set them.
+    #[error("{flag}: {source}{hint}")]
+    Settings {
+        /// The flag and its value (`--address 10.77.0.0/24`), or the `[[peer]]` entry.
+        flag: String,
+        /// What is wrong.
+        #[source]
+        source: SettingsError,
+        /// What to change, when the flag alone does not say (may be empty).
+        hint: &'static str,
+    },
 }
 
-/// The forecast confidence: the paper's 0.95 unless given, strictly between 0 and 1.
-fn confidence(given: Option<f64>) -> Result<f64, ConfigError> {
-    match given {
-        None => Ok(Config::default().confidence),
-        Some(p) if p > 0.0 && p < 1.0 => Ok(p),
-        Some(p) => err(format!(
-            "--confidence {p}: the forecast confidence must be strictly between 0 and 1"
-        )),
+impl ConfigError {
+    /// A [`ConfigError::Flag`].
+    fn flag(flag: &'static str, message: impl Into<String>) -> ConfigError {
+        ConfigError::Flag {
+            flag,
+            message: message.into(),
+        }
+    }
+}
+
+fn err<T>(flag: &'static str, message: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError::flag(flag, message))
+}
+
+/// The forecast confidence: the paper's 0.95 unless given (the core's check,
+/// [`Config::validate`], wants it strictly between 0 and 1).
+fn confidence(given: Option<f64>) -> f64 {
+    given.unwrap_or(Config::default().confidence)
+}
+
+/// The flag behind a core configuration the core's check refused: `--confidence` for the
+/// confidence, else `--model` (whose parameters make the rest).
+fn core_flag(e: &SettingsError, confidence: f64) -> String {
+    match e {
+        SettingsError::Core(sprout_core::ConfigError::Confidence(_)) => {
+            format!("--confidence {confidence}")
+        }
+        _ => "--model".into(),
     }
 }
 
@@ -309,8 +349,8 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// [`sprout_files::excerpt`] of the offending line.
 fn read_toml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, ConfigError> {
     let text = sprout_files::read_to_string_capped(path, MAX_CONFIG_BYTES)
-        .map_err(|e| ConfigError(format!("--config: {e}")))?;
-    toml::from_str(&text).map_err(|e| ConfigError(toml_error(path, &text, &e)))
+        .map_err(|e| ConfigError::flag("--config", format!("--config: {e}")))?;
+    toml::from_str(&text).map_err(|e| ConfigError::flag("--config", toml_error(path, &text, &e)))
 }
 
 /// A TOML error as `--config PATH: line N: message (at: excerpt of the line)`, never the
@@ -356,11 +396,21 @@ fn quote(value: &str) -> String {
 }
 
 /// Resolves `HOST:PORT` (IPv4, `[IPv6]:port`, or a host name) to its first address.
-pub fn resolve(flag: &str, addr: &str) -> Result<SocketAddr, ConfigError> {
+pub fn resolve(flag: &'static str, addr: &str) -> Result<SocketAddr, ConfigError> {
     addr.to_socket_addrs()
-        .map_err(|e| ConfigError(format!("{flag} {}: {e} (expected HOST:PORT)", quote(addr))))?
+        .map_err(|e| {
+            ConfigError::flag(
+                flag,
+                format!("{flag} {}: {e} (expected HOST:PORT)", quote(addr)),
+            )
+        })?
         .next()
-        .ok_or_else(|| ConfigError(format!("{flag} {} resolves to no address", quote(addr))))
+        .ok_or_else(|| {
+            ConfigError::flag(
+                flag,
+                format!("{flag} {} resolves to no address", quote(addr)),
+            )
+        })
 }
 
 /// Checks a device name or pattern: 1..=15 bytes, no `/`, whitespace or `:`, at most one `%d`
@@ -375,7 +425,7 @@ pub fn check_device_name(name: &str) -> Result<(), ConfigError> {
         || name.matches('%').count() > 1
         || (name.contains('%') && !name.contains("%d"));
     if bad {
-        return err(format!(
+        return err("--device", format!(
             "--device {}: an interface name is 1 to {MAX_DEVICE_NAME} bytes without '/', ':' or spaces, with at most one %d (the kernel picks the number)",
             quote(name)
         ));
@@ -383,11 +433,12 @@ pub fn check_device_name(name: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn seconds(flag: &str, v: f64, min: f64, max: f64) -> Result<Duration, ConfigError> {
+fn seconds(flag: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, ConfigError> {
     if !(v.is_finite() && v >= min && v <= max) {
-        return err(format!(
-            "{flag} must be a number of seconds from {min} to {max}, got {v}"
-        ));
+        return err(
+            flag,
+            format!("{flag} must be a number of seconds from {min} to {max}, got {v}"),
+        );
     }
     Ok(Duration::from_micros((v * 1e6).round() as u64))
 }
@@ -395,71 +446,45 @@ fn seconds(flag: &str, v: f64, min: f64, max: f64) -> Result<Duration, ConfigErr
 fn path_mtu(v: Option<u32>) -> Result<u16, ConfigError> {
     let v = v.unwrap_or(DEFAULT_PATH_MTU);
     if !(MIN_PATH_MTU..=u16::MAX as u32).contains(&v) {
-        return err(format!(
-            "--path-mtu must be {MIN_PATH_MTU}..=65535 bytes, got {v}"
-        ));
+        return err(
+            "--path-mtu",
+            format!("--path-mtu must be {MIN_PATH_MTU}..=65535 bytes, got {v}"),
+        );
     }
     Ok(v as u16)
 }
 
-/// Parses a server's `--address` (`none` allowed): the address must be a host address of its
-/// network with room for at least one client.
-fn parse_v4(flag: &str, s: &str) -> Result<Option<Ipv4Net>, ConfigError> {
+/// Parses a server's `--address` (`none` allowed); [`ServerSettings::validate`] checks it.
+fn parse_v4(flag: &'static str, s: &str) -> Result<Option<Ipv4Net>, ConfigError> {
     if s.eq_ignore_ascii_case("none") {
         return Ok(None);
     }
     let net: Ipv4Net = s.parse().map_err(|_| {
-        ConfigError(format!(
-            "{flag} {}: expected ADDRESS/PREFIX such as 10.77.0.1/24, or none",
-            quote(s)
-        ))
+        ConfigError::flag(
+            flag,
+            format!(
+                "{flag} {}: expected ADDRESS/PREFIX such as 10.77.0.1/24, or none",
+                quote(s)
+            ),
+        )
     })?;
-    if net.prefix_len() > 30 {
-        return err(format!(
-            "{flag} {s}: a /{} network has no room for clients (at most /30)",
-            net.prefix_len()
-        ));
-    }
-    if net.addr() == net.network() || net.addr() == net.broadcast() {
-        return err(format!(
-            "{flag} {s}: {} is the network's {} address; give the server's own address, e.g. {}/{}",
-            net.addr(),
-            if net.addr() == net.network() {
-                "network"
-            } else {
-                "broadcast"
-            },
-            Ipv4Addr::from(u32::from(net.network()).saturating_add(1)),
-            net.prefix_len()
-        ));
-    }
     Ok(Some(net))
 }
 
-fn parse_v6(flag: &str, s: &str) -> Result<Option<Ipv6Net>, ConfigError> {
+/// Parses a server's `--address6` (`none` allowed); [`ServerSettings::validate`] checks it.
+fn parse_v6(flag: &'static str, s: &str) -> Result<Option<Ipv6Net>, ConfigError> {
     if s.eq_ignore_ascii_case("none") {
         return Ok(None);
     }
     let net: Ipv6Net = s.parse().map_err(|_| {
-        ConfigError(format!(
-            "{flag} {}: expected ADDRESS/PREFIX such as fd77::1/64, or none",
-            quote(s)
-        ))
+        ConfigError::flag(
+            flag,
+            format!(
+                "{flag} {}: expected ADDRESS/PREFIX such as fd77::1/64, or none",
+                quote(s)
+            ),
+        )
     })?;
-    if net.prefix_len() > 126 {
-        return err(format!(
-            "{flag} {s}: a /{} network has no room for clients (at most /126)",
-            net.prefix_len()
-        ));
-    }
-    if net.addr() == net.network() {
-        return err(format!(
-            "{flag} {s}: {} is the network's own (subnet-router anycast) address; give the server's address, e.g. {}1/{}",
-            net.addr(),
-            net.network(),
-            net.prefix_len()
-        ));
-    }
     Ok(Some(net))
 }
 
@@ -470,19 +495,20 @@ fn allowed_clients(
     peers: &HashMap<PublicKey, PinnedAddresses>,
 ) -> Result<AllowedClients, ConfigError> {
     match (file, any) {
-        (Some(_), true) => err("give one of --allowed-clients FILE and --allow-any-client, not both"),
+        (Some(_), true) => err("--allowed-clients", "give one of --allowed-clients FILE and --allow-any-client, not both"),
         (None, true) => Ok(AllowedClients::Any),
         (None, false) if peers.is_empty() => err(
+        "--allowed-clients",
             "give --allowed-clients FILE (client public keys, one per line) or --allow-any-client, or [[peer]] entries in the --config file",
         ),
         (None, false) => Ok(AllowedClients::Keys(peers.keys().copied().collect())),
         (Some(path), false) => {
             let keys = read_allowed_keys(path)
-                .map_err(|e| ConfigError(format!("--allowed-clients: {e}")))?;
+                .map_err(|e| ConfigError::flag("--allowed-clients", format!("--allowed-clients: {e}")))?;
             let mut set: HashSet<PublicKey> = keys.into_iter().collect();
             set.extend(peers.keys().copied());
             if set.is_empty() {
-                return err(format!(
+                return err("--allowed-clients", format!(
                     "--allowed-clients: {} holds no key (one base64 public key per line, from `sprout keygen`)",
                     path.display()
                 ));
@@ -492,60 +518,79 @@ fn allowed_clients(
     }
 }
 
-fn pinned(
-    peers: &[PeerEntry],
-    v4: Option<Ipv4Net>,
-    v6: Option<Ipv6Net>,
-) -> Result<HashMap<PublicKey, PinnedAddresses>, ConfigError> {
+fn pinned(peers: &[PeerEntry]) -> Result<HashMap<PublicKey, PinnedAddresses>, ConfigError> {
     let mut out = HashMap::new();
-    let mut used: HashSet<IpAddr> = HashSet::new();
     for (i, p) in peers.iter().enumerate() {
-        let what = format!("[[peer]] {} (public_key {})", i + 1, quote(&p.public_key));
+        let what = peer_name(i, p);
         let key = PublicKey::from_base64(p.public_key.trim())
-            .map_err(|e| ConfigError(format!("{what}: {e}")))?;
-        if let Some(a) = p.address {
-            let Some(net) = v4 else {
-                return err(format!(
-                    "{what}: address {a} but the tunnel carries no IPv4"
-                ));
-            };
-            if !net.contains(&a) || a == net.network() || a == net.broadcast() || a == net.addr() {
-                return err(format!(
-                    "{what}: address {a} is not a client address of {} (the server is {})",
-                    net.trunc(),
-                    net.addr()
-                ));
-            }
-            if !used.insert(IpAddr::V4(a)) {
-                return err(format!("{what}: address {a} is pinned twice"));
-            }
-        }
-        if let Some(a) = p.address6 {
-            let Some(net) = v6 else {
-                return err(format!(
-                    "{what}: address6 {a} but the tunnel carries no IPv6"
-                ));
-            };
-            if !net.contains(&a) || a == net.network() || a == net.addr() {
-                return err(format!(
-                    "{what}: address6 {a} is not a client address of {} (the server is {})",
-                    net.trunc(),
-                    net.addr()
-                ));
-            }
-            if !used.insert(IpAddr::V6(a)) {
-                return err(format!("{what}: address6 {a} is pinned twice"));
-            }
-        }
+            .map_err(|e| ConfigError::flag("[[peer]]", format!("{what}: {e}")))?;
         let entry = PinnedAddresses {
             v4: p.address,
             v6: p.address6,
         };
         if out.insert(key, entry).is_some() {
-            return err(format!("{what}: this key has two [[peer]] entries"));
+            return err(
+                "[[peer]]",
+                format!("{what}: this key has two [[peer]] entries"),
+            );
         }
     }
     Ok(out)
+}
+
+/// How an error names `[[peer]]` entry `i` (from 0).
+fn peer_name(i: usize, p: &PeerEntry) -> String {
+    format!("[[peer]] {} (public_key {})", i + 1, quote(&p.public_key))
+}
+
+/// The `[[peer]]` entry that pins `addr` (the last one when two do), or the one of `key`.
+fn peer_of(peers: &[PeerEntry], key: Option<&PublicKey>, addr: IpAddr) -> String {
+    let by_addr = peers.iter().rposition(|p| {
+        p.address.map(IpAddr::V4) == Some(addr) || p.address6.map(IpAddr::V6) == Some(addr)
+    });
+    let by_key = || {
+        peers
+            .iter()
+            .position(|p| PublicKey::from_base64(p.public_key.trim()).ok().as_ref() == key)
+    };
+    match by_addr.or_else(by_key) {
+        Some(i) => peer_name(i, &peers[i]),
+        None => "[[peer]]".into(),
+    }
+}
+
+/// What the flags set that [`ServerSettings::validate`] refused, as the flag's error.
+fn server_settings_error(
+    e: SettingsError,
+    address: &str,
+    address6: &str,
+    path_mtu: u16,
+    confidence: f64,
+    peers: &[PeerEntry],
+) -> ConfigError {
+    use SettingsError as S;
+    let (flag, hint) = match &e {
+        S::V4NetworkTooSmall(_) | S::V4ServerNotHost { .. } => (format!("--address {address}"), ""),
+        S::V6NetworkTooSmall(_) | S::V6ServerNotHost(_) => (format!("--address6 {address6}"), ""),
+        S::NoNetwork => ("--address none and --address6 none".into(), ""),
+        S::MtuTooSmall { v6: true, .. } => (
+            format!("--path-mtu {path_mtu}"),
+            " (raise --path-mtu, or carry IPv4 only with --address6 none)",
+        ),
+        S::MtuTooSmall { v6: false, .. }
+        | S::DatagramSizeBelowMinimum { .. }
+        | S::DatagramSize { .. } => (format!("--path-mtu {path_mtu}"), " (raise --path-mtu)"),
+        S::PinnedOutside { addr, key, .. } | S::PinnedWithoutFamily { addr, key, .. } => {
+            (peer_of(peers, Some(key), *addr), "")
+        }
+        S::PinnedTwice(addr) => (peer_of(peers, None, *addr), ""),
+        S::Core(_) | S::Secure(_) => (core_flag(&e, confidence), ""),
+    };
+    ConfigError::Settings {
+        flag,
+        source: e,
+        hint,
+    }
 }
 
 /// Merges `--config` (if any) under the flags and checks everything, reading the key and
@@ -561,9 +606,8 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
         None => ServerFlags::default(),
     };
     let key_path = flags.key.or(file.key).ok_or_else(|| {
-        ConfigError(
-            "--key FILE is required: the server's private key (make one with `sprout keygen --out FILE`)"
-                .into(),
+        ConfigError::flag("--key", 
+            "--key FILE is required: the server's private key (make one with `sprout keygen --out FILE`)",
         )
     })?;
     let listen_s = flags
@@ -571,23 +615,16 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
         .or(file.listen)
         .unwrap_or_else(|| DEFAULT_LISTEN.into());
     let listen = resolve("--listen", &listen_s)?;
-    let v4 = parse_v4(
-        "--address",
-        &flags
-            .address
-            .or(file.address)
-            .unwrap_or_else(|| DEFAULT_ADDRESS.into()),
-    )?;
-    let v6 = parse_v6(
-        "--address6",
-        &flags
-            .address6
-            .or(file.address6)
-            .unwrap_or_else(|| DEFAULT_ADDRESS6.into()),
-    )?;
-    if v4.is_none() && v6.is_none() {
-        return err("--address none and --address6 none: the tunnel must carry IPv4 or IPv6");
-    }
+    let address = flags
+        .address
+        .or(file.address)
+        .unwrap_or_else(|| DEFAULT_ADDRESS.into());
+    let v4 = parse_v4("--address", &address)?;
+    let address6 = flags
+        .address6
+        .or(file.address6)
+        .unwrap_or_else(|| DEFAULT_ADDRESS6.into());
+    let v6 = parse_v6("--address6", &address6)?;
     let device = flags
         .device
         .or(file.device)
@@ -599,9 +636,10 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
         .or(file.max_clients)
         .unwrap_or(DEFAULT_MAX_CLIENTS);
     if !(1..=MAX_MAX_CLIENTS).contains(&max_clients) {
-        return err(format!(
-            "--max-clients must be 1..={MAX_MAX_CLIENTS}, got {max_clients}"
-        ));
+        return err(
+            "--max-clients",
+            format!("--max-clients must be 1..={MAX_MAX_CLIENTS}, got {max_clients}"),
+        );
     }
     let idle_timeout = seconds(
         "--idle-timeout",
@@ -626,7 +664,7 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
         .or(file.duration)
         .map(|d| seconds("--duration", d, 0.001, 1e9))
         .transpose()?;
-    let pinned = pinned(&file.peer, v4, v6)?;
+    let pinned = pinned(&file.peer)?;
     let allowed = allowed_clients(
         flags
             .allowed_clients
@@ -635,8 +673,8 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
         flags.allow_any_client || file.allow_any_client,
         &pinned,
     )?;
-    let private_key =
-        PrivateKey::read_file(&key_path).map_err(|e| ConfigError(format!("--key: {e}")))?;
+    let private_key = PrivateKey::read_file(&key_path)
+        .map_err(|e| ConfigError::flag("--key", format!("--key: {e}")))?;
 
     // A socket on [::] is dual-stack: its IPv4 clients (the smaller outer header) bound the
     // datagram size; each client's greeting brings its own, and its MTU is assigned from it.
@@ -647,45 +685,38 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
     };
     let core = Config {
         max_datagram_bytes: mtu::max_datagram_bytes(path_mtu as usize, &outer),
-        confidence: confidence(flags.confidence.or(file.confidence))?,
+        confidence: confidence(flags.confidence.or(file.confidence)),
         ..flags.model.or(file.model).unwrap_or_default().core_config()
     };
     let tun_mtu = mtu::tun_mtu(core.max_datagram_bytes, core.model.forecast_ticks);
-    let min = if v6.is_some() {
-        MIN_TUN_MTU_V6
-    } else {
-        MIN_TUN_MTU_V4
-    };
-    if tun_mtu < min as usize {
-        return err(format!(
-            "--path-mtu {path_mtu} leaves a TUN MTU of {tun_mtu} bytes, below the {min} that {} needs{}",
-            if v6.is_some() { "IPv6" } else { "IPv4" },
-            if v6.is_some() {
-                " (raise --path-mtu, or carry IPv4 only with --address6 none)"
-            } else {
-                " (raise --path-mtu)"
-            }
-        ));
-    }
-    core.validate()
-        .map_err(|e| ConfigError(format!("core configuration: {e}")))?;
     let mut secure = ServerConfig::new(private_key, allowed);
     secure.max_sessions = max_clients;
     secure.idle_timeout = idle_timeout;
+    let settings = ServerSettings {
+        secure,
+        core,
+        v4,
+        v6,
+        pinned,
+        queue: FlowQueueConfig::default(),
+        tun_mtu: tun_mtu.min(u16::MAX as usize) as u16,
+        client_to_client: !(flags.no_client_to_client || file.no_client_to_client),
+        probe: flags.probe || file.probe,
+        // `sprout tunnel server --isolate` sets it after this (not a file key yet).
+        isolate: false,
+    };
+    settings.validate().map_err(|e| {
+        server_settings_error(
+            e,
+            &address,
+            &address6,
+            path_mtu,
+            settings.core.confidence,
+            &file.peer,
+        )
+    })?;
     Ok(TunnelServerConfig {
-        settings: ServerSettings {
-            secure,
-            core,
-            v4,
-            v6,
-            pinned,
-            queue: FlowQueueConfig::default(),
-            tun_mtu: tun_mtu.min(u16::MAX as usize) as u16,
-            client_to_client: !(flags.no_client_to_client || file.no_client_to_client),
-            probe: flags.probe || file.probe,
-            // `sprout tunnel server --isolate` sets it after this (not a file key yet).
-            isolate: false,
-        },
+        settings,
         run: ServerRun {
             listen,
             device,
@@ -701,7 +732,7 @@ pub fn server_config(flags: ServerFlags) -> Result<TunnelServerConfig, ConfigErr
 /// Parses a `--route` value; host bits are cleared (`10.1.2.3/8` is `10.0.0.0/8`).
 pub fn parse_route(s: &str) -> Result<IpNet, ConfigError> {
     let net: IpNet = s.trim().parse().map_err(|_| {
-        ConfigError(format!(
+        ConfigError::flag("--route", format!(
             "--route {}: expected a prefix such as 192.168.10.0/24, 2001:db8::/32, 0.0.0.0/0 or ::/0",
             quote(s)
         ))
@@ -728,20 +759,22 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
         None => ClientFlags::default(),
     };
     let server_s = flags.server.or(file.server).ok_or_else(|| {
-        ConfigError("--server HOST:PORT is required: the tunnel server's UDP address".into())
+        ConfigError::flag(
+            "--server",
+            "--server HOST:PORT is required: the tunnel server's UDP address",
+        )
     })?;
     let server = resolve("--server", &server_s)?;
     if server.port() == 0 {
-        return err(format!("--server {}: port 0", quote(&server_s)));
+        return err("--server", format!("--server {}: port 0", quote(&server_s)));
     }
     let server_key_s = flags.server_key.or(file.server_key).ok_or_else(|| {
-        ConfigError(
-            "--server-key BASE64|FILE is required: the server's public key, as `sprout tunnel server` prints it"
-                .into(),
+        ConfigError::flag("--server-key", 
+            "--server-key BASE64|FILE is required: the server's public key, as `sprout tunnel server` prints it",
         )
     })?;
     let server_key = PublicKey::from_arg(server_key_s.trim())
-        .map_err(|e| ConfigError(format!("--server-key: {e}")))?;
+        .map_err(|e| ConfigError::flag("--server-key", format!("--server-key: {e}")))?;
     let device = flags
         .device
         .or(file.device)
@@ -762,7 +795,7 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
     }
     let no_routes = flags.no_routes || file.no_routes;
     if no_routes && !routes.is_empty() {
-        return err("--no-routes and --route exclude each other");
+        return err("--no-routes", "--no-routes and --route exclude each other");
     }
     let status_interval = seconds(
         "--status-interval",
@@ -780,34 +813,44 @@ pub fn client_config(flags: ClientFlags) -> Result<TunnelClientConfig, ConfigErr
         .transpose()?;
     let key_path = flags.key.or(file.key);
     let private_key = match &key_path {
-        Some(p) => PrivateKey::read_file(p).map_err(|e| ConfigError(format!("--key: {e}")))?,
+        Some(p) => PrivateKey::read_file(p)
+            .map_err(|e| ConfigError::flag("--key", format!("--key: {e}")))?,
         None => PrivateKey::generate(),
     };
     let public_key = private_key.public_key();
     let core = Config {
         max_datagram_bytes: mtu::max_datagram_bytes(path_mtu as usize, &server.ip()),
-        confidence: confidence(flags.confidence.or(file.confidence))?,
+        confidence: confidence(flags.confidence.or(file.confidence)),
         ..flags.model.or(file.model).unwrap_or_default().core_config()
     };
-    if core.max_datagram_bytes < crate::MIN_DATAGRAM_BYTES as usize {
-        return err(format!(
-            "--path-mtu {path_mtu} is too small for a tunnel to {server}: a datagram would carry at most {} bytes of IP packet",
-            mtu::tun_mtu(core.max_datagram_bytes, core.model.forecast_ticks)
-        ));
-    }
-    core.validate()
-        .map_err(|e| ConfigError(format!("core configuration: {e}")))?;
-    Ok(TunnelClientConfig {
-        settings: ClientSettings {
-            secure: ClientConfig {
-                private_key,
-                server_key,
-                limits: Limits::default(),
-            },
-            core,
-            queue: FlowQueueConfig::default(),
-            probe: flags.probe || file.probe,
+    let settings = ClientSettings {
+        secure: ClientConfig {
+            private_key,
+            server_key,
+            limits: Limits::default(),
         },
+        core,
+        queue: FlowQueueConfig::default(),
+        probe: flags.probe || file.probe,
+    };
+    settings.validate().map_err(|e| {
+        let (flag, hint) = match e {
+            SettingsError::Core(_) | SettingsError::Secure(_) => {
+                (core_flag(&e, settings.core.confidence), "")
+            }
+            _ => (
+                format!("--path-mtu {path_mtu} (to {server})"),
+                " (raise --path-mtu)",
+            ),
+        };
+        ConfigError::Settings {
+            flag,
+            source: e,
+            hint,
+        }
+    })?;
+    Ok(TunnelClientConfig {
+        settings,
         run: ClientRun {
             server,
             device,
@@ -865,7 +908,7 @@ mod tests {
     }
 
     fn server_err(flags: ServerFlags) -> String {
-        server_config(flags).unwrap_err().0
+        server_config(flags).unwrap_err().to_string()
     }
 
     #[test]
@@ -947,7 +990,26 @@ mod tests {
                 ..server_flags(&f)
             });
             assert!(e.contains(want), "{addr}: {e}");
+            assert!(e.starts_with("--address "), "{e}");
         }
+        assert_eq!(
+            server_err(ServerFlags {
+                address: Some("10.77.0.0/24".into()),
+                ..server_flags(&f)
+            }),
+            "--address 10.77.0.0/24: the server's IPv4 tunnel address 10.77.0.0 is the network's network address; give the server's own address, e.g. 10.77.0.1/24"
+        );
+        // The last address of an IPv6 network, refused by the tunnel's one check, is the
+        // flag's error too (the string checks here used to let it through to the runtime).
+        let e = server_err(ServerFlags {
+            address6: Some("fd77::ffff:ffff:ffff:ffff/64".into()),
+            ..server_flags(&f)
+        });
+        assert!(
+            e.starts_with("--address6 fd77::ffff:ffff:ffff:ffff/64: ")
+                && e.contains("last address"),
+            "{e}"
+        );
         let e = server_err(ServerFlags {
             address: Some("none".into()),
             address6: Some("none".into()),
@@ -988,6 +1050,16 @@ mod tests {
                 ..server_flags(&f)
             });
             assert!(e.contains("--device"), "{d:?}: {e}");
+        }
+        for p in [0.0, 1.5, f64::NAN] {
+            let e = server_err(ServerFlags {
+                confidence: Some(p),
+                ..server_flags(&f)
+            });
+            assert!(
+                e.starts_with(&format!("--confidence {p}: ")) && e.contains("between 0 and 1"),
+                "{e}"
+            );
         }
         let e = server_err(ServerFlags {
             max_clients: Some(0),
@@ -1128,7 +1200,7 @@ public_key = "{other}"
             ..ClientFlags::default()
         })
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.contains("larger than 1 MiB"), "{e}");
         // A file just over the cap is refused too; one under it is parsed.
         let big = format!("# {}\n", "x".repeat(MAX_CONFIG_BYTES as usize));
@@ -1268,28 +1340,28 @@ public_key = "{other}"
             ..client_flags(&sk)
         })
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.contains("--server HOST:PORT is required"), "{e}");
         let e = client_config(ClientFlags {
             server_key: None,
             ..client_flags(&sk)
         })
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.contains("--server-key"), "{e}");
         let e = client_config(ClientFlags {
             server_key: Some("AAAA".into()),
             ..client_flags(&sk)
         })
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.starts_with("--server-key: "), "{e}");
         let e = client_config(ClientFlags {
             route: vec!["10.0.0.0/33".into()],
             ..client_flags(&sk)
         })
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.contains("--route"), "{e}");
         let e = client_config(ClientFlags {
             route: vec!["10.0.0.0/8".into()],
@@ -1297,21 +1369,21 @@ public_key = "{other}"
             ..client_flags(&sk)
         })
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.contains("exclude each other"), "{e}");
         let e = client_config(ClientFlags {
             duration: Some(-1.0),
             ..client_flags(&sk)
         })
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.contains("--duration"), "{e}");
         let e = client_config(ClientFlags {
             path_mtu: Some(600),
             ..client_flags(&sk)
         })
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.contains("too small"), "{e}");
         let f = Files::new();
         let e = client_config(ClientFlags {
@@ -1319,7 +1391,7 @@ public_key = "{other}"
             ..client_flags(&sk)
         })
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.starts_with("--key: "), "{e}");
     }
 
@@ -1362,7 +1434,7 @@ public_key = "{other}"
             ..ClientFlags::default()
         })
         .unwrap_err()
-        .0;
+        .to_string();
         assert!(e.contains("bad.toml"), "{e}");
     }
 }

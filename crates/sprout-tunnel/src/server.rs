@@ -40,7 +40,7 @@ use crate::control::{
 use crate::flow_queue::FlowQueueConfig;
 use crate::packet;
 use crate::session::SessionPath;
-use crate::settings_error::SettingsError;
+use crate::settings_error::{check_v4, check_v6, SettingsError};
 use crate::status::{bump, secure_drops, SessionStatus, TunnelDrops, TunnelStatus};
 use crate::{MAX_TUN_BACKLOG, MIN_DATAGRAM_BYTES};
 
@@ -172,27 +172,6 @@ pub struct TunnelServer {
     payloads: Vec<Vec<u8>>,
 }
 
-/// Checks a network's server address and size.
-fn check_v4(net: &Ipv4Net) -> Result<(), SettingsError> {
-    if net.prefix_len() > 30 {
-        return Err(SettingsError::V4NetworkTooSmall(*net));
-    }
-    if net.addr() == net.network() || net.addr() == net.broadcast() {
-        return Err(SettingsError::V4ServerNotHost { net: *net });
-    }
-    Ok(())
-}
-
-fn check_v6(net: &Ipv6Net) -> Result<(), SettingsError> {
-    if net.prefix_len() > 126 {
-        return Err(SettingsError::V6NetworkTooSmall(*net));
-    }
-    if net.addr() == net.network() || net.addr() == net.broadcast() {
-        return Err(SettingsError::V6ServerNotHost(*net));
-    }
-    Ok(())
-}
-
 fn pinned_outside(addr: IpAddr, key: &PublicKey, net: IpNet) -> SettingsError {
     SettingsError::PinnedOutside {
         addr,
@@ -227,10 +206,14 @@ pub(crate) fn is_client_address(a: &Assignment, src: IpAddr) -> bool {
     }
 }
 
-impl TunnelServer {
-    /// A server; fails on an inconsistent configuration (no address family, a network too
-    /// small, a pinned address outside the network, an invalid core configuration).
-    pub fn new(settings: ServerSettings) -> Result<TunnelServer, SettingsError> {
+impl ServerSettings {
+    /// The one check of a server's settings (the tunnel's own, and the command line's through
+    /// [`crate::config`]): a valid core configuration whose datagrams carry at least
+    /// [`MIN_DATAGRAM_BYTES`], an IPv4 or an IPv6 network (each with room for clients and a
+    /// host address for the server), a TUN MTU (bytes) the families carried allow, and pinned
+    /// addresses that are client addresses of their network, each pinned once.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        let settings = self;
         settings.core.validate()?;
         if settings.core.max_datagram_bytes < usize::from(MIN_DATAGRAM_BYTES) {
             return Err(SettingsError::DatagramSizeBelowMinimum {
@@ -282,6 +265,17 @@ impl TunnelServer {
                 }
             }
         }
+        Ok(())
+    }
+}
+
+impl TunnelServer {
+    /// A server; fails on an inconsistent configuration (no address family, a network too
+    /// small, a pinned address outside the network, an invalid core configuration).
+    pub fn new(settings: ServerSettings) -> Result<TunnelServer, SettingsError> {
+        settings.validate()?;
+        let pinned_v4 = settings.pinned.values().filter_map(|p| p.v4).collect();
+        let pinned_v6 = settings.pinned.values().filter_map(|p| p.v6).collect();
         Ok(TunnelServer {
             secure: Server::new(settings.secure),
             core: settings.core,

@@ -174,6 +174,51 @@ fn redials_back_off_and_never_give_up_while_the_relay_is_away() {
     assert_eq!(net.client(0).reconnections(), 1);
 }
 
+/// The redial schedule is sprout-secure's `Redial` (the one sprout-net's endpoint runs): with
+/// the link cut, the relay is taken for dead 15 s after the client's first unanswered send and
+/// redialled at once; each 10 s handshake nobody answers is followed by a wait of 5 s, then
+/// 10 s, 10 s, ...; the link back, the next redial reconnects. Simulated time: no sockets, no
+/// sleeps.
+#[test]
+fn redials_follow_the_shared_schedule_in_simulated_time() {
+    let (mut net, _) = one_client(false);
+    net.cut = true;
+    let cut = net.now;
+    // (start, length) of each wait between redials, in whole seconds after the cut.
+    let mut waits: Vec<(u64, u64)> = Vec::new();
+    let mut dead_at = None;
+    while net.now - cut < 75 * SECOND {
+        net.run_for(50_000);
+        let now = Instant::from_micros(net.now);
+        if dead_at.is_none() && reconnecting_events(&net) == 1 {
+            dead_at = Some((net.now - cut) as f64 / 1e6);
+        }
+        let next = net
+            .client(0)
+            .poll_timeout()
+            .expect("a deadline while redialling");
+        let wait = (next - now).as_micros();
+        if wait > SECOND
+            && waits
+                .last()
+                .is_none_or(|&(s, l)| (net.now - cut) / SECOND > s + l)
+        {
+            let start = (net.now - cut) / SECOND;
+            waits.push((start, (wait + SECOND / 2) / SECOND));
+        }
+    }
+    let dead_at = dead_at.expect("the relay was taken for dead");
+    assert!((15.0..=15.2).contains(&dead_at), "dead at {dead_at} s");
+    assert_eq!(waits, [(25, 5), (40, 10), (60, 10)], "the waits");
+    assert!(net.client(0).is_reconnecting() && !failed(&net));
+    net.cut = false;
+    let took = flows_within(&mut net, 15 * SECOND).expect("packets flow once the link is back");
+    // The link came back 5 s into the third wait (70-80 s): the redial at 80 s finds it.
+    assert!(took <= 6 * SECOND, "took {took} µs");
+    assert_eq!(net.client(0).reconnections(), 1);
+    assert!(!net.client(0).is_reconnecting());
+}
+
 #[test]
 fn a_first_handshake_nobody_answers_still_fails() {
     let mut net = Net::new(server_settings(key(), None));

@@ -1,0 +1,355 @@
+//! The runtime's I/O: the UDP socket (with sticky source addresses on a server bound to an
+//! unspecified address), the TUN device, the poller, and the [`End`] trait through which the
+//! loop drives either engine.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mio::net::UdpSocket;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token, Waker};
+use socket2::{Domain, Protocol, Socket, Type};
+use sprout_core::time::Instant;
+
+use crate::device::{Device, SetupError};
+use crate::server::TunnelServer;
+use crate::status::TunnelStatus;
+
+/// Packets or datagrams taken from one source before the others get a turn.
+pub const BATCH: usize = 64;
+/// Socket buffer sizes asked of the kernel (bytes).
+pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
+
+pub(super) const UDP: Token = Token(0);
+pub(super) const TUN: Token = Token(1);
+pub(super) const WAKE: Token = Token(2);
+
+/// A UDP socket: non-blocking, 4 MiB buffers, bound to `local` (dual-stack when `[::]`).
+pub(super) fn udp_socket(local: SocketAddr) -> io::Result<(std::net::UdpSocket, (usize, usize))> {
+    let sock = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
+    if local.is_ipv6() {
+        let _ = sock.set_only_v6(false);
+    }
+    let _ = sock.set_recv_buffer_size(SOCKET_BUFFER_BYTES);
+    let _ = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES);
+    let granted = (
+        sock.recv_buffer_size().unwrap_or(0),
+        sock.send_buffer_size().unwrap_or(0),
+    );
+    sock.set_nonblocking(true)?;
+    sock.bind(&local.into())?;
+    Ok((sock.into(), granted))
+}
+
+pub(super) fn bind_error(what: &str, addr: SocketAddr, e: io::Error) -> SetupError {
+    let hint = match e.kind() {
+        io::ErrorKind::AddrInUse => {
+            " (address in use: another server on that port? choose another --listen)"
+        }
+        io::ErrorKind::AddrNotAvailable => " (no interface of this host has that address)",
+        _ => "",
+    };
+    SetupError(format!("cannot {what} {addr}: {e}{hint}"))
+}
+
+/// Counters of the runtime itself.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct IoCounters {
+    pub(super) udp_sent: u64,
+    pub(super) udp_received: u64,
+    pub(super) udp_send_errors: u64,
+    pub(super) udp_recv_errors: u64,
+    pub(super) tun_read: u64,
+    pub(super) tun_written: u64,
+    pub(super) tun_write_errors: u64,
+    /// Packets for the TUN device before it existed (client).
+    pub(super) tun_no_device: u64,
+}
+
+/// What the loop drives: the two engines behind one interface.
+pub(super) trait End {
+    fn handle_udp(&mut self, now: Instant, from: SocketAddr, d: &[u8]);
+    fn handle_tun(&mut self, now: Instant, p: &[u8]);
+    fn poll_udp(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr>;
+    fn poll_tun(&mut self) -> Option<Vec<u8>>;
+    fn handle_timeout(&mut self, now: Instant);
+    fn poll_timeout(&mut self) -> Option<Instant>;
+    fn status(&mut self, now: Instant) -> TunnelStatus;
+}
+
+impl End for TunnelServer {
+    fn handle_udp(&mut self, now: Instant, from: SocketAddr, d: &[u8]) {
+        TunnelServer::handle_udp(self, now, from, d)
+    }
+    fn handle_tun(&mut self, now: Instant, p: &[u8]) {
+        TunnelServer::handle_tun(self, now, p)
+    }
+    fn poll_udp(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        TunnelServer::poll_udp(self, now, buf)
+    }
+    fn poll_tun(&mut self) -> Option<Vec<u8>> {
+        TunnelServer::poll_tun(self)
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        TunnelServer::handle_timeout(self, now)
+    }
+    fn poll_timeout(&mut self) -> Option<Instant> {
+        TunnelServer::poll_timeout(self)
+    }
+    fn status(&mut self, now: Instant) -> TunnelStatus {
+        TunnelServer::status(self, now)
+    }
+}
+
+/// Sockets, device, poller.
+pub(super) struct Io {
+    pub(super) poll: Poll,
+    pub(super) udp: UdpSocket,
+    /// The client's socket is connected to the server (`send`, `recv`).
+    pub(super) connected: bool,
+    /// A server socket bound to an unspecified address: the local address each peer's last
+    /// datagram arrived at, so that replies leave from it (see [`sticky`]).
+    pub(super) sticky: Option<HashMap<SocketAddr, IpAddr>>,
+    pub(super) device: Option<Device>,
+    pub(super) udp_readable: bool,
+    pub(super) tun_readable: bool,
+    pub(super) udp_blocked: bool,
+    pub(super) pending: Option<(Vec<u8>, SocketAddr)>,
+    pub(super) read_buf: Vec<u8>,
+    pub(super) send_buf: Vec<u8>,
+    pub(super) counters: IoCounters,
+}
+
+impl Io {
+    pub(super) fn new(
+        udp: std::net::UdpSocket,
+        connected: bool,
+    ) -> Result<(Io, Arc<Waker>), SetupError> {
+        let poll = Poll::new().map_err(|e| SetupError(format!("cannot create a poller: {e}")))?;
+        let mut udp = UdpSocket::from_std(udp);
+        poll.registry()
+            .register(&mut udp, UDP, Interest::READABLE | Interest::WRITABLE)
+            .map_err(|e| SetupError(format!("cannot poll the socket: {e}")))?;
+        let waker = Arc::new(
+            Waker::new(poll.registry(), WAKE)
+                .map_err(|e| SetupError(format!("cannot create a waker: {e}")))?,
+        );
+        Ok((
+            Io {
+                poll,
+                udp,
+                connected,
+                sticky: None,
+                device: None,
+                udp_readable: true,
+                tun_readable: false,
+                udp_blocked: false,
+                pending: None,
+                read_buf: vec![0; 65_536],
+                send_buf: Vec::with_capacity(65_536),
+                counters: IoCounters::default(),
+            },
+            waker,
+        ))
+    }
+
+    pub(super) fn attach(&mut self, device: Device) -> Result<(), SetupError> {
+        self.detach();
+        let fd = device.raw_fd();
+        self.poll
+            .registry()
+            .register(&mut SourceFd(&fd), TUN, Interest::READABLE)
+            .map_err(|e| SetupError(format!("cannot poll the TUN device: {e}")))?;
+        self.device = Some(device);
+        self.tun_readable = true;
+        Ok(())
+    }
+
+    /// Removes the device (the kernel deletes it with its addresses and routes).
+    pub(super) fn detach(&mut self) {
+        if let Some(d) = self.device.take() {
+            let fd = d.raw_fd();
+            let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
+        }
+        self.tun_readable = false;
+    }
+
+    /// Waits for readiness at most `timeout`.
+    pub(super) fn wait(
+        &mut self,
+        events: &mut Events,
+        timeout: sprout_core::Duration,
+    ) -> Result<(), SetupError> {
+        let timeout = Duration::from(timeout);
+        match self.poll.poll(events, Some(timeout)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(SetupError(format!("poll: {e}"))),
+        }
+        for ev in events.iter() {
+            match ev.token() {
+                UDP => {
+                    if ev.is_readable() || ev.is_error() {
+                        self.udp_readable = true;
+                    }
+                    if ev.is_writable() || ev.is_error() {
+                        self.udp_blocked = false;
+                    }
+                }
+                TUN => self.tun_readable = true,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn read_tun<E: End>(&mut self, end: &mut E, now: Instant) -> Result<(), SetupError> {
+        let Some(dev) = &self.device else {
+            self.tun_readable = false;
+            return Ok(());
+        };
+        for _ in 0..BATCH {
+            match dev.read(&mut self.read_buf) {
+                Ok(n) => {
+                    self.counters.tun_read += 1;
+                    end.handle_tun(now, &self.read_buf[..n]);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.tun_readable = false;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(SetupError(format!(
+                        "reading the TUN device {}: {e}",
+                        dev.name()
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn read_udp<E: End>(&mut self, end: &mut E, now: Instant) {
+        for _ in 0..BATCH {
+            let r = if self.connected {
+                self.udp.recv(&mut self.read_buf).and_then(|n| {
+                    let peer = self.udp.peer_addr()?;
+                    Ok((n, peer))
+                })
+            } else if let Some(map) = self.sticky.as_mut() {
+                sticky::recv(&self.udp, &mut self.read_buf).map(|(n, from, local)| {
+                    if let Some(local) = local {
+                        if map.len() >= sticky::MAX_PEERS && !map.contains_key(&from) {
+                            map.clear();
+                        }
+                        map.insert(from, local);
+                    }
+                    (n, from)
+                })
+            } else {
+                self.udp.recv_from(&mut self.read_buf)
+            };
+            match r {
+                Ok((n, from)) => {
+                    self.counters.udp_received += 1;
+                    end.handle_udp(now, from, &self.read_buf[..n]);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.udp_readable = false;
+                    return;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // ICMP errors reported on the socket (port unreachable, ...): counted.
+                Err(_) => self.counters.udp_recv_errors += 1,
+            }
+        }
+    }
+
+    pub(super) fn send(&mut self, d: &[u8], to: SocketAddr) -> io::Result<()> {
+        if self.connected {
+            return self.udp.send(d).map(|_| ());
+        }
+        if let Some(local) = self.sticky.as_ref().and_then(|m| m.get(&to).copied()) {
+            match sticky::send(&self.udp, d, to, local) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
+                // The address is gone (or the kernel refuses it): let routing choose.
+                Err(_) => {
+                    if let Some(m) = self.sticky.as_mut() {
+                        m.remove(&to);
+                    }
+                }
+            }
+        }
+        self.udp.send_to(d, to).map(|_| ())
+    }
+
+    /// Sends what is pending, then what the engine has, until it has nothing or the socket
+    /// would block.
+    pub(super) fn drain_udp<E: End>(&mut self, end: &mut E, now: Instant) {
+        if self.udp_blocked {
+            return;
+        }
+        if let Some((d, to)) = self.pending.take() {
+            match self.send(&d, to) {
+                Ok(()) => self.counters.udp_sent += 1,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.pending = Some((d, to));
+                    self.udp_blocked = true;
+                    return;
+                }
+                Err(_) => self.counters.udp_send_errors += 1,
+            }
+        }
+        loop {
+            let mut buf = std::mem::take(&mut self.send_buf);
+            buf.clear();
+            let Some(to) = end.poll_udp(now, &mut buf) else {
+                self.send_buf = buf;
+                return;
+            };
+            match self.send(&buf, to) {
+                Ok(()) => self.counters.udp_sent += 1,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.pending = Some((buf, to));
+                    self.udp_blocked = true;
+                    return;
+                }
+                Err(_) => self.counters.udp_send_errors += 1,
+            }
+            self.send_buf = buf;
+        }
+    }
+
+    pub(super) fn drain_tun<E: End>(&mut self, end: &mut E) {
+        while let Some(p) = end.poll_tun() {
+            match &self.device {
+                Some(dev) => match dev.write(&p) {
+                    Ok(_) => self.counters.tun_written += 1,
+                    Err(_) => self.counters.tun_write_errors += 1,
+                },
+                None => self.counters.tun_no_device += 1,
+            }
+        }
+    }
+}
+
+/// Replies from the address the peer wrote to (WireGuard's "sticky sockets").
+///
+/// A server socket bound to `0.0.0.0` (or `[::]`) on a host with several addresses would
+/// otherwise send its replies from whichever address the route back prefers; a client
+/// (whose socket is connected, and whose NAT maps one address pair) drops those, and the
+/// tunnel never comes up. So the server asks the kernel for each datagram's destination
+/// address (`IP_PKTINFO`, `IPV6_RECVPKTINFO`), remembers it per peer, and sends to that peer
+/// with it as the source (`sendmsg` with `IP_PKTINFO` / `IPV6_PKTINFO`): see
+/// [`sprout_os::udp_pktinfo`].
+pub(super) mod sticky {
+    pub(crate) use sprout_os::udp_pktinfo::{enable, recv, send};
+
+    /// Peers remembered at most (the map is cleared when full).
+    pub(crate) const MAX_PEERS: usize = 65_536;
+}
