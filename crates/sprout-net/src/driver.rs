@@ -187,7 +187,11 @@ pub(crate) fn segments(buf: &[u8], segment: usize) -> std::slice::Chunks<'_, u8>
     buf.chunks(segment.max(1))
 }
 
-/// What became of a segmented send.
+/// What became of a segmented send (without Linux's segmented sends, always `Unsupported`).
+#[cfg_attr(
+    not(all(target_os = "linux", not(sprout_portable_check))),
+    allow(dead_code)
+)]
 pub(crate) enum SentSegments {
     /// All sent.
     Ok,
