@@ -17,7 +17,7 @@ use sprout_os::signals::SignalWatcher;
 use sprout_sim::duration::{duration_us, TimeUnit};
 use sprout_sim::sim_json::load_trace;
 
-use crate::queue_parser;
+use crate::parsers::queue_parser;
 
 /// `sprout link` arguments.
 #[derive(clap::Args)]

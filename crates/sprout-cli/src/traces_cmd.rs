@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
+use sprout_core::error_chain::chain_message;
 use sprout_eval::trace_plot;
 use sprout_files as files;
 use sprout_link::convert::{throughput_csv_to_trace, write_trace, Column, CsvOptions};
@@ -84,6 +85,20 @@ pub(crate) struct StatsArgs {
     json: bool,
 }
 
+/// The options of `sprout traces fetch`.
+#[derive(clap::Args)]
+pub(crate) struct FetchArgs {
+    /// Target folder.
+    #[arg(default_value = "traces")]
+    dir: PathBuf,
+}
+
+/// Runs `sprout traces fetch`: the paper's traces into the folder.
+pub(crate) fn fetch(a: FetchArgs) -> Result<()> {
+    println!("{}", sprout_eval::eval::fetch_traces(&a.dir)?);
+    Ok(())
+}
+
 /// Runs `sprout traces stats`.
 pub(crate) fn stats(a: StatsArgs) -> Result<()> {
     let options = StatsOptions {
@@ -102,8 +117,9 @@ pub(crate) fn stats(a: StatsArgs) -> Result<()> {
         match expand(arg) {
             Ok(f) => files.extend(f),
             Err(e) => {
-                eprintln!("error: {e:#}");
-                errors.push((arg.display().to_string(), format!("{e:#}")));
+                let message = chain_message(e.as_ref());
+                eprintln!("error: {message}");
+                errors.push((arg.display().to_string(), message));
             }
         }
     }

@@ -17,10 +17,14 @@
 //! | the wire format (§3.4) | [`wire`] |
 //! | an endpoint that is both (§3.4) | [`connection`] |
 //! | what a peer can have sent: every wire value checked, impossible ones dropped by reason | [`connection`] |
+//!
+//! Beside the protocol, two things every crate above shares: the typed time ([`time`]) and the
+//! one formatter of an error's cause chain ([`error_chain::chain_message`]).
 #![forbid(unsafe_code)]
 
 pub mod connection;
 pub mod direction;
+pub mod error_chain;
 pub mod estimator;
 pub mod estimator_trait;
 pub mod ewma;

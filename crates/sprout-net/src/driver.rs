@@ -97,8 +97,17 @@ fn client_send(
 }
 
 // The kernel's limits of one segmented send: `UDP_MAX_SEGMENTS` datagrams, and the largest
-// UDP payload over IPv4 in bytes.
+// UDP payload over IPv4 in bytes. Segmented sends are Linux's (sprout-os); elsewhere, and under
+// CI's `--cfg sprout_portable_check`, they are never enabled (`Gather::new`) and these limits
+// only bound a gather that never grows.
+#[cfg(all(target_os = "linux", not(sprout_portable_check)))]
 pub(crate) use sprout_os::udp_gso::{MAX_BYTES as GSO_MAX_BYTES, MAX_SEGMENTS as GSO_MAX_SEGMENTS};
+/// The largest UDP payload over IPv4, bytes (as sprout-os's `udp_gso::MAX_BYTES`).
+#[cfg(not(all(target_os = "linux", not(sprout_portable_check))))]
+pub(crate) const GSO_MAX_BYTES: usize = 65_507;
+/// Datagrams of one segmented send (as sprout-os's `udp_gso::MAX_SEGMENTS`).
+#[cfg(not(all(target_os = "linux", not(sprout_portable_check))))]
+pub(crate) const GSO_MAX_SEGMENTS: usize = 64;
 
 /// Sealed datagrams to one destination gathered for one segmented send (UDP GSO, Linux):
 /// equal-sized ones, the last possibly shorter. A bulk transfer's datagrams are nearly all
@@ -119,9 +128,9 @@ pub(crate) struct Gather {
 impl Gather {
     /// Gathering for `socket`, if its kernel segments UDP sends.
     pub(crate) fn new(socket: &UdpSocket) -> Gather {
-        #[cfg(target_os = "linux")]
+        #[cfg(all(target_os = "linux", not(sprout_portable_check)))]
         let enabled = sprout_os::udp_gso::supported(socket);
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(not(all(target_os = "linux", not(sprout_portable_check))))]
         let enabled = {
             let _ = socket;
             false
@@ -172,7 +181,11 @@ pub(crate) fn segments(buf: &[u8], segment: usize) -> std::slice::Chunks<'_, u8>
     buf.chunks(segment.max(1))
 }
 
-/// What became of a segmented send.
+/// What became of a segmented send (without Linux's segmented sends, always `Unsupported`).
+#[cfg_attr(
+    not(all(target_os = "linux", not(sprout_portable_check))),
+    allow(dead_code)
+)]
 pub(crate) enum SentSegments {
     /// All sent.
     Ok,
@@ -192,7 +205,7 @@ pub(crate) fn send_gso(
     segment: usize,
     to: SocketAddr,
 ) -> SentSegments {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(sprout_portable_check)))]
     {
         use sprout_os::udp_gso::{send, GsoError};
         let Ok(seg) = u16::try_from(segment) else {
@@ -208,7 +221,7 @@ pub(crate) fn send_gso(
             };
         }
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", not(sprout_portable_check))))]
     {
         let _ = (socket, buf, segment, to);
         SentSegments::Unsupported
@@ -522,7 +535,7 @@ fn stop(shared: &ConnShared, why: String) {
     shared.notify_all();
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(all(test, target_os = "linux", not(sprout_portable_check)))]
 mod tests {
     use super::*;
 

@@ -26,6 +26,7 @@ pub enum NetError {
 }
 
 impl NetError {
+    #[cfg(feature = "runtime")]
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         NetError::Io {
             context: context.into(),

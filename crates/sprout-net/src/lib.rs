@@ -29,6 +29,10 @@
 //! | [`endpoint`] | [`Endpoint`]: the client: `connect`, `send`, `recv_timeout`, bulk modes, `rebind`, `stats` |
 //! | [`server`] | [`Server`], [`ServerOptions`], [`Session`]: many sessions on one socket |
 //! | [`mod@tokio`] | the async API (feature `tokio`, on by default) |
+//!
+//! The endpoint and the server (sockets, a mio poller, segmented sends through sprout-os on
+//! Linux) are the default `runtime` feature; without it the crate is its sans-IO part, the
+//! application messages ([`message`]), which is what the fuzz crate takes.
 //! | [`clock`] | the monotonic protocol clock and the wall clock for one-way delays |
 //! | [`stats`] | [`EndpointStats`], [`ServerStats`], serializable snapshots |
 //! | [`message`] | the application messages of `sprout server` / `sprout client` (HELLO, ACCEPT, DATA, BYE) |
@@ -67,13 +71,19 @@
 //! ```
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "runtime")]
 pub mod clock;
+#[cfg(feature = "runtime")]
 mod conn;
+#[cfg(feature = "runtime")]
 mod driver;
+#[cfg(feature = "runtime")]
 pub mod endpoint;
 pub mod error;
 pub mod message;
+#[cfg(feature = "runtime")]
 mod secure_client;
+#[cfg(feature = "runtime")]
 pub mod server;
 pub mod stats;
 #[cfg(feature = "tokio")]
@@ -82,9 +92,13 @@ pub mod tokio;
 /// The security layer (keys, configurations, counters), re-exported.
 pub use sprout_secure as secure;
 
+#[cfg(feature = "runtime")]
 pub use clock::{realtime_us, Clock};
+#[cfg(feature = "runtime")]
 pub use conn::BulkWriter;
+#[cfg(feature = "runtime")]
 pub use endpoint::{Endpoint, EndpointState, ReconnectOptions, DEAD_PEER_TIMEOUT};
 pub use error::NetError;
+#[cfg(feature = "runtime")]
 pub use server::{Acceptor, Server, ServerOptions, Session};
 pub use stats::{EndpointStats, ServerStats, SocketCounters};

@@ -55,7 +55,7 @@ pub mod summary;
 pub mod transfer;
 pub mod wire;
 
-#[cfg(all(feature = "runtime", target_os = "linux"))]
+#[cfg(all(feature = "runtime", target_os = "linux", not(sprout_portable_check)))]
 pub mod runtime;
 
 #[cfg(test)]

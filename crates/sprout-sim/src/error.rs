@@ -1,6 +1,6 @@
 //! The simulator's errors ([`SimError`]), each with the message the `sprout` command prints,
-//! and the one formatter of an error's cause chain ([`chain_message`]) that the command line,
-//! the sweeps and the Python package share.
+//! and the one formatter of an error's cause chain ([`chain_message`], sprout-core's,
+//! re-exported) that the command line, the sweeps and the Python package share.
 
 use std::path::PathBuf;
 
@@ -264,23 +264,10 @@ pub struct UnknownName {
     pub choices: String,
 }
 
-/// An error and its causes joined by ": ", each said once: a cause whose text the message so
-/// far already contains (`"{path}: {source}"` errors that also expose their source) is not
-/// repeated. This is how `sprout` prints an error (after "error: "), how a sweep records a
-/// failed run, and the message of the Python package's exceptions.
-pub fn chain_message(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut msg = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !msg.contains(&text) {
-            msg.push_str(": ");
-            msg.push_str(&text);
-        }
-        cause = c.source();
-    }
-    msg
-}
+/// The one formatter of an error's cause chain (each cause said once), from
+/// [`sprout_core::error_chain`]: how `sprout` prints an error (after "error: "), how a sweep
+/// records a failed run, and the message of the Python package's exceptions.
+pub use sprout_core::error_chain::chain_message;
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use sprout_core::error_chain::chain_message;
+
 use crate::kernel_tcp::error::TcpError;
 use crate::kernel_tcp::options::TcpServerOptions;
 use crate::kernel_tcp::request::Request;
@@ -73,7 +75,7 @@ pub fn serve(o: &TcpServerOptions) -> Result<(), TcpError> {
                 let counters = counters.clone();
                 workers.push(thread::spawn(move || {
                     if let Err(e) = serve_connection(stream, &counters) {
-                        eprintln!("client {peer}: {}", chain_text(&e));
+                        eprintln!("client {peer}: {}", chain_message(&e));
                     }
                 }));
             }
@@ -94,16 +96,4 @@ pub fn serve(o: &TcpServerOptions) -> Result<(), TcpError> {
     done.store(true, Ordering::Relaxed);
     let _ = reporter.join();
     Ok(())
-}
-
-/// An error and its causes joined by ": " (as anyhow's `{:#}` prints them).
-fn chain_text(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
 }
