@@ -20,10 +20,10 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use sprout_eval::chart::{
-    app_delay_chart, calibration_chart, CalibrationPanel, CalibrationSeries, delay_over_time_chart, text_width, throughput_delay_chart, time_series_chart,
-    time_series_chart_measured, utilization_delay_chart, AppDelayPanel, AppDelaySeries, ChartPoint,
-    DelayPanel, DelaySeries, UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM,
-    DESCENT_EM, HEIGHT, WIDTH,
+    app_delay_chart, calibration_chart, delay_over_time_chart, text_width, throughput_delay_chart,
+    time_series_chart, time_series_chart_measured, utilization_delay_chart, AppDelayPanel,
+    AppDelaySeries, CalibrationPanel, CalibrationSeries, ChartPoint, DelayPanel, DelaySeries,
+    UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, HEIGHT, WIDTH,
 };
 use sprout_eval::eval::{self, EvalOptions, Experiment};
 use sprout_link::{testdata, SyntheticLink};
@@ -1260,7 +1260,10 @@ fn calibration_charts() {
     for (what, shift) in [("calibrated", 0.0), ("off", 0.2), ("far off", 0.47)] {
         let svg = calibration_chart(
             "Forecast calibration",
-            &[panel("1 tick ahead (20 ms)", shift), panel("8 ticks ahead", shift)],
+            &[
+                panel("1 tick ahead (20 ms)", shift),
+                panel("8 ticks ahead", shift),
+            ],
             &caption,
         );
         check_svg(&format!("calibration, {what}"), &svg);
@@ -1269,7 +1272,10 @@ fn calibration_charts() {
         assert_eq!(colours["sprout-ewma"].iter().next().unwrap(), "#ff7f0e");
         assert!(colour_problems(&[(what.into(), svg.clone())], &BTreeSet::new()).is_empty());
     }
-    check_svg("calibration, empty", &calibration_chart("Nothing", &[], &[]));
+    check_svg(
+        "calibration, empty",
+        &calibration_chart("Nothing", &[], &[]),
+    );
 }
 
 /// The interactive experiment's chart (application-level delay against offered rate): six

@@ -109,7 +109,14 @@ pub fn calibration_chart(title: &str, panels: &[CalibrationPanel], caption: &[&s
             step: 10.0,
         };
         panel_title(&mut svg, &frame, &panel.title);
-        grid(&mut svg, &frame, (&x, &y), (lo, col == 0), tick_font, &mut kept);
+        grid(
+            &mut svg,
+            &frame,
+            (&x, &y),
+            (lo, col == 0),
+            tick_font,
+            &mut kept,
+        );
         let diag_lo = X_RANGE.0.max(lo);
         svg.line(
             "reference",
@@ -184,7 +191,12 @@ fn grid(
     font: Font,
     kept: &mut Vec<BBox>,
 ) {
-    let tens = |a: f64| (0..=10).map(f64::from).map(|k| k * 10.0).filter(move |v| *v >= a);
+    let tens = |a: f64| {
+        (0..=10)
+            .map(f64::from)
+            .map(|k| k * 10.0)
+            .filter(move |v| *v >= a)
+    };
     for v in tens(X_RANGE.0) {
         let px = x.map(v);
         svg.line("grid", (px, f.y0), (px, f.y1), GRID, 1.0, "", "");

@@ -136,7 +136,7 @@ pub fn calibration_terminal_table(res: &CalibrationResults) -> String {
          {:.1} s)",
         2 * res.links.len(),
         res.runs,
-        res.ticks,
+        crate::report::thousands(res.ticks as f64),
         res.wall_s
     );
     let _ = write!(s, "{:<12} {:>10}", "model", "confidence");
@@ -179,7 +179,7 @@ fn section(res: &CalibrationResults) -> String {
         res.source,
         res.settings.skip_us as f64 / 1e6,
         res.runs,
-        res.ticks,
+        crate::report::thousands(res.ticks as f64),
         res.wall_s,
     );
     coverage_table(&mut s, res);
@@ -245,7 +245,11 @@ fn findings(res: &CalibrationResults) -> String {
     let p = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.1}%", 100.0 * v));
     let mut text = String::new();
     for m in MODELS.iter().filter(|m| m.uses_confidence()) {
-        if let Some(c) = confidences(res).iter().copied().find(|c| (c - 0.95).abs() < 1e-9) {
+        if let Some(c) = confidences(res)
+            .iter()
+            .copied()
+            .find(|c| (c - 0.95).abs() < 1e-9)
+        {
             let _ = write!(
                 text,
                 "`{}`'s 95% forecast is met {} of the time at h = 1 and {} at h = 8. ",
@@ -269,13 +273,36 @@ fn findings(res: &CalibrationResults) -> String {
             );
         }
     }
+    let ewma = at(Scheme::SproutEwma, None, 8);
     let _ = write!(
         text,
         "Sprout-EWMA's forecast (no confidence) is met {} of the time at h = 1 and {} at \
-         h = 8: a coverage well below the Bayesian models' is the aggressiveness that buys \
-         its throughput.",
+         h = 8{}.",
         p(at(Scheme::SproutEwma, None, 1)),
-        p(at(Scheme::SproutEwma, None, 8))
+        p(ewma),
+        ewma.map_or(String::new(), |e| bracket(res, e))
     );
     text
+}
+
+/// Where a coverage `e` at h = 8 falls on the paper model's curve: `, as often as the paper
+/// model's forecast at a stated 50-70%` (between the confidences whose coverage brackets it).
+fn bracket(res: &CalibrationResults, e: f64) -> String {
+    let curve: Vec<(f64, f64)> = confidences(res)
+        .iter()
+        .filter_map(|&c| Some((c, res.average(Scheme::Sprout, Some(c), 8)?.coverage)))
+        .collect();
+    let below = curve.iter().filter(|p| p.1 <= e).map(|p| p.0).last();
+    let above = curve.iter().find(|p| p.1 > e).map(|p| p.0);
+    let pc = |c: f64| format!("{}%", 100.0 * c);
+    match (below, above) {
+        (Some(b), Some(a)) => format!(
+            ", as often as the paper model's forecast at a stated {}-{}",
+            pc(b),
+            pc(a)
+        ),
+        (None, Some(a)) => format!(", less often than the paper model's at {}", pc(a)),
+        (Some(b), None) => format!(", more often than the paper model's at {}", pc(b)),
+        (None, None) => String::new(),
+    }
 }
