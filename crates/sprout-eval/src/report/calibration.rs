@@ -292,7 +292,7 @@ fn bracket(res: &CalibrationResults, e: f64) -> String {
         .iter()
         .filter_map(|&c| Some((c, res.average(Scheme::Sprout, Some(c), 8)?.coverage)))
         .collect();
-    let below = curve.iter().filter(|p| p.1 <= e).map(|p| p.0).last();
+    let below = curve.iter().rev().find(|p| p.1 <= e).map(|p| p.0);
     let above = curve.iter().find(|p| p.1 > e).map(|p| p.0);
     let pc = |c: f64| format!("{}%", 100.0 * c);
     match (below, above) {
