@@ -30,8 +30,9 @@ pub(crate) struct EvalArgs {
     schemes: Option<Vec<Scheme>>,
     /// Comma-separated experiments (fig7, fig8, summary, confidence, loss, distributions,
     /// sensitivity, model), or all [default: fig7]; also interactive (application sources on
-    /// the 8 link directions against direct) and rates (the links scaled x1-x64 and constant
-    /// 10-1000 Mbit/s links, both Sprout models), neither in all. With --emulate: fig7 (the schemes through
+    /// the 8 link directions against direct), rates (the links scaled x1-x64 and constant
+    /// 10-1000 Mbit/s links, both Sprout models) and calibration (how often each model's
+    /// forecast is met at each stated confidence, per link and horizon), none in all. With --emulate: fig7 (the schemes through
     /// the emulator), tunnel (a Cubic download with an interactive stream, then with a WebRTC
     /// call, each direct and through SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant
     /// 10 Mbit/s link), interactive (a constant-rate stream down the link by sprout,

@@ -487,9 +487,16 @@ pub fn run_with(opts: &EvalOptions, settings: &InteractiveSettings) -> Result<St
         &links,
         out.staging(),
     )?;
+    let calibration = crate::calibration::run_if_asked(
+        &opts.experiments,
+        (opts.skip_us, &opts.protocol_params),
+        (opts.jobs, opts.progress),
+        &links,
+        out.staging(),
+    )?;
     let tidied = out.finish()?;
     Ok(format!(
-        "{rates}{}{tidied}",
+        "{rates}{calibration}{}{tidied}",
         report::summary(&results, &opts.out)
     ))
 }

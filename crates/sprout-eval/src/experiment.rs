@@ -37,6 +37,12 @@ pub enum Experiment {
     /// Sprout-EWMA, Cubic and BBR ([`crate::rates`]). Not in [`Experiment::ALL`]: asked for
     /// by name ([`Experiment::OPT_IN`]).
     Rates,
+    /// How well each estimator's forecast is calibrated against the link itself (issue 40):
+    /// the paper's and the wide model at several confidences and Sprout-EWMA, fed each link
+    /// direction's opportunities tick by tick as a saturated receiver would be, the share of
+    /// forecasts met per horizon and where the misses fall ([`crate::calibration`]). Not in
+    /// [`Experiment::ALL`]: asked for by name ([`Experiment::OPT_IN`]).
+    Calibration,
     /// Emulated only: the isolation experiment, bulk and interactive flows direct, then through
     /// SproutTunnel (§5.7).
     Tunnel,
@@ -105,9 +111,14 @@ impl Experiment {
         Experiment::Model,
     ];
 
-    /// The simulated experiments that `all` leaves out, run only when named: `interactive`
-    /// and `rates` (their runs and outputs are their own, so that `all` gives the paper's experiments alone).
-    pub const OPT_IN: [Experiment; 2] = [Experiment::Interactive, Experiment::Rates];
+    /// The simulated experiments that `all` leaves out, run only when named: `interactive`,
+    /// `rates` and `calibration` (their runs and outputs are their own, so that `all` gives
+    /// the paper's experiments alone).
+    pub const OPT_IN: [Experiment; 3] = [
+        Experiment::Interactive,
+        Experiment::Rates,
+        Experiment::Calibration,
+    ];
 
     /// Every experiment of `sprout eval --emulate`, in run order (its `fig7` is the schemes
     /// through the emulator).
@@ -127,6 +138,7 @@ impl Experiment {
             Experiment::Model => "model",
             Experiment::Interactive => "interactive",
             Experiment::Rates => "rates",
+            Experiment::Calibration => "calibration",
             Experiment::Tunnel => "tunnel",
             Experiment::TunnelCost => "tunnel-cost",
         }

@@ -4,7 +4,7 @@
 //! Modules from the bottom up: [`error`] (the crate's one error type), [`paper`] (the paper's
 //! published values), [`experiment`] (what each experiment runs), [`results`] (the rows it
 //! produces; [`interactive`]: the application streams' experiment; [`rates`]: Sprout at today's
-//! link rates), [`traces`] (the links it
+//! link rates; [`calibration`]: how well the forecasts are calibrated), [`traces`] (the links it
 //! runs on), [`chart`] and [`trace_plot`] (SVG), [`report`] (every output file),
 //! [`output_dir`] (the output folder and what earlier runs left there), [`eval`] (runs the
 //! experiments and writes the report: the top) and [`sweep`] (grids of single simulations).
@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod calibration;
 pub mod chart;
 pub mod error;
 pub mod eval;

@@ -20,10 +20,10 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use sprout_eval::chart::{
-    app_delay_chart, delay_over_time_chart, text_width, throughput_delay_chart, time_series_chart,
-    time_series_chart_measured, utilization_delay_chart, AppDelayPanel, AppDelaySeries, ChartPoint,
-    DelayPanel, DelaySeries, UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM,
-    DESCENT_EM, HEIGHT, WIDTH,
+    app_delay_chart, calibration_chart, delay_over_time_chart, text_width, throughput_delay_chart,
+    time_series_chart, time_series_chart_measured, utilization_delay_chart, AppDelayPanel,
+    AppDelaySeries, CalibrationPanel, CalibrationSeries, ChartPoint, DelayPanel, DelaySeries,
+    UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, HEIGHT, WIDTH,
 };
 use sprout_eval::eval::{self, EvalOptions, Experiment};
 use sprout_link::{testdata, SyntheticLink};
@@ -1222,6 +1222,59 @@ fn delay_over_time_charts() {
     check_svg(
         "delay over time, empty",
         &delay_over_time_chart("Nothing", &[], 0.5, 60.0, "nothing"),
+    );
+}
+
+/// The calibration experiment's chart (forecasts met against stated confidence): the paper's
+/// and the wide model over seven confidences and Sprout-EWMA's flat line, in two panels, from
+/// well calibrated to far off (coverage down to 3%), a missing value; no panel at all.
+#[test]
+fn calibration_charts() {
+    let confidences = [0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98];
+    let panel = |title: &str, shift: f64| CalibrationPanel {
+        title: title.into(),
+        series: ["sprout", "sprout-wide"]
+            .iter()
+            .enumerate()
+            .map(|(k, s)| CalibrationSeries {
+                label: (*s).into(),
+                points: confidences
+                    .iter()
+                    .map(|&c| {
+                        let v = if k == 1 && c == 0.85 {
+                            f64::NAN
+                        } else {
+                            (c - shift * (1.0 + k as f64)).clamp(0.0, 1.0)
+                        };
+                        (c, v)
+                    })
+                    .collect(),
+            })
+            .collect(),
+        flat: vec![("sprout-ewma".into(), 0.6 - shift)],
+    };
+    let caption = [
+        "Ideal observation: every opportunity fed to the estimator per 20 ms tick.",
+        "Sprout-EWMA has no confidence: its share met is the dashed horizontal line.",
+    ];
+    for (what, shift) in [("calibrated", 0.0), ("off", 0.2), ("far off", 0.47)] {
+        let svg = calibration_chart(
+            "Forecast calibration",
+            &[
+                panel("1 tick ahead (20 ms)", shift),
+                panel("8 ticks ahead", shift),
+            ],
+            &caption,
+        );
+        check_svg(&format!("calibration, {what}"), &svg);
+        let colours = series_colours(&svg);
+        assert_eq!(colours["sprout"].iter().next().unwrap(), "#d62728");
+        assert_eq!(colours["sprout-ewma"].iter().next().unwrap(), "#ff7f0e");
+        assert!(colour_problems(&[(what.into(), svg.clone())], &BTreeSet::new()).is_empty());
+    }
+    check_svg(
+        "calibration, empty",
+        &calibration_chart("Nothing", &[], &[]),
     );
 }
 

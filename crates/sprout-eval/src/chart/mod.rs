@@ -52,6 +52,8 @@
 //!   several such plots on one chart, with bars over the runs.
 //! - `rates` (the rates experiment): utilization and delay against the links' rate, 2 x 2
 //!   panels, a line per scheme.
+//! - `calibration` (the calibration experiment): reliability diagrams, forecasts met against
+//!   stated confidence, a panel per horizon, a line per model.
 //! - `app_delay` (the interactive experiment): application-level delay against offered rate,
 //!   a line per scheme, panels side by side on one logarithmic delay axis.
 //! - Charts over time: `time_series` (Figure 1), `delay_over_time` (the tunnel experiment) and
@@ -63,6 +65,7 @@
 
 mod app_delay;
 mod axes;
+mod calibration;
 mod colours;
 mod delay_over_time;
 mod geometry;
@@ -83,6 +86,7 @@ mod time_series;
 mod utilization_delay;
 
 pub use app_delay::{app_delay_chart, AppDelayPanel, AppDelaySeries};
+pub use calibration::{calibration_chart, CalibrationPanel, CalibrationSeries};
 pub use delay_over_time::{delay_over_time_chart, DelayPanel, DelaySeries};
 pub use rate_over_time::{rate_over_time_chart, RatePanel, RateSeries};
 pub use rates::{rates_chart, RatesSeries};

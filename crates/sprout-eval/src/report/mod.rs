@@ -4,8 +4,10 @@
 //! [`write_outputs`] writes them all (module `outputs`); report.md's text is in `markdown`,
 //! with what we know of why figures depart in `notes`; the tables computed from the rows are in
 //! `tables`, the checks in `checks`, the terminal's summary in `terminal`, and the `interactive`
-//! experiment's files, table and section in `interactive`, the `rates` experiment's in `rates`.
+//! experiment's files, table and section in `interactive`, the `rates` experiment's in `rates`,
+//! the `calibration` experiment's in `calibration`.
 
+mod calibration;
 mod checks;
 mod format;
 mod interactive;
@@ -17,6 +19,7 @@ mod tables;
 mod terminal;
 
 pub use crate::output_dir::write_csv;
+pub use calibration::{calibration_terminal_table, write_calibration};
 pub use checks::{check_lines, checks, Check, DELAY_BASED};
 pub(crate) use format::thousands;
 pub use outputs::{paper_point, point, write_outputs};
