@@ -19,6 +19,7 @@ pub mod rl_env;
 pub mod run_limits;
 pub mod scheme;
 pub mod sim;
+mod sim_loop;
 pub mod sim_json;
 
 pub use app::App;
