@@ -19,8 +19,8 @@ pub mod rl_env;
 pub mod run_limits;
 pub mod scheme;
 pub mod sim;
-mod sim_loop;
 pub mod sim_json;
+mod sim_loop;
 
 pub use app::App;
 pub use error::{ParamError, SimError};
