@@ -976,25 +976,24 @@ pub fn run_with_progress(
         None => None,
     };
 
-    let mut sim = Simulation::new(
-        SimEndpoints {
-            cfg,
-            sides,
-            writers,
-            log_error: None,
-            delivered: Vec::new(),
-            spare: Vec::new(),
-        },
-        Instant::ZERO,
-    );
+    let mut endpoints = SimEndpoints {
+        cfg,
+        sides,
+        writers,
+        log_error: None,
+        delivered: Vec::new(),
+        spare: Vec::new(),
+    };
     let end = Instant::from_micros(duration);
-    sim.run_until(end, &mut |now| progress(now.as_micros(), duration))?;
+    Simulation::new(Instant::ZERO).run_until(&mut endpoints, end, &mut |now| {
+        progress(now.as_micros(), duration)
+    })?;
     let SimEndpoints {
         sides,
         writers,
         log_error,
         ..
-    } = sim.endpoints;
+    } = endpoints;
     if let Some(ws) = writers {
         for w in ws {
             w.finish()?;

@@ -21,11 +21,9 @@ pub(crate) trait Endpoints {
     fn next_event(&self) -> Instant;
 }
 
-/// The simulation loop and its clock.
-#[derive(Clone, Debug)]
-pub(crate) struct Simulation<E> {
-    /// What the loop drives.
-    pub(crate) endpoints: E,
+/// The simulation loop's clock; [`Simulation::run_until`] drives the endpoints.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Simulation {
     /// The time of the last iteration (`None` before the first).
     now: Option<Instant>,
     /// The time of the next iteration: the start, then the endpoints' next event (at least
@@ -33,21 +31,29 @@ pub(crate) struct Simulation<E> {
     next: Instant,
 }
 
-impl<E: Endpoints> Simulation<E> {
+impl Simulation {
     /// A loop whose first iteration is at `start`.
-    pub(crate) fn new(endpoints: E, start: Instant) -> Self {
+    pub(crate) fn new(start: Instant) -> Self {
         Simulation {
-            endpoints,
             now: None,
             next: start,
+        }
+    }
+
+    /// Takes the endpoints' next event afresh, after something outside the loop changed
+    /// them (an agent's action).
+    pub(crate) fn wake<E: Endpoints>(&mut self, endpoints: &E) {
+        if let Some(now) = self.now {
+            self.next = endpoints.next_event().max(now + Duration::from_micros(1));
         }
     }
 
     /// Runs iterations up to `end`, the last exactly at `end` (so the links report
     /// everything up to it), calling `progress(now)` each time the clock passes a whole
     /// second. A later call goes on from there.
-    pub(crate) fn run_until(
+    pub(crate) fn run_until<E: Endpoints>(
         &mut self,
+        endpoints: &mut E,
         end: Instant,
         progress: &mut impl FnMut(Instant),
     ) -> Result<(), SimError> {
@@ -60,14 +66,11 @@ impl<E: Endpoints> Simulation<E> {
         };
         loop {
             // 1-2. Links deliver what is due; receivers take in their datagrams.
-            self.endpoints.deliver(now)?;
+            endpoints.deliver(now)?;
             // 3. Endpoints start, run their timers and send.
-            self.endpoints.act(now)?;
+            endpoints.act(now)?;
             // 4. Jump to the next thing that can happen.
-            self.next = self
-                .endpoints
-                .next_event()
-                .max(now + Duration::from_micros(1));
+            self.next = endpoints.next_event().max(now + Duration::from_micros(1));
             self.now = Some(now);
             if now >= end {
                 return Ok(());

@@ -14,6 +14,7 @@ use crate::app_metrics::{self, AppMetrics};
 use crate::error::SimError;
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
 use crate::sim::Direction;
+use crate::sim_loop::Simulation;
 
 /// A report from the receiver, as carried on the reverse link.
 #[derive(Clone, Debug)]
@@ -99,9 +100,24 @@ pub struct RlEnv {
     /// Receiver: the current tick's deliveries (arrival, send time) and opportunity times.
     pub(super) tick_arrivals: Vec<(u64, u64)>,
     pub(super) tick_opportunities: Vec<u64>,
-    /// Scratch buffers reused every tick: reports reaching the sender (arrival, report) and
+    /// The simulation loop's clock ([`crate::sim_loop`]), which drives both links, the
+    /// receiver and the sender.
+    pub(super) clock: Simulation,
+    /// End of the current step (µs): the rate in force sends nothing at or after it.
+    pub(super) horizon_us: u64,
+    /// Receiver: end of the current tick (µs).
+    pub(super) tick_end_us: u64,
+    /// Receiver: whether the data link's queue held a packet at the current tick's start,
+    /// and whether a packet of ours entered it in the tick.
+    pub(super) busy_at_start: bool,
+    pub(super) entered: bool,
+    /// Receiver: the current tick's figures.
+    pub(super) tick_rec: TickRecord,
+    /// The current step's sums.
+    pub(super) acc: StepAccumulator,
+    /// Scratch buffers reused every tick: reports reaching the sender and
     /// data deliveries (packet, send time, arrival, bytes).
-    pub(super) scratch_reports: Vec<(u64, Report)>,
+    pub(super) scratch_reports: Vec<Report>,
     pub(super) scratch_delivered: Vec<(Packet, u64, u64, u32)>,
     /// Episode records (times relative to the start), for [`RlEnv::episode_metrics`].
     pub(super) arrivals: Vec<Arrival>,
@@ -150,6 +166,13 @@ impl RlEnv {
             rx_tick_count: 0,
             tick_arrivals: Vec::new(),
             tick_opportunities: Vec::new(),
+            clock: Simulation::new(Instant::ZERO),
+            horizon_us: 0,
+            tick_end_us: 0,
+            busy_at_start: false,
+            entered: false,
+            tick_rec: TickRecord::default(),
+            acc: StepAccumulator::default(),
             scratch_reports: Vec::new(),
             scratch_delivered: Vec::new(),
             arrivals: Vec::new(),
@@ -308,6 +331,13 @@ impl RlEnv {
         self.rx_tick_count = 0;
         self.tick_arrivals.clear();
         self.tick_opportunities.clear();
+        self.clock = Simulation::new(start);
+        self.horizon_us = start_us;
+        self.tick_end_us = start_us + self.cfg.protocol.model.tick_us.as_micros();
+        self.busy_at_start = false;
+        self.entered = false;
+        self.tick_rec = TickRecord::default();
+        self.acc = StepAccumulator::default();
         self.arrivals.clear();
         self.opportunities.clear();
         self.app = EnvApp::new(self.cfg.app, start_us);
@@ -374,10 +404,16 @@ impl RlEnv {
             app.step_offered_bytes = 0;
             app.step_delays_us.clear();
         }
-        let mut acc = StepAccumulator::default();
-        for _ in 0..self.cfg.ticks_per_step {
-            self.run_tick(&mut acc);
-        }
+        // The sender acts on the action at the step's start, then the loop runs the step.
+        self.horizon_us = step_start + self.cfg.step_us();
+        self.sender_act(step_start);
+        let mut clock = self.clock;
+        clock.wake(self);
+        let end = Instant::from_micros(self.horizon_us);
+        // Nothing in the RL env's endpoints fails.
+        let _ = clock.run_until(self, end, &mut |_| {});
+        self.clock = clock;
+        let acc = std::mem::take(&mut self.acc);
         self.steps += 1;
         let step_s = (self.now_us - step_start) as f64 / 1e6;
         let samples = acc.samples.max(1) as f64;

@@ -18,22 +18,25 @@
 //! and lasts [`EnvConfig::episode_us`]. One step is [`EnvConfig::ticks_per_step`] ticks of
 //! the model's tick length (20 ms). Nothing here reads a clock or does IO.
 //!
-//! # Within a tick `[T, T + tick]`
+//! # The loop
 //!
-//! 1. The reverse link delivers the reports due in `(T, T + tick]`; in window mode the sender
-//!    sends, at each report's arrival, whatever its window then allows.
-//! 2. In rate mode the sender sends its paced packets with send times in `[T, T + tick)`; in
-//!    window mode it sends at `T` what the window allows (so at the start of a step, after the
-//!    action).
-//! 3. The data link runs to `T + tick`; the receiver records deliveries, losses (gaps in the
-//!    byte sequence: both links are FIFO, so a gap below a delivered packet is a loss) and the
-//!    delay function.
-//! 4. The Sprout model ticks: evolve, then observe the tick's bytes in MTU-sized packets (at
-//!    least one if any byte came), or observe an empty tick only if the data link held a packet
-//!    of ours at some time in the tick (the stand-in for Sprout's time-to-next: an idle sender's
-//!    silence says nothing about the link); then forecast. The report leaves on the reverse link
-//!    at `T + tick` ([`FeedbackPath::Reverse`]), or reaches the sender at once
-//!    ([`FeedbackPath::Instant`]).
+//! The environment runs on the simulator's one loop ([`crate::sim_loop`]): the clock jumps
+//! from one event to the next (a link event, a paced instant, an application message, a
+//! tick's end), and at each instant
+//!
+//! 1. the reverse link delivers the reports due by then, and the data link its packets: the
+//!    receiver records deliveries, losses (gaps in the byte sequence: both links are FIFO, so a
+//!    gap below a delivered packet is a loss) and the delay function;
+//! 2. at a tick's end the Sprout model ticks: evolve, then observe the tick's bytes in
+//!    MTU-sized packets (at least one if any byte came), or observe an empty tick only if the
+//!    data link held a packet of ours at some time in the tick (the stand-in for Sprout's
+//!    time-to-next: an idle sender's silence says nothing about the link); then forecast. The
+//!    report leaves on the reverse link ([`FeedbackPath::Reverse`]), or reaches the sender at
+//!    once ([`FeedbackPath::Instant`]);
+//! 3. the sender sends: in rate mode its paced packets due by then (none at or after the
+//!    step's end: the next action sets their rate), in window mode what the window allows
+//!    with the reports that have reached it. At a step's start, after the action, it sends
+//!    again.
 //!
 //! # Reward (per step)
 //!
@@ -89,6 +92,6 @@ pub use config::{
     DELAY_SAMPLE_US, MAX_EPISODE_US, OBSERVATION_FEATURES,
 };
 pub use env::RlEnv;
-use env::{Packet, Report, TickRecord, NO_MESSAGE};
+use env::{Packet, Report, NO_MESSAGE};
 pub use outcome::{StepInfo, StepOutcome};
 use receiver::StepAccumulator;

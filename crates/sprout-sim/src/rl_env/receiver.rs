@@ -5,36 +5,66 @@ use sprout_core::Instant;
 use sprout_link::LinkEvent;
 
 use super::*;
+use crate::error::SimError;
 use crate::metrics::Arrival;
+use crate::sim_loop::Endpoints;
+
+impl Endpoints for RlEnv {
+    /// Steps 1-2: the reports that reach the sender by `now`, and the data link's events.
+    fn deliver(&mut self, now: Instant) -> Result<(), SimError> {
+        if self.cfg.feedback == FeedbackPath::Reverse {
+            let mut reports = std::mem::take(&mut self.scratch_reports);
+            self.reverse.advance(now, &mut |ev| {
+                if let LinkEvent::Delivered(d) = ev {
+                    reports.push(d.payload);
+                }
+            });
+            for r in reports.drain(..) {
+                self.on_report(r);
+            }
+            self.scratch_reports = reports;
+        }
+        self.deliver_data(now);
+        Ok(())
+    }
+
+    /// Step 3: the receiver's tick ends (it reports), then the sender sends.
+    fn act(&mut self, now: Instant) -> Result<(), SimError> {
+        if now.as_micros() == self.tick_end_us {
+            self.close_tick();
+        }
+        self.sender_act(now.as_micros());
+        Ok(())
+    }
+
+    fn next_event(&self) -> Instant {
+        let own = self.tick_end_us.min(self.sender_next_us());
+        let links = [self.data.next_event(), self.reverse.next_event()];
+        links
+            .into_iter()
+            .flatten()
+            .fold(Instant::from_micros(own), Instant::min)
+    }
+}
 
 impl RlEnv {
-    pub(super) fn run_tick(&mut self, acc: &mut StepAccumulator) {
-        let tick_us = self.cfg.protocol.model.tick_us.as_micros();
-        let t0 = self.now_us;
-        let t1 = t0 + tick_us;
-        // 1-2. Reports reach the sender; it sends.
-        self.sender_tick(t0, t1);
-        // 3. The data link runs to the tick's end.
-        let busy_at_start = self.data.queue_packets() > 0;
-        let mut entered = false;
+    /// The data link's events up to `now`: the receiver records deliveries and losses.
+    fn deliver_data(&mut self, now: Instant) {
         let mut delivered = std::mem::take(&mut self.scratch_delivered);
-        let (arrivals, opportunities) = (&mut self.tick_arrivals, &mut self.tick_opportunities);
-        arrivals.clear();
-        opportunities.clear();
-        let mut lost = 0u64;
-        let until = Instant::from_micros(t1);
-        self.data.advance(until, &mut |ev| match ev {
+        let opportunities = &mut self.tick_opportunities;
+        let entered = &mut self.entered;
+        let lost = &mut self.acc.lost_bytes;
+        self.data.advance(now, &mut |ev| match ev {
             LinkEvent::Opportunity { at, .. } => opportunities.push(at.as_micros()),
-            LinkEvent::Enqueued { .. } => entered = true,
+            LinkEvent::Enqueued { .. } => *entered = true,
             LinkEvent::Dropped { bytes, .. } | LinkEvent::HeadDropped { bytes, .. } => {
-                lost += u64::from(bytes)
+                *lost += u64::from(bytes)
             }
             LinkEvent::Delivered(d) => {
                 let (sent, arrived) = (d.sent.as_micros(), d.delivered.as_micros());
                 delivered.push((d.payload, sent, arrived, d.bytes));
             }
         });
-        let mut rec = TickRecord::default();
         for (packet, sent_us, arrived_us, bytes) in delivered.drain(..) {
             let seq = packet.seq;
             if packet.message != NO_MESSAGE {
@@ -43,11 +73,12 @@ impl RlEnv {
                 }
             }
             if seq > self.rx_expected {
-                rec.lost += (seq - self.rx_expected).div_ceil(u64::from(self.cfg.packet_bytes));
+                self.tick_rec.lost +=
+                    (seq - self.rx_expected).div_ceil(u64::from(self.cfg.packet_bytes));
             }
             self.rx_expected = self.rx_expected.max(seq + u64::from(bytes));
-            rec.bytes += u64::from(bytes);
-            rec.delivered += 1;
+            self.tick_rec.bytes += u64::from(bytes);
+            self.tick_rec.delivered += 1;
             let owd = arrived_us - sent_us;
             self.rx_min_delay_us = Some(self.rx_min_delay_us.map_or(owd, |m| m.min(owd)));
             self.tick_arrivals.push((arrived_us, sent_us));
@@ -60,14 +91,22 @@ impl RlEnv {
             });
         }
         self.scratch_delivered = delivered;
+    }
+
+    /// The end of a tick: the delay samples of the tick, then the receiver's model ticks and
+    /// reports (on the reverse link, or straight to the sender).
+    fn close_tick(&mut self) {
+        let tick_us = self.cfg.protocol.model.tick_us.as_micros();
+        let t1 = self.tick_end_us;
+        let t0 = t1 - tick_us;
+        let rec = std::mem::take(&mut self.tick_rec);
         let prop = self.cfg.link.propagation_delay_us.as_micros();
         let start = self.start_us;
         self.opportunities
             .extend(self.tick_opportunities.iter().map(|&t| t - start));
-        acc.offered_bytes +=
+        self.acc.offered_bytes +=
             self.tick_opportunities.len() as u64 * u64::from(self.cfg.link.opportunity_bytes);
-        acc.delivered_bytes += rec.bytes;
-        acc.lost_bytes += lost;
+        self.acc.delivered_bytes += rec.bytes;
         // The delay function and the omniscient's at t0 + 1 ms, ..., t1.
         let (mut ia, mut io) = (0, 0);
         let mut t = t0 + DELAY_SAMPLE_US;
@@ -83,9 +122,9 @@ impl RlEnv {
             }
             let delay = t - self.rx_max_sent_us.min(t);
             let omni = t - self.omni_max_sent_us.min(t);
-            acc.delay_sum_us += delay;
-            acc.self_inflicted_sum_us += delay.saturating_sub(omni);
-            acc.samples += 1;
+            self.acc.delay_sum_us += delay;
+            self.acc.self_inflicted_sum_us += delay.saturating_sub(omni);
+            self.acc.samples += 1;
             t += DELAY_SAMPLE_US;
         }
         // 4. The receiver's model ticks and reports.
@@ -93,7 +132,7 @@ impl RlEnv {
         if rec.bytes > 0 {
             let mtu = f64::from(self.cfg.protocol.model.mtu_bytes);
             self.estimator.observe((rec.bytes as f64 / mtu).max(1.0));
-        } else if busy_at_start || entered {
+        } else if self.busy_at_start || self.entered {
             self.estimator.observe(0.0);
         }
         let slot = (self.rx_tick_count % AVERAGE_TICKS as u64) as usize;
@@ -129,8 +168,15 @@ impl RlEnv {
             }
             FeedbackPath::Instant => self.on_report(report),
         }
+        self.tick_arrivals.clear();
+        self.tick_opportunities.clear();
+        self.entered = false;
+        self.busy_at_start = self.data.queue_packets() > 0;
+        self.tick_end_us = t1 + tick_us;
     }
+}
 
+impl RlEnv {
     /// Builds the observation from the latest report and the sender's own state.
     pub(super) fn fill_observation(&mut self) {
         let tick_s = self.cfg.protocol.model.tick_us.as_secs_f64();
@@ -171,7 +217,7 @@ impl RlEnv {
 }
 
 /// Sums over the ticks of a step.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct StepAccumulator {
     pub(super) delivered_bytes: u64,
     pub(super) offered_bytes: u64,

@@ -1,7 +1,6 @@
 //! The agent's sender: pacing, the window and the application's datagrams.
 
 use sprout_core::Instant;
-use sprout_link::LinkEvent;
 
 use super::*;
 
@@ -79,11 +78,11 @@ impl RlEnv {
         }
     }
 
-    /// Rate mode with an application: the paced datagrams of `[now, t1)`, each at its paced
-    /// instant if the queue holds one then; an empty queue moves the next instant to the
-    /// application's next message.
-    pub(super) fn app_rate_sends(&mut self, t1: u64) {
-        let end_ns = u128::from(t1) * 1000;
+    /// Rate mode with an application: the paced datagrams before `end_us`, each at its
+    /// paced instant if the queue holds one then (an empty queue moves the next instant to the
+    /// application's next message); then hands over what is due by `until_us`.
+    pub(super) fn app_rate_sends(&mut self, end_us: u64, until_us: u64) {
+        let end_ns = u128::from(end_us) * 1000;
         while let Some(next) = self.next_send_ns {
             if next >= end_ns {
                 break;
@@ -104,7 +103,7 @@ impl RlEnv {
                 self.next_send_ns = Some(next.max(due));
             }
         }
-        self.hand_over(t1 - 1);
+        self.hand_over(until_us);
     }
 
     /// Window mode with an application: hands over what is due by `t_us` and sends at `t_us`
@@ -127,34 +126,6 @@ impl RlEnv {
         }
     }
 
-    /// Window mode with an application over `[t0, t1)`: sends at `t0`, then, in time order,
-    /// at each report's arrival (`reports`, in arrival order) and each message's creation.
-    pub(super) fn app_window_tick(&mut self, reports: &mut Vec<(u64, Report)>, t0: u64, t1: u64) {
-        self.app_window_send(t0);
-        let mut reports = reports.drain(..).peekable();
-        loop {
-            let created = self
-                .app
-                .as_ref()
-                .map(|a| a.source.next_us())
-                .filter(|&t| t < t1);
-            let report_first = match (reports.peek().map(|r| r.0), created) {
-                (None, None) => break,
-                (Some(r), c) => c.is_none_or(|c| r <= c),
-                (None, Some(_)) => false,
-            };
-            if report_first {
-                if let Some((at_us, report)) = reports.next() {
-                    self.on_report(report);
-                    self.app_window_send(at_us);
-                }
-            } else if let Some(c) = created {
-                self.app_window_send(c);
-            }
-        }
-        self.hand_over(t1 - 1);
-    }
-
     /// Window mode: sends at `t_us` what the window allows.
     pub(super) fn send_window(&mut self, t_us: u64) {
         let bytes = u64::from(self.cfg.packet_bytes);
@@ -169,42 +140,28 @@ impl RlEnv {
         self.report = Some(report);
     }
 
-    /// Steps 1 and 2 of a tick `[t0, t1]`: the reports reach the sender, and it sends.
-    pub(super) fn sender_tick(&mut self, t0: u64, t1: u64) {
-        let mut reports = std::mem::take(&mut self.scratch_reports);
-        if self.cfg.feedback == FeedbackPath::Reverse {
-            self.reverse.advance(Instant::from_micros(t1), &mut |ev| {
-                if let LinkEvent::Delivered(d) = ev {
-                    reports.push((d.delivered.as_micros(), d.payload));
-                }
-            });
-        }
-        if self.app.is_some() {
-            match self.cfg.action {
-                ActionKind::Window => self.app_window_tick(&mut reports, t0, t1),
-                ActionKind::Rate => {
-                    for (_, r) in reports.drain(..) {
-                        self.on_report(r);
-                    }
-                    self.app_rate_sends(t1);
-                }
-            }
-            self.scratch_reports = reports;
-            return;
-        }
-        // 1. Reports reach the sender (window mode: it sends at each).
-        for (at_us, r) in reports.drain(..) {
-            self.on_report(r);
-            if self.cfg.action == ActionKind::Window {
-                self.send_window(at_us);
-            }
-        }
-        self.scratch_reports = reports;
-        // 2. The sender's own sends in the tick.
+    /// The sender at `now_us`, in the loop's step 3: in rate mode it sends its paced packets
+    /// due by `now_us` (none at or after the step's end, whose rate the next action sets); in
+    /// window mode what the window allows.
+    pub(super) fn sender_act(&mut self, now_us: u64) {
         match self.cfg.action {
-            ActionKind::Window => self.send_window(t0),
+            ActionKind::Window => {
+                if self.app.is_some() {
+                    self.app_window_send(now_us);
+                } else {
+                    self.send_window(now_us);
+                }
+            }
             ActionKind::Rate => {
-                let end_ns = u128::from(t1) * 1000;
+                if now_us >= self.horizon_us {
+                    return;
+                }
+                let end_us = (now_us + 1).min(self.horizon_us);
+                if self.app.is_some() {
+                    self.app_rate_sends(end_us, now_us);
+                    return;
+                }
+                let end_ns = u128::from(end_us) * 1000;
                 while let Some(next) = self.next_send_ns {
                     if next >= end_ns {
                         break;
@@ -215,5 +172,18 @@ impl RlEnv {
                 }
             }
         }
+    }
+
+    /// When the sender next has something to do: its next paced instant, or its
+    /// application's next message.
+    pub(super) fn sender_next_us(&self) -> u64 {
+        let paced = match self.cfg.action {
+            ActionKind::Rate => self
+                .next_send_ns
+                .map_or(u64::MAX, |ns| (ns / 1000).min(u128::from(u64::MAX)) as u64),
+            ActionKind::Window => u64::MAX,
+        };
+        let app = self.app.as_ref().map_or(u64::MAX, |a| a.source.next_us());
+        paced.min(app)
     }
 }

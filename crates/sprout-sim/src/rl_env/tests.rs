@@ -328,7 +328,12 @@ fn bulk_episode_digest(action: ActionKind) -> u64 {
 }
 
 /// A bulk sender's episodes are the ones the environment gave before applications came
-/// in, bit for bit (digests taken from the code before the change).
+/// in, bit for bit (digests taken from the code before the change). The window mode's
+/// digest was retaken when the environment came to run on the simulator's one loop
+/// ([`crate::sim_loop`], issue 35): its own loop was not causal. Each tick it took in every
+/// report arriving in the whole tick `(T, T + tick]` before sending at `T`, so the window
+/// it sent at `T` counted acknowledgements that had not arrived yet. The loop sends at each
+/// instant with only what has reached the sender by then. The rate mode's is unchanged.
 #[test]
 fn bulk_episodes_are_unchanged() {
     assert_eq!(
@@ -337,7 +342,7 @@ fn bulk_episodes_are_unchanged() {
     );
     assert_eq!(
         format!("{:016x}", bulk_episode_digest(ActionKind::Window)),
-        "8d585a1f6eec43fe"
+        "cb6c0f7c37ecb1d4"
     );
 }
 
