@@ -5,6 +5,7 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sprout_core::estimator::{self, Estimator};
+use sprout_core::time::Duration;
 use sprout_core::wire::MAX_FORECAST_TICKS;
 use sprout_core::Instant;
 use sprout_link::{Link, SyntheticLink, Trace};
@@ -19,8 +20,8 @@ use crate::sim_loop::Simulation;
 /// A report from the receiver, as carried on the reverse link.
 #[derive(Clone, Debug)]
 pub(super) struct Report {
-    /// End of the tick it describes (µs).
-    pub(super) tick_end_us: u64,
+    /// End of the tick it describes.
+    pub(super) tick_end: Instant,
     /// Every byte of our stream below this was delivered or lost (µs-independent; bytes).
     pub(super) acked_bytes: u64,
     /// Bytes delivered in the tick.
@@ -31,10 +32,10 @@ pub(super) struct Report {
     pub(super) avg_delivered: u64,
     pub(super) avg_lost: u64,
     pub(super) avg_ticks: u32,
-    /// Delay function at the tick's end (µs).
-    pub(super) delay_us: u64,
-    /// Smallest one-way delay of any packet delivered so far this episode (µs; 0 if none).
-    pub(super) min_delay_us: u64,
+    /// Delay function at the tick's end.
+    pub(super) delay: Duration,
+    /// Smallest one-way delay of any packet delivered so far this episode (0 if none).
+    pub(super) min_delay: Duration,
     /// Cumulative forecast, MTU-sized packets, for the next ticks.
     pub(super) forecast: [u32; MAX_FORECAST_TICKS],
 }
@@ -70,8 +71,8 @@ pub struct RlEnv {
     pub(super) data: Link<Packet>,
     pub(super) reverse: Link<Report>,
     pub(super) estimator: Box<dyn Estimator>,
-    pub(super) start_us: u64,
-    pub(super) now_us: u64,
+    pub(super) start: Instant,
+    pub(super) now: Instant,
     pub(super) steps: u64,
     /// Sender: bytes sent (the next packet's sequence number).
     pub(super) sent_bytes: u64,
@@ -90,11 +91,11 @@ pub struct RlEnv {
     pub(super) step_sent: u64,
     /// Receiver: end of the highest packet delivered (bytes).
     pub(super) rx_expected: u64,
-    /// Receiver: largest send time among delivered packets (µs; the episode's start before
+    /// Receiver: largest send time among delivered packets (the episode's start before
     /// any), and the omniscient sender's counterpart.
-    pub(super) rx_max_sent_us: u64,
-    pub(super) omni_max_sent_us: u64,
-    pub(super) rx_min_delay_us: Option<u64>,
+    pub(super) rx_max_sent: Instant,
+    pub(super) omni_max_sent: Instant,
+    pub(super) rx_min_delay: Option<Duration>,
     pub(super) rx_ticks: [TickRecord; AVERAGE_TICKS],
     pub(super) rx_tick_count: u64,
     /// Receiver: the current tick's deliveries (arrival, send time) and opportunity times.
@@ -103,10 +104,10 @@ pub struct RlEnv {
     /// The simulation loop's clock ([`crate::sim_loop`]), which drives both links, the
     /// receiver and the sender.
     pub(super) clock: Simulation,
-    /// End of the current step (µs): the rate in force sends nothing at or after it.
-    pub(super) horizon_us: u64,
-    /// Receiver: end of the current tick (µs).
-    pub(super) tick_end_us: u64,
+    /// End of the current step: the rate in force sends nothing at or after it.
+    pub(super) horizon: Instant,
+    /// Receiver: end of the current tick.
+    pub(super) tick_end: Instant,
     /// Receiver: whether the data link's queue held a packet at the current tick's start,
     /// and whether a packet of ours entered it in the tick.
     pub(super) busy_at_start: bool,
@@ -147,8 +148,8 @@ impl RlEnv {
             prototype,
             forecast_ticks,
             seed: 0,
-            start_us: 0,
-            now_us: 0,
+            start: Instant::ZERO,
+            now: Instant::ZERO,
             steps: 0,
             sent_bytes: 0,
             rate_bps: 0.0,
@@ -159,16 +160,16 @@ impl RlEnv {
             acked_bytes: 0,
             step_sent: 0,
             rx_expected: 0,
-            rx_max_sent_us: 0,
-            omni_max_sent_us: 0,
-            rx_min_delay_us: None,
+            rx_max_sent: Instant::ZERO,
+            omni_max_sent: Instant::ZERO,
+            rx_min_delay: None,
             rx_ticks: [TickRecord::default(); AVERAGE_TICKS],
             rx_tick_count: 0,
             tick_arrivals: Vec::new(),
             tick_opportunities: Vec::new(),
             clock: Simulation::new(Instant::ZERO),
-            horizon_us: 0,
-            tick_end_us: 0,
+            horizon: Instant::ZERO,
+            tick_end: Instant::ZERO,
             busy_at_start: false,
             entered: false,
             tick_rec: TickRecord::default(),
@@ -224,12 +225,12 @@ impl RlEnv {
 
     /// Where the current episode started in the trace, microseconds.
     pub fn start_us(&self) -> u64 {
-        self.start_us
+        self.start.as_micros()
     }
 
     /// Time since the episode's start, microseconds.
     pub fn elapsed_us(&self) -> u64 {
-        self.now_us - self.start_us
+        (self.now - self.start).as_micros()
     }
 
     /// Steps taken in the current episode.
@@ -283,7 +284,10 @@ impl RlEnv {
     pub fn app_metrics(&self, skip_us: u64) -> Option<AppMetrics> {
         let app = self.app.as_ref()?;
         let end = self.elapsed_us();
-        let window = Window::new(self.start_us + skip_us.min(end), self.start_us + end);
+        let window = Window::new(
+            self.start.as_micros() + skip_us.min(end),
+            self.start.as_micros() + end,
+        );
         Some(app_metrics::compute(app.ledger.messages(), window))
     }
 
@@ -312,8 +316,8 @@ impl RlEnv {
         self.reverse.advance(start, &mut |_| {});
         self.seed = seed;
         self.estimator = self.prototype.clone();
-        self.start_us = start_us;
-        self.now_us = start_us;
+        self.start = start;
+        self.now = start;
         self.steps = 0;
         self.sent_bytes = 0;
         self.rate_bps = 0.0;
@@ -324,16 +328,16 @@ impl RlEnv {
         self.acked_bytes = 0;
         self.step_sent = 0;
         self.rx_expected = 0;
-        self.rx_max_sent_us = start_us;
-        self.omni_max_sent_us = start_us;
-        self.rx_min_delay_us = None;
+        self.rx_max_sent = start;
+        self.omni_max_sent = start;
+        self.rx_min_delay = None;
         self.rx_ticks = [TickRecord::default(); AVERAGE_TICKS];
         self.rx_tick_count = 0;
         self.tick_arrivals.clear();
         self.tick_opportunities.clear();
         self.clock = Simulation::new(start);
-        self.horizon_us = start_us;
-        self.tick_end_us = start_us + self.cfg.protocol.model.tick_us.as_micros();
+        self.horizon = start;
+        self.tick_end = start + self.cfg.protocol.model.tick_us;
         self.busy_at_start = false;
         self.entered = false;
         self.tick_rec = TickRecord::default();
@@ -398,24 +402,24 @@ impl RlEnv {
             ActionKind::Rate => self.set_rate(rate_bps_of(action)),
             ActionKind::Window => self.window_bytes = (action * 1000.0).round() as u64,
         }
-        let step_start = self.now_us;
+        let step_start = self.now;
         self.step_sent = 0;
         if let Some(app) = self.app.as_mut() {
             app.step_offered_bytes = 0;
             app.step_delays_us.clear();
         }
         // The sender acts on the action at the step's start, then the loop runs the step.
-        self.horizon_us = step_start + self.cfg.step_us();
-        self.sender_act(step_start);
+        self.horizon = step_start + Duration::from_micros(self.cfg.step_us());
+        self.sender_act(step_start.as_micros());
         let mut clock = self.clock;
         clock.wake(self);
-        let end = Instant::from_micros(self.horizon_us);
+        let end = self.horizon;
         // Nothing in the RL env's endpoints fails.
         let _ = clock.run_until(self, end, &mut |_| {});
         self.clock = clock;
         let acc = std::mem::take(&mut self.acc);
         self.steps += 1;
-        let step_s = (self.now_us - step_start) as f64 / 1e6;
+        let step_s = (self.now - step_start).as_secs_f64();
         let samples = acc.samples.max(1) as f64;
         let mbps = |bytes: u64| bytes as f64 * 8.0 / step_s / 1e6;
         let mut info = StepInfo {

@@ -1,5 +1,6 @@
 //! One tick of the links and the receiver's model, and the observation.
 
+use sprout_core::time::Duration;
 use sprout_core::wire::MAX_FORECAST_TICKS;
 use sprout_core::Instant;
 use sprout_link::LinkEvent;
@@ -30,7 +31,7 @@ impl Endpoints for RlEnv {
 
     /// Step 3: the receiver's tick ends (it reports), then the sender sends.
     fn act(&mut self, now: Instant) -> Result<(), SimError> {
-        if now.as_micros() == self.tick_end_us {
+        if now == self.tick_end {
             self.close_tick();
         }
         self.sender_act(now.as_micros());
@@ -38,12 +39,11 @@ impl Endpoints for RlEnv {
     }
 
     fn next_event(&self) -> Instant {
-        let own = self.tick_end_us.min(self.sender_next_us());
+        let own = self
+            .tick_end
+            .min(Instant::from_micros(self.sender_next_us()));
         let links = [self.data.next_event(), self.reverse.next_event()];
-        links
-            .into_iter()
-            .flatten()
-            .fold(Instant::from_micros(own), Instant::min)
+        links.into_iter().flatten().fold(own, Instant::min)
     }
 }
 
@@ -79,12 +79,12 @@ impl RlEnv {
             self.rx_expected = self.rx_expected.max(seq + u64::from(bytes));
             self.tick_rec.bytes += u64::from(bytes);
             self.tick_rec.delivered += 1;
-            let owd = arrived_us - sent_us;
-            self.rx_min_delay_us = Some(self.rx_min_delay_us.map_or(owd, |m| m.min(owd)));
+            let owd = Duration::from_micros(arrived_us - sent_us);
+            self.rx_min_delay = Some(self.rx_min_delay.map_or(owd, |m| m.min(owd)));
             self.tick_arrivals.push((arrived_us, sent_us));
             self.arrivals.push(Arrival {
-                sent_us: sent_us - self.start_us,
-                arrived_us: arrived_us - self.start_us,
+                sent_us: sent_us - self.start.as_micros(),
+                arrived_us: arrived_us - self.start.as_micros(),
                 bytes,
                 app_bytes: bytes,
                 is_data: true,
@@ -97,11 +97,11 @@ impl RlEnv {
     /// reports (on the reverse link, or straight to the sender).
     fn close_tick(&mut self) {
         let tick_us = self.cfg.protocol.model.tick_us.as_micros();
-        let t1 = self.tick_end_us;
+        let t1 = self.tick_end.as_micros();
         let t0 = t1 - tick_us;
         let rec = std::mem::take(&mut self.tick_rec);
         let prop = self.cfg.link.propagation_delay_us.as_micros();
-        let start = self.start_us;
+        let start = self.start.as_micros();
         self.opportunities
             .extend(self.tick_opportunities.iter().map(|&t| t - start));
         self.acc.offered_bytes +=
@@ -109,24 +109,28 @@ impl RlEnv {
         self.acc.delivered_bytes += rec.bytes;
         // The delay function and the omniscient's at t0 + 1 ms, ..., t1.
         let (mut ia, mut io) = (0, 0);
+        let mut rx_max_sent_us = self.rx_max_sent.as_micros();
+        let mut omni_max_sent_us = self.omni_max_sent.as_micros();
         let mut t = t0 + DELAY_SAMPLE_US;
         while t <= t1 {
             while ia < self.tick_arrivals.len() && self.tick_arrivals[ia].0 <= t {
-                self.rx_max_sent_us = self.rx_max_sent_us.max(self.tick_arrivals[ia].1);
+                rx_max_sent_us = rx_max_sent_us.max(self.tick_arrivals[ia].1);
                 ia += 1;
             }
             while io < self.tick_opportunities.len() && self.tick_opportunities[io] <= t {
                 let sent = self.tick_opportunities[io].saturating_sub(prop);
-                self.omni_max_sent_us = self.omni_max_sent_us.max(sent);
+                omni_max_sent_us = omni_max_sent_us.max(sent);
                 io += 1;
             }
-            let delay = t - self.rx_max_sent_us.min(t);
-            let omni = t - self.omni_max_sent_us.min(t);
+            let delay = t - rx_max_sent_us.min(t);
+            let omni = t - omni_max_sent_us.min(t);
             self.acc.delay_sum_us += delay;
             self.acc.self_inflicted_sum_us += delay.saturating_sub(omni);
             self.acc.samples += 1;
             t += DELAY_SAMPLE_US;
         }
+        self.rx_max_sent = Instant::from_micros(rx_max_sent_us);
+        self.omni_max_sent = Instant::from_micros(omni_max_sent_us);
         // 4. The receiver's model ticks and reports.
         self.estimator.evolve();
         if rec.bytes > 0 {
@@ -149,18 +153,18 @@ impl RlEnv {
             avg_lost += r.lost;
         }
         let report = Report {
-            tick_end_us: t1,
+            tick_end: self.tick_end,
             acked_bytes: self.rx_expected,
             tick_bytes: rec.bytes,
             avg_bytes,
             avg_delivered,
             avg_lost,
             avg_ticks,
-            delay_us: t1 - self.rx_max_sent_us.min(t1),
-            min_delay_us: self.rx_min_delay_us.unwrap_or(0),
+            delay: Duration::from_micros(t1 - rx_max_sent_us.min(t1)),
+            min_delay: self.rx_min_delay.unwrap_or(Duration::ZERO),
             forecast,
         };
-        self.now_us = t1;
+        self.now = self.tick_end;
         match self.cfg.feedback {
             FeedbackPath::Reverse => {
                 self.reverse
@@ -172,7 +176,7 @@ impl RlEnv {
         self.tick_opportunities.clear();
         self.entered = false;
         self.busy_at_start = self.data.queue_packets() > 0;
-        self.tick_end_us = t1 + tick_us;
+        self.tick_end += self.cfg.protocol.model.tick_us;
     }
 }
 
@@ -187,8 +191,8 @@ impl RlEnv {
             o[0] = (r.tick_bytes as f64 * 8.0 / tick_s / 1e6) as f32;
             o[1] =
                 (r.avg_bytes as f64 * 8.0 / (tick_s * f64::from(r.avg_ticks.max(1))) / 1e6) as f32;
-            o[2] = (r.delay_us as f64 / 1e3) as f32;
-            o[3] = (r.min_delay_us as f64 / 1e3) as f32;
+            o[2] = (r.delay.as_micros() as f64 / 1e3) as f32;
+            o[3] = (r.min_delay.as_micros() as f64 / 1e3) as f32;
             let seen = r.avg_delivered + r.avg_lost;
             o[4] = if seen == 0 {
                 0.0
@@ -208,11 +212,8 @@ impl RlEnv {
         } else {
             (self.step_sent as f64 * 8.0 / step_s / 1e6) as f32
         };
-        let since = self
-            .report
-            .as_ref()
-            .map_or(self.start_us, |r| r.tick_end_us);
-        o[7] = ((self.now_us - since) as f64 / 1e3) as f32;
+        let since = self.report.as_ref().map_or(self.start, |r| r.tick_end);
+        o[7] = ((self.now - since).as_micros() as f64 / 1e3) as f32;
     }
 }
 

@@ -14,7 +14,7 @@ impl RlEnv {
         self.next_send_ns = if rate_bps <= 0.0 {
             None
         } else {
-            let now_ns = u128::from(self.now_us) * 1000;
+            let now_ns = u128::from(self.now.as_micros()) * 1000;
             let interval = self.interval_ns();
             Some(match self.last_send_ns {
                 Some(last) => (last + interval).max(now_ns),
@@ -153,10 +153,11 @@ impl RlEnv {
                 }
             }
             ActionKind::Rate => {
-                if now_us >= self.horizon_us {
+                let horizon_us = self.horizon.as_micros();
+                if now_us >= horizon_us {
                     return;
                 }
-                let end_us = (now_us + 1).min(self.horizon_us);
+                let end_us = (now_us + 1).min(horizon_us);
                 if self.app.is_some() {
                     self.app_rate_sends(end_us, now_us);
                     return;
