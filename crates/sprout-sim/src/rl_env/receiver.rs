@@ -1,4 +1,5 @@
-//! One tick of the links and the receiver's model, and the observation.
+//! The environment as the simulation loop's endpoints: the links' events, the receiver's
+//! ticks, and the observation.
 
 use sprout_core::time::Duration;
 use sprout_core::wire::MAX_FORECAST_TICKS;
