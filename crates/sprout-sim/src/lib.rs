@@ -20,6 +20,7 @@ pub mod run_limits;
 pub mod scheme;
 pub mod sim;
 pub mod sim_json;
+mod sim_loop;
 
 pub use app::App;
 pub use error::{ParamError, SimError};

@@ -20,6 +20,7 @@ use crate::error::{SimError, UnknownName};
 use crate::gcc_flow::{GccHost, GccPacket, GCC_MAX_PAYLOAD};
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
 use crate::run_limits::check_run;
+use crate::sim_loop::{Endpoints, Simulation};
 
 /// Which directions carry application data (the other carries only feedback and heartbeats).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -884,6 +885,48 @@ fn take_in(
     Ok(())
 }
 
+/// The two sides of a run as the simulation loop drives them.
+struct SimEndpoints<'c, W: Write> {
+    cfg: &'c SimConfig,
+    sides: [Side; 2],
+    /// Each link's mm-link log, if asked for.
+    writers: Option<[MmLogWriter<W>; 2]>,
+    /// The first error writing a log.
+    log_error: Option<std::io::Error>,
+    /// Scratch: the packets delivered in one iteration.
+    delivered: Vec<(usize, sprout_link::Delivery<()>, WirePacket)>,
+    /// Datagram buffers that have crossed the link, for the next datagrams.
+    spare: Vec<Vec<u8>>,
+}
+
+impl<W: Write> Endpoints for SimEndpoints<'_, W> {
+    fn deliver(&mut self, now: Instant) -> Result<(), SimError> {
+        deliver(
+            &mut self.sides,
+            now,
+            self.writers.as_mut(),
+            &mut self.log_error,
+            &mut self.delivered,
+            &mut self.spare,
+        )
+    }
+
+    /// The mobile (side 1) opens a TCP connection, the server listens.
+    fn act(&mut self, now: Instant) -> Result<(), SimError> {
+        for (i, side) in self.sides.iter_mut().enumerate() {
+            side.act(self.cfg, i == 1, now, &mut self.spare)?;
+        }
+        Ok(())
+    }
+
+    fn next_event(&self) -> Instant {
+        self.sides
+            .iter()
+            .map(Side::next_event)
+            .fold(Instant::MAX, Instant::min)
+    }
+}
+
 /// Runs the simulation. `logs`, if given, receive each link's mm-link log.
 pub fn run(
     uplink: Arc<Trace>,
@@ -909,7 +952,7 @@ pub fn run_with_progress(
     let (down_link, up_link) = (cfg.link_for(Direction::Down), cfg.link_for(Direction::Up));
     let starts = start_times(cfg.seed);
     // The server sends on the downlink, the mobile on the uplink.
-    let mut sides = [
+    let sides = [
         Side::new(
             cfg,
             0,
@@ -925,7 +968,7 @@ pub fn run_with_progress(
             Link::new(uplink.clone(), up_link.clone()),
         ),
     ];
-    let mut writers = match logs {
+    let writers = match logs {
         Some(l) => Some([
             MmLogWriter::new(l.downlink, "downlink", downlink.name(), &down_link)?,
             MmLogWriter::new(l.uplink, "uplink", uplink.name(), &up_link)?,
@@ -933,43 +976,24 @@ pub fn run_with_progress(
         None => None,
     };
 
-    // Datagram buffers that have crossed the link, for the next datagrams.
-    let mut spare: Vec<Vec<u8>> = Vec::new();
-    let mut delivered = Vec::new();
+    let mut endpoints = SimEndpoints {
+        cfg,
+        sides,
+        writers,
+        log_error: None,
+        delivered: Vec::new(),
+        spare: Vec::new(),
+    };
     let end = Instant::from_micros(duration);
-    let mut now = Instant::ZERO;
-    let mut log_error: Option<std::io::Error> = None;
-    loop {
-        // 1-2. Links deliver what is due; receivers take in their datagrams.
-        deliver(
-            &mut sides,
-            now,
-            writers.as_mut(),
-            &mut log_error,
-            &mut delivered,
-            &mut spare,
-        )?;
-        // 3. Endpoints start, run their timers and send; the mobile (side 1) opens a TCP
-        // connection, the server listens.
-        for (i, side) in sides.iter_mut().enumerate() {
-            side.act(cfg, i == 1, now, &mut spare)?;
-        }
-        // 4. Jump to the next thing that can happen.
-        let next = sides
-            .iter()
-            .map(Side::next_event)
-            .fold(Instant::MAX, Instant::min);
-        // The last step lands exactly on the end, so the links report everything up to it
-        // (wasted opportunities included, for the logs).
-        if now >= end {
-            break;
-        }
-        let before = now;
-        now = next.max(now + Duration::from_micros(1)).min(end);
-        if now.as_micros() / 1_000_000 != before.as_micros() / 1_000_000 {
-            progress(now.as_micros(), duration);
-        }
-    }
+    Simulation::new(Instant::ZERO).run_until(&mut endpoints, end, &mut |now| {
+        progress(now.as_micros(), duration)
+    })?;
+    let SimEndpoints {
+        sides,
+        writers,
+        log_error,
+        ..
+    } = endpoints;
     if let Some(ws) = writers {
         for w in ws {
             w.finish()?;
