@@ -47,11 +47,7 @@ pub(crate) struct ForecastArgs {
 
 /// The configuration the arguments ask for: the scheme's, then --confidence, then --param.
 fn config(a: &ForecastArgs) -> Result<Config> {
-    let scheme = match a.scheme {
-        SchemeArg::Sprout => Scheme::Sprout,
-        SchemeArg::SproutEwma => Scheme::SproutEwma,
-        SchemeArg::SproutWide => Scheme::SproutWide,
-    };
+    let scheme = Scheme::from(a.scheme.scheme());
     let mut cfg = scheme.protocol_config();
     if let Some(c) = a.confidence {
         cfg.confidence = c;

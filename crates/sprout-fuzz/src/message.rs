@@ -1,7 +1,7 @@
 //! Fuzz target: `sprout_net::message::Message::decode`, the application messages of
 //! `sprout server` / `sprout client` (HELLO, ACCEPT, DATA, BYE), which arrive from the peer.
 
-use sprout_net::message::{self, Bye, Data, Direction, Hello, Message, Mode, Scheme};
+use sprout_net::message::{self, Bye, Data, Direction, Hello, Message, Mode, SproutVariant};
 
 use crate::Target;
 
@@ -19,7 +19,7 @@ impl Target for MessageTarget {
             session: 0x0123_4567_89ab_cdef,
             direction: Direction::Both,
             mode: Mode::Paced,
-            scheme: Scheme::Sprout,
+            scheme: SproutVariant::Sprout,
             confidence: 0.95,
             rate_kbps: 500,
             duration_ms: 10_000,

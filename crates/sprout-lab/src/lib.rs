@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod emulate;
+pub mod error;
 pub mod saturator_check;
 pub mod tunnel_args;
 pub mod tunnel_experiment;

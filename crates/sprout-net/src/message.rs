@@ -27,6 +27,7 @@
 
 use serde::Serialize;
 use sprout_core::Config;
+pub use sprout_core::SproutVariant;
 use thiserror::Error;
 
 /// Version of this message format.
@@ -89,42 +90,6 @@ pub enum Mode {
     Paced,
 }
 
-/// Which receiver estimator both ends run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Scheme {
-    /// Sprout: Bayesian inference and the cautious forecast, on the paper's rate model (to
-    /// about 12 Mbit/s).
-    #[serde(rename = "sprout")]
-    Sprout,
-    /// Sprout-EWMA: a moving average of the observed rate, without caution.
-    #[serde(rename = "sprout-ewma")]
-    SproutEwma,
-    /// Sprout on the wide rate model (outage to 1 Gbit/s); the paper's is [`Scheme::Sprout`].
-    #[serde(rename = "sprout-wide")]
-    SproutWide,
-}
-
-impl Scheme {
-    /// The Sprout configuration of this scheme with the given forecast confidence (0 < p < 1).
-    pub fn config(self, confidence: f64) -> Config {
-        let base = match self {
-            Scheme::Sprout => Config::default(),
-            Scheme::SproutEwma => Config::ewma(),
-            Scheme::SproutWide => Config::wide(),
-        };
-        Config { confidence, ..base }
-    }
-
-    /// The name used on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scheme::Sprout => "sprout",
-            Scheme::SproutEwma => "sprout-ewma",
-            Scheme::SproutWide => "sprout-wide",
-        }
-    }
-}
-
 /// What the client asks the server to run.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Hello {
@@ -135,7 +100,7 @@ pub struct Hello {
     /// Saturating or paced.
     pub mode: Mode,
     /// Estimator both ends run.
-    pub scheme: Scheme,
+    pub scheme: SproutVariant,
     /// Forecast confidence both ends use (0 < p < 1).
     pub confidence: f64,
     /// Application bit rate of a paced sender, in kbit/s (0 in bulk mode).
@@ -247,9 +212,9 @@ impl Hello {
             Mode::Paced => 1,
         };
         b[4] = match self.scheme {
-            Scheme::Sprout => 0,
-            Scheme::SproutEwma => 1,
-            Scheme::SproutWide => 2,
+            SproutVariant::Sprout => 0,
+            SproutVariant::SproutEwma => 1,
+            SproutVariant::SproutWide => 2,
         };
         b[8..16].copy_from_slice(&self.session.to_be_bytes());
         b[16..20].copy_from_slice(&self.rate_kbps.to_be_bytes());
@@ -276,9 +241,9 @@ impl Hello {
             _ => return Err(MessageError::Invalid("mode")),
         };
         let scheme = match b[4] {
-            0 => Scheme::Sprout,
-            1 => Scheme::SproutEwma,
-            2 => Scheme::SproutWide,
+            0 => SproutVariant::Sprout,
+            1 => SproutVariant::SproutEwma,
+            2 => SproutVariant::SproutWide,
             _ => return Err(MessageError::Invalid("scheme")),
         };
         let confidence = f64::from_bits(u64_at(b, 28));
@@ -392,7 +357,7 @@ mod tests {
             session: 0xdead_beef,
             direction: Direction::Both,
             mode: Mode::Paced,
-            scheme: Scheme::SproutEwma,
+            scheme: SproutVariant::SproutEwma,
             confidence: 0.95,
             rate_kbps: 500,
             duration_ms: 10_000,
@@ -420,9 +385,9 @@ mod tests {
     #[test]
     fn each_scheme_round_trips_with_its_own_model() {
         for (scheme, config) in [
-            (Scheme::Sprout, Config::default()),
-            (Scheme::SproutEwma, Config::ewma()),
-            (Scheme::SproutWide, Config::wide()),
+            (SproutVariant::Sprout, Config::default()),
+            (SproutVariant::SproutEwma, Config::ewma()),
+            (SproutVariant::SproutWide, Config::wide()),
         ] {
             let h = Hello {
                 session: 3,
@@ -445,7 +410,7 @@ mod tests {
             session: 3,
             direction: Direction::Down,
             mode: Mode::Bulk,
-            scheme: Scheme::SproutWide,
+            scheme: SproutVariant::SproutWide,
             confidence: 0.9,
             rate_kbps: 0,
             duration_ms: 1000,
@@ -471,7 +436,7 @@ mod tests {
             session: 1,
             direction: Direction::Up,
             mode: Mode::Bulk,
-            scheme: Scheme::Sprout,
+            scheme: SproutVariant::Sprout,
             confidence: 0.95,
             rate_kbps: 0,
             duration_ms: 1000,

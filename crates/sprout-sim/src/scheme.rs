@@ -3,7 +3,7 @@
 //! [`SimConfig`].
 
 use serde::{Deserialize, Serialize};
-use sprout_core::Config;
+use sprout_core::{Config, SproutVariant};
 use sprout_link::QueueConfig;
 use sprout_tcp::CcKind;
 
@@ -102,7 +102,28 @@ pub enum Scheme {
     Webrtc,
 }
 
+impl From<SproutVariant> for Scheme {
+    fn from(v: SproutVariant) -> Scheme {
+        match v {
+            SproutVariant::Sprout => Scheme::Sprout,
+            SproutVariant::SproutEwma => Scheme::SproutEwma,
+            SproutVariant::SproutWide => Scheme::SproutWide,
+        }
+    }
+}
+
 impl Scheme {
+    /// The Sprout variant a Sprout scheme runs (the one the network protocol and the
+    /// programs' `--scheme` name); `None` for the other schemes.
+    pub fn sprout_variant(self) -> Option<SproutVariant> {
+        match self {
+            Scheme::Sprout => Some(SproutVariant::Sprout),
+            Scheme::SproutEwma => Some(SproutVariant::SproutEwma),
+            Scheme::SproutWide => Some(SproutVariant::SproutWide),
+            _ => None,
+        }
+    }
+
     /// The schemes that only an application of its own rate can run (not bulk), so not in
     /// [`Scheme::ALL`]: `direct` and `gcc`.
     pub const APP_ONLY: [Scheme; 2] = [Scheme::Direct, Scheme::Gcc];

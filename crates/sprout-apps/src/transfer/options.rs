@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use sprout_core::SproutVariant;
 use sprout_net::secure::server::{DEFAULT_MAX_SESSIONS_PER_KEY, DEFAULT_MAX_SESSIONS_PER_SOURCE};
 
 use crate::args::ArgsWriter;
@@ -138,12 +139,21 @@ pub enum SchemeArg {
 
 impl SchemeArg {
     /// The scheme a HELLO asks the server for.
-    pub fn scheme(self) -> sprout_net::message::Scheme {
-        use sprout_net::message::Scheme;
+    pub fn scheme(self) -> SproutVariant {
         match self {
-            SchemeArg::SproutWide => Scheme::SproutWide,
-            SchemeArg::Sprout => Scheme::Sprout,
-            SchemeArg::SproutEwma => Scheme::SproutEwma,
+            SchemeArg::SproutWide => SproutVariant::SproutWide,
+            SchemeArg::Sprout => SproutVariant::Sprout,
+            SchemeArg::SproutEwma => SproutVariant::SproutEwma,
+        }
+    }
+}
+
+impl From<SproutVariant> for SchemeArg {
+    fn from(v: SproutVariant) -> SchemeArg {
+        match v {
+            SproutVariant::SproutWide => SchemeArg::SproutWide,
+            SproutVariant::Sprout => SchemeArg::Sprout,
+            SproutVariant::SproutEwma => SchemeArg::SproutEwma,
         }
     }
 }

@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 
-use super::error::EmulateError;
+use crate::error::LabError;
 
 /// Output of a peer process goes to `PREFIX.out` and `PREFIX.err`, next to the logs.
-pub(super) fn redirect(cmd: &mut Command, prefix: &str) -> Result<(), EmulateError> {
+pub(super) fn redirect(cmd: &mut Command, prefix: &str) -> Result<(), LabError> {
     let out = File::create(format!("{prefix}.out"))?;
     let err = File::create(format!("{prefix}.err"))?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(err);

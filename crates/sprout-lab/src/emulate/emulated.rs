@@ -18,10 +18,10 @@ use sprout_sim::logscore;
 use sprout_sim::metrics::DirectionMetrics;
 
 use super::children::{finish, redirect, wait_showing_progress};
-use super::error::EmulateError;
 use super::options::EmulateOptions;
 use super::peers::{sprout_commands, tcp_commands};
 use super::webrtc::{run_call, CallPair};
+use crate::error::{Context, LabError};
 
 /// Port the servers listen on, on the emulator's outside address.
 const PORT: u16 = 9100;
@@ -42,12 +42,9 @@ pub(super) fn link_config(scheme: Scheme) -> LinkConfig {
 /// The server's keys for a Sprout run: a fresh private key written to `path` (mode 0600) and
 /// its public key, which the client is given. The server accepts any client key (the client
 /// makes an ephemeral one): every datagram is still sealed, as in a real deployment.
-pub(super) fn server_key(path: &Path) -> Result<PublicKey, EmulateError> {
+pub(super) fn server_key(path: &Path) -> Result<PublicKey, LabError> {
     if path.exists() {
-        fs::remove_file(path).map_err(|source| EmulateError::RemoveKey {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        fs::remove_file(path).with_context(|| format!("removing the old {}", path.display()))?;
     }
     let key = PrivateKey::generate();
     key.write_file(path)?;
@@ -62,22 +59,22 @@ pub(super) fn start_peers(
     (srv_cmd, cli_cmd): (&mut Command, &mut Command),
     base: &str,
     exe: &Path,
-) -> Result<(Child, Child, Instant), EmulateError> {
+) -> Result<(Child, Child, Instant), LabError> {
     redirect(srv_cmd, &format!("{base}.server"))?;
     redirect(cli_cmd, &format!("{base}.client"))?;
     let mut server = srv_cmd
         .spawn()
-        .map_err(|source| EmulateError::StartServer {
-            exe: exe.to_path_buf(),
-            source,
-        })?;
+        .with_context(|| format!("starting {}", exe.display()))?;
     thread::sleep(SERVER_START);
     let started = Instant::now();
     match emu.spawn_in_namespace(cli_cmd) {
         Ok(client) => Ok((server, client, started)),
         Err(e) => {
             finish(&mut server);
-            Err(EmulateError::StartClient(e))
+            Err(LabError::context(
+                "starting the client in the emulator's namespace",
+                e,
+            ))
         }
     }
 }
@@ -104,7 +101,7 @@ pub(super) fn run_emulated(
     down: &Arc<Trace>,
     scheme: Scheme,
     bar: &ProgressBar,
-) -> Result<Emulated, EmulateError> {
+) -> Result<Emulated, LabError> {
     let dir = opts.out.join("emulated");
     fs::create_dir_all(&dir)?;
     let base = dir
@@ -121,19 +118,19 @@ pub(super) fn run_emulated(
         uplink_log: Some(up_log.clone()),
         downlink_log: Some(down_log.clone()),
     })
-    .map_err(EmulateError::StartEmulator)?;
+    .context("starting the link emulator")?;
     let call = if scheme == Scheme::Webrtc {
         let call = run_call(opts, &emu, (link, &base), bar);
-        emu.stop().map_err(EmulateError::StopEmulator)?;
+        emu.stop().context("stopping the link emulator")?;
         Some(call?)
     } else {
         let status = run_peers(opts, &emu, scheme, &base, bar)?;
-        emu.stop().map_err(EmulateError::StopEmulator)?;
+        emu.stop().context("stopping the link emulator")?;
         client_outcome(opts, scheme, link, base, status)?;
         None
     };
     let read = |path: &Path, direction| {
-        MmLog::load(path).map_err(|source| EmulateError::ReadLog { direction, source })
+        MmLog::load(path).with_context(|| format!("reading the {direction}link log"))
     };
     let up_log = read(&up_log, "up")?;
     let down_log = read(&down_log, "down")?;
@@ -153,20 +150,18 @@ fn client_outcome(
     link: &str,
     base: String,
     status: Option<ExitStatus>,
-) -> Result<(), EmulateError> {
+) -> Result<(), LabError> {
     match status {
         Some(s) if s.success() => Ok(()),
-        Some(status) => Err(EmulateError::ClientFailed {
-            scheme: scheme.key().into(),
-            link: link.into(),
-            status,
-            files: base,
-        }),
-        None => Err(EmulateError::ClientTimeout {
-            scheme: scheme.key().into(),
-            link: link.into(),
-            limit_s: (Duration::from_micros(opts.duration_us) + CLIENT_GRACE).as_secs_f64(),
-        }),
+        Some(status) => Err(LabError::Failed(format!(
+            "{} client on {link} failed ({status}); see {base}.client.err",
+            scheme.key()
+        ))),
+        None => Err(LabError::Failed(format!(
+            "{} client on {link} did not end within {:.0} s",
+            scheme.key(),
+            (Duration::from_micros(opts.duration_us) + CLIENT_GRACE).as_secs_f64()
+        ))),
     }
 }
 
@@ -179,7 +174,7 @@ fn run_peers(
     scheme: Scheme,
     base: &str,
     bar: &ProgressBar,
-) -> Result<Option<ExitStatus>, EmulateError> {
+) -> Result<Option<ExitStatus>, LabError> {
     let server_addr = SocketAddr::new(IpAddr::V4(emu.outside_addr()), PORT);
     let seconds = opts.duration_us as f64 / 1e6;
     let exe = &opts.sprout_exe;

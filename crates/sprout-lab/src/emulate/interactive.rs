@@ -23,10 +23,10 @@ use sprout_link::Trace;
 
 use super::children::{finish, wait_showing_progress};
 use super::emulated::{server_key, start_peers};
-use super::error::EmulateError;
 use super::interactive_report::{self, InteractiveResults, InteractiveRow};
 use super::options::{InteractiveOptions, DEFAULT_LINK, INTERACTIVE_SCHEMES};
 use super::peers::{direct_commands, paced_commands};
+use crate::error::{Context, LabError};
 
 /// Port the servers listen on, on the emulator's outside address.
 const PORT: u16 = 9110;
@@ -37,16 +37,20 @@ const SERVER_EXIT: Duration = Duration::from_secs(5);
 
 /// Runs the emulated interactive experiment, writes `interactive-emulated.csv` and `.json` and
 /// its section of report.md, and returns the table and checks to print.
-pub fn run_interactive(opts: &InteractiveOptions) -> Result<String, EmulateError> {
+pub fn run_interactive(opts: &InteractiveOptions) -> Result<String, LabError> {
     if let Some(&r) = opts
         .rates_kbps
         .iter()
         .find(|r| !(r.is_finite() && **r > 0.0))
     {
-        return Err(EmulateError::BadRate(r));
+        return Err(LabError::Invalid(format!(
+            "offered rates must be positive kbit/s, got {r}"
+        )));
     }
     if opts.duration_us < 1_000_000 {
-        return Err(EmulateError::TooShort);
+        return Err(LabError::Invalid(
+            "the interactive experiment needs runs of at least 1 s".into(),
+        ));
     }
     sprout_emu::check_privileges()?;
     let links = eval::load_links(opts.traces.as_deref())?;
@@ -56,10 +60,7 @@ pub fn run_interactive(opts: &InteractiveOptions) -> Result<String, EmulateError
             .iter()
             .find(|p| p.0 == *n)
             .cloned()
-            .ok_or_else(|| EmulateError::NoLinkPair {
-                name: n.clone(),
-                traces: links.source.clone(),
-            })?,
+            .ok_or_else(|| LabError::no_link_pair(n, &links.source))?,
         None => links.named(DEFAULT_LINK).clone(),
     };
     fs::create_dir_all(opts.out.join("interactive"))?;
@@ -79,11 +80,7 @@ pub fn run_interactive(opts: &InteractiveOptions) -> Result<String, EmulateError
             };
             let app = run
                 .emulate(&up, &down, &bar)
-                .map_err(|e| EmulateError::Run {
-                    scheme: format!("{scheme} at {rate} kbit/s"),
-                    link: link.clone(),
-                    source: Box::new(e),
-                })?;
+                .with_context(|| format!("emulating {scheme} at {rate} kbit/s on {link}"))?;
             rows.push(InteractiveRow::new(&link, scheme, rate, seconds, &app));
         }
     }
@@ -124,17 +121,17 @@ impl Run<'_> {
         up: &Arc<Trace>,
         down: &Arc<Trace>,
         bar: &ProgressBar,
-    ) -> Result<AppDelay, EmulateError> {
+    ) -> Result<AppDelay, LabError> {
         let emu = Emulator::start(EmulatorConfig::new(up.clone(), down.clone()))
-            .map_err(EmulateError::StartEmulator)?;
+            .context("starting the link emulator")?;
         let ran = self.run_peers(&emu, bar);
-        emu.stop().map_err(EmulateError::StopEmulator)?;
+        emu.stop().context("stopping the link emulator")?;
         ran?;
         self.client_summary()
     }
 
     /// The server and client command lines.
-    fn commands(&self, server: SocketAddr) -> Result<(Command, Command), EmulateError> {
+    fn commands(&self, server: SocketAddr) -> Result<(Command, Command), LabError> {
         let exe = &self.opts.sprout_exe;
         let stream = (self.opts.duration_us as f64 / 1e6, self.rate_kbps);
         Ok(if self.scheme == "direct" {
@@ -154,7 +151,7 @@ impl Run<'_> {
 
     /// Runs the server outside and the client inside `emu`; both are reaped. Fails if the
     /// client fails or overruns.
-    fn run_peers(&self, emu: &Emulator, bar: &ProgressBar) -> Result<(), EmulateError> {
+    fn run_peers(&self, emu: &Emulator, bar: &ProgressBar) -> Result<(), LabError> {
         let server = SocketAddr::new(IpAddr::V4(emu.outside_addr()), PORT);
         let (mut srv_cmd, mut cli_cmd) = self.commands(server)?;
         let base = self.base();
@@ -175,31 +172,28 @@ impl Run<'_> {
         finish(&mut srv);
         match waited? {
             Some(s) if s.success() => Ok(()),
-            Some(status) => Err(EmulateError::ClientFailed {
-                scheme: self.scheme.into(),
-                link: self.link.into(),
-                status,
-                files: base,
-            }),
-            None => Err(EmulateError::ClientTimeout {
-                scheme: self.scheme.into(),
-                link: self.link.into(),
-                limit_s: limit.as_secs_f64(),
-            }),
+            Some(status) => Err(LabError::Failed(format!(
+                "{} client on {} failed ({status}); see {base}.client.err",
+                self.scheme, self.link
+            ))),
+            None => Err(LabError::Failed(format!(
+                "{} client on {} did not end within {:.0} s",
+                self.scheme,
+                self.link,
+                limit.as_secs_f64()
+            ))),
         }
     }
 
     /// The application-level delay in the client's JSON summary.
-    fn client_summary(&self) -> Result<AppDelay, EmulateError> {
+    fn client_summary(&self) -> Result<AppDelay, LabError> {
         let base = self.base();
         summary_app_delay(Path::new(&format!("{base}.client.out"))).ok_or_else(|| {
-            EmulateError::NoSummary {
-                role: "client",
-                scheme: self.scheme.into(),
-                rate_kbps: self.rate_kbps,
-                link: self.link.into(),
-                files: base,
-            }
+            LabError::Failed(format!(
+                "the client of {} at {} kbit/s on {} printed no summary; see {base}.client.out \
+                 and .err",
+                self.scheme, self.rate_kbps, self.link
+            ))
         })
     }
 }

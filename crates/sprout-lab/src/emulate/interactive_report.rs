@@ -11,8 +11,8 @@ use sprout_apps::app_delay::{ms_text, AppDelay};
 use sprout_eval::output_dir::write_atomically;
 use sprout_eval::report::write_csv;
 
-use super::error::EmulateError;
 use super::report::merge_named_section;
+use crate::error::LabError;
 
 /// The report.md heading of the experiment's section.
 pub const SECTION: &str = "## Interactive stream (emulated)";
@@ -336,7 +336,7 @@ pub fn section(res: &InteractiveResults) -> String {
 
 /// Writes `interactive-emulated.csv` and `.json` (each whole, through a temporary file) and
 /// merges the section into report.md.
-pub fn write(out: &Path, res: &InteractiveResults) -> Result<(), EmulateError> {
+pub fn write(out: &Path, res: &InteractiveResults) -> Result<(), LabError> {
     write_csv(&out.join("interactive-emulated.csv"), &res.rows)?;
     write_atomically(
         out.join("interactive-emulated.json"),

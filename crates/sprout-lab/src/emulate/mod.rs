@@ -6,7 +6,7 @@
 //!
 //! Modules: [`options`] (what to run), [`results`] (what it produced), [`run`] (the whole
 //! evaluation), `emulated` and `simulated` (one run of a scheme each way), `peers` (the peer
-//! programs' command lines), [`report`] (the output files), [`error`].
+//! programs' command lines), [`report`] (the output files), [`error`](crate::error) (shared by the lab).
 //!
 //! `webrtc` runs the real WebRTC call (aiortc, [`crate::webrtc_call`]) as a scheme, its
 //! simulated counterpart the GCC model; [`webrtc_report`] its frame delays, the GCC model
@@ -18,7 +18,6 @@
 
 mod children;
 mod emulated;
-pub mod error;
 pub mod interactive;
 pub mod interactive_report;
 pub mod options;
@@ -30,7 +29,6 @@ mod simulated;
 mod webrtc;
 pub mod webrtc_report;
 
-pub use error::EmulateError;
 pub use interactive::run_interactive;
 pub use options::{
     EmulateOptions, InteractiveOptions, DEFAULT_DURATION_US, DEFAULT_INTERACTIVE_DURATION_US,

@@ -55,11 +55,9 @@ fn sprout_client(
         duration: seconds,
         // Named explicitly: the client's default is the wide model, and the paper comparison
         // runs the paper's.
-        scheme: match scheme {
-            Scheme::SproutEwma => SchemeArg::SproutEwma,
-            Scheme::SproutWide => SchemeArg::SproutWide,
-            _ => SchemeArg::Sprout,
-        },
+        scheme: scheme
+            .sprout_variant()
+            .map_or(SchemeArg::Sprout, SchemeArg::from),
         json: true,
         ..ClientOptions::new(server.to_string(), public.to_base64())
     }

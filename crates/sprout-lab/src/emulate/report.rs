@@ -14,9 +14,9 @@ use sprout_eval::report::{paper_point, point, write_csv};
 use sprout_files::write_atomically;
 use sprout_sim::metrics::TimeSeriesPoint;
 
-use super::error::EmulateError;
 use super::results::{Agreement, EmulateResults, SIMULATED_SEEDS};
 use super::webrtc_report;
+use crate::error::LabError;
 
 /// results.csv: the rows, each with the application-level (frame) delay columns `app_p50_ms`
 /// and `app_p95_ms` at the end (empty for a row that carried no video).
@@ -48,7 +48,7 @@ pub fn write(
     out: &Path,
     res: &EmulateResults,
     fig1: Option<&[TimeSeriesPoint]>,
-) -> Result<(), EmulateError> {
+) -> Result<(), LabError> {
     write_atomically(out.join("results.csv"), results_csv(res)?)?;
     fs::write(out.join("results.json"), serde_json::to_string_pretty(res)?)?;
     write_csv(&out.join("agreement.csv"), &res.agreement)?;

@@ -11,12 +11,12 @@ use sprout_sim::logscore;
 use sprout_sim::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
 
 use super::emulated::{link_config, run_emulated, Emulated};
-use super::error::EmulateError;
 use super::options::{EmulateOptions, DEFAULT_LINK, EMULATED_SCHEMES, EXTRA_EMULATED_SCHEMES};
 use super::report;
 use super::results::{Agreement, AppDelayRow, EmulateResults};
 use super::simulated::{run_simulated, SimulatedRun};
 use super::webrtc_report;
+use crate::error::{Context, LabError};
 use crate::webrtc_call;
 use sprout_eval::progress;
 
@@ -24,7 +24,7 @@ use sprout_eval::progress;
 type LinkPair = (String, Arc<Trace>, Arc<Trace>);
 
 /// Runs the emulated evaluation and writes its outputs; returns a short summary.
-pub fn run(opts: &EmulateOptions) -> Result<String, EmulateError> {
+pub fn run(opts: &EmulateOptions) -> Result<String, LabError> {
     check_options(opts)?;
     if opts.schemes.contains(&Scheme::Webrtc) {
         // Before any emulator starts: a missing aiortc is said at once, with how to install.
@@ -43,16 +43,11 @@ pub fn run(opts: &EmulateOptions) -> Result<String, EmulateError> {
             .pairs
             .iter()
             .find(|p| p.0 == *n)
-            .ok_or_else(|| EmulateError::NoLinkPair {
-                name: n.clone(),
-                traces: links.source.clone(),
-            })?;
+            .ok_or_else(|| LabError::no_link_pair(n, &links.source))?;
         pairs.push(p.clone());
     }
-    fs::create_dir_all(&opts.out).map_err(|source| EmulateError::CreateOutput {
-        path: opts.out.clone(),
-        source,
-    })?;
+    fs::create_dir_all(&opts.out)
+        .with_context(|| format!("creating output folder {}", opts.out.display()))?;
     let seconds = opts.duration_us / 1_000_000;
     let total = (pairs.len() * opts.schemes.len()) as u64 * seconds;
     let bar = progress::bar(total, " s", opts.progress);
@@ -71,13 +66,8 @@ pub fn run(opts: &EmulateOptions) -> Result<String, EmulateError> {
     for (link, up, down) in &pairs {
         for &scheme in &opts.schemes {
             bar.set_message(format!("{link} {}", scheme.key()));
-            let em = run_emulated(opts, link, up, down, scheme, &bar).map_err(|e| {
-                EmulateError::Run {
-                    scheme: scheme.key().into(),
-                    link: link.clone(),
-                    source: Box::new(e),
-                }
-            })?;
+            let em = run_emulated(opts, link, up, down, scheme, &bar)
+                .with_context(|| format!("emulating {} on {link}", scheme.key()))?;
             let sim = run_simulated(opts, up, down, scheme)?;
             if scheme == Scheme::Sprout && link == eval::FIGURE1_LINK {
                 let (arrivals, opportunities) = logscore::from_log(&em.down_log);
@@ -100,9 +90,9 @@ pub fn run(opts: &EmulateOptions) -> Result<String, EmulateError> {
 }
 
 /// Fails unless the options name schemes the emulator runs and a non-empty measured window.
-fn check_options(opts: &EmulateOptions) -> Result<(), EmulateError> {
+fn check_options(opts: &EmulateOptions) -> Result<(), LabError> {
     if opts.schemes.is_empty() {
-        return Err(EmulateError::NoScheme);
+        return Err(LabError::Invalid("no scheme given".into()));
     }
     let runnable = |s: &Scheme| EMULATED_SCHEMES.contains(s) || EXTRA_EMULATED_SCHEMES.contains(s);
     if let Some(s) = opts.schemes.iter().find(|s| !runnable(s)) {
@@ -111,13 +101,16 @@ fn check_options(opts: &EmulateOptions) -> Result<(), EmulateError> {
             .chain(&EXTRA_EMULATED_SCHEMES)
             .map(|s| s.key())
             .collect();
-        return Err(EmulateError::NotEmulated {
-            scheme: s.key().into(),
-            known: known.join(", "),
-        });
+        return Err(LabError::Invalid(format!(
+            "scheme {} cannot be emulated (emulated schemes: {})",
+            s.key(),
+            known.join(", ")
+        )));
     }
     if opts.skip_us >= opts.duration_us {
-        return Err(EmulateError::SkipTooLong);
+        return Err(LabError::Invalid(
+            "the skipped time must be shorter than the run".into(),
+        ));
     }
     Ok(())
 }

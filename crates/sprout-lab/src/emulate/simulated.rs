@@ -10,9 +10,9 @@ use sprout_sim::app_metrics::AppMetrics;
 use sprout_sim::metrics::DirectionMetrics;
 use sprout_sim::sim::{self, SimConfig};
 
-use super::error::EmulateError;
 use super::options::EmulateOptions;
 use super::results::SIMULATED_SEEDS;
+use crate::error::LabError;
 
 /// One simulated direction: its seed, metrics and application-level figures (for a scheme
 /// that carries an application: `webrtc`'s model).
@@ -27,7 +27,7 @@ pub(super) fn run_simulated(
     up: &Arc<Trace>,
     down: &Arc<Trace>,
     scheme: Scheme,
-) -> Result<[SimulatedRun; 2], EmulateError> {
+) -> Result<[SimulatedRun; 2], LabError> {
     let mut cfg = SimConfig {
         skip: Duration::from_micros(opts.skip_us),
         duration: Some(Duration::from_micros(opts.duration_us)),

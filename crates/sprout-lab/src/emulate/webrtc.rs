@@ -15,8 +15,8 @@ use indicatif::ProgressBar;
 use sprout_emu::Emulator;
 
 use super::children::{finish, redirect, wait_showing_progress};
-use super::error::EmulateError;
 use super::options::EmulateOptions;
+use crate::error::{Context, LabError};
 use crate::webrtc_call::{read_summary, CallOptions, CallSummary, Role};
 
 /// Time the answer end may take to open its signalling socket (importing aiortc and av takes
@@ -77,7 +77,7 @@ pub(super) fn run_call(
     emu: &Emulator,
     (link, base): (&str, &str),
     bar: &ProgressBar,
-) -> Result<CallPair, EmulateError> {
+) -> Result<CallPair, LabError> {
     let seconds = opts.duration_us as f64 / 1e6;
     let (answer_opts, offer_opts) = call_options(opts, emu, base, seconds);
     let signal = answer_opts.signal.clone();
@@ -88,7 +88,7 @@ pub(super) fn run_call(
     let mut answer_cmd = answer_opts.command();
     redirect(&mut answer_cmd, &format!("{base}.answer"))?;
     let mut answer = answer_cmd.spawn().map_err(|source| {
-        EmulateError::Call(crate::webrtc_call::CallError::NoPython {
+        LabError::Call(crate::webrtc_call::CallError::NoPython {
             python: opts.python.clone(),
             source,
         })
@@ -104,13 +104,8 @@ pub(super) fn run_call(
     ended?;
     check_end("answer", link, base, answer_status, ANSWER_EXIT)?;
     let summary = |role: &'static str| {
-        read_summary(Path::new(&format!("{base}.{role}.out"))).map_err(|source| {
-            EmulateError::CallSummary {
-                role,
-                files: base.to_string(),
-                source,
-            }
-        })
+        read_summary(Path::new(&format!("{base}.{role}.out")))
+            .with_context(|| format!("reading the webrtc {role} end's summary ({base}.{role}.out)"))
     };
     Ok((summary("offer")?, summary("answer")?))
 }
@@ -123,26 +118,20 @@ fn run_offer(
     offer: &CallOptions,
     answer: &mut Child,
     bar: &ProgressBar,
-) -> Result<(), EmulateError> {
+) -> Result<(), LabError> {
     let waiting = Instant::now();
     while !offer.signal.exists() {
         if let Some(status) = answer.try_wait()? {
-            return check_end("answer", link, base, Some(status), Duration::ZERO).and(Err(
-                EmulateError::CallEnd {
-                    role: "answer",
-                    link: link.into(),
-                    how: "ended before the call".into(),
-                    files: base.into(),
-                },
-            ));
+            return check_end("answer", link, base, Some(status), Duration::ZERO)
+                .and(Err(call_end("answer", link, "ended before the call", base)));
         }
         if waiting.elapsed() > SIGNAL_WAIT {
-            return Err(EmulateError::SignalTimeout {
-                link: link.into(),
-                socket: offer.signal.clone(),
-                limit_s: SIGNAL_WAIT.as_secs_f64(),
-                files: base.into(),
-            });
+            return Err(LabError::Failed(format!(
+                "the webrtc answer end on {link} did not open its signalling socket {} within \
+                 {:.0} s; see {base}.answer.err",
+                offer.signal.display(),
+                SIGNAL_WAIT.as_secs_f64()
+            )));
         }
         thread::sleep(Duration::from_millis(50));
     }
@@ -150,7 +139,7 @@ fn run_offer(
     redirect(&mut cmd, &format!("{base}.offer"))?;
     let mut child = emu
         .spawn_in_namespace(&mut cmd)
-        .map_err(EmulateError::StartClient)?;
+        .context("starting the client in the emulator's namespace")?;
     let started = Instant::now();
     let limit = Duration::from_secs_f64(offer.duration_s) + OFFER_GRACE;
     let waited = wait_showing_progress(&mut child, started, limit, offer.duration_s, bar);
@@ -165,18 +154,21 @@ fn check_end(
     base: &str,
     status: Option<ExitStatus>,
     limit: Duration,
-) -> Result<(), EmulateError> {
+) -> Result<(), LabError> {
     let how = match status {
         Some(s) if s.success() => return Ok(()),
         Some(s) => format!("failed ({s})"),
         None => format!("did not end within {:.0} s", limit.as_secs_f64()),
     };
-    Err(EmulateError::CallEnd {
-        role,
-        link: link.into(),
-        how,
-        files: base.into(),
-    })
+    Err(call_end(role, link, &how, base))
+}
+
+/// An end of the WebRTC call failed, or did not end in time (`how`: "failed (exit status:
+/// 1)", "did not end within 95 s").
+fn call_end(role: &str, link: &str, how: &str, base: &str) -> LabError {
+    LabError::Failed(format!(
+        "the webrtc {role} end on {link} {how}; see {base}.{role}.err"
+    ))
 }
 
 #[cfg(test)]

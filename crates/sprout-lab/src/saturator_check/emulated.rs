@@ -13,11 +13,11 @@ use sprout_link::{LinkConfig, Trace};
 use sprout_saturator::runtime::{ClientOptions, ServerOptions};
 use sprout_saturator::Mode;
 
-use super::error::{CheckError, Result};
 use super::feedback::FeedbackPath;
 use super::options::CheckOptions;
 use super::process::{finish, free_udp_port, normal_priority, redirect, set_fifo};
 use super::recording::{read_recordings, EmuFacts, Recorded};
+use crate::error::{Context, LabError, Result};
 
 /// How much longer than its recording the client may take (the end, the transfer).
 const CLIENT_GRACE: Duration = Duration::from_secs(90);
@@ -33,10 +33,7 @@ pub(super) fn recordings(
     down: &Arc<Trace>,
 ) -> Result<([Option<Recorded>; 2], Option<[EmuFacts; 2]>)> {
     let dir = o.out.join("recordings");
-    fs::create_dir_all(&dir).map_err(|source| CheckError::Create {
-        path: dir.clone(),
-        source,
-    })?;
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut tag = if o.loss > 0.0 || o.outage_s > 0 {
         format!("{name}-loss{}-outage{}", o.loss, o.outage_s)
     } else {
@@ -65,10 +62,9 @@ pub(super) fn recordings(
     let mut srv = Command::new(&o.sprout_exe);
     srv.args(server_opts.to_args());
     redirect(&mut srv, &prefix, "server")?;
-    let mut server = srv.spawn().map_err(|source| CheckError::StartServer {
-        exe: o.sprout_exe.clone(),
-        source,
-    })?;
+    let mut server = srv
+        .spawn()
+        .with_context(|| format!("starting {}", o.sprout_exe.display()))?;
     let (emu, fb) = match start_emulator(o, up, down) {
         Ok(started) => started,
         Err(e) => {
@@ -94,7 +90,7 @@ pub(super) fn recordings(
         thread::sleep(Duration::from_millis(100));
     }
     finish(&mut server);
-    let report = emu.stop().map_err(CheckError::StopEmulator)?;
+    let report = emu.stop().context("stopping the link emulator")?;
     drop(fb);
     let client_out = status?;
     let recs = read_recordings(&client_out, &prefix, epoch_us)?;
@@ -138,7 +134,7 @@ fn start_emulator(
     if realtime {
         set_fifo(false);
     }
-    let emu = started_emu.map_err(CheckError::StartEmulator)?;
+    let emu = started_emu.context("starting the link emulator")?;
     if o.same_path {
         return Ok((emu, None));
     }
@@ -166,7 +162,7 @@ fn run_client(
     let started = Instant::now();
     let mut client = emu
         .spawn_in_namespace(&mut cli)
-        .map_err(CheckError::StartClient)?;
+        .context("starting the client in the emulator's namespace")?;
     let limit = opts.duration.unwrap_or_default() + CLIENT_GRACE;
     let status = loop {
         match client.try_wait() {
@@ -185,12 +181,13 @@ fn run_client(
     finish(&mut client);
     match status {
         Some(s) if s.success() => Ok(client_out),
-        Some(status) => Err(CheckError::ClientFailed {
-            status,
-            prefix: prefix.to_path_buf(),
-        }),
-        None => Err(CheckError::ClientTimeout {
-            limit_s: limit.as_secs(),
-        }),
+        Some(status) => Err(LabError::Failed(format!(
+            "the saturator client failed ({status}); see {}.client.err",
+            prefix.display()
+        ))),
+        None => Err(LabError::Failed(format!(
+            "the saturator client did not end within {} s",
+            limit.as_secs()
+        ))),
     }
 }

@@ -5,8 +5,8 @@ use std::net::Ipv4Addr;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::error::{CheckError, Result};
 use super::process::normal_priority;
+use crate::error::{Context, LabError, Result};
 
 /// Counts feedback paths made by this process (names and addresses).
 static FEEDBACK_PATHS: AtomicU32 = AtomicU32::new(0);
@@ -28,17 +28,17 @@ fn ip(cmd: &mut Command, what: &'static str) -> Result<()> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
-        .map_err(|source| CheckError::RunIp { what, source })?;
+        .with_context(|| format!("running `ip` to {what} (is iproute2 installed?)"))?;
     ip_status(&out, what)
 }
 
 /// Whether `ip` (its output `out`, run for `what`) succeeded; what it said when not.
 fn ip_status(out: &std::process::Output, what: &'static str) -> Result<()> {
     if !out.status.success() {
-        return Err(CheckError::IpFailed {
-            what,
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
+        return Err(LabError::Failed(format!(
+            "`ip` failed to {what}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
     }
     Ok(())
 }
@@ -72,7 +72,7 @@ impl FeedbackPath {
             normal_priority(&mut c);
             let child = emu
                 .spawn_in_namespace(&mut c)
-                .map_err(|source| CheckError::RunIpInNamespace { what, source })?;
+                .with_context(|| format!("running `ip` in the namespace to {what}"))?;
             let out = child.wait_with_output()?;
             ip_status(&out, what)
         };

@@ -41,11 +41,10 @@
 //! [`sprout`] (Sprout in the simulator on both), [`simulated`] (the Saturator over the link
 //! model on a virtual clock), `emulated` (through the emulator in real time), `feedback` (the
 //! veth feedback path), `process` (the peer processes), `recording` (reading the recordings
-//! back), [`output`] (CSV, JSON, SVG and the table), [`error`].
+//! back), [`output`] (CSV, JSON, SVG and the table), [`error`](crate::error) (shared by the lab).
 
 pub mod compare;
 mod emulated;
-pub mod error;
 mod feedback;
 pub mod options;
 pub mod output;
@@ -62,7 +61,6 @@ pub use compare::{
     align_offset_ms, compare_seconds, outage_seconds, per_second_counts, window_trace, with_outage,
     SecondsComparison, OUTAGE_GAP_MS, SECONDS_REQUIRED, SECOND_TOLERANCE, TOTAL_TOLERANCE,
 };
-pub use error::CheckError;
 pub use options::CheckOptions;
 pub use output::{charts, table};
 pub use results::{CheckResults, DirectionResult};

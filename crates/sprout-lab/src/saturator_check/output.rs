@@ -5,8 +5,8 @@ use std::fs::{self, File};
 use std::io::Write as _;
 use std::path::Path;
 
-use super::error::{CheckError, Result};
 use super::results::{CheckResults, DirectionResult};
+use crate::error::{Context, Result};
 
 /// ✅ or ❌.
 fn mark(ok: bool) -> &'static str {
@@ -106,15 +106,11 @@ pub fn table(r: &CheckResults) -> String {
 /// the charts into `dir`.
 pub(super) fn write_outputs(dir: &Path, r: &CheckResults) -> Result<()> {
     let json = dir.join("saturator-check.json");
-    fs::write(&json, serde_json::to_string_pretty(r)?).map_err(|source| CheckError::Write {
-        path: json.clone(),
-        source,
-    })?;
+    fs::write(&json, serde_json::to_string_pretty(r)?)
+        .with_context(|| format!("writing {}", json.display()))?;
     let csv = dir.join("saturator-check.csv");
-    let mut w = csv::Writer::from_path(&csv).map_err(|source| CheckError::WriteCsv {
-        path: csv.clone(),
-        source,
-    })?;
+    let mut w =
+        csv::Writer::from_path(&csv).with_context(|| format!("writing {}", csv.display()))?;
     w.write_record([
         "link",
         "direction",
@@ -190,11 +186,9 @@ pub(super) fn write_outputs(dir: &Path, r: &CheckResults) -> Result<()> {
     }
     w.flush()?;
     let sec = dir.join("saturator-check-seconds.csv");
-    let mut f =
-        std::io::BufWriter::new(File::create(&sec).map_err(|source| CheckError::Write {
-            path: sec.clone(),
-            source,
-        })?);
+    let mut f = std::io::BufWriter::new(
+        File::create(&sec).with_context(|| format!("writing {}", sec.display()))?,
+    );
     writeln!(f, "link,direction,variant,second,replayed,recorded,outage")?;
     for x in &r.rows {
         for (i, (a, b, out)) in x.seconds.per_second.iter().enumerate() {
@@ -211,10 +205,7 @@ pub(super) fn write_outputs(dir: &Path, r: &CheckResults) -> Result<()> {
     f.flush()?;
     for (link, svg) in charts(r) {
         let path = dir.join(format!("saturator-{link}.svg"));
-        fs::write(&path, svg).map_err(|source| CheckError::Write {
-            path: path.clone(),
-            source,
-        })?;
+        fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

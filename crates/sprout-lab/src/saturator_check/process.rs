@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use super::error::{CheckError, Result};
+use crate::error::{Context, Result};
 
 /// Puts the calling thread under `SCHED_FIFO` (priority 10) or back under `SCHED_OTHER`;
 /// whether it worked.
@@ -20,16 +20,13 @@ pub(super) fn normal_priority(cmd: &mut Command) {
 
 /// A free UDP port on the host (bound and released; the server binds it right after).
 pub(super) fn free_udp_port() -> Result<u16> {
-    let s = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).map_err(CheckError::FreePort)?;
+    let s = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).context("finding a free UDP port")?;
     Ok(s.local_addr()?.port())
 }
 
 /// A file created for a process's output.
 fn create(path: &Path) -> Result<File> {
-    File::create(path).map_err(|source| CheckError::Create {
-        path: path.to_path_buf(),
-        source,
-    })
+    File::create(path).with_context(|| format!("creating {}", path.display()))
 }
 
 /// Sends a command's standard output and error to `PREFIX.WHAT.out` and `PREFIX.WHAT.err`

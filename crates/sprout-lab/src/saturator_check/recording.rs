@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use sprout_saturator::{Dir, Summary};
 
-use super::error::{CheckError, Result};
+use crate::error::{Context, LabError, Result};
 
 /// A recording of one direction: its summary and its arrivals (ms since its start).
 pub(super) struct Recorded {
@@ -23,10 +23,7 @@ pub(super) type EmuFacts = (f64, [u64; 3]);
 
 /// The text of a file.
 fn read_text(path: &Path) -> Result<String> {
-    fs::read_to_string(path).map_err(|source| CheckError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
+    fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
 }
 
 /// The last `{"type":"summary", ...}` line of a JSON-lines output file.
@@ -36,9 +33,7 @@ fn last_summary(path: &Path) -> Result<serde_json::Value> {
         .rev()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .find(|v| v["type"] == "summary")
-        .ok_or_else(|| CheckError::NoSummary {
-            path: path.to_path_buf(),
-        })
+        .ok_or_else(|| LabError::Failed(format!("no summary line in {}", path.display())))
 }
 
 /// Reads a recorded trace (possibly empty) as ms values.
@@ -49,11 +44,7 @@ fn read_recording(path: &Path) -> Result<Vec<u32>> {
         .map(|l| {
             l.trim()
                 .parse::<u32>()
-                .map_err(|source| CheckError::NotATime {
-                    path: path.to_path_buf(),
-                    line: l.to_string(),
-                    source,
-                })
+                .with_context(|| format!("{}: not a time: {l}", path.display()))
         })
         .collect()
 }
@@ -73,11 +64,8 @@ pub(super) fn read_recordings(
         if v.is_null() {
             continue;
         }
-        let s: Summary =
-            serde_json::from_value(v.clone()).map_err(|source| CheckError::BadSummary {
-                direction: dir.name(),
-                source,
-            })?;
+        let s: Summary = serde_json::from_value(v.clone())
+            .with_context(|| format!("reading the {} summary", dir.name()))?;
         let path = PathBuf::from(format!("{}.{}", prefix.display(), dir.name()));
         let arrivals_ms = read_recording(&path)?;
         recs[k] = Some(Recorded {

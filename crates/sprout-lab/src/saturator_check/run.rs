@@ -9,13 +9,13 @@ use sprout_link::Trace;
 use sprout_saturator::Dir;
 
 use super::compare::{align_offset_ms, compare_seconds, window_trace, with_outage};
-use super::error::{CheckError, Result};
 use super::options::CheckOptions;
 use super::output::{row_line, write_outputs};
 use super::recording::{EmuFacts, Recorded};
 use super::results::{CheckResults, DirectionResult};
 use super::sprout::compare_sprout;
 use super::{emulated, simulated};
+use crate::error::{Context, LabError, Result};
 
 /// Runs the round trips and writes `saturator-check.csv`, `saturator-check.json` and
 /// `saturator-check-seconds.csv` into the output folder.
@@ -24,30 +24,23 @@ pub fn run(o: &CheckOptions) -> Result<CheckResults> {
     if !o.simulated {
         sprout_emu::check_privileges()?;
     }
-    let mut pairs = Trace::find_pairs(&o.traces).map_err(|source| CheckError::FindPairs {
-        dir: o.traces.clone(),
-        source,
-    })?;
+    let mut pairs = Trace::find_pairs(&o.traces)
+        .with_context(|| format!("looking for trace pairs in {}", o.traces.display()))?;
     if !o.links.is_empty() {
         for l in &o.links {
             if !pairs.iter().any(|p| &p.0 == l) {
-                return Err(CheckError::NoLinkPair {
-                    name: l.clone(),
-                    traces: o.traces.clone(),
-                });
+                return Err(LabError::no_link_pair(l, o.traces.display()));
             }
         }
         pairs.retain(|p| o.links.contains(&p.0));
     }
     if pairs.is_empty() {
-        return Err(CheckError::NoTracePairs {
-            traces: o.traces.clone(),
-        });
+        return Err(LabError::Invalid(format!(
+            "no trace pairs (NAME.up and NAME.down) in {}",
+            o.traces.display()
+        )));
     }
-    fs::create_dir_all(&o.out).map_err(|source| CheckError::Create {
-        path: o.out.clone(),
-        source,
-    })?;
+    fs::create_dir_all(&o.out).with_context(|| format!("creating {}", o.out.display()))?;
     let mut rows = Vec::new();
     for (i, (name, up_path, down_path)) in pairs.iter().enumerate() {
         if o.progress {
@@ -99,12 +92,13 @@ fn check_link(
     for t in [&up, &down] {
         let last = t.opportunities_ms().last().copied().unwrap_or(0);
         if last < (o.from_s + o.seconds) * 1000 {
-            return Err(CheckError::TraceTooShort {
-                trace: t.name().to_string(),
-                length_s: last as f64 / 1000.0,
-                seconds: o.seconds,
-                from_s: o.from_s,
-            });
+            return Err(LabError::Invalid(format!(
+                "{} is {:.1} s long, shorter than the compared window ({} s from {} s)",
+                t.name(),
+                last as f64 / 1000.0,
+                o.seconds,
+                o.from_s
+            )));
         }
     }
     let up_r = Arc::new(with_outage(&up, outage_from, outage_len)?);
@@ -112,10 +106,8 @@ fn check_link(
     let (recs, facts) = if o.simulated {
         simulated::recordings(o, &up_r, &down_r)
     } else {
-        emulated::recordings(o, name, &up_r, &down_r).map_err(|e| CheckError::Emulated {
-            name: name.to_string(),
-            source: Box::new(e),
-        })?
+        emulated::recordings(o, name, &up_r, &down_r)
+            .with_context(|| format!("recording {name} through the emulator"))?
     };
     let mut dir_rows = Vec::new();
     let mut on_replay = Vec::new();

@@ -13,9 +13,9 @@ use std::process::Command;
 use serde::Deserialize;
 use sprout_emu::Emulator;
 
-use super::error::TunnelError;
 use super::options::TunnelOptions;
 use super::peers::Peers;
+use crate::error::{Context, LabError};
 use crate::webrtc_call::{self, CallError, CallOptions, CallSummary, CheckVersions, Role};
 
 /// Role (file names) of the call's answer end, on the relay side.
@@ -53,10 +53,13 @@ pub(super) struct CallOutput {
 
 /// Checks that `opts.python` can hold the call; the error says how to install it and how to
 /// run the experiment without it.
-pub(super) fn preflight(opts: &TunnelOptions) -> Result<CheckVersions, TunnelError> {
-    webrtc_call::check_python(&opts.python).map_err(|source| TunnelError::NoCall {
-        python: opts.python.clone(),
-        source,
+pub(super) fn preflight(opts: &TunnelOptions) -> Result<CheckVersions, LabError> {
+    webrtc_call::check_python(&opts.python).with_context(|| {
+        format!(
+            "the tunnel experiment holds a WebRTC call (aiortc) in two runs of its own and {} \
+             cannot run it (leave the call out with --no-call)",
+            opts.python.display()
+        )
     })
 }
 
@@ -103,7 +106,7 @@ pub(super) fn start_answer(
     name: &str,
     bind: IpAddr,
     media_s: f64,
-) -> Result<usize, TunnelError> {
+) -> Result<usize, LabError> {
     let sock = dir.join(format!("{name}.call.sock"));
     if sock.exists() {
         std::fs::remove_file(&sock)?;
@@ -121,16 +124,17 @@ pub(super) fn start_offer(
     name: &str,
     bind: IpAddr,
     media_s: f64,
-) -> Result<usize, TunnelError> {
+) -> Result<usize, LabError> {
     let mut cmd = command(opts, dir, name, Role::Offer, bind, media_s);
     peers.spawn(OFFER, &mut cmd, Some(emu))
 }
 
 /// Reads both ends' summaries and frames from the files of the run with prefix `prefix`.
-pub(super) fn read_output(prefix: &str) -> Result<CallOutput, TunnelError> {
+pub(super) fn read_output(prefix: &str) -> Result<CallOutput, LabError> {
     let summary = |role: &'static str| {
         let path = PathBuf::from(format!("{prefix}.{role}.out"));
-        webrtc_call::read_summary(&path).map_err(|source| TunnelError::CallOutput { role, source })
+        webrtc_call::read_summary(&path)
+            .with_context(|| format!("reading the output of the {role}"))
     };
     let frames = |role: &str| read_frames(Path::new(&format!("{prefix}.{role}.frames.csv")));
     Ok(CallOutput {
@@ -142,20 +146,14 @@ pub(super) fn read_output(prefix: &str) -> Result<CallOutput, TunnelError> {
 }
 
 /// The rows of a frames file (`frame,capture_us,decode_us,delay_ms`).
-fn read_frames(path: &Path) -> Result<Vec<Frame>, TunnelError> {
-    let failed = |source| TunnelError::ReadFrames {
-        path: path.to_path_buf(),
-        source,
-    };
-    let bytes =
-        sprout_files::read_capped(path, FRAMES_CAP).map_err(|e| TunnelError::CallOutput {
-            role: "call",
-            source: CallError::Read(e),
-        })?;
+fn read_frames(path: &Path) -> Result<Vec<Frame>, LabError> {
+    let bytes = sprout_files::read_capped(path, FRAMES_CAP)
+        .map_err(CallError::Read)
+        .context("reading the output of the call")?;
     csv::Reader::from_reader(bytes.as_slice())
         .deserialize()
         .collect::<Result<Vec<Frame>, _>>()
-        .map_err(failed)
+        .with_context(|| format!("reading {}", path.display()))
 }
 
 #[cfg(test)]
@@ -214,7 +212,9 @@ mod tests {
         assert!(text.contains("pip install './python[webrtc]'"), "{text}");
         assert!(text.contains("--no-call"), "{text}");
         let e = preflight(&options(dir.path().join("no-python"))).unwrap_err();
-        assert!(matches!(e, TunnelError::NoCall { .. }), "{e:?}");
+        let text = sprout_sim::error::chain_message(&e);
+        assert!(text.contains("no-python cannot run it"), "{text}");
+        assert!(text.contains("--no-call"), "{text}");
     }
 
     #[test]

@@ -7,17 +7,17 @@ use indicatif::ProgressBar;
 use sprout_link::constant_rate_trace;
 
 use super::analysis::goodput_kbps;
-use super::error::TunnelError;
 use super::one_run::{run_once, RunSpec};
 use super::options::{TunnelOptions, COST_RATE_MBPS, COST_SKIP_US, MIN_COST_SHARE};
 use super::results::CostResults;
+use crate::error::{Context, LabError};
 
 /// Runs the cost experiment for `dur_us` and returns its results.
 pub(super) fn run_cost(
     opts: &TunnelOptions,
     dur_us: u64,
     bar: &ProgressBar,
-) -> Result<CostResults, TunnelError> {
+) -> Result<CostResults, LabError> {
     let name = format!("Constant-{COST_RATE_MBPS}Mbps");
     // 6 s of a constant rate (a whole number of opportunities: 5000), looped.
     let trace = Arc::new(constant_rate_trace(&name, COST_RATE_MBPS, 6.0)?);
@@ -38,7 +38,7 @@ pub(super) fn run_cost(
         },
         bar,
     )
-    .map_err(|e| TunnelError::CostRun(Box::new(e)))?;
+    .context("the tunnel-cost run")?;
     let capacity_kbps = trace.capacity_bytes(
         sprout_core::Instant::from_micros(out.t0_link_us + COST_SKIP_US),
         sprout_core::Instant::from_micros(out.t0_link_us + dur_us),

@@ -14,10 +14,10 @@ use sprout_eval::report::write_csv;
 
 use super::analysis::{delay_bins, isolation_run};
 use super::checks::table_and_checks;
-use super::error::TunnelError;
 use super::one_run::{run_once, RunOutput, RunSpec};
 use super::options::{TunnelOptions, DELAY_BIN_S, INTERACTIVE_RATE_KBPS, TUNNEL_LINK};
 use super::results::IsolationResults;
+use crate::error::{Context, LabError};
 use crate::webrtc_call::CheckVersions;
 
 /// A point of `tunnel-delay.csv`.
@@ -39,7 +39,7 @@ pub(super) fn run_isolation(
     skip_us: u64,
     webrtc: Option<CheckVersions>,
     bar: &ProgressBar,
-) -> Result<IsolationResults, TunnelError> {
+) -> Result<IsolationResults, LabError> {
     let links = eval::load_links(opts.traces.as_deref())?;
     let name = opts.link.as_deref().unwrap_or(TUNNEL_LINK);
     let (link, up, down) = links
@@ -48,10 +48,7 @@ pub(super) fn run_isolation(
         .find(|p| p.0 == name)
         .cloned()
         .or_else(|| opts.link.is_none().then(|| links.pairs[0].clone()))
-        .ok_or_else(|| TunnelError::NoLinkPair {
-            name: name.into(),
-            traces: links.source.clone(),
-        })?;
+        .ok_or_else(|| LabError::no_link_pair(name, &links.source))?;
     let (dur_s, skip_s) = (dur_us as f64 / 1e6, skip_us as f64 / 1e6);
     let started = Instant::now();
     let mut runs = Vec::new();
@@ -66,11 +63,8 @@ pub(super) fn run_isolation(
             call,
             duration_s: dur_s,
         };
-        let out = run_once(opts, &spec, bar).map_err(|e| TunnelError::IsolationRun {
-            mode: name.into(),
-            link: link.clone(),
-            source: Box::new(e),
-        })?;
+        let out = run_once(opts, &spec, bar)
+            .with_context(|| format!("the {name} run of the tunnel experiment on {link}"))?;
         runs.push(out);
     }
     let measure = |k: usize, mode: &str| isolation_run(mode, &runs[k], &up, &down, skip_s, dur_s);
@@ -117,7 +111,7 @@ fn write_delay_chart(
     link: &str,
     runs: &[RunOutput],
     skip_s: f64,
-) -> Result<(), TunnelError> {
+) -> Result<(), LabError> {
     let series = |k: usize, down_dir: bool| {
         let r = &runs[k];
         delay_bins(if down_dir { &r.down } else { &r.up }, r.t0_mono_us)

@@ -57,14 +57,13 @@
 //! experiments and their outputs), `isolation` and `cost` (each experiment), `one_run` (one
 //! run through a fresh emulator), `peers` (the peer processes), `commands` (their command
 //! lines), `call` (the WebRTC call's ends and outputs), `analysis` and `checks` (the
-//! measurements, table and acceptance checks), [`report`] (the files and texts), [`error`].
+//! measurements, table and acceptance checks), [`report`] (the files and texts), [`error`](crate::error) (shared by the lab).
 
 mod analysis;
 mod call;
 mod checks;
 mod commands;
 mod cost;
-pub mod error;
 mod isolation;
 mod one_run;
 pub mod options;
@@ -73,7 +72,6 @@ pub mod report;
 pub mod results;
 pub mod run;
 
-pub use error::TunnelError;
 pub use options::{
     TunnelOptions, CALL_LINGER_S, COST_RATE_MBPS, COST_SKIP_US, DEFAULT_COST_DURATION_US,
     DEFAULT_TUNNEL_DURATION_US, DEFAULT_TUNNEL_SKIP_US, DELAY_BIN_S, INTERACTIVE_LINGER_S,

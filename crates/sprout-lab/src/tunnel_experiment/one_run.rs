@@ -17,9 +17,9 @@ use sprout_secure::PrivateKey;
 
 use super::call::{self, CallOutput};
 use super::commands;
-use super::error::TunnelError;
 use super::options::{TunnelOptions, CALL_LINGER_S, INTERACTIVE_LINGER_S};
 use super::peers::{csv_path, json_lines, Peers};
+use crate::error::{Context, LabError};
 
 /// TCP port of the bulk server.
 const BULK_PORT: u16 = 9200;
@@ -137,15 +137,12 @@ pub(super) fn run_once(
     opts: &TunnelOptions,
     spec: &RunSpec,
     bar: &ProgressBar,
-) -> Result<RunOutput, TunnelError> {
+) -> Result<RunOutput, LabError> {
     let dir = opts.out.join("tunnel");
-    fs::create_dir_all(&dir).map_err(|source| TunnelError::CreateDir {
-        path: dir.clone(),
-        source,
-    })?;
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let prefix = dir.join(spec.name).display().to_string();
     let emu = Emulator::start(EmulatorConfig::new(spec.up.clone(), spec.down.clone()))
-        .map_err(TunnelError::StartEmulator)?;
+        .context("starting the link emulator")?;
     let mut peers = Peers::new(prefix.clone());
     let (addrs, tunnel) = if spec.tunnel {
         let (addrs, ends) = start_tunnel(opts, &emu, &mut peers, &prefix)?;
@@ -161,7 +158,7 @@ pub(super) fn run_once(
     wait_for_clients(spec, &mut peers, &flows, bar)?;
     stop_peers(&mut peers, &flows)?;
     drop(peers);
-    emu.stop().map_err(TunnelError::StopEmulator)?;
+    emu.stop().context("stopping the link emulator")?;
     read_outputs(spec, prefix, &flows)
 }
 
@@ -174,14 +171,12 @@ fn start_tunnel(
     emu: &Emulator,
     peers: &mut Peers,
     prefix: &str,
-) -> Result<(Addrs, (usize, usize)), TunnelError> {
+) -> Result<(Addrs, (usize, usize)), LabError> {
     let exe = &opts.sprout_exe;
     let key_file = PathBuf::from(format!("{prefix}.server.key"));
     if key_file.exists() {
-        fs::remove_file(&key_file).map_err(|source| TunnelError::RemoveKey {
-            path: key_file.clone(),
-            source,
-        })?;
+        fs::remove_file(&key_file)
+            .with_context(|| format!("removing the old {}", key_file.display()))?;
     }
     let key = PrivateKey::generate();
     key.write_file(&key_file)?;
@@ -202,8 +197,11 @@ fn start_tunnel(
     let client = up["v4"]
         .as_str()
         .and_then(|s| s.split('/').next()?.parse::<Ipv4Addr>().ok())
-        .ok_or_else(|| TunnelError::NoTunnelAddress {
-            got: sprout_files::excerpt(&up["v4"].to_string()),
+        .ok_or_else(|| {
+            LabError::Failed(format!(
+                "the tunnel client's \"up\" line has no IPv4 tunnel address ({})",
+                sprout_files::excerpt(&up["v4"].to_string())
+            ))
         })?;
     Ok(((target, IpAddr::V4(client)), (s, c)))
 }
@@ -218,7 +216,7 @@ fn start_flows(
     peers: &mut Peers,
     addrs: Addrs,
     tunnel: Option<(usize, usize)>,
-) -> Result<Flows, TunnelError> {
+) -> Result<Flows, LabError> {
     let (target, local) = addrs;
     let exe = &opts.sprout_exe;
     let dir = opts.out.join("tunnel");
@@ -285,7 +283,7 @@ fn wait_for_clients(
     peers: &mut Peers,
     flows: &Flows,
     bar: &ProgressBar,
-) -> Result<(), TunnelError> {
+) -> Result<(), LabError> {
     let linger = |on: bool, s: f64| if on { s } else { 0.0 };
     let shown_total = spec.duration_s
         + linger(spec.interactive, INTERACTIVE_LINGER_S).max(linger(spec.call, CALL_LINGER_S));
@@ -304,19 +302,20 @@ fn wait_for_clients(
             for k in [s, c] {
                 if peers.poll(k).is_some() {
                     let role = peers.role(k);
-                    return Err(TunnelError::EndedDuringRun {
-                        role,
-                        err: peers.err(role),
-                    });
+                    return Err(LabError::Failed(format!(
+                        "the {role} ended during the run; see {}",
+                        peers.err(role).display()
+                    )));
                 }
             }
         }
         if flows.started.elapsed() > limit {
-            return Err(TunnelError::ClientsTimeout {
-                limit_s: limit.as_secs_f64(),
-                tcp_err: peers.err("tcp-client"),
-                interactive_err: peers.err("interactive-client"),
-            });
+            return Err(LabError::Failed(format!(
+                "the clients did not end within {:.0} s; see {} and {}",
+                limit.as_secs_f64(),
+                peers.err("tcp-client").display(),
+                peers.err("interactive-client").display()
+            )));
         }
         let secs_now = (flows.started.elapsed().as_secs_f64().min(shown_total)) as u64;
         if secs_now > shown {
@@ -340,7 +339,7 @@ fn wait_for_clients(
 /// interactive server after its duration and linger, counted from its first packet; the
 /// call's answer end after its media time, counted from the connection), then interrupts the
 /// tunnel's ends; fails unless each exited successfully.
-fn stop_peers(peers: &mut Peers, flows: &Flows) -> Result<(), TunnelError> {
+fn stop_peers(peers: &mut Peers, flows: &Flows) -> Result<(), LabError> {
     let answer = flows.call.map(|(a, _)| a);
     for k in [Some(flows.bulk_server), flows.interactive_server, answer]
         .into_iter()
@@ -369,18 +368,18 @@ fn stop_peers(peers: &mut Peers, flows: &Flows) -> Result<(), TunnelError> {
 }
 
 /// The last `summary` JSON line of `PREFIX.ROLE.out`.
-fn read_summary(prefix: &str, role: &str) -> Result<Value, TunnelError> {
+fn read_summary(prefix: &str, role: &str) -> Result<Value, LabError> {
     let path = PathBuf::from(format!("{prefix}.{role}.out"));
     json_lines(&path)
         .into_iter()
         .rev()
         .find(|v| v["type"] == "summary")
-        .ok_or(TunnelError::NoSummary { path })
+        .ok_or_else(|| LabError::Failed(format!("no summary line in {}", path.display())))
 }
 
 /// Reads back what the peers wrote: the tcp client's per-second counts and, with the
 /// interactive stream, both ends' summaries and received packets.
-fn read_outputs(spec: &RunSpec, prefix: String, flows: &Flows) -> Result<RunOutput, TunnelError> {
+fn read_outputs(spec: &RunSpec, prefix: String, flows: &Flows) -> Result<RunOutput, LabError> {
     // The tcp client ends with a summary line: without it, its counts are incomplete.
     read_summary(&prefix, "tcp-client")?;
     let bulk_lines = json_lines(Path::new(&format!("{prefix}.tcp-client.out")));
@@ -418,13 +417,10 @@ fn read_outputs(spec: &RunSpec, prefix: String, flows: &Flows) -> Result<RunOutp
 }
 
 /// The packets of an interactive end's `--csv` file.
-fn read_arrivals(path: &Path) -> Result<Vec<Arrival>, TunnelError> {
-    let failed = |source| TunnelError::ReadArrivals {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut rdr = csv::Reader::from_path(path).map_err(failed)?;
+fn read_arrivals(path: &Path) -> Result<Vec<Arrival>, LabError> {
+    let reading = || format!("reading {}", path.display());
+    let mut rdr = csv::Reader::from_path(path).with_context(reading)?;
     rdr.deserialize()
         .collect::<Result<Vec<Arrival>, _>>()
-        .map_err(failed)
+        .with_context(reading)
 }

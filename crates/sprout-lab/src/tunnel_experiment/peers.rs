@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use sprout_emu::Emulator;
 
-use super::error::TunnelError;
+use crate::error::{Context, LabError};
 
 /// One spawned peer.
 struct Peer {
@@ -56,7 +56,7 @@ impl Peers {
         role: &'static str,
         cmd: &mut Command,
         emu: Option<&Emulator>,
-    ) -> Result<usize, TunnelError> {
+    ) -> Result<usize, LabError> {
         let out = File::create(self.out(role))?;
         let err = File::create(self.err(role))?;
         cmd.stdin(Stdio::null()).stdout(out).stderr(err);
@@ -64,11 +64,7 @@ impl Peers {
             Some(e) => e.spawn_in_namespace(cmd),
             None => cmd.spawn(),
         }
-        .map_err(|source| TunnelError::StartPeer {
-            role,
-            program: cmd.get_program().to_owned(),
-            source,
-        })?;
+        .with_context(|| format!("starting the {role} ({:?})", cmd.get_program()))?;
         self.peers.push(Peer {
             role,
             child,
@@ -122,7 +118,7 @@ impl Peers {
         k: usize,
         event: &str,
         limit: Duration,
-    ) -> Result<Value, TunnelError> {
+    ) -> Result<Value, LabError> {
         let role = self.peers[k].role;
         let until = Instant::now() + limit;
         loop {
@@ -133,40 +129,36 @@ impl Peers {
                 return Ok(v);
             }
             if let Some(status) = self.poll(k) {
-                return Err(TunnelError::ExitedBeforeEvent {
-                    role,
-                    status,
-                    event: event.into(),
-                    err: self.err(role),
-                });
+                return Err(LabError::Failed(format!(
+                    "the {role} exited ({status}) before saying \"{event}\"; see {}",
+                    self.err(role).display()
+                )));
             }
             if Instant::now() >= until {
-                return Err(TunnelError::NoEvent {
-                    role,
-                    event: event.into(),
-                    limit_s: limit.as_secs_f64(),
-                    out: self.out(role),
-                    err: self.err(role),
-                });
+                return Err(LabError::Failed(format!(
+                    "the {role} did not say \"{event}\" within {:.0} s; see {} and {}",
+                    limit.as_secs_f64(),
+                    self.out(role).display(),
+                    self.err(role).display()
+                )));
             }
             thread::sleep(Duration::from_millis(50));
         }
     }
 
     /// Fails, naming the stderr file, unless peer `k` exited successfully.
-    pub(super) fn check_success(&mut self, k: usize) -> Result<(), TunnelError> {
+    pub(super) fn check_success(&mut self, k: usize) -> Result<(), LabError> {
         let role = self.peers[k].role;
         match self.poll(k) {
             Some(s) if s.success() => Ok(()),
-            Some(status) => Err(TunnelError::PeerFailed {
-                role,
-                status,
-                err: self.err(role),
-            }),
-            None => Err(TunnelError::PeerHung {
-                role,
-                err: self.err(role),
-            }),
+            Some(status) => Err(LabError::Failed(format!(
+                "the {role} failed ({status}); see {}",
+                self.err(role).display()
+            ))),
+            None => Err(LabError::Failed(format!(
+                "the {role} did not exit in time; see {}",
+                self.err(role).display()
+            ))),
         }
     }
 

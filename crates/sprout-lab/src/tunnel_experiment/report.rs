@@ -10,19 +10,19 @@ use sprout_eval::report::write_csv;
 use crate::emulate::report::merge_named_section;
 
 use super::checks::change;
-use super::error::TunnelError;
 use super::options::{CALL_LINGER_S, INTERACTIVE_PAYLOAD_BYTES};
 use super::results::{CallFlow, CostResults, FlowResult, IsolationResults, TunnelRow};
+use crate::error::{Context, LabError};
 
 /// Writes `tunnel.csv` and `tunnel.json`.
-pub(super) fn write_isolation(out: &Path, res: &IsolationResults) -> Result<(), TunnelError> {
+pub(super) fn write_isolation(out: &Path, res: &IsolationResults) -> Result<(), LabError> {
     write_csv(&out.join("tunnel.csv"), &res.rows)?;
     fs::write(out.join("tunnel.json"), serde_json::to_string_pretty(res)?)?;
     Ok(())
 }
 
 /// Writes `tunnel-cost.csv` and `tunnel-cost.json`.
-pub(super) fn write_cost(out: &Path, res: &CostResults) -> Result<(), TunnelError> {
+pub(super) fn write_cost(out: &Path, res: &CostResults) -> Result<(), LabError> {
     write_csv(&out.join("tunnel-cost.csv"), std::iter::once(res))?;
     fs::write(
         out.join("tunnel-cost.json"),
@@ -293,11 +293,11 @@ pub fn merge_section(text: &str, section: &str) -> String {
 }
 
 /// Merges the `## SproutTunnel` section into `out`'s report.md (made if missing).
-pub(super) fn merge_report(out: &Path) -> Result<(), TunnelError> {
+pub(super) fn merge_report(out: &Path) -> Result<(), LabError> {
     let path = out.join("report.md");
     let old = fs::read_to_string(&path).unwrap_or_default();
     fs::write(&path, merge_section(&old, &report_section(out)))
-        .map_err(|source| TunnelError::WriteReport { path, source })
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

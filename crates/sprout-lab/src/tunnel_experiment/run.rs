@@ -5,34 +5,36 @@ use std::fs;
 
 use super::call::preflight;
 use super::cost::run_cost;
-use super::error::TunnelError;
 use super::isolation::run_isolation;
 use super::options::{
     TunnelOptions, CALL_LINGER_S, COST_SKIP_US, DEFAULT_COST_DURATION_US,
     DEFAULT_TUNNEL_DURATION_US, DEFAULT_TUNNEL_SKIP_US, INTERACTIVE_LINGER_S,
 };
 use super::report::{cost_text, isolation_text, merge_report, write_cost, write_isolation};
+use crate::error::{Context, LabError};
 use sprout_eval::progress;
 
 /// Runs the tunnel experiments asked for, writes their outputs and returns what to print.
-pub fn run(opts: &TunnelOptions) -> Result<String, TunnelError> {
+pub fn run(opts: &TunnelOptions) -> Result<String, LabError> {
     sprout_emu::check_privileges()?;
     if !opts.isolation && !opts.cost {
-        return Err(TunnelError::NoExperiment);
+        return Err(LabError::Invalid("no tunnel experiment given".into()));
     }
     let iso_dur = opts.duration_us.unwrap_or(DEFAULT_TUNNEL_DURATION_US);
     let iso_skip = opts.skip_us.unwrap_or(DEFAULT_TUNNEL_SKIP_US);
     let cost_dur = opts.duration_us.unwrap_or(DEFAULT_COST_DURATION_US);
     if opts.isolation && iso_skip >= iso_dur {
-        return Err(TunnelError::SkipTooLong {
-            skip_s: iso_skip as f64 / 1e6,
-            duration_s: iso_dur as f64 / 1e6,
-        });
+        return Err(LabError::Invalid(format!(
+            "the skipped time ({} s) must be shorter than the run ({} s)",
+            iso_skip as f64 / 1e6,
+            iso_dur as f64 / 1e6
+        )));
     }
     if opts.cost && COST_SKIP_US >= cost_dur {
-        return Err(TunnelError::CostTooShort {
-            startup_s: COST_SKIP_US / 1_000_000,
-        });
+        return Err(LabError::Invalid(format!(
+            "the tunnel-cost run must be longer than its {} s start-up",
+            COST_SKIP_US / 1_000_000
+        )));
     }
     // Before anything runs: a call that cannot run says so, with how to install it.
     let webrtc = if opts.isolation && opts.call {
@@ -40,10 +42,8 @@ pub fn run(opts: &TunnelOptions) -> Result<String, TunnelError> {
     } else {
         None
     };
-    fs::create_dir_all(&opts.out).map_err(|source| TunnelError::CreateOutput {
-        path: opts.out.clone(),
-        source,
-    })?;
+    fs::create_dir_all(&opts.out)
+        .with_context(|| format!("creating output folder {}", opts.out.display()))?;
     let mut total = 0u64;
     if opts.isolation {
         total += 2 * (iso_dur / 1_000_000 + INTERACTIVE_LINGER_S as u64);
