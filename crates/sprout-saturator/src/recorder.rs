@@ -352,7 +352,7 @@ impl Recorder {
         let mut s = Summary::from_arrivals(
             self.dir,
             &self.sorted_arrivals_ms(),
-            (end - self.start).as_micros(),
+            end - self.start,
             self.cfg.line_bytes,
         );
         s.start_clock_us = self.start.as_micros();

@@ -68,8 +68,8 @@ impl SenderConfig {
     pub fn validate(&self) -> Result<(), SenderConfigError> {
         if self.low_rtt.is_zero() || self.low_rtt >= self.high_rtt {
             return Err(SenderConfigError::RttMarks {
-                low_ms: self.low_rtt.as_millis(),
-                high_ms: self.high_rtt.as_millis(),
+                low: self.low_rtt,
+                high: self.high_rtt,
             });
         }
         if self.min_window == 0
@@ -94,13 +94,15 @@ impl SenderConfig {
 pub enum SenderConfigError {
     /// The low RTT mark is 0 or not below the high one.
     #[error(
-        "the low RTT mark ({low_ms} ms) must be positive and below the high one ({high_ms} ms)"
+        "the low RTT mark ({} ms) must be positive and below the high one ({} ms)",
+        .low.as_millis(),
+        .high.as_millis()
     )]
     RttMarks {
-        /// The low mark, ms.
-        low_ms: u64,
-        /// The high mark, ms.
-        high_ms: u64,
+        /// The low mark.
+        low: Duration,
+        /// The high mark.
+        high: Duration,
     },
     /// The windows are out of order, or the smallest is 0.
     #[error("windows must satisfy 1 <= min ({min}) <= initial ({initial}) <= max ({max})")]

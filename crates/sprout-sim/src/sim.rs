@@ -180,8 +180,8 @@ impl SimConfig {
         check_run(
             uplink,
             downlink,
-            self.duration.map(Duration::as_micros),
-            self.skip.as_micros(),
+            self.duration,
+            self.skip,
             self.link.looping,
         )
     }
@@ -1105,7 +1105,9 @@ pub fn opportunities_until(trace: &Arc<Trace>, end: Instant, looping: bool) -> V
 mod tests {
     use super::*;
 
-    fn trace(every_ms: u64) -> Arc<Trace> {
+    /// A 20 s trace with an opportunity every `every` (whole milliseconds).
+    fn trace(every: Duration) -> Arc<Trace> {
+        let every_ms = every.as_millis();
         let opps = (1..=20_000 / every_ms).map(|k| k * every_ms).collect();
         Arc::new(Trace::from_opportunities_ms(format!("every-{every_ms}"), opps).unwrap())
     }
@@ -1140,10 +1142,19 @@ mod tests {
                 is_data: k % 5 != 0,
             })
             .collect();
-        let (sparse, dense) = (trace(40), trace(3));
+        let (sparse, dense) = (
+            trace(Duration::from_millis(40)),
+            trace(Duration::from_millis(3)),
+        );
         let mut figures = Vec::new();
         // Alternately, and again once cached, and a trace that is a copy of one measured.
-        for t in [&sparse, &dense, &sparse, &dense, &trace(40)] {
+        for t in [
+            &sparse,
+            &dense,
+            &sparse,
+            &dense,
+            &trace(Duration::from_millis(40)),
+        ] {
             let (cached, fresh) = both(t, &arrivals, &cfg);
             assert_eq!(cached, fresh);
             let (_, _, m) = measure(t, &arrivals, &cfg, Duration::from_secs(20));
