@@ -16,7 +16,7 @@
 //! * **Before-first-arrival rule**: a virtual packet sent at time 0 is deemed to have arrived
 //!   at time 0, so before any real arrival `delay(t) = t`.
 //! * **95% end-to-end delay**: the 95th percentile ([`percentile`], nearest rank) of the delay
-//!   function sampled every `step_us` (1 ms by default, [`DEFAULT_STEP_US`]) at
+//!   function sampled every `step` (1 ms by default, [`DEFAULT_STEP`]) at
 //!   `t = start, start + step, ... < end`, as the authors' scorer did.
 //! * **Omniscient**: a sender whose packets arrive exactly at every delivery opportunity of
 //!   the trace, each sent one propagation delay earlier; see [`omniscient_delay_samples`].
