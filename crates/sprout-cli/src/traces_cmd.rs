@@ -393,7 +393,13 @@ fn synth_one(a: &SynthArgs, seed: u64, duration_ms: u64, name: &str) -> Result<T
                 SynthKind::Poisson => InterArrival::Poisson,
                 _ => InterArrival::Uniform,
             };
-            distributions::generate(kind, per_ms, duration_ms, seed, name)
+            distributions::generate(
+                kind,
+                per_ms,
+                sprout_core::time::Duration::from_millis(duration_ms),
+                seed,
+                name,
+            )
         }
     };
     // Exactly `duration_ms` long: an opportunity at the end if none is there.

@@ -82,7 +82,11 @@ fn sprout_and_kernel_cubic_through_the_emulator_scored_from_its_logs() {
         for scheme in ["sprout", "cubic"] {
             let row = get("emulated", scheme, d);
             let log = MmLog::load(out.join(format!("emulated/Synth-{scheme}.{d}.log"))).unwrap();
-            let m = logscore::score(&log, 2_000_000, Some(12_000_000));
+            let m = logscore::score(
+                &log,
+                sprout_core::time::Duration::from_secs(2),
+                Some(sprout_core::time::Instant::from_micros(12_000_000)),
+            );
             assert!((m.throughput_kbps - row.throughput_kbps).abs() < 1e-6);
             assert!((m.self_inflicted_ms - row.self_inflicted_ms).abs() < 1e-6);
         }

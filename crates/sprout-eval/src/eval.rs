@@ -328,8 +328,8 @@ fn build_jobs(
 }
 
 /// The omniscient sender's metrics over a direction: every opportunity used, no queueing.
-fn omniscient_metrics(trace: &Arc<Trace>, cfg: &SimConfig, duration_us: u64) -> DirectionMetrics {
-    let (_, _, mut m) = sim::measure(trace, &[], cfg, duration_us);
+fn omniscient_metrics(trace: &Arc<Trace>, cfg: &SimConfig, duration: Duration) -> DirectionMetrics {
+    let (_, _, mut m) = sim::measure(trace, &[], cfg, duration);
     m.throughput_kbps = m.capacity_kbps;
     m.goodput_kbps = m.capacity_kbps;
     m.utilization = 1.0;
@@ -412,7 +412,7 @@ fn simulate(j: &Job, figure1: bool) -> Result<Simulated> {
             up: out.uplink.metrics,
         })
     } else {
-        let duration = sim::default_duration_us(&j.up, &j.down);
+        let duration = Duration::from_micros(sim::default_duration_us(&j.up, &j.down));
         Ok(Simulated {
             down: omniscient_metrics(&j.down, &j.cfg, duration),
             up: omniscient_metrics(&j.up, &j.cfg, duration),
@@ -457,7 +457,7 @@ pub fn figure1_series(run: &DirectionRun) -> Vec<TimeSeriesPoint> {
         &run.opportunities_us,
         1500,
         Window::new(0, end),
-        500_000,
+        Duration::from_millis(500),
     )
 }
 

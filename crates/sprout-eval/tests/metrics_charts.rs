@@ -1,6 +1,7 @@
 //! Property tests of the section-5.1 metrics and well-formedness tests of the SVG charts.
 
 use proptest::prelude::*;
+use sprout_core::time::Duration;
 use sprout_eval::chart::{
     throughput_delay_chart, time_series_chart, utilization_delay_chart, ChartPoint,
     UtilizationPoint,
@@ -69,15 +70,15 @@ proptest! {
     /// propagation delay (with any reordering).
     #[test]
     fn omniscient_is_a_lower_bound((opps, prop_us, arrivals, window) in schedule_strategy()) {
-        let step = MS;
-        let omni = omniscient_delay_samples(&opps, prop_us, window, step);
+        let step = Duration::from_micros(MS);
+        let omni = omniscient_delay_samples(&opps, Duration::from_micros(prop_us), window, step);
         let sched = delay_samples(&arrivals, window, step, |_| true);
         prop_assert_eq!(omni.len(), sched.len());
         for (o, s) in omni.iter().zip(&sched) {
             prop_assert!(o <= s, "omniscient {} > schedule {}", o, s);
         }
         prop_assert!(percentile(&omni, 95.0) <= percentile(&sched, 95.0));
-        let m = compute(&arrivals, &opps, 1500, prop_us, window, step);
+        let m = compute(&arrivals, &opps, 1500, prop_us, window, MS);
         prop_assert!(m.self_inflicted_ms >= 0.0);
         prop_assert!(m.utilization <= 1.0 + 1e-12);
     }
@@ -86,8 +87,9 @@ proptest! {
     /// between arrivals.
     #[test]
     fn delay_rises_at_one_per_ms_between_arrivals((_o, _p, arrivals, window) in schedule_strategy()) {
-        let s = delay_samples(&arrivals, window, MS, |_| true);
-        let times: Vec<u64> = window.sample_times(MS).collect();
+        let step = Duration::from_micros(MS);
+        let s = delay_samples(&arrivals, window, step, |_| true);
+        let times: Vec<u64> = window.sample_times(step).collect();
         for k in 1..s.len() {
             let arrived_between = arrivals
                 .iter()
@@ -264,7 +266,7 @@ fn example_series() -> Vec<sprout_sim::metrics::TimeSeriesPoint> {
         &opps,
         1500,
         Window::new(0, 20_000 * MS),
-        100 * MS,
+        Duration::from_millis(100),
     )
 }
 

@@ -77,7 +77,11 @@ fn metrics_recomputed_from_mahimahi_logs_agree() {
     let (out, ul, dl) = run_with_logs(&cfg, &up, &down);
     for (log, run) in [(ul, &out.uplink), (dl, &out.downlink)] {
         let log = MmLog::parse(&log[..]).unwrap();
-        let m = logscore::score(&log, cfg.skip.as_micros(), Some(run.window.end_us));
+        let m = logscore::score(
+            &log,
+            cfg.skip,
+            Some(sprout_core::time::Instant::from_micros(run.window.end_us)),
+        );
         let ours = &run.metrics;
         assert!(ours.throughput_kbps > 500.0, "{ours:?}");
         assert!(

@@ -8,7 +8,7 @@
 //! - [`ResultTarget`]: `decode_result`, the transferred recording (summary and arrivals);
 //! - [`CsvTarget`]: `sprout_link::convert::throughput_csv_to_trace` (`sprout traces convert`).
 
-use sprout_core::time::Instant;
+use sprout_core::time::{Duration, Instant};
 use sprout_link::convert::{throughput_csv_to_trace, CsvOptions};
 use sprout_saturator::{
     chunk, decode, decode_result, encode, encode_result, result_meta, AckInfo, CookieJar,
@@ -74,7 +74,7 @@ fn enc(m: &Message<'_>, payload: usize) -> Vec<u8> {
 /// A small valid recording blob, and its transfer description.
 fn sample_blob() -> (Vec<u8>, ResultMeta) {
     let ms: Vec<u32> = (0..3000u32).map(|i| i / 2).collect();
-    let summary = Summary::from_arrivals(Dir::Up, &ms, 2_000_000, 1500);
+    let summary = Summary::from_arrivals(Dir::Up, &ms, Duration::from_secs(2), 1500);
     let blob = encode_result(&summary, &ms);
     let meta = result_meta(SESSION, &blob);
     (blob, meta)
@@ -313,7 +313,10 @@ impl Target for ResultTarget {
 
     fn seeds(&mut self) -> Vec<Vec<u8>> {
         let (blob, _) = sample_blob();
-        let empty = encode_result(&Summary::from_arrivals(Dir::Down, &[], 0, 1500), &[]);
+        let empty = encode_result(
+            &Summary::from_arrivals(Dir::Down, &[], Duration::ZERO, 1500),
+            &[],
+        );
         vec![blob, empty]
     }
 

@@ -203,11 +203,9 @@ impl KalmanFilter {
 mod tests {
     use super::*;
 
-    fn add(g: &mut InterArrival, send_us: u64, arrival_us: u64) -> Option<GroupDelta> {
-        g.add(
-            Instant::from_micros(send_us),
-            Instant::from_micros(arrival_us),
-        )
+    /// The instant `us` microseconds after the start.
+    fn at(us: u64) -> Instant {
+        Instant::from_micros(us)
     }
 
     #[test]
@@ -216,7 +214,7 @@ mod tests {
         // Packets every 1 ms of send time: a group ends every 6 packets.
         let mut deltas = Vec::new();
         for i in 0..30u64 {
-            if let Some(d) = add(&mut g, i * 1_000, i * 1_000 + 20_000) {
+            if let Some(d) = g.add(at(i * 1_000), at(i * 1_000 + 20_000)) {
                 deltas.push(d);
             }
         }
@@ -234,7 +232,7 @@ mod tests {
         // Sent every 10 ms, each arriving 1 ms later than the last: the queue grows 1 ms
         // per packet.
         for i in 0..300u64 {
-            if let Some(d) = add(&mut g, i * 10_000, i * 11_000 + 20_000) {
+            if let Some(d) = g.add(at(i * 10_000), at(i * 11_000 + 20_000)) {
                 assert!((d.delay_variation_ms - 1.0).abs() < 1e-9);
                 k.update(&d);
             }
@@ -245,7 +243,7 @@ mod tests {
         let mut k2 = KalmanFilter::new();
         let mut g2 = InterArrival::new();
         for i in 0..300u64 {
-            if let Some(d) = add(&mut g2, i * 10_000, i * 10_000 + 20_000) {
+            if let Some(d) = g2.add(at(i * 10_000), at(i * 10_000 + 20_000)) {
                 k2.update(&d);
             }
         }
@@ -256,13 +254,13 @@ mod tests {
     fn a_burst_released_at_once_joins_the_group() {
         let mut g = InterArrival::new();
         // Sent 10 ms apart, held by the network and released 1 ms apart: one burst.
-        assert!(add(&mut g, 0, 100_000).is_none());
-        assert!(add(&mut g, 10_000, 101_000).is_none());
-        assert!(add(&mut g, 20_000, 102_000).is_none());
+        assert!(g.add(at(0), at(100_000)).is_none());
+        assert!(g.add(at(10_000), at(101_000)).is_none());
+        assert!(g.add(at(20_000), at(102_000)).is_none());
         // A later packet arriving in step with its sending starts a new group; the next new
         // group gives the delta.
-        assert!(add(&mut g, 60_000, 142_000).is_none());
-        let d = add(&mut g, 100_000, 182_000).unwrap();
+        assert!(g.add(at(60_000), at(142_000)).is_none());
+        let d = g.add(at(100_000), at(182_000)).unwrap();
         assert!((d.send_delta_ms - 40.0).abs() < 1e-9, "{d:?}");
         assert!((d.arrival_delta_ms - 40.0).abs() < 1e-9, "{d:?}");
     }

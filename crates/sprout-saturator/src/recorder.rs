@@ -352,7 +352,7 @@ impl Recorder {
         let mut s = Summary::from_arrivals(
             self.dir,
             &self.sorted_arrivals_ms(),
-            (end - self.start).as_micros(),
+            end - self.start,
             self.cfg.line_bytes,
         );
         s.start_clock_us = self.start.as_micros();
@@ -411,7 +411,7 @@ mod tests {
         let mut verdicts = Vec::new();
         for (i, &q) in seqs.iter().enumerate() {
             let now = 1_000_000 + 1_000 * i as u64;
-            verdicts.push(r.on_data(at(now), &data(q, now - 500), 200));
+            verdicts.push(r.on_data(at(now), &data(q, at(now - 500)), 200));
         }
         use Verdict::*;
         assert_eq!(
@@ -436,25 +436,31 @@ mod tests {
     #[test]
     fn recorder_ignores_strays_malformed_and_late() {
         let mut r = recorder();
-        let mut other = data(0, 0);
+        let mut other = data(0, at(0));
         other.session = S + 1;
         assert_eq!(r.on_data(at(1_000_000), &other, 200), Verdict::Stray);
-        other = data(0, 0);
+        other = data(0, at(0));
         other.dir = Dir::Up;
         assert_eq!(r.on_data(at(1_000_000), &other, 200), Verdict::Stray);
         assert_eq!(
-            r.on_data(at(1_000_000), &data(0, 0), 199),
+            r.on_data(at(1_000_000), &data(0, at(0)), 199),
             Verdict::Malformed
         );
         assert_eq!(
-            r.on_data(at(1_000_000), &data(MAX_SEQ_JUMP, 0), 200),
+            r.on_data(at(1_000_000), &data(MAX_SEQ_JUMP, at(0)), 200),
             Verdict::Malformed
         );
         r.on_malformed();
         r.on_stray();
-        assert_eq!(r.on_data(at(1_002_000), &data(0, 0), 200), Verdict::InOrder);
+        assert_eq!(
+            r.on_data(at(1_002_000), &data(0, at(0)), 200),
+            Verdict::InOrder
+        );
         r.finish(at(1_003_000));
-        assert_eq!(r.on_data(at(1_004_000), &data(1, 0), 200), Verdict::Late);
+        assert_eq!(
+            r.on_data(at(1_004_000), &data(1, at(0)), 200),
+            Verdict::Late
+        );
         let c = r.counters();
         assert_eq!(
             (c.strays, c.malformed, c.packets, c.late, c.lost),
@@ -466,17 +472,17 @@ mod tests {
     #[test]
     fn duplicates_are_forgotten_after_the_window_but_never_counted_as_loss() {
         let mut r = recorder();
-        r.on_data(at(1_000_000), &data(5, 0), 200);
-        r.on_data(at(1_000_000), &data(5 + SEEN_WINDOW + 3, 0), 200);
+        r.on_data(at(1_000_000), &data(5, at(0)), 200);
+        r.on_data(at(1_000_000), &data(5 + SEEN_WINDOW + 3, at(0)), 200);
         assert_eq!(r.counters().lost, 5 + SEEN_WINDOW + 2);
         // 5 is now beyond the window: counted as reordered, the loss is left alone.
         assert_eq!(
-            r.on_data(at(1_000_000), &data(5, 0), 200),
+            r.on_data(at(1_000_000), &data(5, at(0)), 200),
             Verdict::Reordered
         );
         // 10 is within the window: a late arrival that fills a gap.
         assert_eq!(
-            r.on_data(at(1_000_000), &data(10, 0), 200),
+            r.on_data(at(1_000_000), &data(10, at(0)), 200),
             Verdict::Reordered
         );
         assert_eq!(r.counters().lost, 5 + SEEN_WINDOW + 1);
@@ -487,18 +493,18 @@ mod tests {
         let mut r = recorder();
         assert_eq!(r.poll_ack(at(1_000_000)), None);
         for i in 0..15 {
-            r.on_data(at(1_000_000 + i * 100), &data(i, 500 + i), 200);
+            r.on_data(at(1_000_000 + i * 100), &data(i, at(500 + i)), 200);
         }
         assert_eq!(r.poll_ack(at(1_001_500)), None);
         assert_eq!(r.next_ack().map(Instant::as_micros), Some(1_020_000));
-        r.on_data(at(1_001_600), &data(15, 900), 200);
+        r.on_data(at(1_001_600), &data(15, at(900)), 200);
         let a = r.poll_ack(at(1_001_700)).unwrap();
         assert_eq!(a.highest_seq, 15);
         assert_eq!(a.echo_sent_us, 900);
         assert_eq!(a.ack_delay_us, 100);
         assert_eq!(a.received, 16);
         assert_eq!(r.poll_ack(at(1_001_700)), None);
-        r.on_data(at(1_005_000), &data(16, 1_000), 200);
+        r.on_data(at(1_005_000), &data(16, at(1_000)), 200);
         assert_eq!(r.poll_ack(at(1_024_999)), None);
         let a = r.poll_ack(at(1_025_000)).unwrap();
         assert_eq!((a.highest_seq, a.ack_delay_us), (16, 20_000));
@@ -510,19 +516,19 @@ mod tests {
         // One-way delays (two clocks, offset 5 s): 5.020 s, then 5.520 s, then 5.010 s.
         r.on_data(
             at(1_000_000),
-            &data(0, 10_000_000 + 1_000_000 - 5_020_000),
+            &data(0, at(10_000_000 + 1_000_000 - 5_020_000)),
             200,
         );
         assert_eq!(r.ack_info(at(1_000_000)).unwrap().queue_delay_us, 0);
         r.on_data(
             at(2_000_000),
-            &data(1, 10_000_000 + 2_000_000 - 5_520_000),
+            &data(1, at(10_000_000 + 2_000_000 - 5_520_000)),
             200,
         );
         assert_eq!(r.ack_info(at(2_000_000)).unwrap().queue_delay_us, 500_000);
         r.on_data(
             at(3_000_000),
-            &data(2, 10_000_000 + 3_000_000 - 5_010_000),
+            &data(2, at(10_000_000 + 3_000_000 - 5_010_000)),
             200,
         );
         assert_eq!(
@@ -536,9 +542,9 @@ mod tests {
     fn low_backlog_seconds_find_an_empty_queue() {
         let mut r = recorder();
         // Second 0: one-way delay 20 ms (the minimum, queue empty); second 1: 800 ms.
-        r.on_data(at(1_100_000), &data(0, 1_080_000), 200);
-        r.on_data(at(2_500_000), &data(1, 1_700_000), 200);
-        r.on_data(at(3_500_000), &data(2, 3_440_000), 200);
+        r.on_data(at(1_100_000), &data(0, at(1_080_000)), 200);
+        r.on_data(at(2_500_000), &data(1, at(1_700_000)), 200);
+        r.on_data(at(3_500_000), &data(2, at(3_440_000)), 200);
         // Seconds 0 and 2 had a packet within 50 ms of the minimum.
         assert_eq!(r.low_backlog_seconds(), 2);
     }

@@ -68,8 +68,8 @@ impl SenderConfig {
     pub fn validate(&self) -> Result<(), SenderConfigError> {
         if self.low_rtt.is_zero() || self.low_rtt >= self.high_rtt {
             return Err(SenderConfigError::RttMarks {
-                low_ms: self.low_rtt.as_millis(),
-                high_ms: self.high_rtt.as_millis(),
+                low: self.low_rtt,
+                high: self.high_rtt,
             });
         }
         if self.min_window == 0
@@ -94,13 +94,15 @@ impl SenderConfig {
 pub enum SenderConfigError {
     /// The low RTT mark is 0 or not below the high one.
     #[error(
-        "the low RTT mark ({low_ms} ms) must be positive and below the high one ({high_ms} ms)"
+        "the low RTT mark ({} ms) must be positive and below the high one ({} ms)",
+        .low.as_millis(),
+        .high.as_millis()
     )]
     RttMarks {
-        /// The low mark, ms.
-        low_ms: u64,
-        /// The high mark, ms.
-        high_ms: u64,
+        /// The low mark.
+        low: Duration,
+        /// The high mark.
+        high: Duration,
     },
     /// The windows are out of order, or the smallest is 0.
     #[error("windows must satisfy 1 <= min ({min}) <= initial ({initial}) <= max ({max})")]
@@ -405,26 +407,26 @@ mod tests {
         assert_eq!(drain(&mut s, 0), 10, "the initial window");
         // Packets 0-4 acknowledged after 100 ms (< 750 ms): window 10 + 5 = 15, in flight 5,
         // so 10 more go out (seq 10-19).
-        s.on_ack(at(100_000), &ack(4, 0));
+        s.on_ack(at(100_000), &ack(4, at(0)));
         assert_eq!(s.window(), 15);
         assert_eq!(s.in_flight(), 5);
         assert_eq!(drain(&mut s, 100_000), 10);
         // RTT 1000 ms (between the marks): window held, 5 more acknowledged, 5 more sent.
-        s.on_ack(at(1_000_000), &ack(9, 0));
+        s.on_ack(at(1_000_000), &ack(9, at(0)));
         assert_eq!(s.window(), 15);
         assert_eq!(drain(&mut s, 1_000_000), 5);
         // RTT 3100 ms (> 3000 ms), ack of seq 14 >= the decrease mark 0: 15 - 15/8 = 14, and
         // the mark moves to the next sequence number, 25.
-        s.on_ack(at(3_200_000), &ack(14, 100_000));
+        s.on_ack(at(3_200_000), &ack(14, at(100_000)));
         assert_eq!(s.window(), 14);
         assert_eq!(s.stats().decreases, 1);
         // Another high sample, of seq 19 < 25: no second decrease in the same round trip.
-        s.on_ack(at(3_300_000), &ack(19, 100_000));
+        s.on_ack(at(3_300_000), &ack(19, at(100_000)));
         assert_eq!(s.window(), 14);
         // In flight: 25 sent - 20 done = 5 < 14, so 9 more (seq 25-33).
         assert_eq!(drain(&mut s, 3_300_000), 9);
         // Ack of seq 25 with RTT 3.5 s: decrease again, 14 - 1 = 13 (14 / 8 = 1).
-        s.on_ack(at(6_900_000), &ack(25, 3_300_000));
+        s.on_ack(at(6_900_000), &ack(25, at(3_300_000)));
         assert_eq!(s.window(), 13);
         assert!(s.srtt().map(Duration::as_micros).is_some());
     }
@@ -439,13 +441,13 @@ mod tests {
         };
         let mut s = Sender::new(cfg, S, Dir::Up, at(0));
         drain(&mut s, 0);
-        s.on_ack(at(10_000), &ack(3, 0));
+        s.on_ack(at(10_000), &ack(3, at(0)));
         assert_eq!(s.window(), 6, "4 + 4 capped at 6");
         drain(&mut s, 10_000);
-        s.on_ack(at(4_000_000), &ack(9, 10_000));
+        s.on_ack(at(4_000_000), &ack(9, at(10_000)));
         assert_eq!(s.window(), 5, "6 - max(1, 6/8)");
         drain(&mut s, 4_000_000);
-        s.on_ack(at(8_000_000), &ack(14, 4_000_000));
+        s.on_ack(at(8_000_000), &ack(14, at(4_000_000)));
         assert_eq!(s.window(), 4, "not below the minimum");
     }
 
@@ -453,7 +455,7 @@ mod tests {
     fn ack_delay_is_taken_off_the_rtt() {
         let mut s = sender(10);
         drain(&mut s, 0);
-        let mut a = ack(0, 0);
+        let mut a = ack(0, at(0));
         a.ack_delay_us = 20_000;
         s.on_ack(at(800_000), &a);
         assert_eq!(s.last_rtt().map(Duration::as_micros), Some(780_000));
@@ -465,14 +467,14 @@ mod tests {
         let mut s = sender(10);
         drain(&mut s, 0);
         // A first sample of 40 ms sets the minimum (the window grows by the 2 packets).
-        s.on_ack(at(40_000), &ack(1, 0));
+        s.on_ack(at(40_000), &ack(1, at(0)));
         assert_eq!(
             (s.min_rtt().map(Duration::as_micros), s.window()),
             (Some(40_000), 12)
         );
         // 1.6 s measured, but the receiver saw only 300 ms of queue on the way: the other
         // 1.26 s were the feedback's own queue. Judged 40 + 300 = 340 ms < 750 ms: grow by 2.
-        let mut a = ack(3, 0);
+        let mut a = ack(3, at(0));
         a.queue_delay_us = 300_000;
         s.on_ack(at(1_600_000), &a);
         assert_eq!(s.last_rtt().map(Duration::as_micros), Some(1_600_000));
@@ -480,7 +482,7 @@ mod tests {
         assert_eq!(s.window(), 14);
         // A queue delay above the measured excess is not believed: judged = measured, 1 s.
         drain(&mut s, 600_000);
-        let mut a = ack(5, 600_000);
+        let mut a = ack(5, at(600_000));
         a.queue_delay_us = 5_000_000;
         s.on_ack(at(1_600_000), &a);
         assert_eq!(s.judged_rtt().map(Duration::as_micros), Some(1_000_000));
@@ -491,10 +493,10 @@ mod tests {
     fn impossible_acks_are_ignored() {
         let mut s = sender(10);
         drain(&mut s, 1_000);
-        s.on_ack(at(2_000), &ack(10, 1_000)); // seq 10 was never sent
-        s.on_ack(at(2_000), &ack(3, 5_000)); // echo from the future
-        s.on_ack(at(2_000), &ack(3, 1_500)); // echo after the last packet sent (at 1 ms)
-        s.on_ack(at(2_000), &ack(3, 0)); // echo before the start? start is 0: fine
+        s.on_ack(at(2_000), &ack(10, at(1_000))); // seq 10 was never sent
+        s.on_ack(at(2_000), &ack(3, at(5_000))); // echo from the future
+        s.on_ack(at(2_000), &ack(3, at(1_500))); // echo after the last packet sent (at 1 ms)
+        s.on_ack(at(2_000), &ack(3, at(0))); // echo before the start? start is 0: fine
         assert_eq!(s.stats().bogus_acks, 3);
         assert_eq!(s.stats().acks, 1);
     }
@@ -523,14 +525,14 @@ mod tests {
         assert_eq!(probes, 100);
         // After the outage the queue drains: the first ack (seq 5, sent at 0) shows a 20.1 s
         // RTT, one decrease (10 - 1 = 9); the sender still waits, 104 in flight.
-        let mut a = ack(5, 0);
+        let mut a = ack(5, at(0));
         a.received = 6;
         s.on_ack(at(20_100_000), &a);
         assert_eq!((s.window(), s.in_flight()), (9, 104));
         assert_eq!(drain(&mut s, 20_100_000), 0);
         // Everything else was lost but the last probe (seq 109, sent at 20 s): 150 ms RTT, the
         // window grows by the one packet delivered (not by the 103 lost) and opens: 10 go out.
-        let mut a = ack(109, 20_000_000);
+        let mut a = ack(109, at(20_000_000));
         a.received = 7;
         s.on_ack(at(20_150_000), &a);
         assert_eq!((s.window(), s.in_flight()), (10, 0));

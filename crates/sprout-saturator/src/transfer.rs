@@ -181,6 +181,7 @@ impl Reassembly {
 mod tests {
     use super::*;
     use crate::wire::Dir;
+    use sprout_core::time::Duration;
 
     #[test]
     fn the_largest_recording_a_sender_is_owed_fits_its_bound() {
@@ -190,7 +191,8 @@ mod tests {
             let ms: Vec<u32> = (0..n).map(|i| (i as u32).saturating_mul(1 << 28)).collect();
             let mut sorted = ms.clone();
             sorted.sort_unstable();
-            let summary = Summary::from_arrivals(Dir::Up, &sorted, u64::MAX / 4, 1500);
+            let summary =
+                Summary::from_arrivals(Dir::Up, &sorted, Duration::from_micros(u64::MAX / 4), 1500);
             let blob = encode_result(&summary, &sorted);
             assert!(
                 blob.len() <= max_result_bytes(sent),
@@ -210,7 +212,7 @@ mod tests {
             .collect::<Vec<_>>();
         let mut sorted = ms.clone();
         sorted.sort_unstable();
-        let summary = Summary::from_arrivals(Dir::Up, &sorted, 10_000_000, 1500);
+        let summary = Summary::from_arrivals(Dir::Up, &sorted, Duration::from_secs(10), 1500);
         let blob = encode_result(&summary, &sorted);
         assert!(
             blob.len() < 2 * sorted.len() + 1000,

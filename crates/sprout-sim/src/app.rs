@@ -9,6 +9,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use sprout_core::time::{Duration, Instant};
 
 use crate::error::SimError;
 
@@ -387,22 +388,22 @@ fn key_frame_spacing(fps: f64, key_interval_s: f64) -> u64 {
     ((key_interval_s * fps).round() as u64).max(1)
 }
 
-/// The instant (µs) of the `i`-th event of a process with `per_event_us / per_s` µs between
-/// events, from `start_us`: computed from `i` (dividing last, so that whole periods stay
+/// The instant of the `i`-th event of a process with `per_event_us / per_s` µs between
+/// events, from `start`: computed from `i` (dividing last, so that whole periods stay
 /// whole), so that no rounding accumulates.
-fn nth_time(start_us: u64, i: u64, per_event_us: f64, per_s: f64) -> u64 {
-    start_us + (i as f64 * per_event_us / per_s).floor() as u64
+fn nth_time(start: Instant, i: u64, per_event_us: f64, per_s: f64) -> Instant {
+    start + Duration::from_micros((i as f64 * per_event_us / per_s).floor() as u64)
 }
 
 /// A source's arrival process: when its messages are created and how many bytes each holds.
 #[derive(Clone, Debug)]
 pub struct Source {
     app: App,
-    start_us: u64,
+    start: Instant,
     /// Index of the next message (frame) slot.
     index: u64,
-    /// When the next message is created (µs).
-    next_us: u64,
+    /// When the next message is created.
+    next: Instant,
     /// Time between messages: `period.0 / period.1` µs.
     period: (f64, f64),
     /// Fractional bytes owed to the next frames (Video), so that sizes sum to the mean rate.
@@ -421,11 +422,12 @@ impl Source {
             } => (packet_bytes as f64 * 8e6, rate_bps),
             App::Video { fps, .. } | App::Adaptive { fps, .. } => (1e6, fps),
         };
+        let start = Instant::from_micros(start_us);
         Some(Source {
             app,
-            start_us,
+            start,
             index: 0,
-            next_us: start_us,
+            next: start,
             period,
             carry: 0.0,
         })
@@ -433,7 +435,7 @@ impl Source {
 
     /// When the next message is created (µs).
     pub fn next_us(&self) -> u64 {
-        self.next_us
+        self.next.as_micros()
     }
 
     /// Whether [`Source::emit`] reads the transport's allowance (adaptive video only).
@@ -448,7 +450,7 @@ impl Source {
     pub fn emit(&mut self, allowance: impl FnOnce() -> Option<u64>) -> Option<u64> {
         let i = self.index;
         self.index += 1;
-        self.next_us = nth_time(self.start_us, self.index, self.period.0, self.period.1);
+        self.next = nth_time(self.start, self.index, self.period.0, self.period.1);
         match self.app {
             App::Bulk => None,
             App::Constant { packet_bytes, .. } => Some(packet_bytes as u64),
@@ -592,12 +594,12 @@ mod tests {
         .is_err());
     }
 
-    /// The creation times and sizes of a source's messages over `[0, end_us)`, with a fixed
-    /// allowance for adaptive video.
-    fn messages(app: App, end_us: u64, allowance: Option<u64>) -> Vec<(u64, u64)> {
+    /// The creation times (µs) and sizes of a source's messages over its first `run`, with a
+    /// fixed allowance for adaptive video.
+    fn messages(app: App, run: Duration, allowance: Option<u64>) -> Vec<(u64, u64)> {
         let mut s = Source::new(app, 0).unwrap();
         let mut out = Vec::new();
-        while s.next_us() < end_us {
+        while s.next_us() < run.as_micros() {
             let t = s.next_us();
             if let Some(b) = s.emit(|| allowance) {
                 out.push((t, b));
@@ -609,7 +611,11 @@ mod tests {
     #[test]
     fn a_constant_stream_keeps_its_exact_rate() {
         // 500 kbit/s of 1200-byte datagrams: one every 19.2 ms.
-        let m = messages(App::parse("constant:rate=500k").unwrap(), 60_000_000, None);
+        let m = messages(
+            App::parse("constant:rate=500k").unwrap(),
+            Duration::from_secs(60),
+            None,
+        );
         assert_eq!(m.len(), 3125);
         assert!(m.iter().all(|&(_, b)| b == 1200));
         assert_eq!(m[1].0, 19_200);
@@ -617,7 +623,7 @@ mod tests {
         // A period that is not a whole number of µs: 1000 bytes at 3 Mbit/s, 2666.67 µs.
         let m = messages(
             App::parse("constant:rate=3M,packet=1000").unwrap(),
-            10_000_000,
+            Duration::from_secs(10),
             None,
         );
         assert_eq!(m.len(), 3750);
@@ -628,7 +634,7 @@ mod tests {
     #[test]
     fn video_keeps_its_mean_rate_and_its_key_frames() {
         let app = App::parse("video:rate=1M,fps=30,key=3,keyratio=5").unwrap();
-        let m = messages(app, 10_000_000, None);
+        let m = messages(app, Duration::from_secs(10), None);
         assert_eq!(m.len(), 300);
         let bytes: u64 = m.iter().map(|&(_, b)| b).sum();
         let rate = bytes as f64 * 8.0 / 10.0;
@@ -659,16 +665,16 @@ mod tests {
         let app = App::parse("adaptive:fps=25,min=100k,max=8M").unwrap();
         // Frames every 40 ms; each sized by the allowance, clamped to 500..40000 bytes.
         assert_eq!(
-            messages(app, 1_000_000, Some(7_000)),
+            messages(app, Duration::from_secs(1), Some(7_000)),
             vec![(0, 7000), (40_000, 7000)]
                 .into_iter()
                 .chain((2..25).map(|i| (i * 40_000, 7000)))
                 .collect::<Vec<_>>()
         );
-        assert!(messages(app, 200_000, Some(10))
+        assert!(messages(app, Duration::from_millis(200), Some(10))
             .iter()
             .all(|&(_, b)| b == 500));
-        assert!(messages(app, 200_000, Some(1 << 30))
+        assert!(messages(app, Duration::from_millis(200), Some(1 << 30))
             .iter()
             .all(|&(_, b)| b == 40_000));
         // A sender still holding a frame skips the next ones.

@@ -6,6 +6,7 @@
 //! Times are microseconds unless a name says otherwise; rates kbit/s (1 kbit = 1000 bits).
 
 use serde::{Deserialize, Deserializer, Serialize};
+use sprout_core::time::Instant;
 
 use crate::metrics::Window;
 
@@ -55,11 +56,11 @@ impl Ledger {
         }
     }
 
-    /// Message `index` arrived whole at `at_us` (a byte stream's in-order delivery).
-    pub fn delivered(&mut self, index: u32, at_us: u64) {
+    /// Message `index` arrived whole `at` (a byte stream's in-order delivery).
+    pub fn delivered(&mut self, index: u32, at: Instant) {
         if let Some(m) = self.messages.get_mut(index as usize) {
             m.missing = 0;
-            m.delivered_us.get_or_insert(at_us);
+            m.delivered_us.get_or_insert(at.as_micros());
         }
     }
 
@@ -202,6 +203,7 @@ pub fn compute(messages: &[Message], window: Window) -> AppMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sprout_core::time::Duration;
 
     #[test]
     fn the_counted_window_leaves_time_to_arrive() {
@@ -214,13 +216,22 @@ mod tests {
         assert_eq!((w.start_us, w.end_us), (7, 7));
     }
 
-    fn msg(created_ms: u64, bytes: u64, delay_ms: Option<u64>) -> Message {
+    /// A message created at `created` of `bytes`, delivered `delay` later if ever.
+    fn msg(created: Instant, bytes: u64, delay: Option<Duration>) -> Message {
         Message {
-            created_us: created_ms * 1000,
+            created_us: created.as_micros(),
             bytes,
-            delivered_us: delay_ms.map(|d| (created_ms + d) * 1000),
+            delivered_us: delay.map(|d| (created + d).as_micros()),
             missing: 0,
         }
+    }
+
+    fn at_ms(ms: u64) -> Instant {
+        Instant::from_millis(ms)
+    }
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
     }
 
     #[test]
@@ -228,11 +239,11 @@ mod tests {
         // Over a 1 s window: 20 messages of 1000 bytes with delays 10, 20, ..., 190 ms and one
         // never delivered; one before the window and one after it, which do not count.
         let mut m: Vec<Message> = (0..19)
-            .map(|i| msg(1000 + 40 * i, 1000, Some(10 * (i + 1))))
+            .map(|i| msg(at_ms(1000 + 40 * i), 1000, Some(ms(10 * (i + 1)))))
             .collect();
-        m.push(msg(1900, 1000, None));
-        m.push(msg(999, 5000, None));
-        m.push(msg(2000, 5000, Some(1)));
+        m.push(msg(at_ms(1900), 1000, None));
+        m.push(msg(at_ms(999), 5000, None));
+        m.push(msg(at_ms(2000), 5000, Some(ms(1))));
         m.swap(3, 17);
         let a = compute(&m, Window::new(1_000_000, 2_000_000));
         assert_eq!(a.messages, 20);
@@ -257,7 +268,10 @@ mod tests {
 
     #[test]
     fn no_message_gives_no_delay() {
-        let a = compute(&[msg(5, 100, Some(1))], Window::new(1_000_000, 2_000_000));
+        let a = compute(
+            &[msg(at_ms(5), 100, Some(ms(1)))],
+            Window::new(1_000_000, 2_000_000),
+        );
         assert_eq!(a.messages, 0);
         assert_eq!(a.offered_kbps, 0.0);
         assert!(a.delay_p50_ms.is_nan() && a.delivered_share.is_nan() && a.within_150ms.is_nan());
@@ -273,8 +287,8 @@ mod tests {
         assert_eq!(l.messages()[a as usize].delivered_us, None);
         l.datagram_arrived(a, 9_000);
         assert_eq!(l.messages()[a as usize].delivered_us, Some(9_000));
-        l.delivered(b, 7_000);
-        l.delivered(b, 8_000);
+        l.delivered(b, Instant::from_micros(7_000));
+        l.delivered(b, Instant::from_micros(8_000));
         assert_eq!(l.messages()[b as usize].delivered_us, Some(7_000));
         assert_eq!(l.len(), 2);
     }

@@ -6,6 +6,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp, Normal, Poisson, Uniform};
 use serde::{Deserialize, Serialize};
+use sprout_core::time::Duration;
 use sprout_link::Trace;
 
 /// How opportunity times are drawn.
@@ -47,18 +48,25 @@ impl InterArrival {
 pub fn like(like: &Trace, kind: InterArrival, seed: u64, name: impl Into<String>) -> Trace {
     let duration_ms = like.period_ms().max(1);
     let rate_per_ms = like.len() as f64 / duration_ms as f64;
-    generate(kind, rate_per_ms, duration_ms, seed, name)
+    generate(
+        kind,
+        rate_per_ms,
+        Duration::from_millis(duration_ms),
+        seed,
+        name,
+    )
 }
 
-/// Opportunity times over `duration_ms` with a mean of `rate_per_ms` opportunities per
+/// Opportunity times (whole milliseconds) over `length` with a mean of `rate_per_ms` opportunities per
 /// millisecond (at least one opportunity is always produced).
 pub fn generate(
     kind: InterArrival,
     rate_per_ms: f64,
-    duration_ms: u64,
+    length: Duration,
     seed: u64,
     name: impl Into<String>,
 ) -> Trace {
+    let duration_ms = length.as_millis();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mean_gap = 1.0 / rate_per_ms.max(1e-9);
     let mut times = Vec::with_capacity((rate_per_ms * duration_ms as f64) as usize + 1);
@@ -104,7 +112,7 @@ mod tests {
     fn every_distribution_keeps_the_mean_rate() {
         for kind in InterArrival::ALL {
             // 0.5 opportunities per ms (6 Mbit/s) over 100 s.
-            let t = generate(kind, 0.5, 100_000, 7, "x");
+            let t = generate(kind, 0.5, Duration::from_secs(100), 7, "x");
             let n = t.len() as f64;
             assert!((n - 50_000.0).abs() < 1_000.0, "{}: {n}", kind.name());
         }
@@ -115,7 +123,7 @@ mod tests {
         // Gap variance: uniform on [0, 2m] has m^2/3, exponential m^2, Gaussian m^2/4 (before
         // the cut at zero).
         let var = |kind| {
-            let t = generate(kind, 0.1, 200_000, 3, "x");
+            let t = generate(kind, 0.1, Duration::from_secs(200), 3, "x");
             let gaps: Vec<f64> = t
                 .opportunities_ms()
                 .windows(2)
@@ -138,9 +146,27 @@ mod tests {
 
     #[test]
     fn same_seed_same_trace() {
-        let a = generate(InterArrival::Exponential, 0.3, 10_000, 9, "a");
-        let b = generate(InterArrival::Exponential, 0.3, 10_000, 9, "a");
-        let c = generate(InterArrival::Exponential, 0.3, 10_000, 10, "a");
+        let a = generate(
+            InterArrival::Exponential,
+            0.3,
+            Duration::from_secs(10),
+            9,
+            "a",
+        );
+        let b = generate(
+            InterArrival::Exponential,
+            0.3,
+            Duration::from_secs(10),
+            9,
+            "a",
+        );
+        let c = generate(
+            InterArrival::Exponential,
+            0.3,
+            Duration::from_secs(10),
+            10,
+            "a",
+        );
         assert_eq!(a.opportunities_ms(), b.opportunities_ms());
         assert_ne!(a.opportunities_ms(), c.opportunities_ms());
     }

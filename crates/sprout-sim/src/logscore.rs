@@ -1,6 +1,7 @@
 //! The paper's metrics recomputed from a mahimahi mm-link log, so any run (ours, or mahimahi's
 //! own) can be scored the same way and checked independently.
 
+use sprout_core::time::{Duration, Instant};
 use sprout_link::MmLog;
 
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
@@ -28,9 +29,13 @@ pub fn from_log(log: &MmLog) -> (Vec<Arrival>, Vec<u64>) {
 /// The paper's metrics of one direction from its log, over `[skip, end)` (end: the last
 /// opportunity in the log if `None`). Only the all-packet figures are meaningful: a log does not
 /// say which packets carried application data.
-pub fn score(log: &MmLog, skip_us: u64, end_us: Option<u64>) -> DirectionMetrics {
+pub fn score(log: &MmLog, skip: Duration, end: Option<Instant>) -> DirectionMetrics {
     let (arrivals, opportunities) = from_log(log);
-    let end = end_us.unwrap_or_else(|| opportunities.last().copied().unwrap_or(0));
+    let end = end.map_or_else(
+        || opportunities.last().copied().unwrap_or(0),
+        Instant::as_micros,
+    );
+    let skip_us = skip.as_micros();
     let prop_us = log.propagation_delay_ms.unwrap_or(0) * 1000;
     let bytes = log.opportunities.first().map_or(1500, |o| o.bytes as u32);
     metrics::compute(

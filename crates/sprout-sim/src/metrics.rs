@@ -16,7 +16,7 @@
 //! * **Before-first-arrival rule**: a virtual packet sent at time 0 is deemed to have arrived
 //!   at time 0, so before any real arrival `delay(t) = t`.
 //! * **95% end-to-end delay**: the 95th percentile ([`percentile`], nearest rank) of the delay
-//!   function sampled every `step_us` (1 ms by default, [`DEFAULT_STEP_US`]) at
+//!   function sampled every `step` (1 ms by default, [`DEFAULT_STEP`]) at
 //!   `t = start, start + step, ... < end`, as the authors' scorer did.
 //! * **Omniscient**: a sender whose packets arrive exactly at every delivery opportunity of
 //!   the trace, each sent one propagation delay earlier; see [`omniscient_delay_samples`].
@@ -29,9 +29,13 @@
 //! (`p95_delay_data_ms`, `self_inflicted_data_ms`).
 
 use serde::{Deserialize, Serialize};
+use sprout_core::time::Duration;
 
 /// Default sampling step of the delay function: 1 ms, in microseconds.
 pub const DEFAULT_STEP_US: u64 = 1_000;
+
+/// Default sampling step of the delay function: 1 ms.
+pub const DEFAULT_STEP: Duration = Duration::from_micros(DEFAULT_STEP_US);
 
 /// Default start-up period skipped before measuring: 60 s, in microseconds (section 5.1).
 pub const DEFAULT_SKIP_US: u64 = 60_000_000;
@@ -85,10 +89,10 @@ impl Window {
         t_us >= self.start_us && t_us < self.end_us
     }
 
-    /// The sampling instants `start, start + step, ... < end` (µs). Panics if `step_us == 0`.
-    pub fn sample_times(&self, step_us: u64) -> impl Iterator<Item = u64> {
-        assert!(step_us > 0, "sampling step must be positive");
-        (self.start_us..self.end_us).step_by(step_us as usize)
+    /// The sampling instants `start, start + step, ... < end` (µs). Panics if `step` is zero.
+    pub fn sample_times(&self, step: Duration) -> impl Iterator<Item = u64> {
+        assert!(!step.is_zero(), "sampling step must be positive");
+        (self.start_us..self.end_us).step_by(step.as_micros() as usize)
     }
 }
 
@@ -98,20 +102,21 @@ fn is_sorted_by_arrival(arrivals: &[Arrival]) -> bool {
         .all(|w| w[0].arrived_us <= w[1].arrived_us)
 }
 
-/// The end-to-end delay function (µs) sampled every `step_us` at `t = start, start + step, ...
+/// The end-to-end delay function (µs) sampled every `step` at `t = start, start + step, ...
 /// < end` of `window`, counting only arrivals that pass `filter`.
 ///
 /// `arrivals` must be sorted by `arrived_us` (checked in debug builds). At each `t` the most
 /// recently sent packet (max `sent_us`) among those with `arrived_us <= t` is taken, including
 /// arrivals before the window; `delay(t) = t - sent_us`. Before any arrival passing the filter,
 /// `delay(t) = t` (a virtual packet sent and arrived at time 0). O(arrivals + samples).
-/// Panics if `step_us == 0`.
+/// Panics if `step` is zero.
 pub fn delay_samples(
     arrivals: &[Arrival],
     window: Window,
-    step_us: u64,
+    step: Duration,
     filter: impl Fn(&Arrival) -> bool,
 ) -> Vec<u64> {
+    let step_us = step.as_micros();
     debug_assert!(
         is_sorted_by_arrival(arrivals),
         "arrivals must be sorted by arrived_us"
@@ -119,7 +124,7 @@ pub fn delay_samples(
     let mut out = Vec::with_capacity((window.len_us() / step_us.max(1) + 1) as usize);
     let mut i = 0;
     let mut max_sent = 0u64; // the virtual packet sent at time 0
-    for t in window.sample_times(step_us) {
+    for t in window.sample_times(step) {
         while i < arrivals.len() && arrivals[i].arrived_us <= t {
             let a = &arrivals[i];
             if filter(a) {
@@ -161,13 +166,14 @@ pub fn percentile(samples: &[u64], p: f64) -> f64 {
 /// sender cannot send before time 0, so the value is `t - max(0, last_opportunity - propagation)`,
 /// and `t` before the first opportunity. With this rule the omniscient delay is a lower
 /// bound for every schedule whose packets depart only at opportunities at least one
-/// propagation delay after being sent. O(opportunities + samples). Panics if `step_us == 0`.
+/// propagation delay after being sent. O(opportunities + samples). Panics if `step` is zero.
 pub fn omniscient_delay_samples(
     opportunities_us: &[u64],
-    propagation_delay_us: u64,
+    propagation_delay: Duration,
     window: Window,
-    step_us: u64,
+    step: Duration,
 ) -> Vec<u64> {
+    let (propagation_delay_us, step_us) = (propagation_delay.as_micros(), step.as_micros());
     debug_assert!(
         opportunities_us.windows(2).all(|w| w[0] <= w[1]),
         "opportunities must be sorted"
@@ -175,7 +181,7 @@ pub fn omniscient_delay_samples(
     let mut out = Vec::with_capacity((window.len_us() / step_us.max(1) + 1) as usize);
     let mut i = 0;
     let mut max_sent = 0u64;
-    for t in window.sample_times(step_us) {
+    for t in window.sample_times(step) {
         while i < opportunities_us.len() && opportunities_us[i] <= t {
             max_sent = max_sent.max(opportunities_us[i].saturating_sub(propagation_delay_us));
             i += 1;
@@ -218,11 +224,11 @@ fn split_zeros(t: u64, count: u64, m: u64, step: u64) -> (u64, u64, u64) {
 }
 
 impl RunPercentile {
-    /// A percentile of samples at `step_us` that are all below `bound`.
-    fn new(bound: u64, step_us: u64) -> Self {
+    /// A percentile of samples at `step` that are all below `bound` (µs).
+    fn new(bound: u64, step: Duration) -> Self {
         let shift = (64 - (bound >> 16).leading_zeros()).min(63);
         RunPercentile {
-            step: step_us,
+            step: step.as_micros(),
             shift,
             counts: vec![0; (bound >> shift) as usize + 1],
             target: 0,
@@ -304,8 +310,9 @@ impl RunPercentile {
     }
 }
 
-/// How many sampling instants `window` has at `step_us` ([`Window::sample_times`]).
-fn sample_count(window: Window, step_us: u64) -> usize {
+/// How many sampling instants `window` has at `step` ([`Window::sample_times`]).
+fn sample_count(window: Window, step: Duration) -> usize {
+    let step_us = step.as_micros();
     assert!(step_us > 0, "sampling step must be positive");
     if window.end_us > window.start_us {
         ((window.end_us - window.start_us - 1) / step_us + 1) as usize
@@ -314,7 +321,7 @@ fn sample_count(window: Window, step_us: u64) -> usize {
     }
 }
 
-/// The delay function over `window`, sampled every `step_us`, as runs: `run(t, count, m)`
+/// The delay function over `window`, sampled every `step`, as runs: `run(t, count, m)`
 /// for `count` sampling instants `t, t + step, ...` whose latest counted sending time is `m`
 /// (the value at each is `t - m`, 0 when negative). `event(i)` is the `i`-th of `len` events
 /// in time order: its time, and its sending time if it counts. Before any event, `m` is 0
@@ -324,9 +331,10 @@ fn for_each_run(
     len: usize,
     event: impl Fn(usize) -> (u64, Option<u64>),
     window: Window,
-    step_us: u64,
+    step: Duration,
     mut run: impl FnMut(u64, u64, u64),
 ) {
+    let step_us = step.as_micros();
     assert!(step_us > 0, "sampling step must be positive");
     let (mut i, mut m, mut t) = (0usize, 0u64, window.start_us);
     while t < window.end_us {
@@ -366,45 +374,45 @@ fn p95_of_runs(
     len: usize,
     event: impl Fn(usize) -> (u64, Option<u64>) + Copy,
     window: Window,
-    step_us: u64,
+    step: Duration,
 ) -> f64 {
-    let mut sel = RunPercentile::new(window.end_us, step_us);
-    for_each_run(len, event, window, step_us, |t, c, m| sel.count(t, c, m));
-    if !sel.locate(sample_count(window, step_us), DELAY_PERCENTILE) {
+    let mut sel = RunPercentile::new(window.end_us, step);
+    for_each_run(len, event, window, step, |t, c, m| sel.count(t, c, m));
+    if !sel.locate(sample_count(window, step), DELAY_PERCENTILE) {
         return 0.0;
     }
-    for_each_run(len, event, window, step_us, |t, c, m| sel.collect(t, c, m));
+    for_each_run(len, event, window, step, |t, c, m| sel.collect(t, c, m));
     sel.value() as f64
 }
 
 /// The 95th percentiles (µs) of the all-packet and the data-only delay functions over
 /// `window` (0 for an empty window), exactly as [`percentile`] of [`delay_samples`] gives
 /// them. `arrivals` sorted by arrival.
-fn delay_p95s(arrivals: &[Arrival], window: Window, step_us: u64) -> (f64, f64) {
+fn delay_p95s(arrivals: &[Arrival], window: Window, step: Duration) -> (f64, f64) {
     let all = |i: usize| (arrivals[i].arrived_us, Some(arrivals[i].sent_us));
     let data = |i: usize| {
         let a = &arrivals[i];
         (a.arrived_us, a.is_data.then_some(a.sent_us))
     };
     (
-        p95_of_runs(arrivals.len(), all, window, step_us),
-        p95_of_runs(arrivals.len(), data, window, step_us),
+        p95_of_runs(arrivals.len(), all, window, step),
+        p95_of_runs(arrivals.len(), data, window, step),
     )
 }
 
 /// The 95th percentile of the omniscient sender's delay function, ms, as [`compute`] reports
 /// it (`omniscient_p95_ms`): that of [`omniscient_delay_samples`] over `window` at
-/// `step_us` (0 for an empty window), computed without keeping the samples.
+/// `step` (0 for an empty window), computed without keeping the samples.
 /// `opportunities_us` must be sorted (µs).
 pub fn omniscient_p95_ms(
     opportunities_us: &[u64],
-    propagation_delay_us: u64,
+    propagation_delay: Duration,
     window: Window,
-    step_us: u64,
+    step: Duration,
 ) -> f64 {
-    let (opps, prop) = (opportunities_us, propagation_delay_us);
+    let (opps, prop) = (opportunities_us, propagation_delay.as_micros());
     let event = |i: usize| (opps[i], Some(opps[i].saturating_sub(prop)));
-    p95_of_runs(opps.len(), event, window, step_us) / 1000.0
+    p95_of_runs(opps.len(), event, window, step) / 1000.0
 }
 
 /// The paper's metrics for one direction of one run.
@@ -441,12 +449,12 @@ pub struct DirectionMetrics {
     pub window_s: f64,
 }
 
-/// Bytes over a duration (µs) as kbit/s; 0 for an empty duration.
-fn kbps(bytes: u64, dur_us: u64) -> f64 {
-    if dur_us == 0 {
+/// Bytes over a duration as kbit/s; 0 for an empty duration.
+fn kbps(bytes: u64, dur: Duration) -> f64 {
+    if dur.is_zero() {
         0.0
     } else {
-        bytes as f64 * 8.0 * 1000.0 / dur_us as f64
+        bytes as f64 * 8.0 * 1000.0 / dur.as_micros() as f64
     }
 }
 
@@ -479,13 +487,17 @@ pub fn compute(
         sorted_opps = v;
         &sorted_opps[..]
     };
-    let omniscient = omniscient_p95_ms(opportunities_us, propagation_delay_us, window, step_us);
+    let (propagation_delay, step) = (
+        Duration::from_micros(propagation_delay_us),
+        Duration::from_micros(step_us),
+    );
+    let omniscient = omniscient_p95_ms(opportunities_us, propagation_delay, window, step);
     compute_given_omniscient(
         arrivals,
         opportunities_us,
         opportunity_bytes,
         window,
-        step_us,
+        step,
         omniscient,
     )
 }
@@ -498,7 +510,7 @@ pub fn compute_given_omniscient(
     opportunities_us: &[u64],
     opportunity_bytes: u32,
     window: Window,
-    step_us: u64,
+    step: Duration,
     omniscient_p95_ms: f64,
 ) -> DirectionMetrics {
     debug_assert!(
@@ -515,7 +527,7 @@ pub fn compute_given_omniscient(
         &sorted_copy[..]
     };
 
-    let dur_us = window.len_us();
+    let dur = Duration::from_micros(window.len_us());
     let mut delivered_bytes = 0u64;
     let mut app_bytes = 0u64;
     let mut packets = 0u64;
@@ -528,7 +540,7 @@ pub fn compute_given_omniscient(
         - opportunities_us.partition_point(|&t| t < window.start_us);
     let offered_bytes = u64::from(opportunity_bytes) * in_window as u64;
 
-    let (all, data) = delay_p95s(arrivals, window, step_us);
+    let (all, data) = delay_p95s(arrivals, window, step);
     let p95_delay_ms = all / 1000.0;
     let carried_data = arrivals
         .iter()
@@ -540,9 +552,9 @@ pub fn compute_given_omniscient(
     };
 
     DirectionMetrics {
-        throughput_kbps: kbps(delivered_bytes, dur_us),
-        goodput_kbps: kbps(app_bytes, dur_us),
-        capacity_kbps: kbps(offered_bytes, dur_us),
+        throughput_kbps: kbps(delivered_bytes, dur),
+        goodput_kbps: kbps(app_bytes, dur),
+        capacity_kbps: kbps(offered_bytes, dur),
         utilization: if offered_bytes == 0 {
             0.0
         } else {
@@ -616,20 +628,21 @@ impl BinMax {
     }
 }
 
-/// A Figure-1-style time series over `window`, in bins of `bin_us` (µs; the last bin may be
+/// A Figure-1-style time series over `window`, in bins of `bin` (the last bin may be
 /// shorter): offered capacity and throughput per bin, and the maximum of the delay function
 /// (exact supremum, not sampled) within each bin. The maximum rather than a percentile is used
 /// so that outages show at their full height. `arrivals` must be sorted by `arrived_us`
 /// (a sorted copy is made if not); `opportunities_us` sorted, each worth `opportunity_bytes`.
-/// Panics if `bin_us == 0`.
+/// Panics if `bin` is zero.
 pub fn time_series(
     arrivals: &[Arrival],
     opportunities_us: &[u64],
     opportunity_bytes: u32,
     window: Window,
-    bin_us: u64,
+    bin: Duration,
 ) -> Vec<TimeSeriesPoint> {
-    assert!(bin_us > 0, "bin length must be positive");
+    assert!(!bin.is_zero(), "bin length must be positive");
+    let bin_us = bin.as_micros();
     let sorted_copy;
     let arrivals = if is_sorted_by_arrival(arrivals) {
         arrivals
@@ -670,10 +683,10 @@ pub fn time_series(
         }
         let d_all = all.next(arrivals, b0, b1, &|_: &Arrival| true);
         let d_data = data.next(arrivals, b0, b1, &|a: &Arrival| a.is_data);
-        let dur = b1 - b0;
+        let dur = Duration::from_micros(b1 - b0);
         out.push(TimeSeriesPoint {
             t_s: b0 as f64 / 1e6,
-            bin_s: dur as f64 / 1e6,
+            bin_s: dur.as_secs_f64(),
             capacity_kbps: kbps(n_opps * u64::from(opportunity_bytes), dur),
             throughput_kbps: kbps(wire, dur),
             goodput_kbps: kbps(app, dur),
@@ -688,23 +701,33 @@ pub fn time_series(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sprout_core::time::Instant;
 
     const MS: u64 = 1000;
+    /// The default sampling step, 1 ms.
+    const STEP: Duration = DEFAULT_STEP;
 
-    fn pkt(sent_ms: u64, arrived_ms: u64) -> Arrival {
+    /// The instant `x` ms after the start.
+    fn ms(x: u64) -> Instant {
+        Instant::from_millis(x)
+    }
+
+    /// A data packet sent at `sent` that arrived at `arrived`.
+    fn pkt(sent: Instant, arrived: Instant) -> Arrival {
         Arrival {
-            sent_us: sent_ms * MS,
-            arrived_us: arrived_ms * MS,
+            sent_us: sent.as_micros(),
+            arrived_us: arrived.as_micros(),
             bytes: 1500,
             app_bytes: 1400,
             is_data: true,
         }
     }
 
-    fn hb(sent_ms: u64, arrived_ms: u64) -> Arrival {
+    /// A heartbeat sent at `sent` that arrived at `arrived`.
+    fn hb(sent: Instant, arrived: Instant) -> Arrival {
         Arrival {
-            sent_us: sent_ms * MS,
-            arrived_us: arrived_ms * MS,
+            sent_us: sent.as_micros(),
+            arrived_us: arrived.as_micros(),
             bytes: 60,
             app_bytes: 0,
             is_data: false,
@@ -740,9 +763,9 @@ mod tests {
         // t in 50..=59: last arrival sent at 0  -> delay = t       = 50..59
         // t in 60..=69: last arrival sent at 10 -> delay = t - 10  = 50..59
         // t in 70..=99: last arrival sent at 20 -> delay = t - 20  = 50..79
-        let arr = [pkt(0, 50), pkt(10, 60), pkt(20, 70)];
+        let arr = [pkt(ms(0), ms(50)), pkt(ms(10), ms(60)), pkt(ms(20), ms(70))];
         let w = Window::new(50 * MS, 100 * MS);
-        let s = delay_samples(&arr, w, MS, |_| true);
+        let s = delay_samples(&arr, w, STEP, |_| true);
         assert_eq!(s.len(), 50);
         let mut expect: Vec<u64> = (50..60).chain(50..60).chain(50..80).collect();
         assert_eq!(ms_samples(&s), expect);
@@ -758,7 +781,7 @@ mod tests {
         let opps: Vec<u64> = [50, 60, 70, 80, 90, 100].iter().map(|x| x * MS).collect();
         // Omniscient: delay(t) = t - last_opp + 20 -> 20..29 on each 10 ms stretch,
         // five stretches in [50,100): each of 20..29 appears 5 times; rank 48 -> 29.
-        let omni = omniscient_delay_samples(&opps, 20 * MS, w, MS);
+        let omni = omniscient_delay_samples(&opps, Duration::from_millis(20), w, STEP);
         assert_eq!(percentile(&omni, 95.0), 29_000.0);
 
         let m = compute(&arr, &opps, 1500, 20 * MS, w, MS);
@@ -783,12 +806,19 @@ mod tests {
     fn reordering_does_not_lower_delay() {
         // B (sent 30) arrives at 40, then A (sent 10) arrives at 45. Window [40, 50).
         // delay = t - 30 throughout: 10..19. A never lowers it (it would give t - 10).
-        let arr = [pkt(30, 40), pkt(10, 45)];
+        let arr = [pkt(ms(30), ms(40)), pkt(ms(10), ms(45))];
         let w = Window::new(40 * MS, 50 * MS);
-        let s = delay_samples(&arr, w, MS, |_| true);
+        let s = delay_samples(&arr, w, STEP, |_| true);
         assert_eq!(ms_samples(&s), (10..20).collect::<Vec<_>>());
         // Compute tolerates unsorted input too (sorted copy).
-        let m = compute(&[pkt(10, 45), pkt(30, 40)], &[], 1500, 0, w, MS);
+        let m = compute(
+            &[pkt(ms(10), ms(45)), pkt(ms(30), ms(40))],
+            &[],
+            1500,
+            0,
+            w,
+            MS,
+        );
         // rank ceil(9.5) = 10 -> 19 ms.
         assert_eq!(m.p95_delay_ms, 19.0);
     }
@@ -796,9 +826,9 @@ mod tests {
     #[test]
     fn outage_gap_grows_one_ms_per_ms() {
         // Packets sent at 100, arrive at 120; next sent 130 arrives only at 620 (500 ms outage).
-        let arr = [pkt(100, 120), pkt(130, 620)];
+        let arr = [pkt(ms(100), ms(120)), pkt(ms(130), ms(620))];
         let w = Window::new(120 * MS, 700 * MS);
-        let s = delay_samples(&arr, w, MS, |_| true);
+        let s = delay_samples(&arr, w, STEP, |_| true);
         // t=120..619: delay = t - 100 = 20..519, rising by exactly 1 ms each ms.
         for (k, d) in s.iter().take(500).enumerate() {
             assert_eq!(*d, (20 + k as u64) * MS);
@@ -816,7 +846,7 @@ mod tests {
     fn a_direction_without_data_has_no_data_only_delay() {
         // Heartbeats only, as in the direction `--load up` leaves unloaded: the all-packet
         // delay is the heartbeats', and there is no data-only figure at all.
-        let arr: Vec<Arrival> = (0..40).map(|k| hb(50 * k, 50 * k + 20)).collect();
+        let arr: Vec<Arrival> = (0..40).map(|k| hb(ms(50 * k), ms(50 * k + 20))).collect();
         let w = Window::new(100 * MS, 2000 * MS);
         let m = compute(&arr, &[], 1500, 20 * MS, w, MS);
         assert!(
@@ -832,11 +862,11 @@ mod tests {
     fn data_only_filter_sees_through_heartbeats() {
         // Data packets sent at 0 and 1000 arrive at 20 and 1020; during the data gap the idle
         // sender's heartbeats (sent every 50 ms from 50 to 950) arrive 20 ms later.
-        let mut arr = vec![pkt(0, 20)];
+        let mut arr = vec![pkt(ms(0), ms(20))];
         for k in 1..=19 {
-            arr.push(hb(50 * k, 50 * k + 20));
+            arr.push(hb(ms(50 * k), ms(50 * k + 20)));
         }
-        arr.push(pkt(1000, 1020));
+        arr.push(pkt(ms(1000), ms(1020)));
         let w = Window::new(20 * MS, 1020 * MS);
         let m = compute(&arr, &[], 1500, 20 * MS, w, MS);
         // All packets: sawtooth 20..69 (approx) -> p95 = 67 ms: the delay at t is
@@ -854,13 +884,13 @@ mod tests {
     #[test]
     fn arrivals_before_window_count() {
         // One packet sent at 5 ms arrived at 8 ms, before the window [10, 20).
-        let arr = [pkt(5, 8), pkt(12, 15)];
+        let arr = [pkt(ms(5), ms(8)), pkt(ms(12), ms(15))];
         let w = Window::new(10 * MS, 20 * MS);
-        let s = delay_samples(&arr, w, MS, |_| true);
+        let s = delay_samples(&arr, w, STEP, |_| true);
         // t=10..14: t-5 = 5..9; t=15..19: t-12 = 3..7.
         assert_eq!(ms_samples(&s), vec![5, 6, 7, 8, 9, 3, 4, 5, 6, 7]);
         // Before any arrival at all, delay(t) = t.
-        let s2 = delay_samples(&arr, Window::new(0, 5 * MS), MS, |_| true);
+        let s2 = delay_samples(&arr, Window::new(0, 5 * MS), STEP, |_| true);
         assert_eq!(ms_samples(&s2), vec![0, 1, 2, 3, 4]);
     }
 
@@ -871,7 +901,7 @@ mod tests {
         let mut opps: Vec<u64> = (0..100).map(|k| k * 10 * MS).collect();
         opps.extend((200..300).map(|k| k * 10 * MS));
         let w = Window::new(0, 3000 * MS);
-        let s = omniscient_delay_samples(&opps, 20 * MS, w, MS);
+        let s = omniscient_delay_samples(&opps, Duration::from_millis(20), w, STEP);
         // t in [0,20): only opportunities < propagation -> virtual packet at 0 -> delay = t.
         assert_eq!(s[5], 5 * MS);
         // Steady state: 20..29.
@@ -887,7 +917,14 @@ mod tests {
 
     #[test]
     fn empty_window_is_zero() {
-        let m = compute(&[pkt(0, 10)], &[10 * MS], 1500, 0, Window::new(5, 5), MS);
+        let m = compute(
+            &[pkt(ms(0), ms(10))],
+            &[10 * MS],
+            1500,
+            0,
+            Window::new(5, 5),
+            MS,
+        );
         assert_eq!(m.throughput_kbps, 0.0);
         assert_eq!(m.p95_delay_ms, 0.0);
         assert_eq!(m.utilization, 0.0);
@@ -909,7 +946,7 @@ mod tests {
         while t < 400_000 * MS {
             t += next(3_000 * MS) + 1;
             let sent = t.saturating_sub(20 * MS + next(2_000 * MS));
-            let mut a = pkt(0, 0);
+            let mut a = pkt(ms(0), ms(0));
             (a.sent_us, a.arrived_us, a.is_data) = (sent, t, next(3) != 0);
             arr.push(a);
             opps.push(t - next(10 * MS));
@@ -918,9 +955,23 @@ mod tests {
         for (start, step) in [(0, MS), (60_000 * MS, MS), (1_234_567, 7 * MS)] {
             let w = Window::new(start, 400_000 * MS);
             let m = compute(&arr, &opps, 1500, 20 * MS, w, step);
-            let all = percentile(&delay_samples(&arr, w, step, |_| true), 95.0);
-            let data = percentile(&delay_samples(&arr, w, step, |a| a.is_data), 95.0);
-            let omni = percentile(&omniscient_delay_samples(&opps, 20 * MS, w, step), 95.0);
+            let all = percentile(
+                &delay_samples(&arr, w, Duration::from_micros(step), |_| true),
+                95.0,
+            );
+            let data = percentile(
+                &delay_samples(&arr, w, Duration::from_micros(step), |a| a.is_data),
+                95.0,
+            );
+            let omni = percentile(
+                &omniscient_delay_samples(
+                    &opps,
+                    Duration::from_millis(20),
+                    w,
+                    Duration::from_micros(step),
+                ),
+                95.0,
+            );
             assert_eq!(m.p95_delay_ms, all / 1000.0);
             assert_eq!(m.p95_delay_data_ms, data / 1000.0);
             assert_eq!(m.omniscient_p95_ms, omni / 1000.0);
@@ -949,7 +1000,7 @@ mod tests {
                 } else {
                     next(900)
                 };
-                let mut a = pkt(0, 0);
+                let mut a = pkt(ms(0), ms(0));
                 a.arrived_us = t;
                 a.sent_us = if next(future_every) == 0 {
                     t + next(3_000 * MS)
@@ -962,8 +1013,14 @@ mod tests {
             for (start, step) in [(0, MS), (5_000 * MS + 17, 333), (0, 4_096)] {
                 let w = Window::new(start, 100_000 * MS);
                 let m = compute(&arr, &[], 1500, 0, w, step);
-                let all = percentile(&delay_samples(&arr, w, step, |_| true), 95.0);
-                let data = percentile(&delay_samples(&arr, w, step, |a| a.is_data), 95.0);
+                let all = percentile(
+                    &delay_samples(&arr, w, Duration::from_micros(step), |_| true),
+                    95.0,
+                );
+                let data = percentile(
+                    &delay_samples(&arr, w, Duration::from_micros(step), |a| a.is_data),
+                    95.0,
+                );
                 assert_eq!(
                     (m.p95_delay_ms, m.p95_delay_data_ms),
                     (all / 1e3, data / 1e3)
@@ -975,9 +1032,15 @@ mod tests {
     #[test]
     fn time_series_bins() {
         // Same scenario as the known-answer test, bins of 25 ms over [50, 100).
-        let arr = [pkt(0, 50), pkt(10, 60), pkt(20, 70)];
+        let arr = [pkt(ms(0), ms(50)), pkt(ms(10), ms(60)), pkt(ms(20), ms(70))];
         let opps: Vec<u64> = [50, 60, 70, 80, 90].iter().map(|x| x * MS).collect();
-        let ts = time_series(&arr, &opps, 1500, Window::new(50 * MS, 100 * MS), 25 * MS);
+        let ts = time_series(
+            &arr,
+            &opps,
+            1500,
+            Window::new(50 * MS, 100 * MS),
+            Duration::from_millis(25),
+        );
         assert_eq!(ts.len(), 2);
         // Bin [50,75): 3 packets, 3 opportunities -> 4500*8/0.025 = 1440 kbit/s each.
         assert!((ts[0].throughput_kbps - 1440.0).abs() < 1e-9);
@@ -991,7 +1054,13 @@ mod tests {
         assert_eq!(ts[1].delay_ms, 80.0);
         assert_eq!(ts[1].t_s, 0.075);
         // Partial last bin.
-        let ts = time_series(&arr, &opps, 1500, Window::new(50 * MS, 100 * MS), 30 * MS);
+        let ts = time_series(
+            &arr,
+            &opps,
+            1500,
+            Window::new(50 * MS, 100 * MS),
+            Duration::from_millis(30),
+        );
         assert_eq!(ts.len(), 2);
         assert!((ts[1].bin_s - 0.02).abs() < 1e-12);
     }

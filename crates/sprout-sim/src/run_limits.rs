@@ -4,6 +4,7 @@
 //! Without these checks a window that starts after the run ends printed 0 kb/s and 0 ms for
 //! every figure with success, and `--duration 1e12` ran on while its records grew without end.
 
+use sprout_core::time::Duration;
 use sprout_link::Trace;
 
 use crate::error::SimError;
@@ -28,21 +29,24 @@ pub const MAX_RUN_US: u64 = 86_400_000_000;
 /// [`MIN_MEASURED_WINDOW_US`] long ([`SimError::MeasuredWindow`]) and at most
 /// [`MAX_OPPORTUNITIES`] replayed ([`SimError::RunTooLarge`]).
 ///
-/// `duration_us` is the run's length (`None`: the shorter trace's, as the simulator's default),
-/// `skip_us` where measuring starts, `looping` whether the links replay their traces in a loop.
+/// `run` is the run's length (`None`: the shorter trace's, as the simulator's default), `skip`
+/// where measuring starts, `looping` whether the links replay their traces in a loop. Returns
+/// the run's length in microseconds.
 pub fn check_run(
     uplink: &Trace,
     downlink: &Trace,
-    duration_us: Option<u64>,
-    skip_us: u64,
+    run: Option<Duration>,
+    skip: Duration,
     looping: bool,
 ) -> Result<u64, SimError> {
-    let duration =
-        duration_us.unwrap_or_else(|| uplink.duration().min(downlink.duration()).as_micros());
+    let skip_us = skip.as_micros();
+    let duration = run
+        .unwrap_or_else(|| uplink.duration().min(downlink.duration()))
+        .as_micros();
     if duration > MAX_RUN_US {
         return Err(SimError::RunTooLong {
             duration_s: duration as f64 / 1e6,
-            ends_at: if duration_us.is_some() {
+            ends_at: if run.is_some() {
                 "--duration"
             } else {
                 "the shorter trace's length"
@@ -50,8 +54,9 @@ pub fn check_run(
             max_s: MAX_RUN_US / 1_000_000,
         });
     }
-    let opportunities = expected_opportunities(uplink, duration, looping)
-        + expected_opportunities(downlink, duration, looping);
+    let run_length = Duration::from_micros(duration);
+    let opportunities = expected_opportunities(uplink, run_length, looping)
+        + expected_opportunities(downlink, run_length, looping);
     if opportunities > MAX_OPPORTUNITIES as f64 {
         let per_second = opportunities / (duration as f64 / 1e6);
         return Err(SimError::RunTooLarge {
@@ -71,7 +76,7 @@ pub fn check_run(
         if end.saturating_sub(skip_us) < MIN_MEASURED_WINDOW_US {
             let ends_at = if looping && trace_us < duration {
                 "its trace's length"
-            } else if duration_us.is_some() {
+            } else if run.is_some() {
                 "--duration"
             } else {
                 "the shorter trace's length"
@@ -89,14 +94,15 @@ pub fn check_run(
     Ok(duration)
 }
 
-/// About how many delivery opportunities `trace` offers over `duration_us`, looped or not.
-fn expected_opportunities(trace: &Trace, duration_us: u64, looping: bool) -> f64 {
+/// About how many delivery opportunities `trace` offers over `run`, looped or not.
+fn expected_opportunities(trace: &Trace, run: Duration, looping: bool) -> f64 {
     let trace_us = trace.duration().as_micros().max(1) as f64;
     let n = trace.len() as f64;
+    let run_us = run.as_micros() as f64;
     if looping {
-        n * duration_us as f64 / trace_us
+        n * run_us / trace_us
     } else {
-        n.min(n * duration_us as f64 / trace_us)
+        n.min(n * run_us / trace_us)
     }
 }
 
@@ -118,8 +124,14 @@ mod tests {
         duration_s: Option<f64>,
         skip_s: f64,
     ) -> Result<u64, SimError> {
-        let duration_us = duration_s.map(|d| (d * 1e6) as u64);
-        check_run(up, down, duration_us, (skip_s * 1e6) as u64, true)
+        let run = duration_s.map(|d| Duration::from_micros((d * 1e6) as u64));
+        check_run(
+            up,
+            down,
+            run,
+            Duration::from_micros((skip_s * 1e6) as u64),
+            true,
+        )
     }
 
     #[test]

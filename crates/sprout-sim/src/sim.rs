@@ -181,8 +181,8 @@ impl SimConfig {
         check_run(
             uplink,
             downlink,
-            self.duration.map(Duration::as_micros),
-            self.skip.as_micros(),
+            self.duration,
+            self.skip,
             self.link.looping,
         )
     }
@@ -218,18 +218,18 @@ impl SimConfig {
         Ok(())
     }
 
-    /// [`SimConfig::validate_app`], and that a run of `duration_us` creates at most
+    /// [`SimConfig::validate_app`], and that a run of `duration` creates at most
     /// [`MAX_APP_DATAGRAMS`] datagrams per direction, so that it fits in memory.
-    pub fn check_app_run(&self, duration_us: u64) -> Result<(), SimError> {
+    pub fn check_app_run(&self, duration: Duration) -> Result<(), SimError> {
         self.validate_app()?;
-        let datagrams = self.app.datagrams_per_s(DIRECT_MAX_PAYLOAD) * duration_us as f64 / 1e6;
+        let datagrams = self.app.datagrams_per_s(DIRECT_MAX_PAYLOAD) * duration.as_secs_f64();
         if datagrams > MAX_APP_DATAGRAMS {
             return Err(SimError::InvalidOption(format!(
                 "app {} would create about {datagrams:.0} datagrams in {:.0} s, more than the \
                  {MAX_APP_DATAGRAMS:.0} one run may hold; give a lower rate, larger packets or a \
                  shorter --duration",
                 self.app,
-                duration_us as f64 / 1e6
+                duration.as_secs_f64()
             )));
         }
         Ok(())
@@ -616,7 +616,7 @@ impl AppSide {
             if end > delivered {
                 break;
             }
-            self.ledger.delivered(index, now.as_micros());
+            self.ledger.delivered(index, now);
             self.stream_ends.pop_front();
         }
     }
@@ -777,7 +777,8 @@ impl Side {
     /// This side's direction of the run, measured over `trace`.
     fn finish(self, trace: Arc<Trace>, cfg: &SimConfig, duration: u64) -> DirectionRun {
         let (datagrams_sent, heartbeats_sent) = self.host.as_ref().map_or((0, 0), |h| h.counters());
-        let (window, opportunities_us, metrics) = measure(&trace, &self.arrivals, cfg, duration);
+        let (window, opportunities_us, metrics) =
+            measure(&trace, &self.arrivals, cfg, Duration::from_micros(duration));
         let app = self.app.map(|a| {
             app_metrics::compute(a.ledger.messages(), app_metrics::counted_window(window))
         });
@@ -948,7 +949,7 @@ pub fn run_with_progress(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<SimOutput, SimError> {
     let duration = cfg.checked_duration_us(&uplink, &downlink)?;
-    cfg.check_app_run(duration)?;
+    cfg.check_app_run(Duration::from_micros(duration))?;
     let (down_link, up_link) = (cfg.link_for(Direction::Down), cfg.link_for(Direction::Up));
     let starts = start_times(cfg.seed);
     // The server sends on the downlink, the mobile on the uplink.
@@ -1018,28 +1019,28 @@ pub fn default_duration_us(uplink: &Trace, downlink: &Trace) -> u64 {
     uplink.duration().min(downlink.duration()).as_micros()
 }
 
-/// The paper's metrics of one direction of a run that lasted `duration_us`: over the
-/// direction's own trace once (its end, if the trace loops and is shorter), from `skip_us` on.
+/// The paper's metrics of one direction of a run that lasted `duration`: over the
+/// direction's own trace once (its end, if the trace loops and is shorter), from `cfg.skip` on.
 /// Returns the measured window, every opportunity time up to the end of the run, and the
 /// metrics. With no arrivals it still gives the capacity and the omniscient sender's delay.
 pub fn measure(
     trace: &Arc<Trace>,
     arrivals: &[Arrival],
     cfg: &SimConfig,
-    duration_us: u64,
+    duration: Duration,
 ) -> (Window, Vec<u64>, DirectionMetrics) {
     let end = if cfg.link.looping {
-        duration_us.min(trace.duration().as_micros().max(1))
+        duration.min(trace.duration().max(Duration::from_micros(1)))
     } else {
-        duration_us
+        duration
     };
-    let window = Window::new(cfg.skip.as_micros().min(end), end);
-    let opportunities_us = opportunities_until(trace, duration_us, cfg.link.looping);
+    let window = Window::new(cfg.skip.min(end).as_micros(), end.as_micros());
+    let opportunities_us = opportunities_until(trace, Instant::ZERO + duration, cfg.link.looping);
     let key = OmniscientKey {
         trace: Arc::downgrade(trace),
-        duration_us,
+        duration,
         looping: cfg.link.looping,
-        propagation_delay_us: cfg.link.propagation_delay_us.as_micros(),
+        propagation_delay: cfg.link.propagation_delay_us,
         window,
     };
     let omniscient = key.p95_ms(&opportunities_us);
@@ -1048,7 +1049,7 @@ pub fn measure(
         &opportunities_us,
         cfg.link.opportunity_bytes,
         window,
-        metrics::DEFAULT_STEP_US,
+        metrics::DEFAULT_STEP,
         omniscient,
     );
     (window, opportunities_us, m)
@@ -1061,9 +1062,9 @@ struct OmniscientKey {
     /// Held weakly: an entry keeps none of the trace's memory, and while it exists no later
     /// trace can take the same address.
     trace: std::sync::Weak<Trace>,
-    duration_us: u64,
+    duration: Duration,
     looping: bool,
-    propagation_delay_us: u64,
+    propagation_delay: Duration,
     window: Window,
 }
 
@@ -1074,20 +1075,20 @@ impl OmniscientKey {
     fn same(&self, other: &OmniscientKey) -> bool {
         std::sync::Weak::ptr_eq(&self.trace, &other.trace)
             && (
-                self.duration_us,
+                self.duration,
                 self.looping,
-                self.propagation_delay_us,
+                self.propagation_delay,
                 self.window,
             ) == (
-                other.duration_us,
+                other.duration,
                 other.looping,
-                other.propagation_delay_us,
+                other.propagation_delay,
                 other.window,
             )
     }
 
     /// [`metrics::omniscient_p95_ms`] of `opportunities_us` (the trace's, as this key
-    /// replays it) at [`metrics::DEFAULT_STEP_US`], from the cache when it has it.
+    /// replays it) at [`metrics::DEFAULT_STEP`], from the cache when it has it.
     fn p95_ms(self, opportunities_us: &[u64]) -> f64 {
         type Cache = std::sync::Mutex<VecDeque<(OmniscientKey, f64)>>;
         static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
@@ -1098,9 +1099,9 @@ impl OmniscientKey {
         }
         let v = metrics::omniscient_p95_ms(
             opportunities_us,
-            self.propagation_delay_us,
+            self.propagation_delay,
             self.window,
-            metrics::DEFAULT_STEP_US,
+            metrics::DEFAULT_STEP,
         );
         let mut entries = lock();
         entries.retain(|(k, _)| k.trace.strong_count() > 0);
@@ -1114,13 +1115,13 @@ impl OmniscientKey {
     }
 }
 
-/// Every opportunity time of a trace up to `end_us`, in microseconds, looping or not, exactly
+/// Every opportunity time of a trace up to `end`, in microseconds, looping or not, exactly
 /// as the link replays them.
-pub fn opportunities_until(trace: &Arc<Trace>, end_us: u64, looping: bool) -> Vec<u64> {
+pub fn opportunities_until(trace: &Arc<Trace>, end: Instant, looping: bool) -> Vec<u64> {
     trace
         .cursor(looping)
+        .take_while(|&t| t <= end)
         .map(Instant::as_micros)
-        .take_while(|&t| t <= end_us)
         .collect()
 }
 
@@ -1128,7 +1129,9 @@ pub fn opportunities_until(trace: &Arc<Trace>, end_us: u64, looping: bool) -> Ve
 mod tests {
     use super::*;
 
-    fn trace(every_ms: u64) -> Arc<Trace> {
+    /// A 20 s trace with an opportunity every `every` (whole milliseconds).
+    fn trace(every: Duration) -> Arc<Trace> {
+        let every_ms = every.as_millis();
         let opps = (1..=20_000 / every_ms).map(|k| k * every_ms).collect();
         Arc::new(Trace::from_opportunities_ms(format!("every-{every_ms}"), opps).unwrap())
     }
@@ -1136,7 +1139,7 @@ mod tests {
     /// [`measure`]'s metrics, and the same computed afresh (without its cache) over the
     /// window and opportunities it reports.
     fn both(trace: &Arc<Trace>, arrivals: &[Arrival], cfg: &SimConfig) -> (String, String) {
-        let (window, opps, m) = measure(trace, arrivals, cfg, 20_000_000);
+        let (window, opps, m) = measure(trace, arrivals, cfg, Duration::from_secs(20));
         let fresh = metrics::compute(
             arrivals,
             &opps,
@@ -1163,13 +1166,22 @@ mod tests {
                 is_data: k % 5 != 0,
             })
             .collect();
-        let (sparse, dense) = (trace(40), trace(3));
+        let (sparse, dense) = (
+            trace(Duration::from_millis(40)),
+            trace(Duration::from_millis(3)),
+        );
         let mut figures = Vec::new();
         // Alternately, and again once cached, and a trace that is a copy of one measured.
-        for t in [&sparse, &dense, &sparse, &dense, &trace(40)] {
+        for t in [
+            &sparse,
+            &dense,
+            &sparse,
+            &dense,
+            &trace(Duration::from_millis(40)),
+        ] {
             let (cached, fresh) = both(t, &arrivals, &cfg);
             assert_eq!(cached, fresh);
-            let (_, _, m) = measure(t, &arrivals, &cfg, 20_000_000);
+            let (_, _, m) = measure(t, &arrivals, &cfg, Duration::from_secs(20));
             figures.push(m.omniscient_p95_ms);
         }
         assert!(figures[0] > figures[1], "{figures:?}");
@@ -1178,7 +1190,7 @@ mod tests {
         slow.link.propagation_delay_us = sprout_core::time::Duration::from_millis(50);
         let (cached, fresh) = both(&sparse, &arrivals, &slow);
         assert_eq!(cached, fresh);
-        let (_, _, m) = measure(&sparse, &arrivals, &slow, 20_000_000);
+        let (_, _, m) = measure(&sparse, &arrivals, &slow, Duration::from_secs(20));
         assert!(m.omniscient_p95_ms > figures[0]);
     }
 }

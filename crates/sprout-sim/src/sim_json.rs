@@ -187,7 +187,7 @@ pub fn run_with_progress(
     };
     // Checked before the log files are created, so that a refused run leaves none behind.
     let duration = cfg.checked_duration_us(&uplink, &downlink)?;
-    cfg.check_app_run(duration)?;
+    cfg.check_app_run(sprout_core::time::Duration::from_micros(duration))?;
     // Each log is written beside its name and renamed into place when the run has ended: a
     // run killed or failed midway leaves no cut log (and an earlier one whole).
     let open = |p: &Path| -> Result<BufWriter<AtomicFile>, SimError> {

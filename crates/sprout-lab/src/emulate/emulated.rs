@@ -134,10 +134,11 @@ pub(super) fn run_emulated(
     };
     let up_log = read(&up_log, "up")?;
     let down_log = read(&down_log, "down")?;
-    let end = Some(opts.duration_us);
+    let end = Some(sprout_core::time::Instant::from_micros(opts.duration_us));
+    let skip = sprout_core::time::Duration::from_micros(opts.skip_us);
     Ok(Emulated {
-        down: logscore::score(&down_log, opts.skip_us, end),
-        up: logscore::score(&up_log, opts.skip_us, end),
+        down: logscore::score(&down_log, skip, end),
+        up: logscore::score(&up_log, skip, end),
         down_log,
         call,
     })

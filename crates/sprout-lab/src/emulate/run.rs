@@ -76,7 +76,7 @@ pub fn run(opts: &EmulateOptions) -> Result<String, LabError> {
                     &opportunities,
                     1500,
                     Window::new(0, opts.duration_us),
-                    500_000,
+                    sprout_core::time::Duration::from_millis(500),
                 ));
             }
             add_scheme(&mut results, link, scheme, &em, &sim);

@@ -13,6 +13,8 @@ use std::path::Path;
 use serde::Serialize;
 use sprout_os::signals::SignalWatcher;
 
+use sprout_core::time::{Duration, Instant};
+
 use crate::recorder::write_trace;
 use crate::runtime::client_run::ClientRun;
 use crate::runtime::error::SaturatorError;
@@ -63,10 +65,10 @@ pub fn client(o: &ClientOptions) -> Result<ClientSummary, SaturatorError> {
     let signals = SignalWatcher::new().map_err(SaturatorError::Signals)?;
     run.handshake(&signals)?;
     run.announce();
-    let stop_us = run.record(&signals)?;
+    let stop = run.record(&signals)?;
 
     // The end: FIN until FIN-ACK, then the uplink's recording.
-    let fetch_deadline = stop_us + o.fetch_timeout.as_micros() as u64;
+    let fetch_deadline = stop + Duration::from(o.fetch_timeout);
     let up_sent = run.sender.as_ref().map_or(0, |s| s.stats().packets_sent);
     let ending = finish_client(
         &run.end,
@@ -77,7 +79,7 @@ pub fn client(o: &ClientOptions) -> Result<ClientSummary, SaturatorError> {
         &signals,
     )?;
     let acknowledged = ending.acknowledged;
-    let summary = write_client_files(o, &mut run, stop_us, ending)?;
+    let summary = write_client_files(o, &mut run, stop, ending)?;
     print_client_summary(&summary, o.json)?;
     if !acknowledged {
         return Err(SaturatorError::ServerGone(
@@ -93,7 +95,7 @@ pub fn client(o: &ClientOptions) -> Result<ClientSummary, SaturatorError> {
 fn write_client_files(
     o: &ClientOptions,
     run: &mut ClientRun<'_>,
-    stop_us: u64,
+    stop: Instant,
     ending: Ending,
 ) -> Result<ClientSummary, SaturatorError> {
     let Ending { up, up_error, .. } = ending;
@@ -109,10 +111,7 @@ fn write_client_files(
         _ => {}
     }
     let mut files = Vec::new();
-    let down_summary = run
-        .rec
-        .as_ref()
-        .map(|r| r.summary(sprout_core::time::Instant::from_micros(stop_us)));
+    let down_summary = run.rec.as_ref().map(|r| r.summary(stop));
     if let Some(r) = &run.rec {
         let p = with_suffix(&o.name, ".down");
         write_file(&p, |w| r.write_trace(w))?;

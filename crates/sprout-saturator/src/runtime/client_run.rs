@@ -16,24 +16,26 @@ use crate::runtime::options::ClientOptions;
 use crate::runtime::output::{
     print_progress, with_suffix, DirProgress, PartialTrace, Progress, Rate,
 };
-use crate::runtime::socket::{now_us, realtime_offset_ns, wait, Sock, BATCH, RECV_BUFFER_BYTES};
+use crate::runtime::socket::{
+    monotonic_now, realtime_offset_ns, wait, Sock, BATCH, RECV_BUFFER_BYTES,
+};
 use crate::sender::Sender;
 use crate::wire::{
     decode, encode, valid_name, AckInfo, Cookie, Dir, Hello, Message, Mode, FLAG_FEEDBACK_PATH,
 };
 
-/// How long the client says hello before giving up, µs.
-const HELLO_TIMEOUT_US: u64 = 10_000_000;
-/// Hellos (and FINs) are repeated this often until answered, µs.
-pub(crate) const REPEAT_US: u64 = 200_000;
-/// A path still unanswered this long after the start is warned about, µs.
-const WARN_AFTER_US: u64 = 5_000_000;
+/// How long the client says hello before giving up.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Hellos (and FINs) are repeated this often until answered.
+pub(crate) const REPEAT: Duration = Duration::from_millis(200);
+/// A path still unanswered this long after the start is warned about.
+const WARN_AFTER: Duration = Duration::from_secs(5);
 /// A path the server sends nothing over for this long (at first; the gap doubles up to
-/// [`MAX_REHELLO_US`]) gets a hello again, so that a new address (a NAT rebinding) is proven
-/// again; only over paths that carry no data of this client, µs.
-const REHELLO_US: u64 = 3_000_000;
-/// Longest gap between those hellos, µs.
-const MAX_REHELLO_US: u64 = 24_000_000;
+/// [`MAX_REHELLO`]) gets a hello again, so that a new address (a NAT rebinding) is proven
+/// again; only over paths that carry no data of this client.
+const REHELLO: Duration = Duration::from_secs(3);
+/// Longest gap between those hellos.
+const MAX_REHELLO: Duration = Duration::from_secs(24);
 
 /// The client's sockets.
 pub(crate) struct ClientEnd {
@@ -78,30 +80,30 @@ pub(crate) struct ClientRun<'a> {
     /// The cookies of the server's challenges, per path (data, feedback).
     cookies: [Option<Cookie>; 2],
     /// When the server was last heard over each path, and when to say hello again if it
-    /// stays silent (with the gap used), µs.
-    heard_us: [u64; 2],
-    rehello_us: [u64; 2],
-    rehello_gap_us: [u64; 2],
+    /// stays silent (with the gap used).
+    heard: [Instant; 2],
+    rehello: [Instant; 2],
+    rehello_gap: [Duration; 2],
     /// The downlink's recording as it goes.
     pub(crate) partial: Option<PartialTrace>,
     /// The name the server may keep its copy under (the prefix's last component, if valid).
     base_name: String,
-    pub(crate) start_us: u64,
+    pub(crate) start: Instant,
     pub(crate) rec: Option<Recorder>,
     pub(crate) sender: Option<Sender>,
     data_acked: bool,
     out: Vec<u8>,
     buf: Vec<u8>,
     // The recording loop's bookkeeping.
-    next_progress: u64,
+    next_progress: Instant,
     down_rate: Rate,
     up_rate: Rate,
     peer_window: u64,
-    peer_rtt_ms: u64,
-    last_data_send: u64,
-    last_fb_send: u64,
-    next_fb_hello: u64,
-    next_data_hello: u64,
+    peer_rtt: Duration,
+    last_data_send: Instant,
+    last_fb_send: Instant,
+    next_fb_hello: Instant,
+    next_data_hello: Instant,
     warned_fb: bool,
     warned_data: bool,
 }
@@ -125,7 +127,7 @@ impl<'a> ClientRun<'a> {
             fb: o.feedback.map(Sock::connected).transpose()?,
             fb_ok: false,
         };
-        let start_us = now_us();
+        let start = monotonic_now();
         let mode = o.mode();
         let rec = mode.has(Dir::Down).then(|| {
             let cfg = RecorderConfig {
@@ -133,7 +135,7 @@ impl<'a> ClientRun<'a> {
                 line_bytes: o.mtu,
                 ..RecorderConfig::default()
             };
-            Recorder::new(cfg, session, Dir::Down, Instant::from_micros(start_us))
+            Recorder::new(cfg, session, Dir::Down, start)
         });
         Ok(ClientRun {
             o,
@@ -142,26 +144,26 @@ impl<'a> ClientRun<'a> {
             payload,
             mode,
             cookies: [None, None],
-            heard_us: [start_us; 2],
-            rehello_us: [start_us + REHELLO_US; 2],
-            rehello_gap_us: [REHELLO_US; 2],
+            heard: [start; 2],
+            rehello: [start + REHELLO; 2],
+            rehello_gap: [REHELLO; 2],
             partial: None,
             base_name,
-            start_us,
+            start,
             rec,
             sender: None,
             data_acked: false,
             out: Vec::with_capacity(RECV_BUFFER_BYTES),
             buf: vec![0u8; RECV_BUFFER_BYTES],
-            next_progress: start_us + 1_000_000,
+            next_progress: start + Duration::from_secs(1),
             down_rate: Rate::default(),
             up_rate: Rate::default(),
             peer_window: 0,
-            peer_rtt_ms: 0,
-            last_data_send: 0,
-            last_fb_send: 0,
-            next_fb_hello: 0,
-            next_data_hello: 0,
+            peer_rtt: Duration::ZERO,
+            last_data_send: Instant::ZERO,
+            last_fb_send: Instant::ZERO,
+            next_fb_hello: Instant::ZERO,
+            next_data_hello: Instant::ZERO,
             warned_fb: false,
             warned_data: false,
         })
@@ -217,7 +219,7 @@ impl<'a> ClientRun<'a> {
 
     /// Starts the uplink's sender once the data path has its cookie (the hello carrying it
     /// reaches the server before the data behind it).
-    fn start_sender(&mut self, now: u64) {
+    fn start_sender(&mut self, now: Instant) {
         if self.sender.is_none()
             && self.mode.has(Dir::Up)
             && (self.cookies[0].is_some() || self.data_acked)
@@ -226,7 +228,7 @@ impl<'a> ClientRun<'a> {
                 self.o.sender_config(),
                 self.session,
                 Dir::Up,
-                Instant::from_micros(now),
+                now,
             ));
         }
     }
@@ -235,11 +237,11 @@ impl<'a> ClientRun<'a> {
     /// that arrives meanwhile is recorded.
     pub(crate) fn handshake(&mut self, signals: &SignalWatcher) -> Result<(), SaturatorError> {
         let mut fb_acked = false;
-        let mut next_hello = 0;
-        let deadline = self.start_us + HELLO_TIMEOUT_US;
+        let mut next_hello = Instant::ZERO;
+        let deadline = self.start + HELLO_TIMEOUT;
         let mut early_malformed = 0u64;
         loop {
-            let now = now_us();
+            let now = monotonic_now();
             if signals.take().is_some() {
                 return Err(SaturatorError::InterruptedBeforeAnswer);
             }
@@ -248,7 +250,7 @@ impl<'a> ClientRun<'a> {
             }
             if now >= next_hello {
                 self.send_hellos(true);
-                next_hello = now + REPEAT_US;
+                next_hello = now + REPEAT;
             }
             let mut answered = false;
             let mut challenges = Vec::new();
@@ -277,7 +279,7 @@ impl<'a> ClientRun<'a> {
                         }
                         Ok(Message::Data(h)) => {
                             if let Some(rec) = self.rec.as_mut() {
-                                rec.on_data(Instant::from_micros(r.at_us), &h, r.len);
+                                rec.on_data(r.at, &h, r.len);
                             }
                         }
                         Ok(_) => {}
@@ -292,7 +294,7 @@ impl<'a> ClientRun<'a> {
                 self.end.fb_ok = fb_acked;
                 break;
             }
-            wait(&self.end.socks(), now + 20_000);
+            wait(&self.end.socks(), now + Duration::from_millis(20));
         }
         if let Some(rec) = self.rec.as_mut() {
             for _ in 0..early_malformed {
@@ -347,27 +349,21 @@ impl<'a> ClientRun<'a> {
         );
     }
 
-    /// Records until the duration passes or a stop signal comes; the time it stopped (µs).
-    pub(crate) fn record(&mut self, signals: &SignalWatcher) -> Result<u64, SaturatorError> {
-        let end_us = self
-            .o
-            .duration
-            .map(|d| self.start_us.saturating_add(d.as_micros() as u64));
-        let t = now_us();
+    /// Records until the duration passes or a stop signal comes; the time it stopped.
+    pub(crate) fn record(&mut self, signals: &SignalWatcher) -> Result<Instant, SaturatorError> {
+        let end = self.o.duration.map(|d| self.start + Duration::from(d));
+        let t = monotonic_now();
         (self.last_data_send, self.last_fb_send, self.next_fb_hello) = (t, t, t);
-        self.next_data_hello = t + REPEAT_US;
+        self.next_data_hello = t + REPEAT;
         loop {
-            let now = now_us();
-            if end_us.is_some_and(|e| now >= e) || signals.take().is_some() {
+            let now = monotonic_now();
+            if end.is_some_and(|e| now >= e) || signals.take().is_some() {
                 break;
             }
             self.receive(now)?;
-            let now = now_us();
+            let now = monotonic_now();
             self.start_sender(now);
-            let mut pending_ack = self
-                .rec
-                .as_mut()
-                .and_then(|r| r.poll_ack(Instant::from_micros(now)));
+            let mut pending_ack = self.rec.as_mut().and_then(|r| r.poll_ack(now));
             self.send_data(now, &mut pending_ack);
             self.send_feedback(now, pending_ack);
             self.keep_paths(now);
@@ -379,15 +375,10 @@ impl<'a> ClientRun<'a> {
             }
             let mut until = self.next_progress;
             for t in [
-                end_us,
-                self.sender
-                    .as_ref()
-                    .and_then(|s| s.next_timeout())
-                    .map(Instant::as_micros),
-                self.rec
-                    .as_ref()
-                    .and_then(|r| r.next_ack().map(Instant::as_micros)),
-                Some(self.last_fb_send + 1_000_000),
+                end,
+                self.sender.as_ref().and_then(|s| s.next_timeout()),
+                self.rec.as_ref().and_then(|r| r.next_ack()),
+                Some(self.last_fb_send + Duration::from_secs(1)),
             ]
             .into_iter()
             .flatten()
@@ -396,18 +387,18 @@ impl<'a> ClientRun<'a> {
             }
             wait(&self.end.socks(), until);
         }
-        let stop_us = now_us();
+        let stop = monotonic_now();
         if let Some(r) = self.rec.as_mut() {
-            r.finish(Instant::from_micros(stop_us));
+            r.finish(stop);
         }
         if let Some(s) = self.sender.as_mut() {
             s.stop();
         }
-        Ok(stop_us)
+        Ok(stop)
     }
 
     /// Reads what waits on both sockets (at most [`BATCH`] each).
-    fn receive(&mut self, now: u64) -> io::Result<()> {
+    fn receive(&mut self, now: Instant) -> io::Result<()> {
         let mut fb_answered = false;
         let mut challenges = Vec::new();
         let mut heard = [false; 2];
@@ -434,12 +425,12 @@ impl<'a> ClientRun<'a> {
                     Message::Challenge { cookie, .. } => challenges.push((i, cookie)),
                     Message::Data(h) => {
                         self.peer_window = u64::from(h.window);
-                        self.peer_rtt_ms = u64::from(h.rtt_ms);
+                        self.peer_rtt = Duration::from_millis(u64::from(h.rtt_ms));
                         if let Some(rec) = self.rec.as_mut() {
-                            rec.on_data(Instant::from_micros(r.at_us), &h, r.len);
+                            rec.on_data(r.at, &h, r.len);
                         }
                         if let (Some(ack), Some(snd)) = (h.ack, self.sender.as_mut()) {
-                            snd.on_ack(Instant::from_micros(r.at_us), &ack);
+                            snd.on_ack(r.at, &ack);
                         }
                     }
                     Message::Ack {
@@ -448,7 +439,7 @@ impl<'a> ClientRun<'a> {
                         ..
                     } => {
                         if let Some(snd) = self.sender.as_mut() {
-                            snd.on_ack(Instant::from_micros(r.at_us), &ack);
+                            snd.on_ack(r.at, &ack);
                         }
                     }
                     Message::HelloAck { flags, .. } => {
@@ -477,10 +468,10 @@ impl<'a> ClientRun<'a> {
     }
 
     /// The server was heard over path `i` at `now`: no hello again before a silence.
-    fn heard(&mut self, i: usize, now: u64) {
-        self.heard_us[i] = now;
-        self.rehello_gap_us[i] = REHELLO_US;
-        self.rehello_us[i] = now + REHELLO_US;
+    fn heard(&mut self, i: usize, now: Instant) {
+        self.heard[i] = now;
+        self.rehello_gap[i] = REHELLO;
+        self.rehello[i] = now + REHELLO;
     }
 
     /// Says hello again over a proven path the server has been silent on (a new address
@@ -488,7 +479,7 @@ impl<'a> ClientRun<'a> {
     /// the gap doubling while the silence lasts. Not over the data path when it carries the
     /// uplink's data: the server challenges a new address's data hello itself, and a hello
     /// there would take an opportunity of the recording.
-    fn rehello(&mut self, now: u64) {
+    fn rehello(&mut self, now: Instant) {
         for i in 0..2 {
             let carries_data = i == 0 && self.mode.has(Dir::Up);
             let proven = if i == 0 {
@@ -496,23 +487,23 @@ impl<'a> ClientRun<'a> {
             } else {
                 self.end.fb_ok
             };
-            if carries_data || !proven || now < self.rehello_us[i] {
+            if carries_data || !proven || now < self.rehello[i] {
                 continue;
             }
             self.send_hello(i == 1);
-            self.rehello_gap_us[i] = (self.rehello_gap_us[i] * 2).min(MAX_REHELLO_US);
-            self.rehello_us[i] = now + self.rehello_gap_us[i];
+            self.rehello_gap[i] = (self.rehello_gap[i] * 2).min(MAX_REHELLO);
+            self.rehello[i] = now + self.rehello_gap[i];
         }
     }
 
     /// Sends the uplink's data packets the sender allows (at most [`BATCH`]), piggybacking
     /// the pending ack when the feedback goes over the data path.
-    fn send_data(&mut self, now: u64, pending_ack: &mut Option<AckInfo>) {
+    fn send_data(&mut self, now: Instant, pending_ack: &mut Option<AckInfo>) {
         let Some(snd) = self.sender.as_mut() else {
             return;
         };
         for _ in 0..BATCH {
-            let Some(o) = snd.poll_transmit(Instant::from_micros(now)) else {
+            let Some(o) = snd.poll_transmit(now) else {
                 break;
             };
             let piggy = if !self.end.fb_path() {
@@ -537,16 +528,12 @@ impl<'a> ClientRun<'a> {
     }
 
     /// Sends the downlink's ack if one is pending, or a keepalive ack once a second.
-    fn send_feedback(&mut self, now: u64, pending_ack: Option<AckInfo>) {
+    fn send_feedback(&mut self, now: Instant, pending_ack: Option<AckInfo>) {
         let fb_path = self.end.fb_path();
-        if pending_ack.is_none() && now < self.last_fb_send + 1_000_000 {
+        if pending_ack.is_none() && now < self.last_fb_send + Duration::from_secs(1) {
             return;
         }
-        let info = pending_ack.or_else(|| {
-            self.rec
-                .as_ref()
-                .and_then(|r| r.ack_info(Instant::from_micros(now)))
-        });
+        let info = pending_ack.or_else(|| self.rec.as_ref().and_then(|r| r.ack_info(now)));
         encode(
             &Message::Ack {
                 session: self.session,
@@ -567,9 +554,9 @@ impl<'a> ClientRun<'a> {
 
     /// Keeps the data path's mappings alive, and says hello again over a path the server has
     /// not answered on yet (warning once after 5 s).
-    fn keep_paths(&mut self, now: u64) {
+    fn keep_paths(&mut self, now: Instant) {
         self.rehello(now);
-        if self.end.fb_path() && now >= self.last_data_send + 5_000_000 {
+        if self.end.fb_path() && now >= self.last_data_send + Duration::from_secs(5) {
             // Keep the data path's mappings (NAT) alive while nothing else goes up it.
             encode(
                 &Message::Ack {
@@ -585,7 +572,7 @@ impl<'a> ClientRun<'a> {
             self.last_data_send = now;
         }
         if !self.data_acked && now >= self.next_data_hello {
-            if !self.warned_data && now >= self.start_us + WARN_AFTER_US {
+            if !self.warned_data && now >= self.start + WARN_AFTER {
                 eprintln!(
                     "warning: no answer over the data path ({}) yet",
                     self.o.connect
@@ -593,10 +580,10 @@ impl<'a> ClientRun<'a> {
                 self.warned_data = true;
             }
             self.send_hellos(false);
-            self.next_data_hello = now + REPEAT_US;
+            self.next_data_hello = now + REPEAT;
         }
         if self.end.fb.is_some() && !self.end.fb_ok && now >= self.next_fb_hello {
-            if !self.warned_fb && now >= self.start_us + WARN_AFTER_US {
+            if !self.warned_fb && now >= self.start + WARN_AFTER {
                 eprintln!(
                     "warning: no answer over the feedback path {} yet; the feedback goes over \
                      the data path meanwhile",
@@ -605,14 +592,14 @@ impl<'a> ClientRun<'a> {
                 self.warned_fb = true;
             }
             self.send_hello(true);
-            self.next_fb_hello = now + REPEAT_US;
+            self.next_fb_hello = now + REPEAT;
         }
     }
 
     /// The progress line of the second that just ended.
-    fn progress(&mut self, now: u64) {
-        let t_s = (now - self.start_us) / 1_000_000;
-        self.next_progress = self.start_us + (t_s + 1) * 1_000_000;
+    fn progress(&mut self, now: Instant) {
+        let t_s = (now - self.start).as_micros() / 1_000_000;
+        self.next_progress = self.start + Duration::from_secs(t_s + 1);
         if self.o.quiet {
             return;
         }
@@ -621,7 +608,7 @@ impl<'a> ClientRun<'a> {
             let c = r.counters();
             DirProgress {
                 kbps: self.down_rate.kbps(c.packets, mtu),
-                rtt_ms: self.peer_rtt_ms,
+                rtt: self.peer_rtt,
                 window: self.peer_window,
                 lost: c.lost,
                 packets: c.packets,
@@ -631,7 +618,7 @@ impl<'a> ClientRun<'a> {
             let st = s.stats();
             DirProgress {
                 kbps: self.up_rate.kbps(st.peer_received, mtu),
-                rtt_ms: s.srtt().map_or(0, Duration::as_millis),
+                rtt: s.srtt().unwrap_or(Duration::ZERO),
                 window: s.window(),
                 lost: st.peer_lost,
                 packets: st.peer_received,

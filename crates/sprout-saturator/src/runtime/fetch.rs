@@ -1,19 +1,20 @@
 //! The end of the client's recording: FIN until the server's FIN-ACK, then the transfer of
 //! the server's recording of the uplink, chunk by chunk, and DONE.
 
+use sprout_core::time::{Duration, Instant};
 use sprout_os::signals::SignalWatcher;
 
-use crate::runtime::client_run::{ClientEnd, REPEAT_US};
+use crate::runtime::client_run::{ClientEnd, REPEAT};
 use crate::runtime::error::SaturatorError;
-use crate::runtime::socket::{now_us, realtime_offset_ns, wait, BATCH, RECV_BUFFER_BYTES};
+use crate::runtime::socket::{monotonic_now, realtime_offset_ns, wait, BATCH, RECV_BUFFER_BYTES};
 use crate::summary::Summary;
 use crate::transfer::{decode_result, Reassembly};
 use crate::wire::{decode, encode, Dir, Message, Mode, ResultMeta};
 
 /// Chunks asked for at once.
 const CHUNKS_PER_REQUEST: u32 = 64;
-/// How long FINs are repeated without a FIN-ACK before the server counts as gone, µs.
-const FIN_TIMEOUT_US: u64 = 10_000_000;
+/// How long FINs are repeated without a FIN-ACK before the server counts as gone.
+const FIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How the end of a recording went: the uplink's recording (or why it is missing), and
 /// whether the server acknowledged the end at all.
@@ -37,23 +38,23 @@ struct Fetch {
     max_blob: usize,
     meta: Option<ResultMeta>,
     reassembly: Option<Reassembly>,
-    next_request: u64,
+    next_request: Instant,
     result: Option<UplinkRecording>,
     error: Option<String>,
 }
 
 /// Sends FIN until the server's FIN-ACK (at most 10 s), then fetches the uplink's recording
 /// if the mode has one and it is at most `max_blob` bytes (what the packets sent can be
-/// owed), until `deadline` (µs). Returns it, or why not.
+/// owed), until `deadline`. Returns it, or why not.
 pub(crate) fn finish_client(
     end: &ClientEnd,
     session: u64,
     mode: Mode,
     max_blob: usize,
-    deadline: u64,
+    deadline: Instant,
     signals: &SignalWatcher,
 ) -> Result<Ending, SaturatorError> {
-    let fin_deadline = now_us().saturating_add(FIN_TIMEOUT_US).min(deadline);
+    let fin_deadline = (monotonic_now() + FIN_TIMEOUT).min(deadline);
     let mut out = Vec::new();
     let mut buf = vec![0u8; RECV_BUFFER_BYTES];
     let mut f = Fetch {
@@ -62,13 +63,13 @@ pub(crate) fn finish_client(
         max_blob,
         meta: None,
         reassembly: None,
-        next_request: 0,
+        next_request: Instant::ZERO,
         result: None,
         error: None,
     };
-    let mut next_fin = 0;
+    let mut next_fin = Instant::ZERO;
     loop {
-        let now = now_us();
+        let now = monotonic_now();
         if now >= deadline || (f.meta.is_none() && now >= fin_deadline) {
             f.error = Some(match &f.reassembly {
                 None => "the server did not acknowledge the end of the recording in time".into(),
@@ -86,7 +87,7 @@ pub(crate) fn finish_client(
         }
         if f.meta.is_none() && now >= next_fin {
             send_fins(end, session, &mut out);
-            next_fin = now + REPEAT_US;
+            next_fin = now + REPEAT;
         }
         let offset = realtime_offset_ns();
         let mut progressed = false;
@@ -101,7 +102,7 @@ pub(crate) fn finish_client(
         if f.meta.is_some() && f.step(end, now, progressed, &mut out) {
             break;
         }
-        wait(&end.socks(), now + 5_000);
+        wait(&end.socks(), now + Duration::from_millis(5));
     }
     encode(&Message::Done { session }, 0, &mut out);
     for _ in 0..3 {
@@ -176,7 +177,7 @@ impl Fetch {
 
     /// After the FIN-ACK: decodes the complete recording or asks for missing chunks; whether
     /// the fetch is over.
-    fn step(&mut self, end: &ClientEnd, now: u64, progressed: bool, out: &mut Vec<u8>) -> bool {
+    fn step(&mut self, end: &ClientEnd, now: Instant, progressed: bool, out: &mut Vec<u8>) -> bool {
         let Some(re) = self.reassembly.as_ref() else {
             if self.mode.has(Dir::Up) && self.error.is_none() {
                 self.error = Some("the server had no recording of the uplink".into());
@@ -194,7 +195,7 @@ impl Fetch {
         }
         if progressed {
             // Ask for the next batch as soon as this one is in.
-            self.next_request = self.next_request.min(now + 5_000);
+            self.next_request = self.next_request.min(now + Duration::from_millis(5));
         }
         if now >= self.next_request {
             if let Some((first, count)) = re.wanted(CHUNKS_PER_REQUEST) {
@@ -209,7 +210,7 @@ impl Fetch {
                 );
                 let _ = end.feedback().send(out);
             }
-            self.next_request = now + REPEAT_US;
+            self.next_request = now + REPEAT;
         }
         false
     }

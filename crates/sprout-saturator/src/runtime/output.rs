@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use sprout_core::time::Duration;
 use sprout_files::AtomicFile;
 
 use crate::runtime::error::SaturatorError;
@@ -15,8 +16,10 @@ use crate::runtime::error::SaturatorError;
 pub struct DirProgress {
     /// Delivered over the last second, kbit/s (one trace line's bytes a packet).
     pub kbps: f64,
-    /// The sender's smoothed RTT, ms (0 before the first sample).
-    pub rtt_ms: u64,
+    /// The sender's smoothed RTT (0 before the first sample); `rtt_ms`, whole milliseconds,
+    /// in JSON.
+    #[serde(rename = "rtt_ms", serialize_with = "whole_millis")]
+    pub rtt: Duration,
     /// The sender's window, packets.
     pub window: u64,
     /// Packets lost so far (sequence gaps).
@@ -29,9 +32,17 @@ impl DirProgress {
     fn text(&self) -> String {
         format!(
             "{:>6.0} kbit/s rtt {:>5} ms win {:>6} lost {}",
-            self.kbps, self.rtt_ms, self.window, self.lost
+            self.kbps,
+            self.rtt.as_millis(),
+            self.window,
+            self.lost
         )
     }
+}
+
+/// A duration as its whole milliseconds (the progress line's `rtt_ms`).
+fn whole_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis())
 }
 
 /// A progress line (`"type": "progress"`), once a second.

@@ -17,14 +17,15 @@ use sprout_os::signals::SignalWatcher;
 
 use std::net::SocketAddr;
 
-use sprout_core::time::Instant;
+use sprout_core::time::{Duration, Instant};
 
 use crate::cookie::{CookieJar, SECRET_BYTES};
 use crate::runtime::error::SaturatorError;
 use crate::runtime::options::ServerOptions;
 use crate::runtime::server_session::Session;
 use crate::runtime::socket::{
-    now_us, random_session, realtime_offset_ns, wait, Received, Sock, BATCH, RECV_BUFFER_BYTES,
+    monotonic_now, random_session, realtime_offset_ns, wait, Received, Sock, BATCH,
+    RECV_BUFFER_BYTES,
 };
 use crate::sender::SenderStats;
 use crate::summary::Summary;
@@ -33,10 +34,10 @@ use crate::wire::{
     MAX_HIGH_RTT_MS, MAX_WINDOW, MIN_HELLO_BYTES,
 };
 
-/// How long the recording is kept for a client that ended it but does not ask for it, µs.
-const KEEP_RESULT_US: u64 = 60_000_000;
-/// Warnings about datagrams of another wire version are printed at most this often, µs.
-const VERSION_WARNING_US: u64 = 10_000_000;
+/// How long the recording is kept for a client that ended it but does not ask for it.
+const KEEP_RESULT: Duration = Duration::from_secs(60);
+/// Warnings about datagrams of another wire version are printed at most this often.
+const VERSION_WARNING: Duration = Duration::from_secs(10);
 
 /// The server's summary of one recording (a JSON line with `json`).
 #[derive(Clone, Debug, Serialize)]
@@ -76,7 +77,7 @@ pub struct ServerSummary {
 /// What answers hellos: the cookie secrets, and the last warning about another version.
 struct Gate {
     jar: CookieJar,
-    warned_version_us: Option<u64>,
+    warned_version: Option<Instant>,
 }
 
 /// 32 random bytes (a cookie secret).
@@ -102,8 +103,8 @@ enum HelloVerdict {
 impl Gate {
     fn new() -> Gate {
         Gate {
-            jar: CookieJar::new(Instant::from_micros(now_us()), secret(), secret()),
-            warned_version_us: None,
+            jar: CookieJar::new(monotonic_now(), secret(), secret()),
+            warned_version: None,
         }
     }
 
@@ -113,7 +114,7 @@ impl Gate {
         if r.len < MIN_HELLO_BYTES {
             return HelloVerdict::Ignored;
         }
-        self.jar.rotate(Instant::from_micros(now_us()), secret);
+        self.jar.rotate(monotonic_now(), secret);
         if let Some(c) = &h.cookie {
             if self.jar.check(&r.from, h.session, c) {
                 return HelloVerdict::Proven(h);
@@ -134,13 +135,13 @@ impl Gate {
     /// another wire version of the Saturator.
     fn undecodable(&mut self, e: DecodeError, r: &Received) {
         if let DecodeError::BadVersion(_) = e {
-            let now = now_us();
+            let now = monotonic_now();
             if self
-                .warned_version_us
-                .is_none_or(|t| now >= t + VERSION_WARNING_US)
+                .warned_version
+                .is_none_or(|t| now >= t + VERSION_WARNING)
             {
                 eprintln!("warning: ignoring a datagram from {}: {e}", r.from);
-                self.warned_version_us = Some(now);
+                self.warned_version = Some(now);
             }
         }
     }
@@ -209,7 +210,7 @@ fn wait_for_hello(
         if signals.take().is_some() {
             return Ok(None);
         }
-        let now = now_us();
+        let now = monotonic_now();
         let offset = realtime_offset_ns();
         while let Some(r) = sock.recv(buf, offset, now)? {
             match decode(&buf[..r.len.min(buf.len())]) {
@@ -229,7 +230,7 @@ fn wait_for_hello(
                 Err(e) => gate.undecodable(e, &r),
             }
         }
-        wait(&[sock], now + 50_000);
+        wait(&[sock], now + Duration::from_millis(50));
     }
 }
 
@@ -247,10 +248,10 @@ fn serve(
     let session = s.hello.session;
     hello_ack(sock, session, s.hello.feedback_path, first.from, &mut out);
     announce(o, s, first);
-    let idle_us = o.idle_timeout.as_micros() as u64;
+    let idle = Duration::from(o.idle_timeout);
     let mut ended = "fin";
     loop {
-        let now = now_us();
+        let now = monotonic_now();
         if s.done {
             break;
         }
@@ -258,35 +259,30 @@ fn serve(
             ended = "interrupted";
             break;
         }
-        if now >= s.last_heard_us.saturating_add(idle_us) {
+        if now >= s.last_heard + idle {
             ended = if s.finished.is_some() { "fin" } else { "idle" };
             break;
         }
         if s.finished
             .as_ref()
-            .is_some_and(|f| now >= f.since_us + KEEP_RESULT_US)
+            .is_some_and(|f| now >= f.since + KEEP_RESULT)
         {
             break;
         }
         receive(o, s, sock, buf, &mut out, now, gate)?;
         if s.finished.is_some() {
-            wait(&[sock], now + 50_000);
+            wait(&[sock], now + Duration::from_millis(50));
             continue;
         }
-        let now = now_us();
+        let now = monotonic_now();
         s.send(sock, now, &mut out);
         if now >= s.next_progress {
             s.progress(now, o);
         }
         let mut until = s.next_progress;
         for t in [
-            s.sender
-                .as_ref()
-                .and_then(|x| x.next_timeout())
-                .map(Instant::as_micros),
-            s.rec
-                .as_ref()
-                .and_then(|x| x.next_ack().map(Instant::as_micros)),
+            s.sender.as_ref().and_then(|x| x.next_timeout()),
+            s.rec.as_ref().and_then(|x| x.next_ack()),
         ]
         .into_iter()
         .flatten()
@@ -295,14 +291,14 @@ fn serve(
         }
         wait(&[sock], until);
     }
-    let now = now_us();
+    let now = monotonic_now();
     let mut silent_since_s = None;
     if s.finished.is_none() {
         // Ctrl-C: the recording ends now. Silence: it ends where the client was last heard,
         // so that a crashed client is not written down as an outage of the link.
         let end = if ended == "idle" {
-            silent_since_s = Some(s.last_heard_us.saturating_sub(s.start_us) as f64 / 1e6);
-            s.last_heard_us.min(now)
+            silent_since_s = Some((s.last_heard - s.start).as_secs_f64());
+            s.last_heard.min(now)
         } else {
             now
         };
@@ -322,7 +318,7 @@ fn serve(
         silent_since_s,
         delivered: s.done,
         foreign: s.foreign,
-        up: s.rec.as_ref().map(|r| r.summary(Instant::from_micros(now))),
+        up: s.rec.as_ref().map(|r| r.summary(now)),
         down_sender: s.sender.as_ref().map(|x| x.stats()),
         files: std::mem::take(&mut s.files),
     })
@@ -367,7 +363,7 @@ fn receive(
     sock: &Sock,
     buf: &mut [u8],
     out: &mut Vec<u8>,
-    now: u64,
+    now: Instant,
     gate: &mut Gate,
 ) -> Result<(), SaturatorError> {
     let offset = realtime_offset_ns();
@@ -402,7 +398,7 @@ fn receive(
             }
             continue;
         }
-        s.last_heard_us = r.at_us.max(s.last_heard_us);
+        s.last_heard = r.at.max(s.last_heard);
         on_message(o, s, sock, msg, &r, now, out)?;
     }
     Ok(())
@@ -419,7 +415,7 @@ fn hello_in_session(
     sock: &Sock,
     h: Hello,
     r: &Received,
-    now: u64,
+    now: Instant,
     out: &mut Vec<u8>,
     gate: &mut Gate,
 ) {
@@ -432,7 +428,7 @@ fn hello_in_session(
     };
     if h.session == session && proven_here {
         // A repeated hello over a path already proven.
-        s.last_heard_us = r.at_us.max(s.last_heard_us);
+        s.last_heard = r.at.max(s.last_heard);
         hello_ack(sock, session, h.feedback_path, r.from, out);
         return;
     }
@@ -457,7 +453,7 @@ fn hello_in_session(
     } else {
         return;
     }
-    s.last_heard_us = r.at_us.max(s.last_heard_us);
+    s.last_heard = r.at.max(s.last_heard);
     hello_ack(sock, session, h.feedback_path, r.from, out);
 }
 
@@ -468,7 +464,7 @@ fn on_message(
     sock: &Sock,
     msg: Message<'_>,
     r: &Received,
-    now: u64,
+    now: Instant,
     out: &mut Vec<u8>,
 ) -> Result<(), SaturatorError> {
     match msg {
@@ -480,17 +476,17 @@ fn on_message(
                 return Ok(());
             }
             if let Some(rec) = s.rec.as_mut() {
-                rec.on_data(Instant::from_micros(r.at_us), &h, r.len);
+                rec.on_data(r.at, &h, r.len);
             }
             s.peer_window = u64::from(h.window);
-            s.peer_rtt_ms = u64::from(h.rtt_ms);
+            s.peer_rtt = Duration::from_millis(u64::from(h.rtt_ms));
             if let (Some(ack), Some(snd)) = (h.ack, s.sender.as_mut()) {
-                snd.on_ack(Instant::from_micros(r.at_us), &ack);
+                snd.on_ack(r.at, &ack);
             }
         }
         Message::Ack { dir, info, .. } => {
             if let (Dir::Down, Some(ack), Some(snd)) = (dir, info, s.sender.as_mut()) {
-                snd.on_ack(Instant::from_micros(r.at_us), &ack);
+                snd.on_ack(r.at, &ack);
             }
         }
         Message::Fin { .. } => {

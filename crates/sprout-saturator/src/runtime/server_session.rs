@@ -26,7 +26,7 @@ const MAX_CHUNKS_PER_REQUEST: u32 = 64;
 pub(crate) struct Finished {
     pub(crate) blob: Vec<u8>,
     pub(crate) meta: ResultMeta,
-    pub(crate) since_us: u64,
+    pub(crate) since: Instant,
 }
 
 /// One recording on the server.
@@ -41,28 +41,28 @@ pub(crate) struct Session {
     pub(crate) foreign: u64,
     /// The downlink's sender's configuration; the sender starts once the data path is known.
     sender_cfg: SenderConfig,
-    pub(crate) start_us: u64,
+    pub(crate) start: Instant,
     /// Bytes a trace line stands for (the client's IP packet size).
     pub(crate) line_bytes: u32,
     pub(crate) rec: Option<Recorder>,
     pub(crate) sender: Option<Sender>,
-    pub(crate) last_heard_us: u64,
+    pub(crate) last_heard: Instant,
     pub(crate) finished: Option<Finished>,
     pub(crate) done: bool,
     pub(crate) files: Vec<String>,
     // The per-second line's bookkeeping.
-    pub(crate) next_progress: u64,
+    pub(crate) next_progress: Instant,
     up_rate: Rate,
     down_rate: Rate,
     pub(crate) peer_window: u64,
-    pub(crate) peer_rtt_ms: u64,
+    pub(crate) peer_rtt: Duration,
 }
 
 impl Session {
     /// The session a client's first hello with a valid cookie (received as `first`) asks
     /// for.
     pub(crate) fn new(hello: Hello, first: &Received) -> Session {
-        let start_us = first.at_us;
+        let start = first.at;
         let session = hello.session;
         let sender_cfg = SenderConfig::with(
             Duration::from_millis(u64::from(hello.low_rtt_ms)),
@@ -75,7 +75,7 @@ impl Session {
             fb_addr: None,
             foreign: 0,
             sender_cfg,
-            start_us,
+            start,
             line_bytes,
             rec: hello.mode.has(Dir::Up).then(|| {
                 let cfg = RecorderConfig {
@@ -83,25 +83,25 @@ impl Session {
                     line_bytes,
                     ..RecorderConfig::default()
                 };
-                Recorder::new(cfg, session, Dir::Up, Instant::from_micros(start_us))
+                Recorder::new(cfg, session, Dir::Up, start)
             }),
             sender: None,
-            last_heard_us: start_us,
+            last_heard: start,
             finished: None,
             done: false,
             files: Vec::new(),
-            next_progress: start_us + 1_000_000,
+            next_progress: start + Duration::from_secs(1),
             up_rate: Rate::default(),
             down_rate: Rate::default(),
             peer_window: 0,
-            peer_rtt_ms: 0,
+            peer_rtt: Duration::ZERO,
             hello,
         };
         if s.hello.feedback_path {
             // The first hello came over the feedback path: the data path is not known yet.
             s.fb_addr = Some(first.from);
         } else {
-            s.data_path(first.from, start_us);
+            s.data_path(first.from, start);
         }
         s
     }
@@ -109,14 +109,14 @@ impl Session {
     /// The data path's address is `from` from `now` on (proven by a cookie: it may change
     /// only so, after roaming or a NAT rebinding); the downlink's sender starts with the
     /// first.
-    pub(crate) fn data_path(&mut self, from: SocketAddr, now: u64) {
+    pub(crate) fn data_path(&mut self, from: SocketAddr, now: Instant) {
         self.data_addr = Some(from);
         if self.sender.is_none() && self.finished.is_none() && self.hello.mode.has(Dir::Down) {
             self.sender = Some(Sender::new(
                 self.sender_cfg,
                 self.hello.session,
                 Dir::Down,
-                Instant::from_micros(now),
+                now,
             ));
         }
     }
@@ -134,12 +134,12 @@ impl Session {
         first: u32,
         count: u32,
         to: SocketAddr,
-        now: u64,
+        now: Instant,
     ) {
         let Some(f) = self.finished.as_mut() else {
             return;
         };
-        f.since_us = now;
+        f.since = now;
         let mut chunk_out = Vec::with_capacity(CHUNK_BYTES + 64);
         let last = first
             .saturating_add(count.min(MAX_CHUNKS_PER_REQUEST))
@@ -161,17 +161,14 @@ impl Session {
     /// Sends the downlink's data packets the sender allows (at most [`BATCH`]), piggybacking
     /// the uplink's pending ack when there is no feedback path, then the ack itself if it is
     /// still pending.
-    pub(crate) fn send(&mut self, sock: &Sock, now: u64, out: &mut Vec<u8>) {
+    pub(crate) fn send(&mut self, sock: &Sock, now: Instant, out: &mut Vec<u8>) {
         let session = self.hello.session;
         let payload = self.hello.payload_bytes as usize;
         let fb_to = self.fb_addr.filter(|_| self.hello.uses_feedback);
-        let mut pending_ack: Option<AckInfo> = self
-            .rec
-            .as_mut()
-            .and_then(|r| r.poll_ack(Instant::from_micros(now)));
+        let mut pending_ack: Option<AckInfo> = self.rec.as_mut().and_then(|r| r.poll_ack(now));
         if let (Some(snd), Some(data_addr)) = (self.sender.as_mut(), self.data_addr) {
             for _ in 0..BATCH {
-                let Some(o) = snd.poll_transmit(Instant::from_micros(now)) else {
+                let Some(o) = snd.poll_transmit(now) else {
                     break;
                 };
                 let piggy = if fb_to.is_none() {
@@ -210,9 +207,9 @@ impl Session {
     }
 
     /// The progress line of the second that just ended.
-    pub(crate) fn progress(&mut self, now: u64, o: &ServerOptions) {
-        let t_s = (now - self.start_us) / 1_000_000;
-        self.next_progress = self.start_us + (t_s + 1) * 1_000_000;
+    pub(crate) fn progress(&mut self, now: Instant, o: &ServerOptions) {
+        let t_s = (now - self.start).as_micros() / 1_000_000;
+        self.next_progress = self.start + Duration::from_secs(t_s + 1);
         if o.quiet {
             return;
         }
@@ -221,7 +218,7 @@ impl Session {
             let c = r.counters();
             DirProgress {
                 kbps: self.up_rate.kbps(c.packets, line_bytes),
-                rtt_ms: self.peer_rtt_ms,
+                rtt: self.peer_rtt,
                 window: self.peer_window,
                 lost: c.lost,
                 packets: c.packets,
@@ -231,7 +228,7 @@ impl Session {
             let st = snd.stats();
             DirProgress {
                 kbps: self.down_rate.kbps(st.peer_received, line_bytes),
-                rtt_ms: snd.srtt().map_or(0, Duration::as_millis),
+                rtt: snd.srtt().unwrap_or(Duration::ZERO),
                 window: snd.window(),
                 lost: st.peer_lost,
                 packets: st.peer_received,
@@ -247,17 +244,17 @@ impl Session {
         print_progress(&p, o.json);
     }
 
-    /// Ends the recording at `end_us` (now, or when the client was last heard): stops the
+    /// Ends the recording at `end` (now, or when the client was last heard): stops the
     /// downlink, encodes the uplink's recording for the client and writes it under `o.out` if
     /// asked, under a name no earlier recording has (each file whole or not at all).
-    pub(crate) fn finish(&mut self, o: &ServerOptions, end_us: u64) -> Result<(), SaturatorError> {
+    pub(crate) fn finish(&mut self, o: &ServerOptions, end: Instant) -> Result<(), SaturatorError> {
         if let Some(snd) = self.sender.as_mut() {
             snd.stop();
         }
         let blob = match self.rec.as_mut() {
             Some(rec) => {
-                rec.finish(Instant::from_micros(end_us));
-                let summary = rec.summary(Instant::from_micros(end_us));
+                rec.finish(end);
+                let summary = rec.summary(end);
                 let sorted = rec.sorted_arrivals_ms();
                 if let Some(dir) = &o.out {
                     let name = if self.hello.name.is_empty() {
@@ -282,7 +279,7 @@ impl Session {
         self.finished = Some(Finished {
             blob,
             meta,
-            since_us: end_us,
+            since: end,
         });
         Ok(())
     }

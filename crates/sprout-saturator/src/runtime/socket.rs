@@ -3,7 +3,9 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::Duration as StdDuration;
+
+use sprout_core::time::Instant;
 
 use sprout_os::clock::{monotonic, monotonic_ns, realtime_ns};
 use sprout_os::udp_timestamps::{wait_readable, TimestampedUdp};
@@ -19,10 +21,9 @@ pub(crate) const BATCH: usize = 256;
 /// A kernel stamp older than this (µs) is not believed (a clock step came between).
 const STAMP_TRUST_US: i128 = 2_000_000;
 
-/// `CLOCK_MONOTONIC`, µs (read where all runtimes read it; the Saturator's protocol keeps its
-/// times in plain microseconds).
-pub(crate) fn now_us() -> u64 {
-    monotonic().as_micros()
+/// `CLOCK_MONOTONIC` (read where all runtimes read it).
+pub(crate) fn monotonic_now() -> Instant {
+    monotonic()
 }
 
 /// `CLOCK_REALTIME` less `CLOCK_MONOTONIC` now, ns: what turns a kernel receive stamp
@@ -32,12 +33,12 @@ pub(crate) fn realtime_offset_ns() -> i128 {
 }
 
 /// One datagram read: its length (one more than the buffer if it was truncated), source and
-/// arrival time (µs of `CLOCK_MONOTONIC`).
+/// arrival time (on `CLOCK_MONOTONIC`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Received {
     pub(crate) len: usize,
     pub(crate) from: SocketAddr,
-    pub(crate) at_us: u64,
+    pub(crate) at: Instant,
 }
 
 /// A non-blocking UDP socket that reads kernel receive timestamps.
@@ -79,34 +80,35 @@ impl Sock {
         &self,
         buf: &mut [u8],
         rt_offset_ns: i128,
-        now: u64,
+        now: Instant,
     ) -> io::Result<Option<Received>> {
         let Some(d) = self.sock.recv(buf)? else {
             return Ok(None);
         };
-        let mut at_us = now;
+        let mut at = now;
         if let Some(rt) = d.stamp_realtime_ns {
             let mono_us = (rt - rt_offset_ns) / 1000;
-            if mono_us <= now as i128 && mono_us + STAMP_TRUST_US >= now as i128 {
-                at_us = mono_us as u64;
+            let now_us = i128::from(now.as_micros());
+            if mono_us <= now_us && mono_us + STAMP_TRUST_US >= now_us {
+                at = Instant::from_micros(mono_us as u64);
             }
         }
         let len = if d.truncated { buf.len() + 1 } else { d.len };
         Ok(Some(Received {
             len,
             from: d.from,
-            at_us,
+            at,
         }))
     }
 }
 
-/// Waits until a socket is readable or `until_us` (µs of `CLOCK_MONOTONIC`) passes, at most
-/// 50 ms (so that signals are noticed).
-pub(crate) fn wait(socks: &[&Sock], until_us: u64) {
-    let us = until_us.saturating_sub(now_us()).min(50_000);
+/// Waits until a socket is readable or `until` (on `CLOCK_MONOTONIC`) passes, at most 50 ms
+/// (so that signals are noticed).
+pub(crate) fn wait(socks: &[&Sock], until: Instant) {
+    let us = (until - monotonic_now()).as_micros().min(50_000);
     let socks: Vec<&TimestampedUdp> = socks.iter().map(|s| &s.sock).collect();
     // A failed poll is a short wait: the loop around it reads and waits again.
-    let _ = wait_readable(&socks, Duration::from_micros(us));
+    let _ = wait_readable(&socks, StdDuration::from_micros(us));
 }
 
 /// A random session id (never 0).
@@ -132,18 +134,18 @@ mod tests {
         let mut buf = [0u8; 64];
         let mut got = None;
         for _ in 0..100 {
-            let now = now_us();
+            let now = monotonic_now();
             if let Some(r) = s.recv(&mut buf, realtime_offset_ns(), now).unwrap() {
                 got = Some((r, now));
                 break;
             }
-            std::thread::sleep(std::time::Duration::from_millis(1));
+            std::thread::sleep(StdDuration::from_millis(1));
         }
         let (r, now) = got.expect("a datagram");
         assert_eq!(r.len, 1);
         assert_eq!(r.from, t.sock.local_addr().unwrap());
         assert!(
-            r.at_us <= now && r.at_us + 1_000_000 > now,
+            r.at <= now && r.at + sprout_core::time::Duration::from_secs(1) > now,
             "kernel stamp near now"
         );
     }
