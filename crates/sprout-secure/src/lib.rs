@@ -79,23 +79,23 @@
 
 pub mod client;
 pub mod cookie;
-pub mod redial;
 pub mod handshake;
 pub mod keys;
 mod keyset;
 pub mod ratelimit;
+pub mod redial;
 pub mod replay;
 pub mod server;
 pub mod stats;
 pub mod wire;
 
 pub use client::{Client, ClientConfig, ClientReceived};
+pub use handshake::RefusalReason;
+pub use keys::{read_allowed_keys, KeyError, PrivateKey, PublicKey};
 pub use redial::{
     Redial, RedialAction, RedialPolicy, RedialPolicyError, RedialReason, DEAD_PEER_TIMEOUT,
     REDIAL_BACKOFF_MAX, REDIAL_BACKOFF_MIN,
 };
-pub use handshake::RefusalReason;
-pub use keys::{read_allowed_keys, KeyError, PrivateKey, PublicKey};
 pub use server::{AllowedClients, Server, ServerConfig, ServerEvent, ServerReceived, SessionInfo};
 pub use stats::{DropReason, SecureStats};
 pub use wire::{OVERHEAD_BYTES, VERSION};
