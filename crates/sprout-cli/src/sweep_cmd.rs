@@ -188,18 +188,42 @@ mod tests {
         p.to_string_lossy().into_owned()
     }
 
+    /// `check_ray_python`, retried while the script just written is "busy": another test
+    /// thread that forks between our write and its exec holds the written file open for a
+    /// moment (ETXTBSY), which says nothing about the code under test.
+    fn check_settled(python: &str) -> Result<()> {
+        for _ in 0..100 {
+            match check_ray_python(python) {
+                Err(e)
+                    if e.chain().any(|c| {
+                        c.downcast_ref::<std::io::Error>()
+                            .is_some_and(|io| io.raw_os_error() == Some(ETXTBSY))
+                    }) =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+        check_ray_python(python)
+    }
+
+    /// ETXTBSY on Linux ("Text file busy").
+    const ETXTBSY: i32 = 26;
+
     #[test]
     fn missing_package_or_ray_says_what_to_install() {
         let dir = tempfile::tempdir().unwrap();
         let py = fake_python(dir.path(), "ray: No module named 'ray'", 1);
-        let msg = check_ray_python(&py).unwrap_err().to_string();
+        let msg = check_settled(&py).unwrap_err().to_string();
         assert!(msg.contains("(ray: No module named 'ray')"), "{msg}");
         assert!(msg.contains("pip install './python[ray]'"), "{msg}");
         assert!(!msg.contains('\n'), "one line: {msg}");
-        let ok = fake_python(dir.path(), "", 0);
-        assert!(check_ray_python(&ok).is_ok());
+        let ok_dir = tempfile::tempdir().unwrap();
+        let ok = fake_python(ok_dir.path(), "", 0);
+        assert!(check_settled(&ok).is_ok());
         let none = dir.path().join("no-python").to_string_lossy().into_owned();
-        let msg = check_ray_python(&none).unwrap_err().to_string();
+        let msg = check_settled(&none).unwrap_err().to_string();
         assert!(
             msg.contains("there is no") && msg.contains("SPROUT_PYTHON"),
             "{msg}"
