@@ -13,7 +13,10 @@
 //! server's own, never one pinned to another key). A new session from a key that already has
 //! one replaces it (the client restarted): the old session is closed and reported
 //! ([`ServerTunnelEvent::ClientDown`]), so the client gets its addresses back. The assignment
-//! goes to the client at once and again every [`ASSIGN_RESEND`] until it answers.
+//! goes to the client at once and again every [`ASSIGN_RESEND`] until it answers; a client
+//! that has not answered [`UNCONFIRMED_TIMEOUT`] after its handshake (its device set-up failed,
+//! it gave up) is closed and its addresses freed, and until it answers it is shown as
+//! unconfirmed, not counted among the clients.
 //!
 //! **The relay host itself.** A packet from a client to one of the relay host's own addresses
 //! goes to the TUN device like any other, and the host's kernel delivers it locally: a client
@@ -46,6 +49,11 @@ use crate::{MAX_TUN_BACKLOG, MIN_DATAGRAM_BYTES};
 
 /// The server sends its assignment again after this long without the client's answer.
 pub const ASSIGN_RESEND: Duration = Duration::from_secs(1);
+
+/// A session whose client has not confirmed its assignment this long after the handshake is
+/// closed and its addresses freed ([`ServerTunnelEvent::ClientDown`]): the client gave up or
+/// could not make its device (a client waits as long for its assignment before giving up).
+pub const UNCONFIRMED_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Idle flows are forgotten at most this often.
 const EXPIRE_EVERY: Duration = Duration::from_secs(1);
@@ -116,7 +124,8 @@ pub enum ServerTunnelEvent {
         /// Why.
         reason: String,
     },
-    /// A client's session ended (idle, keys expired) and its addresses are free again.
+    /// A client's session ended (idle, keys expired, its assignment never confirmed) and its
+    /// addresses are free again.
     ClientDown {
         /// The session.
         id: SessionId,
@@ -135,6 +144,8 @@ struct ClientSession {
     acked: bool,
     /// When the assignment is sent again while not acknowledged.
     next_assign: Instant,
+    /// When the session is closed if the client has not confirmed its assignment by then.
+    confirm_by: Instant,
 }
 
 /// The relay's end of the tunnel.
@@ -478,6 +489,7 @@ impl TunnelServer {
                 path,
                 acked: false,
                 next_assign: now + ASSIGN_RESEND,
+                confirm_by: now + UNCONFIRMED_TIMEOUT,
             },
         );
         self.push_event(ServerTunnelEvent::ClientUp {
@@ -709,6 +721,16 @@ impl TunnelServer {
                 s.next_assign = now + ASSIGN_RESEND;
             }
         }
+        let unconfirmed: Vec<SessionId> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| !s.acked && now >= s.confirm_by)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in unconfirmed {
+            self.secure.close(id);
+            self.remove(id, true);
+        }
     }
 
     /// When [`TunnelServer::handle_timeout`] or [`TunnelServer::poll_udp`] is next needed.
@@ -723,7 +745,7 @@ impl TunnelServer {
                 at(t);
             }
             if !s.acked {
-                at(s.next_assign);
+                at(s.next_assign.min(s.confirm_by));
             }
         }
         next
@@ -767,14 +789,16 @@ impl TunnelServer {
         let mut sessions = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(s) = self.sessions.get_mut(&id) {
-                sessions.push(SessionStatus::of(
+                let mut status = SessionStatus::of(
                     id,
                     s.peer.to_base64(),
                     Some(s.addr),
                     Some(s.assignment),
                     &mut s.path,
                     now,
-                ));
+                );
+                status.confirmed = s.acked;
+                sessions.push(status);
             }
         }
         TunnelStatus {

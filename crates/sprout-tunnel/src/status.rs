@@ -104,6 +104,9 @@ pub struct SessionStatus {
     pub addr: Option<SocketAddr>,
     /// The addresses given to the client, once assigned.
     pub assignment: Option<Assignment>,
+    /// The client confirmed its assignment (a server's session; a client's own once
+    /// assigned). A server shows an unconfirmed session apart, not among its clients.
+    pub confirmed: bool,
     /// The per-flow queue toward the peer.
     pub queue: QueueStats,
     /// The busiest flows toward the peer (at most [`crate::STATUS_FLOWS`]).
@@ -147,6 +150,14 @@ pub struct TunnelStatus {
     pub reconnections: u64,
 }
 
+impl TunnelStatus {
+    /// Sessions whose client confirmed its assignment (a server's clients), and the others.
+    pub fn clients(&self) -> (usize, usize) {
+        let confirmed = self.sessions.iter().filter(|s| s.confirmed).count();
+        (confirmed, self.sessions.len() - confirmed)
+    }
+}
+
 impl SessionStatus {
     /// A session's status at `now` from its data path (`id` 0 for the client's own).
     pub fn of(
@@ -164,6 +175,7 @@ impl SessionStatus {
             peer,
             addr,
             assignment,
+            confirmed: assignment.is_some(),
             queue: path.queue.stats(),
             flows,
             forecast: path

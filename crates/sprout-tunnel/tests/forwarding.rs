@@ -622,3 +622,38 @@ fn hostile_payloads_inside_a_valid_session_change_nothing_else() {
     assert_eq!(net.peers[a].tun, vec![back]);
     assert_eq!(net.client(a).drops(), TunnelDrops::default());
 }
+
+/// A client that completes the handshake but never confirms its assignment (as one whose
+/// device set-up failed, e.g. beside its relay in one namespace, issue 39) is shown apart,
+/// not among the clients, and closed after `UNCONFIRMED_TIMEOUT` with its addresses freed;
+/// one that confirms stays.
+#[test]
+fn a_client_that_never_confirms_its_assignment_is_not_counted_and_is_closed() {
+    use sprout_tunnel::server::UNCONFIRMED_TIMEOUT;
+    let mut net = Net::new(server_settings(key(), None));
+    let silent = net.add_raw(key(), None);
+    let confirming = net.add_raw(key(), None);
+    net.raw(confirming).send(Control::AssignAck.encode());
+    net.run_for(2_000_000);
+    let Ok(Control::Assign(first)) = Control::decode(&net.raw(silent).received[0]) else {
+        panic!("no assignment: {:?}", net.raw(silent).received);
+    };
+    let status = net.server.status(Instant::from_micros(net.now));
+    assert_eq!(status.clients(), (1, 1), "one confirmed, one not");
+    assert_eq!(net.server.client_count(), 2);
+
+    net.run_for(UNCONFIRMED_TIMEOUT.as_micros());
+    assert_eq!(net.server.client_count(), 1, "the silent client is closed");
+    let status = net.server.status(Instant::from_micros(net.now));
+    assert_eq!(status.clients(), (1, 0));
+    let downs = net
+        .server_events
+        .iter()
+        .filter(|e| matches!(e, ServerTunnelEvent::ClientDown { .. }))
+        .count();
+    assert_eq!(downs, 1);
+    // Its addresses are free: the next client gets them.
+    let next = net.add_client(key());
+    net.run_for(2_000_000);
+    assert_eq!(net.client(next).assignment().unwrap().v4, first.v4);
+}

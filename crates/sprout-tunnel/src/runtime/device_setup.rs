@@ -17,6 +17,21 @@ pub(super) struct ClientSetup {
     pub(super) undo: Undo,
 }
 
+/// The relay's tunnel address in `a` and the interface holding it, if it is on one of this
+/// namespace's interfaces: the relay runs here, beside its client (issue 39).
+fn relay_here(a: &Assignment) -> Option<(std::net::IpAddr, String)> {
+    let relay: Vec<std::net::IpAddr> = a
+        .v4
+        .map(|v| v.server.into())
+        .into_iter()
+        .chain(a.v6.map(|v| v.server.into()))
+        .collect();
+    device::interface_addresses()
+        .into_iter()
+        .find(|i| relay.contains(&i.net.addr()))
+        .map(|i| (i.net.addr(), i.interface))
+}
+
 /// Makes the client's device from the assignment, then its routes; prints the `up` line.
 pub(super) fn set_up_client(
     run: &crate::config::ClientRun,
@@ -48,6 +63,14 @@ pub(super) fn set_up_client(
         return Err(SetupError::new(
             "the server assigned no address this host can use",
         ));
+    }
+    if let Some((addr, interface)) = relay_here(a) {
+        return Err(SetupError(format!(
+            "the relay {} runs in this network namespace (its tunnel address {addr} is on \
+             interface {interface}): a client needs a host or network namespace of its own; \
+             to try the tunnel on one machine, run `sudo sprout tunnel try`",
+            run.server
+        )));
     }
     let spec = DeviceSpec {
         name: run.device.clone(),

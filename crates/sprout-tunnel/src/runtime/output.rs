@@ -242,7 +242,10 @@ impl StatusPrinter {
             .map(|r| self.flow_text(r))
             .collect();
         let clients = if self.server {
-            format!("clients {} | ", s.sessions.len())
+            match s.clients() {
+                (n, 0) => format!("clients {n} | "),
+                (n, u) => format!("clients {n} (+{u} unconfirmed) | "),
+            }
         } else if s.reconnecting {
             "reconnecting | ".to_string()
         } else {
@@ -330,7 +333,8 @@ pub(super) fn status_json(
     json!({
         "event": "status",
         "elapsed_s": round1(s.now_us.as_secs_f64()),
-        "clients": s.sessions.len(),
+        "clients": s.clients().0,
+        "unconfirmed": s.clients().1,
         "reconnecting": s.reconnecting,
         "reconnections": s.reconnections,
         "up_kbps": kbps(line.up),
