@@ -28,6 +28,7 @@ mod sweep_cmd;
 mod tcp_cmd;
 mod traces_cmd;
 mod tunnel_cmd;
+mod tunnel_try_cmd;
 
 #[derive(Parser)]
 #[command(

@@ -10,6 +10,8 @@ use sprout_tunnel::cleanup::{self, WatchdogCommand};
 use sprout_tunnel::config::{self, ClientFlags, RateModel, ServerFlags};
 use sprout_tunnel::runtime;
 
+use crate::tunnel_try_cmd;
+
 /// `sprout tunnel` arguments.
 #[derive(clap::Args)]
 pub(crate) struct TunnelArgs {
@@ -25,6 +27,10 @@ enum TunnelCommand {
     /// The mobile host's end: connects to a server, makes a TUN device with the addresses the
     /// server assigns, routes the tunnel network (and --route prefixes) through it. Needs root.
     Client(ClientArgs),
+    /// The tunnel on one machine: a relay and a client in two new network namespaces with an
+    /// emulated link between them, a ping and a download through the tunnel, what they
+    /// measured, and everything removed at the end (also on Ctrl-C). Needs root.
+    Try(tunnel_try_cmd::TryArgs),
     /// The clean-up watchdog (started by the tunnel itself; runs the clean-up commands it was
     /// given on its standard input when that closes).
     #[command(hide = true)]
@@ -220,6 +226,7 @@ pub(crate) fn run(a: TunnelArgs) -> Result<()> {
             let code = cleanup::watchdog_main(BufReader::new(std::io::stdin()));
             std::process::exit(code);
         }
+        TunnelCommand::Try(t) => tunnel_try_cmd::run(t),
         TunnelCommand::Server(s) => {
             let json = s.json;
             let isolate = s.isolate;

@@ -40,6 +40,15 @@ pub enum LabError {
         /// Why it failed.
         source: Source,
     },
+    /// A stop signal (SIGINT, SIGTERM, SIGHUP) ended the run early, after it removed what it
+    /// made (`sprout tunnel try`).
+    #[error("interrupted by {name}; removed everything the run made")]
+    Interrupted {
+        /// The signal's number.
+        signal: i32,
+        /// Its name ("SIGINT").
+        name: String,
+    },
     /// The emulator's privilege check failed.
     #[error(transparent)]
     Emulator(#[from] EmuError),

@@ -8,4 +8,5 @@ pub mod error;
 pub mod saturator_check;
 pub mod tunnel_args;
 pub mod tunnel_experiment;
+pub mod tunnel_try;
 pub mod webrtc_call;
