@@ -76,8 +76,8 @@ fn find_trace(name: &str, traces: Option<&Path>) -> Result<TryLink> {
 
 /// The options from the arguments, checked.
 fn options(a: &TryArgs) -> Result<TryOptions> {
-    let exe = std::env::current_exe()
-        .map_err(|e| anyhow::anyhow!("locating the sprout binary: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| anyhow::anyhow!("locating the sprout binary: {e}"))?;
     let mut o = TryOptions::new(exe);
     if let Some(r) = a.rate {
         if !(r > 0.0 && r <= MAX_RATE_MBPS) {

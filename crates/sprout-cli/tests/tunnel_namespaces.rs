@@ -21,6 +21,9 @@
 //! with `--ignored`): `downloads_at_a_high_link_rate`, one download and then two clients'
 //! downloads at once through the tunnel over 100 Mbit/s links, with their goodput asserted
 //! (issue 24).
+//!
+//! `tunnel_try_measures_and_leaves_nothing_behind_also_after_sigint`: `sprout tunnel try` to a
+//! normal end and interrupted by SIGINT, and nothing of it left after either (about 12 s).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
@@ -1206,3 +1209,276 @@ fn a_ping_after_idle_is_answered_at_once() {
 
 /// The most the first ping after an idle spell may wait (a few round trips of 40 ms).
 const IDLE_PING_LIMIT: Duration = Duration::from_millis(500);
+
+/// The network namespace of process `pid` (its `/proc/PID/ns/net` link, "net:[INODE]").
+fn netns_of(pid: u32) -> Option<String> {
+    std::fs::read_link(format!("/proc/{pid}/ns/net"))
+        .ok()
+        .map(|p| p.display().to_string())
+}
+
+/// Everything that still holds one of `namespaces` ("net:[INODE]"): a task of any process
+/// (its threads included) or a bind mount.
+fn namespace_holders(namespaces: &[String]) -> Vec<String> {
+    let mut held = Vec::new();
+    let pids = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()));
+    for pid in pids {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
+            .unwrap_or_default();
+        for task in tasks {
+            if let Ok(ns) = std::fs::read_link(task.join("ns/net")) {
+                if namespaces.contains(&ns.display().to_string()) {
+                    held.push(format!("{} in {}", task.display(), ns.display()));
+                }
+            }
+        }
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    for ns in namespaces {
+        if mounts.contains(ns.as_str()) {
+            held.push(format!("a mount of {ns}"));
+        }
+    }
+    held
+}
+
+/// The processes whose environment marks them as started by the `sprout tunnel try` of pid
+/// `owner`.
+fn marked_processes(owner: u32) -> Vec<u32> {
+    let mark = format!("SPROUT_TUNNEL_TRY_OWNER={owner}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .map(|env| env.split(|&b| b == 0).any(|kv| kv == mark.as_bytes()))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// What one `sprout tunnel try` showed of itself while it ran.
+#[derive(Default)]
+struct TryRun {
+    /// Its pid, and those of the tunnel's relay and client.
+    pids: Vec<u32>,
+    /// The relay's and the client's network namespaces.
+    namespaces: Vec<String>,
+    /// Both ends of its emulated link.
+    link_addrs: Vec<String>,
+    /// Its standard output.
+    stdout: Vec<String>,
+}
+
+impl TryRun {
+    /// Notes what `line` of its output says: the link's addresses, the ends' pids (and their
+    /// namespaces, read while they run).
+    fn note(&mut self, line: &str) {
+        if let Some(rest) = line.strip_prefix("link: ") {
+            for word in rest.split_whitespace() {
+                if word.parse::<Ipv4Addr>().is_ok() {
+                    self.link_addrs.push(word.to_string());
+                }
+            }
+        }
+        if line.starts_with("relay: ") || line.starts_with("client: ") {
+            let pid = line
+                .split("(pid ")
+                .nth(1)
+                .and_then(|s| s.split(')').next()?.parse::<u32>().ok())
+                .unwrap_or_else(|| panic!("no pid in {line:?}"));
+            self.pids.push(pid);
+            self.namespaces
+                .push(netns_of(pid).unwrap_or_else(|| panic!("no namespace of {pid}")));
+        }
+        self.stdout.push(line.to_string());
+    }
+
+    /// What remains of the run: its processes (by pid and by mark), a holder of its
+    /// namespaces, its devices, addresses and routes in this namespace, a named namespace, its
+    /// key folder.
+    fn leftovers(&self) -> Vec<String> {
+        let own = self.pids[0];
+        let mut left: Vec<String> = self
+            .pids
+            .iter()
+            .filter(|&&p| !process_gone(p))
+            .map(|p| format!("process {p}"))
+            .collect();
+        left.extend(
+            marked_processes(own)
+                .iter()
+                .map(|p| format!("marked process {p}")),
+        );
+        left.extend(namespace_holders(&self.namespaces));
+        let mut addrs = self.link_addrs.clone();
+        addrs.push("10.77.0.0/24".into());
+        left.extend(remains(&format!("spo{own:x}-"), &addrs));
+        let dir = std::env::temp_dir().join(format!("sprout-tunnel-try-{own}"));
+        if dir.exists() {
+            left.push(format!("folder {}", dir.display()));
+        }
+        left
+    }
+}
+
+/// Starts `sprout tunnel try ARGS` with its standard output read line by line.
+fn start_try(args: &[&str]) -> (Child, Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sprout"))
+        .args(["tunnel", "try"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// Reads the run's lines until it exits (killed after `limit`); its exit status and stderr.
+fn finish_try(
+    child: &mut Child,
+    rx: &Receiver<String>,
+    run: &mut TryRun,
+    limit: Duration,
+) -> (std::process::ExitStatus, String) {
+    let until = Instant::now() + limit;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) => run.note(&line),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!(
+                "sprout tunnel try still ran after {limit:?}:\n{}",
+                run.stdout.join("\n")
+            );
+        }
+    }
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status, err)
+}
+
+/// `sprout tunnel try` (issue 39): to a normal end it prints the pings' round trips alone and
+/// beside the download, the download's rate and both tunnel ends' totals, from two network
+/// namespaces of its own (the relay's and the client's, neither this one); interrupted with
+/// SIGINT during its measurements it exits with 130 saying so. After either, nothing of it
+/// remains: no process (by pid or by its mark), nothing holding its namespaces, no device,
+/// address or route here, no named namespace, no key folder. About 12 s; bounded at 60 s.
+#[test]
+fn tunnel_try_measures_and_leaves_nothing_behind_also_after_sigint() {
+    if !uid_is_root() || !Path::new("/dev/net/tun").exists() {
+        sprout_link::testdata::skip(
+            "sprout tunnel try needs root and /dev/net/tun (network namespaces, TUN devices)",
+        );
+        return;
+    }
+    let started = Instant::now();
+    let here = netns_of(std::process::id()).unwrap();
+
+    // To a normal end.
+    let (mut child, rx) = start_try(&["--duration", "3"]);
+    let mut run = TryRun {
+        pids: vec![child.id()],
+        ..TryRun::default()
+    };
+    let (status, err) = finish_try(&mut child, &rx, &mut run, Duration::from_secs(30));
+    let out = run.stdout.join("\n");
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    assert_eq!(run.namespaces.len(), 2, "{out}");
+    assert_ne!(run.namespaces[0], run.namespaces[1], "one namespace each");
+    assert!(!run.namespaces.contains(&here), "{:?}", run.namespaces);
+    assert_eq!(run.link_addrs.len(), 2, "{out}");
+    for want in [
+        "ping 10.77.0.1 from 10.77.0.2, alone:",
+        "ping 10.77.0.1 from 10.77.0.2, beside it:",
+        "round trip min",
+        "p95",
+        "download 10.77.0.1 -> 10.77.0.2 (TCP): ",
+        "tunnel, relay's end:  sent",
+        "tunnel, client's end: sent",
+    ] {
+        assert!(out.contains(want), "no {want:?} in:\n{out}");
+    }
+    // Every ping alone was answered, and the download moved data at a real rate.
+    let alone = run.stdout.iter().find(|l| l.contains("alone:")).unwrap();
+    assert!(alone.contains("5 of 5 answered"), "{alone}");
+    let mbps: f64 = run
+        .stdout
+        .iter()
+        .find(|l| l.starts_with("download "))
+        .and_then(|l| l.split(" s = ").nth(1)?.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no rate in:\n{out}"));
+    assert!(mbps > 2.0, "{mbps} Mbit/s over a 20 Mbit/s link:\n{out}");
+    let mut left = Vec::new();
+    let clean = wait_until(Duration::from_secs(5), || {
+        left = run.leftovers();
+        left.is_empty()
+    });
+    assert!(clean, "left after a normal end: {left:?}");
+
+    // Interrupted (SIGINT) once its measurements are under way.
+    let (mut child, rx) = start_try(&["--duration", "20"]);
+    let mut run = TryRun {
+        pids: vec![child.id()],
+        ..TryRun::default()
+    };
+    let until = Instant::now() + Duration::from_secs(20);
+    while !run
+        .stdout
+        .iter()
+        .any(|l| l.starts_with("through the tunnel:"))
+    {
+        assert!(Instant::now() < until, "{}", run.stdout.join("\n"));
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
+            run.note(&line);
+        }
+    }
+    thread::sleep(Duration::from_secs(2));
+    assert_eq!(run.namespaces.len(), 2);
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let (status, err) = finish_try(&mut child, &rx, &mut run, Duration::from_secs(15));
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    assert!(
+        !run.stdout.iter().any(|l| l.starts_with("download ")),
+        "no report when interrupted"
+    );
+    let clean = wait_until(Duration::from_secs(5), || {
+        left = run.leftovers();
+        left.is_empty()
+    });
+    assert!(clean, "left after SIGINT: {left:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -86,7 +86,9 @@ pub(super) fn ping(
         let p = phase.load(Ordering::Relaxed);
         if p == PHASE_DONE {
             let at = *done_at.get_or_insert(now);
-            let waiting = sent.iter().any(|s| s.2.is_none() && now - s.1 < PING_TIMEOUT);
+            let waiting = sent
+                .iter()
+                .any(|s| s.2.is_none() && now - s.1 < PING_TIMEOUT);
             if !waiting || now - at >= PING_TIMEOUT {
                 break;
             }
@@ -153,7 +155,11 @@ fn send_for(mut conn: TcpStream, length: Duration, stop: &AtomicBool) -> std::io
     while Instant::now() < until && !stop.load(Ordering::Relaxed) {
         match conn.write(&data) {
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => return Err(e),
         }
     }
@@ -181,7 +187,11 @@ pub(super) fn download(
                 total += n as u64;
                 last = Instant::now();
             }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => return Err(e),
         }
     }
@@ -203,7 +213,10 @@ mod tests {
         packet.extend_from_slice(&reply);
         assert_eq!(echo_reply_seq(&packet, src, 0x1234), Some(7));
         assert_eq!(echo_reply_seq(&packet, src, 0x1235), None);
-        assert_eq!(echo_reply_seq(&packet, Ipv4Addr::new(10, 77, 0, 9), 0x1234), None);
+        assert_eq!(
+            echo_reply_seq(&packet, Ipv4Addr::new(10, 77, 0, 9), 0x1234),
+            None
+        );
         assert_eq!(echo_reply_seq(&packet[..20], src, 0x1234), None);
         assert_eq!(echo_reply_seq(&[], src, 0x1234), None);
         // The request itself (type 8) is not a reply.

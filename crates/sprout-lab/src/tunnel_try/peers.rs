@@ -148,7 +148,11 @@ impl Peer {
                 self.seen.push(v);
             }
         }
-        self.seen.iter().rev().find(|v| v["event"] == "exit").cloned()
+        self.seen
+            .iter()
+            .rev()
+            .find(|v| v["event"] == "exit")
+            .cloned()
     }
 }
 

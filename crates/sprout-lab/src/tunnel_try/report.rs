@@ -145,7 +145,12 @@ impl TryReport {
         let share = self
             .link_rate_mbps
             .filter(|r| *r > 0.0)
-            .map(|r| format!(" ({:.0}% of the link's {r} Mbit/s)", 100.0 * self.download_mbps() / r))
+            .map(|r| {
+                format!(
+                    " ({:.0}% of the link's {r} Mbit/s)",
+                    100.0 * self.download_mbps() / r
+                )
+            })
             .unwrap_or_default();
         let end = |e: &Option<EndTotals>| {
             e.as_ref()
@@ -153,8 +158,14 @@ impl TryReport {
                 .unwrap_or_else(|| "no exit line".into())
         };
         [
-            format!("ping {relay} from {client}, alone:        {}", self.ping_alone.text()),
-            format!("ping {relay} from {client}, beside it:    {}", self.ping_loaded.text()),
+            format!(
+                "ping {relay} from {client}, alone:        {}",
+                self.ping_alone.text()
+            ),
+            format!(
+                "ping {relay} from {client}, beside it:    {}",
+                self.ping_loaded.text()
+            ),
             format!(
                 "download {relay} -> {client} (TCP): {:.1} MB in {:.1} s = {:.1} Mbit/s{share}",
                 self.download_bytes as f64 / 1e6,
@@ -195,7 +206,10 @@ mod tests {
             "drops": {"no_route": 0, "too_big": 2}, "secure_drops": {"replayed": 1}});
         let t = EndTotals::from_exit(&v);
         assert_eq!(t.sent_packets, 7);
-        assert_eq!(t.drops, vec![("too_big".to_string(), 2), ("replayed".to_string(), 1)]);
+        assert_eq!(
+            t.drops,
+            vec![("too_big".to_string(), 2), ("replayed".to_string(), 1)]
+        );
         assert!(t.text().contains("(2.0 MB)"), "{}", t.text());
     }
 }

@@ -104,8 +104,8 @@ fn in_relay_namespace(
     let say = |s: String| {
         let _ = tx.send(s);
     };
-    let _ns = NetNamespace::unshare_current_thread()
-        .context("making the relay's network namespace")?;
+    let _ns =
+        NetNamespace::unshare_current_thread().context("making the relay's network namespace")?;
     sprout_os::tun::set_up("lo").context("setting up the relay namespace's loopback")?;
     // Dropped in the reverse order: the tunnel's ends, the emulator (the client's namespace
     // with it), the key folder.
@@ -124,7 +124,10 @@ fn in_relay_namespace(
     drop((client, relay));
     emu.stop().context("stopping the link emulator")?;
     drop(dir);
-    say("stopped the tunnel's ends and the emulator; removed the namespaces, devices and keys".into());
+    say(
+        "stopped the tunnel's ends and the emulator; removed the namespaces, devices and keys"
+            .into(),
+    );
     let (ping_alone, ping_loaded, download_bytes, download_s) = measured;
     Ok(TryReport {
         link: opts.link_text(),
@@ -185,8 +188,11 @@ fn start_ends(
     let allowed = dir.path().join("clients.txt");
     relay_key.write_file(&relay_key_file)?;
     client_key.write_file(&client_key_file)?;
-    std::fs::write(&allowed, format!("{}\n", client_key.public_key().to_base64()))
-        .with_context(|| format!("writing {}", allowed.display()))?;
+    std::fs::write(
+        &allowed,
+        format!("{}\n", client_key.public_key().to_base64()),
+    )
+    .with_context(|| format!("writing {}", allowed.display()))?;
     let listen = SocketAddr::new(IpAddr::V4(emu.outside_addr()), RELAY_PORT);
     let server = ServerFlags {
         key: Some(relay_key_file),
@@ -295,7 +301,9 @@ fn measure_through(
             emu.run_on_namespace_thread(move || measure::download(addr, deadline, &stop))
                 .context("starting the download in the client's namespace")?
         };
-        let got = client.join().map_err(|_| LabError::Failed("the download panicked".into()))?;
+        let got = client
+            .join()
+            .map_err(|_| LabError::Failed("the download panicked".into()))?;
         let _ = server.join();
         got.context("downloading through the tunnel")
     })();

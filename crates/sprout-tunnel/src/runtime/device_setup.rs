@@ -20,12 +20,11 @@ pub(super) struct ClientSetup {
 /// The relay's tunnel address in `a` and the interface holding it, if it is on one of this
 /// namespace's interfaces: the relay runs here, beside its client (issue 39).
 fn relay_here(a: &Assignment) -> Option<(std::net::IpAddr, String)> {
-    let relay: Vec<std::net::IpAddr> = a
-        .v4
-        .map(|v| v.server.into())
-        .into_iter()
-        .chain(a.v6.map(|v| v.server.into()))
-        .collect();
+    let relay: Vec<std::net::IpAddr> =
+        a.v4.map(|v| v.server.into())
+            .into_iter()
+            .chain(a.v6.map(|v| v.server.into()))
+            .collect();
     device::interface_addresses()
         .into_iter()
         .find(|i| relay.contains(&i.net.addr()))
