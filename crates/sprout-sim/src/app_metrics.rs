@@ -277,10 +277,7 @@ mod tests {
 
     #[test]
     fn no_message_gives_no_delay() {
-        let a = compute(
-            &[msg(at_ms(5), 100, Some(ms(1)))],
-            win_ms(1_000, 2_000),
-        );
+        let a = compute(&[msg(at_ms(5), 100, Some(ms(1)))], win_ms(1_000, 2_000));
         assert_eq!(a.messages, 0);
         assert_eq!(a.offered_kbps, 0.0);
         assert!(a.delay_p50_ms.is_nan() && a.delivered_share.is_nan() && a.within_150ms.is_nan());

@@ -31,9 +31,8 @@ pub fn from_log(log: &MmLog) -> (Vec<Arrival>, Vec<u64>) {
 /// say which packets carried application data.
 pub fn score(log: &MmLog, skip: Duration, end: Option<Instant>) -> DirectionMetrics {
     let (arrivals, opportunities) = from_log(log);
-    let end = end.unwrap_or_else(|| {
-        Instant::from_micros(opportunities.last().copied().unwrap_or(0))
-    });
+    let end =
+        end.unwrap_or_else(|| Instant::from_micros(opportunities.last().copied().unwrap_or(0)));
     let prop = Duration::from_millis(log.propagation_delay_ms.unwrap_or(0));
     let bytes = log.opportunities.first().map_or(1500, |o| o.bytes as u32);
     metrics::compute(

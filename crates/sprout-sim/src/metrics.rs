@@ -108,9 +108,7 @@ impl Window {
 }
 
 fn is_sorted_by_arrival(arrivals: &[Arrival]) -> bool {
-    arrivals
-        .windows(2)
-        .all(|w| w[0].arrived <= w[1].arrived)
+    arrivals.windows(2).all(|w| w[0].arrived <= w[1].arrived)
 }
 
 /// The end-to-end delay function (µs) sampled every `step` at `t = start, start + step, ...
@@ -553,9 +551,7 @@ pub fn compute_given_omniscient(
 
     let (all, data) = delay_p95s(arrivals, window, step);
     let p95_delay_ms = all / 1000.0;
-    let carried_data = arrivals
-        .iter()
-        .any(|a| a.is_data && a.arrived < window.end);
+    let carried_data = arrivals.iter().any(|a| a.is_data && a.arrived < window.end);
     let p95_delay_data_ms = if carried_data {
         data / 1000.0
     } else {
@@ -1041,7 +1037,14 @@ mod tests {
             }
             for (start, step) in [(0, MS), (5_000 * MS + 17, 333), (0, 4_096)] {
                 let w = win(start, 100_000 * MS);
-                let m = compute(&arr, &[], 1500, Duration::ZERO, w, Duration::from_micros(step));
+                let m = compute(
+                    &arr,
+                    &[],
+                    1500,
+                    Duration::ZERO,
+                    w,
+                    Duration::from_micros(step),
+                );
                 let all = percentile(
                     &delay_samples(&arr, w, Duration::from_micros(step), |_| true),
                     95.0,

@@ -727,10 +727,7 @@ impl Side {
         let Some(host) = self.host.as_mut() else {
             return Ok(());
         };
-        let app_due = self
-            .app
-            .as_ref()
-            .is_some_and(|a| a.source.next_at() <= now);
+        let app_due = self.app.as_ref().is_some_and(|a| a.source.next_at() <= now);
         // A host acts when a datagram arrives, when it wakes for its timers, or when its
         // application hands it a message.
         if !std::mem::take(&mut self.woken) && now < self.wake && !app_due {

@@ -300,7 +300,10 @@ mod tests {
             let i = args.iter().position(|a| a == flag).unwrap();
             args[i + 1].clone()
         };
-        assert_eq!((after("--low-rtt-ms"), after("--high-rtt-ms")), ("750".into(), "3000".into()));
+        assert_eq!(
+            (after("--low-rtt-ms"), after("--high-rtt-ms")),
+            ("750".into(), "3000".into())
+        );
         o.low_rtt = time::Duration::from_micros(750_500);
         assert!(matches!(o.validate(), Err(SaturatorError::RttFraction)));
         o.low_rtt = time::Duration::from_millis(750);

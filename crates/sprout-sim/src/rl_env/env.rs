@@ -363,7 +363,11 @@ impl RlEnv {
                 } else {
                     rng.gen_range(0..period_ms)
                 };
-                (uplink.clone(), downlink.clone(), Instant::from_millis(start_ms))
+                (
+                    uplink.clone(),
+                    downlink.clone(),
+                    Instant::from_millis(start_ms),
+                )
             }
             LinkSource::Synthetic(model) => {
                 let duration_s = self.cfg.episode.as_secs_f64();
@@ -376,7 +380,11 @@ impl RlEnv {
                     Arc::new(m.generate(name))
                 };
                 let (su, sd) = (rng.gen::<u64>(), rng.gen::<u64>());
-                (make("synthetic.up", su), make("synthetic.down", sd), Instant::ZERO)
+                (
+                    make("synthetic.up", su),
+                    make("synthetic.down", sd),
+                    Instant::ZERO,
+                )
             }
         };
         Ok(match self.cfg.data_direction {

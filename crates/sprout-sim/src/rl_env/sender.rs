@@ -181,7 +181,10 @@ impl RlEnv {
             ActionKind::Rate => self.next_send_ns.map_or(Instant::MAX, instant_of_ns),
             ActionKind::Window => Instant::MAX,
         };
-        let app = self.app.as_ref().map_or(Instant::MAX, |a| a.source.next_at());
+        let app = self
+            .app
+            .as_ref()
+            .map_or(Instant::MAX, |a| a.source.next_at());
         paced.min(app)
     }
 }
