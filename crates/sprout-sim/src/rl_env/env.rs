@@ -119,7 +119,7 @@ pub struct RlEnv {
     /// Scratch buffers reused every tick: reports reaching the sender and
     /// data deliveries (packet, send time, arrival, bytes).
     pub(super) scratch_reports: Vec<Report>,
-    pub(super) scratch_delivered: Vec<(Packet, u64, u64, u32)>,
+    pub(super) scratch_delivered: Vec<(Packet, Instant, Instant, u32)>,
     /// Episode records (times relative to the start), for [`RlEnv::episode_metrics`].
     pub(super) arrivals: Vec<Arrival>,
     pub(super) opportunities: Vec<u64>,

@@ -59,16 +59,14 @@ impl RlEnv {
             LinkEvent::Dropped { bytes, .. } | LinkEvent::HeadDropped { bytes, .. } => {
                 *lost += u64::from(bytes)
             }
-            LinkEvent::Delivered(d) => {
-                let (sent, arrived) = (d.sent.as_micros(), d.delivered.as_micros());
-                delivered.push((d.payload, sent, arrived, d.bytes));
-            }
+            LinkEvent::Delivered(d) => delivered.push((d.payload, d.sent, d.delivered, d.bytes)),
         });
-        for (packet, sent_us, arrived_us, bytes) in delivered.drain(..) {
+        let start = self.start;
+        for (packet, sent, arrived, bytes) in delivered.drain(..) {
             let seq = packet.seq;
             if packet.message != NO_MESSAGE {
                 if let Some(app) = self.app.as_mut() {
-                    app.arrived(packet.message, Instant::from_micros(arrived_us));
+                    app.arrived(packet.message, arrived);
                 }
             }
             if seq > self.rx_expected {
@@ -78,14 +76,14 @@ impl RlEnv {
             self.rx_expected = self.rx_expected.max(seq + u64::from(bytes));
             self.tick_rec.bytes += u64::from(bytes);
             self.tick_rec.delivered += 1;
-            let owd = Duration::from_micros(arrived_us - sent_us);
+            let owd = arrived - sent;
             self.rx_min_delay = Some(self.rx_min_delay.map_or(owd, |m| m.min(owd)));
-            self.tick_arrivals.push((arrived_us, sent_us));
+            self.tick_arrivals
+                .push((arrived.as_micros(), sent.as_micros()));
             // The episode's records are relative to its start.
-            let since_start = |t: u64| Instant::ZERO + (Instant::from_micros(t) - self.start);
             self.arrivals.push(Arrival {
-                sent: since_start(sent_us),
-                arrived: since_start(arrived_us),
+                sent: Instant::ZERO + (sent - start),
+                arrived: Instant::ZERO + (arrived - start),
                 bytes,
                 app_bytes: bytes,
                 is_data: true,
