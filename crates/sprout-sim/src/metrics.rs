@@ -757,6 +757,31 @@ mod tests {
     }
 
     #[test]
+    fn times_serialize_under_their_microsecond_names() {
+        let a = pkt(ms(1), ms(3));
+        let v = serde_json::to_value(a).unwrap();
+        assert_eq!(v["sent_us"], 1_000);
+        assert_eq!(v["arrived_us"], 3_000);
+        assert_eq!(serde_json::from_value::<Arrival>(v).unwrap(), a);
+        let w = win(5, 9);
+        let v = serde_json::to_value(w).unwrap();
+        assert_eq!(v, serde_json::json!({"start_us": 5, "end_us": 9}));
+        assert_eq!(serde_json::from_value::<Window>(v).unwrap(), w);
+    }
+
+    #[test]
+    fn a_window_is_half_open() {
+        let w = win(5, 9);
+        assert_eq!(w.duration(), Duration::from_micros(4));
+        assert!(w.contains(us(5)) && w.contains(us(8)));
+        assert!(!w.contains(us(4)) && !w.contains(us(9)));
+        let t: Vec<Instant> = w.sample_times(Duration::from_micros(3)).collect();
+        assert_eq!(t, vec![us(5), us(8)]);
+        assert_eq!(win(9, 5).duration(), Duration::ZERO);
+        assert_eq!(win(9, 5).sample_times(STEP).count(), 0);
+    }
+
+    #[test]
     fn percentile_nearest_rank_on_1_to_100() {
         let v: Vec<u64> = (1..=100).rev().collect();
         assert_eq!(percentile(&v, 95.0), 95.0);
