@@ -5,6 +5,7 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use sprout_core::Duration;
 use sprout_link::{QueueKind, SyntheticLink};
 use sprout_sim::overrides;
 use sprout_sim::rl_env::{
@@ -191,7 +192,7 @@ impl PyEnv {
                 "episode_seconds must be positive, got {episode_seconds}"
             )));
         }
-        cfg.episode_us = (episode_seconds * 1e6).round() as u64;
+        cfg.episode = Duration::from_micros((episode_seconds * 1e6).round() as u64);
         cfg.random_start = random_start;
         if !(propagation_delay_ms.is_finite() && propagation_delay_ms >= 0.0) {
             return Err(bad_parameter(format!(
@@ -296,7 +297,7 @@ impl PyEnv {
     /// Length of one step, seconds.
     #[getter]
     fn step_s(&self) -> f64 {
-        self.env().config().step_us() as f64 / 1e6
+        self.env().config().step().as_secs_f64()
     }
 
     /// The current episode's seed.
@@ -308,13 +309,13 @@ impl PyEnv {
     /// Where the current episode started in the trace, seconds.
     #[getter]
     fn start_s(&self) -> f64 {
-        self.env().start_us() as f64 / 1e6
+        self.env().start().as_secs_f64()
     }
 
     /// Seconds since the episode's start.
     #[getter]
     fn elapsed_s(&self) -> f64 {
-        self.env().elapsed_us() as f64 / 1e6
+        self.env().elapsed().as_secs_f64()
     }
 
     /// Steps taken in the current episode.
@@ -337,7 +338,8 @@ impl PyEnv {
         if !(skip_s.is_finite() && skip_s >= 0.0) {
             return Err(bad_parameter(format!("skip_s must be >= 0, got {skip_s}")));
         }
-        let m = self.env().episode_metrics((skip_s * 1e6).round() as u64);
+        let skip = Duration::from_micros((skip_s * 1e6).round() as u64);
+        let m = self.env().episode_metrics(skip);
         let v = serde_json::to_value(m).map_err(|e| sprout_error(e.to_string()))?;
         value_to_py(py, &v)
     }
@@ -356,7 +358,8 @@ impl PyEnv {
         if !(skip_s.is_finite() && skip_s >= 0.0) {
             return Err(bad_parameter(format!("skip_s must be >= 0, got {skip_s}")));
         }
-        let Some(m) = self.env().app_metrics((skip_s * 1e6).round() as u64) else {
+        let skip = Duration::from_micros((skip_s * 1e6).round() as u64);
+        let Some(m) = self.env().app_metrics(skip) else {
             return Ok(None);
         };
         let d = PyDict::new(py);
@@ -389,14 +392,14 @@ impl PyEnv {
         d.set_item(
             "sent_us",
             a.iter()
-                .map(|x| x.sent_us)
+                .map(|x| x.sent.as_micros())
                 .collect::<Vec<u64>>()
                 .into_pyarray(py),
         )?;
         d.set_item(
             "arrived_us",
             a.iter()
-                .map(|x| x.arrived_us)
+                .map(|x| x.arrived.as_micros())
                 .collect::<Vec<u64>>()
                 .into_pyarray(py),
         )?;
@@ -423,7 +426,7 @@ impl PyEnv {
             env.data_trace().name(),
             c.action,
             c.ticks_per_step,
-            c.episode_us as f64 / 1e6
+            c.episode.as_secs_f64()
         )
     }
 }

@@ -256,14 +256,14 @@ fn records<'py>(
     d.set_item(
         "sent_us",
         all()
-            .map(|a| a.sent_us)
+            .map(|a| a.sent.as_micros())
             .collect::<Vec<u64>>()
             .into_pyarray(py),
     )?;
     d.set_item(
         "arrived_us",
         all()
-            .map(|a| a.arrived_us)
+            .map(|a| a.arrived.as_micros())
             .collect::<Vec<u64>>()
             .into_pyarray(py),
     )?;

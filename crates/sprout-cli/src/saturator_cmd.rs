@@ -223,8 +223,8 @@ impl ClientArgs {
             direction: self.direction,
             duration,
             name: self.name,
-            low_rtt_ms: self.low_rtt_ms,
-            high_rtt_ms: self.high_rtt_ms,
+            low_rtt: sprout_core::time::Duration::from_millis(u64::from(self.low_rtt_ms)),
+            high_rtt: sprout_core::time::Duration::from_millis(u64::from(self.high_rtt_ms)),
             max_window: self.max_window,
             mtu: self.mtu,
             fetch_timeout: seconds(self.fetch_timeout, false, "fetch-timeout")?,
@@ -312,8 +312,8 @@ mod tests {
         o.direction = Some(Mode::Up);
         o.duration = Some(Duration::from_millis(122_500));
         o.name = PathBuf::from("out dir/run.1");
-        o.low_rtt_ms = 100;
-        o.high_rtt_ms = 400;
+        o.low_rtt = sprout_core::time::Duration::from_millis(100);
+        o.high_rtt = sprout_core::time::Duration::from_millis(400);
         o.max_window = 8;
         o.mtu = 1280;
         o.fetch_timeout = Duration::from_secs(5);

@@ -451,12 +451,11 @@ fn row(j: &Job, direction: &str, m: &DirectionMetrics) -> ResultRow {
 
 /// The Figure-1 time series of a direction run, in 500 ms bins over the whole run.
 pub fn figure1_series(run: &DirectionRun) -> Vec<TimeSeriesPoint> {
-    let end = run.window.end_us;
     metrics::time_series(
         &run.arrivals,
         &run.opportunities_us,
         1500,
-        Window::new(0, end),
+        Window::new(sprout_core::time::Instant::ZERO, run.window.end),
         Duration::from_millis(500),
     )
 }

@@ -1,7 +1,7 @@
 //! Property tests of the section-5.1 metrics and well-formedness tests of the SVG charts.
 
 use proptest::prelude::*;
-use sprout_core::time::Duration;
+use sprout_core::time::{Duration, Instant};
 use sprout_eval::chart::{
     throughput_delay_chart, time_series_chart, utilization_delay_chart, ChartPoint,
     UtilizationPoint,
@@ -45,19 +45,19 @@ fn schedule_strategy() -> impl Strategy<Value = (Vec<u64>, u64, Vec<Arrival>, Wi
                 }
                 let latest_send = o - prop_us;
                 arrivals.push(Arrival {
-                    sent_us: latest_send.saturating_sub(extra),
-                    arrived_us: o,
+                    sent: Instant::from_micros(latest_send.saturating_sub(extra)),
+                    arrived: Instant::from_micros(o),
                     bytes: 1500,
                     app_bytes: 1400,
                     is_data: true,
                 });
             }
-            arrivals.sort_by_key(|a| a.arrived_us);
+            arrivals.sort_by_key(|a| a.arrived);
             (
                 opps,
                 prop_us,
                 arrivals,
-                Window::new(ws * MS, (ws + wl) * MS),
+                Window::new(Instant::from_millis(ws), Instant::from_millis(ws + wl)),
             )
         })
 }
@@ -78,7 +78,7 @@ proptest! {
             prop_assert!(o <= s, "omniscient {} > schedule {}", o, s);
         }
         prop_assert!(percentile(&omni, 95.0) <= percentile(&sched, 95.0));
-        let m = compute(&arrivals, &opps, 1500, prop_us, window, MS);
+        let m = compute(&arrivals, &opps, 1500, Duration::from_micros(prop_us), window, step);
         prop_assert!(m.self_inflicted_ms >= 0.0);
         prop_assert!(m.utilization <= 1.0 + 1e-12);
     }
@@ -89,11 +89,11 @@ proptest! {
     fn delay_rises_at_one_per_ms_between_arrivals((_o, _p, arrivals, window) in schedule_strategy()) {
         let step = Duration::from_micros(MS);
         let s = delay_samples(&arrivals, window, step, |_| true);
-        let times: Vec<u64> = window.sample_times(step).collect();
+        let times: Vec<Instant> = window.sample_times(step).collect();
         for k in 1..s.len() {
             let arrived_between = arrivals
                 .iter()
-                .any(|a| a.arrived_us > times[k - 1] && a.arrived_us <= times[k]);
+                .any(|a| a.arrived > times[k - 1] && a.arrived <= times[k]);
             if !arrived_between {
                 prop_assert_eq!(s[k], s[k - 1] + MS);
             }
@@ -254,8 +254,8 @@ fn example_series() -> Vec<sprout_sim::metrics::TimeSeriesPoint> {
         .enumerate()
         .filter(|(i, _)| i % 3 != 0)
         .map(|(i, &o)| Arrival {
-            sent_us: o.saturating_sub(60 * MS),
-            arrived_us: o,
+            sent: Instant::from_micros(o.saturating_sub(60 * MS)),
+            arrived: Instant::from_micros(o),
             bytes: 1500,
             app_bytes: if i % 17 == 0 { 0 } else { 1400 },
             is_data: i % 17 != 0,
@@ -265,7 +265,7 @@ fn example_series() -> Vec<sprout_sim::metrics::TimeSeriesPoint> {
         &arrivals,
         &opps,
         1500,
-        Window::new(0, 20_000 * MS),
+        Window::new(Instant::ZERO, Instant::from_millis(20_000)),
         Duration::from_millis(100),
     )
 }

@@ -77,11 +77,7 @@ fn metrics_recomputed_from_mahimahi_logs_agree() {
     let (out, ul, dl) = run_with_logs(&cfg, &up, &down);
     for (log, run) in [(ul, &out.uplink), (dl, &out.downlink)] {
         let log = MmLog::parse(&log[..]).unwrap();
-        let m = logscore::score(
-            &log,
-            cfg.skip,
-            Some(sprout_core::time::Instant::from_micros(run.window.end_us)),
-        );
+        let m = logscore::score(&log, cfg.skip, Some(run.window.end));
         let ours = &run.metrics;
         assert!(ours.throughput_kbps > 500.0, "{ours:?}");
         assert!(
@@ -212,7 +208,7 @@ fn a_run_ends_with_the_shorter_trace_unless_told_otherwise() {
         .downlink
         .arrivals
         .iter()
-        .all(|a| a.arrived_us <= 10_000_000));
+        .all(|a| a.arrived.as_micros() <= 10_000_000));
     // An explicit duration still wins (the shorter trace then loops).
     let cfg = SimConfig {
         duration: Some(Duration::from_secs(15)),

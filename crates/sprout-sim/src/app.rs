@@ -411,9 +411,9 @@ pub struct Source {
 }
 
 impl Source {
-    /// The source of `app` starting at `start_us` (its first message then); `None` for
+    /// The source of `app` starting at `start` (its first message then); `None` for
     /// [`App::Bulk`], which has no arrival process.
-    pub fn new(app: App, start_us: u64) -> Option<Source> {
+    pub fn new(app: App, start: Instant) -> Option<Source> {
         let period = match app {
             App::Bulk => return None,
             App::Constant {
@@ -422,7 +422,6 @@ impl Source {
             } => (packet_bytes as f64 * 8e6, rate_bps),
             App::Video { fps, .. } | App::Adaptive { fps, .. } => (1e6, fps),
         };
-        let start = Instant::from_micros(start_us);
         Some(Source {
             app,
             start,
@@ -433,9 +432,9 @@ impl Source {
         })
     }
 
-    /// When the next message is created (µs).
-    pub fn next_us(&self) -> u64 {
-        self.next.as_micros()
+    /// When the next message is created.
+    pub fn next_at(&self) -> Instant {
+        self.next
     }
 
     /// Whether [`Source::emit`] reads the transport's allowance (adaptive video only).
@@ -443,7 +442,7 @@ impl Source {
         matches!(self.app, App::Adaptive { .. })
     }
 
-    /// The message due at [`Source::next_us`], in bytes, and moves on to the next slot.
+    /// The message due at [`Source::next_at`], in bytes, and moves on to the next slot.
     /// `allowance` is called only by adaptive video: the bytes the transport allows now, or
     /// `None` while the sender still holds an earlier frame, which skips this frame (`None`
     /// returned).
@@ -597,10 +596,10 @@ mod tests {
     /// The creation times (µs) and sizes of a source's messages over its first `run`, with a
     /// fixed allowance for adaptive video.
     fn messages(app: App, run: Duration, allowance: Option<u64>) -> Vec<(u64, u64)> {
-        let mut s = Source::new(app, 0).unwrap();
+        let mut s = Source::new(app, Instant::ZERO).unwrap();
         let mut out = Vec::new();
-        while s.next_us() < run.as_micros() {
-            let t = s.next_us();
+        while s.next_at() < Instant::ZERO + run {
+            let t = s.next_at().as_micros();
             if let Some(b) = s.emit(|| allowance) {
                 out.push((t, b));
             }
@@ -678,10 +677,10 @@ mod tests {
             .iter()
             .all(|&(_, b)| b == 40_000));
         // A sender still holding a frame skips the next ones.
-        let mut s = Source::new(app, 1_000).unwrap();
+        let mut s = Source::new(app, Instant::from_millis(1)).unwrap();
         let mut sizes = Vec::new();
         for allowance in [Some(3000), None, None, Some(9000)] {
-            let t = s.next_us();
+            let t = s.next_at().as_micros();
             sizes.push((t, s.emit(|| allowance)));
         }
         assert_eq!(

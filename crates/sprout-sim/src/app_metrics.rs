@@ -3,10 +3,11 @@
 //! receiving application (time waiting in the sender plus time in the network), and the
 //! figures of [`AppMetrics`] over a measured window.
 //!
-//! Times are microseconds unless a name says otherwise; rates kbit/s (1 kbit = 1000 bits).
+//! Times are [`Instant`]s and [`Duration`]s unless a name says otherwise; rates kbit/s
+//! (1 kbit = 1000 bits).
 
 use serde::{Deserialize, Deserializer, Serialize};
-use sprout_core::time::Instant;
+use sprout_core::time::{Duration, Instant};
 
 use crate::metrics::Window;
 
@@ -16,12 +17,12 @@ pub const WITHIN_MS: [f64; 3] = [100.0, 150.0, 300.0];
 /// One message the application handed to the transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Message {
-    /// When the application handed it over (µs).
-    pub created_us: u64,
+    /// When the application handed it over.
+    pub created: Instant,
     /// Application bytes.
     pub bytes: u64,
-    /// When its last byte reached the receiving application (µs); `None` if it never did.
-    pub delivered_us: Option<u64>,
+    /// When its last byte reached the receiving application; `None` if it never did.
+    pub delivered: Option<Instant>,
     /// Datagrams of it still to arrive (transports that deliver datagrams).
     pub missing: u32,
 }
@@ -33,25 +34,25 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// Records a message created at `created_us` of `bytes`, sent in `datagrams` datagrams;
+    /// Records a message created at `created` of `bytes`, sent in `datagrams` datagrams;
     /// returns its index.
-    pub fn open(&mut self, created_us: u64, bytes: u64, datagrams: u32) -> u32 {
+    pub fn open(&mut self, created: Instant, bytes: u64, datagrams: u32) -> u32 {
         self.messages.push(Message {
-            created_us,
+            created,
             bytes,
-            delivered_us: None,
+            delivered: None,
             missing: datagrams,
         });
         (self.messages.len() - 1) as u32
     }
 
-    /// One datagram of message `index` arrived at `at_us`: the message is delivered when the
+    /// One datagram of message `index` arrived `at`: the message is delivered when the
     /// last of its datagrams has.
-    pub fn datagram_arrived(&mut self, index: u32, at_us: u64) {
+    pub fn datagram_arrived(&mut self, index: u32, at: Instant) {
         if let Some(m) = self.messages.get_mut(index as usize) {
             m.missing = m.missing.saturating_sub(1);
-            if m.missing == 0 && m.delivered_us.is_none() {
-                m.delivered_us = Some(at_us);
+            if m.missing == 0 && m.delivered.is_none() {
+                m.delivered = Some(at);
             }
         }
     }
@@ -60,7 +61,7 @@ impl Ledger {
     pub fn delivered(&mut self, index: u32, at: Instant) {
         if let Some(m) = self.messages.get_mut(index as usize) {
             m.missing = 0;
-            m.delivered_us.get_or_insert(at.as_micros());
+            m.delivered.get_or_insert(at);
         }
     }
 
@@ -136,17 +137,18 @@ fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
 /// created in it to arrive (see [`counted_window`]).
 pub const APP_DRAIN_US: u64 = 30_000_000;
 
+/// Longest time left at the end of the measured window for the messages created in it to
+/// arrive (see [`counted_window`]): 30 s.
+pub const APP_DRAIN: Duration = Duration::from_micros(APP_DRAIN_US);
+
 /// The part of the measured `window` whose messages the application-level figures count: all
-/// of it but its last [`APP_DRAIN_US`] (at most a quarter of it). A run ends with the
+/// of it but its last [`APP_DRAIN`] (at most a quarter of it). A run ends with the
 /// window, so a message made near the end, still waiting behind a queue of seconds, would
 /// count as never delivered when it is only late; each counted message has at least this
 /// long to arrive, while the throughput figures still cover the whole window.
 pub fn counted_window(window: Window) -> Window {
-    let drain = APP_DRAIN_US.min(window.len_us() / 4);
-    Window::new(
-        window.start_us,
-        window.end_us.saturating_sub(drain).max(window.start_us),
-    )
+    let drain = APP_DRAIN.min(window.duration() / 4);
+    Window::new(window.start, (window.end - drain).max(window.start))
 }
 
 /// [`AppMetrics`] of `messages` over `window`: those created in `[start, end)` count; a
@@ -155,12 +157,12 @@ pub fn compute(messages: &[Message], window: Window) -> AppMetrics {
     let mut offered = 0u64;
     let mut delivered = 0u64;
     let mut delays_ms: Vec<f64> = Vec::new();
-    for m in messages.iter().filter(|m| window.contains(m.created_us)) {
+    for m in messages.iter().filter(|m| window.contains(m.created)) {
         offered += m.bytes;
-        let delay = match m.delivered_us {
+        let delay = match m.delivered {
             Some(t) => {
                 delivered += m.bytes;
-                t.saturating_sub(m.created_us) as f64 / 1e3
+                (t - m.created).as_millis_f64()
             }
             None => f64::INFINITY,
         };
@@ -176,10 +178,11 @@ pub fn compute(messages: &[Message], window: Window) -> AppMetrics {
         }
     };
     let kbps = |bytes: u64| {
-        if window.len_us() == 0 {
+        let len = window.duration();
+        if len.is_zero() {
             0.0
         } else {
-            bytes as f64 * 8.0 * 1000.0 / window.len_us() as f64
+            bytes as f64 * 8.0 * 1000.0 / len.as_micros() as f64
         }
     };
     AppMetrics {
@@ -203,25 +206,31 @@ pub fn compute(messages: &[Message], window: Window) -> AppMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sprout_core::time::Duration;
+
+    /// The window `[a, b)`, ms.
+    fn win_ms(a: u64, b: u64) -> Window {
+        Window::new(at_ms(a), at_ms(b))
+    }
 
     #[test]
     fn the_counted_window_leaves_time_to_arrive() {
-        let w = counted_window(Window::new(60_000_000, 180_000_000));
-        assert_eq!((w.start_us, w.end_us), (60_000_000, 150_000_000));
+        let w = counted_window(win_ms(60_000, 180_000));
+        assert_eq!(w, win_ms(60_000, 150_000));
         // A short window keeps three quarters of itself.
-        let w = counted_window(Window::new(5_000_000, 25_000_000));
-        assert_eq!((w.start_us, w.end_us), (5_000_000, 20_000_000));
-        let w = counted_window(Window::new(7, 7));
-        assert_eq!((w.start_us, w.end_us), (7, 7));
+        let w = counted_window(win_ms(5_000, 25_000));
+        assert_eq!(w, win_ms(5_000, 20_000));
+        let t = Instant::from_micros(7);
+        assert_eq!(counted_window(Window::new(t, t)), Window::new(t, t));
+        // A reversed window stays empty where it starts.
+        assert_eq!(counted_window(win_ms(9, 5)), win_ms(9, 9));
     }
 
     /// A message created at `created` of `bytes`, delivered `delay` later if ever.
     fn msg(created: Instant, bytes: u64, delay: Option<Duration>) -> Message {
         Message {
-            created_us: created.as_micros(),
+            created,
             bytes,
-            delivered_us: delay.map(|d| (created + d).as_micros()),
+            delivered: delay.map(|d| created + d),
             missing: 0,
         }
     }
@@ -245,7 +254,7 @@ mod tests {
         m.push(msg(at_ms(999), 5000, None));
         m.push(msg(at_ms(2000), 5000, Some(ms(1))));
         m.swap(3, 17);
-        let a = compute(&m, Window::new(1_000_000, 2_000_000));
+        let a = compute(&m, win_ms(1_000, 2_000));
         assert_eq!(a.messages, 20);
         assert_eq!(a.offered_kbps, 160.0);
         assert_eq!(a.delivered_kbps, 152.0);
@@ -268,10 +277,7 @@ mod tests {
 
     #[test]
     fn no_message_gives_no_delay() {
-        let a = compute(
-            &[msg(at_ms(5), 100, Some(ms(1)))],
-            Window::new(1_000_000, 2_000_000),
-        );
+        let a = compute(&[msg(at_ms(5), 100, Some(ms(1)))], win_ms(1_000, 2_000));
         assert_eq!(a.messages, 0);
         assert_eq!(a.offered_kbps, 0.0);
         assert!(a.delay_p50_ms.is_nan() && a.delivered_share.is_nan() && a.within_150ms.is_nan());
@@ -280,16 +286,16 @@ mod tests {
     #[test]
     fn a_message_is_delivered_when_its_last_datagram_arrives() {
         let mut l = Ledger::default();
-        let a = l.open(1_000, 3000, 3);
-        let b = l.open(2_000, 10, 1);
-        l.datagram_arrived(a, 5_000);
-        l.datagram_arrived(a, 6_000);
-        assert_eq!(l.messages()[a as usize].delivered_us, None);
-        l.datagram_arrived(a, 9_000);
-        assert_eq!(l.messages()[a as usize].delivered_us, Some(9_000));
-        l.delivered(b, Instant::from_micros(7_000));
-        l.delivered(b, Instant::from_micros(8_000));
-        assert_eq!(l.messages()[b as usize].delivered_us, Some(7_000));
+        let a = l.open(at_ms(1), 3000, 3);
+        let b = l.open(at_ms(2), 10, 1);
+        l.datagram_arrived(a, at_ms(5));
+        l.datagram_arrived(a, at_ms(6));
+        assert_eq!(l.messages()[a as usize].delivered, None);
+        l.datagram_arrived(a, at_ms(9));
+        assert_eq!(l.messages()[a as usize].delivered, Some(at_ms(9)));
+        l.delivered(b, at_ms(7));
+        l.delivered(b, at_ms(8));
+        assert_eq!(l.messages()[b as usize].delivered, Some(at_ms(7)));
         assert_eq!(l.len(), 2);
     }
 }

@@ -15,8 +15,8 @@ pub fn from_log(log: &MmLog) -> (Vec<Arrival>, Vec<u64>) {
         .departures
         .iter()
         .map(|d| Arrival {
-            sent_us: d.ms.saturating_sub(d.delay_ms + prop_ms) * 1000,
-            arrived_us: d.ms * 1000,
+            sent: Instant::from_millis(d.ms.saturating_sub(d.delay_ms + prop_ms)),
+            arrived: Instant::from_millis(d.ms),
             bytes: d.bytes as u32,
             app_bytes: 0,
             is_data: true,
@@ -31,19 +31,16 @@ pub fn from_log(log: &MmLog) -> (Vec<Arrival>, Vec<u64>) {
 /// say which packets carried application data.
 pub fn score(log: &MmLog, skip: Duration, end: Option<Instant>) -> DirectionMetrics {
     let (arrivals, opportunities) = from_log(log);
-    let end = end.map_or_else(
-        || opportunities.last().copied().unwrap_or(0),
-        Instant::as_micros,
-    );
-    let skip_us = skip.as_micros();
-    let prop_us = log.propagation_delay_ms.unwrap_or(0) * 1000;
+    let end =
+        end.unwrap_or_else(|| Instant::from_micros(opportunities.last().copied().unwrap_or(0)));
+    let prop = Duration::from_millis(log.propagation_delay_ms.unwrap_or(0));
     let bytes = log.opportunities.first().map_or(1500, |o| o.bytes as u32);
     metrics::compute(
         &arrivals,
         &opportunities,
         bytes,
-        prop_us,
-        Window::new(skip_us.min(end), end),
-        metrics::DEFAULT_STEP_US,
+        prop,
+        Window::new((Instant::ZERO + skip).min(end), end),
+        metrics::DEFAULT_STEP,
     )
 }

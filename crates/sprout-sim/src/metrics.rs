@@ -1,16 +1,17 @@
 //! The paper's metrics (Winstein et al., NSDI 2013, section 5.1), as pure functions.
 //!
-//! All times are `u64` **microseconds** since the start of the run unless a name says
+//! Times are [`Instant`]s since the start of the run and [`Duration`]s (whole microseconds);
+//! the delay samples and trace opportunities are `u64` microseconds, and a name says so
 //! otherwise (`_ms`, `_s`). Rates are kilobits per second (1 kbit = 1000 bits).
 //!
 //! # Definitions
 //!
-//! * **Throughput**: bytes leaving the link queue toward the receiver with `arrived_us` inside
+//! * **Throughput**: bytes leaving the link queue toward the receiver with `arrived` inside
 //!   the measured [`Window`], times 8, divided by 1000 and by the window's length in seconds
 //!   (the paper measured at Cellsim). **Goodput** is the same over the application payload.
 //! * **End-to-end delay function**: at every instant `t`, take the most recently *sent*
-//!   packet (largest `sent_us`) among the packets that have arrived by `t` (`arrived_us <= t`,
-//!   including arrivals before the window); `delay(t) = t - sent_us`. Between arrivals it
+//!   packet (latest `sent`) among the packets that have arrived by `t` (`arrived <= t`,
+//!   including arrivals before the window); `delay(t) = t - sent`. Between arrivals it
 //!   grows at 1 s/s; a packet that was sent earlier than one already arrived (reordering)
 //!   never lowers it.
 //! * **Before-first-arrival rule**: a virtual packet sent at time 0 is deemed to have arrived
@@ -29,7 +30,7 @@
 //! (`p95_delay_data_ms`, `self_inflicted_data_ms`).
 
 use serde::{Deserialize, Serialize};
-use sprout_core::time::Duration;
+use sprout_core::time::{Duration, Instant};
 
 /// Default sampling step of the delay function: 1 ms, in microseconds.
 pub const DEFAULT_STEP_US: u64 = 1_000;
@@ -40,16 +41,22 @@ pub const DEFAULT_STEP: Duration = Duration::from_micros(DEFAULT_STEP_US);
 /// Default start-up period skipped before measuring: 60 s, in microseconds (section 5.1).
 pub const DEFAULT_SKIP_US: u64 = 60_000_000;
 
+/// Default start-up period skipped before measuring: 60 s (section 5.1).
+pub const DEFAULT_SKIP: Duration = Duration::from_micros(DEFAULT_SKIP_US);
+
 /// Default percentile of the delay function reported by the paper (95).
 pub const DELAY_PERCENTILE: f64 = 95.0;
 
-/// One packet leaving the link queue toward the receiver.
+/// One packet leaving the link queue toward the receiver. Serialized with its times as
+/// `sent_us` and `arrived_us` (µs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Arrival {
-    /// When the sender sent it (µs).
-    pub sent_us: u64,
-    /// When it left the link queue toward the receiver (µs); `>= sent_us`.
-    pub arrived_us: u64,
+    /// When the sender sent it.
+    #[serde(rename = "sent_us")]
+    pub sent: Instant,
+    /// When it left the link queue toward the receiver; `>= sent`.
+    #[serde(rename = "arrived_us")]
+    pub arrived: Instant,
     /// On-the-wire size counted by the link (bytes).
     pub bytes: u32,
     /// Application payload it carried (bytes).
@@ -58,56 +65,58 @@ pub struct Arrival {
     pub is_data: bool,
 }
 
-/// The measured interval `[start_us, end_us)` (µs). The caller sets `start_us` to the skipped
-/// start-up period (60 s by default, [`DEFAULT_SKIP_US`]).
+/// The measured interval `[start, end)`. The caller sets `start` to the skipped start-up
+/// period (60 s by default, [`DEFAULT_SKIP`]). Serialized as `start_us` and `end_us` (µs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
-    /// First instant measured (µs, inclusive).
-    pub start_us: u64,
-    /// End of the measured interval (µs, exclusive).
-    pub end_us: u64,
+    /// First instant measured (inclusive).
+    #[serde(rename = "start_us")]
+    pub start: Instant,
+    /// End of the measured interval (exclusive).
+    #[serde(rename = "end_us")]
+    pub end: Instant,
 }
 
 impl Window {
-    /// A window `[start_us, end_us)` (µs).
-    pub fn new(start_us: u64, end_us: u64) -> Self {
-        Window { start_us, end_us }
+    /// A window `[start, end)`.
+    pub fn new(start: Instant, end: Instant) -> Self {
+        Window { start, end }
     }
 
-    /// Length of the window in microseconds (0 if `end_us <= start_us`).
-    pub fn len_us(&self) -> u64 {
-        self.end_us.saturating_sub(self.start_us)
+    /// Length of the window (zero if `end <= start`).
+    pub fn duration(&self) -> Duration {
+        self.end.saturating_duration_since(self.start)
     }
 
     /// Length of the window in seconds.
     pub fn len_s(&self) -> f64 {
-        self.len_us() as f64 / 1e6
+        self.duration().as_secs_f64()
     }
 
-    /// True if `t_us` lies in `[start_us, end_us)`.
-    pub fn contains(&self, t_us: u64) -> bool {
-        t_us >= self.start_us && t_us < self.end_us
+    /// True if `t` lies in `[start, end)`.
+    pub fn contains(&self, t: Instant) -> bool {
+        t >= self.start && t < self.end
     }
 
-    /// The sampling instants `start, start + step, ... < end` (µs). Panics if `step` is zero.
-    pub fn sample_times(&self, step: Duration) -> impl Iterator<Item = u64> {
+    /// The sampling instants `start, start + step, ... < end`. Panics if `step` is zero.
+    pub fn sample_times(&self, step: Duration) -> impl Iterator<Item = Instant> {
         assert!(!step.is_zero(), "sampling step must be positive");
-        (self.start_us..self.end_us).step_by(step.as_micros() as usize)
+        (self.start.as_micros()..self.end.as_micros())
+            .step_by(step.as_micros() as usize)
+            .map(Instant::from_micros)
     }
 }
 
 fn is_sorted_by_arrival(arrivals: &[Arrival]) -> bool {
-    arrivals
-        .windows(2)
-        .all(|w| w[0].arrived_us <= w[1].arrived_us)
+    arrivals.windows(2).all(|w| w[0].arrived <= w[1].arrived)
 }
 
 /// The end-to-end delay function (µs) sampled every `step` at `t = start, start + step, ...
 /// < end` of `window`, counting only arrivals that pass `filter`.
 ///
-/// `arrivals` must be sorted by `arrived_us` (checked in debug builds). At each `t` the most
-/// recently sent packet (max `sent_us`) among those with `arrived_us <= t` is taken, including
-/// arrivals before the window; `delay(t) = t - sent_us`. Before any arrival passing the filter,
+/// `arrivals` must be sorted by `arrived` (checked in debug builds). At each `t` the most
+/// recently sent packet (latest `sent`) among those with `arrived <= t` is taken, including
+/// arrivals before the window; `delay(t) = t - sent`. Before any arrival passing the filter,
 /// `delay(t) = t` (a virtual packet sent and arrived at time 0). O(arrivals + samples).
 /// Panics if `step` is zero.
 pub fn delay_samples(
@@ -116,19 +125,18 @@ pub fn delay_samples(
     step: Duration,
     filter: impl Fn(&Arrival) -> bool,
 ) -> Vec<u64> {
-    let step_us = step.as_micros();
     debug_assert!(
         is_sorted_by_arrival(arrivals),
-        "arrivals must be sorted by arrived_us"
+        "arrivals must be sorted by arrived"
     );
-    let mut out = Vec::with_capacity((window.len_us() / step_us.max(1) + 1) as usize);
+    let mut out = Vec::with_capacity(sample_count(window, step).max(1));
     let mut i = 0;
     let mut max_sent = 0u64; // the virtual packet sent at time 0
-    for t in window.sample_times(step) {
-        while i < arrivals.len() && arrivals[i].arrived_us <= t {
+    for t in window.sample_times(step).map(Instant::as_micros) {
+        while i < arrivals.len() && arrivals[i].arrived.as_micros() <= t {
             let a = &arrivals[i];
             if filter(a) {
-                max_sent = max_sent.max(a.sent_us);
+                max_sent = max_sent.max(a.sent.as_micros());
             }
             i += 1;
         }
@@ -160,8 +168,8 @@ pub fn percentile(samples: &[u64], p: f64) -> f64 {
 /// The omniscient sender's delay function (µs), sampled like [`delay_samples`].
 ///
 /// Its packets arrive exactly at every delivery opportunity in `opportunities_us` (sorted
-/// ascending, µs), each sent `propagation_delay_us` earlier, so
-/// `delay(t) = t - last_opportunity_at_or_before(t) + propagation_delay_us`. Same
+/// ascending, µs), each sent `propagation_delay` earlier, so
+/// `delay(t) = t - last_opportunity_at_or_before(t) + propagation_delay`. Same
 /// before-first-arrival rule as [`delay_samples`] (a virtual packet sent at time 0): the
 /// sender cannot send before time 0, so the value is `t - max(0, last_opportunity - propagation)`,
 /// and `t` before the first opportunity. With this rule the omniscient delay is a lower
@@ -173,15 +181,15 @@ pub fn omniscient_delay_samples(
     window: Window,
     step: Duration,
 ) -> Vec<u64> {
-    let (propagation_delay_us, step_us) = (propagation_delay.as_micros(), step.as_micros());
+    let propagation_delay_us = propagation_delay.as_micros();
     debug_assert!(
         opportunities_us.windows(2).all(|w| w[0] <= w[1]),
         "opportunities must be sorted"
     );
-    let mut out = Vec::with_capacity((window.len_us() / step_us.max(1) + 1) as usize);
+    let mut out = Vec::with_capacity(sample_count(window, step).max(1));
     let mut i = 0;
     let mut max_sent = 0u64;
-    for t in window.sample_times(step) {
+    for t in window.sample_times(step).map(Instant::as_micros) {
         while i < opportunities_us.len() && opportunities_us[i] <= t {
             max_sent = max_sent.max(opportunities_us[i].saturating_sub(propagation_delay_us));
             i += 1;
@@ -314,8 +322,9 @@ impl RunPercentile {
 fn sample_count(window: Window, step: Duration) -> usize {
     let step_us = step.as_micros();
     assert!(step_us > 0, "sampling step must be positive");
-    if window.end_us > window.start_us {
-        ((window.end_us - window.start_us - 1) / step_us + 1) as usize
+    let (start, end) = (window.start.as_micros(), window.end.as_micros());
+    if end > start {
+        ((end - start - 1) / step_us + 1) as usize
     } else {
         0
     }
@@ -336,8 +345,9 @@ fn for_each_run(
 ) {
     let step_us = step.as_micros();
     assert!(step_us > 0, "sampling step must be positive");
-    let (mut i, mut m, mut t) = (0usize, 0u64, window.start_us);
-    while t < window.end_us {
+    let end = window.end.as_micros();
+    let (mut i, mut m, mut t) = (0usize, 0u64, window.start.as_micros());
+    while t < end {
         // Take in the events up to t.
         while i < len {
             let (at, sent) = event(i);
@@ -350,7 +360,7 @@ fn for_each_run(
             i += 1;
         }
         // The run lasts until the next event that raises m (those before it change nothing).
-        let mut next = window.end_us;
+        let mut next = end;
         while i < len {
             let (at, sent) = event(i);
             if sent.is_some_and(|s| s > m) {
@@ -376,7 +386,7 @@ fn p95_of_runs(
     window: Window,
     step: Duration,
 ) -> f64 {
-    let mut sel = RunPercentile::new(window.end_us, step);
+    let mut sel = RunPercentile::new(window.end.as_micros(), step);
     for_each_run(len, event, window, step, |t, c, m| sel.count(t, c, m));
     if !sel.locate(sample_count(window, step), DELAY_PERCENTILE) {
         return 0.0;
@@ -389,10 +399,13 @@ fn p95_of_runs(
 /// `window` (0 for an empty window), exactly as [`percentile`] of [`delay_samples`] gives
 /// them. `arrivals` sorted by arrival.
 fn delay_p95s(arrivals: &[Arrival], window: Window, step: Duration) -> (f64, f64) {
-    let all = |i: usize| (arrivals[i].arrived_us, Some(arrivals[i].sent_us));
+    let all = |i: usize| {
+        let a = &arrivals[i];
+        (a.arrived.as_micros(), Some(a.sent.as_micros()))
+    };
     let data = |i: usize| {
         let a = &arrivals[i];
-        (a.arrived_us, a.is_data.then_some(a.sent_us))
+        (a.arrived.as_micros(), a.is_data.then(|| a.sent.as_micros()))
     };
     (
         p95_of_runs(arrivals.len(), all, window, step),
@@ -418,7 +431,7 @@ pub fn omniscient_p95_ms(
 /// The paper's metrics for one direction of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DirectionMetrics {
-    /// All bytes leaving the link queue with `arrived_us` in the window, in kbit/s.
+    /// All bytes leaving the link queue with `arrived` in the window, in kbit/s.
     pub throughput_kbps: f64,
     /// Application payload bytes of the same arrivals, in kbit/s.
     pub goodput_kbps: f64,
@@ -461,12 +474,12 @@ fn kbps(bytes: u64, dur: Duration) -> f64 {
 /// Computes [`DirectionMetrics`] for one direction.
 ///
 /// * `arrivals`: packets leaving the link queue toward the receiver, ideally sorted by
-///   `arrived_us` (a sorted copy is made if they are not); may include arrivals before the
+///   `arrived` (a sorted copy is made if they are not); may include arrivals before the
 ///   window, which affect the delay function's first samples.
 /// * `opportunities_us`: every delivery opportunity of the trace as replayed (µs, sorted; may
 ///   extend beyond the window), each worth `opportunity_bytes` bytes.
-/// * `propagation_delay_us`: one-way propagation delay for the omniscient sender (µs).
-/// * `window`, `step_us`: measured interval and delay sampling step (µs).
+/// * `propagation_delay`: one-way propagation delay for the omniscient sender.
+/// * `window`, `step`: measured interval and delay sampling step.
 ///
 /// An empty window yields zero rates and zero delays. A direction in which no data packet
 /// arrived by the window's end has no data-only delay (NaN).
@@ -474,9 +487,9 @@ pub fn compute(
     arrivals: &[Arrival],
     opportunities_us: &[u64],
     opportunity_bytes: u32,
-    propagation_delay_us: u64,
+    propagation_delay: Duration,
     window: Window,
-    step_us: u64,
+    step: Duration,
 ) -> DirectionMetrics {
     let sorted_opps;
     let opportunities_us = if opportunities_us.windows(2).all(|w| w[0] <= w[1]) {
@@ -487,10 +500,6 @@ pub fn compute(
         sorted_opps = v;
         &sorted_opps[..]
     };
-    let (propagation_delay, step) = (
-        Duration::from_micros(propagation_delay_us),
-        Duration::from_micros(step_us),
-    );
     let omniscient = omniscient_p95_ms(opportunities_us, propagation_delay, window, step);
     compute_given_omniscient(
         arrivals,
@@ -522,29 +531,27 @@ pub fn compute_given_omniscient(
         arrivals
     } else {
         let mut v = arrivals.to_vec();
-        v.sort_by_key(|a| a.arrived_us);
+        v.sort_by_key(|a| a.arrived);
         sorted_copy = v;
         &sorted_copy[..]
     };
 
-    let dur = Duration::from_micros(window.len_us());
+    let dur = window.duration();
     let mut delivered_bytes = 0u64;
     let mut app_bytes = 0u64;
     let mut packets = 0u64;
-    for a in arrivals.iter().filter(|a| window.contains(a.arrived_us)) {
+    for a in arrivals.iter().filter(|a| window.contains(a.arrived)) {
         delivered_bytes += u64::from(a.bytes);
         app_bytes += u64::from(a.app_bytes);
         packets += 1;
     }
-    let in_window = opportunities_us.partition_point(|&t| t < window.end_us)
-        - opportunities_us.partition_point(|&t| t < window.start_us);
+    let in_window = opportunities_us.partition_point(|&t| t < window.end.as_micros())
+        - opportunities_us.partition_point(|&t| t < window.start.as_micros());
     let offered_bytes = u64::from(opportunity_bytes) * in_window as u64;
 
     let (all, data) = delay_p95s(arrivals, window, step);
     let p95_delay_ms = all / 1000.0;
-    let carried_data = arrivals
-        .iter()
-        .any(|a| a.is_data && a.arrived_us < window.end_us);
+    let carried_data = arrivals.iter().any(|a| a.is_data && a.arrived < window.end);
     let p95_delay_data_ms = if carried_data {
         data / 1000.0
     } else {
@@ -609,18 +616,18 @@ impl BinMax {
         b1: u64,
         keep: &impl Fn(&Arrival) -> bool,
     ) -> u64 {
-        while self.idx < arrivals.len() && arrivals[self.idx].arrived_us <= b0 {
+        while self.idx < arrivals.len() && arrivals[self.idx].arrived.as_micros() <= b0 {
             if keep(&arrivals[self.idx]) {
-                self.max_sent = self.max_sent.max(arrivals[self.idx].sent_us);
+                self.max_sent = self.max_sent.max(arrivals[self.idx].sent.as_micros());
             }
             self.idx += 1;
         }
         let mut best = b0.saturating_sub(self.max_sent);
-        while self.idx < arrivals.len() && arrivals[self.idx].arrived_us < b1 {
+        while self.idx < arrivals.len() && arrivals[self.idx].arrived.as_micros() < b1 {
             let a = &arrivals[self.idx];
             if keep(a) {
-                best = best.max(a.arrived_us.saturating_sub(self.max_sent));
-                self.max_sent = self.max_sent.max(a.sent_us);
+                best = best.max(a.arrived.as_micros().saturating_sub(self.max_sent));
+                self.max_sent = self.max_sent.max(a.sent.as_micros());
             }
             self.idx += 1;
         }
@@ -631,7 +638,7 @@ impl BinMax {
 /// A Figure-1-style time series over `window`, in bins of `bin` (the last bin may be
 /// shorter): offered capacity and throughput per bin, and the maximum of the delay function
 /// (exact supremum, not sampled) within each bin. The maximum rather than a percentile is used
-/// so that outages show at their full height. `arrivals` must be sorted by `arrived_us`
+/// so that outages show at their full height. `arrivals` must be sorted by `arrived`
 /// (a sorted copy is made if not); `opportunities_us` sorted, each worth `opportunity_bytes`.
 /// Panics if `bin` is zero.
 pub fn time_series(
@@ -648,7 +655,7 @@ pub fn time_series(
         arrivals
     } else {
         let mut v = arrivals.to_vec();
-        v.sort_by_key(|a| a.arrived_us);
+        v.sort_by_key(|a| a.arrived);
         sorted_copy = v;
         &sorted_copy[..]
     };
@@ -665,13 +672,14 @@ pub fn time_series(
         max_sent: 0,
     };
     // Cursors for byte counting.
-    let mut ai = arrivals.partition_point(|a| a.arrived_us < window.start_us);
-    let mut oi = opps.partition_point(|&t| t < window.start_us);
-    let mut b0 = window.start_us;
-    while b0 < window.end_us {
-        let b1 = b0.saturating_add(bin_us).min(window.end_us);
+    let (start, end) = (window.start.as_micros(), window.end.as_micros());
+    let mut ai = arrivals.partition_point(|a| a.arrived.as_micros() < start);
+    let mut oi = opps.partition_point(|&t| t < start);
+    let mut b0 = start;
+    while b0 < end {
+        let b1 = b0.saturating_add(bin_us).min(end);
         let (mut wire, mut app) = (0u64, 0u64);
-        while ai < arrivals.len() && arrivals[ai].arrived_us < b1 {
+        while ai < arrivals.len() && arrivals[ai].arrived.as_micros() < b1 {
             wire += u64::from(arrivals[ai].bytes);
             app += u64::from(arrivals[ai].app_bytes);
             ai += 1;
@@ -715,8 +723,8 @@ mod tests {
     /// A data packet sent at `sent` that arrived at `arrived`.
     fn pkt(sent: Instant, arrived: Instant) -> Arrival {
         Arrival {
-            sent_us: sent.as_micros(),
-            arrived_us: arrived.as_micros(),
+            sent,
+            arrived,
             bytes: 1500,
             app_bytes: 1400,
             is_data: true,
@@ -726,16 +734,51 @@ mod tests {
     /// A heartbeat sent at `sent` that arrived at `arrived`.
     fn hb(sent: Instant, arrived: Instant) -> Arrival {
         Arrival {
-            sent_us: sent.as_micros(),
-            arrived_us: arrived.as_micros(),
+            sent,
+            arrived,
             bytes: 60,
             app_bytes: 0,
             is_data: false,
         }
     }
 
+    /// The instant `x` µs after the start.
+    fn us(x: u64) -> Instant {
+        Instant::from_micros(x)
+    }
+
+    /// The window `[a, b)`, µs.
+    fn win(a: u64, b: u64) -> Window {
+        Window::new(us(a), us(b))
+    }
+
     fn ms_samples(v: &[u64]) -> Vec<u64> {
         v.iter().map(|x| x / MS).collect()
+    }
+
+    #[test]
+    fn times_serialize_under_their_microsecond_names() {
+        let a = pkt(ms(1), ms(3));
+        let v = serde_json::to_value(a).unwrap();
+        assert_eq!(v["sent_us"], 1_000);
+        assert_eq!(v["arrived_us"], 3_000);
+        assert_eq!(serde_json::from_value::<Arrival>(v).unwrap(), a);
+        let w = win(5, 9);
+        let v = serde_json::to_value(w).unwrap();
+        assert_eq!(v, serde_json::json!({"start_us": 5, "end_us": 9}));
+        assert_eq!(serde_json::from_value::<Window>(v).unwrap(), w);
+    }
+
+    #[test]
+    fn a_window_is_half_open() {
+        let w = win(5, 9);
+        assert_eq!(w.duration(), Duration::from_micros(4));
+        assert!(w.contains(us(5)) && w.contains(us(8)));
+        assert!(!w.contains(us(4)) && !w.contains(us(9)));
+        let t: Vec<Instant> = w.sample_times(Duration::from_micros(3)).collect();
+        assert_eq!(t, vec![us(5), us(8)]);
+        assert_eq!(win(9, 5).duration(), Duration::ZERO);
+        assert_eq!(win(9, 5).sample_times(STEP).count(), 0);
     }
 
     #[test]
@@ -764,7 +807,7 @@ mod tests {
         // t in 60..=69: last arrival sent at 10 -> delay = t - 10  = 50..59
         // t in 70..=99: last arrival sent at 20 -> delay = t - 20  = 50..79
         let arr = [pkt(ms(0), ms(50)), pkt(ms(10), ms(60)), pkt(ms(20), ms(70))];
-        let w = Window::new(50 * MS, 100 * MS);
+        let w = win(50 * MS, 100 * MS);
         let s = delay_samples(&arr, w, STEP, |_| true);
         assert_eq!(s.len(), 50);
         let mut expect: Vec<u64> = (50..60).chain(50..60).chain(50..80).collect();
@@ -784,7 +827,7 @@ mod tests {
         let omni = omniscient_delay_samples(&opps, Duration::from_millis(20), w, STEP);
         assert_eq!(percentile(&omni, 95.0), 29_000.0);
 
-        let m = compute(&arr, &opps, 1500, 20 * MS, w, MS);
+        let m = compute(&arr, &opps, 1500, Duration::from_millis(20), w, STEP);
         // 3 x 1500 bytes in 50 ms = 4500*8/0.05 bit/s = 720 kbit/s.
         assert!((m.throughput_kbps - 720.0).abs() < 1e-9);
         assert!((m.goodput_kbps - 3.0 * 1400.0 * 8.0 / 0.05 / 1000.0).abs() < 1e-9);
@@ -807,7 +850,7 @@ mod tests {
         // B (sent 30) arrives at 40, then A (sent 10) arrives at 45. Window [40, 50).
         // delay = t - 30 throughout: 10..19. A never lowers it (it would give t - 10).
         let arr = [pkt(ms(30), ms(40)), pkt(ms(10), ms(45))];
-        let w = Window::new(40 * MS, 50 * MS);
+        let w = win(40 * MS, 50 * MS);
         let s = delay_samples(&arr, w, STEP, |_| true);
         assert_eq!(ms_samples(&s), (10..20).collect::<Vec<_>>());
         // Compute tolerates unsorted input too (sorted copy).
@@ -815,9 +858,9 @@ mod tests {
             &[pkt(ms(10), ms(45)), pkt(ms(30), ms(40))],
             &[],
             1500,
-            0,
+            Duration::ZERO,
             w,
-            MS,
+            STEP,
         );
         // rank ceil(9.5) = 10 -> 19 ms.
         assert_eq!(m.p95_delay_ms, 19.0);
@@ -827,7 +870,7 @@ mod tests {
     fn outage_gap_grows_one_ms_per_ms() {
         // Packets sent at 100, arrive at 120; next sent 130 arrives only at 620 (500 ms outage).
         let arr = [pkt(ms(100), ms(120)), pkt(ms(130), ms(620))];
-        let w = Window::new(120 * MS, 700 * MS);
+        let w = win(120 * MS, 700 * MS);
         let s = delay_samples(&arr, w, STEP, |_| true);
         // t=120..619: delay = t - 100 = 20..519, rising by exactly 1 ms each ms.
         for (k, d) in s.iter().take(500).enumerate() {
@@ -847,8 +890,8 @@ mod tests {
         // Heartbeats only, as in the direction `--load up` leaves unloaded: the all-packet
         // delay is the heartbeats', and there is no data-only figure at all.
         let arr: Vec<Arrival> = (0..40).map(|k| hb(ms(50 * k), ms(50 * k + 20))).collect();
-        let w = Window::new(100 * MS, 2000 * MS);
-        let m = compute(&arr, &[], 1500, 20 * MS, w, MS);
+        let w = win(100 * MS, 2000 * MS);
+        let m = compute(&arr, &[], 1500, Duration::from_millis(20), w, STEP);
         assert!(
             m.p95_delay_ms > 0.0 && m.p95_delay_ms < 100.0,
             "{}",
@@ -867,8 +910,8 @@ mod tests {
             arr.push(hb(ms(50 * k), ms(50 * k + 20)));
         }
         arr.push(pkt(ms(1000), ms(1020)));
-        let w = Window::new(20 * MS, 1020 * MS);
-        let m = compute(&arr, &[], 1500, 20 * MS, w, MS);
+        let w = win(20 * MS, 1020 * MS);
+        let m = compute(&arr, &[], 1500, Duration::from_millis(20), w, STEP);
         // All packets: sawtooth 20..69 (approx) -> p95 = 67 ms: the delay at t is
         // t - 50*floor((t-20)/50) (sent 0 counts for t in 20..69), values 20..69 each 20 times
         // over 1000 samples; rank 950 -> 20 + floor(949/20) = 20 + 47 = 67.
@@ -885,12 +928,12 @@ mod tests {
     fn arrivals_before_window_count() {
         // One packet sent at 5 ms arrived at 8 ms, before the window [10, 20).
         let arr = [pkt(ms(5), ms(8)), pkt(ms(12), ms(15))];
-        let w = Window::new(10 * MS, 20 * MS);
+        let w = win(10 * MS, 20 * MS);
         let s = delay_samples(&arr, w, STEP, |_| true);
         // t=10..14: t-5 = 5..9; t=15..19: t-12 = 3..7.
         assert_eq!(ms_samples(&s), vec![5, 6, 7, 8, 9, 3, 4, 5, 6, 7]);
         // Before any arrival at all, delay(t) = t.
-        let s2 = delay_samples(&arr, Window::new(0, 5 * MS), STEP, |_| true);
+        let s2 = delay_samples(&arr, win(0, 5 * MS), STEP, |_| true);
         assert_eq!(ms_samples(&s2), vec![0, 1, 2, 3, 4]);
     }
 
@@ -900,7 +943,7 @@ mod tests {
         // over [2000, 3000). Propagation 20 ms. Window [0, 3000).
         let mut opps: Vec<u64> = (0..100).map(|k| k * 10 * MS).collect();
         opps.extend((200..300).map(|k| k * 10 * MS));
-        let w = Window::new(0, 3000 * MS);
+        let w = win(0, 3000 * MS);
         let s = omniscient_delay_samples(&opps, Duration::from_millis(20), w, STEP);
         // t in [0,20): only opportunities < propagation -> virtual packet at 0 -> delay = t.
         assert_eq!(s[5], 5 * MS);
@@ -921,9 +964,9 @@ mod tests {
             &[pkt(ms(0), ms(10))],
             &[10 * MS],
             1500,
-            0,
-            Window::new(5, 5),
-            MS,
+            Duration::ZERO,
+            win(5, 5),
+            STEP,
         );
         assert_eq!(m.throughput_kbps, 0.0);
         assert_eq!(m.p95_delay_ms, 0.0);
@@ -947,14 +990,21 @@ mod tests {
             t += next(3_000 * MS) + 1;
             let sent = t.saturating_sub(20 * MS + next(2_000 * MS));
             let mut a = pkt(ms(0), ms(0));
-            (a.sent_us, a.arrived_us, a.is_data) = (sent, t, next(3) != 0);
+            (a.sent, a.arrived, a.is_data) = (us(sent), us(t), next(3) != 0);
             arr.push(a);
             opps.push(t - next(10 * MS));
         }
         opps.sort_unstable();
         for (start, step) in [(0, MS), (60_000 * MS, MS), (1_234_567, 7 * MS)] {
-            let w = Window::new(start, 400_000 * MS);
-            let m = compute(&arr, &opps, 1500, 20 * MS, w, step);
+            let w = win(start, 400_000 * MS);
+            let m = compute(
+                &arr,
+                &opps,
+                1500,
+                Duration::from_millis(20),
+                w,
+                Duration::from_micros(step),
+            );
             let all = percentile(
                 &delay_samples(&arr, w, Duration::from_micros(step), |_| true),
                 95.0,
@@ -1001,18 +1051,25 @@ mod tests {
                     next(900)
                 };
                 let mut a = pkt(ms(0), ms(0));
-                a.arrived_us = t;
-                a.sent_us = if next(future_every) == 0 {
+                a.arrived = us(t);
+                a.sent = us(if next(future_every) == 0 {
                     t + next(3_000 * MS)
                 } else {
                     t.saturating_sub(next(500 * MS))
-                };
+                });
                 a.is_data = next(4) != 0;
                 arr.push(a);
             }
             for (start, step) in [(0, MS), (5_000 * MS + 17, 333), (0, 4_096)] {
-                let w = Window::new(start, 100_000 * MS);
-                let m = compute(&arr, &[], 1500, 0, w, step);
+                let w = win(start, 100_000 * MS);
+                let m = compute(
+                    &arr,
+                    &[],
+                    1500,
+                    Duration::ZERO,
+                    w,
+                    Duration::from_micros(step),
+                );
                 let all = percentile(
                     &delay_samples(&arr, w, Duration::from_micros(step), |_| true),
                     95.0,
@@ -1038,7 +1095,7 @@ mod tests {
             &arr,
             &opps,
             1500,
-            Window::new(50 * MS, 100 * MS),
+            win(50 * MS, 100 * MS),
             Duration::from_millis(25),
         );
         assert_eq!(ts.len(), 2);
@@ -1058,7 +1115,7 @@ mod tests {
             &arr,
             &opps,
             1500,
-            Window::new(50 * MS, 100 * MS),
+            win(50 * MS, 100 * MS),
             Duration::from_millis(30),
         );
         assert_eq!(ts.len(), 2);

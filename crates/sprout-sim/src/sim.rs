@@ -260,7 +260,7 @@ impl Default for SimConfig {
             uplink: DirectionOverride::default(),
             downlink: DirectionOverride::default(),
             duration: None,
-            skip: Duration::from_micros(metrics::DEFAULT_SKIP_US),
+            skip: metrics::DEFAULT_SKIP,
             load: Load::Both,
             seed: 0,
             host_jitter: DEFAULT_HOST_JITTER,
@@ -555,7 +555,7 @@ struct AppSide {
 
 impl AppSide {
     fn new(app: App, start: Instant) -> Option<Box<AppSide>> {
-        Source::new(app, start.as_micros()).map(|source| {
+        Source::new(app, start).map(|source| {
             Box::new(AppSide {
                 source,
                 ledger: Ledger::default(),
@@ -569,8 +569,8 @@ impl AppSide {
     /// Hands every message due by `now` to `host` (a message beyond
     /// [`MAX_SENDER_BACKLOG_BYTES`] is dropped at the sender: never delivered).
     fn hand_over(&mut self, host: &mut Host, now: Instant) {
-        while self.source.next_us() <= now.as_micros() {
-            let created = self.source.next_us();
+        while self.source.next_at() <= now {
+            let created = self.source.next_at();
             let allowance = || (host.backlog() == 0).then(|| host.allowance(now));
             let Some(bytes) = self.source.emit(allowance) else {
                 continue;
@@ -727,10 +727,7 @@ impl Side {
         let Some(host) = self.host.as_mut() else {
             return Ok(());
         };
-        let app_due = self
-            .app
-            .as_ref()
-            .is_some_and(|a| a.source.next_us() <= now.as_micros());
+        let app_due = self.app.as_ref().is_some_and(|a| a.source.next_at() <= now);
         // A host acts when a datagram arrives, when it wakes for its timers, or when its
         // application hands it a message.
         if !std::mem::take(&mut self.woken) && now < self.wake && !app_due {
@@ -767,7 +764,7 @@ impl Side {
     /// its start.
     fn next_event(&self) -> Instant {
         let own = match (&self.host, &self.app) {
-            (Some(_), Some(app)) => self.wake.min(Instant::from_micros(app.source.next_us())),
+            (Some(_), Some(app)) => self.wake.min(app.source.next_at()),
             (Some(_), None) => self.wake,
             (None, _) => self.start,
         };
@@ -857,8 +854,8 @@ fn take_in(
 ) -> Result<(), SimError> {
     let receiver = 1 - i;
     sides[i].arrivals.push(Arrival {
-        sent_us: d.sent.as_micros(),
-        arrived_us: d.delivered.as_micros(),
+        sent: d.sent,
+        arrived: d.delivered,
         bytes: d.bytes,
         app_bytes: p.app_bytes,
         is_data: p.is_data,
@@ -878,7 +875,7 @@ fn take_in(
     // The receiving application has the datagram (or the stream up to here).
     if let Some(app) = sides[i].app.as_mut() {
         if p.message != NO_MESSAGE {
-            app.ledger.datagram_arrived(p.message, at.as_micros());
+            app.ledger.datagram_arrived(p.message, at);
         } else if let Some(n) = stream {
             app.stream_delivered(n, at);
         }
@@ -1034,7 +1031,7 @@ pub fn measure(
     } else {
         duration
     };
-    let window = Window::new(cfg.skip.min(end).as_micros(), end.as_micros());
+    let window = Window::new(Instant::ZERO + cfg.skip.min(end), Instant::ZERO + end);
     let opportunities_us = opportunities_until(trace, Instant::ZERO + duration, cfg.link.looping);
     let key = OmniscientKey {
         trace: Arc::downgrade(trace),
@@ -1144,9 +1141,9 @@ mod tests {
             arrivals,
             &opps,
             cfg.link.opportunity_bytes,
-            cfg.link.propagation_delay_us.as_micros(),
+            cfg.link.propagation_delay_us,
             window,
-            metrics::DEFAULT_STEP_US,
+            metrics::DEFAULT_STEP,
         );
         (format!("{m:?}"), format!("{fresh:?}"))
     }
@@ -1159,8 +1156,8 @@ mod tests {
         };
         let arrivals: Vec<Arrival> = (1..2_000)
             .map(|k| Arrival {
-                sent_us: k * 9_000,
-                arrived_us: k * 9_000 + 30_000 + (k % 7) * 11_000,
+                sent: Instant::from_micros(k * 9_000),
+                arrived: Instant::from_micros(k * 9_000 + 30_000 + (k % 7) * 11_000),
                 bytes: 1500,
                 app_bytes: 1400,
                 is_data: k % 5 != 0,

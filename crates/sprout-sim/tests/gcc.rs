@@ -40,12 +40,12 @@ fn data_kbps(out: &SimOutput, at: impl Fn(&Arrival) -> u64, from_s: f64, to_s: f
 
 /// Data bytes on the wire that arrived in `[from_s, to_s)`, as kbit/s.
 fn rate_kbps(out: &SimOutput, from_s: f64, to_s: f64) -> f64 {
-    data_kbps(out, |x| x.arrived_us, from_s, to_s)
+    data_kbps(out, |x| x.arrived.as_micros(), from_s, to_s)
 }
 
 /// Data bytes on the wire sent in `[from_s, to_s)` (and delivered), as kbit/s.
 fn sent_kbps(out: &SimOutput, from_s: f64, to_s: f64) -> f64 {
-    data_kbps(out, |x| x.sent_us, from_s, to_s)
+    data_kbps(out, |x| x.sent.as_micros(), from_s, to_s)
 }
 
 /// The 95th percentile of the queueing delay (one-way delay less the 20 ms of propagation) of
@@ -55,9 +55,9 @@ fn queueing_p95_ms(out: &SimOutput, from_s: f64, to_s: f64) -> f64 {
         .downlink
         .arrivals
         .iter()
-        .filter(|x| x.is_data && x.sent_us >= (from_s * 1e6) as u64)
-        .filter(|x| x.sent_us < (to_s * 1e6) as u64)
-        .map(|x| (x.arrived_us - x.sent_us) as f64 / 1e3 - 20.0)
+        .filter(|x| x.is_data && x.sent.as_micros() >= (from_s * 1e6) as u64)
+        .filter(|x| x.sent.as_micros() < (to_s * 1e6) as u64)
+        .map(|x| (x.arrived - x.sent).as_millis_f64() - 20.0)
         .collect();
     assert!(!d.is_empty());
     d.sort_by(f64::total_cmp);

@@ -75,7 +75,10 @@ pub fn run(opts: &EmulateOptions) -> Result<String, LabError> {
                     &arrivals,
                     &opportunities,
                     1500,
-                    Window::new(0, opts.duration_us),
+                    Window::new(
+                        sprout_core::time::Instant::ZERO,
+                        sprout_core::time::Instant::from_micros(opts.duration_us),
+                    ),
                     sprout_core::time::Duration::from_millis(500),
                 ));
             }

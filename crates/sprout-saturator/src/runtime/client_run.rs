@@ -170,12 +170,13 @@ impl<'a> ClientRun<'a> {
     }
 
     fn hello(&self, feedback_path: bool) -> Hello {
+        let (low_rtt_ms, high_rtt_ms) = self.o.rtt_marks_ms();
         Hello {
             session: self.session,
             mode: self.mode,
             payload_bytes: self.payload,
-            low_rtt_ms: self.o.low_rtt_ms,
-            high_rtt_ms: self.o.high_rtt_ms,
+            low_rtt_ms,
+            high_rtt_ms,
             max_window: self.o.max_window,
             feedback_path,
             uses_feedback: self.o.feedback.is_some(),

@@ -33,6 +33,9 @@ pub enum SaturatorError {
     /// A high RTT mark over a minute.
     #[error("--high-rtt-ms must be at most {} ms", crate::wire::MAX_HIGH_RTT_MS)]
     HighRtt,
+    /// An RTT mark with a fraction of a millisecond (the hello carries whole milliseconds).
+    #[error("--low-rtt-ms/--high-rtt-ms must be whole milliseconds")]
+    RttFraction,
     /// A duration option that is not a number of the accepted kind (`--duration` not a
     /// positive number of seconds, `--fetch-timeout` a negative one, ...).
     #[error(transparent)]

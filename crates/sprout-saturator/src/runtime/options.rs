@@ -7,10 +7,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use sprout_core::time::TimeUnit;
+use sprout_core::time::{self, TimeUnit};
 
 use crate::runtime::error::SaturatorError;
-use crate::sender::SenderConfig;
+use crate::sender::{SenderConfig, DEFAULT_HIGH_RTT, DEFAULT_LOW_RTT};
 use crate::wire::{Mode, MAX_HIGH_RTT_MS, MAX_PAYLOAD_BYTES, MAX_WINDOW, MIN_PAYLOAD_BYTES};
 
 /// The server's default idle timeout, s: a recording client's data and acks flow many times a
@@ -104,10 +104,11 @@ pub struct ClientOptions {
     /// Output prefix: writes `NAME.down`, `NAME.up` and `NAME.json` (and `NAME.down.partial`
     /// while recording).
     pub name: PathBuf,
-    /// Low RTT mark of both senders, ms.
-    pub low_rtt_ms: u32,
-    /// High RTT mark of both senders, ms.
-    pub high_rtt_ms: u32,
+    /// Low RTT mark of both senders (`--low-rtt-ms`), whole milliseconds as the hello carries
+    /// it ([`ClientOptions::validate`] refuses a fraction).
+    pub low_rtt: time::Duration,
+    /// High RTT mark of both senders (`--high-rtt-ms`), whole milliseconds.
+    pub high_rtt: time::Duration,
     /// Largest window of both senders, packets.
     pub max_window: u32,
     /// IP packet size of the data packets, bytes.
@@ -131,8 +132,8 @@ impl ClientOptions {
             direction: None,
             duration: None,
             name: PathBuf::from("saturator"),
-            low_rtt_ms: 750,
-            high_rtt_ms: 3000,
+            low_rtt: DEFAULT_LOW_RTT,
+            high_rtt: DEFAULT_HIGH_RTT,
             max_window: 100_000,
             mtu: 1500,
             fetch_timeout: Duration::from_secs(60),
@@ -153,8 +154,14 @@ impl ClientOptions {
         if self.max_window > MAX_WINDOW {
             return Err(SaturatorError::MaxWindow);
         }
-        if self.high_rtt_ms > MAX_HIGH_RTT_MS {
+        if self.high_rtt > time::Duration::from_millis(u64::from(MAX_HIGH_RTT_MS)) {
             return Err(SaturatorError::HighRtt);
+        }
+        if [self.low_rtt, self.high_rtt]
+            .iter()
+            .any(|d| d.as_micros() % 1_000 != 0)
+        {
+            return Err(SaturatorError::RttFraction);
         }
         if self.name.as_os_str().is_empty() || self.name.file_name().is_none() {
             return Err(SaturatorError::Name(self.name.clone()));
@@ -182,11 +189,14 @@ impl ClientOptions {
 
     /// The configuration of both senders.
     pub fn sender_config(&self) -> SenderConfig {
-        SenderConfig::with(
-            sprout_core::time::Duration::from_millis(u64::from(self.low_rtt_ms)),
-            sprout_core::time::Duration::from_millis(u64::from(self.high_rtt_ms)),
-            self.max_window,
-        )
+        SenderConfig::with(self.low_rtt, self.high_rtt, self.max_window)
+    }
+
+    /// The RTT marks in whole milliseconds (rounded down, at most `u32::MAX`), as the hello
+    /// and the command line carry them: (low, high).
+    pub fn rtt_marks_ms(&self) -> (u32, u32) {
+        let ms = |d: time::Duration| u32::try_from(d.as_millis()).unwrap_or(u32::MAX);
+        (ms(self.low_rtt), ms(self.high_rtt))
     }
 
     /// The arguments of `sprout` that run this client (`saturator client ...`).
@@ -203,8 +213,9 @@ impl ClientOptions {
             a.value("--duration", d.as_secs_f64());
         }
         a.path("--name", &self.name);
-        a.value("--low-rtt-ms", self.low_rtt_ms);
-        a.value("--high-rtt-ms", self.high_rtt_ms);
+        let (low, high) = self.rtt_marks_ms();
+        a.value("--low-rtt-ms", low);
+        a.value("--high-rtt-ms", high);
         a.value("--max-window", self.max_window);
         a.value("--mtu", self.mtu);
         a.value("--fetch-timeout", self.fetch_timeout.as_secs_f64());
@@ -277,6 +288,29 @@ mod tests {
         assert_eq!(payload_for(1500, &v4).unwrap(), 1472);
         assert_eq!(payload_for(1500, &v6).unwrap(), 1452);
         assert!(payload_for(100, &v4).is_err());
+    }
+
+    #[test]
+    fn the_rtt_marks_are_whole_milliseconds() {
+        let mut o = ClientOptions::new("10.0.0.1:9".parse().unwrap());
+        assert_eq!(o.rtt_marks_ms(), (750, 3000));
+        assert!(o.validate().is_ok());
+        let args = o.to_args();
+        let after = |flag: &str| {
+            let i = args.iter().position(|a| a == flag).unwrap();
+            args[i + 1].clone()
+        };
+        assert_eq!(
+            (after("--low-rtt-ms"), after("--high-rtt-ms")),
+            ("750".into(), "3000".into())
+        );
+        o.low_rtt = time::Duration::from_micros(750_500);
+        assert!(matches!(o.validate(), Err(SaturatorError::RttFraction)));
+        o.low_rtt = time::Duration::from_millis(750);
+        o.high_rtt = time::Duration::from_millis(u64::from(MAX_HIGH_RTT_MS) + 1);
+        assert!(matches!(o.validate(), Err(SaturatorError::HighRtt)));
+        o.high_rtt = time::Duration::from_millis(500);
+        assert!(matches!(o.validate(), Err(SaturatorError::RttMarks(_))));
     }
 
     #[test]

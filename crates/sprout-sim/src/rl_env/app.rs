@@ -2,6 +2,8 @@
 
 use std::collections::VecDeque;
 
+use sprout_core::Instant;
+
 use crate::app::{App, Source};
 use crate::app_metrics::Ledger;
 use crate::sim::MAX_SENDER_BACKLOG_BYTES;
@@ -23,9 +25,9 @@ pub(super) struct EnvApp {
 }
 
 impl EnvApp {
-    /// The application of `app` starting at `start_us`; `None` for bulk.
-    pub(super) fn new(app: App, start_us: u64) -> Option<Box<EnvApp>> {
-        Source::new(app, start_us).map(|source| {
+    /// The application of `app` starting at `start`; `None` for bulk.
+    pub(super) fn new(app: App, start: Instant) -> Option<Box<EnvApp>> {
+        Source::new(app, start).map(|source| {
             Box::new(EnvApp {
                 source,
                 ledger: Ledger::default(),
@@ -37,13 +39,13 @@ impl EnvApp {
         })
     }
 
-    /// Hands the sender every message created by `until_us`, cut into datagrams of at most
+    /// Hands the sender every message created by `until`, cut into datagrams of at most
     /// `max_payload` bytes; adaptive video sizes a frame by `allowance` (bytes) when nothing
     /// waits, and skips it otherwise. A message beyond [`MAX_SENDER_BACKLOG_BYTES`] is dropped
     /// at the sender (never delivered).
-    pub(super) fn hand_over(&mut self, until_us: u64, max_payload: u32, allowance: u64) {
-        while self.source.next_us() <= until_us {
-            let created = self.source.next_us();
+    pub(super) fn hand_over(&mut self, until: Instant, max_payload: u32, allowance: u64) {
+        while self.source.next_at() <= until {
+            let created = self.source.next_at();
             let idle = self.queue.is_empty();
             let Some(bytes) = self.source.emit(|| idle.then_some(allowance)) else {
                 continue;
@@ -64,17 +66,17 @@ impl EnvApp {
         }
     }
 
-    /// A datagram of `message` reached the receiver at `at_us`.
-    pub(super) fn arrived(&mut self, message: u32, at_us: u64) {
+    /// A datagram of `message` reached the receiver `at`.
+    pub(super) fn arrived(&mut self, message: u32, at: Instant) {
         let i = message as usize;
-        let done = |l: &Ledger| l.messages().get(i).and_then(|m| m.delivered_us);
+        let done = |l: &Ledger| l.messages().get(i).and_then(|m| m.delivered);
         if done(&self.ledger).is_some() {
             return;
         }
-        self.ledger.datagram_arrived(message, at_us);
+        self.ledger.datagram_arrived(message, at);
         if let Some(t) = done(&self.ledger) {
-            let created = self.ledger.messages()[i].created_us;
-            self.step_delays_us.push(t.saturating_sub(created));
+            let created = self.ledger.messages()[i].created;
+            self.step_delays_us.push((t - created).as_micros());
         }
     }
 }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use sprout_core::time::Duration;
 use sprout_core::Config;
 use sprout_link::{LinkConfig, SyntheticLink, Trace};
 
@@ -27,8 +28,8 @@ pub const DEFAULT_FEEDBACK_BYTES: u32 = 100;
 /// Ticks over which the report's averaged delivery rate and loss rate are taken (100 ms).
 pub const AVERAGE_TICKS: usize = 5;
 
-/// Longest episode accepted, microseconds (one hour): the episode's records grow with it.
-pub const MAX_EPISODE_US: u64 = 3_600_000_000;
+/// Longest episode accepted (one hour): the episode's records grow with it.
+pub const MAX_EPISODE: Duration = Duration::from_secs(3_600);
 
 /// Delay sampling step of the reward's self-inflicted delay, microseconds (1 ms, as the
 /// paper's scorer).
@@ -152,8 +153,8 @@ pub struct EnvConfig {
     pub feedback_bytes: u32,
     /// How reports reach the sender. Default [`FeedbackPath::Reverse`].
     pub feedback: FeedbackPath,
-    /// Length of an episode, microseconds (1 step ..= [`MAX_EPISODE_US`]). Default 30 s.
-    pub episode_us: u64,
+    /// Length of an episode (1 step ..= [`MAX_EPISODE`]). Default 30 s.
+    pub episode: Duration,
     /// Whether a trace pair is replayed from a start drawn from the seed (uniform over the
     /// whole milliseconds that leave a full episode before the shorter trace's end, or over
     /// its whole length if it is shorter than an episode); if false, from 0. Default true.
@@ -182,7 +183,7 @@ impl EnvConfig {
             packet_bytes: 1500,
             feedback_bytes: DEFAULT_FEEDBACK_BYTES,
             feedback: FeedbackPath::Reverse,
-            episode_us: 30_000_000,
+            episode: Duration::from_secs(30),
             random_start: true,
             reward: RewardWeights::default(),
             protocol: Config::default(),
@@ -190,14 +191,15 @@ impl EnvConfig {
         }
     }
 
-    /// Length of one step, microseconds.
-    pub fn step_us(&self) -> u64 {
-        self.protocol.model.tick_us.as_micros() * u64::from(self.ticks_per_step)
+    /// Length of one step: [`EnvConfig::ticks_per_step`] of the model's ticks.
+    pub fn step(&self) -> Duration {
+        self.protocol.model.tick_us * u64::from(self.ticks_per_step)
     }
 
-    /// Number of steps in an episode (the last one may end past `episode_us`).
+    /// Number of steps in an episode (the last one may end past `episode`).
     pub fn episode_steps(&self) -> u64 {
-        self.episode_us.div_ceil(self.step_us().max(1))
+        let step_us = self.step().as_micros().max(1);
+        self.episode.as_micros().div_ceil(step_us)
     }
 
     /// Checks the configuration, describing the first problem found.
@@ -239,12 +241,12 @@ impl EnvConfig {
                 self.feedback_bytes
             ));
         }
-        if self.episode_us < self.step_us() || self.episode_us > MAX_EPISODE_US {
+        if self.episode < self.step() || self.episode > MAX_EPISODE {
             return invalid(format!(
                 "an episode must last from one step ({} ms) to {} s, got {} s",
-                self.step_us() / 1000,
-                MAX_EPISODE_US / 1_000_000,
-                self.episode_us as f64 / 1e6
+                self.step().as_millis(),
+                MAX_EPISODE.as_millis() / 1000,
+                self.episode.as_secs_f64()
             ));
         }
         for (name, w) in [
@@ -258,7 +260,7 @@ impl EnvConfig {
         }
         self.app.validate()?;
         let datagrams =
-            self.app.datagrams_per_s(self.packet_bytes as usize) * self.episode_us as f64 / 1e6;
+            self.app.datagrams_per_s(self.packet_bytes as usize) * self.episode.as_secs_f64();
         if datagrams > MAX_APP_DATAGRAMS {
             return invalid(format!(
                 "app {} would create about {datagrams:.0} datagrams in an episode, more than \

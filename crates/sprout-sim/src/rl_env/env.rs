@@ -119,7 +119,7 @@ pub struct RlEnv {
     /// Scratch buffers reused every tick: reports reaching the sender and
     /// data deliveries (packet, send time, arrival, bytes).
     pub(super) scratch_reports: Vec<Report>,
-    pub(super) scratch_delivered: Vec<(Packet, u64, u64, u32)>,
+    pub(super) scratch_delivered: Vec<(Packet, Instant, Instant, u32)>,
     /// Episode records (times relative to the start), for [`RlEnv::episode_metrics`].
     pub(super) arrivals: Vec<Arrival>,
     pub(super) opportunities: Vec<u64>,
@@ -223,14 +223,14 @@ impl RlEnv {
         self.seed
     }
 
-    /// Where the current episode started in the trace, microseconds.
-    pub fn start_us(&self) -> u64 {
-        self.start.as_micros()
+    /// Where the current episode started in the trace.
+    pub fn start(&self) -> Instant {
+        self.start
     }
 
-    /// Time since the episode's start, microseconds.
-    pub fn elapsed_us(&self) -> u64 {
-        (self.now - self.start).as_micros()
+    /// Time since the episode's start.
+    pub fn elapsed(&self) -> Duration {
+        self.now - self.start
     }
 
     /// Steps taken in the current episode.
@@ -263,31 +263,29 @@ impl RlEnv {
         &self.opportunities
     }
 
-    /// The paper's metrics of the data direction over `[skip_us, elapsed)` of this episode,
-    /// computed exactly as the simulator's ([`metrics::compute`], 1 ms sampling; the virtual
-    /// first packet at the episode's start).
-    pub fn episode_metrics(&self, skip_us: u64) -> DirectionMetrics {
-        let end = self.elapsed_us();
+    /// The paper's metrics of the data direction over `[skip, elapsed)` of this episode
+    /// (its records' times are relative to the episode's start), computed exactly as the
+    /// simulator's ([`metrics::compute`], 1 ms sampling; the virtual first packet at the
+    /// episode's start).
+    pub fn episode_metrics(&self, skip: Duration) -> DirectionMetrics {
+        let end = self.elapsed();
         metrics::compute(
             &self.arrivals,
             &self.opportunities,
             self.cfg.link.opportunity_bytes,
-            self.cfg.link.propagation_delay_us.as_micros(),
-            Window::new(skip_us.min(end), end),
-            metrics::DEFAULT_STEP_US,
+            self.cfg.link.propagation_delay_us,
+            Window::new(Instant::ZERO + skip.min(end), Instant::ZERO + end),
+            metrics::DEFAULT_STEP,
         )
     }
 
-    /// The application-level figures of the episode over `[skip_us, elapsed)`
+    /// The application-level figures of the episode over `[skip, elapsed)`
     /// ([`app_metrics::compute`]: the messages created in that window, a message not yet
     /// delivered counting as infinitely late); `None` for a bulk sender.
-    pub fn app_metrics(&self, skip_us: u64) -> Option<AppMetrics> {
+    pub fn app_metrics(&self, skip: Duration) -> Option<AppMetrics> {
         let app = self.app.as_ref()?;
-        let end = self.elapsed_us();
-        let window = Window::new(
-            self.start.as_micros() + skip_us.min(end),
-            self.start.as_micros() + end,
-        );
+        let end = self.elapsed();
+        let window = Window::new(self.start + skip.min(end), self.start + end);
         Some(app_metrics::compute(app.ledger.messages(), window))
     }
 
@@ -298,7 +296,7 @@ impl RlEnv {
 
     /// Starts a new episode with `seed`; returns the first observation.
     pub fn reset(&mut self, seed: u64) -> Result<&[f32], SimError> {
-        let (data_trace, reverse_trace, start_us) = self.episode_traces(seed)?;
+        let (data_trace, reverse_trace, start) = self.episode_traces(seed)?;
         let stream = |s: u64| {
             let mut l = self.cfg.link.clone();
             l.seed = seed.wrapping_mul(2).wrapping_add(s);
@@ -311,7 +309,6 @@ impl RlEnv {
         self.data = Link::new(data_trace, stream(data_stream));
         self.reverse = Link::new(reverse_trace, stream(reverse_stream));
         // Run both links (empty) to the start: the opportunities before it go unused.
-        let start = Instant::from_micros(start_us);
         self.data.advance(start, &mut |_| {});
         self.reverse.advance(start, &mut |_| {});
         self.seed = seed;
@@ -344,7 +341,7 @@ impl RlEnv {
         self.acc = StepAccumulator::default();
         self.arrivals.clear();
         self.opportunities.clear();
-        self.app = EnvApp::new(self.cfg.app, start_us);
+        self.app = EnvApp::new(self.cfg.app, start);
         self.fill_observation();
         Ok(&self.observation)
     }
@@ -353,12 +350,12 @@ impl RlEnv {
     pub(super) fn episode_traces(
         &self,
         seed: u64,
-    ) -> Result<(Arc<Trace>, Arc<Trace>, u64), SimError> {
+    ) -> Result<(Arc<Trace>, Arc<Trace>, Instant), SimError> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x524c_454e_5653_5452);
-        let (up, down, start_us) = match &self.cfg.source {
+        let (up, down, start) = match &self.cfg.source {
             LinkSource::Traces { uplink, downlink } => {
                 let period_ms = uplink.period_ms().min(downlink.period_ms());
-                let episode_ms = self.cfg.episode_us.div_ceil(1000);
+                let episode_ms = self.cfg.episode.as_micros().div_ceil(1000);
                 let start_ms = if !self.cfg.random_start {
                     0
                 } else if period_ms > episode_ms {
@@ -366,10 +363,14 @@ impl RlEnv {
                 } else {
                     rng.gen_range(0..period_ms)
                 };
-                (uplink.clone(), downlink.clone(), start_ms * 1000)
+                (
+                    uplink.clone(),
+                    downlink.clone(),
+                    Instant::from_millis(start_ms),
+                )
             }
             LinkSource::Synthetic(model) => {
-                let duration_s = self.cfg.episode_us as f64 / 1e6;
+                let duration_s = self.cfg.episode.as_secs_f64();
                 let make = |name: &str, s: u64| {
                     let m = SyntheticLink {
                         seed: s,
@@ -379,12 +380,16 @@ impl RlEnv {
                     Arc::new(m.generate(name))
                 };
                 let (su, sd) = (rng.gen::<u64>(), rng.gen::<u64>());
-                (make("synthetic.up", su), make("synthetic.down", sd), 0)
+                (
+                    make("synthetic.up", su),
+                    make("synthetic.down", sd),
+                    Instant::ZERO,
+                )
             }
         };
         Ok(match self.cfg.data_direction {
-            Direction::Down => (down, up, start_us),
-            Direction::Up => (up, down, start_us),
+            Direction::Down => (down, up, start),
+            Direction::Up => (up, down, start),
         })
     }
 
@@ -409,8 +414,8 @@ impl RlEnv {
             app.step_delays_us.clear();
         }
         // The sender acts on the action at the step's start, then the loop runs the step.
-        self.horizon = step_start + Duration::from_micros(self.cfg.step_us());
-        self.sender_act(step_start.as_micros());
+        self.horizon = step_start + self.cfg.step();
+        self.sender_act(step_start);
         let mut clock = self.clock;
         clock.wake(self);
         let end = self.horizon;
@@ -423,11 +428,12 @@ impl RlEnv {
         let samples = acc.samples.max(1) as f64;
         let mbps = |bytes: u64| bytes as f64 * 8.0 / step_s / 1e6;
         let mut info = StepInfo {
-            time_s: self.elapsed_us() as f64 / 1e6,
+            time_s: self.elapsed().as_secs_f64(),
             throughput_mbps: mbps(acc.delivered_bytes),
             capacity_mbps: mbps(acc.offered_bytes),
-            delay_s: acc.delay_sum_us as f64 / samples / 1e6,
-            self_inflicted_s: acc.self_inflicted_sum_us as f64 / samples / 1e6,
+            // Micros over samples, then seconds: the order the digests were taken with.
+            delay_s: acc.delay_sum.as_micros() as f64 / samples / 1e6,
+            self_inflicted_s: acc.self_inflicted_sum.as_micros() as f64 / samples / 1e6,
             sent_bytes: self.step_sent,
             delivered_bytes: acc.delivered_bytes,
             lost_bytes: acc.lost_bytes,
@@ -457,7 +463,7 @@ impl RlEnv {
         StepOutcome {
             reward: info.reward,
             terminated: false,
-            truncated: self.elapsed_us() >= self.cfg.episode_us,
+            truncated: self.elapsed() >= self.cfg.episode,
             info,
         }
     }

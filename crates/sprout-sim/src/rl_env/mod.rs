@@ -13,9 +13,10 @@
 //!
 //! # Time
 //!
-//! All times are microseconds (`_us`) of the link's clock, which is the trace's clock: an
-//! episode starts at `start_us` (a whole millisecond of the trace drawn from the seed, or 0)
-//! and lasts [`EnvConfig::episode_us`]. One step is [`EnvConfig::ticks_per_step`] ticks of
+//! All times are [`sprout_core::Instant`]s and [`sprout_core::time::Duration`]s (whole
+//! microseconds) of the link's clock, which is the trace's clock: an episode starts at
+//! [`RlEnv::start`] (a whole millisecond of the trace drawn from the seed, or 0) and lasts
+//! [`EnvConfig::episode`]. One step is [`EnvConfig::ticks_per_step`] ticks of
 //! the model's tick length (20 ms). Nothing here reads a clock or does IO.
 //!
 //! # The loop
@@ -89,7 +90,7 @@ use app::EnvApp;
 pub use config::{
     ActionKind, EnvConfig, FeedbackPath, LinkSource, RewardWeights, AVERAGE_TICKS,
     DEFAULT_DELAY_WEIGHT, DEFAULT_FEEDBACK_BYTES, DEFAULT_MAX_RATE_MBPS, DEFAULT_MAX_WINDOW_KB,
-    DELAY_SAMPLE_US, MAX_EPISODE_US, OBSERVATION_FEATURES,
+    DELAY_SAMPLE_US, MAX_EPISODE, OBSERVATION_FEATURES,
 };
 pub use env::RlEnv;
 use env::{Packet, Report, NO_MESSAGE};

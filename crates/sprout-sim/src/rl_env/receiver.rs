@@ -35,14 +35,12 @@ impl Endpoints for RlEnv {
         if now == self.tick_end {
             self.close_tick();
         }
-        self.sender_act(now.as_micros());
+        self.sender_act(now);
         Ok(())
     }
 
     fn next_event(&self) -> Instant {
-        let own = self
-            .tick_end
-            .min(Instant::from_micros(self.sender_next_us()));
+        let own = self.tick_end.min(self.sender_next());
         let links = [self.data.next_event(), self.reverse.next_event()];
         links.into_iter().flatten().fold(own, Instant::min)
     }
@@ -61,16 +59,14 @@ impl RlEnv {
             LinkEvent::Dropped { bytes, .. } | LinkEvent::HeadDropped { bytes, .. } => {
                 *lost += u64::from(bytes)
             }
-            LinkEvent::Delivered(d) => {
-                let (sent, arrived) = (d.sent.as_micros(), d.delivered.as_micros());
-                delivered.push((d.payload, sent, arrived, d.bytes));
-            }
+            LinkEvent::Delivered(d) => delivered.push((d.payload, d.sent, d.delivered, d.bytes)),
         });
-        for (packet, sent_us, arrived_us, bytes) in delivered.drain(..) {
+        let start = self.start;
+        for (packet, sent, arrived, bytes) in delivered.drain(..) {
             let seq = packet.seq;
             if packet.message != NO_MESSAGE {
                 if let Some(app) = self.app.as_mut() {
-                    app.arrived(packet.message, arrived_us);
+                    app.arrived(packet.message, arrived);
                 }
             }
             if seq > self.rx_expected {
@@ -80,12 +76,14 @@ impl RlEnv {
             self.rx_expected = self.rx_expected.max(seq + u64::from(bytes));
             self.tick_rec.bytes += u64::from(bytes);
             self.tick_rec.delivered += 1;
-            let owd = Duration::from_micros(arrived_us - sent_us);
+            let owd = arrived - sent;
             self.rx_min_delay = Some(self.rx_min_delay.map_or(owd, |m| m.min(owd)));
-            self.tick_arrivals.push((arrived_us, sent_us));
+            self.tick_arrivals
+                .push((arrived.as_micros(), sent.as_micros()));
+            // The episode's records are relative to its start.
             self.arrivals.push(Arrival {
-                sent_us: sent_us - self.start.as_micros(),
-                arrived_us: arrived_us - self.start.as_micros(),
+                sent: Instant::ZERO + (sent - start),
+                arrived: Instant::ZERO + (arrived - start),
                 bytes,
                 app_bytes: bytes,
                 is_data: true,
@@ -125,8 +123,8 @@ impl RlEnv {
             }
             let delay = t - rx_max_sent_us.min(t);
             let omni = t - omni_max_sent_us.min(t);
-            self.acc.delay_sum_us += delay;
-            self.acc.self_inflicted_sum_us += delay.saturating_sub(omni);
+            self.acc.delay_sum += Duration::from_micros(delay);
+            self.acc.self_inflicted_sum += Duration::from_micros(delay.saturating_sub(omni));
             self.acc.samples += 1;
             t += DELAY_SAMPLE_US;
         }
@@ -185,7 +183,7 @@ impl RlEnv {
     /// Builds the observation from the latest report and the sender's own state.
     pub(super) fn fill_observation(&mut self) {
         let tick_s = self.cfg.protocol.model.tick_us.as_secs_f64();
-        let step_s = self.cfg.step_us() as f64 / 1e6;
+        let step_s = self.cfg.step().as_secs_f64();
         let o = &mut self.observation;
         o.iter_mut().for_each(|x| *x = 0.0);
         if let Some(r) = &self.report {
@@ -224,7 +222,8 @@ pub(super) struct StepAccumulator {
     pub(super) delivered_bytes: u64,
     pub(super) offered_bytes: u64,
     pub(super) lost_bytes: u64,
-    pub(super) delay_sum_us: u64,
-    pub(super) self_inflicted_sum_us: u64,
+    /// Sums of the delay function's and of the self-inflicted delay's samples.
+    pub(super) delay_sum: Duration,
+    pub(super) self_inflicted_sum: Duration,
     pub(super) samples: u64,
 }

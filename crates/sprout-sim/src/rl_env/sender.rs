@@ -1,5 +1,6 @@
 //! The agent's sender: pacing, the window and the application's datagrams.
 
+use sprout_core::time::Duration;
 use sprout_core::Instant;
 
 use super::*;
@@ -38,14 +39,13 @@ impl RlEnv {
         }
     }
 
-    /// Sends one data packet at `t_us`.
-    pub(super) fn send_packet(&mut self, t_us: u64) {
-        self.send_datagram(t_us, self.cfg.packet_bytes, NO_MESSAGE);
+    /// Sends one data packet `at`.
+    pub(super) fn send_packet(&mut self, at: Instant) {
+        self.send_datagram(at, self.cfg.packet_bytes, NO_MESSAGE);
     }
 
-    /// Sends a data packet of `bytes` carrying part of `message` at `t_us`.
-    pub(super) fn send_datagram(&mut self, t_us: u64, bytes: u32, message: u32) {
-        let at = Instant::from_micros(t_us);
+    /// Sends a data packet of `bytes` carrying part of `message` `at`.
+    pub(super) fn send_datagram(&mut self, at: Instant, bytes: u32, message: u32) {
         let packet = Packet {
             seq: self.sent_bytes,
             message,
@@ -69,47 +69,47 @@ impl RlEnv {
         }
     }
 
-    /// The application hands the sender what it created by `until_us`.
-    pub(super) fn hand_over(&mut self, until_us: u64) {
+    /// The application hands the sender what it created by `until`.
+    pub(super) fn hand_over(&mut self, until: Instant) {
         let allowance = self.app_allowance();
         let max = self.cfg.packet_bytes;
         if let Some(app) = self.app.as_mut() {
-            app.hand_over(until_us, max, allowance);
+            app.hand_over(until, max, allowance);
         }
     }
 
-    /// Rate mode with an application: the paced datagrams before `end_us`, each at its
+    /// Rate mode with an application: the paced datagrams before `end`, each at its
     /// paced instant if the queue holds one then (an empty queue moves the next instant to the
-    /// application's next message); then hands over what is due by `until_us`.
-    pub(super) fn app_rate_sends(&mut self, end_us: u64, until_us: u64) {
-        let end_ns = u128::from(end_us) * 1000;
+    /// application's next message); then hands over what is due by `until`.
+    pub(super) fn app_rate_sends(&mut self, end: Instant, until: Instant) {
+        let end_ns = ns_of(end);
         while let Some(next) = self.next_send_ns {
             if next >= end_ns {
                 break;
             }
-            let at_us = (next / 1000) as u64;
-            self.hand_over(at_us);
+            let at = instant_of_ns(next);
+            self.hand_over(at);
             let Some(app) = self.app.as_mut() else {
                 break;
             };
             if let Some((message, len)) = app.queue.pop_front() {
                 app.queued_bytes -= u64::from(len);
-                self.send_datagram(at_us, len, message);
+                self.send_datagram(at, len, message);
                 self.last_send_ns = Some(next);
                 self.next_send_ns = Some(next + self.interval_ns_for(len));
             } else {
-                // Every message due by `at_us` is handed over, so this is later than `next`.
-                let due = u128::from(app.source.next_us()) * 1000;
+                // Every message due by `at` is handed over, so this is later than `next`.
+                let due = ns_of(app.source.next_at());
                 self.next_send_ns = Some(next.max(due));
             }
         }
-        self.hand_over(until_us);
+        self.hand_over(until);
     }
 
-    /// Window mode with an application: hands over what is due by `t_us` and sends at `t_us`
-    /// the queued datagrams the window allows.
-    pub(super) fn app_window_send(&mut self, t_us: u64) {
-        self.hand_over(t_us);
+    /// Window mode with an application: hands over what is due by `at` and sends `at` the
+    /// queued datagrams the window allows.
+    pub(super) fn app_window_send(&mut self, at: Instant) {
+        self.hand_over(at);
         loop {
             let Some(app) = self.app.as_mut() else {
                 return;
@@ -122,15 +122,15 @@ impl RlEnv {
             }
             app.queue.pop_front();
             app.queued_bytes -= u64::from(len);
-            self.send_datagram(t_us, len, message);
+            self.send_datagram(at, len, message);
         }
     }
 
-    /// Window mode: sends at `t_us` what the window allows.
-    pub(super) fn send_window(&mut self, t_us: u64) {
+    /// Window mode: sends `at` what the window allows.
+    pub(super) fn send_window(&mut self, at: Instant) {
         let bytes = u64::from(self.cfg.packet_bytes);
         while self.sent_bytes - self.acked_bytes + bytes <= self.window_bytes {
-            self.send_packet(t_us);
+            self.send_packet(at);
         }
     }
 
@@ -140,34 +140,33 @@ impl RlEnv {
         self.report = Some(report);
     }
 
-    /// The sender at `now_us`, in the loop's step 3: in rate mode it sends its paced packets
-    /// due by `now_us` (none at or after the step's end, whose rate the next action sets); in
+    /// The sender at `now`, in the loop's step 3: in rate mode it sends its paced packets
+    /// due by `now` (none at or after the step's end, whose rate the next action sets); in
     /// window mode what the window allows.
-    pub(super) fn sender_act(&mut self, now_us: u64) {
+    pub(super) fn sender_act(&mut self, now: Instant) {
         match self.cfg.action {
             ActionKind::Window => {
                 if self.app.is_some() {
-                    self.app_window_send(now_us);
+                    self.app_window_send(now);
                 } else {
-                    self.send_window(now_us);
+                    self.send_window(now);
                 }
             }
             ActionKind::Rate => {
-                let horizon_us = self.horizon.as_micros();
-                if now_us >= horizon_us {
+                if now >= self.horizon {
                     return;
                 }
-                let end_us = (now_us + 1).min(horizon_us);
+                let end = (now + Duration::from_micros(1)).min(self.horizon);
                 if self.app.is_some() {
-                    self.app_rate_sends(end_us, now_us);
+                    self.app_rate_sends(end, now);
                     return;
                 }
-                let end_ns = u128::from(end_us) * 1000;
+                let end_ns = ns_of(end);
                 while let Some(next) = self.next_send_ns {
                     if next >= end_ns {
                         break;
                     }
-                    self.send_packet((next / 1000) as u64);
+                    self.send_packet(instant_of_ns(next));
                     self.last_send_ns = Some(next);
                     self.next_send_ns = Some(next + self.interval_ns());
                 }
@@ -176,15 +175,27 @@ impl RlEnv {
     }
 
     /// When the sender next has something to do: its next paced instant, or its
-    /// application's next message.
-    pub(super) fn sender_next_us(&self) -> u64 {
+    /// application's next message ([`Instant::MAX`]: nothing).
+    pub(super) fn sender_next(&self) -> Instant {
         let paced = match self.cfg.action {
-            ActionKind::Rate => self
-                .next_send_ns
-                .map_or(u64::MAX, |ns| (ns / 1000).min(u128::from(u64::MAX)) as u64),
-            ActionKind::Window => u64::MAX,
+            ActionKind::Rate => self.next_send_ns.map_or(Instant::MAX, instant_of_ns),
+            ActionKind::Window => Instant::MAX,
         };
-        let app = self.app.as_ref().map_or(u64::MAX, |a| a.source.next_us());
+        let app = self
+            .app
+            .as_ref()
+            .map_or(Instant::MAX, |a| a.source.next_at());
         paced.min(app)
     }
+}
+
+/// `t` in nanoseconds, the pacer's unit.
+fn ns_of(t: Instant) -> u128 {
+    u128::from(t.as_micros()) * 1000
+}
+
+/// The instant of `ns` nanoseconds, rounded down to the microsecond ([`Instant::MAX`] beyond
+/// it).
+fn instant_of_ns(ns: u128) -> Instant {
+    Instant::from_micros(u64::try_from(ns / 1000).unwrap_or(u64::MAX))
 }

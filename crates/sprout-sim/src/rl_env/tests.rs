@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use sprout_core::time::{Duration, Instant};
 use sprout_link::{constant_rate_trace, SyntheticLink};
 
 use super::*;
@@ -37,7 +38,7 @@ fn run(env: &mut RlEnv, actions: impl Fn(usize, &[f32]) -> f64) -> Vec<(Vec<f32>
 fn same_seed_same_actions_identical_episode() {
     for source in [constant(6.0, 120.0), verizon_like()] {
         let mut cfg = EnvConfig::new(source);
-        cfg.episode_us = 5_000_000;
+        cfg.episode = Duration::from_secs(5);
         cfg.link.loss = 0.02;
         let mut a = RlEnv::new(cfg.clone()).unwrap();
         let mut b = RlEnv::new(cfg).unwrap();
@@ -62,14 +63,14 @@ fn same_seed_same_actions_identical_episode() {
 #[test]
 fn random_start_is_drawn_from_the_seed_within_the_trace() {
     let mut cfg = EnvConfig::new(constant(6.0, 100.0));
-    cfg.episode_us = 10_000_000;
+    cfg.episode = Duration::from_secs(10);
     let mut env = RlEnv::new(cfg).unwrap();
     let mut starts = Vec::new();
     for seed in 0..20 {
         env.reset(seed).unwrap();
-        assert!(env.start_us() <= 90_000_000);
-        assert_eq!(env.start_us() % 1000, 0);
-        starts.push(env.start_us());
+        assert!(env.start() <= Instant::from_millis(90_000));
+        assert_eq!(env.start().as_micros() % 1000, 0);
+        starts.push(env.start());
     }
     starts.sort_unstable();
     starts.dedup();
@@ -83,7 +84,7 @@ fn random_start_is_drawn_from_the_seed_within_the_trace() {
 #[test]
 fn below_capacity_no_delay_growth() {
     let mut cfg = EnvConfig::new(constant(12.0, 60.0));
-    cfg.episode_us = 10_000_000;
+    cfg.episode = Duration::from_secs(10);
     cfg.random_start = false;
     let mut env = RlEnv::new(cfg).unwrap();
     let steps = run(&mut env, |_, _| 6.0);
@@ -91,8 +92,11 @@ fn below_capacity_no_delay_growth() {
     // Packets sent at 0, 2, ..., 9980 ms arrive 20 ms later, by the end at 10 s.
     assert_eq!(arrivals.len(), 4991);
     for a in arrivals {
-        let owd = a.arrived_us - a.sent_us;
-        assert!((20_000..=21_000).contains(&owd), "{a:?}");
+        let owd = a.arrived - a.sent;
+        assert!(
+            (Duration::from_millis(20)..=Duration::from_millis(21)).contains(&owd),
+            "{a:?}"
+        );
     }
     // After the first 20 ms (propagation) every step delivers 10 packets = 6 Mbit/s.
     for (_, info) in &steps[2..] {
@@ -102,7 +106,7 @@ fn below_capacity_no_delay_growth() {
         // The delay function stays between 20 and 22 ms: the step's mean does.
         assert!((0.020..=0.022).contains(&info.delay_s), "{info:?}");
     }
-    let m = env.episode_metrics(1_000_000);
+    let m = env.episode_metrics(Duration::from_secs(1));
     assert!((m.throughput_kbps - 6000.0).abs() < 1.0, "{m:?}");
     assert!(m.p95_delay_ms <= 22.0, "{m:?}");
 }
@@ -115,14 +119,14 @@ fn below_capacity_no_delay_growth() {
 #[test]
 fn above_capacity_delay_grows_at_the_hand_computed_rate() {
     let mut cfg = EnvConfig::new(constant(12.0, 60.0));
-    cfg.episode_us = 4_000_000;
+    cfg.episode = Duration::from_secs(4);
     cfg.random_start = false;
     cfg.feedback = FeedbackPath::Instant;
     let mut env = RlEnv::new(cfg).unwrap();
     let steps = run(&mut env, |_, _| 18.0);
     for a in env.arrivals() {
-        let expected = 20_000.0 + a.sent_us as f64 * 0.5;
-        let owd = (a.arrived_us - a.sent_us) as f64;
+        let expected = 20_000.0 + a.sent.as_micros() as f64 * 0.5;
+        let owd = (a.arrived - a.sent).as_micros() as f64;
         assert!(
             (owd - expected).abs() <= 1_001.0,
             "{a:?}: {owd} vs {expected}"
@@ -163,7 +167,7 @@ fn above_capacity_delay_grows_at_the_hand_computed_rate() {
 #[test]
 fn window_mode_keeps_the_window_in_flight() {
     let mut cfg = EnvConfig::new(constant(12.0, 60.0));
-    cfg.episode_us = 3_000_000;
+    cfg.episode = Duration::from_secs(3);
     cfg.random_start = false;
     cfg.action = ActionKind::Window;
     let mut env = RlEnv::new(cfg).unwrap();
@@ -194,7 +198,7 @@ fn forecast_follows_the_link() {
     // A sender well above capacity keeps the queue backlogged: every tick sees the
     // link's 20 packets, and the model's cautious 1-tick forecast lands a little below.
     let mut cfg = EnvConfig::new(constant(12.0, 60.0));
-    cfg.episode_us = 2_000_000;
+    cfg.episode = Duration::from_secs(2);
     cfg.random_start = false;
     let mut env = RlEnv::new(cfg).unwrap();
     let steps = run(&mut env, |_, _| 20.0);
@@ -212,7 +216,7 @@ fn forecast_follows_the_link() {
 #[test]
 fn idle_sender_does_not_teach_the_model_an_outage() {
     let mut cfg = EnvConfig::new(constant(12.0, 60.0));
-    cfg.episode_us = 3_000_000;
+    cfg.episode = Duration::from_secs(3);
     cfg.random_start = false;
     cfg.feedback = FeedbackPath::Instant;
     let mut env = RlEnv::new(cfg).unwrap();
@@ -241,7 +245,7 @@ fn idle_sender_does_not_teach_the_model_an_outage() {
 #[test]
 fn steps_of_several_ticks_add_up() {
     let mut cfg = EnvConfig::new(constant(12.0, 60.0));
-    cfg.episode_us = 1_000_000;
+    cfg.episode = Duration::from_secs(1);
     cfg.random_start = false;
     let mut one = RlEnv::new(cfg.clone()).unwrap();
     cfg.ticks_per_step = 5;
@@ -281,8 +285,8 @@ fn actions_are_clipped_and_configs_checked() {
         RlEnv::new(c).is_err()
     };
     assert!(bad(&|c| c.ticks_per_step = 0));
-    assert!(bad(&|c| c.episode_us = 1000));
-    assert!(bad(&|c| c.episode_us = MAX_EPISODE_US + 1));
+    assert!(bad(&|c| c.episode = Duration::from_millis(1)));
+    assert!(bad(&|c| c.episode = MAX_EPISODE + Duration::from_micros(1)));
     assert!(bad(&|c| c.max_rate_mbps = f64::NAN));
     assert!(bad(&|c| c.packet_bytes = 0));
     assert!(bad(&|c| c.link.loss = 2.0));
@@ -294,7 +298,7 @@ fn actions_are_clipped_and_configs_checked() {
 /// applications came in), for a fixed seed and policy in both action modes.
 fn bulk_episode_digest(action: ActionKind) -> u64 {
     let mut cfg = EnvConfig::new(verizon_like());
-    cfg.episode_us = 3_000_000;
+    cfg.episode = Duration::from_secs(3);
     cfg.link.loss = 0.01;
     cfg.action = action;
     let mut env = RlEnv::new(cfg).unwrap();
@@ -350,7 +354,7 @@ fn bulk_episodes_are_unchanged() {
 /// by `app`, starting at 0, with instant feedback.
 fn app_env(app: &str, action: ActionKind, seconds: u64) -> RlEnv {
     let mut cfg = EnvConfig::new(constant(12.0, 60.0));
-    cfg.episode_us = seconds * 1_000_000;
+    cfg.episode = Duration::from_secs(seconds);
     cfg.random_start = false;
     cfg.action = action;
     cfg.app = App::parse(app).unwrap();
@@ -376,13 +380,13 @@ fn a_stream_below_the_rate_is_delivered_at_network_delay() {
     }
     // Every datagram is application bytes: 1200 on the wire.
     assert!(env.arrivals().iter().all(|a| a.bytes == 1200));
-    let m = env.app_metrics(1_000_000).unwrap();
+    let m = env.app_metrics(Duration::from_secs(1)).unwrap();
     assert_eq!(m.messages, 937); // created in [1 s, 4 s): 3 s / 3.2 ms, rounded up
     assert!((m.offered_kbps - 3000.0).abs() < 5.0, "{m:?}");
     assert!(m.delay_p95_ms <= 21.0 && m.delay_p50_ms >= 20.0, "{m:?}");
     // The last datagrams are still in flight at the end: infinitely late so far.
     assert!(m.delivered_share > 0.99 && m.delivered_share < 1.0, "{m:?}");
-    let tput = env.episode_metrics(1_000_000).throughput_kbps;
+    let tput = env.episode_metrics(Duration::from_secs(1)).throughput_kbps;
     assert!((tput - 3000.0).abs() < 50.0, "{tput}");
 }
 
@@ -406,7 +410,7 @@ fn a_stream_above_the_rate_waits_in_the_sender() {
     assert_eq!(last.app_within_150ms, Some(0.0));
     assert!(last.self_inflicted_s < 0.004, "{last:?}");
     assert!((last.throughput_mbps - 1.44).abs() < 0.3, "{last:?}");
-    let m = env.app_metrics(0).unwrap();
+    let m = env.app_metrics(Duration::ZERO).unwrap();
     assert!(m.delivered_share < 0.55, "{m:?}");
     assert_eq!(m.delay_p95_ms, f64::INFINITY);
 }
@@ -417,13 +421,13 @@ fn window_mode_sends_each_message_as_it_comes() {
     // 40-60 ms loop): every datagram leaves at its creation.
     let mut env = app_env("constant:rate=3M", ActionKind::Window, 3);
     let steps = run(&mut env, |_, _| 60.0);
-    let m = env.app_metrics(500_000).unwrap();
+    let m = env.app_metrics(Duration::from_millis(500)).unwrap();
     assert!(m.delay_p95_ms <= 21.0 && m.delay_p50_ms >= 20.0, "{m:?}");
     assert!(steps[10..].iter().all(|(_, i)| i.app_backlog_bytes <= 1200));
     // A 6 kB window (five datagrams) is below that: the sender's queue grows.
     let mut env = app_env("constant:rate=3M", ActionKind::Window, 3);
     run(&mut env, |_, _| 6.0);
-    let m = env.app_metrics(500_000).unwrap();
+    let m = env.app_metrics(Duration::from_millis(500)).unwrap();
     assert!(m.delay_p50_ms > 200.0, "{m:?}");
     assert!(env.app_backlog_bytes() > 100_000);
 }
@@ -434,7 +438,7 @@ fn video_frames_are_messages_cut_into_datagrams() {
     // datagrams of at most 1500 bytes, paced at 10 Mbit/s.
     let mut env = app_env("video:rate=2M,fps=25,key=2", ActionKind::Rate, 4);
     run(&mut env, |_, _| 10.0);
-    let m = env.app_metrics(0).unwrap();
+    let m = env.app_metrics(Duration::ZERO).unwrap();
     assert_eq!(m.messages, 100);
     assert!((m.offered_kbps - 2000.0).abs() < 100.0, "{m:?}");
     assert!(env.arrivals().iter().all(|a| a.bytes <= 1500));
@@ -450,7 +454,7 @@ fn adaptive_video_sizes_frames_by_the_rate() {
     // At 4 Mbit/s and 25 frames/s a frame is 20 kB: the application offers the rate.
     let mut env = app_env("adaptive:fps=25", ActionKind::Rate, 3);
     let steps = run(&mut env, |_, _| 4.0);
-    let m = env.app_metrics(0).unwrap();
+    let m = env.app_metrics(Duration::ZERO).unwrap();
     assert!((m.offered_kbps - 4000.0).abs() < 200.0, "{m:?}");
     let mean: f64 = steps[25..]
         .iter()
@@ -461,7 +465,7 @@ fn adaptive_video_sizes_frames_by_the_rate() {
     // Halve the rate and the frames halve.
     let mut env = app_env("adaptive:fps=25", ActionKind::Rate, 3);
     run(&mut env, |_, _| 2.0);
-    let half = env.app_metrics(0).unwrap();
+    let half = env.app_metrics(Duration::ZERO).unwrap();
     assert!((half.offered_kbps - 2000.0).abs() < 150.0, "{half:?}");
 }
 
@@ -469,7 +473,7 @@ fn adaptive_video_sizes_frames_by_the_rate() {
 fn app_episodes_are_deterministic_and_bulk_has_no_app_figures() {
     for action in [ActionKind::Rate, ActionKind::Window] {
         let mut cfg = EnvConfig::new(verizon_like());
-        cfg.episode_us = 3_000_000;
+        cfg.episode = Duration::from_secs(3);
         cfg.link.loss = 0.01;
         cfg.action = action;
         cfg.app = App::parse("video:rate=1M").unwrap();
@@ -480,12 +484,12 @@ fn app_episodes_are_deterministic_and_bulk_has_no_app_figures() {
         b.reset(7).unwrap();
         let (ra, rb) = (run(&mut a, policy), run(&mut b, policy));
         assert_eq!(ra, rb);
-        assert_eq!(a.app_metrics(0), b.app_metrics(0));
+        assert_eq!(a.app_metrics(Duration::ZERO), b.app_metrics(Duration::ZERO));
         assert!(ra.iter().any(|(_, i)| i.app_messages > 0));
     }
     let mut bulk = app_env("bulk", ActionKind::Rate, 1);
     let steps = run(&mut bulk, |_, _| 6.0);
-    assert!(bulk.app_metrics(0).is_none());
+    assert!(bulk.app_metrics(Duration::ZERO).is_none());
     assert!(steps
         .iter()
         .all(|(_, i)| i.app_p95_ms.is_none() && i.app_messages == 0 && i.app_offered_mbps == 0.0));
