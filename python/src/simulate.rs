@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::Value;
 use sprout_sim::scheme::Scheme;
-use sprout_sim::sim::{DirectionRun, Load};
+use sprout_sim::sim::{parse_load, DirectionRun};
 use sprout_sim::sim_json::{self, QueueKind, SimOptions};
 
 use crate::convert::value_to_py;
@@ -382,7 +382,7 @@ pub fn simulate(
         downlink_loss,
         duration_s: duration,
         skip_s: skip,
-        load: load.parse::<Load>().map_err(bad_parameter)?,
+        load: parse_load(load).map_err(bad_parameter)?,
         app: sprout_sim::App::parse(app).map_err(sim_to_py)?,
     };
     let logs = match (uplink_log, downlink_log) {

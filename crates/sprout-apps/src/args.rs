@@ -42,14 +42,6 @@ impl ArgsWriter {
         self.opt(name, p.map(|p| p.to_string_lossy().into_owned()))
     }
 
-    /// `--name VALUE` for a value of a `clap::ValueEnum`, by its name on the command line.
-    pub(crate) fn choice(&mut self, name: &str, v: impl clap::ValueEnum) -> &mut Self {
-        let value = v
-            .to_possible_value()
-            .expect("every value of the option's enum is visible");
-        self.value(name, value.get_name())
-    }
-
     /// The arguments.
     pub(crate) fn finish(&mut self) -> Vec<String> {
         std::mem::take(&mut self.0)

@@ -21,6 +21,7 @@
 
 pub mod app_delay;
 mod args;
+pub mod choices;
 pub mod interactive;
 pub mod kernel_tcp;
 pub mod load;

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use sprout_apps::app_delay::paced_count;
 use sprout_apps::interactive::{self, InteractiveClientOptions, InteractiveServerOptions};
-use sprout_apps::transfer::{self, ClientOptions, DirectionArg, ServerOptions};
+use sprout_apps::transfer::{self, ClientOptions, ServerOptions};
+use sprout_core::direction::Load;
 use sprout_net::secure::PrivateKey;
 
 /// A UDP relay between a client and `server`: the client's datagrams go straight on; the
@@ -104,7 +105,7 @@ fn a_paced_stream_faster_than_the_link_is_scored_from_creation() {
     // the end waits in the sender's queue or the link's, and counts as never delivered.
     let relay = Relay::start(server_addr, 200.0, usize::MAX);
     let cli = ClientOptions {
-        direction: DirectionArg::Down,
+        direction: Load::Down,
         rate: Some(400.0),
         duration: 4.0,
         json: true,

@@ -5,11 +5,9 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use sprout_core::{estimator, Config};
+use sprout_core::{estimator, Config, SproutVariant};
 use sprout_sim::overrides;
 use sprout_sim::scheme::Scheme;
-
-use crate::net_cmd::SchemeArg;
 
 /// `sprout forecast` arguments.
 #[derive(clap::Args)]
@@ -33,8 +31,8 @@ pub(crate) struct ForecastArgs {
     #[arg(value_name = "FILE")]
     file: PathBuf,
     /// Receiver estimator [default: sprout, the paper's rate model, as the authors' forecasts].
-    #[arg(long, value_enum, default_value = "sprout")]
-    scheme: SchemeArg,
+    #[arg(long, value_parser = sprout_apps::choices::sprout_variant(), default_value = "sprout")]
+    scheme: SproutVariant,
     /// Forecast confidence, strictly between 0 and 1 (Sprout's; Sprout-EWMA has none)
     /// [default: 0.95, the paper's].
     #[arg(long)]
@@ -47,7 +45,7 @@ pub(crate) struct ForecastArgs {
 
 /// The configuration the arguments ask for: the scheme's, then --confidence, then --param.
 fn config(a: &ForecastArgs) -> Result<Config> {
-    let scheme = Scheme::from(a.scheme.scheme());
+    let scheme = Scheme::from(a.scheme);
     let mut cfg = scheme.protocol_config();
     if let Some(c) = a.confidence {
         cfg.confidence = c;

@@ -14,7 +14,7 @@ pub(crate) fn run(a: LoadArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
-    use sprout_apps::transfer::SchemeArg;
+    use sprout_core::SproutVariant;
 
     use super::LoadArgs;
     use crate::{BenchCommand, Cli, Command};
@@ -27,7 +27,7 @@ mod tests {
             duration: 2.0,
             flood: 0,
             ramp: Some(0.25),
-            scheme: SchemeArg::SproutEwma,
+            scheme: SproutVariant::SproutEwma,
             tolerance: 1.0,
             client_nice: 0,
             json: true,

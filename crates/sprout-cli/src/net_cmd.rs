@@ -2,7 +2,6 @@
 //! arguments; each command is one call into it.
 
 use anyhow::Result;
-pub(crate) use sprout_apps::transfer::SchemeArg;
 pub(crate) use sprout_apps::transfer::{ClientOptions as ClientArgs, ServerOptions as ServerArgs};
 
 /// Runs `sprout server`.
@@ -18,7 +17,8 @@ pub(crate) fn client(a: ClientArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
-    use sprout_apps::transfer::{DirectionArg, SchemeArg};
+    use sprout_core::direction::Load;
+    use sprout_core::SproutVariant;
 
     use super::{ClientArgs, ServerArgs};
     use crate::{Cli, Command};
@@ -81,11 +81,11 @@ mod tests {
     fn the_client_builder_renders_what_the_cli_parses_back() {
         let defaults = ClientArgs::new("10.0.0.1:9100", "c2VydmVy");
         let every = ClientArgs {
-            direction: DirectionArg::Down,
+            direction: Load::Down,
             rate: Some(-0.5),
             duration: 0.1 + 0.2,
             confidence: 0.5,
-            scheme: SchemeArg::SproutEwma,
+            scheme: SproutVariant::SproutEwma,
             payload: 24,
             bind: Some("-weird".into()),
             key: Some("client.key".into()),

@@ -42,9 +42,9 @@
 //! recording early, as if its duration had passed.
 
 use anyhow::{bail, Context, Result};
+use sprout_core::direction::Load;
 use sprout_lab::saturator_check::{self, CheckOptions};
 use sprout_saturator::runtime::{self, seconds, ClientOptions, SaturatorError, ServerOptions};
-use sprout_saturator::Mode;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -106,7 +106,7 @@ struct ClientArgs {
     /// Directions to saturate and record: up, down or both at once [default: both with
     /// --feedback, else down: over one path the acks would queue behind the saturated data].
     #[arg(long)]
-    direction: Option<Mode>,
+    direction: Option<Load>,
     /// Seconds of recording [default: until Ctrl-C].
     #[arg(long)]
     duration: Option<f64>,
@@ -309,7 +309,7 @@ mod tests {
         let mut o = ClientOptions::new("10.0.0.1:9200".parse().unwrap());
         assert_client_round_trip(&o);
         o.feedback = Some("[fd00::1]:9201".parse().unwrap());
-        o.direction = Some(Mode::Up);
+        o.direction = Some(Load::Up);
         o.duration = Some(Duration::from_millis(122_500));
         o.name = PathBuf::from("out dir/run.1");
         o.low_rtt = sprout_core::time::Duration::from_millis(100);

@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
+use sprout_core::direction::Load;
 use sprout_eval::eval::Scheme;
 use sprout_link::{QueueKind, Trace};
 use sprout_sim::metrics::DirectionMetrics;
-use sprout_sim::sim::{Load, SimConfig};
+use sprout_sim::sim::{parse_load, SimConfig};
 use sprout_sim::sim_json::{self, SimOptions};
 
 use crate::parsers::queue_parser;
@@ -76,7 +77,7 @@ pub(crate) struct SimArgs {
     #[arg(long, default_value_t = 60.0)]
     skip: f64,
     /// Which directions carry data: both, up or down.
-    #[arg(long, default_value = "both")]
+    #[arg(long, default_value = "both", value_parser = parse_load)]
     load: Load,
     /// Print JSON instead of a table.
     #[arg(long)]

@@ -16,7 +16,8 @@ pub(crate) fn run(a: TcpArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
-    use sprout_apps::kernel_tcp::{TcpClientOptions, TcpDirection, TcpRole, TcpServerOptions};
+    use sprout_apps::kernel_tcp::{TcpClientOptions, TcpRole, TcpServerOptions};
+    use sprout_core::direction::Load;
 
     use crate::{Cli, Command};
 
@@ -60,7 +61,7 @@ mod tests {
             TcpClientOptions::new("10.0.0.1:9100".parse().unwrap()),
             TcpClientOptions {
                 cc: "bbr".into(),
-                direction: TcpDirection::Up,
+                direction: Load::Up,
                 duration: 1e-3,
                 json: true,
                 ..TcpClientOptions::new("127.0.0.1:1".parse().unwrap())

@@ -4,6 +4,7 @@
 //! recordings are never replaced or skewed by strangers; a client that dies or goes silent
 //! frees the server and leaves its partial recording.
 
+use sprout_core::direction::{Direction, Load};
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::path::Path;
@@ -11,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use sprout_link::SyntheticLink;
-use sprout_saturator::{decode, encode, AckInfo, DataHeader, Dir, Hello, Message, Mode};
+use sprout_saturator::{decode, encode, AckInfo, DataHeader, Hello, Message};
 
 mod common;
 use common::assert_ok;
@@ -310,7 +311,7 @@ fn stray_and_malformed_datagrams_are_counted_and_ignored() {
     stray.send_to(&buf, &addr).unwrap();
     stray.send_to(&buf, &addr).unwrap();
     stray
-        .send_to(&hello_bytes(2, Mode::Both, None), &addr)
+        .send_to(&hello_bytes(2, Load::Both, None), &addr)
         .unwrap();
     stray
         .set_read_timeout(Some(Duration::from_secs(2)))
@@ -507,7 +508,7 @@ const PAYLOAD: u32 = 1472;
 fn data_header(session: u64, seq: u64, sent_us: u64) -> DataHeader {
     DataHeader {
         session,
-        dir: Dir::Up,
+        dir: Direction::Up,
         seq,
         sent_us,
         window: 8,
@@ -518,7 +519,7 @@ fn data_header(session: u64, seq: u64, sent_us: u64) -> DataHeader {
 }
 
 /// A hello of `session` for `mode` over the data path, padded as the client pads it.
-fn hello_bytes(session: u64, mode: Mode, cookie: Option<[u8; 16]>) -> Vec<u8> {
+fn hello_bytes(session: u64, mode: Load, cookie: Option<[u8; 16]>) -> Vec<u8> {
     let mut buf = Vec::new();
     encode(
         &Message::Hello(Hello {
@@ -579,7 +580,7 @@ fn summary_lines(text: &str) -> Vec<serde_json::Value> {
 
 /// Says hello from `sock` to `server` as a client does, sends back the challenge's cookie and
 /// waits for the HELLO-ACK (at most 2 s).
-fn prove(sock: &UdpSocket, server: &str, session: u64, mode: Mode) {
+fn prove(sock: &UdpSocket, server: &str, session: u64, mode: Load) {
     sock.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     let mut cookie = None;
@@ -633,13 +634,13 @@ fn a_spoofed_hello_is_not_amplified() {
         victim.send_to(b, &addr).unwrap();
         sent += b.len();
     };
-    send(&hello_bytes(0x5f00f, Mode::Both, None));
-    send(&hello_bytes(0x5f00f, Mode::Down, Some([7; 16])));
+    send(&hello_bytes(0x5f00f, Load::Both, None));
+    send(&hello_bytes(0x5f00f, Load::Down, Some([7; 16])));
     // Unpadded (a 63-byte hello, as before the cookie exchange): ignored.
-    let mut small = hello_bytes(0x5f010, Mode::Down, None);
+    let mut small = hello_bytes(0x5f010, Load::Down, None);
     small.truncate(63);
     send(&small);
-    let mut old = hello_bytes(0x5f011, Mode::Down, None);
+    let mut old = hello_bytes(0x5f011, Load::Down, None);
     old[4] = 1;
     send(&old);
     let (bytes, datagrams) = bytes_received(&victim, Duration::from_secs(10));
@@ -682,7 +683,7 @@ fn forged_acks_from_another_address_change_nothing() {
         };
         let ack = Message::Ack {
             session,
-            dir: Dir::Down,
+            dir: Direction::Down,
             feedback_path: i % 3 == 0,
             info: Some(info),
         };
@@ -743,7 +744,7 @@ fn a_result_request_from_elsewhere_gets_nothing() {
     let mut server = spawn_server_with(&addr, &["--once"]);
     let client = UdpSocket::bind("127.0.0.1:0").unwrap();
     let session = 0x7e57_0001;
-    prove(&client, &addr, session, Mode::Up);
+    prove(&client, &addr, session, Load::Up);
     let mut buf = Vec::new();
     // 2000 uplink packets over about a second, then FIN until the FIN-ACK.
     for seq in 0..2000u64 {

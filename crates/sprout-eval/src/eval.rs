@@ -11,11 +11,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use sprout_core::direction::Load;
 use sprout_core::time::Duration;
 use sprout_link::Trace;
 use sprout_sim::distributions::{self, InterArrival};
 use sprout_sim::metrics::{self, DirectionMetrics, TimeSeriesPoint, Window};
-use sprout_sim::sim::{self, DirectionRun, Load, SimConfig};
+use sprout_sim::sim::{self, DirectionRun, SimConfig};
 
 pub use crate::error::EvalError;
 use crate::error::Result;

@@ -4,12 +4,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use sprout_core::direction::Load;
 use sprout_core::time::Duration;
 use sprout_core::Config;
 use sprout_eval::eval::Scheme;
 use sprout_link::{testdata, MmLog, Trace};
 use sprout_sim::logscore;
-use sprout_sim::sim::{self, Load, Logs, SimConfig};
+use sprout_sim::sim::{self, Logs, SimConfig};
 
 /// The paper's traces in ../shared/traces; `None` (the test recorded as skipped) when absent.
 fn traces() -> Option<PathBuf> {

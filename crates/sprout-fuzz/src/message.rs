@@ -1,7 +1,8 @@
 //! Fuzz target: `sprout_net::message::Message::decode`, the application messages of
 //! `sprout server` / `sprout client` (HELLO, ACCEPT, DATA, BYE), which arrive from the peer.
 
-use sprout_net::message::{self, Bye, Data, Direction, Hello, Message, Mode, SproutVariant};
+use sprout_core::direction::Load;
+use sprout_net::message::{self, Bye, Data, Hello, Message, Mode, SproutVariant};
 
 use crate::Target;
 
@@ -17,7 +18,7 @@ impl Target for MessageTarget {
     fn seeds(&mut self) -> Vec<Vec<u8>> {
         let hello = Hello {
             session: 0x0123_4567_89ab_cdef,
-            direction: Direction::Both,
+            direction: Load::Both,
             mode: Mode::Paced,
             scheme: SproutVariant::Sprout,
             confidence: 0.95,

@@ -8,13 +8,13 @@
 //! - [`ResultTarget`]: `decode_result`, the transferred recording (summary and arrivals);
 //! - [`CsvTarget`]: `sprout_link::convert::throughput_csv_to_trace` (`sprout traces convert`).
 
+use sprout_core::direction::{Direction, Load};
 use sprout_core::time::{Duration, Instant};
 use sprout_link::convert::{throughput_csv_to_trace, CsvOptions};
 use sprout_saturator::{
     chunk, decode, decode_result, encode, encode_result, result_meta, AckInfo, CookieJar,
-    DataHeader, Dir, Hello, Message, Mode, Reassembly, Recorder, RecorderConfig, Refusal,
-    ResultMeta, Sender, SenderConfig, Summary, CHALLENGE_BYTES, COOKIE_BYTES,
-    DEFAULT_PAYLOAD_BYTES, MIN_HELLO_BYTES,
+    DataHeader, Hello, Message, Reassembly, Recorder, RecorderConfig, Refusal, ResultMeta, Sender,
+    SenderConfig, Summary, CHALLENGE_BYTES, COOKIE_BYTES, DEFAULT_PAYLOAD_BYTES, MIN_HELLO_BYTES,
 };
 
 use crate::Target;
@@ -41,8 +41,18 @@ impl Default for SaturatorTarget {
         SaturatorTarget {
             now_us: 0,
             jar: CookieJar::new(Instant::ZERO, [7; 32], [9; 32]),
-            recorder: Recorder::new(RecorderConfig::default(), SESSION, Dir::Down, Instant::ZERO),
-            sender: Sender::new(SenderConfig::default(), SESSION, Dir::Up, Instant::ZERO),
+            recorder: Recorder::new(
+                RecorderConfig::default(),
+                SESSION,
+                Direction::Down,
+                Instant::ZERO,
+            ),
+            sender: Sender::new(
+                SenderConfig::default(),
+                SESSION,
+                Direction::Up,
+                Instant::ZERO,
+            ),
             reassembly: None,
             inputs: 0,
         }
@@ -74,7 +84,7 @@ fn enc(m: &Message<'_>, payload: usize) -> Vec<u8> {
 /// A small valid recording blob, and its transfer description.
 fn sample_blob() -> (Vec<u8>, ResultMeta) {
     let ms: Vec<u32> = (0..3000u32).map(|i| i / 2).collect();
-    let summary = Summary::from_arrivals(Dir::Up, &ms, Duration::from_secs(2), 1500);
+    let summary = Summary::from_arrivals(Direction::Up, &ms, Duration::from_secs(2), 1500);
     let blob = encode_result(&summary, &ms);
     let meta = result_meta(SESSION, &blob);
     (blob, meta)
@@ -91,7 +101,7 @@ impl Target for SaturatorTarget {
             enc(
                 &Message::Data(DataHeader {
                     session: SESSION,
-                    dir: Dir::Down,
+                    dir: Direction::Down,
                     seq,
                     sent_us: 10_000 + seq * 1_000,
                     window: 40,
@@ -105,7 +115,7 @@ impl Target for SaturatorTarget {
         let (blob, meta) = sample_blob();
         let hello = Hello {
             session: SESSION,
-            mode: Mode::Both,
+            mode: Load::Both,
             payload_bytes: DEFAULT_PAYLOAD_BYTES,
             low_rtt_ms: 750,
             high_rtt_ms: 3000,
@@ -153,7 +163,7 @@ impl Target for SaturatorTarget {
             enc(
                 &Message::Ack {
                     session: SESSION,
-                    dir: Dir::Up,
+                    dir: Direction::Up,
                     feedback_path: true,
                     info: Some(ack(3)),
                 },
@@ -314,7 +324,7 @@ impl Target for ResultTarget {
     fn seeds(&mut self) -> Vec<Vec<u8>> {
         let (blob, _) = sample_blob();
         let empty = encode_result(
-            &Summary::from_arrivals(Dir::Down, &[], Duration::ZERO, 1500),
+            &Summary::from_arrivals(Direction::Down, &[], Duration::ZERO, 1500),
             &[],
         );
         vec![blob, empty]

@@ -35,7 +35,7 @@ fn simulated_recordings_of_the_paper_traces() {
                 eprintln!(
                     "{name} {} loss {loss} outage {outage}: within {}/{} ({:.1}%), \
                      total {:+.2}%, exact {:.3}, loss {:.3}, gap {} ms, low-backlog s {}",
-                    r.dir().name(),
+                    r.dir().as_str(),
                     c.seconds_within,
                     c.seconds - c.outage_seconds,
                     100.0 * c.share_within,
@@ -48,10 +48,10 @@ fn simulated_recordings_of_the_paper_traces() {
                 assert!(
                     c.per_second_ok,
                     "{name} {}: {:?}",
-                    r.dir().name(),
+                    r.dir().as_str(),
                     c.per_second
                 );
-                assert!(c.total_ok, "{name} {}: {c:?}", r.dir().name());
+                assert!(c.total_ok, "{name} {}: {c:?}", r.dir().as_str());
                 // On a virtual clock the recording is the trace itself, to the millisecond.
                 assert_eq!(c.exact_ms_share, 1.0);
                 assert_eq!(c.recorded_total, c.replayed_total);

@@ -26,6 +26,7 @@
 //! counts as received data). Parsing never panics; anything else is a [`MessageError`].
 
 use serde::Serialize;
+use sprout_core::direction::Load;
 use sprout_core::Config;
 pub use sprout_core::SproutVariant;
 use thiserror::Error;
@@ -47,39 +48,6 @@ const T_ACCEPT: u8 = 2;
 const T_DATA: u8 = 3;
 const T_BYE: u8 = 4;
 
-/// Which way the data flows; "up" is from the client to the server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Client to server.
-    Up,
-    /// Server to client.
-    Down,
-    /// Both at once (the paper's setup).
-    Both,
-}
-
-impl Direction {
-    /// Whether the client sends data.
-    pub fn client_sends(self) -> bool {
-        matches!(self, Direction::Up | Direction::Both)
-    }
-
-    /// Whether the server sends data.
-    pub fn server_sends(self) -> bool {
-        matches!(self, Direction::Down | Direction::Both)
-    }
-
-    /// The name used on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Up => "up",
-            Direction::Down => "down",
-            Direction::Both => "both",
-        }
-    }
-}
-
 /// How the data senders send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -95,8 +63,8 @@ pub enum Mode {
 pub struct Hello {
     /// Identifies the session (chosen by the client).
     pub session: u64,
-    /// Which way data flows.
-    pub direction: Direction,
+    /// Which directions carry data ("up" is from the client to the server).
+    pub direction: Load,
     /// Saturating or paced.
     pub mode: Mode,
     /// Estimator both ends run.
@@ -203,9 +171,9 @@ impl Hello {
         b[0] = T_HELLO;
         b[1] = VERSION;
         b[2] = match self.direction {
-            Direction::Up => 0,
-            Direction::Down => 1,
-            Direction::Both => 2,
+            Load::Up => 0,
+            Load::Down => 1,
+            Load::Both => 2,
         };
         b[3] = match self.mode {
             Mode::Bulk => 0,
@@ -230,9 +198,9 @@ impl Hello {
             return Err(MessageError::UnknownVersion(b[1]));
         }
         let direction = match b[2] {
-            0 => Direction::Up,
-            1 => Direction::Down,
-            2 => Direction::Both,
+            0 => Load::Up,
+            1 => Load::Down,
+            2 => Load::Both,
             _ => return Err(MessageError::Invalid("direction")),
         };
         let mode = match b[3] {
@@ -355,7 +323,7 @@ mod tests {
     fn messages_round_trip() {
         let h = Hello {
             session: 0xdead_beef,
-            direction: Direction::Both,
+            direction: Load::Both,
             mode: Mode::Paced,
             scheme: SproutVariant::SproutEwma,
             confidence: 0.95,
@@ -391,7 +359,7 @@ mod tests {
         ] {
             let h = Hello {
                 session: 3,
-                direction: Direction::Down,
+                direction: Load::Down,
                 mode: Mode::Bulk,
                 scheme,
                 confidence: 0.9,
@@ -408,7 +376,7 @@ mod tests {
         }
         let mut b = Hello {
             session: 3,
-            direction: Direction::Down,
+            direction: Load::Down,
             mode: Mode::Bulk,
             scheme: SproutVariant::SproutWide,
             confidence: 0.9,
@@ -419,6 +387,26 @@ mod tests {
         .encode();
         b[4] = 3;
         assert_eq!(Message::decode(&b), Err(MessageError::Invalid("scheme")));
+    }
+
+    #[test]
+    fn the_direction_byte_keeps_its_codes() {
+        // A HELLO as version 1 has always encoded it: up, bulk, sprout, session 1, 1 s.
+        let mut b = [0u8; HELLO_BYTES];
+        b[..2].copy_from_slice(&[T_HELLO, VERSION]);
+        b[15] = 1;
+        b[20..24].copy_from_slice(&1000u32.to_be_bytes());
+        b[28..36].copy_from_slice(&0.95f64.to_bits().to_be_bytes());
+        for (code, load) in [(0u8, Load::Up), (1, Load::Down), (2, Load::Both)] {
+            b[2] = code;
+            let Ok(Message::Hello(h)) = Message::decode(&b) else {
+                panic!("direction byte {code} did not decode");
+            };
+            assert_eq!(h.direction, load);
+            assert_eq!(h.encode(), b);
+        }
+        b[2] = 3;
+        assert_eq!(Message::decode(&b), Err(MessageError::Invalid("direction")));
     }
 
     #[test]
@@ -434,7 +422,7 @@ mod tests {
         }
         let mut h = Hello {
             session: 1,
-            direction: Direction::Up,
+            direction: Load::Up,
             mode: Mode::Bulk,
             scheme: SproutVariant::Sprout,
             confidence: 0.95,

@@ -1,6 +1,7 @@
 //! The recording side of one direction ([`Recorder`]): when each data packet arrived, what
 //! was lost, reordered or duplicated, and the feedback ([`AckInfo`]) for the sender.
 
+use sprout_core::direction::Direction;
 use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
@@ -8,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use sprout_core::time::{Duration, Instant};
 
 use crate::summary::Summary;
-use crate::wire::{AckInfo, DataHeader, Dir, DEFAULT_MTU_BYTES, DEFAULT_PAYLOAD_BYTES};
+use crate::wire::{AckInfo, DataHeader, DEFAULT_MTU_BYTES, DEFAULT_PAYLOAD_BYTES};
 
 /// A data packet whose sequence number is this far above the highest one seen is not believed
 /// (counted as malformed), so that one bogus packet cannot claim millions of losses.
@@ -100,7 +101,7 @@ pub struct RecorderCounters {
 pub struct Recorder {
     cfg: RecorderConfig,
     session: u64,
-    dir: Dir,
+    dir: Direction,
     start: Instant,
     end: Option<Instant>,
     arrivals_ms: Vec<u32>,
@@ -122,7 +123,7 @@ pub struct Recorder {
 
 impl Recorder {
     /// A recording of `dir`'s data of `session`, whose time 0 is `start`.
-    pub fn new(cfg: RecorderConfig, session: u64, dir: Dir, start: Instant) -> Recorder {
+    pub fn new(cfg: RecorderConfig, session: u64, dir: Direction, start: Instant) -> Recorder {
         Recorder {
             cfg,
             session,
@@ -145,7 +146,7 @@ impl Recorder {
     }
 
     /// The direction recorded.
-    pub fn dir(&self) -> Dir {
+    pub fn dir(&self) -> Direction {
         self.dir
     }
 
@@ -399,7 +400,7 @@ mod tests {
             payload_bytes: 200,
             ..RecorderConfig::default()
         };
-        Recorder::new(cfg, S, Dir::Down, at(1_000_000))
+        Recorder::new(cfg, S, Direction::Down, at(1_000_000))
     }
 
     #[test]
@@ -440,7 +441,7 @@ mod tests {
         other.session = S + 1;
         assert_eq!(r.on_data(at(1_000_000), &other, 200), Verdict::Stray);
         other = data(0, at(0));
-        other.dir = Dir::Up;
+        other.dir = Direction::Up;
         assert_eq!(r.on_data(at(1_000_000), &other, 200), Verdict::Stray);
         assert_eq!(
             r.on_data(at(1_000_000), &data(0, at(0)), 199),

@@ -2,9 +2,10 @@
 //! that the measured RTT stays between a low and a high mark, with probes through outages.
 
 use serde::{Deserialize, Serialize};
+use sprout_core::direction::Direction;
 use sprout_core::time::{Duration, Instant};
 
-use crate::wire::{AckInfo, DataHeader, Dir};
+use crate::wire::{AckInfo, DataHeader};
 
 /// Default low RTT mark: the window grows while the RTT is below it (paper: 750 ms).
 pub const DEFAULT_LOW_RTT: Duration = Duration::from_millis(750);
@@ -154,7 +155,7 @@ pub struct SenderStats {
 pub struct Sender {
     cfg: SenderConfig,
     session: u64,
-    dir: Dir,
+    dir: Direction,
     start: Instant,
     window: u64,
     next_seq: u64,
@@ -175,7 +176,7 @@ pub struct Sender {
 impl Sender {
     /// A sender of `dir`'s data for `session`, starting at `now`. The configuration should
     /// have passed [`SenderConfig::validate`]; out-of-range values are clamped.
-    pub fn new(cfg: SenderConfig, session: u64, dir: Dir, now: Instant) -> Sender {
+    pub fn new(cfg: SenderConfig, session: u64, dir: Direction, now: Instant) -> Sender {
         let min = u64::from(cfg.min_window.max(1));
         let max = u64::from(cfg.max_window).max(min);
         let window = u64::from(cfg.initial_window).clamp(min, max);
@@ -244,7 +245,7 @@ impl Sender {
     }
 
     /// The direction sent.
-    pub fn dir(&self) -> Dir {
+    pub fn dir(&self) -> Direction {
         self.dir
     }
 
@@ -386,7 +387,7 @@ mod tests {
             initial_window: initial,
             ..SenderConfig::default()
         };
-        Sender::new(cfg, S, Dir::Down, at(0))
+        Sender::new(cfg, S, Direction::Down, at(0))
     }
 
     /// Sends everything the sender allows at `now`, returning how many.
@@ -439,7 +440,7 @@ mod tests {
             max_window: 6,
             ..SenderConfig::default()
         };
-        let mut s = Sender::new(cfg, S, Dir::Up, at(0));
+        let mut s = Sender::new(cfg, S, Direction::Up, at(0));
         drain(&mut s, 0);
         s.on_ack(at(10_000), &ack(3, at(0)));
         assert_eq!(s.window(), 6, "4 + 4 capped at 6");

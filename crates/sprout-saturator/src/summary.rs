@@ -2,9 +2,8 @@
 //! loss, reordering, in text and JSON.
 
 use serde::{Deserialize, Serialize};
+use sprout_core::direction::Direction;
 use sprout_core::time::Duration;
-
-use crate::wire::Dir;
 
 /// A gap between arrivals at least this long counts as an outage in the summary, ms.
 pub const OUTAGE_MS: u64 = 1000;
@@ -67,7 +66,7 @@ impl Summary {
     /// The timing figures of a recording from its sorted arrivals (ms since the start), its
     /// length and the bytes per line; the sequence counters are left at 0.
     pub fn from_arrivals(
-        dir: Dir,
+        dir: Direction,
         sorted_ms: &[u32],
         duration: Duration,
         line_bytes: u32,
@@ -75,7 +74,7 @@ impl Summary {
         let duration_ms = duration.as_millis();
         let line_bits = u64::from(line_bytes) * 8;
         let mut s = Summary {
-            direction: dir.name().to_string(),
+            direction: dir.as_str().to_string(),
             duration_s: duration.as_secs_f64(),
             packets: sorted_ms.len() as u64,
             ..Summary::default()
@@ -157,7 +156,7 @@ mod tests {
         // 3 s recording: 2 packets in second 0, 4 in second 1, none in 2.0-3.0 (a 1.5 s gap
         // from 1.5 s to the end at 3.0 s).
         let ms = [100, 400, 1000, 1100, 1200, 1500];
-        let s = Summary::from_arrivals(Dir::Up, &ms, Duration::from_secs(3), 1500);
+        let s = Summary::from_arrivals(Direction::Up, &ms, Duration::from_secs(3), 1500);
         assert_eq!(s.packets, 6);
         assert!(
             (s.mean_kbps - 6.0 * 12.0 / 3.0).abs() < 1e-9,
@@ -169,7 +168,7 @@ mod tests {
         assert_eq!(s.longest_gap_ms, 1500);
         assert_eq!(s.longest_gap_at_s, 1.5);
         assert_eq!((s.outages, s.outage_s), (1, 1.5));
-        let empty = Summary::from_arrivals(Dir::Up, &[], Duration::from_millis(2_500), 1500);
+        let empty = Summary::from_arrivals(Direction::Up, &[], Duration::from_millis(2_500), 1500);
         assert_eq!((empty.longest_gap_ms, empty.outages), (2500, 1));
     }
 }

@@ -1,8 +1,9 @@
 //! Helpers shared by the unit tests of the sender and the recorder.
 
+use sprout_core::direction::Direction;
 use sprout_core::time::Instant;
 
-use crate::wire::{AckInfo, DataHeader, Dir};
+use crate::wire::{AckInfo, DataHeader};
 
 /// The session of the tests.
 pub(crate) const S: u64 = 0xfeed;
@@ -14,7 +15,7 @@ const NO_QUEUE_DELAY: u32 = u32::MAX;
 pub(crate) fn data(seq: u64, sent: Instant) -> DataHeader {
     DataHeader {
         session: S,
-        dir: Dir::Down,
+        dir: Direction::Down,
         seq,
         sent_us: sent.as_micros(),
         window: 0,

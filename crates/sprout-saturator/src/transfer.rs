@@ -180,7 +180,7 @@ impl Reassembly {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::Dir;
+    use sprout_core::direction::Direction;
     use sprout_core::time::Duration;
 
     #[test]
@@ -191,8 +191,12 @@ mod tests {
             let ms: Vec<u32> = (0..n).map(|i| (i as u32).saturating_mul(1 << 28)).collect();
             let mut sorted = ms.clone();
             sorted.sort_unstable();
-            let summary =
-                Summary::from_arrivals(Dir::Up, &sorted, Duration::from_micros(u64::MAX / 4), 1500);
+            let summary = Summary::from_arrivals(
+                Direction::Up,
+                &sorted,
+                Duration::from_micros(u64::MAX / 4),
+                1500,
+            );
             let blob = encode_result(&summary, &sorted);
             assert!(
                 blob.len() <= max_result_bytes(sent),
@@ -212,7 +216,7 @@ mod tests {
             .collect::<Vec<_>>();
         let mut sorted = ms.clone();
         sorted.sort_unstable();
-        let summary = Summary::from_arrivals(Dir::Up, &sorted, Duration::from_secs(10), 1500);
+        let summary = Summary::from_arrivals(Direction::Up, &sorted, Duration::from_secs(10), 1500);
         let blob = encode_result(&summary, &sorted);
         assert!(
             blob.len() < 2 * sorted.len() + 1000,

@@ -1,7 +1,7 @@
 //! The wire format: every datagram of the Saturator ([`Message`]), its encoding ([`encode`])
 //! and its checked decoding ([`decode`]: no panic, every field bounded).
 
-use serde::{Deserialize, Serialize};
+use sprout_core::direction::{Direction, Load};
 
 /// First four bytes of every Saturator datagram.
 pub const MAGIC: [u8; 4] = *b"SPSA";
@@ -49,113 +49,42 @@ pub const MIN_HELLO_BYTES: usize = 1200;
 /// port, the session id and a coarse time bucket ([`crate::cookie`]).
 pub type Cookie = [u8; COOKIE_BYTES];
 
-/// Direction of a data flow: `Up` from the mobile (client) to the server, `Down` back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dir {
-    /// Mobile (client) to server.
-    Up,
-    /// Server to mobile (client).
-    Down,
-}
-
-impl Dir {
-    /// "up" or "down" (also the recording's file suffix).
-    pub fn name(self) -> &'static str {
-        match self {
-            Dir::Up => "up",
-            Dir::Down => "down",
-        }
-    }
-
-    /// The other direction.
-    pub fn opposite(self) -> Dir {
-        match self {
-            Dir::Up => Dir::Down,
-            Dir::Down => Dir::Up,
-        }
-    }
-
-    fn byte(self) -> u8 {
-        match self {
-            Dir::Up => 0,
-            Dir::Down => 1,
-        }
-    }
-
-    fn from_byte(b: u8) -> Option<Dir> {
-        match b {
-            0 => Some(Dir::Up),
-            1 => Some(Dir::Down),
-            _ => None,
-        }
+/// The common header's byte for the direction of a data flow: 0 up (from the mobile host, the
+/// client, to the server), 1 down.
+fn dir_byte(dir: Direction) -> u8 {
+    match dir {
+        Direction::Up => 0,
+        Direction::Down => 1,
     }
 }
 
-/// Which directions a recording saturates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Only the uplink (the client sends, the server records).
-    Up,
-    /// Only the downlink (the server sends, the client records).
-    Down,
-    /// Both at once.
-    Both,
-}
-
-impl Mode {
-    /// Whether the direction is saturated in this mode.
-    pub fn has(self, dir: Dir) -> bool {
-        matches!(
-            (self, dir),
-            (Mode::Both, _) | (Mode::Up, Dir::Up) | (Mode::Down, Dir::Down)
-        )
-    }
-
-    /// "up", "down" or "both".
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Up => "up",
-            Mode::Down => "down",
-            Mode::Both => "both",
-        }
-    }
-
-    fn byte(self) -> u8 {
-        match self {
-            Mode::Up => 0,
-            Mode::Down => 1,
-            Mode::Both => 2,
-        }
-    }
-
-    fn from_byte(b: u8) -> Option<Mode> {
-        match b {
-            0 => Some(Mode::Up),
-            1 => Some(Mode::Down),
-            2 => Some(Mode::Both),
-            _ => None,
-        }
+/// The direction a common header's byte names, if it names one.
+fn dir_from_byte(b: u8) -> Option<Direction> {
+    match b {
+        0 => Some(Direction::Up),
+        1 => Some(Direction::Down),
+        _ => None,
     }
 }
 
-impl std::str::FromStr for Mode {
-    type Err = UnknownMode;
-    fn from_str(s: &str) -> Result<Mode, UnknownMode> {
-        match s {
-            "up" => Ok(Mode::Up),
-            "down" => Ok(Mode::Down),
-            "both" => Ok(Mode::Both),
-            _ => Err(UnknownMode(s.to_string())),
-        }
+/// The HELLO's byte for the directions a recording saturates: 0 up, 1 down, 2 both.
+fn load_byte(load: Load) -> u8 {
+    match load {
+        Load::Up => 0,
+        Load::Down => 1,
+        Load::Both => 2,
     }
 }
 
-/// A direction's name that is none of up, down or both.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown direction '{0}' (expected up, down or both)")]
-pub struct UnknownMode(pub String);
+/// The directions a HELLO's byte names, if it names any.
+fn load_from_byte(b: u8) -> Option<Load> {
+    match b {
+        0 => Some(Load::Up),
+        1 => Some(Load::Down),
+        2 => Some(Load::Both),
+        _ => None,
+    }
+}
 
 /// Flag: the datagram was sent over the feedback path (acks, keepalives, hellos).
 pub const FLAG_FEEDBACK_PATH: u8 = 0x01;
@@ -208,7 +137,7 @@ pub struct DataHeader {
     /// Session id.
     pub session: u64,
     /// Direction of the data.
-    pub dir: Dir,
+    pub dir: Direction,
     /// Sequence number, from 0.
     pub seq: u64,
     /// Send time, µs of the sender's clock.
@@ -229,7 +158,7 @@ pub struct Hello {
     /// Session id (random, chosen by the client).
     pub session: u64,
     /// Directions to saturate.
-    pub mode: Mode,
+    pub mode: Load,
     /// UDP payload of the data packets, bytes.
     pub payload_bytes: u32,
     /// Low RTT mark for both senders, ms.
@@ -345,7 +274,7 @@ pub enum Message<'a> {
         /// Session id.
         session: u64,
         /// Direction of the data acknowledged.
-        dir: Dir,
+        dir: Direction,
         /// Sent over the feedback path.
         feedback_path: bool,
         /// What the receiver has seen, if anything yet.
@@ -455,11 +384,11 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_be_bytes());
 }
 
-fn put_common(out: &mut Vec<u8>, kind: u8, dir: Dir, flags: u8, session: u64) {
+fn put_common(out: &mut Vec<u8>, kind: u8, dir: Direction, flags: u8, session: u64) {
     out.extend_from_slice(&MAGIC);
     out.push(VERSION);
     out.push(kind);
-    out.push(dir.byte());
+    out.push(dir_byte(dir));
     out.push(flags);
     put_u64(out, session);
 }
@@ -496,8 +425,8 @@ pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
             if h.cookie.is_some() {
                 flags |= FLAG_COOKIE;
             }
-            put_common(out, KIND_HELLO, Dir::Up, flags, h.session);
-            out.push(h.mode.byte());
+            put_common(out, KIND_HELLO, Direction::Up, flags, h.session);
+            out.push(load_byte(h.mode));
             out.push(0);
             put_u32(out, h.payload_bytes);
             put_u32(out, h.low_rtt_ms);
@@ -516,9 +445,9 @@ pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
             }
         }
         Message::HelloAck { session, flags } => {
-            put_common(out, KIND_HELLO_ACK, Dir::Down, *flags, *session)
+            put_common(out, KIND_HELLO_ACK, Direction::Down, *flags, *session)
         }
-        Message::Busy { session } => put_common(out, KIND_BUSY, Dir::Down, 0, *session),
+        Message::Busy { session } => put_common(out, KIND_BUSY, Direction::Down, 0, *session),
         Message::Data(d) => {
             let mut flags = 0;
             if d.probe {
@@ -566,10 +495,10 @@ pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
             } else {
                 0
             };
-            put_common(out, KIND_FIN, Dir::Up, flags, *session);
+            put_common(out, KIND_FIN, Direction::Up, flags, *session);
         }
         Message::FinAck(m) => {
-            put_common(out, KIND_FIN_ACK, Dir::Down, 0, m.session);
+            put_common(out, KIND_FIN_ACK, Direction::Down, 0, m.session);
             put_meta(out, m);
         }
         Message::ResultRequest {
@@ -577,17 +506,17 @@ pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
             first,
             count,
         } => {
-            put_common(out, KIND_RESULT_REQUEST, Dir::Up, 0, *session);
+            put_common(out, KIND_RESULT_REQUEST, Direction::Up, 0, *session);
             put_u32(out, *first);
             put_u32(out, *count);
         }
         Message::ResultChunk { meta, index, data } => {
-            put_common(out, KIND_RESULT_CHUNK, Dir::Down, 0, meta.session);
+            put_common(out, KIND_RESULT_CHUNK, Direction::Down, 0, meta.session);
             put_meta(out, meta);
             put_u32(out, *index);
             out.extend_from_slice(data);
         }
-        Message::Done { session } => put_common(out, KIND_DONE, Dir::Up, 0, *session),
+        Message::Done { session } => put_common(out, KIND_DONE, Direction::Up, 0, *session),
         Message::Challenge {
             session,
             feedback_path,
@@ -598,11 +527,11 @@ pub fn encode(msg: &Message<'_>, payload_bytes: usize, out: &mut Vec<u8>) {
             } else {
                 0
             };
-            put_common(out, KIND_CHALLENGE, Dir::Down, flags, *session);
+            put_common(out, KIND_CHALLENGE, Direction::Down, flags, *session);
             out.extend_from_slice(cookie);
         }
         Message::Refused { session, reason } => {
-            put_common(out, KIND_REFUSED, Dir::Down, 0, *session);
+            put_common(out, KIND_REFUSED, Direction::Down, 0, *session);
             let (code, limit) = reason.code_and_limit();
             out.push(code);
             put_u32(out, limit);
@@ -707,13 +636,13 @@ pub fn decode(buf: &[u8]) -> Result<Message<'_>, DecodeError> {
         return Err(DecodeError::BadVersion(version));
     }
     let kind = r.u8()?;
-    let dir = Dir::from_byte(r.u8()?).ok_or(DecodeError::BadField("direction"))?;
+    let dir = dir_from_byte(r.u8()?).ok_or(DecodeError::BadField("direction"))?;
     let flags = r.u8()?;
     let session = r.u64()?;
     let feedback_path = flags & FLAG_FEEDBACK_PATH != 0;
     Ok(match kind {
         KIND_HELLO => {
-            let mode = Mode::from_byte(r.u8()?).ok_or(DecodeError::BadField("mode"))?;
+            let mode = load_from_byte(r.u8()?).ok_or(DecodeError::BadField("mode"))?;
             r.u8()?;
             let payload_bytes = r.u32()?;
             let low_rtt_ms = r.u32()?;

@@ -1,5 +1,6 @@
 //! The wire format through the public API: every message round trips, garbage is refused.
 
+use sprout_core::direction::{Direction, Load};
 use sprout_saturator::*;
 
 /// The session of the tests.
@@ -9,7 +10,7 @@ const S: u64 = 0xfeed;
 fn data(seq: u64, sent_us: u64) -> DataHeader {
     DataHeader {
         session: S,
-        dir: Dir::Down,
+        dir: Direction::Down,
         seq,
         sent_us,
         window: 0,
@@ -35,7 +36,7 @@ fn ack(highest_seq: u64, echo_sent_us: u64) -> AckInfo {
 fn messages_round_trip_and_garbage_is_refused() {
     let hello = Hello {
         session: 7,
-        mode: Mode::Both,
+        mode: Load::Both,
         payload_bytes: 1472,
         low_rtt_ms: 750,
         high_rtt_ms: 3000,
@@ -85,13 +86,13 @@ fn messages_round_trip_and_garbage_is_refused() {
         Message::Data(d),
         Message::Ack {
             session: 7,
-            dir: Dir::Up,
+            dir: Direction::Up,
             feedback_path: true,
             info: Some(ack(3, 4)),
         },
         Message::Ack {
             session: 7,
-            dir: Dir::Down,
+            dir: Direction::Down,
             feedback_path: false,
             info: None,
         },
@@ -184,7 +185,7 @@ fn messages_round_trip_and_garbage_is_refused() {
 fn a_challenge_is_never_larger_than_a_hello() {
     let hello = Hello {
         session: 1,
-        mode: Mode::Down,
+        mode: Load::Down,
         payload_bytes: 128,
         low_rtt_ms: 750,
         high_rtt_ms: 3000,
@@ -210,4 +211,44 @@ fn a_challenge_is_never_larger_than_a_hello() {
     );
     assert_eq!(buf.len(), CHALLENGE_BYTES);
     const { assert!(CHALLENGE_BYTES <= MIN_HELLO_BYTES) };
+}
+
+/// The bytes of the directions keep their codes: a hello's mode byte (right after the common
+/// header) 0 up, 1 down, 2 both; the common header's direction byte (offset 6) 0 up, 1 down.
+#[test]
+fn the_direction_and_mode_bytes_keep_their_codes() {
+    let hello = |mode| Hello {
+        session: 7,
+        mode,
+        payload_bytes: 1472,
+        low_rtt_ms: 750,
+        high_rtt_ms: 3000,
+        max_window: 100,
+        feedback_path: false,
+        uses_feedback: false,
+        name: "run".into(),
+        cookie: None,
+    };
+    let mut buf = Vec::new();
+    encode(&Message::Hello(hello(Load::Up)), 0, &mut buf);
+    assert_eq!((buf[6], buf[COMMON_BYTES]), (0, 0));
+    for (code, load) in [(0u8, Load::Up), (1, Load::Down), (2, Load::Both)] {
+        buf[COMMON_BYTES] = code;
+        assert_eq!(decode(&buf), Ok(Message::Hello(hello(load))));
+    }
+    buf[COMMON_BYTES] = 3;
+    assert_eq!(decode(&buf), Err(DecodeError::BadField("mode")));
+    for (code, dir) in [(0u8, Direction::Up), (1, Direction::Down)] {
+        let ack = Message::Ack {
+            session: 7,
+            dir,
+            feedback_path: false,
+            info: None,
+        };
+        encode(&ack, 0, &mut buf);
+        assert_eq!(buf[6], code);
+        assert_eq!(decode(&buf), Ok(ack));
+    }
+    buf[6] = 2;
+    assert_eq!(decode(&buf), Err(DecodeError::BadField("direction")));
 }

@@ -615,7 +615,7 @@ mod tests {
         // with a small queue (about 1/delta packets of 1 ms), and delta 0.1 queues more.
         let ms: Vec<u64> = (1..=30_000).collect();
         let t = Arc::new(sprout_link::Trace::from_opportunities_ms("c", ms).unwrap());
-        let run = |s: Scheme, load: crate::sim::Load| {
+        let run = |s: Scheme, load: sprout_core::direction::Load| {
             let mut cfg = SimConfig {
                 skip: sprout_core::time::Duration::from_secs(5),
                 load,
@@ -625,8 +625,8 @@ mod tests {
             let out = sim::run(t.clone(), t.clone(), &cfg, None).unwrap();
             out.downlink.metrics
         };
-        let a = run(Scheme::Copa, crate::sim::Load::Down);
-        let b = run(Scheme::CopaTenth, crate::sim::Load::Down);
+        let a = run(Scheme::Copa, sprout_core::direction::Load::Down);
+        let b = run(Scheme::CopaTenth, sprout_core::direction::Load::Down);
         let (ua, da) = (a.utilization, a.self_inflicted_data_ms);
         let (ub, db) = (b.utilization, b.self_inflicted_data_ms);
         eprintln!("one way: copa {ua:.3} {da:.1} ms, copa-0.1 {ub:.3} {db:.1} ms");
@@ -639,7 +639,7 @@ mod tests {
         // queue it sees never empties, and Copa's competitive mode, with no loss on these
         // unbounded queues, raises 1/delta without end: the queue grows (module doc of
         // sprout_tcp::cc::copa).
-        let both = run(Scheme::Copa, crate::sim::Load::Both);
+        let both = run(Scheme::Copa, sprout_core::direction::Load::Both);
         eprintln!(
             "both ways: copa {:.3} {:.1} ms",
             both.utilization, both.self_inflicted_data_ms

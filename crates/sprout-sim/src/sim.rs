@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
+use sprout_core::direction::Load;
 use sprout_core::time::Duration;
 use sprout_core::{Config, Connection, Instant};
 use sprout_link::{Link, LinkConfig, LinkEvent, MmLogWriter, QueueConfig, Trace};
@@ -22,32 +23,15 @@ use crate::metrics::{self, Arrival, DirectionMetrics, Window};
 use crate::run_limits::check_run;
 use crate::sim_loop::{Endpoints, Simulation};
 
-/// Which directions carry application data (the other carries only feedback and heartbeats).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Load {
-    /// Both directions saturated at once, as in the paper.
-    Both,
-    /// Only the mobile's uplink carries data.
-    Up,
-    /// Only the downlink toward the mobile carries data.
-    Down,
-}
-
-impl std::str::FromStr for Load {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        match s {
-            "both" => Ok(Load::Both),
-            "up" => Ok(Load::Up),
-            "down" => Ok(Load::Down),
-            _ => Err(UnknownName {
-                what: "load",
-                name: s.to_string(),
-                choices: "expected both, up or down".into(),
-            }),
-        }
-    }
+/// Parses `sprout sim --load` (and the Python package's and the sweeps' `load`): `both`, `up`
+/// or `down`, the directions that carry application data (the other carries only feedback and
+/// heartbeats).
+pub fn parse_load(s: &str) -> Result<Load, UnknownName> {
+    s.parse().map_err(|_| UnknownName {
+        what: "load",
+        name: s.to_string(),
+        choices: "expected both, up or down".into(),
+    })
 }
 
 /// The TCP peers' receive window in the simulator, bytes: Linux's default largest receive
@@ -955,14 +939,14 @@ pub fn run_with_progress(
             cfg,
             0,
             starts[0],
-            cfg.load != Load::Up,
+            cfg.load.carries(Direction::Down),
             Link::new(downlink.clone(), down_link.clone()),
         ),
         Side::new(
             cfg,
             1,
             starts[1],
-            cfg.load != Load::Down,
+            cfg.load.carries(Direction::Up),
             Link::new(uplink.clone(), up_link.clone()),
         ),
     ];

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
+use sprout_core::direction::Load;
 use sprout_files::AtomicFile;
 pub use sprout_link::QueueKind;
 use sprout_link::{Trace, TraceError};
@@ -20,7 +21,7 @@ use crate::duration::seconds;
 use crate::error::SimError;
 use crate::overrides;
 use crate::scheme::Scheme;
-use crate::sim::{self, DirectionOverride, Load, Logs, SimConfig, SimOutput};
+use crate::sim::{self, DirectionOverride, Logs, SimConfig, SimOutput};
 
 /// Loads a mahimahi trace as `sprout sim` does: a file that cannot be read is
 /// [`SimError::TraceUnreadable`] ("cannot read trace PATH: ..."), one that does not parse

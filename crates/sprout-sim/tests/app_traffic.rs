@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
+use sprout_core::direction::Load;
 use sprout_core::time::Duration;
 use sprout_link::{constant_rate_trace, testdata, Trace};
 use sprout_sim::app_metrics::AppMetrics;
 use sprout_sim::scheme::Scheme;
-use sprout_sim::sim::{self, Load, SimConfig, SimOutput};
+use sprout_sim::sim::{self, SimConfig, SimOutput};
 use sprout_sim::sim_json::{self, SimOptions};
 use sprout_sim::App;
 

@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
+use sprout_core::direction::Load;
 use sprout_core::time::Duration;
 use sprout_link::{constant_rate_trace, Trace};
 use sprout_sim::metrics::Arrival;
-use sprout_sim::sim::{self, Load, SimConfig, SimOutput, Transport};
+use sprout_sim::sim::{self, SimConfig, SimOutput, Transport};
 use sprout_sim::App;
 
 fn config(skip_s: u64) -> SimConfig {

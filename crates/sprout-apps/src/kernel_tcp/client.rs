@@ -7,8 +7,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use sprout_core::direction::Direction;
+
 use crate::kernel_tcp::error::TcpError;
-use crate::kernel_tcp::options::{TcpClientOptions, TcpDirection};
+use crate::kernel_tcp::options::TcpClientOptions;
 use crate::kernel_tcp::request::{check_cc_name, Request};
 use crate::kernel_tcp::transfer::{drain, report, send_bulk, set_congestion, Counters};
 
@@ -22,12 +24,11 @@ pub fn run(o: &TcpClientOptions) -> Result<(), TcpError> {
     }
     let counters = Arc::new(Counters::default());
     let mut workers = Vec::new();
-    let dirs: &[bool] = match direction {
-        TcpDirection::Up => &[true],
-        TcpDirection::Down => &[false],
-        TcpDirection::Both => &[true, false],
-    };
-    for &up in dirs {
+    for dir in Direction::BOTH
+        .into_iter()
+        .filter(|&d| direction.carries(d))
+    {
+        let up = dir == Direction::Up;
         let mut stream =
             TcpStream::connect_timeout(&connect, Duration::from_secs(10)).map_err(|source| {
                 TcpError::Connect {

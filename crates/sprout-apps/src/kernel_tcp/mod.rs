@@ -16,6 +16,6 @@ mod transfer;
 
 pub use client::run;
 pub use error::{RequestError, TcpError};
-pub use options::{TcpClientOptions, TcpDirection, TcpOptions, TcpRole, TcpServerOptions};
+pub use options::{TcpClientOptions, TcpOptions, TcpRole, TcpServerOptions};
 pub use request::Request;
 pub use server::serve;

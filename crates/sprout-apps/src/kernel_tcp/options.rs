@@ -3,7 +3,10 @@
 
 use std::net::SocketAddr;
 
+use sprout_core::direction::Load;
+
 use crate::args::ArgsWriter;
+use crate::choices;
 
 /// `sprout tcp` options: which side to run.
 #[derive(clap::Args, Clone, Debug, PartialEq)]
@@ -76,33 +79,6 @@ impl TcpServerOptions {
     }
 }
 
-/// Which directions carry a bulk flow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TcpDirection {
-    /// Client to server.
-    Up,
-    /// Server to client.
-    Down,
-    /// Both at once.
-    Both,
-}
-
-// Written by hand rather than derived: the derive would show the variants' doc comments as
-// per-value help in `sprout tcp client --help`, which has always listed the bare names.
-impl clap::ValueEnum for TcpDirection {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[TcpDirection::Up, TcpDirection::Down, TcpDirection::Both]
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(match self {
-            TcpDirection::Up => "up",
-            TcpDirection::Down => "down",
-            TcpDirection::Both => "both",
-        }))
-    }
-}
-
 /// `sprout tcp client` options; [`TcpClientOptions::new`] gives the command line's defaults.
 #[derive(clap::Args, Clone, Debug, PartialEq)]
 pub struct TcpClientOptions {
@@ -113,8 +89,8 @@ pub struct TcpClientOptions {
     #[arg(long, default_value = DEFAULT_CC)]
     pub cc: String,
     /// Loaded directions: up (client to server), down, or both.
-    #[arg(long, default_value = "both")]
-    pub direction: TcpDirection,
+    #[arg(long, value_parser = choices::load_bare(), default_value = "both")]
+    pub direction: Load,
     /// Seconds of transfer.
     #[arg(long, default_value_t = DEFAULT_DURATION_S)]
     pub duration: f64,
@@ -134,7 +110,7 @@ impl TcpClientOptions {
         TcpClientOptions {
             connect,
             cc: DEFAULT_CC.into(),
-            direction: TcpDirection::Both,
+            direction: Load::Both,
             duration: DEFAULT_DURATION_S,
             json: false,
         }
@@ -145,7 +121,7 @@ impl TcpClientOptions {
         ArgsWriter::new(&["tcp", "client"])
             .value("connect", self.connect)
             .value("cc", &self.cc)
-            .choice("direction", self.direction)
+            .value("direction", self.direction)
             .value("duration", self.duration)
             .switch("json", self.json)
             .finish()

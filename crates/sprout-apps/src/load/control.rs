@@ -9,7 +9,8 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use serde::{Serialize, Serializer};
-use sprout_net::message::{Direction, Hello, Mode};
+use sprout_core::direction::Load;
+use sprout_net::message::{Hello, Mode};
 use sprout_net::realtime_us;
 use sprout_net::secure::{ClientConfig, Limits, PrivateKey, PublicKey};
 
@@ -277,9 +278,9 @@ impl<'a> Control<'a> {
     fn start_client(&mut self, i: usize) {
         let hello = Hello {
             session: self.session_base.wrapping_add(i as u64),
-            direction: Direction::Both,
+            direction: Load::Both,
             mode: Mode::Paced,
-            scheme: self.o.scheme.scheme(),
+            scheme: self.o.scheme,
             confidence: 0.95,
             rate_kbps: self.rate_kbps,
             duration_ms: self.duration.as_millis().min(u32::MAX as u128) as u32,

@@ -1,8 +1,10 @@
 //! The options of `sprout bench load`: the clap arguments of the CLI, and a typed builder of
 //! its command line (`to_args`).
 
+use sprout_core::SproutVariant;
+
 use crate::args::ArgsWriter;
-use crate::transfer::SchemeArg;
+use crate::choices;
 
 /// `sprout bench load` options; `Default` gives the command line's defaults.
 ///
@@ -33,8 +35,8 @@ pub struct LoadOptions {
     pub ramp: Option<f64>,
     /// Receiver estimator of every session, at both ends: Sprout on the wide rate model (the
     /// default of `sprout client`), on the paper's, or Sprout-EWMA.
-    #[arg(long, value_enum, default_value = "sprout-wide")]
-    pub scheme: SchemeArg,
+    #[arg(long, value_parser = choices::sprout_variant(), default_value = "sprout-wide")]
+    pub scheme: SproutVariant,
     /// Least share of the released DATA each session must deliver, each way.
     #[arg(long, default_value_t = DEFAULT_TOLERANCE)]
     pub tolerance: f64,
@@ -70,7 +72,7 @@ impl Default for LoadOptions {
             duration: DEFAULT_DURATION_S,
             flood: DEFAULT_FLOOD,
             ramp: None,
-            scheme: SchemeArg::SproutWide,
+            scheme: SproutVariant::SproutWide,
             tolerance: DEFAULT_TOLERANCE,
             client_nice: DEFAULT_CLIENT_NICE,
             json: false,
@@ -87,7 +89,7 @@ impl LoadOptions {
             .value("duration", self.duration)
             .value("flood", self.flood)
             .opt("ramp", self.ramp)
-            .choice("scheme", self.scheme)
+            .value("scheme", self.scheme.as_str())
             .value("tolerance", self.tolerance)
             .value("client-nice", self.client_nice)
             .switch("json", self.json)

@@ -307,7 +307,7 @@ pub(crate) fn build(
     LoadReport {
         sessions: o.sessions,
         rate_kbps: o.rate,
-        scheme: o.scheme.scheme().as_str().to_string(),
+        scheme: o.scheme.as_str().to_string(),
         duration_s: o.duration,
         ramp_s: ramp,
         accepted: rows.iter().filter(|r| r.accept_s.is_some()).count(),

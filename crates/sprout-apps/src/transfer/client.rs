@@ -4,7 +4,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sprout_net::message::{Direction, Hello, Mode, DATA_HEADER_BYTES};
+use sprout_core::direction::Direction;
+use sprout_net::message::{Hello, Mode, DATA_HEADER_BYTES};
 use sprout_net::secure::{ClientConfig, Limits, PrivateKey, PublicKey};
 use sprout_net::{realtime_us, Endpoint};
 
@@ -13,7 +14,7 @@ use crate::transfer::address::resolve;
 use crate::transfer::end::SessionEnd;
 use crate::transfer::error::TransferError;
 use crate::transfer::limits::{CLIENT_GRACE, HANDSHAKE, SILENCE};
-use crate::transfer::options::{ClientOptions, DirectionArg};
+use crate::transfer::options::ClientOptions;
 use crate::transfer::peer::{Listener, Peer};
 use crate::transfer::plan::Plan;
 use crate::transfer::session::run_session;
@@ -48,17 +49,13 @@ fn hello(o: &ClientOptions) -> Result<Hello, TransferError> {
     }
     Ok(Hello {
         session: realtime_us() ^ ((std::process::id() as u64) << 32),
-        direction: match o.direction {
-            DirectionArg::Up => Direction::Up,
-            DirectionArg::Down => Direction::Down,
-            DirectionArg::Both => Direction::Both,
-        },
+        direction: o.direction,
         mode: if rate_kbps.is_some() {
             Mode::Paced
         } else {
             Mode::Bulk
         },
-        scheme: o.scheme.scheme(),
+        scheme: o.scheme,
         confidence: o.confidence,
         rate_kbps: rate_kbps.unwrap_or(0),
         duration_ms: (o.duration * 1000.0).round().max(1.0) as u32,
@@ -149,8 +146,8 @@ pub fn run_stream(o: &ClientOptions) -> Result<Option<AppDelay>, TransferError> 
     let plan = Plan {
         role: "client",
         hello,
-        sends: hello.direction.client_sends(),
-        peer_sends: hello.direction.server_sends(),
+        sends: hello.direction.carries(Direction::Up),
+        peer_sends: hello.direction.carries(Direction::Down),
         ends_at_duration: true,
         grace: CLIENT_GRACE,
         json: o.json,

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use serde::Serialize;
-use sprout_net::message::{Direction, Mode};
+use sprout_core::direction::Load;
+use sprout_net::message::Mode;
 
 use crate::app_delay::AppDelay;
 use crate::transfer::end::SessionEnd;
@@ -74,7 +75,7 @@ pub(crate) struct Summary {
     pub(crate) peer: Option<SocketAddr>,
     pub(crate) scheme: &'static str,
     pub(crate) confidence: f64,
-    pub(crate) direction: Direction,
+    pub(crate) direction: Load,
     pub(crate) mode: Mode,
     /// Paced rate, kbit/s (null in bulk mode).
     pub(crate) rate_kbps: Option<u32>,

@@ -31,5 +31,5 @@ pub use client::{run, run_stream};
 pub use end::SessionEnd;
 pub use error::TransferError;
 pub use limits::{BYE_COPIES, CLIENT_GRACE, PACED_PAYLOAD, SILENCE};
-pub use options::{ClientOptions, DirectionArg, SchemeArg, ServerOptions};
+pub use options::{ClientOptions, ServerOptions};
 pub use server::serve;

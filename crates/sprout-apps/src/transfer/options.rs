@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 
+use sprout_core::direction::Load;
 use sprout_core::SproutVariant;
 use sprout_net::secure::server::{DEFAULT_MAX_SESSIONS_PER_KEY, DEFAULT_MAX_SESSIONS_PER_SOURCE};
 
 use crate::args::ArgsWriter;
+use crate::choices;
 use crate::transfer::limits::PACED_PAYLOAD;
 
 /// `sprout server` options. Exactly one of `allowed_clients` and `allow_any_client` must be
@@ -113,51 +115,6 @@ impl ServerOptions {
     }
 }
 
-/// Which way data flows (`up` = client to server).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum DirectionArg {
-    /// Client to server.
-    Up,
-    /// Server to client.
-    Down,
-    /// Both at once (the paper's setup).
-    Both,
-}
-
-/// Receiver estimator at both ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum SchemeArg {
-    /// Sprout on the wide rate model: outage to 1 Gbit/s (the default).
-    #[value(name = "sprout-wide", alias = "wide")]
-    SproutWide,
-    /// Sprout on the paper's rate model (to about 12 Mbit/s), as in the paper's figures.
-    Sprout,
-    /// Sprout-EWMA: a moving average of the observed rate.
-    #[value(name = "sprout-ewma", alias = "ewma")]
-    SproutEwma,
-}
-
-impl SchemeArg {
-    /// The scheme a HELLO asks the server for.
-    pub fn scheme(self) -> SproutVariant {
-        match self {
-            SchemeArg::SproutWide => SproutVariant::SproutWide,
-            SchemeArg::Sprout => SproutVariant::Sprout,
-            SchemeArg::SproutEwma => SproutVariant::SproutEwma,
-        }
-    }
-}
-
-impl From<SproutVariant> for SchemeArg {
-    fn from(v: SproutVariant) -> SchemeArg {
-        match v {
-            SproutVariant::SproutWide => SchemeArg::SproutWide,
-            SproutVariant::Sprout => SchemeArg::Sprout,
-            SproutVariant::SproutEwma => SchemeArg::SproutEwma,
-        }
-    }
-}
-
 /// `sprout client` options; [`ClientOptions::new`] gives the command line's defaults.
 /// [`ClientOptions::to_args`] renders them as the command line after the program name.
 #[derive(clap::Args, Clone, Debug, PartialEq)]
@@ -166,8 +123,8 @@ pub struct ClientOptions {
     #[arg(long)]
     pub connect: String,
     /// Loaded directions: up (client to server), down, or both.
-    #[arg(long, value_enum, default_value = "both")]
-    pub direction: DirectionArg,
+    #[arg(long, value_parser = choices::load_with_help(), default_value = "both")]
+    pub direction: Load,
     /// A paced interactive stream at this application bit rate, in kbit/s [default: none, a
     /// saturating bulk transfer].
     #[arg(long, value_name = "KBIT/S")]
@@ -180,8 +137,8 @@ pub struct ClientOptions {
     pub confidence: f64,
     /// Receiver estimator at both ends: Sprout on the wide rate model (to 1 Gbit/s), on the
     /// paper's (to about 12 Mbit/s), or Sprout-EWMA.
-    #[arg(long, value_enum, default_value = "sprout-wide")]
-    pub scheme: SchemeArg,
+    #[arg(long, value_parser = choices::sprout_variant(), default_value = "sprout-wide")]
+    pub scheme: SproutVariant,
     /// Bytes per paced DATA message (24 up to the largest payload). Bulk datagrams are as large
     /// as the window allows.
     #[arg(long, default_value_t = PACED_PAYLOAD)]
@@ -214,11 +171,11 @@ impl ClientOptions {
     pub fn new(connect: impl Into<String>, server_key: impl Into<String>) -> ClientOptions {
         ClientOptions {
             connect: connect.into(),
-            direction: DirectionArg::Both,
+            direction: Load::Both,
             rate: None,
             duration: DEFAULT_DURATION_S,
             confidence: DEFAULT_CONFIDENCE,
-            scheme: SchemeArg::SproutWide,
+            scheme: SproutVariant::SproutWide,
             payload: PACED_PAYLOAD,
             bind: None,
             server_key: server_key.into(),
@@ -231,11 +188,11 @@ impl ClientOptions {
     pub fn to_args(&self) -> Vec<String> {
         ArgsWriter::new(&["client"])
             .value("connect", &self.connect)
-            .choice("direction", self.direction)
+            .value("direction", self.direction)
             .opt("rate", self.rate)
             .value("duration", self.duration)
             .value("confidence", self.confidence)
-            .choice("scheme", self.scheme)
+            .value("scheme", self.scheme.as_str())
             .value("payload", self.payload)
             .opt("bind", self.bind.as_ref())
             .value("server-key", &self.server_key)

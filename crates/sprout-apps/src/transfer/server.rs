@@ -5,6 +5,7 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use sprout_core::direction::Direction;
 use sprout_net::message::{self, Message, Mode};
 use sprout_net::secure::{
     read_allowed_keys, AllowedClients, DropReason, PrivateKey, SecureStats, ServerConfig,
@@ -119,8 +120,8 @@ fn start_session(server: &Arc<Server>, session: Session, json: bool, done: mpsc:
     let plan = Plan {
         role: "server",
         hello,
-        sends: hello.direction.server_sends(),
-        peer_sends: hello.direction.client_sends(),
+        sends: hello.direction.carries(Direction::Down),
+        peer_sends: hello.direction.carries(Direction::Up),
         ends_at_duration: false,
         grace: SERVER_GRACE,
         json,

@@ -17,7 +17,7 @@ use super::spec::{shown, Grid, Seeds, SimKey, SweepSpec, TraceEntry, TraceTable}
 use crate::error::{EvalError, Result};
 use crate::traces::{self, DEFAULT_TRACE_DIRS};
 use sprout_sim::scheme::Scheme;
-use sprout_sim::sim::Load;
+use sprout_sim::sim::parse_load;
 use sprout_sim::sim_json::{QueueKind, SimOptions};
 
 /// The most seeds a sweep's `seeds = N` may ask for.
@@ -204,7 +204,7 @@ impl RunSpec {
             downlink_loss: s.downlink_loss,
             duration_s: s.duration_s,
             skip_s: s.skip_s,
-            load: Load::from_str(&s.load).map_err(|e| EvalError::BadParameter(e.to_string()))?,
+            load: parse_load(&s.load).map_err(|e| EvalError::BadParameter(e.to_string()))?,
             app: match &s.app {
                 Some(spec) => sprout_sim::App::parse(spec)?,
                 None => sprout_sim::App::Bulk,

@@ -7,8 +7,10 @@ use std::path::Path;
 use std::process::Command;
 
 use sprout_apps::interactive::{InteractiveClientOptions, InteractiveServerOptions, StreamOptions};
-use sprout_apps::kernel_tcp::{TcpClientOptions, TcpDirection, TcpServerOptions};
-use sprout_apps::transfer::{ClientOptions, DirectionArg, SchemeArg, ServerOptions};
+use sprout_apps::kernel_tcp::{TcpClientOptions, TcpServerOptions};
+use sprout_apps::transfer::{ClientOptions, ServerOptions};
+use sprout_core::direction::Load;
+use sprout_core::SproutVariant;
 use sprout_eval::eval::Scheme;
 use sprout_secure::PublicKey;
 
@@ -51,13 +53,11 @@ fn sprout_client(
     seconds: f64,
 ) -> ClientOptions {
     ClientOptions {
-        direction: DirectionArg::Both,
+        direction: Load::Both,
         duration: seconds,
         // Named explicitly: the client's default is the wide model, and the paper comparison
         // runs the paper's.
-        scheme: scheme
-            .sprout_variant()
-            .map_or(SchemeArg::Sprout, SchemeArg::from),
+        scheme: scheme.sprout_variant().unwrap_or(SproutVariant::Sprout),
         json: true,
         ..ClientOptions::new(server.to_string(), public.to_base64())
     }
@@ -84,7 +84,7 @@ pub(super) fn tcp_commands(
     };
     let cli = TcpClientOptions {
         cc: cc.into(),
-        direction: TcpDirection::Both,
+        direction: Load::Both,
         duration: seconds,
         json: true,
         ..TcpClientOptions::new(server)
@@ -105,7 +105,7 @@ pub(super) fn paced_commands(
     let public = keys.1.clone();
     let (srv, _) = sprout_commands(exe, scheme, server, seconds, keys);
     let cli = ClientOptions {
-        direction: DirectionArg::Down,
+        direction: Load::Down,
         rate: Some(rate_kbps),
         ..sprout_client(scheme, server, &public, seconds)
     };

@@ -1,6 +1,7 @@
 //! Both directions recorded with `sprout saturator server|client` through the emulator, in
 //! real time.
 
+use sprout_core::direction::Load;
 use std::fs;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -11,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use sprout_link::{LinkConfig, Trace};
 use sprout_saturator::runtime::{ClientOptions, ServerOptions};
-use sprout_saturator::Mode;
 
 use super::feedback::FeedbackPath;
 use super::options::CheckOptions;
@@ -75,7 +75,7 @@ pub(super) fn recordings(
     let epoch_us = (emu.epoch_ns() / 1000) as i64;
     let client_opts = ClientOptions {
         feedback: fb.as_ref().map(|f| (f.root_addr, port).into()),
-        direction: Some(Mode::Both),
+        direction: Some(Load::Both),
         duration: Some(Duration::from_secs(o.record_s())),
         name: prefix.clone(),
         json: true,

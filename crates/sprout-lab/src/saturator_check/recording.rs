@@ -1,9 +1,10 @@
 //! Reading the recordings back: the client's summary line and the recorded arrival times.
 
+use sprout_core::direction::Direction;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use sprout_saturator::{Dir, Summary};
+use sprout_saturator::Summary;
 
 use crate::error::{Context, LabError, Result};
 
@@ -59,14 +60,14 @@ pub(super) fn read_recordings(
 ) -> Result<[Option<Recorded>; 2]> {
     let summary = last_summary(client_out)?;
     let mut recs: [Option<Recorded>; 2] = [None, None];
-    for (k, dir) in [Dir::Up, Dir::Down].into_iter().enumerate() {
-        let v = &summary[dir.name()];
+    for (k, dir) in [Direction::Up, Direction::Down].into_iter().enumerate() {
+        let v = &summary[dir.as_str()];
         if v.is_null() {
             continue;
         }
         let s: Summary = serde_json::from_value(v.clone())
-            .with_context(|| format!("reading the {} summary", dir.name()))?;
-        let path = PathBuf::from(format!("{}.{}", prefix.display(), dir.name()));
+            .with_context(|| format!("reading the {} summary", dir.as_str()))?;
+        let path = PathBuf::from(format!("{}.{}", prefix.display(), dir.as_str()));
         let arrivals_ms = read_recording(&path)?;
         recs[k] = Some(Recorded {
             offset_us: s.start_clock_us as i64 - epoch_us,

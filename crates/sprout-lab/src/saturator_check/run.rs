@@ -1,12 +1,12 @@
 //! The round trips: each link pair recorded (both directions at once) and checked.
 
+use sprout_core::direction::Direction;
 use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use sprout_link::Trace;
-use sprout_saturator::Dir;
 
 use super::compare::{align_offset_ms, compare_seconds, window_trace, with_outage};
 use super::options::CheckOptions;
@@ -111,7 +111,7 @@ fn check_link(
     };
     let mut dir_rows = Vec::new();
     let mut on_replay = Vec::new();
-    for (k, (dir, replay)) in [(Dir::Up, &up_r), (Dir::Down, &down_r)]
+    for (k, (dir, replay)) in [(Direction::Up, &up_r), (Direction::Down, &down_r)]
         .into_iter()
         .enumerate()
     {
@@ -162,7 +162,7 @@ fn check_link(
 fn direction_row(
     o: &CheckOptions,
     name: &str,
-    dir: Dir,
+    dir: Direction,
     replay: &Trace,
     rec: Option<&Recorded>,
     facts: Option<EmuFacts>,
@@ -193,7 +193,7 @@ fn direction_row(
         .then_some(summary.outages >= 1 && summary.longest_gap_ms >= o.outage_ms().1);
     let row = DirectionResult {
         link: name.to_string(),
-        direction: dir.name().into(),
+        direction: dir.as_str().into(),
         variant: o.variant(),
         completed: rec.is_some(),
         seconds: cmp,

@@ -1,12 +1,13 @@
 //! The Saturator over the link model (the emulator's, driven by a virtual clock): both
 //! directions recorded at once, the feedback over a separate path of fixed delay.
 
+use sprout_core::direction::Direction;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use sprout_core::Instant;
 use sprout_link::{Link, LinkConfig, LinkEvent, Trace};
-use sprout_saturator::{AckInfo, DataHeader, Dir, Recorder, RecorderConfig, Sender, SenderConfig};
+use sprout_saturator::{AckInfo, DataHeader, Recorder, RecorderConfig, Sender, SenderConfig};
 
 use super::options::CheckOptions;
 use super::recording::{EmuFacts, Recorded};
@@ -83,17 +84,22 @@ pub fn simulate_recording(
         ),
     ];
     let mut senders = [
-        Sender::new(o.sender, SESSION, Dir::Up, Instant::from_micros(o.start_us)),
         Sender::new(
             o.sender,
             SESSION,
-            Dir::Down,
+            Direction::Up,
+            Instant::from_micros(o.start_us),
+        ),
+        Sender::new(
+            o.sender,
+            SESSION,
+            Direction::Down,
             Instant::from_micros(o.start_us),
         ),
     ];
     let mut recorders = [
-        Recorder::new(o.recorder, SESSION, Dir::Up, Instant::ZERO),
-        Recorder::new(o.recorder, SESSION, Dir::Down, Instant::ZERO),
+        Recorder::new(o.recorder, SESSION, Direction::Up, Instant::ZERO),
+        Recorder::new(o.recorder, SESSION, Direction::Down, Instant::ZERO),
     ];
     // Feedback in flight: (arrival time, index of the sender it is for, info), FIFO per path.
     let mut feedback: [VecDeque<(u64, AckInfo)>; 2] = Default::default();

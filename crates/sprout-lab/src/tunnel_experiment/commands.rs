@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::Command;
 
 use sprout_apps::interactive::{InteractiveClientOptions, InteractiveServerOptions, StreamOptions};
-use sprout_apps::kernel_tcp::{TcpClientOptions, TcpDirection, TcpServerOptions};
+use sprout_apps::kernel_tcp::{TcpClientOptions, TcpServerOptions};
+use sprout_core::direction::Load;
 use sprout_secure::PublicKey;
 use sprout_tunnel::config::{ClientFlags, ServerFlags};
 
@@ -78,7 +79,7 @@ pub(super) fn tcp_server(exe: &Path, listen: SocketAddr) -> Command {
 pub(super) fn tcp_client(exe: &Path, server: SocketAddr, seconds: f64) -> Command {
     let opts = TcpClientOptions {
         cc: "cubic".into(),
-        direction: TcpDirection::Down,
+        direction: Load::Down,
         duration: seconds,
         json: true,
         ..TcpClientOptions::new(server)

@@ -8,6 +8,7 @@
 //! JSON last, and only then is the partial file removed: the files of a run are complete
 //! (`NAME.json` and no `NAME.down.partial`) or visibly not.
 
+use sprout_core::direction::Load;
 use std::path::Path;
 
 use serde::Serialize;
@@ -25,7 +26,6 @@ use crate::runtime::socket::random_session;
 use crate::sender::SenderStats;
 use crate::summary::Summary;
 use crate::transfer::max_result_bytes;
-use crate::wire::Mode;
 
 /// The client's final summary (the last line with `json`, and `NAME.json`).
 #[derive(Clone, Debug, Serialize)]
@@ -38,7 +38,7 @@ pub struct ClientSummary {
     /// The session id, 16 hex digits.
     pub session: String,
     /// Directions recorded.
-    pub mode: Mode,
+    pub mode: Load,
     /// The server's address (data path).
     pub server: String,
     /// The server's address over the feedback path, if one.

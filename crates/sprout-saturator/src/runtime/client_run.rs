@@ -4,6 +4,7 @@
 //! the duration passes or a stop signal comes. The downlink's arrivals reach
 //! `NAME.down.partial` about once a second as they come.
 
+use sprout_core::direction::{Direction, Load};
 use std::io;
 
 use sprout_os::signals::SignalWatcher;
@@ -21,7 +22,7 @@ use crate::runtime::socket::{
 };
 use crate::sender::Sender;
 use crate::wire::{
-    decode, encode, valid_name, AckInfo, Cookie, Dir, Hello, Message, Mode, FLAG_FEEDBACK_PATH,
+    decode, encode, valid_name, AckInfo, Cookie, Hello, Message, FLAG_FEEDBACK_PATH,
 };
 
 /// How long the client says hello before giving up.
@@ -76,7 +77,7 @@ pub(crate) struct ClientRun<'a> {
     pub(crate) session: u64,
     payload: u32,
     /// The directions recorded.
-    pub(crate) mode: Mode,
+    pub(crate) mode: Load,
     /// The cookies of the server's challenges, per path (data, feedback).
     cookies: [Option<Cookie>; 2],
     /// When the server was last heard over each path, and when to say hello again if it
@@ -129,13 +130,13 @@ impl<'a> ClientRun<'a> {
         };
         let start = monotonic_now();
         let mode = o.mode();
-        let rec = mode.has(Dir::Down).then(|| {
+        let rec = mode.carries(Direction::Down).then(|| {
             let cfg = RecorderConfig {
                 payload_bytes: payload,
                 line_bytes: o.mtu,
                 ..RecorderConfig::default()
             };
-            Recorder::new(cfg, session, Dir::Down, start)
+            Recorder::new(cfg, session, Direction::Down, start)
         });
         Ok(ClientRun {
             o,
@@ -222,13 +223,13 @@ impl<'a> ClientRun<'a> {
     /// reaches the server before the data behind it).
     fn start_sender(&mut self, now: Instant) {
         if self.sender.is_none()
-            && self.mode.has(Dir::Up)
+            && self.mode.carries(Direction::Up)
             && (self.cookies[0].is_some() || self.data_acked)
         {
             self.sender = Some(Sender::new(
                 self.o.sender_config(),
                 self.session,
-                Dir::Up,
+                Direction::Up,
                 now,
             ));
         }
@@ -334,9 +335,9 @@ impl<'a> ClientRun<'a> {
         println!(
             "recording {} with {} (session {:016x}), feedback {}, {}",
             match self.mode {
-                Mode::Both => "both directions",
-                Mode::Up => "the uplink",
-                Mode::Down => "the downlink",
+                Load::Both => "both directions",
+                Load::Up => "the uplink",
+                Load::Down => "the downlink",
             },
             self.o.connect,
             self.session,
@@ -435,7 +436,7 @@ impl<'a> ClientRun<'a> {
                         }
                     }
                     Message::Ack {
-                        dir: Dir::Up,
+                        dir: Direction::Up,
                         info: Some(ack),
                         ..
                     } => {
@@ -482,7 +483,7 @@ impl<'a> ClientRun<'a> {
     /// there would take an opportunity of the recording.
     fn rehello(&mut self, now: Instant) {
         for i in 0..2 {
-            let carries_data = i == 0 && self.mode.has(Dir::Up);
+            let carries_data = i == 0 && self.mode.carries(Direction::Up);
             let proven = if i == 0 {
                 self.data_acked
             } else {
@@ -538,7 +539,7 @@ impl<'a> ClientRun<'a> {
         encode(
             &Message::Ack {
                 session: self.session,
-                dir: Dir::Down,
+                dir: Direction::Down,
                 feedback_path: fb_path,
                 info,
             },
@@ -562,7 +563,7 @@ impl<'a> ClientRun<'a> {
             encode(
                 &Message::Ack {
                     session: self.session,
-                    dir: Dir::Down,
+                    dir: Direction::Down,
                     feedback_path: false,
                     info: None,
                 },

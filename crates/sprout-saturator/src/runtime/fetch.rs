@@ -1,6 +1,7 @@
 //! The end of the client's recording: FIN until the server's FIN-ACK, then the transfer of
 //! the server's recording of the uplink, chunk by chunk, and DONE.
 
+use sprout_core::direction::{Direction, Load};
 use sprout_core::time::{Duration, Instant};
 use sprout_os::signals::SignalWatcher;
 
@@ -9,7 +10,7 @@ use crate::runtime::error::SaturatorError;
 use crate::runtime::socket::{monotonic_now, realtime_offset_ns, wait, BATCH, RECV_BUFFER_BYTES};
 use crate::summary::Summary;
 use crate::transfer::{decode_result, Reassembly};
-use crate::wire::{decode, encode, Dir, Message, Mode, ResultMeta};
+use crate::wire::{decode, encode, Message, ResultMeta};
 
 /// Chunks asked for at once.
 const CHUNKS_PER_REQUEST: u32 = 64;
@@ -33,7 +34,7 @@ pub(crate) type UplinkRecording = (Summary, Vec<u32>);
 /// What the fetch is at.
 struct Fetch {
     session: u64,
-    mode: Mode,
+    mode: Load,
     /// Largest recording accepted, bytes.
     max_blob: usize,
     meta: Option<ResultMeta>,
@@ -49,7 +50,7 @@ struct Fetch {
 pub(crate) fn finish_client(
     end: &ClientEnd,
     session: u64,
-    mode: Mode,
+    mode: Load,
     max_blob: usize,
     deadline: Instant,
     signals: &SignalWatcher,
@@ -154,7 +155,7 @@ impl Fetch {
                          packets sent could fill ({} bytes): refused",
                         m.blob_len, self.max_blob
                     ));
-                } else if m.blob_len > 0 && self.mode.has(Dir::Up) {
+                } else if m.blob_len > 0 && self.mode.carries(Direction::Up) {
                     self.reassembly = Some(Reassembly::new(m));
                 }
                 false
@@ -179,7 +180,7 @@ impl Fetch {
     /// the fetch is over.
     fn step(&mut self, end: &ClientEnd, now: Instant, progressed: bool, out: &mut Vec<u8>) -> bool {
         let Some(re) = self.reassembly.as_ref() else {
-            if self.mode.has(Dir::Up) && self.error.is_none() {
+            if self.mode.carries(Direction::Up) && self.error.is_none() {
                 self.error = Some("the server had no recording of the uplink".into());
             }
             return true;

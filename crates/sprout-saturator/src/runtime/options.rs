@@ -2,6 +2,7 @@
 //! ([`ClientOptions::validate`]) and rendered as the `sprout` command line that asks for them
 //! ([`ClientOptions::to_args`]), so that a program starting a peer never spells a flag.
 
+use sprout_core::direction::Load;
 use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use sprout_core::time::{self, TimeUnit};
 
 use crate::runtime::error::SaturatorError;
 use crate::sender::{SenderConfig, DEFAULT_HIGH_RTT, DEFAULT_LOW_RTT};
-use crate::wire::{Mode, MAX_HIGH_RTT_MS, MAX_PAYLOAD_BYTES, MAX_WINDOW, MIN_PAYLOAD_BYTES};
+use crate::wire::{MAX_HIGH_RTT_MS, MAX_PAYLOAD_BYTES, MAX_WINDOW, MIN_PAYLOAD_BYTES};
 
 /// The server's default idle timeout, s: a recording client's data and acks flow many times a
 /// second, so this much silence means it crashed or left.
@@ -98,7 +99,7 @@ pub struct ClientOptions {
     pub feedback: Option<SocketAddr>,
     /// Directions to saturate and record (`None`: both with a feedback path, else the
     /// downlink only: see [`ClientOptions::mode`]).
-    pub direction: Option<Mode>,
+    pub direction: Option<Load>,
     /// Length of the recording (`None`: until Ctrl-C).
     pub duration: Option<Duration>,
     /// Output prefix: writes `NAME.down`, `NAME.up` and `NAME.json` (and `NAME.down.partial`
@@ -173,18 +174,18 @@ impl ClientOptions {
     /// downlink alone without one (over one path the feedback of each direction would queue
     /// behind the other direction's saturated data and the recording would miss
     /// opportunities).
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> Load {
         self.direction.unwrap_or(if self.feedback.is_some() {
-            Mode::Both
+            Load::Both
         } else {
-            Mode::Down
+            Load::Down
         })
     }
 
     /// Whether both directions are saturated over one path (asked for explicitly): the
     /// recording under-states the link, and the client says so.
     pub fn both_over_one_path(&self) -> bool {
-        self.mode() == Mode::Both && self.feedback.is_none()
+        self.mode() == Load::Both && self.feedback.is_none()
     }
 
     /// The configuration of both senders.
@@ -207,7 +208,7 @@ impl ClientOptions {
             a.value("--feedback", f);
         }
         if let Some(d) = self.direction {
-            a.value("--direction", d.name());
+            a.value("--direction", d.as_str());
         }
         if let Some(d) = self.duration {
             a.value("--duration", d.as_secs_f64());

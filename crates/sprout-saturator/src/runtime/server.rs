@@ -10,6 +10,7 @@
 //! anything from elsewhere (acks, FINs, result requests, data, hellos without a cookie) is
 //! counted as foreign and changes nothing.
 
+use sprout_core::direction::{Direction, Load};
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -30,8 +31,8 @@ use crate::runtime::socket::{
 use crate::sender::SenderStats;
 use crate::summary::Summary;
 use crate::wire::{
-    decode, encode, DecodeError, Dir, Hello, Message, Mode, Refusal, FLAG_FEEDBACK_PATH,
-    MAX_HIGH_RTT_MS, MAX_WINDOW, MIN_HELLO_BYTES,
+    decode, encode, DecodeError, Hello, Message, Refusal, FLAG_FEEDBACK_PATH, MAX_HIGH_RTT_MS,
+    MAX_WINDOW, MIN_HELLO_BYTES,
 };
 
 /// How long the recording is kept for a client that ended it but does not ask for it.
@@ -50,7 +51,7 @@ pub struct ServerSummary {
     /// The session id, 16 hex digits.
     pub session: String,
     /// Directions recorded.
-    pub mode: Mode,
+    pub mode: Load,
     /// The client's address (data path, else feedback path, else "unknown").
     pub client: String,
     /// The client's address on the feedback path, if one.
@@ -341,7 +342,7 @@ fn announce(o: &ServerOptions, s: &Session, first: &Received) {
         "recording {:016x} from {}: {} ({} ms - {} ms RTT, {}-byte payloads){}",
         s.hello.session,
         first.from,
-        s.hello.mode.name(),
+        s.hello.mode.as_str(),
         s.hello.low_rtt_ms,
         s.hello.high_rtt_ms,
         s.hello.payload_bytes,
@@ -469,7 +470,7 @@ fn on_message(
 ) -> Result<(), SaturatorError> {
     match msg {
         Message::Data(h) => {
-            if h.dir != Dir::Up || s.data_addr != Some(r.from) {
+            if h.dir != Direction::Up || s.data_addr != Some(r.from) {
                 if let Some(rec) = s.rec.as_mut() {
                     rec.on_stray();
                 }
@@ -485,7 +486,7 @@ fn on_message(
             }
         }
         Message::Ack { dir, info, .. } => {
-            if let (Dir::Down, Some(ack), Some(snd)) = (dir, info, s.sender.as_mut()) {
+            if let (Direction::Down, Some(ack), Some(snd)) = (dir, info, s.sender.as_mut()) {
                 snd.on_ack(r.at, &ack);
             }
         }

@@ -2,6 +2,7 @@
 //! silence), with the uplink's recorder, the downlink's sender, and the recording kept for
 //! the client once it ended.
 
+use sprout_core::direction::Direction;
 use std::io;
 use std::net::SocketAddr;
 
@@ -16,7 +17,7 @@ use crate::runtime::output::{
 use crate::runtime::socket::{Received, Sock, BATCH};
 use crate::sender::{Sender, SenderConfig};
 use crate::transfer::{chunk, encode_result, result_meta};
-use crate::wire::{encode, AckInfo, Dir, Hello, Message, ResultMeta, CHUNK_BYTES};
+use crate::wire::{encode, AckInfo, Hello, Message, ResultMeta, CHUNK_BYTES};
 
 /// Most chunks sent for one request (what the client asks for at once).
 const MAX_CHUNKS_PER_REQUEST: u32 = 64;
@@ -77,13 +78,13 @@ impl Session {
             sender_cfg,
             start,
             line_bytes,
-            rec: hello.mode.has(Dir::Up).then(|| {
+            rec: hello.mode.carries(Direction::Up).then(|| {
                 let cfg = RecorderConfig {
                     payload_bytes: hello.payload_bytes,
                     line_bytes,
                     ..RecorderConfig::default()
                 };
-                Recorder::new(cfg, session, Dir::Up, start)
+                Recorder::new(cfg, session, Direction::Up, start)
             }),
             sender: None,
             last_heard: start,
@@ -111,11 +112,14 @@ impl Session {
     /// first.
     pub(crate) fn data_path(&mut self, from: SocketAddr, now: Instant) {
         self.data_addr = Some(from);
-        if self.sender.is_none() && self.finished.is_none() && self.hello.mode.has(Dir::Down) {
+        if self.sender.is_none()
+            && self.finished.is_none()
+            && self.hello.mode.carries(Direction::Down)
+        {
             self.sender = Some(Sender::new(
                 self.sender_cfg,
                 self.hello.session,
-                Dir::Down,
+                Direction::Down,
                 now,
             ));
         }
@@ -195,7 +199,7 @@ impl Session {
             encode(
                 &Message::Ack {
                     session,
-                    dir: Dir::Up,
+                    dir: Direction::Up,
                     feedback_path: fb_to.is_some(),
                     info: Some(info),
                 },
