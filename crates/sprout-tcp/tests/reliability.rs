@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::common::{run, Spec, MSS, PACKET};
+use crate::common::{self, run, Spec, MSS, PACKET};
 use proptest::prelude::*;
 use sprout_core::{Duration, Instant};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
