@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{assert_ok, sprout_bin};
+use crate::common::{assert_ok, sprout_bin};
 
 /// The address space a refused input may cost, KiB (1 GiB).
 const MEMORY_KIB: u64 = 1 << 20;

@@ -5,8 +5,7 @@ use std::process::Command;
 
 use sprout_link::testdata;
 
-mod common;
-use common::assert_ok;
+use crate::common::assert_ok;
 
 fn sprout() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sprout"))

@@ -11,8 +11,7 @@ use sprout_eval::eval::ResultRow;
 use sprout_link::MmLog;
 use sprout_sim::logscore;
 
-mod common;
-use common::is_root;
+use crate::common::is_root;
 
 /// A trace alternating every 2 s between `low` and `high` opportunities per 10 ms, `secs` long.
 fn write_trace(path: &Path, low: u64, high: u64, secs: u64) {

@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod common;
-use common::{free_udp_port, keygen, sprout};
+use crate::common::{free_udp_port, keygen, sprout};
 
 /// A UDP port on 127.0.0.1 that nothing listens on right now.
 fn free_port() -> u16 {

@@ -5,13 +5,11 @@
 //! their whole length; the wide parameter set returns them every tick. Needs root (network
 //! namespaces); says so and passes otherwise.
 
-mod common;
-
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{assert_ok, free_udp_port, is_root, keygen, sprout, sprout_bin};
+use crate::common::{assert_ok, free_udp_port, is_root, keygen, sprout, sprout_bin};
 use serde_json::Value;
 
 /// Rate of the constant link, each way (Mbit/s).

@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 use sprout_link::SyntheticLink;
 use sprout_saturator::{decode, encode, AckInfo, DataHeader, Hello, Message};
 
-mod common;
-use common::assert_ok;
+use crate::common::assert_ok;
 
 /// The `sprout` binary under test (`SPROUT_EXE` runs the tests against another build, e.g.
 /// an older one, to see which of them it fails).

@@ -1105,7 +1105,7 @@ fn queue_summary(peer: &mut Peer) -> String {
 /// the default run:
 ///
 /// ```text
-/// cargo test --release -p sprout-cli --test tunnel_namespaces -- --ignored --nocapture high_link_rate
+/// cargo test --release -p sprout-cli --test cli_suite -- --ignored --nocapture high_link_rate
 /// ```
 ///
 /// `SPROUT_TUNNEL_MBIT` sets the link rate, `SPROUT_TUNNEL_SECONDS` each download's length,

@@ -3,9 +3,7 @@
 //! until the forecast climbs again). SproutTunnel on the wide model answered a ping after 3 or
 //! 10 s of idle only after 2-16 s.
 
-mod common;
-
-use common::{deliver_due, InFlight};
+use crate::common::{deliver_due, InFlight};
 use sprout_core::{Config, Connection, Instant};
 
 /// A and B over a 20 ms path both ways with room to spare; A sends one 1,200-byte datagram at

@@ -3,9 +3,7 @@
 //! expected counts; once the peer sends data, every tick's forecast rides the stream again.
 //! Through a stall of its own direction, a stream whose data waits sends few heartbeats.
 
-mod common;
-
-use common::{deliver_due, InFlight};
+use crate::common::{deliver_due, InFlight};
 use sprout_core::{wire, Config, Connection, Instant};
 
 /// One datagram of A's seen on the way to B: when A sent it, and whether it carried data, a

@@ -92,10 +92,13 @@ fn sigkill_leaves_nothing_behind() {
         eprintln!("skipped: not root, or no /dev/net/tun");
         return;
     }
+    // The helper's name as the harness knows it: its module's path within the test binary.
+    let (_, module) = module_path!().split_once("::").unwrap();
+    let helper_name = format!("{module}::helper_emulator_until_killed");
     let mut helper = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "helper_emulator_until_killed",
+            &helper_name,
             "--ignored",
             "--nocapture",
             "--test-threads=1",

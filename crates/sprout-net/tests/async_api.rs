@@ -3,11 +3,9 @@
 
 #![cfg(feature = "tokio")]
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use sprout_core::Config;
 use sprout_net::secure::{AllowedClients, ClientConfig, Limits, PrivateKey, SecureError};
 use sprout_net::tokio::{Endpoint, Server};

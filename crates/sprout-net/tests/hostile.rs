@@ -11,15 +11,13 @@
 //! be bound to the same address and port; datagrams from the server still reach the relay,
 //! because Linux prefers the connected socket of a reuseport group.
 
-mod common;
-
 use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use socket2::{Domain, Protocol, Socket, Type};
 use sprout_core::wire::{self, Header};
 use sprout_net::secure::{DropReason, SecureStats};

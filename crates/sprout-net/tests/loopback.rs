@@ -2,12 +2,10 @@
 //! acceptor, the handshake's failure, closing, idle sessions, the session limit and allowed
 //! keys.
 
-mod common;
-
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use sprout_core::Config;
 use sprout_net::message::{Data, Message};
 use sprout_net::secure::{

@@ -2,11 +2,9 @@
 //! 200 kbit/s stream in both directions for 10 s; no session is lost and each direction of
 //! each session delivers within 2% of what its sender released.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use sprout_net::Session;
 
 const CLIENTS: usize = 20;

@@ -3,12 +3,10 @@
 //! detected as a dead peer (no authenticated datagram for `dead_after` after a send) and
 //! redialled; a first handshake nobody answers still fails for good.
 
-mod common;
-
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use sprout_core::Config;
 use sprout_net::endpoint::{EndpointState, ReconnectOptions, DEAD_PEER_TIMEOUT};
 use sprout_net::secure::{AllowedClients, ClientConfig, PrivateKey, SecureError};

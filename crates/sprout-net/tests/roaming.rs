@@ -1,13 +1,11 @@
 //! Roaming: a client that changes its source port mid-transfer keeps its session; within 1 s
 //! the server sends to the new address and data flows both ways again.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use sprout_net::message::{Data, Message};
 use sprout_net::realtime_us;
 

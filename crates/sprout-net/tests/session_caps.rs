@@ -7,12 +7,10 @@
 //! source here. Only the API of the code as it was before the fix is used (errors are checked
 //! by their text), so that these tests show the finding on that code too.
 
-mod common;
-
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use sprout_core::Config;
 use sprout_net::secure::{AllowedClients, ClientConfig, Limits, PrivateKey, PublicKey};
 use sprout_net::{Endpoint, Server};

@@ -2,12 +2,10 @@
 //! its reason, and the session is as before (the next genuine datagram opens both ways, the
 //! address did not move, the keys did not change).
 
-mod common;
-
 use sprout_core::Instant;
 use std::net::SocketAddr;
 
-use common::*;
+use crate::common::*;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -11,11 +11,9 @@
 //! Only the API of the code as it was before the fix is used for the main assertions (errors
 //! are checked by their text), so that these tests show the findings on that code too.
 
-mod common;
-
 use std::net::{IpAddr, SocketAddr};
 
-use common::*;
+use crate::common::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sprout_core::Instant;

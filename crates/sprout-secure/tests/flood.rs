@@ -2,12 +2,10 @@
 //! still open, the handshakes processed (those that reach Diffie-Hellman) stay within the rate
 //! limit, and pending sessions stay within their bound.
 
-mod common;
-
 use sprout_core::Instant;
 use std::net::{IpAddr, SocketAddr};
 
-use common::*;
+use crate::common::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sprout_secure::handshake::Mac1;

@@ -2,12 +2,10 @@
 //! duplicating a datagram, with datagrams reordered on the way; keys past their limits are
 //! never used.
 
-mod common;
-
 use sprout_core::{Duration, Instant};
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::common::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sprout_secure::{

@@ -1,8 +1,6 @@
 //! A session is established and carries datagrams both ways.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 #[test]
 fn handshake_then_data_both_ways() {
     let mut p = Pair::new();

@@ -1,11 +1,9 @@
 //! One server, many sessions on one socket; the client's handshake under loss and forgery.
 
-mod common;
-
 use sprout_core::Instant;
 use std::net::SocketAddr;
 
-use common::*;
+use crate::common::*;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -1,12 +1,10 @@
 //! Property: a datagram that fails any check changes nothing at the server or the client but a
 //! drop counter (the session's address, counters, keys and replay window are as before).
 
-mod common;
-
 use sprout_core::Instant;
 use std::net::SocketAddr;
 
-use common::*;
+use crate::common::*;
 use proptest::prelude::*;
 use sprout_secure::{ClientReceived, SecureStats, ServerReceived};
 

@@ -1,9 +1,7 @@
 //! BBR v1 measures the bottleneck, paces at it, and keeps the queue small; the endpoint really
 //! paces.
 
-mod common;
-
-use common::{mean, run, Run, Spec, MSS};
+use crate::common::{mean, run, Run, Spec, MSS};
 use sprout_core::Instant;
 use sprout_tcp::cc::{Bbr, BbrMode};
 use sprout_tcp::{CcKind, TcpConfig, TcpEndpoint};

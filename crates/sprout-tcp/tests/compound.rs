@@ -3,9 +3,7 @@
 //! delay-based window `dwnd` grows; once the queue exceeds gamma = 30 packets dwnd collapses to
 //! 0 and the Reno part carries on alone to the next loss.
 
-mod common;
-
-use common::{run, Spec, MSS, PACKET};
+use crate::common::{run, Spec, MSS, PACKET};
 use sprout_tcp::cc::Compound;
 use sprout_tcp::{CcKind, TcpEndpoint};
 

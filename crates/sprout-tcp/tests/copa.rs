@@ -2,11 +2,9 @@
 //! a larger one with delta 0.1), and against a Cubic flow on a shared bottleneck, where the
 //! competitive mode (§3 of the paper) keeps a share that default mode alone loses.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::{run, Spec, PACKET};
+use crate::common::{run, Spec, PACKET};
 use sprout_core::time::{Duration, Instant};
 use sprout_link::{constant_rate_trace, Link, LinkConfig, LinkEvent, QueueConfig};
 use sprout_tcp::cc::CcConfig;

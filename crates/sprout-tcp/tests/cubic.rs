@@ -3,9 +3,7 @@
 //! and then follows `W(t) = C (t - K)^3 + W_max` (C = 0.4, t from the start of congestion
 //! avoidance).
 
-mod common;
-
-use common::{run, LossEvent, Run, Spec, MSS, PACKET};
+use crate::common::{run, LossEvent, Run, Spec, MSS, PACKET};
 use sprout_tcp::cc::Cubic;
 use sprout_tcp::{CcKind, TcpEndpoint};
 

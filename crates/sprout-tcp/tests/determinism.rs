@@ -1,8 +1,6 @@
 //! Same inputs, same outputs: a run is a pure function of its configuration.
 
-mod common;
-
-use common::{run, Run, Spec, PACKET};
+use crate::common::{run, Run, Spec, PACKET};
 use sprout_tcp::CcKind;
 
 fn lossy(cc: CcKind, seed: u64) -> Run {

@@ -4,9 +4,7 @@
 //! the rule cwnd grew by every ACK for the whole run, and a loss then cut a window still far
 //! above the receive window, so the flight never fell.
 
-mod common;
-
-use common::{run, Run, Spec, MSS};
+use crate::common::{run, Run, Spec, MSS};
 use sprout_tcp::{CcKind, TcpConfig};
 
 /// The receive window (bytes).

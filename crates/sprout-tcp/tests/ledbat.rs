@@ -1,9 +1,7 @@
 //! LEDBAT steers the queueing delay it causes towards its 100 ms target when the buffer is large
 //! enough to hold that much (here 267 packets, ~267 ms at 12 Mbit/s).
 
-mod common;
-
-use common::{run, Spec, PACKET};
+use crate::common::{run, Spec, PACKET};
 use sprout_tcp::cc::Ledbat;
 use sprout_tcp::{CcKind, TcpEndpoint};
 

@@ -1,11 +1,9 @@
 //! Reliability: complete in-order delivery under loss, the retransmission timer, fast
 //! retransmit with NewReno recovery, and the receiver's ACK policy.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::{run, Spec, MSS, PACKET};
+use crate::common::{self, run, Spec, MSS, PACKET};
 use proptest::prelude::*;
 use sprout_core::{Duration, Instant};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};

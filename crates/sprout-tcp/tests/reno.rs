@@ -2,9 +2,7 @@
 //! 40 + 60 = 100 segments, so the steady state is a sawtooth between 50 and 100 segments with
 //! one drop per cycle.
 
-mod common;
-
-use common::{run, Run, Spec, MSS, PACKET};
+use crate::common::{run, Run, Spec, MSS, PACKET};
 use sprout_tcp::CcKind;
 
 /// Losses before this are slow-start overshoot and its aftermath (µs).

@@ -1,9 +1,7 @@
 //! Whole-run sanity: every controller fills a 12 Mbit/s, 20 ms (one-way) constant link with a
 //! 200-packet drop-tail queue over 30 s.
 
-mod common;
-
-use common::{run, Spec};
+use crate::common::{run, Spec};
 use sprout_tcp::CcKind;
 
 #[test]

@@ -1,9 +1,7 @@
 //! Vegas keeps between alpha = 2 and beta = 4 of its segments queued at the bottleneck, whatever
 //! the path's BDP, and so never fills a large drop-tail buffer.
 
-mod common;
-
-use common::{run, Spec, PACKET};
+use crate::common::{run, Spec, PACKET};
 use sprout_tcp::CcKind;
 
 #[test]

@@ -1,9 +1,7 @@
 //! Forwarding rules of the tunnel, end to end through the secure sessions (in memory): who
 //! gets a session, which packets are forwarded where, and every refusal counted.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use sprout_core::time::Instant;
 use sprout_tunnel::control::{Assignment, Control, Greeting, V4Assignment};
 use sprout_tunnel::{ClientTunnelEvent, PinnedAddresses, ServerTunnelEvent, TunnelDrops};

@@ -10,12 +10,10 @@
 //! the interactive flow's delay near the link's own, while the greedy flow still gets a good
 //! share of the link.
 
-mod common;
-
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 use sprout_core::{Config, Instant};
 use sprout_link::{Link, LinkConfig, LinkEvent, Trace};
 use sprout_secure::{ClientConfig, Limits};

@@ -6,11 +6,9 @@
 //! own addresses are dropped (ICMP to the tunnel address excepted), and reach the host without
 //! it.
 
-mod common;
-
 use std::net::{IpAddr, Ipv4Addr};
 
-use common::*;
+use crate::common::*;
 use sprout_core::Instant;
 use sprout_tunnel::client::{Reconnect, DEAD_PEER_TIMEOUT};
 use sprout_tunnel::{ClientTunnelEvent, ServerTunnelEvent, TunnelServer};
