@@ -26,7 +26,9 @@ pub use crate::experiment::{
 use crate::interactive::{InteractiveResults, InteractiveRow, InteractiveSettings, RunOf, Source};
 use crate::report;
 pub use crate::results::{EvalResults, ResultRow, RunLabel, SchemeAverage};
-pub use crate::traces::{fetch_traces, load_links, load_trace, LinkSet, Pair, DEFAULT_TRACE_DIRS};
+pub use crate::traces::{
+    fetch_traces, import_traces, load_links, load_trace, LinkSet, Pair, DEFAULT_TRACE_DIRS,
+};
 pub use sprout_sim::scheme::Scheme;
 
 /// Options of an evaluation run.
