@@ -214,7 +214,18 @@ fn a_run_longer_than_a_day_is_refused() {
         e.contains("(the shorter trace's length) is longer than 86400 s"),
         "{e}"
     );
-    let e = refused(d, &["sim", "--uplink", "far", "--downlink", "far", "--duration", "1e30"]);
+    let e = refused(
+        d,
+        &[
+            "sim",
+            "--uplink",
+            "far",
+            "--downlink",
+            "far",
+            "--duration",
+            "1e30",
+        ],
+    );
     assert!(e.contains("(--duration) is longer than 86400 s"), "{e}");
     // Traces of 2000 opportunities a second both ways: a day of them is already more than a
     // run may hold, so the one bound said is that smaller one (25000 s), not first the day.
@@ -234,7 +245,10 @@ fn a_run_longer_than_a_day_is_refused() {
     }
     // Too short a window names the minimum and the longer run that reaches it.
     let args = ["sim", "--uplink", "small.up", "--downlink", "small.down"];
-    let e = refused(d, &[&args[..], &["--duration", "3", "--skip", "0"]].concat());
+    let e = refused(
+        d,
+        &[&args[..], &["--duration", "3", "--skip", "0"]].concat(),
+    );
     assert!(
         e.contains("less than the 5 s a run must measure; give a --duration of at least 5.0 s"),
         "{e}"

@@ -243,7 +243,8 @@ fn eval_exits_3_when_a_check_fails_and_tidies_its_folder() {
         "{text}"
     );
     assert!(
-        text.lines().any(|l| l.ends_with("a table and SVG chart per experiment")),
+        text.lines()
+            .any(|l| l.ends_with("a table and SVG chart per experiment")),
         "{text}"
     );
     assert!(

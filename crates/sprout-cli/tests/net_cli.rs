@@ -227,7 +227,11 @@ fn a_download_faster_than_the_reader_accounts_for_every_datagram() {
     let k = keys();
     let srv = server(port, &k, true);
     let started = Instant::now();
-    let cli = client(port, &k, &["--duration", "3", "--direction", "down", "--json"]);
+    let cli = client(
+        port,
+        &k,
+        &["--duration", "3", "--direction", "down", "--json"],
+    );
     let (_, csum) = parse(&finish(cli, Duration::from_secs(30)));
     let (_, ssum) = parse(&finish(srv, Duration::from_secs(30)));
     assert!(started.elapsed() < Duration::from_secs(40));

@@ -720,7 +720,10 @@ fn a_fetch_without_network_leaves_nothing_behind() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let err = stderr(&o);
-    assert!(err.contains("curl exit 1") && err.contains("nothing was written"), "{err}");
+    assert!(
+        err.contains("curl exit 1") && err.contains("nothing was written"),
+        "{err}"
+    );
     assert!(err.contains("traces fetch --from"), "{err}");
     let left: Vec<_> = std::fs::read_dir(&work).unwrap().flatten().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
@@ -744,7 +747,11 @@ fn fetch_from_a_mahimahi_checkout_copies_the_papers_links() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("copied 8 traces"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("1 other pairs there not copied"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("1 other pairs there not copied"),
+        "{}",
+        stdout(&o)
+    );
     let mut got: Vec<String> = std::fs::read_dir(work.join("traces"))
         .unwrap()
         .flatten()
@@ -760,12 +767,24 @@ fn fetch_from_a_mahimahi_checkout_copies_the_papers_links() {
     // Any folder of pairs: every pair; a folder of none: a clear error, nothing written.
     let other = tmp.path().join("mine");
     small_pair(&other, "Home-WiFi");
-    let o = run(&["traces", "fetch", "--from", p(&other), p(&tmp.path().join("t2"))]);
+    let o = run(&[
+        "traces",
+        "fetch",
+        "--from",
+        p(&other),
+        p(&tmp.path().join("t2")),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(tmp.path().join("t2/Home-WiFi.up").is_file());
     let empty = tmp.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
-    let o = run(&["traces", "fetch", "--from", p(&empty), p(&tmp.path().join("t3"))]);
+    let o = run(&[
+        "traces",
+        "fetch",
+        "--from",
+        p(&empty),
+        p(&tmp.path().join("t3")),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no trace pairs"), "{}", stderr(&o));
     assert!(!tmp.path().join("t3").exists());
@@ -802,7 +821,8 @@ fn the_main_job_names_a_folder_of_traces_one_level_too_deep() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("it holds a folder traces/ with 4 such files: use --traces traces/traces"),
+        stderr(&o)
+            .contains("it holds a folder traces/ with 4 such files: use --traces traces/traces"),
         "{}",
         stderr(&o)
     );

@@ -93,7 +93,10 @@ impl Proc {
 
     /// What the process (and its watchdog) wrote to standard error so far.
     fn stderr(&self) -> String {
-        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The next line whose `event` is `event`, within `limit`.

@@ -498,7 +498,10 @@ pub fn run_with(opts: &EvalOptions, settings: &InteractiveSettings) -> Result<St
     )?;
     let tidied = out.finish()?;
     Ok(summary_text(
-        &format!("{rates}{calibration}{}", report::summary(&results, &opts.out)),
+        &format!(
+            "{rates}{calibration}{}",
+            report::summary(&results, &opts.out)
+        ),
         &tidied.to_string(),
     ))
 }

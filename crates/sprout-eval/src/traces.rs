@@ -297,9 +297,15 @@ mod tests {
         });
         assert!(e.is_err());
         assert!(!dir.exists(), "the folder was left behind");
-        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0, "a staging folder left");
-        into_folder(&dir, &files, |d, f| fs::write(d.join(f), "1\n").map_err(EvalError::from))
-            .unwrap();
+        assert_eq!(
+            fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "a staging folder left"
+        );
+        into_folder(&dir, &files, |d, f| {
+            fs::write(d.join(f), "1\n").map_err(EvalError::from)
+        })
+        .unwrap();
         assert!(dir.join("a.up").is_file() && dir.join("a.down").is_file());
         assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
     }

@@ -181,14 +181,20 @@ mod tests {
         let outer = tmp.path().join("outer");
         pair(&outer.join("mahimahi").join("traces"), "A");
         let said = describe_folder(&outer).unwrap();
-        assert!(said.contains("a folder mahimahi/traces/ with 2 such files"), "{said}");
+        assert!(
+            said.contains("a folder mahimahi/traces/ with 2 such files"),
+            "{said}"
+        );
     }
 
     #[test]
     fn an_empty_folder_and_one_of_other_files_say_so() {
         let tmp = tempfile::tempdir().unwrap();
         let said = describe_folder(tmp.path()).unwrap();
-        assert!(said.ends_with("holds no NAME.up/NAME.down pairs; it is empty"), "{said}");
+        assert!(
+            said.ends_with("holds no NAME.up/NAME.down pairs; it is empty"),
+            "{said}"
+        );
         fs::write(tmp.path().join("A.up"), "1\n").unwrap();
         fs::write(tmp.path().join("notes.txt"), "").unwrap();
         let said = describe_folder(tmp.path()).unwrap();

@@ -285,7 +285,10 @@ fn measured_window_advice(skip_s: f64, end_s: f64, ends_at: &str, min_window_s: 
     } else if ends_at == "its trace's length" {
         format!("give a trace at least {:.1} s long", skip_s + min_window_s)
     } else {
-        format!("give a --duration of at least {:.1} s", skip_s + min_window_s)
+        format!(
+            "give a --duration of at least {:.1} s",
+            skip_s + min_window_s
+        )
     };
     format!("{window}, less than the {min_window_s:.0} s a run must measure; {fix}")
 }
@@ -316,4 +319,3 @@ mod tests {
         assert!(e.is_bad_parameter());
     }
 }
-
