@@ -165,7 +165,7 @@ pub fn import_traces(from: &Path, dir: &Path) -> Result<String> {
                 error: std::io::Error::from(std::io::ErrorKind::NotFound),
             },
         })?;
-    let pairs = Trace::find_pairs(&source)?;
+    let pairs = Trace::find_pairs(&source).map_err(EvalError::BadTrace)?;
     let paper = TRACE_NAMES
         .iter()
         .all(|n| pairs.iter().any(|(name, _, _)| name == n));
