@@ -156,14 +156,19 @@ pub fn import_traces(from: &Path, dir: &Path) -> Result<String> {
     let source = [from.to_path_buf(), from.join("traces")]
         .into_iter()
         .find(|d| sprout_link::data_dirs::holds_pairs(d))
-        .ok_or_else(|| match from.is_dir() {
-            true => EvalError::NoTraces {
-                dir: from.to_path_buf(),
-            },
-            false => EvalError::TraceFolder {
-                dir: from.to_path_buf(),
-                error: std::io::Error::from(std::io::ErrorKind::NotFound),
-            },
+        .ok_or_else(|| {
+            if from.is_dir() {
+                EvalError::NoTraces {
+                    dir: from.to_path_buf(),
+                }
+            } else {
+                EvalError::TraceFolder {
+                    dir: from.to_path_buf(),
+                    error: fs::read_dir(from)
+                        .err()
+                        .unwrap_or_else(|| std::io::ErrorKind::NotFound.into()),
+                }
+            }
         })?;
     let pairs = Trace::find_pairs(&source).map_err(EvalError::BadTrace)?;
     let paper = TRACE_NAMES
