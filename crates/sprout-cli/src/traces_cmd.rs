@@ -93,7 +93,8 @@ pub(crate) struct FetchArgs {
     dir: PathBuf,
     /// Copy the traces from this folder instead of downloading them: a checkout of mahimahi
     /// (its traces/ folder is found), its traces/ folder, or any folder of NAME.up / NAME.down
-    /// pairs. From a folder holding the paper's four links, those four.
+    /// pairs. From a folder holding the paper's four links, those four [default: download
+    /// them from the mahimahi repository].
     #[arg(long, value_name = "DIR")]
     from: Option<PathBuf>,
 }
