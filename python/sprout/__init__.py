@@ -8,6 +8,8 @@
   ``Trace.constant``, ``Trace.synthetic``), with their capacity per interval as numpy.
 - ``sprout.evaluate(...)`` runs the paper's evaluation (``sprout eval``) and returns
   results.csv's table as a pandas DataFrame.
+- ``sprout.trace_pair(name)`` finds a link's trace files where ``sprout eval`` looks:
+  ``$SPROUT_TRACES``, ``./traces``, ``../shared/traces`` (``sprout.trace_dirs()``).
 - ``sprout.params(scheme)`` lists Sprout's parameters (``sprout params``), which
   ``params={...}`` changes.
 
@@ -32,6 +34,7 @@ from ._sprout import (
     params,
     simulate,
 )
+from ._data import trace_dirs, trace_pair
 
 __all__ = [
     "MODERN_SCHEMES",
@@ -48,6 +51,8 @@ __all__ = [
     "params",
     "simulate",
     "sweep",
+    "trace_dirs",
+    "trace_pair",
 ]
 
 

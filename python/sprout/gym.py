@@ -59,36 +59,24 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from . import _sprout
+from . import _data, _sprout
 
 __all__ = ["CellularLinkEnv", "DEFAULT_TRACE_DIRS", "resolve_traces", "sprout_forecast_action"]
 
 #: Where a trace pair's name is looked up (after ``traces_dir`` and ``$SPROUT_TRACES``),
 #: as ``sprout eval`` does.
-DEFAULT_TRACE_DIRS = ("../shared/traces", "./traces")
+DEFAULT_TRACE_DIRS = _data.DEFAULT_TRACE_DIRS
 
 
 def _find_pair(name: str, traces_dir: Optional[str]):
-    dirs = []
-    if traces_dir is not None:
-        dirs.append(traces_dir)
-    if os.environ.get("SPROUT_TRACES"):
-        dirs.append(os.environ["SPROUT_TRACES"])
-    dirs.extend(DEFAULT_TRACE_DIRS)
-    for d in dirs:
-        up, down = Path(d) / f"{name}.up", Path(d) / f"{name}.down"
-        if up.is_file() and down.is_file():
-            return str(up), str(down)
-    raise FileNotFoundError(
-        f"no trace pair {name}.up/{name}.down in {', '.join(str(d) for d in dirs)}"
-    )
+    return _data.trace_pair(name, traces_dir)
 
 
 def resolve_traces(trace=None, uplink=None, downlink=None, traces_dir=None):
     """The (uplink, downlink) a ``CellularLinkEnv`` replays, or (None, None) for the synthetic
     link. ``trace`` may be a ``sprout.Trace`` or a file (used both ways), a pair's path prefix
     (``dir/NAME`` with ``dir/NAME.up`` and ``dir/NAME.down``), a pair's name (looked up in
-    ``traces_dir``, ``$SPROUT_TRACES``, ``../shared/traces``, ``./traces``) or a tuple
+    ``traces_dir``, ``$SPROUT_TRACES``, ``./traces``, ``../shared/traces``) or a tuple
     ``(uplink, downlink)``; ``uplink``/``downlink`` override either direction."""
     up = down = None
     if isinstance(trace, tuple):

@@ -35,8 +35,9 @@ fn string_list(arg: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Ve
 /// table as a pandas DataFrame (a row per experiment, link, direction and scheme run; its
 /// ``attrs["summary"]`` holds the summary ``sprout eval`` prints).
 ///
-/// - ``traces``: folder of NAME.up / NAME.down traces [../shared/traces if it holds traces,
-///   else ./traces, else the built-in synthetic cellular link].
+/// - ``traces``: folder of NAME.up / NAME.down traces [the first of ``$SPROUT_TRACES``,
+///   ./traces and ../shared/traces that holds traces, else the built-in synthetic cellular
+///   link: ``sprout.trace_dirs()``].
 /// - ``schemes``: list (or comma-separated string) of schemes of fig7 (fig8, summary) and
 ///   sensitivity [all ten]; on request also copa, copa-0.1 and gcc (which runs the adaptive
 ///   video source, a video call, not a bulk transfer).

@@ -1,5 +1,6 @@
-"""Shared fixtures of the sprout package's tests: the paper's traces (../shared/traces beside
-the repository, or $SPROUT_SHARED_DIR/traces) and the `sprout` command (target/debug/sprout,
+"""Shared fixtures of the sprout package's tests: the paper's traces (looked for as `sprout eval`
+looks, from the repository root: $SPROUT_TRACES, ./traces, ../shared/traces or
+$SPROUT_SHARED_DIR/traces; docs/data.md) and the `sprout` command (target/debug/sprout,
 target/release/sprout, or $SPROUT_BIN), which the tests compare the package against."""
 
 import json
@@ -12,15 +13,24 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("SPROUT_SHARED_DIR", ROOT.parent / "shared")).resolve()
-TRACES = SHARED / "traces"
+TRACE_DIRS = [Path(d) for d in [os.environ.get("SPROUT_TRACES")] if d] + [
+    ROOT / "traces",
+    SHARED / "traces",
+]
+TRACES = next((d for d in TRACE_DIRS if any(d.glob("*.up"))), SHARED / "traces")
 
 
 def trace_pair(name):
-    """(uplink, downlink) paths of one of the paper's links; skips (visibly) when absent, or
-    fails when SPROUT_REQUIRE_SHARED=1 (CI, where ../shared exists)."""
+    """(uplink, downlink) paths of one of the paper's links; skips (visibly, saying where to
+    get them) when absent, or fails when SPROUT_REQUIRE_SHARED=1 (CI, where ../shared
+    exists)."""
     up, down = TRACES / f"{name}.up", TRACES / f"{name}.down"
     if not (up.is_file() and down.is_file()):
-        reason = f"the paper's traces are absent ({up} not found)"
+        reason = (
+            f"the paper's trace {name} is in none of {', '.join(map(str, TRACE_DIRS))}: "
+            "`sprout traces fetch` (or --from a mahimahi checkout) puts them in ./traces; "
+            "see docs/data.md"
+        )
         if os.environ.get("SPROUT_REQUIRE_SHARED") == "1":
             pytest.fail(reason + ", but SPROUT_REQUIRE_SHARED=1")
         pytest.skip(reason)

@@ -53,7 +53,7 @@ def test_evaluate_folder_without_traces(cli, tmp_path):
     with pytest.raises(sprout.SproutError) as e:
         sprout.evaluate(traces=empty, schemes=["sprout"], out=tmp_path / "out")
     assert str(e.value) == cli.error("eval", "--traces", empty, "--out", tmp_path / "o")
-    assert str(e.value) == f"no trace pairs (NAME.up and NAME.down) in {empty}"
+    assert str(e.value) == f"no trace pairs (NAME.up and NAME.down) in {empty}; it is empty"
 
 
 def test_evaluate_errors(cli, tmp_path):

@@ -51,3 +51,22 @@ skip = 2
     assert schemes.count("sprout-ewma") == 1, rows
     ewma = next(r for r in rows if r["scheme"] == "sprout-ewma")
     assert ewma["param.model.sigma"] == ""
+
+
+def test_trace_pair_looks_where_sprout_eval_looks(tmp_path, monkeypatch):
+    # $SPROUT_TRACES first, then ./traces, then ../shared/traces (docs/data.md).
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    for d in ("up", "down"):
+        (mine / f"Home.{d}").write_text("1\n2\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPROUT_TRACES", str(mine))
+    assert sprout.trace_dirs()[:2] == [str(mine), "./traces"]
+    assert sprout.trace_pair("Home") == (str(mine / "Home.up"), str(mine / "Home.down"))
+    monkeypatch.delenv("SPROUT_TRACES")
+    (tmp_path / "traces").mkdir()
+    for d in ("up", "down"):
+        (tmp_path / "traces" / f"Home.{d}").write_text("1\n2\n")
+    assert sprout.trace_pair("Home") == ("traces/Home.up", "traces/Home.down")
+    with pytest.raises(FileNotFoundError, match="sprout traces fetch"):
+        sprout.trace_pair("Elsewhere")

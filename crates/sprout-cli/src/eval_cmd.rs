@@ -15,8 +15,9 @@ use crate::exit_status::ExitStatus;
 
 #[derive(clap::Args)]
 pub(crate) struct EvalArgs {
-    /// Folder of traces (NAME.up / NAME.down pairs) [default: ../shared/traces if it holds
-    /// traces, else ./traces if it does, else the built-in synthetic cellular link].
+    /// Folder of traces (NAME.up / NAME.down pairs) [default: the first of $SPROUT_TRACES,
+    /// ./traces and ../shared/traces that holds traces, else the built-in synthetic cellular
+    /// link; docs/data.md].
     #[arg(long)]
     traces: Option<PathBuf>,
     /// Comma-separated schemes of the fig7 (fig8, summary) and sensitivity experiments: sprout,

@@ -140,7 +140,8 @@ struct ClientArgs {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// Folder of trace pairs (NAME.up, NAME.down) [default: ../shared/traces, else ./traces].
+    /// Folder of trace pairs (NAME.up, NAME.down) [default: $SPROUT_TRACES, ./traces or
+    /// ../shared/traces, the first that holds pairs].
     #[arg(long)]
     traces: Option<PathBuf>,
     /// Comma-separated link pairs [default: every pair in the folder].
@@ -241,14 +242,7 @@ impl ClientArgs {
 fn check(a: CheckArgs) -> Result<()> {
     let traces = match a.traces {
         Some(t) => t,
-        None => {
-            let shared = PathBuf::from("../shared/traces");
-            if shared.is_dir() {
-                shared
-            } else {
-                PathBuf::from("traces")
-            }
-        }
+        None => sprout_link::data_dirs::find_trace_dir().unwrap_or_else(|| PathBuf::from("traces")),
     };
     if !(0.0..1.0).contains(&a.loss) {
         bail!("--loss must be a probability in [0, 1), got {}", a.loss);

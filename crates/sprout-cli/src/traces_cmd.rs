@@ -91,11 +91,22 @@ pub(crate) struct FetchArgs {
     /// Target folder.
     #[arg(default_value = "traces")]
     dir: PathBuf,
+    /// Copy the traces from this folder instead of downloading them: a checkout of mahimahi
+    /// (its traces/ folder is found), its traces/ folder, or any folder of NAME.up / NAME.down
+    /// pairs. From a folder holding the paper's four links, those four [default: download
+    /// them from the mahimahi repository].
+    #[arg(long, value_name = "DIR")]
+    from: Option<PathBuf>,
 }
 
-/// Runs `sprout traces fetch`: the paper's traces into the folder.
+/// Runs `sprout traces fetch`: the paper's traces into the folder, downloaded or copied
+/// (`--from`); whole or nothing.
 pub(crate) fn fetch(a: FetchArgs) -> Result<()> {
-    println!("{}", sprout_eval::eval::fetch_traces(&a.dir)?);
+    let said = match &a.from {
+        Some(from) => sprout_eval::eval::import_traces(from, &a.dir)?,
+        None => sprout_eval::eval::fetch_traces(&a.dir)?,
+    };
+    println!("{said}");
     Ok(())
 }
 

@@ -213,19 +213,45 @@ fn a_run_longer_than_a_day_is_refused() {
         e.contains("(the shorter trace's length) is longer than 86400 s"),
         "{e}"
     );
-    for (up, down) in [("far", "far"), ("small.up", "small.down")] {
+    let e = refused(
+        d,
+        &[
+            "sim",
+            "--uplink",
+            "far",
+            "--downlink",
+            "far",
+            "--duration",
+            "1e30",
+        ],
+    );
+    assert!(e.contains("(--duration) is longer than 86400 s"), "{e}");
+    // Traces of 2000 opportunities a second both ways: a day of them is already more than a
+    // run may hold, so the one bound said is that smaller one (25000 s), not first the day.
+    for duration in ["1e30", "86400"] {
         let args = [
             "sim",
             "--uplink",
-            up,
+            "small.up",
             "--downlink",
-            down,
+            "small.down",
             "--duration",
-            "1e30",
+            duration,
         ];
         let e = refused(d, &args);
-        assert!(e.contains("(--duration) is longer than 86400 s"), "{e}");
+        assert!(e.contains("give a --duration of at most 25000 s"), "{e}");
+        assert!(!e.contains("at most 86400"), "{e}");
     }
+    // Too short a window names the minimum and the longer run that reaches it.
+    let args = ["sim", "--uplink", "small.up", "--downlink", "small.down"];
+    let e = refused(
+        d,
+        &[&args[..], &["--duration", "3", "--skip", "0"]].concat(),
+    );
+    assert!(
+        e.contains("less than the 5 s a run must measure; give a --duration of at least 5.0 s"),
+        "{e}"
+    );
     // A day is still allowed (over a link that offers nothing, it is quick).
     let out = Command::new(sprout_bin())
         .args(["sim", "--uplink", "far", "--downlink", "far", "--duration"])

@@ -236,6 +236,17 @@ fn eval_exits_3_when_a_check_fails_and_tidies_its_folder() {
         text.contains("an earlier run wrote here") && text.contains("loss.csv"),
         "{text}"
     );
+    // On a line of its own, after the line that says what was written.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("removed ") && l.contains(" an earlier run wrote here")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.ends_with("a table and SVG chart per experiment")),
+        "{text}"
+    );
     assert!(
         text.contains("left 1 file that this run did not write: mine.txt"),
         "{text}"

@@ -215,6 +215,45 @@ fn saturating_transfer_in_both_directions() {
     }
 }
 
+/// A download as fast as loopback goes (the wide rate model, bulk: 0.5-1.6 Gbit/s here,
+/// depending on the load): every datagram the client received is accounted for in its
+/// summary. At such rates the client's reading thread can fall behind; what the full receive
+/// queue dropped unread is counted and said (it was not, and the summary read "260732 DATA of
+/// 696278 the peer sent" beside "datagrams ... received 634081").
+#[test]
+fn a_download_faster_than_the_reader_accounts_for_every_datagram() {
+    let port = free_port();
+    let k = keys();
+    let srv = server(port, &k, true);
+    let started = Instant::now();
+    let cli = client(
+        port,
+        &k,
+        &["--duration", "3", "--direction", "down", "--json"],
+    );
+    let (_, csum) = parse(&finish(cli, Duration::from_secs(30)));
+    let (_, ssum) = parse(&finish(srv, Duration::from_secs(30)));
+    assert!(started.elapsed() < Duration::from_secs(40));
+    println!("client {csum}\nserver {ssum}");
+    assert_eq!(csum["scheme"], "sprout-wide", "{csum}");
+    assert!(f(&csum, "received_kbps") > 50_000.0, "a slow run: {csum}");
+    let received = f(&csum, "datagrams_received");
+    let read = f(&csum, "data_received");
+    let unread = csum["dropped_unread"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("the summary does not count what it dropped unread: {csum}"));
+    // The rest are the server's heartbeats and its ACCEPT and BYE, and what was still queued
+    // when the client stopped reading (at most the 4 MiB queue: about 3,000 datagrams).
+    let rest = received - read - unread;
+    assert!(
+        (0.0..=f(&ssum, "heartbeats_sent") + 3_100.0).contains(&rest),
+        "{rest} datagrams received are neither read nor dropped unread: {csum}"
+    );
+    // What the server sent, the client read, dropped unread, or the loopback lost.
+    assert!(read + unread <= f(&ssum, "data_sent"), "{csum}\n{ssum}");
+    assert_eq!(csum["peer_data_sent"], ssum["data_sent"]);
+}
+
 #[test]
 fn paced_stream_delivers_its_rate_with_measured_delay() {
     let port = free_port();

@@ -678,3 +678,152 @@ fn scale_multiplies_the_rate_and_keeps_the_timing() {
         assert!(!bad.exists(), "x{factor} wrote a file");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Getting the traces: `sprout traces fetch` (and `--from`), and a main job that says what a
+// folder without pairs holds.
+
+/// A small valid trace pair `NAME.up` / `NAME.down` in `dir` (a line per millisecond, 10 s).
+fn small_pair(dir: &Path, name: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let lines: String = (1..=10_000u64).map(|ms| format!("{ms}\n")).collect();
+    std::fs::write(dir.join(format!("{name}.up")), &lines).unwrap();
+    std::fs::write(dir.join(format!("{name}.down")), &lines).unwrap();
+}
+
+const PAPER_LINKS: [&str; 4] = [
+    "Verizon-LTE-short",
+    "ATT-LTE-driving",
+    "TMobile-UMTS-driving",
+    "Verizon-EVDO-driving",
+];
+
+#[test]
+fn a_fetch_without_network_leaves_nothing_behind() {
+    // A curl that fails as one without network does (a link to false(1): exit 1; a link,
+    // not a script written here, so that no sibling test's fork holds it open for writing).
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let falsy = ["/bin/false", "/usr/bin/false"]
+        .into_iter()
+        .find(|f| Path::new(f).exists())
+        .expect("false(1)");
+    std::os::unix::fs::symlink(falsy, bin.join("curl")).unwrap();
+    let work = tmp.path().join("repo");
+    std::fs::create_dir(&work).unwrap();
+    let o = sprout()
+        .current_dir(&work)
+        .env("PATH", &bin)
+        .args(["traces", "fetch"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("curl exit 1") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert!(err.contains("traces fetch --from"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&work).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn fetch_from_a_mahimahi_checkout_copies_the_papers_links() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A checkout: its traces/ holds the paper's four links and others.
+    let checkout = tmp.path().join("mahimahi");
+    for name in PAPER_LINKS.iter().chain(&["TMobile-LTE-driving"]) {
+        small_pair(&checkout.join("traces"), name);
+    }
+    let work = tmp.path().join("repo");
+    std::fs::create_dir(&work).unwrap();
+    let o = sprout()
+        .current_dir(&work)
+        .args(["traces", "fetch", "--from"])
+        .arg(&checkout)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("copied 8 traces"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("1 other pairs there not copied"),
+        "{}",
+        stdout(&o)
+    );
+    let mut got: Vec<String> = std::fs::read_dir(work.join("traces"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = PAPER_LINKS
+        .iter()
+        .flat_map(|n| [format!("{n}.down"), format!("{n}.up")])
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+    // Any folder of pairs: every pair; a folder of none: a clear error, nothing written.
+    let other = tmp.path().join("mine");
+    small_pair(&other, "Home-WiFi");
+    let o = run(&[
+        "traces",
+        "fetch",
+        "--from",
+        p(&other),
+        p(&tmp.path().join("t2")),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(tmp.path().join("t2/Home-WiFi.up").is_file());
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = run(&[
+        "traces",
+        "fetch",
+        "--from",
+        p(&empty),
+        p(&tmp.path().join("t3")),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no trace pairs"), "{}", stderr(&o));
+    assert!(!tmp.path().join("t3").exists());
+}
+
+#[test]
+fn the_main_job_names_a_folder_of_traces_one_level_too_deep() {
+    // The README's advice followed literally: a mahimahi traces/ folder copied into ./traces.
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("repo");
+    for name in ["A", "B"] {
+        small_pair(&work.join("traces").join("traces"), name);
+    }
+    let o = sprout()
+        .current_dir(&work)
+        .env_remove("SPROUT_TRACES")
+        .args(["eval", "--quiet", "--schemes", "omniscient", "--out", "res"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "./traces holds no NAME.up/NAME.down pairs; it holds a folder traces/ with 4 such \
+             files: use --traces ./traces/traces"
+        ),
+        "{out}"
+    );
+    // And --traces with that folder names it too.
+    let o = sprout()
+        .current_dir(&work)
+        .args(["eval", "--quiet", "--traces", "traces", "--out", "res"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o)
+            .contains("it holds a folder traces/ with 4 such files: use --traces traces/traces"),
+        "{}",
+        stderr(&o)
+    );
+}

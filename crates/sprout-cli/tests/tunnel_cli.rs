@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
@@ -43,16 +43,30 @@ fn emulator() -> Emulator {
     Emulator::start(EmulatorConfig::new(trace.clone(), trace)).unwrap()
 }
 
-/// A running `sprout tunnel` process and its JSON lines.
+/// A running `sprout tunnel` process, its JSON lines and its standard error (kept, and shown
+/// only when a wait fails: the watchdog's "ended without cleaning up" after a SIGKILL is what
+/// the test expects, not a failure to print).
 struct Proc {
     name: &'static str,
     child: Child,
     lines: Receiver<Value>,
     seen: Vec<Value>,
+    stderr: Arc<Mutex<String>>,
 }
 
 impl Proc {
     fn new(name: &'static str, mut child: Child) -> Proc {
+        let stderr = Arc::new(Mutex::new(String::new()));
+        if let Some(err) = child.stderr.take() {
+            let kept = stderr.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(err).lines().map_while(Result::ok) {
+                    let mut k = kept.lock().unwrap_or_else(|e| e.into_inner());
+                    k.push_str(&line);
+                    k.push('\n');
+                }
+            });
+        }
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -73,7 +87,16 @@ impl Proc {
             child,
             lines: rx,
             seen: Vec::new(),
+            stderr,
         }
+    }
+
+    /// What the process (and its watchdog) wrote to standard error so far.
+    fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The next line whose `event` is `event`, within `limit`.
@@ -92,9 +115,10 @@ impl Proc {
                     let status = self.child.try_wait().ok().flatten();
                     let _ = self.child.kill();
                     panic!(
-                        "{}: no {event:?} line within {limit:?} (exit status {status:?}); lines: {:#?}",
+                        "{}: no {event:?} line within {limit:?} (exit status {status:?}); lines: {:#?}\nstderr:\n{}",
                         self.name,
-                        self.seen.iter().filter(|v| v["event"] != "status").collect::<Vec<_>>()
+                        self.seen.iter().filter(|v| v["event"] != "status").collect::<Vec<_>>(),
+                        self.stderr()
                     );
                 }
             }
@@ -156,6 +180,7 @@ fn start_server(net: u32, n: u32, dev: &str, listen_ip: &str) -> ServerSetup {
         .args(["--device", &format!("{dev}%d")])
         .args(["--status-interval", "0.5"])
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut proc = Proc::new("server", child);
@@ -184,7 +209,8 @@ fn client_command(server: SocketAddr, key: &str, extra: &[&str]) -> Command {
         .args(["--server-key", key])
         .args(["--status-interval", "0.5"])
         .args(extra)
-        .stdout(Stdio::piped());
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     c
 }
 
@@ -496,6 +522,16 @@ fn full_tunnel_client_stopped_or_killed_leaves_no_host_route() {
             }),
             "left behind (SIGKILL: {kill}): {routes}"
         );
+        if kill {
+            // The watchdog says what it removed (kept, not printed: it is expected here).
+            assert!(
+                wait_until(Duration::from_secs(5), || client
+                    .stderr()
+                    .contains("the tunnel process ended without cleaning up")),
+                "{}",
+                client.stderr()
+            );
+        }
         let left = remains_in(&emu, &cdev, &[relay.to_string(), client_v4.to_string()]);
         assert!(
             left.is_empty(),

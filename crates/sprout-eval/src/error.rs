@@ -13,10 +13,11 @@ use std::path::PathBuf;
 use sprout_link::TraceError;
 use sprout_sim::SimError;
 
-/// Where an evaluation looks for traces when it is not given a folder, in order (relative to
-/// the current folder): the paper's traces beside the repository, then `./traces` (where
-/// `sprout traces fetch` puts them). With neither, it runs the built-in synthetic link.
-pub const DEFAULT_TRACE_DIRS: [&str; 2] = ["../shared/traces", "./traces"];
+/// Where an evaluation looks for traces when it is not given a folder, after `$SPROUT_TRACES`
+/// (relative to the current folder): `./traces` (where `sprout traces fetch` puts them), then
+/// the paper's traces beside the repository ([`sprout_link::data_dirs`]). With none, it runs
+/// the built-in synthetic link.
+pub use sprout_link::data_dirs::DEFAULT_TRACE_DIRS;
 
 /// What can go wrong in an evaluation, a sweep or the files they read and write.
 ///
@@ -62,7 +63,11 @@ pub enum EvalError {
         error: io::Error,
     },
     /// The trace folder holds no trace pair.
-    #[error("no trace pairs (NAME.up and NAME.down) in {}", dir.display())]
+    #[error(
+        "no trace pairs (NAME.up and NAME.down) in {}; {}",
+        dir.display(),
+        sprout_link::data_dirs::folder_contents(dir)
+    )]
     NoTraces {
         /// The folder.
         dir: PathBuf,
@@ -171,9 +176,10 @@ pub enum EvalError {
     /// Downloading a trace failed (curl ran, but the network did not give the file).
     #[error(
         "could not download {url} (curl exit {code}): this machine's network does not reach \
-         the traces' public home. Copy the eight files (NAME.up / NAME.down) into {} by hand \
-         (from the folder traces/ of https://github.com/ravinet/mahimahi, on a machine that \
-         reaches it), or pass --traces DIR to `sprout eval`.",
+         the traces' public home, and nothing was written. With a checkout of \
+         https://github.com/ravinet/mahimahi (made on a machine that reaches it), `sprout \
+         traces fetch --from CHECKOUT` copies its traces into {}; or pass --traces DIR to \
+         `sprout eval`.",
         dir.display()
     )]
     Download {
@@ -277,7 +283,7 @@ fn folder_hint(error: &io::Error) -> String {
         format!(
             " (without --traces, eval uses {} if one holds traces, else the built-in \
              synthetic link)",
-            DEFAULT_TRACE_DIRS.join(" or ")
+            sprout_link::data_dirs::trace_dirs_shown()
         )
     } else {
         String::new()
@@ -336,7 +342,7 @@ mod tests {
         assert_eq!(
             chain(&e),
             "cannot read trace folder t: No such file (without --traces, eval uses \
-             ../shared/traces or ./traces if one holds traces, else the built-in synthetic link)"
+             ./traces or ../shared/traces if one holds traces, else the built-in synthetic link)"
         );
         let e = EvalError::SpecFile {
             path: "s.toml".into(),

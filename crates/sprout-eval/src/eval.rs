@@ -27,7 +27,9 @@ pub use crate::experiment::{
 use crate::interactive::{InteractiveResults, InteractiveRow, InteractiveSettings, RunOf, Source};
 use crate::report;
 pub use crate::results::{EvalResults, ResultRow, RunLabel, SchemeAverage};
-pub use crate::traces::{fetch_traces, load_links, load_trace, LinkSet, Pair, DEFAULT_TRACE_DIRS};
+pub use crate::traces::{
+    fetch_traces, import_traces, load_links, load_trace, LinkSet, Pair, DEFAULT_TRACE_DIRS,
+};
 pub use sprout_sim::scheme::Scheme;
 
 /// Options of an evaluation run.
@@ -495,10 +497,24 @@ pub fn run_with(opts: &EvalOptions, settings: &InteractiveSettings) -> Result<St
         out.staging(),
     )?;
     let tidied = out.finish()?;
-    Ok(format!(
-        "{rates}{calibration}{}{tidied}",
-        report::summary(&results, &opts.out)
+    Ok(summary_text(
+        &format!(
+            "{rates}{calibration}{}",
+            report::summary(&results, &opts.out)
+        ),
+        &tidied.to_string(),
     ))
+}
+
+/// The terminal summary and, on lines of their own after it, what tidying the output folder
+/// removed or left (no trailing newline: the caller prints it with one).
+fn summary_text(summary: &str, tidied: &str) -> String {
+    let tidied = tidied.trim_end();
+    if tidied.is_empty() {
+        summary.to_string()
+    } else {
+        format!("{summary}\n{tidied}")
+    }
 }
 
 /// The interactive experiment's settings, checked: at least one offered rate, each one a
@@ -725,6 +741,19 @@ fn averages(rows: &[ResultRow], schemes: &[Scheme]) -> Vec<SchemeAverage> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn what_tidying_did_starts_a_line_of_its_own() {
+        let summary = "wrote r/results.csv and a table and SVG chart per experiment";
+        let tidied = "removed 2 files an earlier run wrote here and this run did not: a, b\n";
+        let text = super::summary_text(summary, tidied);
+        assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            [summary, tidied.trim_end()],
+            "{text}"
+        );
+        assert_eq!(super::summary_text(summary, ""), summary);
+    }
+
     use super::*;
 
     /// One link pair of two 12 s traces (an opportunity every 2 ms up, every 1 ms down).

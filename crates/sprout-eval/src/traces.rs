@@ -65,15 +65,14 @@ fn load_pairs(dir: &Path) -> Result<Vec<Pair>> {
         .collect()
 }
 
-/// The trace pairs in `traces`; with `None`, those of the first of [`DEFAULT_TRACE_DIRS`] that
-/// holds any, else the built-in synthetic link (with a note saying so).
+/// The trace pairs in `traces`; with `None`, those of the first of
+/// [`sprout_link::data_dirs::trace_dirs`] (`$SPROUT_TRACES`, [`DEFAULT_TRACE_DIRS`]) that
+/// holds any, else the built-in synthetic link (with a note saying so, and what the folders
+/// that exist hold instead).
 pub fn load_links(traces: Option<&Path>) -> Result<LinkSet> {
     let dir = match traces {
         Some(d) => Some(d.to_path_buf()),
-        None => DEFAULT_TRACE_DIRS
-            .iter()
-            .map(PathBuf::from)
-            .find(|d| matches!(Trace::find_pairs(d), Ok(p) if !p.is_empty())),
+        None => sprout_link::data_dirs::find_trace_dir(),
     };
     if let Some(d) = dir {
         return Ok(LinkSet {
@@ -95,17 +94,29 @@ pub fn load_links(traces: Option<&Path>) -> Result<LinkSet> {
     Ok(LinkSet {
         source: "the built-in synthetic cellular link (the paper's model, seeds 1 and 2, 300 s)"
             .into(),
-        note: Some(format!(
-            "No traces in {}, so this ran the built-in synthetic cellular link, and only the \
-             checks that hold on any link apply. For the paper's eight links, put its traces \
-             (NAME.up and NAME.down files) in ./traces or pass --traces DIR: `cargo run \
-             --release -p sprout-cli -- traces fetch` downloads them from {TRACE_HOME}, and \
-             where this machine cannot reach it, a copy of that folder from any checkout of \
-             mahimahi will do.",
-            DEFAULT_TRACE_DIRS.join(" or ")
-        )),
+        note: Some(no_traces_note()),
         pairs: vec![("Synthetic".into(), make(1, "up"), make(2, "down"))],
     })
+}
+
+/// What the main job says when it found no traces: where it looked, what the folders that
+/// exist hold instead (a folder of traces one level too deep, say), and how to get them.
+fn no_traces_note() -> String {
+    let found: Vec<String> = sprout_link::data_dirs::trace_dirs()
+        .iter()
+        .filter_map(|d| sprout_link::data_dirs::describe_folder(d))
+        .map(|d| format!(" {d}."))
+        .collect();
+    format!(
+        "No traces in {}, so this ran the built-in synthetic cellular link, and only the \
+         checks that hold on any link apply.{} For the paper's eight links, put its traces \
+         (NAME.up and NAME.down files) in ./traces or pass --traces DIR: `cargo run \
+         --release -p sprout-cli -- traces fetch` downloads them from {TRACE_HOME}, and \
+         where this machine cannot reach it, `traces fetch --from DIR` copies them from any \
+         checkout of mahimahi (docs/data.md).",
+        sprout_link::data_dirs::trace_dirs_shown(),
+        found.concat()
+    )
 }
 
 /// Where people find the paper's traces: the mahimahi repository's traces folder.
@@ -120,30 +131,122 @@ const TRACE_NAMES: [&str; 4] = [
 ];
 
 /// Downloads the paper's traces into `dir` with `curl`, checking each file parses as a trace.
-/// Says clearly when the network (or curl) is not available.
+/// Says clearly when the network (or curl) is not available; a download that fails leaves
+/// nothing behind (not the files fetched before it, nor the folder if it made it).
 pub fn fetch_traces(dir: &Path) -> Result<String> {
-    fs::create_dir_all(dir).map_err(|source| EvalError::Io {
-        what: "creating",
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut fetched = Vec::new();
+    let mut files = Vec::new();
     for name in TRACE_NAMES {
         for d in ["up", "down"] {
-            let file = format!("{name}.{d}");
-            fetch_trace(dir, &file)?;
-            fetched.push(file);
+            files.push(format!("{name}.{d}"));
         }
     }
+    into_folder(dir, &files, |tmp, file| fetch_trace(tmp, file, dir))?;
     Ok(format!(
         "fetched {} traces into {}",
-        fetched.len(),
+        files.len(),
         dir.display()
     ))
 }
 
-/// Downloads one trace `file` into `dir` (through a temporary file, renamed once it parses).
-fn fetch_trace(dir: &Path, file: &str) -> Result<()> {
+/// Copies the trace pairs of a folder (a mahimahi checkout, its `traces/`, or any folder of
+/// `NAME.up` / `NAME.down`) into `dir`, checking each parses: the paper's four links when the
+/// folder holds all of them (a mahimahi checkout holds others too), else every pair.
+/// Whole or nothing, as [`fetch_traces`].
+pub fn import_traces(from: &Path, dir: &Path) -> Result<String> {
+    let source = [from.to_path_buf(), from.join("traces")]
+        .into_iter()
+        .find(|d| sprout_link::data_dirs::holds_pairs(d))
+        .ok_or_else(|| {
+            if from.is_dir() {
+                EvalError::NoTraces {
+                    dir: from.to_path_buf(),
+                }
+            } else {
+                EvalError::TraceFolder {
+                    dir: from.to_path_buf(),
+                    error: fs::read_dir(from)
+                        .err()
+                        .unwrap_or_else(|| std::io::ErrorKind::NotFound.into()),
+                }
+            }
+        })?;
+    let pairs = Trace::find_pairs(&source).map_err(EvalError::BadTrace)?;
+    let paper = TRACE_NAMES
+        .iter()
+        .all(|n| pairs.iter().any(|(name, _, _)| name == n));
+    let chosen: Vec<&str> = pairs
+        .iter()
+        .map(|(name, _, _)| name.as_str())
+        .filter(|n| !paper || TRACE_NAMES.contains(n))
+        .collect();
+    let files: Vec<String> = chosen
+        .iter()
+        .flat_map(|n| [format!("{n}.up"), format!("{n}.down")])
+        .collect();
+    into_folder(dir, &files, |tmp, file| {
+        let target = tmp.join(file);
+        fs::copy(source.join(file), &target).map_err(|source| EvalError::Io {
+            what: "copying",
+            path: target.clone(),
+            source,
+        })?;
+        load_trace(&target).map(|_| ())
+    })?;
+    let left = pairs.len() - chosen.len();
+    Ok(format!(
+        "copied {} traces from {} into {}{}",
+        files.len(),
+        source.display(),
+        dir.display(),
+        if left > 0 {
+            format!(
+                " (the paper's {} links; {left} other pairs there not copied: --traces {} runs \
+                 them all)",
+                chosen.len(),
+                source.display()
+            )
+        } else {
+            String::new()
+        }
+    ))
+}
+
+/// Puts `files` into `dir` whole or not at all: each is made by `make(staging, file)` in a
+/// staging folder beside `dir`, and they are moved in only when all were made. On failure
+/// the staging folder is removed, and `dir` is untouched (not even created).
+fn into_folder(
+    dir: &Path,
+    files: &[String],
+    mut make: impl FnMut(&Path, &str) -> Result<()>,
+) -> Result<()> {
+    let name = dir
+        .file_name()
+        .map_or_else(|| "traces".into(), |n| n.to_string_lossy().into_owned());
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let staging = parent.join(format!(".{name}.part-{}", std::process::id()));
+    let io = |what: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| EvalError::Io { what, path, source }
+    };
+    fs::create_dir_all(&staging).map_err(io("creating", &staging))?;
+    let made = files.iter().try_for_each(|f| make(&staging, f));
+    let moved = made.and_then(|()| {
+        fs::create_dir_all(dir).map_err(io("creating", dir))?;
+        for f in files {
+            fs::rename(staging.join(f), dir.join(f)).map_err(io("writing", &dir.join(f)))?;
+        }
+        Ok(())
+    });
+    let _ = fs::remove_dir_all(&staging);
+    moved
+}
+
+/// Downloads one trace `file` into `dir` (through a temporary file, renamed once it parses);
+/// `target_dir` is the folder the user asked for, which an error names.
+fn fetch_trace(dir: &Path, file: &str, target_dir: &Path) -> Result<()> {
     let target = dir.join(file);
     let tmp = dir.join(format!(".{file}.part"));
     let url = format!("{TRACE_BASE}/{file}");
@@ -169,7 +272,7 @@ fn fetch_trace(dir: &Path, file: &str) -> Result<()> {
             return Err(EvalError::Download {
                 url,
                 code: s.code().unwrap_or(-1),
-                dir: dir.to_path_buf(),
+                dir: target_dir.to_path_buf(),
             });
         }
         Err(error) => return Err(EvalError::Curl { error }),
@@ -180,4 +283,35 @@ fn fetch_trace(dir: &Path, file: &str) -> Result<()> {
     })?;
     fs::rename(&tmp, &target)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_step_leaves_nothing_behind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("traces");
+        let files = ["a.up".to_string(), "a.down".to_string()];
+        let e = into_folder(&dir, &files, |d, f| {
+            if f == "a.down" {
+                return Err(EvalError::BadParameter("no network".into()));
+            }
+            fs::write(d.join(f), "1\n").map_err(EvalError::from)
+        });
+        assert!(e.is_err());
+        assert!(!dir.exists(), "the folder was left behind");
+        assert_eq!(
+            fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "a staging folder left"
+        );
+        into_folder(&dir, &files, |d, f| {
+            fs::write(d.join(f), "1\n").map_err(EvalError::from)
+        })
+        .unwrap();
+        assert!(dir.join("a.up").is_file() && dir.join("a.down").is_file());
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
 }

@@ -18,11 +18,7 @@ use sprout_sim::sim::{self, SimConfig};
 const MIN_GOODPUT_KBPS: f64 = 0.7 * 4_900.0;
 
 fn traces() -> Option<PathBuf> {
-    let dir = testdata::require("traces");
-    if dir.is_none() {
-        eprintln!("SKIPPED: needs ../shared/traces");
-    }
-    dir
+    testdata::require("traces")
 }
 
 #[test]

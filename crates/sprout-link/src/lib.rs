@@ -42,6 +42,7 @@
 #![warn(missing_docs)]
 
 pub mod convert;
+pub mod data_dirs;
 pub mod link;
 pub mod mmlog;
 pub mod queue;

@@ -1,5 +1,8 @@
 //! Data the tests need that is not in the repository: the paper's traces and the authors'
-//! fixtures, in `../shared` beside the workspace (`../shared/traces`, `../shared/fixtures`).
+//! fixtures. The traces are looked for as the command line looks for them
+//! ([`crate::data_dirs`]): `$SPROUT_TRACES`, the workspace's `traces/`, then
+//! `../shared/traces`; the fixtures in `../shared/fixtures`. `$SPROUT_SHARED_DIR` stands for
+//! `../shared` (docs/data.md: where each comes from and how to get it).
 //!
 //! A test that needs such a file asks [`require`] for it. When the file is there it gets its
 //! path; when it is not, the test is recorded as skipped and should return at once:
@@ -47,14 +50,52 @@ pub fn shared_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("../shared"))
 }
 
+/// The folder of the paper's traces the tests use: the first of `$SPROUT_TRACES`, the
+/// workspace's `traces/` and `../shared/traces` (or `$SPROUT_SHARED_DIR/traces`) that holds a
+/// `NAME.up` / `NAME.down` pair, as [`crate::data_dirs`] orders them.
+pub fn traces_dir() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os(crate::data_dirs::TRACES_ENV)
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    dirs.push(workspace_dir().join("traces"));
+    dirs.push(shared_dir().join("traces"));
+    dirs.into_iter().find(|d| crate::data_dirs::holds_pairs(d))
+}
+
 /// `../shared/<relative>` if it exists (a file or a folder); otherwise records the calling test
-/// as skipped (see [`skip`]) and returns `None`.
+/// as skipped (see [`skip`]), naming where to get it, and returns `None`. A path under
+/// `traces` is looked for in [`traces_dir`].
 pub fn require(relative: impl AsRef<Path>) -> Option<PathBuf> {
-    let path = shared_dir().join(relative.as_ref());
+    let relative = relative.as_ref();
+    if let Ok(rest) = relative.strip_prefix("traces") {
+        let found = traces_dir().map(|d| d.join(rest)).filter(|p| p.exists());
+        if found.is_none() {
+            let what = if rest.as_os_str().is_empty() {
+                "the paper's traces".to_string()
+            } else {
+                format!("the paper's trace {}", rest.display())
+            };
+            skip(&format!(
+                "needs {what}, in none of ${}, ./traces, {}: `sprout traces fetch` (or --from \
+                 a mahimahi checkout) gets them; see docs/data.md",
+                crate::data_dirs::TRACES_ENV,
+                shown(&shared_dir().join("traces"))
+            ));
+        }
+        return found;
+    }
+    let path = shared_dir().join(relative);
     if path.exists() {
         Some(path)
     } else {
-        skip(&format!("needs {}, which is absent", shown(&path)));
+        let why = if relative.starts_with("fixtures") {
+            "the Sprout authors' forecasts; see docs/data.md#fixtures for where they come from"
+        } else {
+            "see docs/data.md"
+        };
+        skip(&format!("needs {}, which is absent ({why})", shown(&path)));
         None
     }
 }

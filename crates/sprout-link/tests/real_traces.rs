@@ -81,7 +81,9 @@ fn real_trace_pairs_are_found() {
 #[test]
 fn full_trace_run_is_fast() {
     // Not a skip: without the real trace the stand-in is as long and as fast.
-    let trace = Trace::load(testdata::shared_dir().join("traces/ATT-LTE-driving.down"))
+    let trace = testdata::traces_dir()
+        .ok_or(())
+        .and_then(|d| Trace::load(d.join("ATT-LTE-driving.down")).map_err(|_| ()))
         .unwrap_or_else(|_| constant_rate_trace("stand-in", 5.0, 800.0).unwrap());
     let trace = Arc::new(trace);
     let duration_us = trace.duration().as_micros();

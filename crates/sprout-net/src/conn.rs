@@ -443,6 +443,7 @@ impl ConnShared {
             s.heartbeats_sent = cs.heartbeats_sent;
             s.app_bytes_sent = cs.app_bytes_sent;
             s.app_bytes_received = cs.app_bytes_received;
+            s.incoming_dropped = cs.incoming_dropped;
             s.late = cs.receiver.late;
             s.duplicates = cs.receiver.duplicates;
             s.rejected = cs.rejected;

@@ -55,8 +55,12 @@ pub struct EndpointStats {
     pub bytes_received: u64,
     /// Application bytes sent (payloads, bulk filler included).
     pub app_bytes_sent: u64,
-    /// Application bytes received.
+    /// Application bytes received (those dropped unread, `incoming_dropped`, included).
     pub app_bytes_received: u64,
+    /// Application datagrams that arrived, authenticated, but were dropped before the
+    /// application read them: the receive queue held its bound already
+    /// (`sprout_core::Config::max_incoming_bytes`, 4 MiB), the reader falling behind.
+    pub incoming_dropped: u64,
     /// Application bytes waiting in the endpoint for the window to open.
     pub queued_bytes: usize,
     /// The sender's current window, in link bytes (UDP payload plus IP/UDP headers).

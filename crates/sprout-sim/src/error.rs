@@ -155,9 +155,8 @@ pub enum SimError {
     /// paper's metrics to mean anything (`run_limits::MIN_MEASURED_WINDOW_US`).
     #[error(
         "the {direction} ({trace}) would be measured from {skip_s:.1} s (--skip) to {end_s:.1} s \
-         ({ends_at}), {}; give a --skip at most {:.1} s or a longer run",
-        if end_s <= skip_s { "an empty window".to_string() } else { format!("only {:.1} s", end_s - skip_s) },
-        (end_s - min_window_s).max(0.0)
+         ({ends_at}), {}",
+        measured_window_advice(*skip_s, *end_s, ends_at, *min_window_s)
     )]
     MeasuredWindow {
         /// `uplink` or `downlink`.
@@ -268,6 +267,31 @@ pub struct UnknownName {
 /// [`sprout_core::error_chain`]: how `sprout` prints an error (after "error: "), how a sweep
 /// records a failed run, and the message of the Python package's exceptions.
 pub use sprout_core::error_chain::chain_message;
+
+/// The end of [`SimError::MeasuredWindow`]'s message: how long the window is, the minimum it
+/// must reach, and the one change that reaches it (a shorter `--skip` when one can, else a
+/// longer run or trace), all in seconds.
+fn measured_window_advice(skip_s: f64, end_s: f64, ends_at: &str, min_window_s: f64) -> String {
+    let window = if end_s <= skip_s {
+        "an empty window".to_string()
+    } else {
+        format!("only {:.1} s", end_s - skip_s)
+    };
+    let fix = if end_s >= min_window_s {
+        format!(
+            "give a --skip at most {:.1} s or a longer run",
+            end_s - min_window_s
+        )
+    } else if ends_at == "its trace's length" {
+        format!("give a trace at least {:.1} s long", skip_s + min_window_s)
+    } else {
+        format!(
+            "give a --duration of at least {:.1} s",
+            skip_s + min_window_s
+        )
+    };
+    format!("{window}, less than the {min_window_s:.0} s a run must measure; {fix}")
+}
 
 #[cfg(test)]
 mod tests {

@@ -43,6 +43,23 @@ pub fn check_run(
     let duration = run
         .unwrap_or_else(|| uplink.duration().min(downlink.duration()))
         .as_micros();
+    // The opportunities of the run, counted over at most a day: when a day of these traces
+    // is already over the memory bound, that bound is the smaller one and the only one said
+    // (a --duration of 1e12 s is told the longest run that fits, not first "a day" and then,
+    // asked for a day, something shorter).
+    let counted = duration.min(MAX_RUN_US);
+    let run_length = Duration::from_micros(counted);
+    let opportunities = expected_opportunities(uplink, run_length, looping)
+        + expected_opportunities(downlink, run_length, looping);
+    if opportunities > MAX_OPPORTUNITIES as f64 {
+        let per_second = opportunities / (counted as f64 / 1e6);
+        return Err(SimError::RunTooLarge {
+            duration_s: duration as f64 / 1e6,
+            opportunities: per_second * (duration as f64 / 1e6),
+            max_duration_s: (MAX_OPPORTUNITIES as f64 / per_second).floor(),
+            max_opportunities: MAX_OPPORTUNITIES,
+        });
+    }
     if duration > MAX_RUN_US {
         return Err(SimError::RunTooLong {
             duration_s: duration as f64 / 1e6,
@@ -52,18 +69,6 @@ pub fn check_run(
                 "the shorter trace's length"
             },
             max_s: MAX_RUN_US / 1_000_000,
-        });
-    }
-    let run_length = Duration::from_micros(duration);
-    let opportunities = expected_opportunities(uplink, run_length, looping)
-        + expected_opportunities(downlink, run_length, looping);
-    if opportunities > MAX_OPPORTUNITIES as f64 {
-        let per_second = opportunities / (duration as f64 / 1e6);
-        return Err(SimError::RunTooLarge {
-            duration_s: duration as f64 / 1e6,
-            opportunities,
-            max_duration_s: (MAX_OPPORTUNITIES as f64 / per_second).floor(),
-            max_opportunities: MAX_OPPORTUNITIES,
         });
     }
     for (direction, trace) in [("uplink", uplink), ("downlink", downlink)] {
@@ -178,6 +183,24 @@ mod tests {
         let msg = chain_message(&check(&up, &down, Some(86_400.0), 0.0).unwrap_err());
         assert!(msg.contains("at most 25000 s"), "{msg}");
         assert!(check(&up, &down, Some(25_000.0), 0.0).is_ok());
+        // Beyond a day, the same one bound: the smaller (25000 s), not first the day's.
+        let msg = chain_message(&check(&up, &down, Some(1e12), 0.0).unwrap_err());
+        assert!(msg.contains("at most 25000 s"), "{msg}");
+        assert!(!msg.contains("86400"), "{msg}");
+    }
+
+    #[test]
+    fn a_window_shorter_than_the_minimum_names_the_minimum() {
+        let (up, down) = (trace("x.up", 60), trace("x.down", 60));
+        // --duration 3 --skip 0: no --skip helps; the message says why (the 5 s minimum).
+        let msg = chain_message(&check(&up, &down, Some(3.0), 0.0).unwrap_err());
+        assert!(msg.contains("5 s"), "{msg}");
+        assert!(msg.contains("--duration of at least 5.0 s"), "{msg}");
+        assert!(!msg.contains("--skip at most 0.0 s"), "{msg}");
+        // --duration 20 --skip 18: a shorter skip does.
+        let msg = chain_message(&check(&up, &down, Some(20.0), 18.0).unwrap_err());
+        assert!(msg.contains("give a --skip at most 15.0 s"), "{msg}");
+        assert!(msg.contains("5 s"), "{msg}");
     }
 
     #[test]

@@ -442,11 +442,9 @@ fn isolation_on_a_constant_link() {
 #[test]
 fn isolation_on_verizon_lte() {
     let Some(down) = sprout_link::testdata::require("traces/Verizon-LTE-short.down") else {
-        eprintln!("SKIPPED: needs ../shared/traces/Verizon-LTE-short.down");
         return;
     };
     let Some(up) = sprout_link::testdata::require("traces/Verizon-LTE-short.up") else {
-        eprintln!("SKIPPED: needs ../shared/traces/Verizon-LTE-short.up");
         return;
     };
     let down = Arc::new(Trace::load(down).unwrap());

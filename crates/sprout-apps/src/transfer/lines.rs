@@ -94,6 +94,11 @@ pub(crate) struct Summary {
     pub(crate) data_received: u64,
     /// DATA messages the peer said it sent (from its BYE), if it said.
     pub(crate) peer_data_sent: Option<u64>,
+    /// Application datagrams (the peer's DATA) that arrived, counted in `datagrams_received`,
+    /// but were dropped unread: this side read them more slowly than they came, and the
+    /// connection's receive queue (4 MiB) was full. `data_received` + this + the peer's
+    /// heartbeats and control messages make `datagrams_received`.
+    pub(crate) dropped_unread: u64,
     pub(crate) owd_p50_ms: Option<f64>,
     pub(crate) owd_p95_ms: Option<f64>,
     pub(crate) owd_p99_ms: Option<f64>,
@@ -226,10 +231,17 @@ impl Summary {
             "  sent     {:>12} bytes {:>10.1} kbit/s  {} DATA\n",
             self.sent_bytes, self.sent_kbps, self.data_sent
         );
-        let lost = self
+        let mut lost = self
             .peer_data_sent
             .map(|n| format!(" of {n} the peer sent"))
             .unwrap_or_default();
+        if self.dropped_unread > 0 {
+            lost += &format!(
+                "; {} more arrived but were dropped unread (read too slowly: the 4 MiB receive \
+                 queue was full)",
+                self.dropped_unread
+            );
+        }
         text += &format!(
             "  received {:>12} bytes {:>10.1} kbit/s  {} DATA{lost}\n",
             self.received_bytes, self.received_kbps, self.data_received

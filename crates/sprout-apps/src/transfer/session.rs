@@ -143,6 +143,7 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
         data_sent,
         data_received: ib.data_received,
         peer_data_sent: ib.bye.map(|b| b.data_sent),
+        dropped_unread: s.incoming_dropped - base.incoming_dropped,
         owd_p50_ms: quantile(&all, 0.5).map(|x| round(x, 3)),
         owd_p95_ms: quantile(&all, 0.95).map(|x| round(x, 3)),
         owd_p99_ms: quantile(&all, 0.99).map(|x| round(x, 3)),

@@ -15,7 +15,7 @@ use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
 use super::output::header_with_app;
 use super::spec::{shown, Grid, Seeds, SimKey, SweepSpec, TraceEntry, TraceTable};
 use crate::error::{EvalError, Result};
-use crate::traces::{self, DEFAULT_TRACE_DIRS};
+use crate::traces;
 use sprout_sim::scheme::Scheme;
 use sprout_sim::sim::parse_load;
 use sprout_sim::sim_json::{QueueKind, SimOptions};
@@ -396,21 +396,24 @@ fn sim_settings(combo: &[(SimKey, Json)]) -> Result<SimSettings> {
 }
 
 /// The folder trace names are looked up in: the spec's `traces_dir`, else the first of
-/// [`DEFAULT_TRACE_DIRS`] that holds traces.
+/// [`sprout_link::data_dirs::trace_dirs`] (`$SPROUT_TRACES`, [`crate::traces::DEFAULT_TRACE_DIRS`])
+/// that holds traces.
 fn trace_dir(dir: Option<&Path>) -> Result<PathBuf> {
     if let Some(d) = dir {
         return Ok(d.to_path_buf());
     }
-    DEFAULT_TRACE_DIRS
-        .iter()
-        .map(PathBuf::from)
-        .find(|d| matches!(Trace::find_pairs(d), Ok(p) if !p.is_empty()))
-        .ok_or_else(|| {
-            EvalError::Spec(format!(
-                "traces: no traces_dir given and no traces in {}",
-                DEFAULT_TRACE_DIRS.join(" or ")
-            ))
-        })
+    sprout_link::data_dirs::find_trace_dir().ok_or_else(|| {
+        let found: Vec<String> = sprout_link::data_dirs::trace_dirs()
+            .iter()
+            .filter_map(|d| sprout_link::data_dirs::describe_folder(d))
+            .map(|d| format!(" ({d})"))
+            .collect();
+        EvalError::Spec(format!(
+            "traces: no traces_dir given and no traces in {}{}",
+            sprout_link::data_dirs::trace_dirs_shown(),
+            found.concat()
+        ))
+    })
 }
 
 /// A pair of trace files, with digests of their contents.

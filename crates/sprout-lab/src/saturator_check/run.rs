@@ -36,8 +36,9 @@ pub fn run(o: &CheckOptions) -> Result<CheckResults> {
     }
     if pairs.is_empty() {
         return Err(LabError::Invalid(format!(
-            "no trace pairs (NAME.up and NAME.down) in {}",
-            o.traces.display()
+            "no trace pairs (NAME.up and NAME.down) in {}; {}",
+            o.traces.display(),
+            sprout_link::data_dirs::folder_contents(&o.traces)
         )));
     }
     fs::create_dir_all(&o.out).with_context(|| format!("creating {}", o.out.display()))?;
