@@ -1427,8 +1427,19 @@ fn tunnel_try_measures_and_leaves_nothing_behind_also_after_sigint() {
     // a reply past the ping's timeout on a lossless link), and the download moved data at a
     // real rate.
     let alone = run.stdout.iter().find(|l| l.contains("alone:")).unwrap();
+    // "N of M answered": M is 5 or 6 (a ping every 200 ms for 1 s, timers aside).
+    let counts: Vec<u32> = alone
+        .split(": ")
+        .nth(1)
+        .and_then(|rest| rest.split(" answered").next())
+        .map(|nm| {
+            nm.split(" of ")
+                .filter_map(|x| x.trim().parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
     assert!(
-        alone.contains("5 of 5 answered") || alone.contains("4 of 5 answered"),
+        matches!(counts[..], [n, m] if m >= 4 && n + 1 >= m),
         "{alone}"
     );
     let mbps: f64 = run
