@@ -248,6 +248,16 @@ mod tests {
         cmd.arg("30");
         new_session_on_exec(&mut cmd);
         let mut child = cmd.spawn().unwrap();
+        // Until the exec, the child runs with this process's signal handlers (another test of
+        // this binary may have installed one for SIGINT), which would swallow the interrupt:
+        // wait for it to be `sleep`.
+        let comm = format!("/proc/{}/comm", child.id());
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::fs::read_to_string(&comm).map_or(true, |c| c.trim() != "sleep")
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         interrupt(&child).unwrap();
         assert_eq!(exit_code(child.wait().unwrap()), 128 + libc::SIGINT);
         let mut child = Command::new("true").spawn().unwrap();
