@@ -482,20 +482,14 @@ pub fn run_with(opts: &EvalOptions, settings: &InteractiveSettings) -> Result<St
     let out = OutputDir::open(&opts.out)?;
     let (results, fig1) = evaluate(opts, settings, &plan, &links)?;
     report::write_outputs(out.staging(), &results, fig1.as_deref())?;
-    let rates = crate::rates::run_if_asked(
-        &opts.experiments,
-        (opts.skip_us, &opts.protocol_params),
+    // The opt-in experiments, each run only when asked for, with the same settings.
+    let (measure, run) = (
+        (opts.skip_us, opts.protocol_params.as_slice()),
         (opts.jobs, opts.progress),
-        &links,
-        out.staging(),
-    )?;
-    let calibration = crate::calibration::run_if_asked(
-        &opts.experiments,
-        (opts.skip_us, &opts.protocol_params),
-        (opts.jobs, opts.progress),
-        &links,
-        out.staging(),
-    )?;
+    );
+    let rates = crate::rates::run_if_asked(&opts.experiments, measure, run, &links, out.staging())?;
+    let calibration =
+        crate::calibration::run_if_asked(&opts.experiments, measure, run, &links, out.staging())?;
     let tidied = out.finish()?;
     Ok(summary_text(
         &format!(
