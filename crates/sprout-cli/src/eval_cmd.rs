@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use sprout_eval::eval::{self, EvalOptions, Experiment, Scheme};
+use sprout_eval::cli::{self, EvalArgs as SimEvalArgs};
+use sprout_eval::eval::{self, Experiment};
 use sprout_lab::emulate::{self, EmulateOptions, InteractiveOptions};
 use sprout_lab::tunnel_experiment::{self, TunnelOptions};
 use sprout_lab::webrtc_call;
@@ -15,51 +16,13 @@ use crate::exit_status::ExitStatus;
 
 #[derive(clap::Args)]
 pub(crate) struct EvalArgs {
-    /// Folder of traces (NAME.up / NAME.down pairs) [default: the first of $SPROUT_TRACES,
-    /// ./traces and ../shared/traces that holds traces, else the built-in synthetic cellular
-    /// link; docs/data.md].
-    #[arg(long)]
-    traces: Option<PathBuf>,
-    /// Comma-separated schemes of the fig7 (fig8, summary) and sensitivity experiments: sprout,
-    /// sprout-ewma, cubic, reno, vegas, ledbat, bbr, compound, cubic-codel, omniscient, and on
-    /// request copa, copa-0.1, sprout-wide (Sprout on the wide rate model, to 1 Gbit/s) and gcc
-    /// (which runs the adaptive video source, a video call, not a bulk transfer); with
-    /// --emulate also webrtc (a real WebRTC video call, aiortc; gcc is
-    /// its model in the simulator) [default: the first ten; with --emulate:
-    /// sprout,sprout-ewma,cubic,reno,bbr,cubic-codel].
-    #[arg(long, value_delimiter = ',', value_parser = Scheme::parse_emulated)]
-    schemes: Option<Vec<Scheme>>,
-    /// Comma-separated experiments (fig7, fig8, summary, confidence, loss, distributions,
-    /// sensitivity, model), or all [default: fig7]; also interactive (application sources on
-    /// the 8 link directions against direct), rates (the links scaled x1-x64 and constant
-    /// 10-1000 Mbit/s links, both Sprout models) and calibration (how often each model's
-    /// forecast is met at each stated confidence, per link and horizon), none in all. With --emulate: fig7 (the schemes through
-    /// the emulator), tunnel (a Cubic download with an interactive stream, then with a WebRTC
-    /// call, each direct and through SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant
-    /// 10 Mbit/s link), interactive (a constant-rate stream down the link by sprout,
-    /// sprout-ewma and direct, scored by its application-level delay), or all [default: fig7].
-    #[arg(long, value_delimiter = ',')]
-    experiments: Vec<String>,
+    /// The simulated evaluation's flags (the `sprout-eval` binary takes the same).
+    #[command(flatten)]
+    sim: SimEvalArgs,
     /// With --emulate and the interactive experiment: comma-separated offered rates, kbit/s
     /// [default: 500,2000].
     #[arg(long, value_delimiter = ',', requires = "emulate")]
     rates: Vec<f64>,
-    /// Output folder.
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
-    /// Seconds skipped before measuring (paper: 60).
-    #[arg(long, default_value_t = 60.0)]
-    skip: f64,
-    /// Parallel jobs [default: one per core].
-    #[arg(long)]
-    jobs: Option<usize>,
-    /// Change a Sprout parameter of both Sprout schemes, KEY=VALUE (repeatable; `sprout params`
-    /// lists them). Not with --emulate [default: none, the paper's parameters].
-    #[arg(long = "param", value_name = "KEY=VALUE", conflicts_with = "emulate")]
-    params: Vec<String>,
-    /// No progress bar.
-    #[arg(long)]
-    quiet: bool,
     /// Run in real time through the link emulator (needs root): our Sprout over UDP and the
     /// kernel's TCP, metrics from the emulator's logs, the simulator's results beside them.
     #[arg(long)]
@@ -83,31 +46,26 @@ pub(crate) struct EvalArgs {
     no_call: bool,
 }
 
-/// The experiments of `--experiments` (none given: fig7).
-fn parse_experiments(given: &[String]) -> Result<Vec<Experiment>> {
-    if given.is_empty() {
-        return Ok(vec![Experiment::Fig7]);
-    }
-    Experiment::parse_list(&given.join(",")).map_err(|e| anyhow::anyhow!("--experiments: {e}"))
-}
-
 /// Runs `sprout eval`.
 pub(crate) fn run(a: EvalArgs) -> Result<()> {
     if a.emulate {
-        let (interactive, exps) = emulated_experiments(&a.experiments)?;
+        if !a.sim.params.is_empty() {
+            bail!("--param: not with --emulate (the emulated runs use the paper's parameters)");
+        }
+        let (interactive, exps) = emulated_experiments(&a.sim.experiments)?;
         let tunnel = TunnelOptions {
             isolation: exps.contains(&Experiment::Tunnel),
             cost: exps.contains(&Experiment::TunnelCost),
-            traces: a.traces.clone(),
+            traces: a.sim.traces.clone(),
             link: a.links.first().cloned(),
             duration_us: a
                 .duration
                 .map(|d| seconds_to_us(d, "duration"))
                 .transpose()?,
-            skip_us: Some(seconds_to_us(a.skip, "skip")?),
-            out: a.out.clone(),
+            skip_us: Some(seconds_to_us(a.sim.skip, "skip")?),
+            out: a.sim.out.clone(),
             sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
-            progress: !a.quiet,
+            progress: !a.sim.quiet,
             call: !a.no_call,
             python: webrtc_call::python_from(
                 a.python.clone(),
@@ -116,7 +74,7 @@ pub(crate) fn run(a: EvalArgs) -> Result<()> {
         };
         let interactive = interactive.then(|| -> Result<InteractiveOptions> {
             Ok(InteractiveOptions {
-                traces: a.traces.clone(),
+                traces: a.sim.traces.clone(),
                 link: a.links.first().cloned(),
                 rates_kbps: if a.rates.is_empty() {
                     emulate::DEFAULT_INTERACTIVE_RATES_KBPS.to_vec()
@@ -128,9 +86,9 @@ pub(crate) fn run(a: EvalArgs) -> Result<()> {
                     .map_or(Ok(emulate::DEFAULT_INTERACTIVE_DURATION_US), |d| {
                         seconds_to_us(d, "duration")
                     })?,
-                out: a.out.clone(),
+                out: a.sim.out.clone(),
                 sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
-                progress: !a.quiet,
+                progress: !a.sim.quiet,
             })
         });
         let mut summary = String::new();
@@ -148,22 +106,7 @@ pub(crate) fn run(a: EvalArgs) -> Result<()> {
         }
         return checks_held(&summary);
     }
-    if let Some(s) = a.schemes.iter().flatten().find(|s| s.is_emulated_only()) {
-        // The simulated evaluation has no such scheme: say why, as `sprout sim` does.
-        let why = s.key().parse::<Scheme>().err().map(|e| e.to_string());
-        bail!("--schemes: {}", why.unwrap_or_default());
-    }
-    let opts = EvalOptions {
-        traces: a.traces,
-        schemes: a.schemes.unwrap_or_else(|| Scheme::ALL.to_vec()),
-        experiments: parse_experiments(&a.experiments)?,
-        out: a.out,
-        skip_us: seconds_to_us(a.skip, "skip")?,
-        jobs: a.jobs,
-        progress: !a.quiet,
-        protocol_params: a.params,
-    };
-    let summary = eval::run(&opts)?;
+    let summary = eval::run(&a.sim.options()?)?;
     println!("{summary}");
     checks_held(&summary)
 }
@@ -195,17 +138,18 @@ fn emulated_experiments(given: &[String]) -> Result<(bool, Vec<Experiment>)> {
 /// what it printed.
 fn emulate_fig7(a: EvalArgs, tunnel: &TunnelOptions) -> Result<String> {
     let opts = EmulateOptions {
-        traces: a.traces,
+        traces: a.sim.traces,
         links: a.links,
         schemes: a
+            .sim
             .schemes
             .unwrap_or_else(|| emulate::EMULATED_SCHEMES.to_vec()),
         duration_us: seconds_to_us(a.duration.unwrap_or(140.0), "duration")?,
-        skip_us: seconds_to_us(a.skip, "skip")?,
-        out: a.out,
+        skip_us: seconds_to_us(a.sim.skip, "skip")?,
+        out: a.sim.out,
         sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
         python: webrtc_call::python_from(a.python, std::env::var_os(webrtc_call::PYTHON_ENV)),
-        progress: !a.quiet,
+        progress: !a.sim.quiet,
     };
     let mut summary = emulate::run(&opts)?;
     println!("{summary}");
@@ -217,24 +161,15 @@ fn emulate_fig7(a: EvalArgs, tunnel: &TunnelOptions) -> Result<String> {
     Ok(summary)
 }
 
-/// The exit status of `sprout eval` when it ran to the end but a check of the paper's
-/// findings failed (a line starting with ❌): distinct from 1 (an error) and 2 (a usage error).
-const CHECK_FAILED_STATUS: i32 = 3;
-
 /// Whether every check a summary printed held; if not, an [`ExitStatus`] of
-/// [`CHECK_FAILED_STATUS`] naming how many failed.
+/// [`cli::CHECK_FAILED_STATUS`] naming how many failed.
 fn checks_held(summary: &str) -> Result<()> {
-    let failed = summary.lines().filter(|l| l.starts_with('❌')).count();
-    if failed == 0 {
-        return Ok(());
+    match cli::failed_checks(summary) {
+        0 => Ok(()),
+        failed => Err(ExitStatus {
+            message: cli::checks_failed_message(failed),
+            status: cli::CHECK_FAILED_STATUS,
+        }
+        .into()),
     }
-    Err(ExitStatus {
-        message: format!(
-            "{failed} check{} of the paper's findings failed (the ❌ above); exit status \
-             {CHECK_FAILED_STATUS}",
-            if failed == 1 { "" } else { "s" }
-        ),
-        status: CHECK_FAILED_STATUS,
-    }
-    .into())
 }

@@ -7,13 +7,16 @@
 //! link rates; [`calibration`]: how well the forecasts are calibrated), [`traces`] (the links it
 //! runs on), [`chart`] and [`trace_plot`] (SVG), [`report`] (every output file),
 //! [`output_dir`] (the output folder and what earlier runs left there), [`eval`] (runs the
-//! experiments and writes the report: the top) and [`sweep`] (grids of single simulations).
+//! experiments and writes the report: the top), [`sweep`] (grids of single simulations) and,
+//! with the `cli` feature, `cli` (the flags `sprout eval` and the `sprout-eval` binary share).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod calibration;
 pub mod chart;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod error;
 pub mod eval;
 pub mod experiment;
