@@ -961,7 +961,8 @@ fn the_default_over_one_path_records_the_downlink_only() {
 }
 
 /// The server dies (SIGKILL) during a recording: the client exits non-zero and says the
-/// server did not acknowledge the end, and keeps what it recorded.
+/// server did not acknowledge the end, and keeps what it recorded, under the incomplete
+/// names (`saturator_endings` checks the rest).
 #[test]
 fn a_client_whose_server_died_fails() {
     let (_dir, addr, mut server, name) = loopback_server("orphan");
@@ -977,7 +978,7 @@ fn a_client_whose_server_died_fails() {
         "{stderr}"
     );
     assert!(started.elapsed() < Duration::from_secs(15));
-    let down = std::fs::read_to_string(with(&name, ".down")).unwrap();
+    let down = std::fs::read_to_string(with(&name, ".incomplete.down")).unwrap();
     assert!(down.lines().count() > 100);
     assert!(!with(&name, ".down.partial").exists());
 }

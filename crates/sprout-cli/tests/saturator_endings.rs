@@ -16,8 +16,7 @@ use crate::saturator_cli::{
 
 /// The client's `NAME.json` (or `NAME.incomplete.json`) as JSON.
 fn read_json(path: &std::path::Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
 }
 
@@ -48,13 +47,21 @@ fn a_dead_server_leaves_an_incomplete_recording_not_an_outage() {
     assert_eq!(v["complete"], false, "{v}");
     assert_eq!(v["ended"], "server-silent", "{v}");
     assert!(
-        v["incomplete_reason"].as_str().unwrap_or("").contains("server"),
+        v["incomplete_reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("server"),
         "{v}"
     );
-    let silent = v["server_silent_since_s"].as_f64().expect("when it went silent");
+    let silent = v["server_silent_since_s"]
+        .as_f64()
+        .expect("when it went silent");
     assert!((1.2..2.6).contains(&silent), "{v}");
     let down = &v["down"];
-    assert_eq!(down["outages"], 0, "the server's death is no outage: {down}");
+    assert_eq!(
+        down["outages"], 0,
+        "the server's death is no outage: {down}"
+    );
     assert!(down["longest_gap_ms"].as_u64().unwrap() < 1000, "{down}");
     assert!(
         (down["duration_s"].as_f64().unwrap() - silent).abs() < 0.05,
@@ -136,7 +143,11 @@ impl Drop for Relay {
 #[test]
 fn an_outage_of_one_direction_is_still_an_outage() {
     let (_dir, addr, mut server, name) = loopback_server("outage");
-    let relay = Relay::new(&addr, Duration::from_millis(1500), Duration::from_millis(4000));
+    let relay = Relay::new(
+        &addr,
+        Duration::from_millis(1500),
+        Duration::from_millis(4000),
+    );
     let o = json_client(Some("down"), "6", &relay.addr, &name)
         .output()
         .unwrap();
@@ -204,7 +215,10 @@ fn the_next_client_is_told_when_to_retry() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{stderr}");
-    assert!(started.elapsed() < Duration::from_secs(5), "refused at once");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "refused at once"
+    );
     assert!(stderr.contains("busy"), "{stderr}");
     let at = stderr.find("try again in ").expect(&stderr) + "try again in ".len();
     let secs: u64 = stderr[at..]
