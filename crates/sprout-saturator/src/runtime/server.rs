@@ -3,6 +3,11 @@
 //! `<name>.up` and `<name>.up.json` (never replacing an earlier one: a name in use gets the
 //! session id).
 //!
+//! Shared fairly: one client holds the server at most [`ServerOptions::max_recording`]. There
+//! the recording is cut (ended "limit") and the client told ([`Refusal::Limit`]); after it,
+//! the client has at most that long again (at most 60 s) to fetch its recording. Meanwhile
+//! another client's proven hello is refused with when to try again ([`Refusal::Busy`]).
+//!
 //! Nothing larger than a hello goes to an address before it has proven that it receives what
 //! is sent there: a hello without a valid cookie ([`crate::cookie`]) gets a 32-byte challenge
 //! and nothing else, and hellos under 1200 bytes get nothing. During a recording, datagrams
@@ -427,7 +432,8 @@ fn receive(
 
 /// A hello during a recording: of the session with a valid cookie, it (re)proves one of its
 /// paths (the first hello over the other path, or a new address after a NAT rebinding); of
-/// another session with a valid cookie, it is told the server is busy; without a valid cookie
+/// another session with a valid cookie, it is refused with when to try again
+/// ([`Session::retry_after`]); without a valid cookie
 /// it gets a challenge only, and changes nothing.
 #[allow(clippy::too_many_arguments)]
 fn hello_in_session(
