@@ -2,6 +2,7 @@
 //! and its checked decoding ([`decode`]: no panic, every field bounded).
 
 use sprout_core::direction::{Direction, Load};
+use sprout_core::time::Duration;
 
 /// First four bytes of every Saturator datagram.
 pub const MAGIC: [u8; 4] = *b"SPSA";
@@ -252,6 +253,31 @@ impl std::fmt::Display for Refusal {
 }
 
 impl Refusal {
+    /// A busy refusal: try again after `after` (whole ms, 1 ms to [`MAX_RECORDING_LIMIT_MS`]).
+    pub fn busy(after: Duration) -> Refusal {
+        Refusal::Busy {
+            retry_after_ms: limit_ms(after),
+        }
+    }
+
+    /// The end of a recording at the server's bound `bound` (whole ms, 1 ms to
+    /// [`MAX_RECORDING_LIMIT_MS`]).
+    pub fn limit(bound: Duration) -> Refusal {
+        Refusal::Limit {
+            max_ms: limit_ms(bound),
+        }
+    }
+
+    /// The wait a busy refusal names, or the bound a limit names (`None` for the others).
+    pub fn time(self) -> Option<Duration> {
+        match self {
+            Refusal::Busy { retry_after_ms: ms } | Refusal::Limit { max_ms: ms } => {
+                Some(Duration::from_millis(u64::from(ms)))
+            }
+            _ => None,
+        }
+    }
+
     fn code_and_limit(self) -> (u8, u32) {
         match self {
             Refusal::Payload { max } => (1, max),
@@ -287,6 +313,13 @@ impl Refusal {
         };
         Some(r)
     }
+}
+
+/// `d` in whole milliseconds, within 1 to [`MAX_RECORDING_LIMIT_MS`].
+fn limit_ms(d: Duration) -> u32 {
+    u32::try_from(d.as_millis())
+        .unwrap_or(u32::MAX)
+        .clamp(1, MAX_RECORDING_LIMIT_MS)
 }
 
 /// How a finished recording will be transferred: its length, chunk count and checksum.

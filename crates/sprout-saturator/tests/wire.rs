@@ -78,16 +78,6 @@ fn messages_round_trip_and_garbage_is_refused() {
                 max_high_ms: 60_000,
             },
         },
-        Message::Refused {
-            session: 7,
-            reason: Refusal::Busy {
-                retry_after_ms: 4_500,
-            },
-        },
-        Message::Refused {
-            session: 7,
-            reason: Refusal::Limit { max_ms: 600_000 },
-        },
         Message::HelloAck {
             session: 7,
             flags: FLAG_FEEDBACK_PATH,
@@ -309,6 +299,20 @@ fn a_refusals_limit_is_checked_against_what_is_possible() {
                 Err(DecodeError::BadField("refusal")),
                 "code {code}, limit {l}"
             );
+        }
+    }
+    let mut buf = Vec::new();
+    for reason in [
+        Refusal::Busy {
+            retry_after_ms: 4_500,
+        },
+        Refusal::Limit { max_ms: 600_000 },
+    ] {
+        let m = Message::Refused { session: 7, reason };
+        encode(&m, 1472, &mut buf);
+        assert_eq!(decode(&buf), Ok(m));
+        for n in 0..buf.len() {
+            assert_eq!(decode(&buf[..n]).ok(), None, "cut at {n}");
         }
     }
     assert_eq!(

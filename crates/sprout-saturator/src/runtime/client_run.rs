@@ -272,10 +272,9 @@ impl<'a> ClientRun<'a> {
                         }) if session == self.session => challenges.push((i, cookie)),
                         Ok(Message::Refused { session, reason }) if session == self.session => {
                             return Err(match reason {
-                                Refusal::Busy { retry_after_ms } => SaturatorError::Busy(
-                                    self.o.connect,
-                                    Some(Duration::from_millis(u64::from(retry_after_ms))),
-                                ),
+                                Refusal::Busy { .. } => {
+                                    SaturatorError::Busy(self.o.connect, reason.time())
+                                }
                                 _ => SaturatorError::Refused(self.o.connect, reason),
                             });
                         }
@@ -464,9 +463,9 @@ impl<'a> ClientRun<'a> {
                 match msg {
                     Message::Challenge { cookie, .. } => challenges.push((i, cookie)),
                     Message::Refused {
-                        reason: Refusal::Limit { max_ms },
+                        reason: reason @ Refusal::Limit { .. },
                         ..
-                    } => self.server_limit = Some(Duration::from_millis(u64::from(max_ms))),
+                    } => self.server_limit = reason.time(),
                     Message::Data(h) => {
                         self.peer_window = u64::from(h.window);
                         self.peer_rtt = Duration::from_millis(u64::from(h.rtt_ms));

@@ -17,9 +17,7 @@ use crate::runtime::output::{
 use crate::runtime::socket::{Received, Sock, BATCH};
 use crate::sender::{Sender, SenderConfig};
 use crate::transfer::{chunk, encode_result, result_meta};
-use crate::wire::{
-    encode, AckInfo, Hello, Message, Refusal, ResultMeta, CHUNK_BYTES, MAX_RECORDING_LIMIT_MS,
-};
+use crate::wire::{encode, AckInfo, Hello, Message, Refusal, ResultMeta, CHUNK_BYTES};
 
 /// Most chunks sent for one request (what the client asks for at once).
 const MAX_CHUNKS_PER_REQUEST: u32 = 64;
@@ -149,12 +147,7 @@ impl Session {
         } else {
             self.bound_at.max(now)
         };
-        let ms = (base + RETRY_SLACK - now).as_millis();
-        Refusal::Busy {
-            retry_after_ms: u32::try_from(ms)
-                .unwrap_or(u32::MAX)
-                .clamp(1, MAX_RECORDING_LIMIT_MS),
-        }
+        Refusal::busy(base + RETRY_SLACK - now)
     }
 
     /// Tells the client (over each of its proven paths) that the recording reached the
@@ -167,13 +160,10 @@ impl Session {
             return;
         }
         self.limit_notice = Some(now);
-        let max_ms = u32::try_from(bound.as_millis())
-            .unwrap_or(u32::MAX)
-            .clamp(1, MAX_RECORDING_LIMIT_MS);
         let mut out = Vec::with_capacity(64);
         let refused = Message::Refused {
             session: self.hello.session,
-            reason: Refusal::Limit { max_ms },
+            reason: Refusal::limit(bound),
         };
         encode(&refused, 0, &mut out);
         for to in [self.data_addr, self.fb_addr].into_iter().flatten() {
