@@ -236,3 +236,62 @@ fn the_next_client_is_told_when_to_retry() {
     let summaries = summary_lines(&stop_and_read(&mut server));
     assert_eq!(summaries.len(), 2, "{summaries:?}");
 }
+
+/// A proven client that keeps sending and never ends its recording (the hog) on a
+/// server bounded at 2 s: it is told the recording is over (a `Refused` of its session saying
+/// the server's bound), and the server is free again within the bound and as long again
+/// (2 + 2 s) although the client's data never stops: `--once` exits, its summary "limit".
+#[test]
+fn a_client_that_keeps_sending_is_cut_at_the_bound() {
+    use crate::saturator_cli::prove;
+    use sprout_core::direction::{Direction, Load};
+    use sprout_saturator::{decode, encode, DataHeader, Message};
+    let addr = free_addr();
+    let mut server = spawn_server_with(&addr, &["--once", "--max-recording", "2"]);
+    let hog = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let session = 0x4060_0001;
+    prove(&hog, &addr, session, Load::Up);
+    hog.set_nonblocking(true).unwrap();
+    let started = Instant::now();
+    let (mut buf, mut reply) = (Vec::new(), [0u8; 2048]);
+    let mut told = None;
+    let mut seq = 0u64;
+    while started.elapsed() < Duration::from_secs(8) && server.try_wait().unwrap().is_none() {
+        let h = DataHeader {
+            session,
+            dir: Direction::Up,
+            seq,
+            sent_us: seq,
+            window: 8,
+            rtt_ms: 0,
+            probe: false,
+            ack: None,
+        };
+        encode(&Message::Data(h), 1472, &mut buf);
+        let _ = hog.send_to(&buf, &addr);
+        seq += 1;
+        while let Ok((n, _)) = hog.recv_from(&mut reply) {
+            if let Ok(Message::Refused { session: s, reason }) = decode(&reply[..n]) {
+                assert_eq!(s, session);
+                told.get_or_insert((started.elapsed(), reason.to_string()));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let freed = started.elapsed();
+    let (at, why) = told.expect("the client is told the recording is over");
+    assert!(why.contains("ends recordings at 2 s"), "{why}");
+    assert!(at < Duration::from_secs(3), "{at:?}");
+    assert!(
+        freed < Duration::from_secs(6),
+        "the server is free again: {freed:?}"
+    );
+    let v = summary_line(&server_wait(&mut server));
+    assert_eq!(v["ended"], "limit", "{v}");
+    let d = v["up"]["duration_s"].as_f64().unwrap();
+    assert!(d <= 2.0 + 1e-6, "cut at the bound: {v}");
+    assert!(
+        v["up"]["late"].as_u64().unwrap() > 0,
+        "data after the bound: {v}"
+    );
+}
