@@ -73,7 +73,7 @@ impl ServerOptions {
         let ms = self.max_recording.as_millis();
         if ms == 0
             || ms > u128::from(MAX_RECORDING_LIMIT_MS)
-            || self.max_recording.subsec_micros() % 1000 != 0
+            || !self.max_recording.subsec_micros().is_multiple_of(1000)
         {
             return Err(SaturatorError::MaxRecording);
         }
