@@ -22,8 +22,13 @@
 //! challenge only (the client's hellos are padded to 1200 bytes or more); the client sends
 //! its cookie back from the same address, and only then does a recording start. During a
 //! recording only the session's proven addresses count; a client silent for `--idle-timeout`
-//! (5 s) frees the server, its recording cut where it was last heard. The protocol and the runtime are [`sprout_saturator`]; this module
-//! parses the arguments into its options and calls it.
+//! (5 s) frees the server, its recording cut where it was last heard. One client holds the
+//! server at most `--max-recording` (10 minutes): the server ends the recording there (the
+//! client's files say it was cut at that bound) and meanwhile refuses other clients, saying
+//! when to try again. A client whose server never acknowledges the end of the recording (it
+//! died) writes what it has as `NAME.incomplete.*`, cut where the server was last heard, and
+//! exits non-zero. The protocol and the runtime are [`sprout_saturator`]; this module parses
+//! the arguments into its options and calls it.
 //!
 //! Files: the client writes `NAME.down` (its recording of the downlink), `NAME.up` (the
 //! server's recording of the uplink, sent back to the client when the recording ends, over the
@@ -83,6 +88,11 @@ struct ServerArgs {
     /// path, an uplink outage longer than this ends the recording: raise it for such links.
     #[arg(long, default_value_t = runtime::DEFAULT_IDLE_TIMEOUT_S as f64)]
     idle_timeout: f64,
+    /// Longest recording of one client, s (up to a day): the server ends a recording there
+    /// (the client is told, and its files say it was cut at this bound), and meanwhile
+    /// refuses other clients, telling them when to try again.
+    #[arg(long, value_name = "SECS", default_value_t = runtime::DEFAULT_MAX_RECORDING_S as f64)]
+    max_recording: f64,
     /// Largest IP packet a client may ask the data packets to be, bytes.
     #[arg(long, default_value_t = runtime::DEFAULT_MAX_MTU)]
     max_mtu: u32,
@@ -204,6 +214,7 @@ impl ServerArgs {
             out: self.out,
             once: self.once,
             idle_timeout: seconds(self.idle_timeout, true, "idle-timeout")?,
+            max_recording: seconds(self.max_recording, true, "max-recording")?,
             max_mtu: self.max_mtu,
             json: self.json,
             quiet: self.quiet,
@@ -330,6 +341,7 @@ mod tests {
         o.out = Some(PathBuf::from("recordings/server"));
         o.once = true;
         o.idle_timeout = Duration::from_millis(2500);
+        o.max_recording = Duration::from_millis(3500);
         o.max_mtu = 1500;
         o.json = true;
         o.quiet = true;

@@ -18,7 +18,7 @@ use crate::common::assert_ok;
 
 /// The `sprout` binary under test (`SPROUT_EXE` runs the tests against another build, e.g.
 /// an older one, to see which of them it fails).
-fn sprout() -> Command {
+pub(crate) fn sprout() -> Command {
     match std::env::var_os("SPROUT_EXE") {
         Some(exe) => Command::new(exe),
         None => Command::new(env!("CARGO_BIN_EXE_sprout")),
@@ -30,7 +30,7 @@ fn is_root() -> bool {
 }
 
 /// A free UDP address on 127.0.0.1 (`127.0.0.1:PORT`).
-fn free_addr() -> String {
+pub(crate) fn free_addr() -> String {
     let port = UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -41,7 +41,7 @@ fn free_addr() -> String {
 
 /// `sprout saturator client [--direction DIRECTION] --duration SECS --connect ADDR --name NAME`
 /// with stdin closed (`direction` None: the client's default).
-fn client(direction: Option<&str>, secs: &str, addr: &str, name: &Path) -> Command {
+pub(crate) fn client(direction: Option<&str>, secs: &str, addr: &str, name: &Path) -> Command {
     let mut c = sprout();
     c.args(["saturator", "client"]);
     if let Some(d) = direction {
@@ -56,14 +56,14 @@ fn client(direction: Option<&str>, secs: &str, addr: &str, name: &Path) -> Comma
 
 /// [`client`] printing JSON lines, quiet, with a window of 8 packets (over loopback about 8
 /// packets per 20 ms ack, 5 Mbit/s: gentle on CI).
-fn json_client(direction: Option<&str>, secs: &str, addr: &str, name: &Path) -> Command {
+pub(crate) fn json_client(direction: Option<&str>, secs: &str, addr: &str, name: &Path) -> Command {
     let mut c = client(direction, secs, addr, name);
     c.args(["--json", "--quiet", "--max-window", "8"]);
     c
 }
 
 /// Starts `cmd` with its stdout and stderr piped.
-fn spawn_piped(cmd: &mut Command) -> std::process::Child {
+pub(crate) fn spawn_piped(cmd: &mut Command) -> std::process::Child {
     cmd.stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -71,7 +71,7 @@ fn spawn_piped(cmd: &mut Command) -> std::process::Child {
 }
 
 /// Asserts that `out` succeeded (saying what it printed if not) and returns its stdout.
-fn succeeded(out: &std::process::Output) -> String {
+pub(crate) fn succeeded(out: &std::process::Output) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -82,7 +82,7 @@ fn succeeded(out: &std::process::Output) -> String {
 }
 
 /// The last JSON line of `text` whose "type" is "summary".
-fn summary_line(text: &str) -> serde_json::Value {
+pub(crate) fn summary_line(text: &str) -> serde_json::Value {
     text.lines()
         .rev()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -195,13 +195,13 @@ fn round_trip_through_the_emulator() {
 }
 
 /// `sprout saturator server --once --json --quiet` on `addr`, given 300 ms to bind.
-fn spawn_server(addr: &str) -> std::process::Child {
+pub(crate) fn spawn_server(addr: &str) -> std::process::Child {
     spawn_server_with(addr, &["--once"])
 }
 
 /// A temporary folder, a server (as [`spawn_server`]) on a free loopback address, and the
 /// path `DIR/NAME` for a client's recording.
-fn loopback_server(
+pub(crate) fn loopback_server(
     name: &str,
 ) -> (
     tempfile::TempDir,
@@ -350,13 +350,13 @@ fn stray_and_malformed_datagrams_are_counted_and_ignored() {
     assert_eq!(v["up"]["strays"], 0, "{v}");
 }
 
-fn with(p: &Path, suffix: &str) -> std::path::PathBuf {
+pub(crate) fn with(p: &Path, suffix: &str) -> std::path::PathBuf {
     let mut s = p.as_os_str().to_owned();
     s.push(suffix);
     s.into()
 }
 
-fn server_wait(server: &mut std::process::Child) -> String {
+pub(crate) fn server_wait(server: &mut std::process::Child) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if let Ok(Some(_)) = server.try_wait() {
@@ -518,7 +518,7 @@ fn data_header(session: u64, seq: u64, sent_us: u64) -> DataHeader {
 }
 
 /// A hello of `session` for `mode` over the data path, padded as the client pads it.
-fn hello_bytes(session: u64, mode: Load, cookie: Option<[u8; 16]>) -> Vec<u8> {
+pub(crate) fn hello_bytes(session: u64, mode: Load, cookie: Option<[u8; 16]>) -> Vec<u8> {
     let mut buf = Vec::new();
     encode(
         &Message::Hello(Hello {
@@ -541,7 +541,7 @@ fn hello_bytes(session: u64, mode: Load, cookie: Option<[u8; 16]>) -> Vec<u8> {
 
 /// `sprout saturator server` on `addr` with `extra` flags (JSON lines, quiet), given 300 ms
 /// to bind.
-fn spawn_server_with(addr: &str, extra: &[&str]) -> std::process::Child {
+pub(crate) fn spawn_server_with(addr: &str, extra: &[&str]) -> std::process::Child {
     let server = spawn_piped(
         sprout()
             .args(["saturator", "server", "--json", "--quiet"])
@@ -554,7 +554,7 @@ fn spawn_server_with(addr: &str, extra: &[&str]) -> std::process::Child {
 }
 
 /// Kills a server (SIGKILL) and returns what it printed.
-fn kill_and_read(server: &mut std::process::Child) -> String {
+pub(crate) fn kill_and_read(server: &mut std::process::Child) -> String {
     let _ = server.kill();
     server_wait(server)
 }
@@ -562,7 +562,7 @@ fn kill_and_read(server: &mut std::process::Child) -> String {
 /// Stops `server` as an operator would (SIGTERM: it ends any recording, printing its summary)
 /// and returns its stdout. Unlike [`kill_and_read`], a summary the server was about to print
 /// when the client left is not lost.
-fn stop_and_read(server: &mut std::process::Child) -> String {
+pub(crate) fn stop_and_read(server: &mut std::process::Child) -> String {
     let _ = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])
         .status();
@@ -570,7 +570,7 @@ fn stop_and_read(server: &mut std::process::Child) -> String {
 }
 
 /// Every JSON line of `text` whose "type" is "summary".
-fn summary_lines(text: &str) -> Vec<serde_json::Value> {
+pub(crate) fn summary_lines(text: &str) -> Vec<serde_json::Value> {
     text.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|v| v["type"] == "summary")
@@ -579,7 +579,7 @@ fn summary_lines(text: &str) -> Vec<serde_json::Value> {
 
 /// Says hello from `sock` to `server` as a client does, sends back the challenge's cookie and
 /// waits for the HELLO-ACK (at most 2 s).
-fn prove(sock: &UdpSocket, server: &str, session: u64, mode: Load) {
+pub(crate) fn prove(sock: &UdpSocket, server: &str, session: u64, mode: Load) {
     sock.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     let mut cookie = None;
@@ -603,7 +603,7 @@ fn prove(sock: &UdpSocket, server: &str, session: u64, mode: Load) {
 }
 
 /// Bytes (and datagrams) that reach `sock` within `within`.
-fn bytes_received(sock: &UdpSocket, within: Duration) -> (usize, usize) {
+pub(crate) fn bytes_received(sock: &UdpSocket, within: Duration) -> (usize, usize) {
     sock.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();
     let (mut bytes, mut n) = (0, 0);
@@ -961,7 +961,8 @@ fn the_default_over_one_path_records_the_downlink_only() {
 }
 
 /// The server dies (SIGKILL) during a recording: the client exits non-zero and says the
-/// server did not acknowledge the end, and keeps what it recorded.
+/// server did not acknowledge the end, and keeps what it recorded, under the incomplete
+/// names (`saturator_endings` checks the rest).
 #[test]
 fn a_client_whose_server_died_fails() {
     let (_dir, addr, mut server, name) = loopback_server("orphan");
@@ -977,7 +978,7 @@ fn a_client_whose_server_died_fails() {
         "{stderr}"
     );
     assert!(started.elapsed() < Duration::from_secs(15));
-    let down = std::fs::read_to_string(with(&name, ".down")).unwrap();
+    let down = std::fs::read_to_string(with(&name, ".incomplete.down")).unwrap();
     assert!(down.lines().count() > 100);
     assert!(!with(&name, ".down.partial").exists());
 }

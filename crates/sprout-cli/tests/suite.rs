@@ -17,6 +17,7 @@ mod load_cli;
 mod net_cli;
 mod one_way_download;
 mod saturator_cli;
+mod saturator_endings;
 mod sim_app_cli;
 mod traces_cli;
 mod tunnel_cli;

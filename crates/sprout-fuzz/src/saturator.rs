@@ -151,6 +151,22 @@ impl Target for SaturatorTarget {
                 0,
             ),
             enc(
+                &Message::Refused {
+                    session: SESSION,
+                    reason: Refusal::Busy {
+                        retry_after_ms: 4_500,
+                    },
+                },
+                0,
+            ),
+            enc(
+                &Message::Refused {
+                    session: SESSION,
+                    reason: Refusal::Limit { max_ms: 600_000 },
+                },
+                0,
+            ),
+            enc(
                 &Message::HelloAck {
                     session: SESSION,
                     flags: 1,
@@ -255,6 +271,7 @@ impl Target for SaturatorTarget {
                 self.sender.on_ack(Instant::from_micros(self.now_us), a);
                 self.plausible_ack(a);
             }
+            Message::Refused { reason, .. } => plausible_refusal(reason),
             Message::FinAck(meta) if meta.blob_len <= MAX_FUZZ_BLOB => {
                 self.reassembly = Some(Reassembly::new(*meta));
             }
@@ -310,6 +327,22 @@ impl SaturatorTarget {
         assert!(stats.acks + stats.bogus_acks > acks);
         assert!(self.sender.srtt().is_some() || stats.acks == 0);
     }
+}
+
+/// A decoded refusal's limit is one a server can send (the decoder checks each).
+fn plausible_refusal(r: &Refusal) {
+    use sprout_saturator::{
+        MAX_HELLO_HIGH_RTT_MS, MAX_PAYLOAD_BYTES, MAX_RECORDING_LIMIT_MS, MIN_PAYLOAD_BYTES,
+    };
+    let ok = match *r {
+        Refusal::Payload { max } => (MIN_PAYLOAD_BYTES..MAX_PAYLOAD_BYTES).contains(&max),
+        Refusal::Window { max } => max >= 1,
+        Refusal::RttMarks { max_high_ms } => (1..MAX_HELLO_HIGH_RTT_MS).contains(&max_high_ms),
+        Refusal::Busy { retry_after_ms } => (1..=MAX_RECORDING_LIMIT_MS).contains(&retry_after_ms),
+        Refusal::Limit { max_ms } => (1..=MAX_RECORDING_LIMIT_MS).contains(&max_ms),
+    };
+    assert!(ok, "{r:?}");
+    assert!(!r.to_string().is_empty());
 }
 
 /// Decodes any bytes as a transferred recording: `None`, or sorted arrivals that re-encode.

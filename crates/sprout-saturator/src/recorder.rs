@@ -322,6 +322,18 @@ impl Recorder {
         }
     }
 
+    /// Ends a finished recording earlier, at `at` (if that is before its end and not before
+    /// its start): the summary's duration, gaps and outages stop there. For a recording whose
+    /// other end went silent at `at` (nothing arrived after it), so that the silence is not
+    /// written down as an outage of the link.
+    pub fn cut(&mut self, at: Instant) {
+        let at = at.max(self.start);
+        if self.end.is_none_or(|e| at < e) {
+            self.end = Some(at);
+            self.unacked = 0;
+        }
+    }
+
     /// The recorded arrivals sorted (ms since the start), as the trace file holds them.
     pub fn sorted_arrivals_ms(&self) -> Vec<u32> {
         let mut v = self.arrivals_ms.clone();

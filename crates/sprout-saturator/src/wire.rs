@@ -2,6 +2,7 @@
 //! and its checked decoding ([`decode`]: no panic, every field bounded).
 
 use sprout_core::direction::{Direction, Load};
+use sprout_core::time::Duration;
 
 /// First four bytes of every Saturator datagram.
 pub const MAGIC: [u8; 4] = *b"SPSA";
@@ -36,6 +37,9 @@ pub const MAX_NAME_BYTES: usize = 100;
 pub const MAX_WINDOW: u32 = 100_000;
 /// Largest high RTT mark a server accepts in a hello, ms (a minute).
 pub const MAX_HIGH_RTT_MS: u32 = 60_000;
+/// Largest high RTT mark a hello may carry at all, ms (an hour; servers allow
+/// [`MAX_HIGH_RTT_MS`]).
+pub const MAX_HELLO_HIGH_RTT_MS: u32 = 3_600_000;
 /// Bytes of a return-routability cookie ([`Message::Challenge`], [`Hello::cookie`]).
 pub const COOKIE_BYTES: usize = 16;
 /// Bytes of a [`Message::Challenge`] on the wire: the common header and the cookie.
@@ -179,7 +183,13 @@ pub struct Hello {
     pub cookie: Option<Cookie>,
 }
 
-/// Why a server refused a hello's parameters ([`Message::Refused`]).
+/// Longest recording a server may allow one client, ms (a day: `--max-recording`), and so the
+/// longest wait a [`Refusal::Busy`] may announce.
+pub const MAX_RECORDING_LIMIT_MS: u32 = 86_400_000;
+
+/// Why a server refused a hello ([`Message::Refused`]): its parameters are outside what the
+/// server allows, another client holds the server, or (during a recording) the recording
+/// reached the server's bound and is over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
     /// The data payload is larger than the server allows (its largest, bytes).
@@ -196,6 +206,20 @@ pub enum Refusal {
     RttMarks {
         /// Largest high RTT mark the server accepts, ms.
         max_high_ms: u32,
+    },
+    /// Another client's recording holds the server; it will be free in about this long, ms
+    /// (1 to [`MAX_RECORDING_LIMIT_MS`]: the rest of that recording up to the server's bound,
+    /// and the transfer of its result).
+    Busy {
+        /// When to try again, ms from now.
+        retry_after_ms: u32,
+    },
+    /// Sent during a recording: it reached the server's bound on a recording's length and is
+    /// over (the server stopped sending and recording there); the client ends it as usual
+    /// (FIN, the transfer of the uplink's recording).
+    Limit {
+        /// The server's bound, ms (1 to [`MAX_RECORDING_LIMIT_MS`]).
+        max_ms: u32,
     },
 }
 
@@ -214,27 +238,88 @@ impl std::fmt::Display for Refusal {
                 f,
                 "the RTT marks are outside what it allows (--high-rtt-ms {max_high_ms} at most)"
             ),
+            Refusal::Busy { retry_after_ms } => write!(
+                f,
+                "it is busy with another recording: try again in {} s",
+                u64::from(*retry_after_ms).div_ceil(1000)
+            ),
+            Refusal::Limit { max_ms } => write!(
+                f,
+                "it ends recordings at {} s (its --max-recording)",
+                f64::from(*max_ms) / 1000.0
+            ),
         }
     }
 }
 
 impl Refusal {
+    /// A busy refusal: try again after `after` (whole ms, 1 ms to [`MAX_RECORDING_LIMIT_MS`]).
+    pub fn busy(after: Duration) -> Refusal {
+        Refusal::Busy {
+            retry_after_ms: limit_ms(after),
+        }
+    }
+
+    /// The end of a recording at the server's bound `bound` (whole ms, 1 ms to
+    /// [`MAX_RECORDING_LIMIT_MS`]).
+    pub fn limit(bound: Duration) -> Refusal {
+        Refusal::Limit {
+            max_ms: limit_ms(bound),
+        }
+    }
+
+    /// The wait a busy refusal names, or the bound a limit names (`None` for the others).
+    pub fn time(self) -> Option<Duration> {
+        match self {
+            Refusal::Busy { retry_after_ms: ms } | Refusal::Limit { max_ms: ms } => {
+                Some(Duration::from_millis(u64::from(ms)))
+            }
+            _ => None,
+        }
+    }
+
     fn code_and_limit(self) -> (u8, u32) {
         match self {
             Refusal::Payload { max } => (1, max),
             Refusal::Window { max } => (2, max),
             Refusal::RttMarks { max_high_ms } => (3, max_high_ms),
+            Refusal::Busy { retry_after_ms } => (4, retry_after_ms),
+            Refusal::Limit { max_ms } => (5, max_ms),
         }
     }
 
+    /// The refusal a code and its limit name, if the limit is one a server can send (a
+    /// refused hello asked for more than the limit, within what a hello carries): a payload
+    /// of [`MIN_PAYLOAD_BYTES`] to below [`MAX_PAYLOAD_BYTES`] bytes, a window of at least 1
+    /// packet, a high RTT mark of 1 to below [`MAX_HELLO_HIGH_RTT_MS`] ms, a wait or a bound of
+    /// 1 to [`MAX_RECORDING_LIMIT_MS`] ms.
     fn from_code(code: u8, limit: u32) -> Option<Refusal> {
-        match code {
-            1 => Some(Refusal::Payload { max: limit }),
-            2 => Some(Refusal::Window { max: limit }),
-            3 => Some(Refusal::RttMarks { max_high_ms: limit }),
-            _ => None,
-        }
+        let r = match code {
+            // A hello asks for at most MAX_PAYLOAD_BYTES, so a refusing server allows less.
+            1 if (MIN_PAYLOAD_BYTES..MAX_PAYLOAD_BYTES).contains(&limit) => {
+                Refusal::Payload { max: limit }
+            }
+            // Any window above 0 decodes in a hello; a server allows at least one packet.
+            2 if limit >= 1 => Refusal::Window { max: limit },
+            // A hello's high mark is at most an hour and above its low mark (at least 1).
+            3 if (1..MAX_HELLO_HIGH_RTT_MS).contains(&limit) => {
+                Refusal::RttMarks { max_high_ms: limit }
+            }
+            4 if (1..=MAX_RECORDING_LIMIT_MS).contains(&limit) => Refusal::Busy {
+                retry_after_ms: limit,
+            },
+            5 if (1..=MAX_RECORDING_LIMIT_MS).contains(&limit) => Refusal::Limit { max_ms: limit },
+            _ => return None,
+        };
+        Some(r)
     }
+}
+
+/// `d` in whole milliseconds, within 1 to [`MAX_RECORDING_LIMIT_MS`].
+fn limit_ms(d: Duration) -> u32 {
+    u32::try_from(d.as_millis())
+        .unwrap_or(u32::MAX)
+        .clamp(1, MAX_RECORDING_LIMIT_MS)
 }
 
 /// How a finished recording will be transferred: its length, chunk count and checksum.
@@ -262,7 +347,9 @@ pub enum Message<'a> {
         /// Flags (FLAG_FEEDBACK_PATH when answering a hello from the feedback path).
         flags: u8,
     },
-    /// Server → client: another recording is running.
+    /// Server → client: another recording is running (what servers before the bound on a
+    /// recording's length sent; servers now send [`Refusal::Busy`], which says when to try
+    /// again). Still decoded, and taken as busy.
     Busy {
         /// The refused session id.
         session: u64,
@@ -322,7 +409,9 @@ pub enum Message<'a> {
         /// The cookie to send back.
         cookie: Cookie,
     },
-    /// Server → client: the hello's parameters are outside what the server allows.
+    /// Server → client: a hello refused ([`Refusal`]: its parameters are outside what the
+    /// server allows, or another client holds the server and when to try again), or, during
+    /// a recording, the recording is over (it reached the server's bound).
     Refused {
         /// Session id of the hello.
         session: u64,
@@ -653,7 +742,7 @@ pub fn decode(buf: &[u8]) -> Result<Message<'_>, DecodeError> {
             if !(MIN_PAYLOAD_BYTES..=MAX_PAYLOAD_BYTES).contains(&payload_bytes) {
                 return Err(DecodeError::BadField("payload size"));
             }
-            if low_rtt_ms == 0 || low_rtt_ms >= high_rtt_ms || high_rtt_ms > 3_600_000 {
+            if low_rtt_ms == 0 || low_rtt_ms >= high_rtt_ms || high_rtt_ms > MAX_HELLO_HIGH_RTT_MS {
                 return Err(DecodeError::BadField("RTT marks"));
             }
             if max_window == 0 {

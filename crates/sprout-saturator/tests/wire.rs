@@ -252,3 +252,79 @@ fn the_direction_and_mode_bytes_keep_their_codes() {
     buf[6] = 2;
     assert_eq!(decode(&buf), Err(DecodeError::BadField("direction")));
 }
+
+/// A refusal's limit is checked against what a server can send: a payload limit a hello could
+/// exceed (128 to 65506 bytes), a window of at least 1, a high RTT mark below an hour, and a
+/// wait before retrying or a bound on a recording's length of 1 ms to a day; each code's
+/// limits just inside decode, those just outside are refused. A refusal says when to retry
+/// in whole seconds, rounded up.
+#[test]
+fn a_refusals_limit_is_checked_against_what_is_possible() {
+    let refused = |code: u8, limit: u32| {
+        let mut buf = Vec::new();
+        encode(
+            &Message::Refused {
+                session: 7,
+                reason: Refusal::Window { max: 1 },
+            },
+            0,
+            &mut buf,
+        );
+        buf[COMMON_BYTES] = code;
+        buf[COMMON_BYTES + 1..COMMON_BYTES + 5].copy_from_slice(&limit.to_be_bytes());
+        decode(&buf).map(|m| match m {
+            Message::Refused { reason, .. } => reason,
+            other => panic!("{other:?}"),
+        })
+    };
+    let day = MAX_RECORDING_LIMIT_MS;
+    assert_eq!(day, 86_400_000);
+    for (code, good, bad) in [
+        (
+            1u8,
+            [MIN_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES - 1],
+            [MIN_PAYLOAD_BYTES - 1, MAX_PAYLOAD_BYTES],
+        ),
+        (2, [1, u32::MAX], [0, 0]),
+        (3, [1, 3_599_999], [0, 3_600_000]),
+        (4, [1, day], [0, day + 1]),
+        (5, [1, day], [0, day + 1]),
+    ] {
+        for l in good {
+            assert!(refused(code, l).is_ok(), "code {code}, limit {l}");
+        }
+        for l in bad {
+            assert_eq!(
+                refused(code, l),
+                Err(DecodeError::BadField("refusal")),
+                "code {code}, limit {l}"
+            );
+        }
+    }
+    let mut buf = Vec::new();
+    for reason in [
+        Refusal::Busy {
+            retry_after_ms: 4_500,
+        },
+        Refusal::Limit { max_ms: 600_000 },
+    ] {
+        let m = Message::Refused { session: 7, reason };
+        encode(&m, 1472, &mut buf);
+        assert_eq!(decode(&buf), Ok(m));
+        for n in 0..buf.len() {
+            assert_eq!(decode(&buf[..n]).ok(), None, "cut at {n}");
+        }
+    }
+    assert_eq!(
+        refused(4, 4_001),
+        Ok(Refusal::Busy {
+            retry_after_ms: 4_001
+        })
+    );
+    let busy = Refusal::Busy {
+        retry_after_ms: 4_001,
+    };
+    assert!(busy.to_string().contains("try again in 5 s"), "{busy}");
+    let limit = Refusal::Limit { max_ms: 600_000 };
+    assert!(limit.to_string().contains("600 s"), "{limit}");
+}

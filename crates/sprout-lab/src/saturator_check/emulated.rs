@@ -57,6 +57,10 @@ pub(super) fn recordings(
         idle_timeout: defaults
             .idle_timeout
             .max(Duration::from_secs(o.outage_s + 5)),
+        // The recording may be longer than a shared server's bound (10 minutes).
+        max_recording: defaults
+            .max_recording
+            .max(Duration::from_secs(o.from_s + o.seconds + 60)),
         ..defaults
     };
     let mut srv = Command::new(&o.sprout_exe);

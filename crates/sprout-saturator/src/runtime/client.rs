@@ -2,6 +2,14 @@
 //! `NAME.down` (its recording of the downlink), `NAME.up` (the server's recording of the
 //! uplink, sent back when the recording ends) and `NAME.json` (both summaries).
 //!
+//! A recording is complete when the server acknowledges its end. One whose server never
+//! does (it died, or ended the session) is incomplete: it is cut where the server was last
+//! heard (the rule is [`ClientRun::record`]'s), written as `NAME.incomplete.down` and
+//! `NAME.incomplete.json` (never the finished names), its JSON says `"complete": false`, why,
+//! and when the server went silent, and [`client`] returns an error (the command exits
+//! non-zero). A recording the server ended at its bound (`--max-recording`) is complete,
+//! cut there: `"ended": "server-limit"`.
+//!
 //! While it records, the downlink's arrivals are appended to `NAME.down.partial` about once a
 //! second (a killed client leaves them). At the end the previous run's `NAME.json` is
 //! removed, each final file is written whole or not at all (a temporary name, renamed), the
@@ -43,6 +51,24 @@ pub struct ClientSummary {
     pub server: String,
     /// The server's address over the feedback path, if one.
     pub feedback: Option<String>,
+    /// Whether the recording is complete: the server acknowledged its end. An incomplete
+    /// one's files are `NAME.incomplete.*`.
+    pub complete: bool,
+    /// How the recording ended: "duration" (it passed), "interrupted" (a stop signal),
+    /// "server-limit" (the server's bound on a recording's length: cut there, complete),
+    /// "server-silent" (the server never acknowledged the end: cut where it was last heard,
+    /// incomplete).
+    pub ended: &'static str,
+    /// Why the recording is incomplete, if it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete_reason: Option<String>,
+    /// With "server-silent": when the server was last heard, s since the start of the
+    /// recording (where the recording is cut).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_silent_since_s: Option<f64>,
+    /// With "server-limit": the server's bound, s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_limit_s: Option<f64>,
     /// The downlink's recording (this side's).
     pub down: Option<Summary>,
     /// The uplink's recording (the server's, transferred back).
@@ -65,7 +91,7 @@ pub fn client(o: &ClientOptions) -> Result<ClientSummary, SaturatorError> {
     let signals = SignalWatcher::new().map_err(SaturatorError::Signals)?;
     run.handshake(&signals)?;
     run.announce();
-    let stop = run.record(&signals)?;
+    let (stop, why) = run.record(&signals)?;
 
     // The end: FIN until FIN-ACK, then the uplink's recording.
     let fetch_deadline = stop + Duration::from(o.fetch_timeout);
@@ -79,27 +105,78 @@ pub fn client(o: &ClientOptions) -> Result<ClientSummary, SaturatorError> {
         &signals,
     )?;
     let acknowledged = ending.acknowledged;
-    let summary = write_client_files(o, &mut run, stop, ending)?;
+    let end = if acknowledged {
+        End::Complete {
+            stop,
+            why,
+            limit: run.server_limit,
+        }
+    } else {
+        // The server never acknowledged the end: it went silent when it was last heard, and
+        // the recording is cut there (not an outage of the link).
+        let silent = run.last_from_server.min(stop);
+        if let Some(r) = run.rec.as_mut() {
+            r.cut(silent);
+        }
+        End::ServerSilent {
+            silent_since: silent - run.start,
+            stop: silent,
+        }
+    };
+    let summary = write_client_files(o, &mut run, &end, ending)?;
     print_client_summary(&summary, o.json)?;
-    if !acknowledged {
-        return Err(SaturatorError::ServerGone(
-            o.connect,
-            summary.files.join(", "),
-        ));
+    match end {
+        End::ServerSilent { silent_since, .. } => Err(SaturatorError::ServerGone {
+            addr: o.connect,
+            silent_since_s: silent_since.as_secs_f64(),
+            files: summary.files.join(", "),
+        }),
+        End::Complete {
+            limit: Some(limit), ..
+        } => {
+            eprintln!(
+                "note: the server ends recordings at {} s (its --max-recording): this one is \
+                 cut there",
+                limit.as_secs_f64()
+            );
+            Ok(summary)
+        }
+        End::Complete { .. } => Ok(summary),
     }
-    Ok(summary)
 }
 
-/// Writes `NAME.down`, `NAME.up` and `NAME.json` (removing the previous run's JSON first,
-/// and this run's partial trace last); the summary.
+/// How a recording ended, for its files.
+enum End {
+    /// The server acknowledged the end: at `stop`, for `why` ([`ClientRun::record`]'s), with
+    /// the server's bound if it ended it.
+    Complete {
+        stop: Instant,
+        why: &'static str,
+        limit: Option<Duration>,
+    },
+    /// The server never acknowledged the end: the recording is cut at `stop`, where it was
+    /// last heard, `silent_since` after the start.
+    ServerSilent {
+        stop: Instant,
+        silent_since: Duration,
+    },
+}
+
+/// Writes `NAME.down`, `NAME.up` and `NAME.json` (`NAME.incomplete.*` for an incomplete
+/// recording), removing the previous run's JSON of that name first, and this run's partial
+/// trace last; the summary.
 fn write_client_files(
     o: &ClientOptions,
     run: &mut ClientRun<'_>,
-    stop: Instant,
+    end: &End,
     ending: Ending,
 ) -> Result<ClientSummary, SaturatorError> {
     let Ending { up, up_error, .. } = ending;
-    let json_path = with_suffix(&o.name, ".json");
+    let (stop, prefix) = match end {
+        End::Complete { stop, .. } => (*stop, o.name.clone()),
+        End::ServerSilent { stop, .. } => (*stop, with_suffix(&o.name, ".incomplete")),
+    };
+    let json_path = with_suffix(&prefix, ".json");
     // A kill from here on must not leave the new traces beside the old summary.
     match std::fs::remove_file(&json_path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -113,13 +190,13 @@ fn write_client_files(
     let mut files = Vec::new();
     let down_summary = run.rec.as_ref().map(|r| r.summary(stop));
     if let Some(r) = &run.rec {
-        let p = with_suffix(&o.name, ".down");
+        let p = with_suffix(&prefix, ".down");
         write_file(&p, |w| r.write_trace(w))?;
         files.push(p.display().to_string());
     }
     let up_summary = match up {
         Some((s, ms)) => {
-            let p = with_suffix(&o.name, ".up");
+            let p = with_suffix(&prefix, ".up");
             write_file(&p, |w| write_trace(&ms, w))?;
             files.push(p.display().to_string());
             Some(s)
@@ -134,6 +211,27 @@ fn write_client_files(
         mode: run.mode,
         server: o.connect.to_string(),
         feedback: o.feedback.map(|f| f.to_string()),
+        complete: matches!(end, End::Complete { .. }),
+        ended: match end {
+            End::Complete { why, .. } => why,
+            End::ServerSilent { .. } => "server-silent",
+        },
+        incomplete_reason: match end {
+            End::ServerSilent { silent_since, .. } => Some(format!(
+                "the server did not acknowledge the end of the recording, and nothing came from \
+                 it after {:.3} s (it died, or ended the session): cut there",
+                silent_since.as_secs_f64()
+            )),
+            End::Complete { .. } => None,
+        },
+        server_silent_since_s: match end {
+            End::ServerSilent { silent_since, .. } => Some(silent_since.as_secs_f64()),
+            End::Complete { .. } => None,
+        },
+        server_limit_s: match end {
+            End::Complete { limit, .. } => limit.map(|l| l.as_secs_f64()),
+            End::ServerSilent { .. } => None,
+        },
         down: down_summary,
         up: up_summary,
         up_error,

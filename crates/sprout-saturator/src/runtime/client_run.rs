@@ -22,7 +22,7 @@ use crate::runtime::socket::{
 };
 use crate::sender::Sender;
 use crate::wire::{
-    decode, encode, valid_name, AckInfo, Cookie, Hello, Message, FLAG_FEEDBACK_PATH,
+    decode, encode, valid_name, AckInfo, Cookie, Hello, Message, Refusal, FLAG_FEEDBACK_PATH,
 };
 
 /// How long the client says hello before giving up.
@@ -83,6 +83,12 @@ pub(crate) struct ClientRun<'a> {
     /// When the server was last heard over each path, and when to say hello again if it
     /// stays silent (with the gap used).
     heard: [Instant; 2],
+    /// When the server was last heard over any path, in any form (data, probes, acks,
+    /// answers), on the arrival clock: where a recording whose end the server never
+    /// acknowledges is cut ([`ClientRun::record`]'s rule).
+    pub(crate) last_from_server: Instant,
+    /// The server said the recording reached its bound (`--max-recording`), this long.
+    pub(crate) server_limit: Option<Duration>,
     rehello: [Instant; 2],
     rehello_gap: [Duration; 2],
     /// The downlink's recording as it goes.
@@ -146,6 +152,8 @@ impl<'a> ClientRun<'a> {
             mode,
             cookies: [None, None],
             heard: [start; 2],
+            last_from_server: start,
+            server_limit: None,
             rehello: [start + REHELLO; 2],
             rehello_gap: [REHELLO; 2],
             partial: None,
@@ -263,7 +271,12 @@ impl<'a> ClientRun<'a> {
                             session, cookie, ..
                         }) if session == self.session => challenges.push((i, cookie)),
                         Ok(Message::Refused { session, reason }) if session == self.session => {
-                            return Err(SaturatorError::Refused(self.o.connect, reason));
+                            return Err(match reason {
+                                Refusal::Busy { .. } => {
+                                    SaturatorError::Busy(self.o.connect, reason.time())
+                                }
+                                _ => SaturatorError::Refused(self.o.connect, reason),
+                            });
                         }
                         Ok(Message::HelloAck { session, flags }) if session == self.session => {
                             if flags & FLAG_FEEDBACK_PATH != 0 || i == 1 {
@@ -277,7 +290,7 @@ impl<'a> ClientRun<'a> {
                             answered = true;
                         }
                         Ok(Message::Busy { session }) if session == self.session => {
-                            return Err(SaturatorError::Busy(self.o.connect));
+                            return Err(SaturatorError::Busy(self.o.connect, None));
                         }
                         Ok(Message::Data(h)) => {
                             if let Some(rec) = self.rec.as_mut() {
@@ -294,6 +307,7 @@ impl<'a> ClientRun<'a> {
             }
             if answered {
                 self.end.fb_ok = fb_acked;
+                self.last_from_server = now;
                 break;
             }
             wait(&self.end.socks(), now + Duration::from_millis(20));
@@ -351,16 +365,38 @@ impl<'a> ClientRun<'a> {
         );
     }
 
-    /// Records until the duration passes or a stop signal comes; the time it stopped.
-    pub(crate) fn record(&mut self, signals: &SignalWatcher) -> Result<Instant, SaturatorError> {
+    /// Records until the duration passes, a stop signal comes, or the server says the
+    /// recording reached its bound; the time it stopped, and why ("duration", "interrupted",
+    /// "server-limit").
+    ///
+    /// How a dead server is told from an outage of the link: a live server sends something
+    /// over the session's paths many times a second while the link carries it (the
+    /// downlink's data and probes, 5 a second even with the window full; the uplink's acks;
+    /// answers to hellos), and it acknowledges the end of the recording (FIN-ACK). A silence
+    /// after which the server is heard again was the link's (an outage, recorded as one);
+    /// a silence that lasts through the end without the end acknowledged is the server's
+    /// (it died, or ended the session after its idle timeout): the client cuts the recording
+    /// where the server was last heard ([`ClientRun::last_from_server`]) and marks it
+    /// incomplete, never an outage. An outage of the link that lasts to the end and through
+    /// the FIN timeout cannot be told from a death, and is marked incomplete too.
+    pub(crate) fn record(
+        &mut self,
+        signals: &SignalWatcher,
+    ) -> Result<(Instant, &'static str), SaturatorError> {
         let end = self.o.duration.map(|d| self.start + Duration::from(d));
         let t = monotonic_now();
         (self.last_data_send, self.last_fb_send, self.next_fb_hello) = (t, t, t);
         self.next_data_hello = t + REPEAT;
-        loop {
+        let why = loop {
             let now = monotonic_now();
-            if end.is_some_and(|e| now >= e) || signals.take().is_some() {
-                break;
+            if end.is_some_and(|e| now >= e) {
+                break "duration";
+            }
+            if signals.take().is_some() {
+                break "interrupted";
+            }
+            if self.server_limit.is_some() {
+                break "server-limit";
             }
             self.receive(now)?;
             let now = monotonic_now();
@@ -388,7 +424,7 @@ impl<'a> ClientRun<'a> {
                 until = until.min(t);
             }
             wait(&self.end.socks(), until);
-        }
+        };
         let stop = monotonic_now();
         if let Some(r) = self.rec.as_mut() {
             r.finish(stop);
@@ -396,7 +432,7 @@ impl<'a> ClientRun<'a> {
         if let Some(s) = self.sender.as_mut() {
             s.stop();
         }
-        Ok(stop)
+        Ok((stop, why))
     }
 
     /// Reads what waits on both sockets (at most [`BATCH`] each).
@@ -423,8 +459,13 @@ impl<'a> ClientRun<'a> {
                     continue;
                 }
                 heard[i] = true;
+                self.last_from_server = self.last_from_server.max(r.at);
                 match msg {
                     Message::Challenge { cookie, .. } => challenges.push((i, cookie)),
+                    Message::Refused {
+                        reason: reason @ Refusal::Limit { .. },
+                        ..
+                    } => self.server_limit = reason.time(),
                     Message::Data(h) => {
                         self.peer_window = u64::from(h.window);
                         self.peer_rtt = Duration::from_millis(u64::from(h.rtt_ms));

@@ -43,6 +43,9 @@ pub enum SaturatorError {
     /// An idle timeout that is not a positive number of seconds.
     #[error("--idle-timeout must be a positive number of seconds")]
     IdleTimeout,
+    /// A bound on a recording's length outside 1 ms to a day, or with a fraction of a ms.
+    #[error("--max-recording must be 0.001 to 86400 seconds, in whole milliseconds")]
+    MaxRecording,
     /// An output prefix that names no file.
     #[error("--name must name a file prefix, got {0:?}")]
     Name(PathBuf),
@@ -74,19 +77,28 @@ pub enum SaturatorError {
          running there, and UDP open?)"
     )]
     NoAnswer(SocketAddr),
-    /// The server is recording for another client.
-    #[error("the server at {0} is busy with another recording")]
-    Busy(SocketAddr),
+    /// The server is recording for another client (and when it said to try again, if it did).
+    #[error("the server at {0} is busy with another recording{retry}", retry = retry_text(.1))]
+    Busy(SocketAddr, Option<sprout_core::time::Duration>),
     /// The server refused the hello's parameters (why).
     #[error("the server at {0} refused the recording: {1}")]
     Refused(SocketAddr, crate::wire::Refusal),
     /// The server stopped answering: no acknowledgement of the end of the recording (it
-    /// died, or ended the session after its idle timeout). The recordings kept are written.
+    /// died, or ended the session after its idle timeout). The recording is incomplete: what
+    /// was recorded here until the server went silent is written under the incomplete names.
     #[error(
-        "the server at {0} did not acknowledge the end of the recording (it died, or ended \
-         the session: its idle timeout); what was recorded here is in {1}"
+        "the server at {addr} did not acknowledge the end of the recording and was last heard \
+         {silent_since_s:.1} s into it (it died, or ended the session: its idle timeout); the \
+         recording is incomplete, cut there: {files}"
     )]
-    ServerGone(SocketAddr, String),
+    ServerGone {
+        /// The server's address.
+        addr: SocketAddr,
+        /// When the server was last heard, s since the start of the recording.
+        silent_since_s: f64,
+        /// The files written, comma-separated.
+        files: String,
+    },
     /// A folder could not be made.
     #[error("creating folder {}", path.display())]
     CreateDir {
@@ -117,4 +129,11 @@ pub enum SaturatorError {
     /// A summary could not be encoded as JSON.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
+}
+
+/// ": try again in N s" (whole seconds, rounded up) when the server said when, else nothing.
+fn retry_text(after: &Option<sprout_core::time::Duration>) -> String {
+    after.map_or(String::new(), |d| {
+        format!(": try again in {} s", d.as_millis().div_ceil(1000))
+    })
 }

@@ -36,6 +36,7 @@ pub use client::{client, ClientSummary};
 pub use error::SaturatorError;
 pub use options::{
     payload_for, seconds, ClientOptions, ServerOptions, DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_MTU,
+    DEFAULT_MAX_RECORDING_S,
 };
 pub use output::{DirProgress, Progress};
 pub use server::{server, ServerSummary};

@@ -12,11 +12,16 @@ use sprout_core::time::{self, TimeUnit};
 
 use crate::runtime::error::SaturatorError;
 use crate::sender::{SenderConfig, DEFAULT_HIGH_RTT, DEFAULT_LOW_RTT};
-use crate::wire::{MAX_HIGH_RTT_MS, MAX_PAYLOAD_BYTES, MAX_WINDOW, MIN_PAYLOAD_BYTES};
+use crate::wire::{
+    MAX_HIGH_RTT_MS, MAX_PAYLOAD_BYTES, MAX_RECORDING_LIMIT_MS, MAX_WINDOW, MIN_PAYLOAD_BYTES,
+};
 
 /// The server's default idle timeout, s: a recording client's data and acks flow many times a
 /// second, so this much silence means it crashed or left.
 pub const DEFAULT_IDLE_TIMEOUT_S: u64 = 5;
+/// The server's default bound on one recording's length, s (10 minutes): one client holds the
+/// server, which records one session at a time, at most this long.
+pub const DEFAULT_MAX_RECORDING_S: u64 = 600;
 /// The server's default largest IP packet, bytes (jumbo frames).
 pub const DEFAULT_MAX_MTU: u32 = 9000;
 
@@ -32,6 +37,10 @@ pub struct ServerOptions {
     /// End a recording whose client has been silent this long (the recording is cut where
     /// the client was last heard).
     pub idle_timeout: Duration,
+    /// Longest recording of one client (whole milliseconds, 1 ms to a day): the server ends a
+    /// recording there (cut at the bound, the client told so) and refuses other clients
+    /// meanwhile, saying when to try again.
+    pub max_recording: Duration,
     /// Largest IP packet of the data packets a hello may ask for, bytes.
     pub max_mtu: u32,
     /// JSON lines instead of text.
@@ -42,13 +51,14 @@ pub struct ServerOptions {
 
 impl ServerOptions {
     /// The defaults of `sprout saturator server` listening on `listen`: no folder, 5 s idle
-    /// timeout, packets up to 9000 bytes, text, per-second lines.
+    /// timeout, recordings up to 10 minutes, packets up to 9000 bytes, text, per-second lines.
     pub fn new(listen: SocketAddr) -> ServerOptions {
         ServerOptions {
             listen,
             out: None,
             once: false,
             idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_S),
+            max_recording: Duration::from_secs(DEFAULT_MAX_RECORDING_S),
             max_mtu: DEFAULT_MAX_MTU,
             json: false,
             quiet: false,
@@ -59,6 +69,13 @@ impl ServerOptions {
     pub fn validate(&self) -> Result<(), SaturatorError> {
         if self.idle_timeout.is_zero() {
             return Err(SaturatorError::IdleTimeout);
+        }
+        let ms = self.max_recording.as_millis();
+        if ms == 0
+            || ms > u128::from(MAX_RECORDING_LIMIT_MS)
+            || !self.max_recording.subsec_micros().is_multiple_of(1000)
+        {
+            return Err(SaturatorError::MaxRecording);
         }
         if !(MIN_PAYLOAD_BYTES + 48..=MAX_PAYLOAD_BYTES + 28).contains(&self.max_mtu) {
             return Err(SaturatorError::MaxMtu(self.max_mtu));
@@ -82,6 +99,7 @@ impl ServerOptions {
         }
         a.flag("--once", self.once);
         a.value("--idle-timeout", self.idle_timeout.as_secs_f64());
+        a.value("--max-recording", self.max_recording.as_secs_f64());
         a.value("--max-mtu", self.max_mtu);
         a.flag("--json", self.json);
         a.flag("--quiet", self.quiet);

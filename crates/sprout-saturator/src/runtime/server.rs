@@ -3,6 +3,11 @@
 //! `<name>.up` and `<name>.up.json` (never replacing an earlier one: a name in use gets the
 //! session id).
 //!
+//! Shared fairly: one client holds the server at most [`ServerOptions::max_recording`]. There
+//! the recording is cut (ended "limit") and the client told ([`Refusal::Limit`]); after it,
+//! the client has at most that long again (at most 60 s) to fetch its recording. Meanwhile
+//! another client's proven hello is refused with when to try again ([`Refusal::Busy`]).
+//!
 //! Nothing larger than a hello goes to an address before it has proven that it receives what
 //! is sent there: a hello without a valid cookie ([`crate::cookie`]) gets a 32-byte challenge
 //! and nothing else, and hellos under 1200 bytes get nothing. During a recording, datagrams
@@ -57,11 +62,17 @@ pub struct ServerSummary {
     /// The client's address on the feedback path, if one.
     pub feedback: Option<String>,
     /// How the recording ended: "fin" (the client ended it), "idle" (the client went
-    /// silent: the recording is cut where it was last heard), "interrupted" (a stop signal).
+    /// silent: the recording is cut where it was last heard), "limit" (it reached the
+    /// server's bound, `--max-recording`: cut there, the client told so), "interrupted" (a
+    /// stop signal).
     pub ended: &'static str,
     /// With "idle": when the client was last heard, s since the start of the recording.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub silent_since_s: Option<f64>,
+    /// With "limit": the server's bound on a recording's length (`--max-recording`), s; the
+    /// recording is cut there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_s: Option<f64>,
     /// Whether the client confirmed it received the uplink's recording.
     pub delivered: bool,
     /// Datagrams from addresses that are not the session's proven paths, during the
@@ -187,7 +198,7 @@ pub fn server(o: &ServerOptions) -> Result<(), SaturatorError> {
         let Some((hello, first)) = wait_for_hello(o, &sock, &signals, &mut buf, &mut gate)? else {
             return Ok(());
         };
-        let mut s = Session::new(hello, &first);
+        let mut s = Session::new(hello, &first, Duration::from(o.max_recording));
         let summary = serve(o, &sock, &mut s, &first, &signals, &mut buf, &mut gate)?;
         print_server_summary(&summary, o.json)?;
         if o.once {
@@ -250,6 +261,10 @@ fn serve(
     hello_ack(sock, session, s.hello.feedback_path, first.from, &mut out);
     announce(o, s, first);
     let idle = Duration::from(o.idle_timeout);
+    let bound = Duration::from(o.max_recording);
+    // After its bound, a recording is kept for its client at most this long, whatever it
+    // sends: the server is the next client's again by then.
+    let grace = KEEP_RESULT.min(bound);
     let mut ended = "fin";
     loop {
         let now = monotonic_now();
@@ -260,13 +275,22 @@ fn serve(
             ended = "interrupted";
             break;
         }
+        if s.finished.is_none() && now >= s.bound_at {
+            // The bound: the recording is cut there, and the client told so.
+            ended = "limit";
+            s.finish(o, s.bound_at)?;
+            s.notify_limit(sock, bound, now);
+        }
         if now >= s.last_heard + idle {
-            ended = if s.finished.is_some() { "fin" } else { "idle" };
+            if ended != "limit" {
+                ended = if s.finished.is_some() { "fin" } else { "idle" };
+            }
             break;
         }
         if s.finished
             .as_ref()
             .is_some_and(|f| now >= f.since + KEEP_RESULT)
+            || (ended == "limit" && now >= s.bound_at + grace)
         {
             break;
         }
@@ -317,6 +341,7 @@ fn serve(
         feedback: s.fb_addr.map(|f| f.to_string()),
         ended,
         silent_since_s,
+        limit_s: (ended == "limit").then(|| bound.as_secs_f64()),
         delivered: s.done,
         foreign: s.foreign,
         up: s.rec.as_ref().map(|r| r.summary(now)),
@@ -407,7 +432,8 @@ fn receive(
 
 /// A hello during a recording: of the session with a valid cookie, it (re)proves one of its
 /// paths (the first hello over the other path, or a new address after a NAT rebinding); of
-/// another session with a valid cookie, it is told the server is busy; without a valid cookie
+/// another session with a valid cookie, it is refused with when to try again
+/// ([`Session::retry_after`]); without a valid cookie
 /// it gets a challenge only, and changes nothing.
 #[allow(clippy::too_many_arguments)]
 fn hello_in_session(
@@ -440,7 +466,15 @@ fn hello_in_session(
         return;
     };
     if h.session != session {
-        encode(&Message::Busy { session: h.session }, 0, out);
+        let reason = s.retry_after(now);
+        encode(
+            &Message::Refused {
+                session: h.session,
+                reason,
+            },
+            0,
+            out,
+        );
         let _ = sock.send_to(out, r.from);
         if !on_path {
             s.foreign += 1;
@@ -468,6 +502,10 @@ fn on_message(
     now: Instant,
     out: &mut Vec<u8>,
 ) -> Result<(), SaturatorError> {
+    if s.limit_notice.is_some() && matches!(msg, Message::Data(_) | Message::Ack { .. }) {
+        // The bound ended the recording and the client still records: tell it again.
+        s.notify_limit(sock, Duration::from(o.max_recording), now);
+    }
     match msg {
         Message::Data(h) => {
             if h.dir != Direction::Up || s.data_addr != Some(r.from) {
@@ -514,12 +552,15 @@ fn print_server_summary(summary: &ServerSummary, json: bool) -> Result<(), Satur
         println!("{}", serde_json::to_string(summary)?);
     } else {
         println!(
-            "recording {} from {} ended ({}{}){}",
+            "recording {} from {} ended ({}{}{}){}",
             summary.session,
             summary.client,
             summary.ended,
             summary.silent_since_s.map_or(String::new(), |t| format!(
                 ": client silent since {t:.3} s into the recording, cut there"
+            )),
+            summary.limit_s.map_or(String::new(), |t| format!(
+                ": the server's bound, {t} s, cut there"
             )),
             if summary.delivered {
                 ", the uplink's recording delivered"

@@ -17,10 +17,16 @@ use crate::runtime::output::{
 use crate::runtime::socket::{Received, Sock, BATCH};
 use crate::sender::{Sender, SenderConfig};
 use crate::transfer::{chunk, encode_result, result_meta};
-use crate::wire::{encode, AckInfo, Hello, Message, ResultMeta, CHUNK_BYTES};
+use crate::wire::{encode, AckInfo, Hello, Message, Refusal, ResultMeta, CHUNK_BYTES};
 
 /// Most chunks sent for one request (what the client asks for at once).
 const MAX_CHUNKS_PER_REQUEST: u32 = 64;
+/// The client of a recording the bound ended is told so again at most this often, while its
+/// data or acks still come.
+pub(crate) const LIMIT_NOTICE_GAP: Duration = Duration::from_millis(200);
+/// What a refused client is told to add to the time left of the recording holding the server
+/// (the end's FIN, the transfer of the uplink's recording, the DONE).
+const RETRY_SLACK: Duration = Duration::from_secs(2);
 
 /// The recording kept for the client once it ended: the encoded uplink recording, its
 /// description, and when the client last asked for it (µs).
@@ -48,6 +54,12 @@ pub(crate) struct Session {
     pub(crate) rec: Option<Recorder>,
     pub(crate) sender: Option<Sender>,
     pub(crate) last_heard: Instant,
+    /// The server's bound on this recording: it ends at `start` + `--max-recording`.
+    pub(crate) bound_at: Instant,
+    /// Once the bound ended the recording: when the client was last told so (a
+    /// [`Refusal::Limit`], repeated at most every [`LIMIT_NOTICE_GAP`] while its data or acks
+    /// still come).
+    pub(crate) limit_notice: Option<Instant>,
     pub(crate) finished: Option<Finished>,
     pub(crate) done: bool,
     pub(crate) files: Vec<String>,
@@ -61,8 +73,8 @@ pub(crate) struct Session {
 
 impl Session {
     /// The session a client's first hello with a valid cookie (received as `first`) asks
-    /// for.
-    pub(crate) fn new(hello: Hello, first: &Received) -> Session {
+    /// for, ended by the server `max_recording` after it starts.
+    pub(crate) fn new(hello: Hello, first: &Received, max_recording: Duration) -> Session {
         let start = first.at;
         let session = hello.session;
         let sender_cfg = SenderConfig::with(
@@ -88,6 +100,8 @@ impl Session {
             }),
             sender: None,
             last_heard: start,
+            bound_at: start + max_recording,
+            limit_notice: None,
             finished: None,
             done: false,
             files: Vec::new(),
@@ -122,6 +136,38 @@ impl Session {
                 Direction::Down,
                 now,
             ));
+        }
+    }
+
+    /// How long another client should wait before trying again, at `now`: the time left to
+    /// the bound (nothing once the recording ended) and [`RETRY_SLACK`].
+    pub(crate) fn retry_after(&self, now: Instant) -> Refusal {
+        let base = if self.finished.is_some() {
+            now
+        } else {
+            self.bound_at.max(now)
+        };
+        Refusal::busy(base + RETRY_SLACK - now)
+    }
+
+    /// Tells the client (over each of its proven paths) that the recording reached the
+    /// server's bound and is over, at most every [`LIMIT_NOTICE_GAP`].
+    pub(crate) fn notify_limit(&mut self, sock: &Sock, bound: Duration, now: Instant) {
+        if self
+            .limit_notice
+            .is_some_and(|t| now < t + LIMIT_NOTICE_GAP)
+        {
+            return;
+        }
+        self.limit_notice = Some(now);
+        let mut out = Vec::with_capacity(64);
+        let refused = Message::Refused {
+            session: self.hello.session,
+            reason: Refusal::limit(bound),
+        };
+        encode(&refused, 0, &mut out);
+        for to in [self.data_addr, self.fb_addr].into_iter().flatten() {
+            let _ = sock.send_to(&out, to);
         }
     }
 
