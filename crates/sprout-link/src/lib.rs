@@ -6,6 +6,8 @@
 //!   ([`loss`]), then a queue (drop-tail, CoDel or PIE ([`pie`]), [`QueueConfig`], within an
 //!   optional [`Buffer`]) served per byte by the trace's opportunities, with events
 //!   ([`LinkEvent`], drops with their [`DropReason`]) and counters.
+//! - [`shape`]: the shaping options the front ends set per direction ([`LinkShape`]); [`buffer`],
+//!   [`delay`], [`loss`], [`units`]: their types and how the command line writes them.
 //! - [`mmlog`]: mahimahi `mm-link` log writer and reader.
 //! - [`synthetic`]: seeded synthetic traces from the paper's own link model, stepwise links
 //!   (a log-uniform rate per step, as per-second 5G recordings) and constant-rate traces.
@@ -53,6 +55,7 @@ pub mod mmlog;
 pub mod pie;
 pub mod queue;
 pub mod scale;
+pub mod shape;
 pub mod synthetic;
 pub mod testdata;
 pub mod trace;
@@ -68,5 +71,6 @@ pub use queue::{
     DropReason, QueueConfig, QueueKind, UnknownQueue, CODEL_DEFAULT_INTERVAL, CODEL_DEFAULT_TARGET,
     CODEL_MAXPACKET_BYTES,
 };
+pub use shape::{DirectionShape, LinkShape, ShapeError};
 pub use synthetic::{constant_rate_trace, StepwiseError, StepwiseLink, SyntheticLink};
 pub use trace::{OpportunityCursor, Trace, TraceError, TracePair, OPPORTUNITY_BYTES};

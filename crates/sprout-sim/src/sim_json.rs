@@ -14,7 +14,7 @@ use serde_json::Value;
 use sprout_core::direction::Load;
 use sprout_files::AtomicFile;
 pub use sprout_link::QueueKind;
-use sprout_link::{Trace, TraceError};
+use sprout_link::{LinkShape, LinkStats, Trace, TraceError};
 
 use crate::app::App;
 use crate::duration::seconds;
@@ -68,6 +68,9 @@ pub struct SimOptions {
     pub load: Load,
     /// What the application offers in each direction that carries data [default: bulk].
     pub app: App,
+    /// Buffers, CoDel's parameters, bursty loss, delay traces and jitter, of both directions
+    /// and of each [default: none].
+    pub shape: LinkShape,
 }
 
 impl Default for SimOptions {
@@ -88,6 +91,7 @@ impl Default for SimOptions {
             skip_s: crate::metrics::DEFAULT_SKIP_US as f64 / 1e6,
             load: Load::Both,
             app: App::Bulk,
+            shape: LinkShape::default(),
         }
     }
 }
@@ -137,15 +141,24 @@ impl SimOptions {
         cfg.uplink = DirectionOverride {
             queue: self.uplink_queue.map(QueueKind::config),
             loss: self.uplink_loss,
+            shape: self.shape.uplink(),
         };
         cfg.downlink = DirectionOverride {
             queue: self.downlink_queue.map(QueueKind::config),
             loss: self.downlink_loss,
+            shape: self.shape.downlink(),
         };
         cfg.validate_links().map_err(|e| SimError::Option {
             option: "--loss",
             source: Box::new(e),
         })?;
+        let (up, down) = (
+            cfg.link_for(sim::Direction::Up),
+            cfg.link_for(sim::Direction::Down),
+        );
+        self.shape
+            .validate(&up, &down)
+            .map_err(|e| SimError::InvalidOption(e.to_string()))?;
         let cfg = SimConfig {
             duration: self
                 .duration_s
@@ -225,7 +238,8 @@ pub fn run_with_progress(
 /// `sprout sim --json`'s output: the scheme, confidence, load, application (its canonical
 /// spec), simulated and skipped seconds, the parameters as given, and each direction's trace
 /// name, metrics ([`crate::metrics::DirectionMetrics`]) and application-level figures
-/// ([`crate::app_metrics::AppMetrics`], null for a bulk sender or a direction without data).
+/// ([`crate::app_metrics::AppMetrics`], null for a bulk sender or a direction without data),
+/// and its link's drops over the whole run, packets by reason (`buffer`, `aqm`, `loss`).
 pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
     serde_json::json!({
         "scheme": opts.scheme.key(),
@@ -239,12 +253,23 @@ pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
             "trace": out.uplink.trace.name(),
             "metrics": out.uplink.metrics,
             "app": out.uplink.app,
+            "drops": drops_json(&out.uplink.link),
         },
         "downlink": {
             "trace": out.downlink.trace.name(),
             "metrics": out.downlink.metrics,
             "app": out.downlink.app,
+            "drops": drops_json(&out.downlink.link),
         },
+    })
+}
+
+/// A link's drops over the run, packets by reason.
+fn drops_json(s: &LinkStats) -> Value {
+    serde_json::json!({
+        "buffer": s.packets_buffer_dropped,
+        "aqm": s.packets_aqm_dropped,
+        "loss": s.packets_lost,
     })
 }
 
