@@ -132,8 +132,8 @@ impl LinkConfig {
 
     /// The buffer, queue, loss and delay as the mm-link log's header and `--help` name them:
     /// the queue's [`mahimahi_description`](QueueConfig::mahimahi_description), with the buffer
-    /// after it (`droptail [packets=100]`, `drophead [bytes=200000]`, `codel [...] + buffer
-    /// 50ms,head`).
+    /// after it (`droptail [packets=100]`, `drophead [bytes=200000]`, `droptail [time=50ms]`,
+    /// `codel [...] + buffer 50ms,head`).
     pub fn queue_description(&self) -> String {
         let Some(b) = self.buffer else {
             return self.queue.mahimahi_description();
@@ -149,6 +149,9 @@ impl LinkConfig {
             }
             (QueueConfig::DropTail { limit_bytes: None }, BufferLimit::Bytes(n)) => {
                 format!("{end} [bytes={n}]")
+            }
+            (QueueConfig::DropTail { limit_bytes: None }, BufferLimit::Time(t)) => {
+                format!("{end} [time={}]", crate::queue::format_ms(t))
             }
             (q, _) => format!("{} + buffer {b}", q.mahimahi_description()),
         }

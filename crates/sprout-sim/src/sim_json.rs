@@ -50,7 +50,8 @@ pub struct SimOptions {
     pub host_jitter_ms: f64,
     /// Bernoulli loss probability of both directions, 0..1 [default: 0].
     pub loss: f64,
-    /// Queue discipline of both directions [default: infinite; cubic-codel always CoDel].
+    /// Queue discipline of both directions [default: infinite; cubic-codel always CoDel, and
+    /// refuses pie].
     pub queue: QueueKind,
     /// The uplink's queue discipline, overriding `queue`.
     pub uplink_queue: Option<QueueKind>,
@@ -134,8 +135,12 @@ impl SimOptions {
         }
         overrides::apply(&mut cfg.protocol, &self.params)?;
         cfg.protocol.validate()?;
-        if let QueueKind::Codel = self.queue {
-            cfg.link.queue = self.queue.config();
+        match self.queue {
+            QueueKind::Infinite => {}
+            QueueKind::Pie if self.scheme == Scheme::CubicCodel => {
+                return invalid("cubic-codel always uses CoDel; give --scheme cubic --queue pie");
+            }
+            q => cfg.link.queue = q.config(),
         }
         cfg.link.loss = self.loss;
         cfg.uplink = DirectionOverride {
