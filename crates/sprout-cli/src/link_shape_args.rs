@@ -49,7 +49,7 @@ pub(crate) struct LinkShapeArgs {
     #[arg(long, value_name = "P,R[,1-H[,1-K]]")]
     downlink_gemodel: Option<GilbertElliott>,
     /// Propagation delay of both directions varying over time, from a file: an `interval T`
-    /// line, then one delay in ms per line (docs/real-networks.md); replaces the fixed delay
+    /// line, then one delay in ms per line (docs/evaluation.md); replaces the fixed delay
     /// [default: none].
     #[arg(long, value_name = "FILE")]
     delay_trace: Option<PathBuf>,

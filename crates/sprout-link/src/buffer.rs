@@ -163,8 +163,20 @@ mod tests {
             BufferLimit::Time(Duration::from_millis(50))
         );
         assert_eq!(b("50ms,head").drop, DropEnd::Head);
-        assert_eq!(b("0.5s").limit, BufferLimit::Time(Duration::from_millis(500)));
-        for bad in ["", "pkt", "0pkt", "1.5pkt", "-3kB", "10 parsecs", "5ms,middle", "0ms"] {
+        assert_eq!(
+            b("0.5s").limit,
+            BufferLimit::Time(Duration::from_millis(500))
+        );
+        for bad in [
+            "",
+            "pkt",
+            "0pkt",
+            "1.5pkt",
+            "-3kB",
+            "10 parsecs",
+            "5ms,middle",
+            "0ms",
+        ] {
             assert!(bad.parse::<Buffer>().is_err(), "{bad}");
         }
         assert_eq!(b("50ms,head").to_string(), "50ms,head");

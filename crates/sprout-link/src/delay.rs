@@ -114,7 +114,10 @@ impl DelayTrace {
             return Err(DelayTraceError::Incomplete(name, "no `interval T` line"));
         };
         if delays.is_empty() {
-            return Err(DelayTraceError::Incomplete(name, "no delay after the interval"));
+            return Err(DelayTraceError::Incomplete(
+                name,
+                "no delay after the interval",
+            ));
         }
         Ok(DelayTrace {
             name,
@@ -232,7 +235,16 @@ mod tests {
         assert_eq!(parse_delay_ms("2.5"), Some(Duration::from_micros(2500)));
         assert_eq!(parse_delay_ms("0.001"), Some(Duration::from_micros(1)));
         assert_eq!(parse_delay_ms("60000"), Some(Duration::from_secs(60)));
-        for bad in ["", ".5", "1.2345", "-3", "60000.001", "1e3", "5ms", "9999999"] {
+        for bad in [
+            "",
+            ".5",
+            "1.2345",
+            "-3",
+            "60000.001",
+            "1e3",
+            "5ms",
+            "9999999",
+        ] {
             assert_eq!(parse_delay_ms(bad), None, "{bad}");
         }
     }

@@ -614,9 +614,11 @@ impl<P> Link<P> {
         // Its rank among the packets in propagation, in sending order: only reordering can make
         // it other than 0.
         let index = match &self.delay {
-            Some(d) if d.reorders() => {
-                self.propagating.iter().filter(|p| p.seq < packet.seq).count()
-            }
+            Some(d) if d.reorders() => self
+                .propagating
+                .iter()
+                .filter(|p| p.seq < packet.seq)
+                .count(),
             _ => 0,
         };
         if self.lose() {

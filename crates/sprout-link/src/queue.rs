@@ -533,14 +533,18 @@ impl<P> ByteQueue<P> {
 
     /// The admission of a packet to a limited or PIE queue: the buffer's tail drop, PIE's
     /// early drop, or the drop-head buffer's room made (its drops reported to `out`).
-    fn admit(&mut self, packet: &Packet<P>, out: &mut impl FnMut(Served<P>)) -> Result<(), DropReason> {
+    fn admit(
+        &mut self,
+        packet: &Packet<P>,
+        out: &mut impl FnMut(Served<P>),
+    ) -> Result<(), DropReason> {
         let bytes = u64::from(packet.bytes);
         if let Some(pie) = &mut self.pie {
             pie.catch_up(packet.enqueued.as_micros());
         }
         if !self.fits(bytes) {
-            let alone_too_big =
-                self.admission.bytes.is_some_and(|n| bytes > n) || self.admission.packets == Some(0);
+            let alone_too_big = self.admission.bytes.is_some_and(|n| bytes > n)
+                || self.admission.packets == Some(0);
             if !self.admission.drop_head || alone_too_big {
                 if let Some(pie) = &mut self.pie {
                     pie.on_overflow();
@@ -594,7 +598,12 @@ impl<P> ByteQueue<P> {
     }
 
     /// Removes the packet at `index`, not started, and reports its drop; false if there is none.
-    fn drop_at(&mut self, index: usize, reason: DropReason, out: &mut impl FnMut(Served<P>)) -> bool {
+    fn drop_at(
+        &mut self,
+        index: usize,
+        reason: DropReason,
+        out: &mut impl FnMut(Served<P>),
+    ) -> bool {
         let Some(p) = self.packets.remove(index) else {
             return false;
         };

@@ -94,9 +94,11 @@ pub struct LinkShape {
 /// Shaping options that do not fit the links they are for.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ShapeError {
-    /// CoDel's target or interval without a CoDel queue.
-    #[error("--codel-target and --codel-interval apply to a codel queue, and neither direction has one")]
-    CodelParamsWithoutCodel,
+    /// CoDel's target or interval without a CoDel queue in either direction.
+    #[error(
+        "--codel-target and --codel-interval apply to a codel queue, and neither direction has one"
+    )]
+    ParamsWithoutTheirQueue,
 }
 
 impl LinkShape {
@@ -118,7 +120,7 @@ impl LinkShape {
             .any(|s| s.codel_target.is_some() || s.codel_interval.is_some());
         let is_codel = |c: &LinkConfig| matches!(c.queue, QueueConfig::CoDel { .. });
         if codel_params && !is_codel(uplink) && !is_codel(downlink) {
-            return Err(ShapeError::CodelParamsWithoutCodel);
+            return Err(ShapeError::ParamsWithoutTheirQueue);
         }
         Ok(())
     }
@@ -178,7 +180,7 @@ mod tests {
         };
         assert_eq!(
             shape.validate(&plain, &plain),
-            Err(ShapeError::CodelParamsWithoutCodel)
+            Err(ShapeError::ParamsWithoutTheirQueue)
         );
         assert_eq!(shape.validate(&plain, &codel), Ok(()));
     }

@@ -264,7 +264,10 @@ fn gilbert_elliott_matches_its_stationary_rate_and_burst_length() {
         }
     }
     let mean_burst = bursts.iter().sum::<u64>() as f64 / bursts.len() as f64;
-    assert!((mean_burst - 4.0).abs() < 0.05 * 4.0, "mean burst {mean_burst}");
+    assert!(
+        (mean_burst - 4.0).abs() < 0.05 * 4.0,
+        "mean burst {mean_burst}"
+    );
 
     // The general model: losses in both states.
     let ge: GilbertElliott = "0.02,0.1,0.6,0.01".parse().unwrap();
@@ -361,7 +364,11 @@ fn delay_trace_sets_each_intervals_delay() {
     let mut link = Link::new(fast, cfg);
     // Sent at 50 ms (20 ms), 150 ms (80.5 ms), 250 ms (looped: 20 ms, but not before the
     // packet sent at 150 ms).
-    let events = run(&mut link, &[(50_000, 100), (150_000, 100), (250_000, 100)], 1_000_000);
+    let events = run(
+        &mut link,
+        &[(50_000, 100), (150_000, 100), (250_000, 100)],
+        1_000_000,
+    );
     let entered: Vec<u64> = events
         .iter()
         .filter_map(|e| match e {
@@ -390,7 +397,10 @@ fn delay_trace_errors_are_clear_and_short() {
     );
     assert!(err("interval 10ms\n-5\n").starts_with("delay trace d.txt:2: "));
     assert!(err("interval 10ms\n70000\n").starts_with("delay trace d.txt:2: "));
-    assert_eq!(err("# nothing\n"), "delay trace d.txt: no `interval T` line");
+    assert_eq!(
+        err("# nothing\n"),
+        "delay trace d.txt: no `interval T` line"
+    );
     assert_eq!(
         err("interval 10ms\n"),
         "delay trace d.txt: no delay after the interval"
