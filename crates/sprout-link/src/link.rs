@@ -390,8 +390,6 @@ pub struct Link<P> {
     ge: Option<(GilbertElliott, GeState)>,
     /// The variable delay, with a delay trace or jitter.
     delay: Option<VariableDelay>,
-    /// Packets sent so far (the next one's `seq`).
-    next_seq: u64,
 }
 
 /// A delay trace and jitter, as a link runs them.
@@ -401,6 +399,11 @@ struct VariableDelay {
     jitter: Option<Jitter>,
     /// Jitter's generator: the link's seed, stream 2.
     rng: ChaCha8Rng,
+    /// With reordering: the rank in sending order (0 for the first packet sent) of each packet
+    /// in propagation, in the link's order of them (arrival at the queue).
+    ranks: VecDeque<u64>,
+    /// With reordering: packets sent so far.
+    sent: u64,
 }
 
 impl VariableDelay {
@@ -453,6 +456,8 @@ impl<P> Link<P> {
                 trace: config.delay_trace.clone(),
                 jitter: config.jitter,
                 rng,
+                ranks: VecDeque::new(),
+                sent: 0,
             }
         });
         Link {
@@ -460,7 +465,6 @@ impl<P> Link<P> {
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             ge: config.gilbert_elliott.map(|g| (g, GeState::default())),
             delay,
-            next_seq: 0,
             cursor: OpportunityCursor::new(trace, config.looping),
             propagating: VecDeque::new(),
             propagating_bytes: 0,
@@ -502,14 +506,11 @@ impl<P> Link<P> {
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += u64::from(size_bytes);
         self.propagating_bytes += u64::from(size_bytes);
-        let seq = self.next_seq;
-        self.next_seq += 1;
         let Some(delay) = &mut self.delay else {
             self.propagating.push_back(Packet {
                 sent,
                 enqueued: sent + self.config.propagation_delay_us,
                 bytes: size_bytes,
-                seq,
                 payload,
             });
             return;
@@ -520,13 +521,14 @@ impl<P> Link<P> {
             sent,
             enqueued,
             bytes: size_bytes,
-            seq,
             payload,
         };
         if reorders {
             // Kept in order of arrival at the queue; among equal arrivals, of sending.
             let at = self.propagating.partition_point(|p| p.enqueued <= enqueued);
             self.propagating.insert(at, packet(enqueued));
+            delay.ranks.insert(at, delay.sent);
+            delay.sent += 1;
         } else {
             // Never before a packet sent earlier.
             if let Some(last) = self.propagating.back() {
@@ -613,12 +615,11 @@ impl<P> Link<P> {
         self.propagating_bytes -= u64::from(bytes);
         // Its rank among the packets in propagation, in sending order: only reordering can make
         // it other than 0.
-        let index = match &self.delay {
-            Some(d) if d.reorders() => self
-                .propagating
-                .iter()
-                .filter(|p| p.seq < packet.seq)
-                .count(),
+        let index = match &mut self.delay {
+            Some(d) if d.reorders() => match d.ranks.pop_front() {
+                Some(rank) => d.ranks.iter().filter(|r| **r < rank).count(),
+                None => 0,
+            },
             _ => 0,
         };
         if self.lose() {

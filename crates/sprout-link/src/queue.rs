@@ -330,8 +330,6 @@ pub(crate) struct Packet<P> {
     pub enqueued: Instant,
     /// Size (bytes).
     pub bytes: u32,
-    /// Its rank among the packets sent on the link (0 for the first).
-    pub seq: u64,
     pub payload: P,
 }
 
