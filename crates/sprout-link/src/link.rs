@@ -347,6 +347,7 @@ impl LinkStats {
 }
 
 /// Counts a drop from inside the queue and makes its event.
+#[cold]
 fn count_inner_drop<P>(
     stats: &mut LinkStats,
     at: Instant,
@@ -382,7 +383,8 @@ pub struct Link<P> {
     queue: ByteQueue<P>,
     now: Instant,
     stats: LinkStats,
-    /// Effective loss probability (`config.loss` made a probability).
+    /// Effective loss probability (`config.loss` made a probability); 1 with Gilbert-Elliott
+    /// loss, whose draws then replace the Bernoulli one.
     loss: f64,
     /// Loss generator, seeded from `config.seed`.
     rng: ChaCha8Rng,
@@ -424,6 +426,19 @@ impl VariableDelay {
     fn reorders(&self) -> bool {
         self.jitter.is_some_and(|j| j.reorder)
     }
+
+    /// With reordering, the rank in sending order, among the packets still in propagation, of
+    /// the packet now leaving propagation (the first of them in the link's order); else 0.
+    #[inline(never)]
+    fn rank_among_propagating(&mut self) -> usize {
+        if !self.reorders() {
+            return 0;
+        }
+        match self.ranks.pop_front() {
+            Some(rank) => self.ranks.iter().filter(|r| **r < rank).count(),
+            None => 0,
+        }
+    }
 }
 
 impl<P> Link<P> {
@@ -461,7 +476,13 @@ impl<P> Link<P> {
             }
         });
         Link {
-            loss,
+            // Gilbert-Elliott loss (which the configuration's validation keeps from Bernoulli
+            // loss) takes over the Bernoulli check's "draw" path.
+            loss: if config.gilbert_elliott.is_some() {
+                1.0
+            } else {
+                loss
+            },
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             ge: config.gilbert_elliott.map(|g| (g, GeState::default())),
             delay,
@@ -506,13 +527,23 @@ impl<P> Link<P> {
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += u64::from(size_bytes);
         self.propagating_bytes += u64::from(size_bytes);
+        if self.delay.is_some() {
+            self.send_delayed(sent, size_bytes, payload);
+            return;
+        }
+        self.propagating.push_back(Packet {
+            sent,
+            enqueued: sent + self.config.propagation_delay_us,
+            bytes: size_bytes,
+            payload,
+        });
+    }
+
+    /// [`send`](Link::send)'s propagation with a delay trace or jitter (kept out of the fixed
+    /// delay's path).
+    #[inline(never)]
+    fn send_delayed(&mut self, sent: Instant, size_bytes: u32, payload: P) {
         let Some(delay) = &mut self.delay else {
-            self.propagating.push_back(Packet {
-                sent,
-                enqueued: sent + self.config.propagation_delay_us,
-                bytes: size_bytes,
-                payload,
-            });
             return;
         };
         let mut enqueued = delay.arrival(sent, self.config.propagation_delay_us);
@@ -616,11 +647,8 @@ impl<P> Link<P> {
         // Its rank among the packets in propagation, in sending order: only reordering can make
         // it other than 0.
         let index = match &mut self.delay {
-            Some(d) if d.reorders() => match d.ranks.pop_front() {
-                Some(rank) => d.ranks.iter().filter(|r| **r < rank).count(),
-                None => 0,
-            },
-            _ => 0,
+            Some(d) => d.rank_among_propagating(),
+            None => 0,
         };
         if self.lose() {
             self.stats.packets_lost += 1;
@@ -663,15 +691,24 @@ impl<P> Link<P> {
     /// everything). Gilbert-Elliott loss draws two such numbers per packet ([`GilbertElliott`]).
     #[inline]
     fn lose(&mut self) -> bool {
-        if let Some((ge, state)) = &mut self.ge {
-            let u_loss = uniform(&mut self.rng);
-            let u_move = uniform(&mut self.rng);
-            return state.step(ge, u_loss, u_move);
-        }
         if self.loss <= 0.0 {
             return false;
         }
+        if self.ge.is_some() {
+            return self.lose_ge();
+        }
         uniform(&mut self.rng) < self.loss
+    }
+
+    /// Gilbert-Elliott's draw for the packet now reaching the queue.
+    #[inline(never)]
+    fn lose_ge(&mut self) -> bool {
+        let Some((ge, state)) = &mut self.ge else {
+            return false;
+        };
+        let u_loss = uniform(&mut self.rng);
+        let u_move = uniform(&mut self.rng);
+        state.step(ge, u_loss, u_move)
     }
 
     /// Bytes of the packets in the queue, counted at full size (a partly transmitted head counts

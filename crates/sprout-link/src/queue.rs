@@ -387,6 +387,8 @@ pub(crate) struct ByteQueue<P> {
     config: QueueConfig,
     codel: CoDelState,
     admission: Admission,
+    /// Whether arrivals need [`admit`](ByteQueue::admit): a limit or PIE.
+    admits: bool,
     /// PIE's state, with a PIE queue.
     pie: Option<Pie>,
 }
@@ -427,6 +429,7 @@ impl<P> ByteQueue<P> {
             total_bytes: 0,
             config,
             codel: CoDelState::default(),
+            admits: admission.packets.is_some() || admission.bytes.is_some() || pie.is_some(),
             admission,
             pie,
         }
@@ -486,8 +489,7 @@ impl<P> ByteQueue<P> {
         packet: Packet<P>,
         out: &mut impl FnMut(Served<P>),
     ) -> Result<(), (Packet<P>, DropReason)> {
-        let limited = self.admission.packets.is_some() || self.admission.bytes.is_some();
-        if limited || self.pie.is_some() {
+        if self.admits {
             if let Err(reason) = self.admit(&packet, out) {
                 return Err((packet, reason));
             }
@@ -531,6 +533,7 @@ impl<P> ByteQueue<P> {
 
     /// The admission of a packet to a limited or PIE queue: the buffer's tail drop, PIE's
     /// early drop, or the drop-head buffer's room made (its drops reported to `out`).
+    #[inline(never)]
     fn admit(
         &mut self,
         packet: &Packet<P>,
@@ -567,27 +570,38 @@ impl<P> ByteQueue<P> {
 
     /// Dequeues (in the RFC's sense) the packet at the head to start transmitting it, applying
     /// the discipline's head drops. Returns false if the queue is (or became) empty.
+    #[inline]
     fn start_head(&mut self, now_us: u64, out: &mut impl FnMut(Served<P>)) -> bool {
-        if let QueueConfig::CoDel {
-            target_us,
-            interval_us,
-            ..
-        } = self.config
-        {
-            let (target, interval) = (target_us.as_micros(), interval_us.as_micros());
-            self.codel_dequeue(now_us, target, interval, out);
-        } else if let Some(pie) = &mut self.pie {
-            pie.catch_up(now_us);
-            if let Some(p) = self.packets.front() {
-                let sojourn = now_us.saturating_sub(p.enqueued.as_micros());
-                pie.on_dequeue(sojourn, self.packets.len() == 1);
+        match self.config {
+            QueueConfig::DropTail { .. } => {}
+            QueueConfig::CoDel {
+                target_us,
+                interval_us,
+                ..
+            } => {
+                let (target, interval) = (target_us.as_micros(), interval_us.as_micros());
+                self.codel_dequeue(now_us, target, interval, out);
             }
+            QueueConfig::Pie { .. } => self.pie_dequeue(now_us),
         }
         if self.packets.is_empty() {
             return false;
         }
         self.head_in_transit = true;
         true
+    }
+
+    /// PIE's view of the head packet's dequeue at `now_us`: its sojourn time.
+    #[inline(never)]
+    fn pie_dequeue(&mut self, now_us: u64) {
+        let Some(pie) = &mut self.pie else {
+            return;
+        };
+        pie.catch_up(now_us);
+        if let Some(p) = self.packets.front() {
+            let sojourn = now_us.saturating_sub(p.enqueued.as_micros());
+            pie.on_dequeue(sojourn, self.packets.len() == 1);
+        }
     }
 
     /// Removes the (not yet started) head packet and reports it as CoDel's drop.

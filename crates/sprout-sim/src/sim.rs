@@ -685,8 +685,15 @@ fn take(packets: &mut VecDeque<WirePacket>, index: usize) -> Option<WirePacket> 
     if index == 0 {
         packets.pop_front()
     } else {
-        packets.remove(index)
+        take_from_inside(packets, index)
     }
+}
+
+/// [`take`] from behind the front: reordering and drop-head buffers only.
+#[cold]
+#[inline(never)]
+fn take_from_inside(packets: &mut VecDeque<WirePacket>, index: usize) -> Option<WirePacket> {
+    packets.remove(index)
 }
 
 impl Side {
