@@ -384,6 +384,8 @@ pub fn simulate(
         skip_s: skip,
         load: parse_load(load).map_err(bad_parameter)?,
         app: sprout_sim::App::parse(app).map_err(sim_to_py)?,
+        // Buffers, bursty loss and variable delay are not yet the package's options.
+        shape: Default::default(),
     };
     let logs = match (uplink_log, downlink_log) {
         (Some(u), Some(d)) => Some((u, d)),

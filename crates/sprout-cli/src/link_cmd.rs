@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use sprout_emu::{fidelity, DirectionReport, EmuError, Emulator, EmulatorConfig};
-use sprout_link::{LinkConfig, QueueKind};
+use sprout_link::{DirectionShape, LinkConfig, QueueKind};
 use sprout_os::caps::has_network_privileges;
 use sprout_os::child::{
     become_subreaper, exit_code, reclaim_terminal, terminate_group, wait_for, WaitOutcome,
@@ -17,6 +17,7 @@ use sprout_os::signals::SignalWatcher;
 use sprout_sim::duration::{duration_us, TimeUnit};
 use sprout_sim::sim_json::load_trace;
 
+use crate::link_shape_args::LinkShapeArgs;
 use crate::parsers::queue_parser;
 
 /// `sprout link` arguments.
@@ -38,7 +39,7 @@ pub(crate) struct LinkArgs {
     /// One-way propagation delay of each direction (ms).
     #[arg(long, default_value_t = 20.0)]
     delay: f64,
-    /// Queue discipline of both directions: infinite or codel.
+    /// Queue discipline of both directions: infinite, codel or pie.
     #[arg(long, default_value = "infinite", value_parser = queue_parser())]
     queue: QueueKind,
     /// The uplink's queue discipline, overriding --queue [default: --queue].
@@ -56,7 +57,10 @@ pub(crate) struct LinkArgs {
     /// The downlink's loss probability, overriding --loss [default: --loss].
     #[arg(long)]
     downlink_loss: Option<f64>,
-    /// Seed of the loss generators (each direction has its own stream, as in `sprout sim`).
+    #[command(flatten)]
+    shape: LinkShapeArgs,
+    /// Seed of the loss generators, jitter and PIE (each direction has its own stream, as in
+    /// `sprout sim`).
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Do not repeat the traces when they end (the paper's Cellsim); by default they loop,
@@ -108,14 +112,20 @@ fn configure(a: &LinkArgs) -> Result<(EmulatorConfig, Option<Duration>)> {
         looping: !a.no_loop,
         ..LinkConfig::default()
     };
-    let link = |queue: Option<QueueKind>, loss: Option<f64>, stream: u64| LinkConfig {
-        queue: queue.unwrap_or(a.queue).config(),
-        loss: loss.unwrap_or(a.loss),
-        seed: a.seed.wrapping_mul(2).wrapping_add(stream),
-        ..base.clone()
+    let shape = a.shape.shape()?;
+    let link = |queue: Option<QueueKind>, loss: Option<f64>, stream: u64, s: DirectionShape| {
+        let mut cfg = LinkConfig {
+            queue: queue.unwrap_or(a.queue).config(),
+            loss: loss.unwrap_or(a.loss),
+            seed: a.seed.wrapping_mul(2).wrapping_add(stream),
+            ..base.clone()
+        };
+        s.apply(&mut cfg);
+        cfg
     };
-    let uplink_link = link(a.uplink_queue, a.uplink_loss, 1);
-    let downlink_link = link(a.downlink_queue, a.downlink_loss, 0);
+    let uplink_link = link(a.uplink_queue, a.uplink_loss, 1, shape.uplink());
+    let downlink_link = link(a.downlink_queue, a.downlink_loss, 0, shape.downlink());
+    shape.validate(&uplink_link, &downlink_link)?;
     uplink_link
         .validate()
         .map_err(|e| anyhow::anyhow!("uplink: {e} (--loss / --uplink-loss)"))?;

@@ -18,6 +18,7 @@ mod forecast_cmd;
 mod interactive_cmd;
 mod keygen_cmd;
 mod link_cmd;
+mod link_shape_args;
 mod load_cmd;
 mod net_cmd;
 mod params_cmd;

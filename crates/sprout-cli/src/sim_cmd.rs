@@ -12,6 +12,7 @@ use sprout_sim::metrics::DirectionMetrics;
 use sprout_sim::sim::{parse_load, SimConfig};
 use sprout_sim::sim_json::{self, SimOptions};
 
+use crate::link_shape_args::LinkShapeArgs;
 use crate::parsers::queue_parser;
 
 #[derive(clap::Args)]
@@ -54,7 +55,8 @@ pub(crate) struct SimArgs {
     /// Bernoulli loss probability at each direction's queue, 0..1.
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
-    /// Queue discipline of both directions: infinite or codel (cubic-codel always uses CoDel).
+    /// Queue discipline of both directions: infinite, codel or pie (cubic-codel always uses
+    /// CoDel).
     #[arg(long, default_value = "infinite", value_parser = queue_parser())]
     queue: QueueKind,
     /// The uplink's queue discipline, overriding --queue [default: --queue].
@@ -69,6 +71,8 @@ pub(crate) struct SimArgs {
     /// The downlink's loss probability, overriding --loss [default: --loss].
     #[arg(long)]
     downlink_loss: Option<f64>,
+    #[command(flatten)]
+    shape: LinkShapeArgs,
     /// Simulated seconds; longer than a trace loops it [default: the shorter trace's length,
     /// the run ends when either trace does].
     #[arg(long)]
@@ -116,6 +120,7 @@ pub(crate) fn run(a: SimArgs) -> Result<()> {
         skip_s: a.skip,
         load: a.load,
         app: a.app,
+        shape: a.shape.shape()?,
     };
     let cfg = opts.config()?;
     let logs = match (&a.uplink_log, &a.downlink_log) {

@@ -623,3 +623,94 @@ fn eval_runs_gcc_as_a_video_call_and_lists_the_modern_schemes() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("direct with app bulk"), "{stderr}");
 }
+
+/// The link's shaping options (issue 38): a PIE queue within a drop-head buffer, bursty loss and
+/// jitter, their drops counted by reason in the JSON and logged with it.
+#[test]
+fn sim_takes_the_links_shaping_options_and_counts_drops_by_reason() {
+    let Some(t) = traces() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (ul, dl) = (dir.path().join("up.log"), dir.path().join("down.log"));
+    let out = sprout()
+        .args(["sim", "--scheme", "cubic", "--queue", "pie"])
+        .args(["--buffer", "50ms,head", "--downlink-gemodel", "1%,30%"])
+        .args([
+            "--jitter",
+            "5ms",
+            "--duration",
+            "30",
+            "--skip",
+            "5",
+            "--uplink",
+        ])
+        .arg(t.join("Verizon-LTE-short.up"))
+        .arg("--downlink")
+        .arg(t.join("Verizon-LTE-short.down"))
+        .arg("--uplink-log")
+        .arg(&ul)
+        .arg("--downlink-log")
+        .arg(&dl)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let drops = |dir: &str, why: &str| v[dir]["drops"][why].as_u64().unwrap();
+    assert!(
+        drops("downlink", "aqm") > 0 && drops("downlink", "loss") > 0,
+        "{v}"
+    );
+    assert_eq!(
+        drops("uplink", "loss"),
+        0,
+        "the gemodel is the downlink's only"
+    );
+    let log = std::fs::read_to_string(&dl).unwrap();
+    assert!(log.contains("# queue: pie [target=15ms"), "{log:.300}");
+    assert!(log.contains("+ buffer 50ms,head"));
+    assert!(log.contains("# loss: gemodel p=0.01 r=0.3 1-h=1 1-k=0"));
+    assert!(log.contains("# jitter: 5ms"));
+    let logged = |why: &str| {
+        log.lines()
+            .filter(|l| l.contains(" d ") && l.ends_with(why))
+            .count() as u64
+    };
+    for why in ["aqm", "loss", "buffer"] {
+        assert_eq!(logged(why), drops("downlink", why), "{why}");
+    }
+}
+
+#[test]
+fn bad_shaping_options_are_short_clear_errors() {
+    let Some(t) = traces() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let bad_trace = dir.path().join("delays.txt");
+    std::fs::write(&bad_trace, "interval 10ms\n20\nsoon\n").unwrap();
+    let run = |args: &[&str], extra: Option<&Path>| {
+        let mut c = sprout();
+        c.arg("sim").args(args);
+        if let Some(p) = extra {
+            c.arg(p);
+        }
+        let out = c
+            .arg("--uplink")
+            .arg(t.join("Verizon-LTE-short.up"))
+            .arg("--downlink")
+            .arg(t.join("Verizon-LTE-short.down"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(run(&["--buffer", "12 parsecs"], None).contains("bad buffer '12 parsecs'"));
+    assert!(run(&["--gemodel", "150%,1%"], None).contains("bad gemodel"));
+    assert!(run(&["--jitter", "5ms,shuffle"], None).contains("bad jitter"));
+    assert!(run(&["--codel-target", "10ms"], None).contains("apply to a codel queue"));
+    assert!(run(&["--gemodel", "1%,30%", "--loss", "0.1"], None).contains("not both"));
+    let err = run(&["--delay-trace"], Some(&bad_trace));
+    assert!(
+        err.contains("delays.txt:3: expected a delay in ms"),
+        "{err}"
+    );
+    assert!(err.lines().count() <= 2, "{err}");
+}

@@ -382,3 +382,25 @@ fn end_to_end_round_trips_are_twice_the_delay_and_logs_parse() {
         assert!(log.departures.iter().all(|d| d.delay_ms <= 1));
     }
 }
+
+/// The shaping options are checked before anything is created (no root needed for that).
+#[test]
+fn bad_shaping_options_stop_before_the_namespace() {
+    let (dir, trace) = trace_dir();
+    let missing = dir.path().join("no-such-delays.txt");
+    let out = link_cmd(&trace)
+        .arg("--delay-trace")
+        .arg(&missing)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("delay trace: cannot read"), "{stderr}");
+    let out = link_cmd(&trace)
+        .args(["--codel-interval", "200ms", "--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("apply to a codel queue"), "{stderr}");
+}

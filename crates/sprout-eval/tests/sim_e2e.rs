@@ -157,6 +157,7 @@ fn one_direction_can_have_its_own_queue_and_loss() {
         uplink: sim::DirectionOverride {
             queue: Some(sprout_link::QueueConfig::codel()),
             loss: Some(0.2),
+            ..sim::DirectionOverride::default()
         },
         ..SimConfig::default()
     };

@@ -1,9 +1,13 @@
 //! Trace-driven cellular link model: the Sprout paper's "Cellsim" emulator as a sans-IO library.
 //!
 //! - [`trace`]: mahimahi delivery-opportunity traces ([`Trace`], [`OpportunityCursor`]).
-//! - [`queue`] and [`link`]: the link ([`Link`]) — fixed propagation delay, optional Bernoulli
-//!   loss, then a queue (drop-tail or CoDel, [`QueueConfig`]) served per byte by the trace's
-//!   opportunities, with events ([`LinkEvent`]) and counters.
+//! - [`queue`] and [`link`]: the link ([`Link`]) — propagation delay (fixed, or from a
+//!   [`DelayTrace`], with optional [`Jitter`]), optional Bernoulli or Gilbert-Elliott loss
+//!   ([`loss`]), then a queue (drop-tail, CoDel or PIE ([`pie`]), [`QueueConfig`], within an
+//!   optional [`Buffer`]) served per byte by the trace's opportunities, with events
+//!   ([`LinkEvent`], drops with their [`DropReason`]) and counters.
+//! - [`shape`]: the shaping options the front ends set per direction ([`LinkShape`]); [`buffer`],
+//!   [`delay`], [`loss`], [`units`]: their types and how the command line writes them.
 //! - [`mmlog`]: mahimahi `mm-link` log writer and reader.
 //! - [`synthetic`]: seeded synthetic traces from the paper's own link model, stepwise links
 //!   (a log-uniform rate per step, as per-second 5G recordings) and constant-rate traces.
@@ -41,22 +45,32 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod buffer;
 pub mod convert;
 pub mod data_dirs;
+pub mod delay;
 pub mod link;
+pub mod loss;
 pub mod mmlog;
+pub mod pie;
 pub mod queue;
 pub mod scale;
+pub mod shape;
 pub mod synthetic;
 pub mod testdata;
 pub mod trace;
 pub mod trace_stats;
+pub mod units;
 
+pub use buffer::{BadBuffer, Buffer, BufferLimit, DropEnd};
+pub use delay::{BadJitter, DelayTrace, DelayTraceError, Jitter};
 pub use link::{Delivery, Link, LinkConfig, LinkConfigError, LinkEvent, LinkStats};
+pub use loss::{BadGilbertElliott, GilbertElliott};
 pub use mmlog::{MmArrival, MmDeparture, MmDrop, MmLog, MmLogError, MmLogWriter, MmOpportunity};
 pub use queue::{
-    QueueConfig, QueueKind, UnknownQueue, CODEL_DEFAULT_INTERVAL, CODEL_DEFAULT_TARGET,
+    DropReason, QueueConfig, QueueKind, UnknownQueue, CODEL_DEFAULT_INTERVAL, CODEL_DEFAULT_TARGET,
     CODEL_MAXPACKET_BYTES,
 };
+pub use shape::{DirectionShape, LinkShape, ShapeError};
 pub use synthetic::{constant_rate_trace, StepwiseError, StepwiseLink, SyntheticLink};
 pub use trace::{OpportunityCursor, Trace, TraceError, TracePair, OPPORTUNITY_BYTES};

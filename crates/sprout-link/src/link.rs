@@ -1,8 +1,10 @@
 //! The trace-driven link (the paper's Cellsim), sans-IO: the caller passes time in.
 //!
-//! A packet sent at time `t` first experiences the fixed propagation delay, then reaches the tail
-//! of the queue at `t + delay`. There it may be lost at random (Bernoulli loss, probability
-//! [`LinkConfig::loss`]), dropped by the queue discipline's limit, or join the queue. The trace
+//! A packet sent at time `t` first experiences the propagation delay (fixed, or from a
+//! [`DelayTrace`], plus [`Jitter`] if configured), then reaches the tail of the queue at
+//! `t + delay`. There it may be lost at random (Bernoulli loss, probability
+//! [`LinkConfig::loss`], or [`GilbertElliott`] bursty loss), dropped by the buffer's limit
+//! ([`LinkConfig::buffer`], drop-tail or drop-head) or PIE, or join the queue. The trace
 //! says when the queue may release bytes: each opportunity gives `opportunity_bytes` of budget,
 //! spent per byte on the head of the queue (a packet departs when its last byte is served; partial
 //! progress carries over; unused budget is lost). With CoDel, packets may also be dropped at the
@@ -18,7 +20,10 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use sprout_core::time::{Duration, Instant};
 
-use crate::queue::{ByteQueue, Packet, QueueConfig, Served};
+use crate::buffer::{Buffer, DropEnd};
+use crate::delay::{DelayTrace, Jitter};
+use crate::loss::{GeState, GilbertElliott};
+use crate::queue::{Admission, ByteQueue, DropReason, Packet, QueueConfig, Served};
 use crate::trace::{OpportunityCursor, Trace};
 
 /// Link parameters. `Default`: 20 ms propagation delay, unlimited drop-tail queue, looping trace,
@@ -44,8 +49,25 @@ pub struct LinkConfig {
     /// values into `[0, 1]`; [`validate`](LinkConfig::validate) rejects them.
     pub loss: f64,
     /// Seed of the loss generator (a `ChaCha8Rng`). The same seed and the same packets give the
-    /// same losses, on every platform. Default 0. Unused while `loss` is 0.
+    /// same losses, on every platform. Default 0. Unused while `loss` is 0. Jitter and PIE
+    /// draw from streams of their own of the same seed.
     pub seed: u64,
+    /// A finite buffer: a limit in packets, bytes or time at the trace's mean rate, drop-tail
+    /// or drop-head, whatever the discipline (with the queue's own byte limit, the lower
+    /// holds). Default `None`: unlimited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<Buffer>,
+    /// Gilbert-Elliott bursty loss instead of Bernoulli loss (then `loss` must be 0), drawing
+    /// from the loss generator. Default `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gilbert_elliott: Option<GilbertElliott>,
+    /// A propagation delay that varies over time, replacing `propagation_delay_us` (not
+    /// serialized: set it from [`DelayTrace::load`]). Default `None`.
+    #[serde(skip)]
+    pub delay_trace: Option<Arc<DelayTrace>>,
+    /// Random jitter on the propagation delay, with or without reordering. Default `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Jitter>,
 }
 
 impl Default for LinkConfig {
@@ -57,6 +79,10 @@ impl Default for LinkConfig {
             opportunity_bytes: 1500,
             loss: 0.0,
             seed: 0,
+            buffer: None,
+            gilbert_elliott: None,
+            delay_trace: None,
+            jitter: None,
         }
     }
 }
@@ -73,14 +99,62 @@ impl LinkConfig {
         if self.opportunity_bytes == 0 {
             return Err(LinkConfigError::ZeroOpportunity);
         }
-        if let QueueConfig::CoDel {
-            interval_us: Duration::ZERO,
-            ..
-        } = self.queue
-        {
-            return Err(LinkConfigError::ZeroCodelInterval);
+        match self.queue {
+            QueueConfig::CoDel {
+                interval_us: Duration::ZERO,
+                ..
+            } => return Err(LinkConfigError::ZeroCodelInterval),
+            QueueConfig::Pie {
+                tupdate_us: Duration::ZERO,
+                ..
+            } => return Err(LinkConfigError::ZeroPieUpdate),
+            _ => {}
+        }
+        if let Some(ge) = &self.gilbert_elliott {
+            if let Some((name, value)) = ge.invalid() {
+                return Err(LinkConfigError::GilbertElliott(name, value));
+            }
+            if self.loss > 0.0 {
+                return Err(LinkConfigError::TwoLossModels);
+            }
+        }
+        if let Some(b) = self.buffer {
+            use crate::buffer::BufferLimit;
+            if matches!(
+                b.limit,
+                BufferLimit::Packets(0) | BufferLimit::Bytes(0) | BufferLimit::Time(Duration::ZERO)
+            ) {
+                return Err(LinkConfigError::ZeroBuffer);
+            }
         }
         Ok(())
+    }
+
+    /// The buffer, queue, loss and delay as the mm-link log's header and `--help` name them:
+    /// the queue's [`mahimahi_description`](QueueConfig::mahimahi_description), with the buffer
+    /// after it (`droptail [packets=100]`, `drophead [bytes=200000]`, `droptail [time=50ms]`,
+    /// `codel [...] + buffer 50ms,head`).
+    pub fn queue_description(&self) -> String {
+        let Some(b) = self.buffer else {
+            return self.queue.mahimahi_description();
+        };
+        use crate::buffer::BufferLimit;
+        let end = match b.drop {
+            DropEnd::Tail => "droptail",
+            DropEnd::Head => "drophead",
+        };
+        match (self.queue, b.limit) {
+            (QueueConfig::DropTail { limit_bytes: None }, BufferLimit::Packets(n)) => {
+                format!("{end} [packets={n}]")
+            }
+            (QueueConfig::DropTail { limit_bytes: None }, BufferLimit::Bytes(n)) => {
+                format!("{end} [bytes={n}]")
+            }
+            (QueueConfig::DropTail { limit_bytes: None }, BufferLimit::Time(t)) => {
+                format!("{end} [time={}]", crate::queue::format_ms(t))
+            }
+            (q, _) => format!("{} + buffer {b}", q.mahimahi_description()),
+        }
     }
 }
 
@@ -96,6 +170,18 @@ pub enum LinkConfigError {
     /// A CoDel queue's interval is 0 µs.
     #[error("CoDel interval must be positive")]
     ZeroCodelInterval,
+    /// A PIE queue's update period is 0 µs.
+    #[error("PIE's tupdate must be positive")]
+    ZeroPieUpdate,
+    /// A Gilbert-Elliott parameter is not a probability.
+    #[error("gemodel {0} must be a probability between 0 and 1, got {1}")]
+    GilbertElliott(&'static str, f64),
+    /// Both Bernoulli and Gilbert-Elliott loss.
+    #[error("give Bernoulli loss or a gemodel, not both")]
+    TwoLossModels,
+    /// A buffer of 0 packets, bytes or time.
+    #[error("a buffer must hold more than nothing")]
+    ZeroBuffer,
 }
 
 /// A packet that crossed the link.
@@ -122,14 +208,22 @@ pub enum LinkEvent<P> {
         at: Instant,
         /// Packet size (bytes).
         bytes: u32,
+        /// Which of the packets in propagation it was, in the order they were sent: 0 (the
+        /// earliest sent) unless jitter with reordering let it overtake earlier ones.
+        index: usize,
     },
-    /// A packet reached the tail of the queue and did not join it: dropped by the discipline's
-    /// byte limit, or lost at random ([`LinkConfig::loss`]). [`LinkStats`] tells the two apart.
+    /// A packet reached the tail of the queue and did not join it: dropped by the buffer's
+    /// limit or PIE, or lost at random ([`LinkConfig::loss`], [`LinkConfig::gilbert_elliott`]).
     Dropped {
         /// Time of the event.
         at: Instant,
         /// Packet size (bytes).
         bytes: u32,
+        /// Why.
+        reason: DropReason,
+        /// Which of the packets in propagation it was, as in
+        /// [`Enqueued`](LinkEvent::Enqueued).
+        index: usize,
     },
     /// A delivery opportunity of the trace occurred (reported whether used or wasted), before the
     /// deliveries it makes.
@@ -141,17 +235,24 @@ pub enum LinkEvent<P> {
     },
     /// A packet left the queue.
     Delivered(Delivery<P>),
-    /// CoDel dropped a queued packet at the head of the queue, when an opportunity took it for
-    /// transmission (none of its bytes had been served; it used none of the budget). Reported
-    /// after the [`Opportunity`](LinkEvent::Opportunity) and in FIFO order with its deliveries.
-    /// The packet had been reported as [`Enqueued`](LinkEvent::Enqueued) when it joined the queue.
+    /// A queued packet was dropped from inside the queue (none of its bytes had been served;
+    /// it used none of the budget): by CoDel at the head, when an opportunity took it for
+    /// transmission (reported after the [`Opportunity`](LinkEvent::Opportunity) and in FIFO
+    /// order with its deliveries), or by a drop-head buffer, the oldest waiting packet, to make
+    /// room for an arriving one (reported before that one's
+    /// [`Enqueued`](LinkEvent::Enqueued)). The packet had been reported as
+    /// [`Enqueued`](LinkEvent::Enqueued) when it joined the queue.
     HeadDropped {
-        /// Time of the drop, i.e. of the opportunity.
+        /// Time of the drop.
         at: Instant,
         /// Packet size (bytes).
         bytes: u32,
         /// When it joined the queue; `at - enqueued` is its sojourn time.
         enqueued: Instant,
+        /// Why: [`DropReason::Aqm`] (CoDel) or [`DropReason::Buffer`] (drop-head).
+        reason: DropReason,
+        /// Its place in the queue: 0 (the head), or 1 when the head was being transmitted.
+        index: usize,
     },
 }
 
@@ -185,21 +286,30 @@ pub struct LinkStats {
     pub packets_enqueued: u64,
     /// Bytes that joined the queue.
     pub bytes_enqueued: u64,
-    /// Packets dropped by the queue discipline: at the tail (byte limit) or, with CoDel, at the
-    /// head (those are in `packets_head_dropped` too). Random losses are not included.
+    /// Packets dropped by the queue: at the tail (the buffer's limit, PIE) or at the head
+    /// (CoDel, a drop-head buffer: those are in `packets_head_dropped` too);
+    /// `packets_buffer_dropped + packets_aqm_dropped`. Random losses are not included.
     pub packets_dropped: u64,
     /// Bytes dropped by the queue discipline (tail and head; see `packets_dropped`).
     pub bytes_dropped: u64,
-    /// Of `packets_dropped`, the packets CoDel dropped at the head of the queue (they had joined
-    /// the queue, so they are counted in `packets_enqueued` too).
+    /// Of `packets_dropped`, the packets dropped from inside the queue, by CoDel or a drop-head
+    /// buffer (they had joined the queue, so they are counted in `packets_enqueued` too).
     pub packets_head_dropped: u64,
-    /// Of `bytes_dropped`, the bytes CoDel dropped at the head of the queue.
+    /// Of `bytes_dropped`, the bytes dropped from inside the queue.
     pub bytes_head_dropped: u64,
     /// Packets lost at random at the tail of the queue ([`LinkConfig::loss`]); not in
     /// `packets_dropped`.
     pub packets_lost: u64,
     /// Bytes lost at random at the tail of the queue.
     pub bytes_lost: u64,
+    /// Of `packets_dropped`, those the buffer's limit dropped (tail or head).
+    pub packets_buffer_dropped: u64,
+    /// Of `bytes_dropped`, those the buffer's limit dropped.
+    pub bytes_buffer_dropped: u64,
+    /// Of `packets_dropped`, those the AQM dropped (CoDel at the head, PIE at the tail).
+    pub packets_aqm_dropped: u64,
+    /// Of `bytes_dropped`, those the AQM dropped.
+    pub bytes_aqm_dropped: u64,
     /// Packets that left the queue.
     pub packets_delivered: u64,
     /// Bytes that left the queue.
@@ -208,6 +318,53 @@ pub struct LinkStats {
     pub opportunities: u64,
     /// Bytes those opportunities offered (`opportunities * opportunity_bytes`).
     pub bytes_offered: u64,
+}
+
+/// A uniform number in `[0, 1)` from the top 53 bits of one `u64`.
+#[inline]
+fn uniform(rng: &mut ChaCha8Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+impl LinkStats {
+    /// Counts a drop by the queue (not a loss) of `bytes`.
+    fn count_drop(&mut self, reason: DropReason, bytes: u32) {
+        let b = u64::from(bytes);
+        self.packets_dropped += 1;
+        self.bytes_dropped += b;
+        match reason {
+            DropReason::Buffer => {
+                self.packets_buffer_dropped += 1;
+                self.bytes_buffer_dropped += b;
+            }
+            DropReason::Aqm => {
+                self.packets_aqm_dropped += 1;
+                self.bytes_aqm_dropped += b;
+            }
+            DropReason::Loss => {}
+        }
+    }
+}
+
+/// Counts a drop from inside the queue and makes its event.
+#[cold]
+fn count_inner_drop<P>(
+    stats: &mut LinkStats,
+    at: Instant,
+    p: Packet<P>,
+    index: usize,
+    reason: DropReason,
+) -> LinkEvent<P> {
+    stats.count_drop(reason, p.bytes);
+    stats.packets_head_dropped += 1;
+    stats.bytes_head_dropped += u64::from(p.bytes);
+    LinkEvent::HeadDropped {
+        at,
+        bytes: p.bytes,
+        enqueued: p.enqueued,
+        reason,
+        index,
+    }
 }
 
 /// The trace-driven link, generic over an opaque payload `P` carried with each packet.
@@ -226,10 +383,62 @@ pub struct Link<P> {
     queue: ByteQueue<P>,
     now: Instant,
     stats: LinkStats,
-    /// Effective loss probability (`config.loss` made a probability).
+    /// Effective loss probability (`config.loss` made a probability); 1 with Gilbert-Elliott
+    /// loss, whose draws then replace the Bernoulli one.
     loss: f64,
     /// Loss generator, seeded from `config.seed`.
     rng: ChaCha8Rng,
+    /// Gilbert-Elliott's parameters and chain, with that loss.
+    ge: Option<(GilbertElliott, GeState)>,
+    /// The variable delay, with a delay trace or jitter.
+    delay: Option<VariableDelay>,
+}
+
+/// A delay trace and jitter, as a link runs them.
+#[derive(Debug, Clone)]
+struct VariableDelay {
+    trace: Option<Arc<DelayTrace>>,
+    jitter: Option<Jitter>,
+    /// Jitter's generator: the link's seed, stream 2.
+    rng: ChaCha8Rng,
+    /// With reordering: the rank in sending order (0 for the first packet sent) of each packet
+    /// in propagation, in the link's order of them (arrival at the queue).
+    ranks: VecDeque<u64>,
+    /// With reordering: packets sent so far.
+    sent: u64,
+}
+
+impl VariableDelay {
+    /// When a packet sent at `sent` reaches the queue, `fixed` being the fixed delay.
+    fn arrival(&mut self, sent: Instant, fixed: Duration) -> Instant {
+        let base = self.trace.as_ref().map_or(fixed, |t| t.at(sent));
+        let Some(j) = self.jitter else {
+            return sent + base;
+        };
+        let amount = j.amount.as_micros();
+        let span = amount.saturating_mul(2).saturating_add(1);
+        let draw = self.rng.next_u64() % span;
+        // base + draw - amount, never below sent.
+        let us = (base.as_micros() + draw).saturating_sub(amount);
+        sent + Duration::from_micros(us)
+    }
+
+    fn reorders(&self) -> bool {
+        self.jitter.is_some_and(|j| j.reorder)
+    }
+
+    /// With reordering, the rank in sending order, among the packets still in propagation, of
+    /// the packet now leaving propagation (the first of them in the link's order); else 0.
+    #[inline(never)]
+    fn rank_among_propagating(&mut self) -> usize {
+        if !self.reorders() {
+            return 0;
+        }
+        match self.ranks.pop_front() {
+            Some(rank) => self.ranks.iter().filter(|r| **r < rank).count(),
+            None => 0,
+        }
+    }
 }
 
 impl<P> Link<P> {
@@ -242,13 +451,45 @@ impl<P> Link<P> {
         } else {
             config.loss.clamp(0.0, 1.0)
         };
+        let admission = match config.buffer {
+            None => Admission::default(),
+            Some(b) => {
+                let period_s = trace.period_ms() as f64 / 1e3;
+                let rate = trace.len() as f64 * f64::from(config.opportunity_bytes) / period_s;
+                let (packets, bytes) = b.resolve(rate);
+                Admission {
+                    packets,
+                    bytes,
+                    drop_head: b.drop == DropEnd::Head,
+                }
+            }
+        };
+        let delay = (config.delay_trace.is_some() || config.jitter.is_some()).then(|| {
+            let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+            rng.set_stream(2);
+            VariableDelay {
+                trace: config.delay_trace.clone(),
+                jitter: config.jitter,
+                rng,
+                ranks: VecDeque::new(),
+                sent: 0,
+            }
+        });
         Link {
-            loss,
+            // Gilbert-Elliott loss (which the configuration's validation keeps from Bernoulli
+            // loss) takes over the Bernoulli check's "draw" path.
+            loss: if config.gilbert_elliott.is_some() {
+                1.0
+            } else {
+                loss
+            },
             rng: ChaCha8Rng::seed_from_u64(config.seed),
+            ge: config.gilbert_elliott.map(|g| (g, GeState::default())),
+            delay,
             cursor: OpportunityCursor::new(trace, config.looping),
             propagating: VecDeque::new(),
             propagating_bytes: 0,
-            queue: ByteQueue::new(config.queue),
+            queue: ByteQueue::new(config.queue, admission, config.seed),
             now: Instant::ZERO,
             stats: LinkStats::default(),
             config,
@@ -286,12 +527,46 @@ impl<P> Link<P> {
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += u64::from(size_bytes);
         self.propagating_bytes += u64::from(size_bytes);
+        if self.delay.is_some() {
+            self.send_delayed(sent, size_bytes, payload);
+            return;
+        }
         self.propagating.push_back(Packet {
             sent,
             enqueued: sent + self.config.propagation_delay_us,
             bytes: size_bytes,
             payload,
         });
+    }
+
+    /// [`send`](Link::send)'s propagation with a delay trace or jitter (kept out of the fixed
+    /// delay's path).
+    #[inline(never)]
+    fn send_delayed(&mut self, sent: Instant, size_bytes: u32, payload: P) {
+        let Some(delay) = &mut self.delay else {
+            return;
+        };
+        let mut enqueued = delay.arrival(sent, self.config.propagation_delay_us);
+        let reorders = delay.reorders();
+        let packet = |enqueued| Packet {
+            sent,
+            enqueued,
+            bytes: size_bytes,
+            payload,
+        };
+        if reorders {
+            // Kept in order of arrival at the queue; among equal arrivals, of sending.
+            let at = self.propagating.partition_point(|p| p.enqueued <= enqueued);
+            self.propagating.insert(at, packet(enqueued));
+            delay.ranks.insert(at, delay.sent);
+            delay.sent += 1;
+        } else {
+            // Never before a packet sent earlier.
+            if let Some(last) = self.propagating.back() {
+                enqueued = enqueued.max(last.enqueued);
+            }
+            self.propagating.push_back(packet(enqueued));
+        }
     }
 
     /// The earliest time at which a queue entry or a delivery can happen: the next pending
@@ -351,16 +626,8 @@ impl<P> Link<P> {
                                     delivered: at,
                                 }));
                             }
-                            Served::HeadDropped(p) => {
-                                stats.packets_dropped += 1;
-                                stats.bytes_dropped += u64::from(p.bytes);
-                                stats.packets_head_dropped += 1;
-                                stats.bytes_head_dropped += u64::from(p.bytes);
-                                sink(LinkEvent::HeadDropped {
-                                    at,
-                                    bytes: p.bytes,
-                                    enqueued: p.enqueued,
-                                });
+                            Served::Dropped(p, index, reason) => {
+                                sink(count_inner_drop(stats, at, p, index, reason));
                             }
                         });
                 }
@@ -377,36 +644,71 @@ impl<P> Link<P> {
         let bytes = packet.bytes;
         let at = packet.enqueued;
         self.propagating_bytes -= u64::from(bytes);
+        // Its rank among the packets in propagation, in sending order: only reordering can make
+        // it other than 0.
+        let index = match &mut self.delay {
+            Some(d) => d.rank_among_propagating(),
+            None => 0,
+        };
         if self.lose() {
             self.stats.packets_lost += 1;
             self.stats.bytes_lost += u64::from(bytes);
-            sink(LinkEvent::Dropped { at, bytes });
+            sink(LinkEvent::Dropped {
+                at,
+                bytes,
+                reason: DropReason::Loss,
+                index,
+            });
             return;
         }
-        match self.queue.offer(packet) {
+        let stats = &mut self.stats;
+        let offered = self.queue.offer(packet, &mut |served| {
+            if let Served::Dropped(p, i, reason) = served {
+                sink(count_inner_drop(stats, at, p, i, reason));
+            }
+        });
+        match offered {
             Ok(()) => {
                 self.stats.packets_enqueued += 1;
                 self.stats.bytes_enqueued += u64::from(bytes);
-                sink(LinkEvent::Enqueued { at, bytes });
+                sink(LinkEvent::Enqueued { at, bytes, index });
             }
-            Err(_dropped) => {
-                self.stats.packets_dropped += 1;
-                self.stats.bytes_dropped += u64::from(bytes);
-                sink(LinkEvent::Dropped { at, bytes });
+            Err((_dropped, reason)) => {
+                self.stats.count_drop(reason, bytes);
+                sink(LinkEvent::Dropped {
+                    at,
+                    bytes,
+                    reason,
+                    index,
+                });
             }
         }
     }
 
-    /// Draws whether the packet now reaching the queue is lost. Uses the generator only when the
-    /// loss probability is positive: one `u64` per packet, its top 53 bits as a uniform number
-    /// `u` in `[0, 1)`; lost if `u < loss` (so loss 1 loses everything).
+    /// Draws whether the packet now reaching the queue is lost. Bernoulli loss uses the
+    /// generator only when the loss probability is positive: one `u64` per packet, its top 53
+    /// bits as a uniform number `u` in `[0, 1)`; lost if `u < loss` (so loss 1 loses
+    /// everything). Gilbert-Elliott loss draws two such numbers per packet ([`GilbertElliott`]).
     #[inline]
     fn lose(&mut self) -> bool {
         if self.loss <= 0.0 {
             return false;
         }
-        let u = (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
-        u < self.loss
+        if self.ge.is_some() {
+            return self.lose_ge();
+        }
+        uniform(&mut self.rng) < self.loss
+    }
+
+    /// Gilbert-Elliott's draw for the packet now reaching the queue.
+    #[inline(never)]
+    fn lose_ge(&mut self) -> bool {
+        let Some((ge, state)) = &mut self.ge else {
+            return false;
+        };
+        let u_loss = uniform(&mut self.rng);
+        let u_move = uniform(&mut self.rng);
+        state.step(ge, u_loss, u_move)
     }
 
     /// Bytes of the packets in the queue, counted at full size (a partly transmitted head counts

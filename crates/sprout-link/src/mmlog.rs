@@ -4,20 +4,26 @@
 //! milliseconds:
 //!
 //! - `t + bytes`: a packet arrives at the queue (mahimahi logs this for dropped packets too);
-//! - `t d packets bytes`: packets dropped (mahimahi ≥ 0.98 `record_drop`; always with
-//!   `packets` = 1 here). Written after the packet's `+` line for drops at the tail (byte limit)
-//!   and random losses, and alone for CoDel's drops at the head of the queue, whose arrival was
-//!   logged when they joined it;
+//! - `t d packets bytes reason`: packets dropped (mahimahi ≥ 0.98 `record_drop`; always with
+//!   `packets` = 1 here), with why: `buffer` (the buffer's limit), `aqm` (CoDel or PIE) or
+//!   `loss` (random loss). The reason is our addition; mahimahi writes none, and the reader
+//!   takes lines with or without it. Written after the packet's `+` line for drops at the tail
+//!   (the buffer, PIE) and random losses, and alone for drops from inside the queue (CoDel, a
+//!   drop-head buffer), whose arrival was logged when they joined it;
 //! - `t # bytes`: a delivery opportunity;
 //! - `t - bytes delay`: a packet departs; `delay` = departure ms - arrival-at-queue ms.
 //!
 //! With random loss configured ([`LinkConfig::loss`] > 0) the header has one more comment line,
-//! `# loss: <probability> (bernoulli, seed <seed>)`; readers ignore unknown comments.
+//! `# loss: <probability> (bernoulli, seed <seed>)` (with Gilbert-Elliott loss, `# loss:
+//! gemodel p=P r=R 1-h=H 1-k=K (seed <seed>)`); a delay trace adds `# delay trace: <name>
+//! (interval <T>, <n> values)` and jitter `# jitter: <T>[,reorder]`. Readers ignore unknown
+//! comments.
 
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::Path;
 
 use crate::link::{LinkConfig, LinkEvent};
+use crate::queue::{format_ms, DropReason};
 
 /// Writes a mahimahi `mm-link` log from link events. Times are written as whole milliseconds
 /// relative to a base timestamp of 0 (`floor(µs / 1000)`). Output is buffered; call
@@ -49,7 +55,7 @@ impl<W: Write> MmLogWriter<W> {
             out,
             "# mahimahi mm-link ({direction}) [{trace_name}] > {log_name}"
         )?;
-        writeln!(out, "# queue: {}", config.queue.mahimahi_description())?;
+        writeln!(out, "# queue: {}", config.queue_description())?;
         writeln!(out, "# init timestamp: 0")?;
         writeln!(out, "# base timestamp: 0")?;
         writeln!(
@@ -64,23 +70,49 @@ impl<W: Write> MmLogWriter<W> {
                 config.loss, config.seed
             )?;
         }
+        if let Some(ge) = &config.gilbert_elliott {
+            writeln!(out, "# loss: {ge} (seed {})", config.seed)?;
+        }
+        if let Some(t) = &config.delay_trace {
+            writeln!(
+                out,
+                "# delay trace: {} (interval {}, {} values)",
+                t.name(),
+                format_ms(t.interval()),
+                t.delays().len()
+            )?;
+        }
+        if let Some(j) = &config.jitter {
+            writeln!(out, "# jitter: {j}")?;
+        }
         Ok(MmLogWriter { out })
     }
 
     /// Writes the line(s) for one event. A drop at the tail (or a loss) writes both its arrival
-    /// (`t + bytes`) and `t d 1 bytes`, as mahimahi does; a head drop writes only `t d 1 bytes`.
+    /// (`t + bytes`) and `t d 1 bytes reason`, as mahimahi does (the reason aside); a drop from
+    /// inside the queue writes only `t d 1 bytes reason`.
     pub fn event<P>(&mut self, event: &LinkEvent<P>) -> io::Result<()> {
         match event {
-            LinkEvent::Enqueued { at, bytes } => {
+            LinkEvent::Enqueued { at, bytes, .. } => {
                 writeln!(self.out, "{} + {}", at.as_millis(), bytes)
             }
-            LinkEvent::Dropped { at, bytes } => {
+            LinkEvent::Dropped {
+                at, bytes, reason, ..
+            } => {
                 let ms = at.as_millis();
                 writeln!(self.out, "{ms} + {bytes}")?;
-                writeln!(self.out, "{ms} d 1 {bytes}")
+                writeln!(self.out, "{ms} d 1 {bytes} {}", reason.as_str())
             }
-            LinkEvent::HeadDropped { at, bytes, .. } => {
-                writeln!(self.out, "{} d 1 {}", at.as_millis(), bytes)
+            LinkEvent::HeadDropped {
+                at, bytes, reason, ..
+            } => {
+                writeln!(
+                    self.out,
+                    "{} d 1 {} {}",
+                    at.as_millis(),
+                    bytes,
+                    reason.as_str()
+                )
             }
             LinkEvent::Opportunity { at, bytes } => {
                 writeln!(self.out, "{} # {}", at.as_millis(), bytes)
@@ -162,7 +194,7 @@ pub struct MmDeparture {
     pub delay_ms: u64,
 }
 
-/// `t d packets bytes`: packets dropped by the queue.
+/// `t d packets bytes [reason]`: packets dropped by the queue (or lost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MmDrop {
     /// Time (ms, as written in the log).
@@ -171,6 +203,8 @@ pub struct MmDrop {
     pub packets: u64,
     /// Bytes dropped.
     pub bytes: u64,
+    /// Why, when the log says (ours do; mahimahi's do not).
+    pub reason: Option<DropReason>,
 }
 
 /// A parsed mahimahi `mm-link` log. Event times are kept as written; subtract
@@ -241,7 +275,14 @@ impl MmLog {
             let kind = fields.next().ok_or_else(|| bad("missing event type"))?;
             let a = number(fields.next());
             let b = number(fields.next());
-            let extra = fields.next().is_some();
+            let word = fields.next();
+            let reason = match (kind, word) {
+                ("d", Some(w)) => {
+                    Some(DropReason::from_word(w).ok_or_else(|| bad("unknown drop reason"))?)
+                }
+                _ => None,
+            };
+            let extra = (word.is_some() && reason.is_none()) || fields.next().is_some();
             match (kind, a, b, extra) {
                 ("+", Some(bytes), None, false) => log.arrivals.push(MmArrival { ms, bytes }),
                 ("#", Some(bytes), None, false) => {
@@ -252,9 +293,12 @@ impl MmLog {
                     bytes,
                     delay_ms,
                 }),
-                ("d", Some(packets), Some(bytes), false) => {
-                    log.drops.push(MmDrop { ms, packets, bytes })
-                }
+                ("d", Some(packets), Some(bytes), false) => log.drops.push(MmDrop {
+                    ms,
+                    packets,
+                    bytes,
+                    reason,
+                }),
                 ("+" | "#" | "-" | "d", ..) => return Err(bad("wrong fields for event type")),
                 _ => return Err(bad("unknown event type")),
             }

@@ -1,12 +1,20 @@
 //! The link's bottleneck queue: configuration and the per-byte FIFO it runs.
 //!
-//! Two disciplines: drop-tail (with an optional byte limit) and CoDel (RFC 8289), which drops at
-//! the head when a packet is taken from the queue to start its transmission.
+//! Three disciplines: drop-tail (with an optional byte limit), CoDel (RFC 8289), which drops at
+//! the head when a packet is taken from the queue to start its transmission, and PIE (RFC 8033,
+//! [`crate::pie`]), which drops arriving packets at random. Beside the discipline, the link's
+//! [`Buffer`](crate::Buffer) limits the queue in packets, bytes or time and drops at the tail or
+//! the head.
 
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 use sprout_core::time::{Duration, Instant};
+
+use crate::pie::{
+    Pie, PieParams, PIE_DEFAULT_ALPHA_16THS, PIE_DEFAULT_BETA_16THS, PIE_DEFAULT_MAX_BURST,
+    PIE_DEFAULT_TARGET, PIE_DEFAULT_TUPDATE,
+};
 
 /// CoDel's default `TARGET` from RFC 8289: 5 ms.
 pub const CODEL_DEFAULT_TARGET: Duration = Duration::from_millis(5);
@@ -25,6 +33,57 @@ fn default_codel_target_us() -> Duration {
 
 fn default_codel_interval_us() -> Duration {
     CODEL_DEFAULT_INTERVAL
+}
+
+fn default_pie_target_us() -> Duration {
+    PIE_DEFAULT_TARGET
+}
+
+fn default_pie_tupdate_us() -> Duration {
+    PIE_DEFAULT_TUPDATE
+}
+
+fn default_pie_alpha() -> u32 {
+    PIE_DEFAULT_ALPHA_16THS
+}
+
+fn default_pie_beta() -> u32 {
+    PIE_DEFAULT_BETA_16THS
+}
+
+fn default_pie_max_burst_us() -> Duration {
+    PIE_DEFAULT_MAX_BURST
+}
+
+/// Why a packet was dropped: the buffer was full, the AQM (CoDel or PIE) chose it, or it was
+/// lost at random (Bernoulli or Gilbert-Elliott loss).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// The buffer's limit (drop-tail or drop-head), or the queue's own byte limit.
+    Buffer,
+    /// The active queue management: CoDel's head drops, PIE's early drops.
+    Aqm,
+    /// Random loss.
+    Loss,
+}
+
+impl DropReason {
+    /// The word the mm-link log writes: `buffer`, `aqm` or `loss`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Buffer => "buffer",
+            DropReason::Aqm => "aqm",
+            DropReason::Loss => "loss",
+        }
+    }
+
+    /// The reason a log's word names.
+    pub fn from_word(word: &str) -> Option<DropReason> {
+        [DropReason::Buffer, DropReason::Aqm, DropReason::Loss]
+            .into_iter()
+            .find(|r| r.as_str() == word)
+    }
 }
 
 /// Queue discipline of the link's bottleneck queue.
@@ -76,6 +135,32 @@ pub enum QueueConfig {
         #[serde(default)]
         limit_bytes: Option<u64>,
     },
+    /// PIE (RFC 8033) with Linux's defaults and early-drop safeguards; see [`crate::pie`]. PIE
+    /// decides at enqueue, when a packet reaches the tail of the queue; its queue delay is the
+    /// sojourn time of the packet last taken for transmission. Its drops draw from the link's
+    /// seed, on a stream of their own.
+    Pie {
+        /// Target queue delay, RFC 8033 `QDELAY_REF` (µs). Default 15 000 (15 ms, Linux's).
+        #[serde(default = "default_pie_target_us")]
+        target_us: Duration,
+        /// Period of the drop probability's update, `T_UPDATE` (µs). Default 15 000 (15 ms,
+        /// Linux's). Must be positive.
+        #[serde(default = "default_pie_tupdate_us")]
+        tupdate_us: Duration,
+        /// `alpha` in sixteenths per second, as Linux's `tc` takes it. Default 2 (0.125).
+        #[serde(default = "default_pie_alpha")]
+        alpha_16ths: u32,
+        /// `beta` in sixteenths per second. Default 20 (1.25).
+        #[serde(default = "default_pie_beta")]
+        beta_16ths: u32,
+        /// Burst allowance, `MAX_BURST` (µs). Default 150 000 (150 ms).
+        #[serde(default = "default_pie_max_burst_us")]
+        max_burst_us: Duration,
+        /// Byte limit of the waiting packets (bytes), as [`DropTail`](QueueConfig::DropTail)'s;
+        /// `None` = unlimited.
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+    },
 }
 
 impl Default for QueueConfig {
@@ -94,17 +179,20 @@ pub enum QueueKind {
     Infinite,
     /// CoDel (RFC 8289: 5 ms target, 100 ms interval).
     Codel,
+    /// PIE (RFC 8033, Linux's defaults: 15 ms target, 15 ms update).
+    Pie,
 }
 
 impl QueueKind {
     /// Every kind, in the order the command line lists them.
-    pub const ALL: [QueueKind; 2] = [QueueKind::Infinite, QueueKind::Codel];
+    pub const ALL: [QueueKind; 3] = [QueueKind::Infinite, QueueKind::Codel, QueueKind::Pie];
 
     /// The name on the command line.
     pub fn key(self) -> &'static str {
         match self {
             QueueKind::Infinite => "infinite",
             QueueKind::Codel => "codel",
+            QueueKind::Pie => "pie",
         }
     }
 
@@ -113,6 +201,7 @@ impl QueueKind {
         match self {
             QueueKind::Infinite => "Unlimited drop-tail",
             QueueKind::Codel => "CoDel (RFC 8289: 5 ms target, 100 ms interval)",
+            QueueKind::Pie => "PIE (RFC 8033, Linux's defaults: 15 ms target, 15 ms update)",
         }
     }
 
@@ -121,18 +210,19 @@ impl QueueKind {
         match self {
             QueueKind::Infinite => QueueConfig::default(),
             QueueKind::Codel => QueueConfig::codel(),
+            QueueKind::Pie => QueueConfig::pie(),
         }
     }
 }
 
-/// A queue name that is not `infinite` or `codel`.
+/// A queue name that is not `infinite`, `codel` or `pie`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown queue '{0}' (expected infinite or codel)")]
+#[error("unknown queue '{0}' (expected infinite, codel or pie)")]
 pub struct UnknownQueue(pub String);
 
 impl std::str::FromStr for QueueKind {
     type Err = UnknownQueue;
-    /// `infinite` or `codel`, surrounding blanks ignored.
+    /// `infinite`, `codel` or `pie`, surrounding blanks ignored.
     fn from_str(s: &str) -> Result<Self, UnknownQueue> {
         let s = s.trim();
         QueueKind::ALL
@@ -143,7 +233,7 @@ impl std::str::FromStr for QueueKind {
 }
 
 /// A duration in milliseconds without trailing zeros: `5ms`, `2.5ms`, `0.001ms`.
-fn format_ms(d: Duration) -> String {
+pub(crate) fn format_ms(d: Duration) -> String {
     let us = d.as_micros();
     let (whole, frac) = (us / 1000, us % 1000);
     if frac == 0 {
@@ -164,20 +254,34 @@ impl QueueConfig {
         }
     }
 
+    /// PIE with Linux's defaults: target 15 ms, update every 15 ms, alpha 1/8, beta 5/4, burst
+    /// allowance 150 ms, no tail byte limit.
+    pub fn pie() -> Self {
+        QueueConfig::Pie {
+            target_us: PIE_DEFAULT_TARGET,
+            tupdate_us: PIE_DEFAULT_TUPDATE,
+            alpha_16ths: PIE_DEFAULT_ALPHA_16THS,
+            beta_16ths: PIE_DEFAULT_BETA_16THS,
+            max_burst_us: PIE_DEFAULT_MAX_BURST,
+            limit_bytes: None,
+        }
+    }
+
     /// The tail byte limit of the waiting packets (bytes), whatever the discipline; `None` =
     /// unlimited.
     pub fn limit_bytes(&self) -> Option<u64> {
         match *self {
-            QueueConfig::DropTail { limit_bytes } | QueueConfig::CoDel { limit_bytes, .. } => {
-                limit_bytes
-            }
+            QueueConfig::DropTail { limit_bytes }
+            | QueueConfig::CoDel { limit_bytes, .. }
+            | QueueConfig::Pie { limit_bytes, .. } => limit_bytes,
         }
     }
 
     /// Mahimahi-style description of this queue, as in its log header: `infinite`,
-    /// `droptail [bytes=N]`, or `codel [target=5ms, interval=100ms]` (with `, bytes=N` appended
-    /// when there is a byte limit). Mahimahi's own CoDel header shows only the limit; this one
-    /// also names the CoDel parameters.
+    /// `droptail [bytes=N]`, `codel [target=5ms, interval=100ms]` or `pie [target=15ms,
+    /// tupdate=15ms, alpha=2, beta=20, burst=150ms]` (with `, bytes=N` appended when there is a
+    /// byte limit). Mahimahi's own CoDel header shows only the limit; this one also names the
+    /// CoDel parameters.
     pub fn mahimahi_description(&self) -> String {
         match *self {
             QueueConfig::DropTail { limit_bytes: None } => "infinite".to_string(),
@@ -194,6 +298,23 @@ impl QueueConfig {
                     "codel [target={}, interval={}{limit}]",
                     format_ms(target_us),
                     format_ms(interval_us)
+                )
+            }
+            QueueConfig::Pie {
+                target_us,
+                tupdate_us,
+                alpha_16ths,
+                beta_16ths,
+                max_burst_us,
+                limit_bytes,
+            } => {
+                let limit = limit_bytes.map_or(String::new(), |n| format!(", bytes={n}"));
+                format!(
+                    "pie [target={}, tupdate={}, alpha={alpha_16ths}, beta={beta_16ths}, \
+                     burst={}{limit}]",
+                    format_ms(target_us),
+                    format_ms(tupdate_us),
+                    format_ms(max_burst_us)
                 )
             }
         }
@@ -217,8 +338,21 @@ pub(crate) struct Packet<P> {
 pub(crate) enum Served<P> {
     /// Its last byte was served.
     Departed(Packet<P>),
-    /// The discipline (CoDel) dropped it at the head, before any byte of it was served.
-    HeadDropped(Packet<P>),
+    /// Dropped from inside the queue, before any byte of it was served: at `index` (0 = the
+    /// head), by the AQM (CoDel, at the head) or the buffer (drop-head, the oldest waiting).
+    Dropped(Packet<P>, usize, DropReason),
+}
+
+/// The limits on what the queue admits, resolved from the queue's byte limit and the link's
+/// [`Buffer`](crate::Buffer) (a time limit made bytes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Admission {
+    /// At most this many waiting packets.
+    pub packets: Option<u64>,
+    /// At most this many waiting bytes.
+    pub bytes: Option<u64>,
+    /// Whether an overflow drops the oldest waiting packets instead of the arriving one.
+    pub drop_head: bool,
 }
 
 /// CoDel's state variables (RFC 8289 section 5), times in µs.
@@ -252,10 +386,41 @@ pub(crate) struct ByteQueue<P> {
     total_bytes: u64,
     config: QueueConfig,
     codel: CoDelState,
+    admission: Admission,
+    /// Whether arrivals need [`admit`](ByteQueue::admit): a limit or PIE.
+    admits: bool,
+    /// PIE's state, with a PIE queue.
+    pie: Option<Pie>,
 }
 
 impl<P> ByteQueue<P> {
-    pub(crate) fn new(config: QueueConfig) -> Self {
+    /// A queue running `config`, admitting as `admission` says (its byte limit is the lower of
+    /// the two), PIE's drops drawn from `seed`.
+    pub(crate) fn new(config: QueueConfig, mut admission: Admission, seed: u64) -> Self {
+        admission.bytes = match (admission.bytes, config.limit_bytes()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let pie = match config {
+            QueueConfig::Pie {
+                target_us,
+                tupdate_us,
+                alpha_16ths,
+                beta_16ths,
+                max_burst_us,
+                ..
+            } => Some(Pie::new(
+                PieParams {
+                    target_us: target_us.as_micros(),
+                    tupdate_us: tupdate_us.as_micros(),
+                    alpha_16ths,
+                    beta_16ths,
+                    max_burst_us: max_burst_us.as_micros(),
+                },
+                seed,
+            )),
+            _ => None,
+        };
         ByteQueue {
             packets: VecDeque::new(),
             head_in_transit: false,
@@ -264,6 +429,9 @@ impl<P> ByteQueue<P> {
             total_bytes: 0,
             config,
             codel: CoDelState::default(),
+            admits: admission.packets.is_some() || admission.bytes.is_some() || pie.is_some(),
+            admission,
+            pie,
         }
     }
 
@@ -296,12 +464,34 @@ impl<P> ByteQueue<P> {
         }
     }
 
-    /// Offers a packet to the tail. Returns it back if the discipline drops it.
+    /// Packets waiting (excludes a head in transit), as the packet limit counts them.
+    fn waiting_packets(&self) -> u64 {
+        let in_transit = usize::from(self.head_in_transit && !self.packets.is_empty());
+        (self.packets.len() - in_transit) as u64
+    }
+
+    /// Whether `bytes` more would fit within the limits.
+    fn fits(&self, bytes: u64) -> bool {
+        self.admission
+            .packets
+            .is_none_or(|n| self.waiting_packets() < n)
+            && self
+                .admission
+                .bytes
+                .is_none_or(|n| self.waiting_bytes() + bytes <= n)
+    }
+
+    /// Offers a packet to the tail. Returns it back, with the reason, if the buffer or the AQM
+    /// drops it; reports to `out` the packets a drop-head buffer drops to make room for it.
     #[inline]
-    pub(crate) fn offer(&mut self, packet: Packet<P>) -> Result<(), Packet<P>> {
-        if let Some(limit) = self.config.limit_bytes() {
-            if self.waiting_bytes() + u64::from(packet.bytes) > limit {
-                return Err(packet);
+    pub(crate) fn offer(
+        &mut self,
+        packet: Packet<P>,
+        out: &mut impl FnMut(Served<P>),
+    ) -> Result<(), (Packet<P>, DropReason)> {
+        if self.admits {
+            if let Err(reason) = self.admit(&packet, out) {
+                return Err((packet, reason));
             }
         }
         if self.packets.is_empty() {
@@ -341,17 +531,58 @@ impl<P> ByteQueue<P> {
         }
     }
 
+    /// The admission of a packet to a limited or PIE queue: the buffer's tail drop, PIE's
+    /// early drop, or the drop-head buffer's room made (its drops reported to `out`).
+    #[inline(never)]
+    fn admit(
+        &mut self,
+        packet: &Packet<P>,
+        out: &mut impl FnMut(Served<P>),
+    ) -> Result<(), DropReason> {
+        let bytes = u64::from(packet.bytes);
+        if let Some(pie) = &mut self.pie {
+            pie.catch_up(packet.enqueued.as_micros());
+        }
+        if !self.fits(bytes) {
+            let alone_too_big = self.admission.bytes.is_some_and(|n| bytes > n)
+                || self.admission.packets == Some(0);
+            if !self.admission.drop_head || alone_too_big {
+                if let Some(pie) = &mut self.pie {
+                    pie.on_overflow();
+                }
+                return Err(DropReason::Buffer);
+            }
+        }
+        let waiting = self.waiting_bytes();
+        if let Some(pie) = &mut self.pie {
+            if pie.drop_early(waiting) {
+                return Err(DropReason::Aqm);
+            }
+        }
+        while !self.fits(bytes) {
+            let oldest_waiting = usize::from(self.head_in_transit);
+            if !self.drop_at(oldest_waiting, DropReason::Buffer, out) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Dequeues (in the RFC's sense) the packet at the head to start transmitting it, applying
     /// the discipline's head drops. Returns false if the queue is (or became) empty.
+    #[inline]
     fn start_head(&mut self, now_us: u64, out: &mut impl FnMut(Served<P>)) -> bool {
-        if let QueueConfig::CoDel {
-            target_us,
-            interval_us,
-            ..
-        } = self.config
-        {
-            let (target, interval) = (target_us.as_micros(), interval_us.as_micros());
-            self.codel_dequeue(now_us, target, interval, out);
+        match self.config {
+            QueueConfig::DropTail { .. } => {}
+            QueueConfig::CoDel {
+                target_us,
+                interval_us,
+                ..
+            } => {
+                let (target, interval) = (target_us.as_micros(), interval_us.as_micros());
+                self.codel_dequeue(now_us, target, interval, out);
+            }
+            QueueConfig::Pie { .. } => self.pie_dequeue(now_us),
         }
         if self.packets.is_empty() {
             return false;
@@ -360,14 +591,41 @@ impl<P> ByteQueue<P> {
         true
     }
 
-    /// Removes the (not yet started) head packet and reports it as a head drop.
-    fn drop_head(&mut self, out: &mut impl FnMut(Served<P>)) {
-        if let Some(p) = self.packets.pop_front() {
-            self.total_bytes -= u64::from(p.bytes);
-            self.remaining_bytes -= u64::from(p.bytes);
-            self.head_remaining = self.packets.front().map_or(0, |q| q.bytes);
-            out(Served::HeadDropped(p));
+    /// PIE's view of the head packet's dequeue at `now_us`: its sojourn time.
+    #[inline(never)]
+    fn pie_dequeue(&mut self, now_us: u64) {
+        let Some(pie) = &mut self.pie else {
+            return;
+        };
+        pie.catch_up(now_us);
+        if let Some(p) = self.packets.front() {
+            let sojourn = now_us.saturating_sub(p.enqueued.as_micros());
+            pie.on_dequeue(sojourn, self.packets.len() == 1);
         }
+    }
+
+    /// Removes the (not yet started) head packet and reports it as CoDel's drop.
+    fn drop_head(&mut self, out: &mut impl FnMut(Served<P>)) {
+        self.drop_at(0, DropReason::Aqm, out);
+    }
+
+    /// Removes the packet at `index`, not started, and reports its drop; false if there is none.
+    fn drop_at(
+        &mut self,
+        index: usize,
+        reason: DropReason,
+        out: &mut impl FnMut(Served<P>),
+    ) -> bool {
+        let Some(p) = self.packets.remove(index) else {
+            return false;
+        };
+        self.total_bytes -= u64::from(p.bytes);
+        self.remaining_bytes -= u64::from(p.bytes);
+        if index == 0 {
+            self.head_remaining = self.packets.front().map_or(0, |q| q.bytes);
+        }
+        out(Served::Dropped(p, index, reason));
+        true
     }
 
     /// RFC 8289 `dodequeue`, looking at the head packet instead of removing it: `None` if the

@@ -791,6 +791,7 @@ proptest! {
             opportunity_bytes,
             loss,
             seed,
+            ..LinkConfig::default()
         };
         let mut now = 0;
         let sends: Vec<(u64, u32)> =

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use sprout_link::{Delivery, Link, LinkConfig, LinkEvent, QueueConfig, Trace};
+use sprout_link::{Delivery, DropReason, Link, LinkConfig, LinkEvent, QueueConfig, Trace};
 
 fn trace(ms: &[u64]) -> Arc<Trace> {
     Arc::new(Trace::from_opportunities_ms("test", ms.to_vec()).unwrap())
@@ -161,14 +161,18 @@ fn drop_tail_drops_over_the_byte_limit() {
         drops[0],
         &LinkEvent::Dropped {
             at: Instant::from_micros(1000),
-            bytes: 1500
+            bytes: 1500,
+            reason: DropReason::Buffer,
+            index: 0,
         }
     );
     assert_eq!(
         drops[1],
         &LinkEvent::Dropped {
             at: Instant::from_micros(1000),
-            bytes: 100
+            bytes: 100,
+            reason: DropReason::Buffer,
+            index: 0,
         }
     );
     let s = link.stats();
@@ -226,10 +230,12 @@ fn events_come_in_time_order() {
         LinkEvent::Enqueued {
             at: Instant::from_micros(5_000),
             bytes: 1500,
+            index: 0,
         },
         LinkEvent::Enqueued {
             at: Instant::from_micros(10_000),
             bytes: 100,
+            index: 0,
         },
         LinkEvent::Opportunity {
             at: Instant::from_micros(10_000),
@@ -336,7 +342,9 @@ fn reference(
         .collect();
     let limit = match cfg.queue {
         QueueConfig::DropTail { limit_bytes } => limit_bytes,
-        QueueConfig::CoDel { .. } => unreachable!("this reference models drop-tail only"),
+        QueueConfig::CoDel { .. } | QueueConfig::Pie { .. } => {
+            unreachable!("this reference models drop-tail only")
+        }
     };
     let mut queue: VecDeque<(usize, u32, u32)> = VecDeque::new(); // id, size, remaining
     let mut delivered = Vec::new();

@@ -60,11 +60,13 @@ fn round_trip_through_a_link_run() {
     let mut drops = Vec::new();
     for e in &events {
         match e {
-            LinkEvent::Enqueued { at, bytes } => arrivals.push(MmArrival {
+            LinkEvent::Enqueued { at, bytes, .. } => arrivals.push(MmArrival {
                 ms: at.as_millis(),
                 bytes: u64::from(*bytes),
             }),
-            LinkEvent::Dropped { at, bytes } => {
+            LinkEvent::Dropped {
+                at, bytes, reason, ..
+            } => {
                 arrivals.push(MmArrival {
                     ms: at.as_millis(),
                     bytes: u64::from(*bytes),
@@ -73,12 +75,16 @@ fn round_trip_through_a_link_run() {
                     ms: at.as_millis(),
                     packets: 1,
                     bytes: u64::from(*bytes),
+                    reason: Some(*reason),
                 });
             }
-            LinkEvent::HeadDropped { at, bytes, .. } => drops.push(MmDrop {
+            LinkEvent::HeadDropped {
+                at, bytes, reason, ..
+            } => drops.push(MmDrop {
                 ms: at.as_millis(),
                 packets: 1,
                 bytes: u64::from(*bytes),
+                reason: Some(*reason),
             }),
             LinkEvent::Opportunity { at, bytes } => opportunities.push(MmOpportunity {
                 ms: at.as_millis(),
@@ -156,7 +162,8 @@ fn reads_a_mahimahi_style_log() {
         vec![MmDrop {
             ms: 1250,
             packets: 2,
-            bytes: 3000
+            bytes: 3000,
+            reason: None,
         }]
     );
 }

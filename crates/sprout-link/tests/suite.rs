@@ -11,6 +11,7 @@ mod link_tests;
 mod mmlog_tests;
 mod real_traces;
 mod scale_tests;
+mod shaping_tests;
 mod synthetic_tests;
 mod trace_stats_tests;
 mod trace_tests;

@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use sprout_core::direction::Load;
 use sprout_core::time::Duration;
 use sprout_core::{Config, Connection, Instant};
-use sprout_link::{Link, LinkConfig, LinkEvent, MmLogWriter, QueueConfig, Trace};
+use sprout_link::{
+    DirectionShape, Link, LinkConfig, LinkEvent, LinkStats, MmLogWriter, QueueConfig, Trace,
+};
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
 use crate::app::{App, Source};
@@ -128,12 +130,15 @@ pub struct SimConfig {
 }
 
 /// What one direction of the link does differently from [`SimConfig::link`].
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DirectionOverride {
     /// This direction's queue discipline, if not `link`'s.
     pub queue: Option<QueueConfig>,
     /// This direction's Bernoulli loss probability (0..1), if not `link`'s.
     pub loss: Option<f64>,
+    /// This direction's buffer, CoDel parameters, bursty loss, delay trace and jitter, set
+    /// on `link` after the queue and the loss.
+    pub shape: DirectionShape,
 }
 
 /// One direction of the simulated link (the one direction type).
@@ -154,6 +159,7 @@ impl SimConfig {
         if let Some(l) = over.loss {
             link.loss = l;
         }
+        over.shape.apply(&mut link);
         link.seed = self.seed.wrapping_mul(2).wrapping_add(stream);
         link
     }
@@ -273,6 +279,8 @@ pub struct DirectionRun {
     /// Application-level figures over the window ([`crate::app_metrics`]): `Some` for a
     /// non-bulk [`App`] in a direction that carries data.
     pub app: Option<AppMetrics>,
+    /// The link's counters over the whole run (drops by reason among them).
+    pub link: LinkStats,
 }
 
 /// Result of a simulation: both directions.
@@ -634,9 +642,10 @@ struct Side {
     arrivals: Vec<Arrival>,
 }
 
-/// The packets of one direction inside its link, which moves only their times and sizes:
-/// packets reach the queue in the order they were sent and leave it in the order they
-/// reached it, so the link's events say which packet moved ([`OnLink::follow`]).
+/// The packets of one direction inside its link, which moves only their times and sizes: the
+/// link's events say which packet moved ([`OnLink::follow`]): packets reach the queue in the
+/// order they were sent and leave it in the order they reached it, but for jitter with
+/// reordering and drops from inside the queue, whose events give the packet's place.
 #[derive(Default)]
 struct OnLink {
     /// Sent, not yet at the queue, in the order sent.
@@ -650,24 +659,41 @@ impl OnLink {
     #[inline]
     fn follow(&mut self, event: &LinkEvent<()>) -> Option<WirePacket> {
         match event {
-            LinkEvent::Enqueued { .. } => {
-                if let Some(p) = self.propagating.pop_front() {
+            LinkEvent::Enqueued { index, .. } => {
+                if let Some(p) = take(&mut self.propagating, *index) {
                     self.queued.push_back(p);
                 }
                 None
             }
-            LinkEvent::Dropped { .. } => {
-                self.propagating.pop_front();
+            LinkEvent::Dropped { index, .. } => {
+                take(&mut self.propagating, *index);
                 None
             }
-            LinkEvent::HeadDropped { .. } => {
-                self.queued.pop_front();
+            LinkEvent::HeadDropped { index, .. } => {
+                take(&mut self.queued, *index);
                 None
             }
             LinkEvent::Delivered(_) => self.queued.pop_front(),
             LinkEvent::Opportunity { .. } => None,
         }
     }
+}
+
+/// Removes the packet at `index` of `packets` (at the front, nearly always).
+#[inline]
+fn take(packets: &mut VecDeque<WirePacket>, index: usize) -> Option<WirePacket> {
+    if index == 0 {
+        packets.pop_front()
+    } else {
+        take_from_inside(packets, index)
+    }
+}
+
+/// [`take`] from behind the front: reordering and drop-head buffers only.
+#[cold]
+#[inline(never)]
+fn take_from_inside(packets: &mut VecDeque<WirePacket>, index: usize) -> Option<WirePacket> {
+    packets.remove(index)
 }
 
 impl Side {
@@ -765,6 +791,7 @@ impl Side {
         });
         DirectionRun {
             app,
+            link: self.link.stats(),
             trace,
             arrivals: self.arrivals,
             opportunities_us,

@@ -14,7 +14,7 @@ use serde_json::Value;
 use sprout_core::direction::Load;
 use sprout_files::AtomicFile;
 pub use sprout_link::QueueKind;
-use sprout_link::{Trace, TraceError};
+use sprout_link::{LinkShape, LinkStats, Trace, TraceError};
 
 use crate::app::App;
 use crate::duration::seconds;
@@ -50,7 +50,8 @@ pub struct SimOptions {
     pub host_jitter_ms: f64,
     /// Bernoulli loss probability of both directions, 0..1 [default: 0].
     pub loss: f64,
-    /// Queue discipline of both directions [default: infinite; cubic-codel always CoDel].
+    /// Queue discipline of both directions [default: infinite; cubic-codel always CoDel, and
+    /// refuses pie].
     pub queue: QueueKind,
     /// The uplink's queue discipline, overriding `queue`.
     pub uplink_queue: Option<QueueKind>,
@@ -68,6 +69,9 @@ pub struct SimOptions {
     pub load: Load,
     /// What the application offers in each direction that carries data [default: bulk].
     pub app: App,
+    /// Buffers, CoDel's parameters, bursty loss, delay traces and jitter, of both directions
+    /// and of each [default: none].
+    pub shape: LinkShape,
 }
 
 impl Default for SimOptions {
@@ -88,6 +92,7 @@ impl Default for SimOptions {
             skip_s: crate::metrics::DEFAULT_SKIP_US as f64 / 1e6,
             load: Load::Both,
             app: App::Bulk,
+            shape: LinkShape::default(),
         }
     }
 }
@@ -130,22 +135,35 @@ impl SimOptions {
         }
         overrides::apply(&mut cfg.protocol, &self.params)?;
         cfg.protocol.validate()?;
-        if let QueueKind::Codel = self.queue {
-            cfg.link.queue = self.queue.config();
+        match self.queue {
+            QueueKind::Infinite => {}
+            QueueKind::Pie if self.scheme == Scheme::CubicCodel => {
+                return invalid("cubic-codel always uses CoDel; give --scheme cubic --queue pie");
+            }
+            q => cfg.link.queue = q.config(),
         }
         cfg.link.loss = self.loss;
         cfg.uplink = DirectionOverride {
             queue: self.uplink_queue.map(QueueKind::config),
             loss: self.uplink_loss,
+            shape: self.shape.uplink(),
         };
         cfg.downlink = DirectionOverride {
             queue: self.downlink_queue.map(QueueKind::config),
             loss: self.downlink_loss,
+            shape: self.shape.downlink(),
         };
         cfg.validate_links().map_err(|e| SimError::Option {
             option: "--loss",
             source: Box::new(e),
         })?;
+        let (up, down) = (
+            cfg.link_for(sim::Direction::Up),
+            cfg.link_for(sim::Direction::Down),
+        );
+        self.shape
+            .validate(&up, &down)
+            .map_err(|e| SimError::InvalidOption(e.to_string()))?;
         let cfg = SimConfig {
             duration: self
                 .duration_s
@@ -225,7 +243,8 @@ pub fn run_with_progress(
 /// `sprout sim --json`'s output: the scheme, confidence, load, application (its canonical
 /// spec), simulated and skipped seconds, the parameters as given, and each direction's trace
 /// name, metrics ([`crate::metrics::DirectionMetrics`]) and application-level figures
-/// ([`crate::app_metrics::AppMetrics`], null for a bulk sender or a direction without data).
+/// ([`crate::app_metrics::AppMetrics`], null for a bulk sender or a direction without data),
+/// and its link's drops over the whole run, packets by reason (`buffer`, `aqm`, `loss`).
 pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
     serde_json::json!({
         "scheme": opts.scheme.key(),
@@ -239,12 +258,23 @@ pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
             "trace": out.uplink.trace.name(),
             "metrics": out.uplink.metrics,
             "app": out.uplink.app,
+            "drops": drops_json(&out.uplink.link),
         },
         "downlink": {
             "trace": out.downlink.trace.name(),
             "metrics": out.downlink.metrics,
             "app": out.downlink.app,
+            "drops": drops_json(&out.downlink.link),
         },
+    })
+}
+
+/// A link's drops over the run, packets by reason.
+fn drops_json(s: &LinkStats) -> Value {
+    serde_json::json!({
+        "buffer": s.packets_buffer_dropped,
+        "aqm": s.packets_aqm_dropped,
+        "loss": s.packets_lost,
     })
 }
 
@@ -310,6 +340,50 @@ mod tests {
         };
         assert!(err(loss).starts_with("--loss: uplink: "));
         assert!("fifo".parse::<QueueKind>().is_err());
+    }
+
+    /// A PIE queue in a drop-head buffer and jitter with reordering: packets leave the queue
+    /// from inside and overtake each other, and the simulator still follows them (its debug
+    /// assertions compare its copies with the link's counts after every step).
+    #[test]
+    fn shaped_links_keep_the_packets_straight() {
+        use sprout_link::{DirectionShape, LinkShape};
+        let t = Arc::new(constant_rate_trace("c", 2.4, 20.0).unwrap());
+        // 3 Mbit/s offered to a 2.4 Mbit/s link.
+        let o = SimOptions {
+            scheme: Scheme::Direct,
+            app: App::parse("constant:rate=3M").unwrap(),
+            skip_s: 1.0,
+            queue: QueueKind::Pie,
+            shape: LinkShape {
+                both: DirectionShape {
+                    buffer: Some("10pkt,head".parse().unwrap()),
+                    jitter: Some("20ms,reorder".parse().unwrap()),
+                    ..DirectionShape::default()
+                },
+                ..LinkShape::default()
+            },
+            ..SimOptions::default()
+        };
+        let cfg = o.config().unwrap();
+        assert_eq!(cfg.link_for(sim::Direction::Up).buffer, o.shape.both.buffer);
+        let out = run(t.clone(), t, &cfg, None).unwrap();
+        let down = &out.downlink;
+        assert_eq!(down.arrivals.len() as u64, down.link.packets_delivered);
+        assert!(down.link.packets_buffer_dropped > 0, "{:?}", down.link);
+        assert!(down.metrics.throughput_kbps > 2000.0, "{:?}", down.metrics);
+        let v = to_json(&o, &cfg, &out);
+        assert_eq!(
+            v["downlink"]["drops"]["buffer"],
+            down.link.packets_buffer_dropped
+        );
+        assert_eq!(v["downlink"]["drops"]["aqm"], down.link.packets_aqm_dropped);
+        let cubic_codel = SimOptions {
+            scheme: Scheme::CubicCodel,
+            queue: QueueKind::Pie,
+            ..SimOptions::default()
+        };
+        assert!(cubic_codel.config().is_err());
     }
 
     #[test]

@@ -209,6 +209,8 @@ impl RunSpec {
                 Some(spec) => sprout_sim::App::parse(spec)?,
                 None => sprout_sim::App::Bulk,
             },
+            // Buffers, bursty loss and variable delay are not yet sweep parameters.
+            shape: Default::default(),
         })
     }
 

@@ -1,0 +1,115 @@
+//! The link's shaping options on the command line, shared by `sprout sim` and `sprout link`
+//! (flattened into both): buffers, CoDel's parameters, Gilbert-Elliott loss, delay traces and
+//! jitter, for both directions and each. Their values are parsed by the link's own types
+//! (`sprout_link::{Buffer, GilbertElliott, Jitter, DelayTrace}`), so both verbs read them alike.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Result;
+use sprout_core::time::Duration;
+use sprout_link::{Buffer, DelayTrace, DirectionShape, GilbertElliott, Jitter, LinkShape};
+
+/// A time on the command line: `5ms`, `0.1s`, `500us`.
+fn time_parser(s: &str) -> Result<Duration, String> {
+    sprout_link::units::parse_time(s)
+        .filter(|d| *d > Duration::ZERO)
+        .ok_or_else(|| format!("expected a positive time such as 5ms, 0.1s or 500us, got '{s}'"))
+}
+
+/// The shaping options of `sprout sim` and `sprout link`.
+#[derive(clap::Args, Debug, Default)]
+pub(crate) struct LinkShapeArgs {
+    /// Buffer of both directions' queues: a limit in packets, bytes or time at the trace's
+    /// mean rate (100pkt, 200kB, 50ms), drop-tail, or drop-head with ,head (50ms,head)
+    /// [default: unlimited].
+    #[arg(long, value_name = "LIMIT[,head]")]
+    buffer: Option<Buffer>,
+    /// The uplink's buffer, overriding --buffer [default: --buffer].
+    #[arg(long, value_name = "LIMIT[,head]")]
+    uplink_buffer: Option<Buffer>,
+    /// The downlink's buffer, overriding --buffer [default: --buffer].
+    #[arg(long, value_name = "LIMIT[,head]")]
+    downlink_buffer: Option<Buffer>,
+    /// CoDel's target (e.g. 10ms) for every codel queue [default: 5ms, RFC 8289's].
+    #[arg(long, value_name = "TIME", value_parser = time_parser)]
+    codel_target: Option<Duration>,
+    /// CoDel's interval (e.g. 200ms) for every codel queue [default: 100ms, RFC 8289's].
+    #[arg(long, value_name = "TIME", value_parser = time_parser)]
+    codel_interval: Option<Duration>,
+    /// Gilbert-Elliott bursty loss of both directions instead of --loss, as netem's `loss
+    /// gemodel p r 1-h 1-k`: probabilities or percentages, 1-h defaulting to 1 and 1-k to 0
+    /// (e.g. 1%,30%) [default: none].
+    #[arg(long, value_name = "P,R[,1-H[,1-K]]")]
+    gemodel: Option<GilbertElliott>,
+    /// The uplink's Gilbert-Elliott loss, overriding --gemodel [default: --gemodel].
+    #[arg(long, value_name = "P,R[,1-H[,1-K]]")]
+    uplink_gemodel: Option<GilbertElliott>,
+    /// The downlink's Gilbert-Elliott loss, overriding --gemodel [default: --gemodel].
+    #[arg(long, value_name = "P,R[,1-H[,1-K]]")]
+    downlink_gemodel: Option<GilbertElliott>,
+    /// Propagation delay of both directions varying over time, from a file: an `interval T`
+    /// line, then one delay in ms per line (docs/evaluation.md); replaces the fixed delay
+    /// [default: none].
+    #[arg(long, value_name = "FILE")]
+    delay_trace: Option<PathBuf>,
+    /// The uplink's delay trace, overriding --delay-trace [default: --delay-trace].
+    #[arg(long, value_name = "FILE")]
+    uplink_delay_trace: Option<PathBuf>,
+    /// The downlink's delay trace, overriding --delay-trace [default: --delay-trace].
+    #[arg(long, value_name = "FILE")]
+    downlink_delay_trace: Option<PathBuf>,
+    /// Random jitter of both directions' delay, uniform within +/- this (netem's `delay D J`);
+    /// packets keep their order unless ,reorder (5ms,reorder) [default: none].
+    #[arg(long, value_name = "TIME[,reorder]")]
+    jitter: Option<Jitter>,
+    /// The uplink's jitter, overriding --jitter [default: --jitter].
+    #[arg(long, value_name = "TIME[,reorder]")]
+    uplink_jitter: Option<Jitter>,
+    /// The downlink's jitter, overriding --jitter [default: --jitter].
+    #[arg(long, value_name = "TIME[,reorder]")]
+    downlink_jitter: Option<Jitter>,
+}
+
+impl LinkShapeArgs {
+    /// The options as the link model takes them, delay traces loaded (each file once).
+    pub(crate) fn shape(&self) -> Result<LinkShape> {
+        let mut loaded: Vec<(PathBuf, Arc<DelayTrace>)> = Vec::new();
+        let mut load = |p: &Option<PathBuf>| -> Result<Option<Arc<DelayTrace>>> {
+            let Some(p) = p else { return Ok(None) };
+            if let Some((_, t)) = loaded.iter().find(|(q, _)| q == p) {
+                return Ok(Some(t.clone()));
+            }
+            let t = Arc::new(DelayTrace::load(p)?);
+            loaded.push((p.clone(), t.clone()));
+            Ok(Some(t))
+        };
+        let both = DirectionShape {
+            buffer: self.buffer,
+            codel_target: self.codel_target,
+            codel_interval: self.codel_interval,
+            gilbert_elliott: self.gemodel,
+            delay_trace: load(&self.delay_trace)?,
+            jitter: self.jitter,
+        };
+        let uplink = DirectionShape {
+            buffer: self.uplink_buffer,
+            gilbert_elliott: self.uplink_gemodel,
+            delay_trace: load(&self.uplink_delay_trace)?,
+            jitter: self.uplink_jitter,
+            ..DirectionShape::default()
+        };
+        let downlink = DirectionShape {
+            buffer: self.downlink_buffer,
+            gilbert_elliott: self.downlink_gemodel,
+            delay_trace: load(&self.downlink_delay_trace)?,
+            jitter: self.downlink_jitter,
+            ..DirectionShape::default()
+        };
+        Ok(LinkShape {
+            both,
+            uplink,
+            downlink,
+        })
+    }
+}
