@@ -262,7 +262,7 @@ fn files_count(n: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn write(dir: &Path, name: &str) {
@@ -271,6 +271,31 @@ mod tests {
 
     fn listed(dir: &Path) -> String {
         fs::read_to_string(dir.join(MANIFEST)).unwrap()
+    }
+
+    /// The id of a process that has ended (a child waited for).
+    pub(crate) fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn a_new_run_removes_the_folders_of_killed_runs_and_keeps_a_running_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        fs::create_dir(&out).unwrap();
+        let killed = out.join(format!("{STAGING_PREFIX}{}-1", dead_pid()));
+        let running = out.join(format!("{STAGING_PREFIX}{}-2", std::process::id()));
+        for d in [&killed, &running] {
+            fs::create_dir(d).unwrap();
+            write(d, "fig7.csv");
+        }
+        let dir = OutputDir::open(&out).unwrap();
+        assert!(!killed.exists(), "a killed run's folder left behind");
+        assert!(running.exists(), "a running run's folder removed under it");
+        let _ = dir; // OTHERS_RUNNING
     }
 
     #[test]

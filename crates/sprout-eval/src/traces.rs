@@ -290,6 +290,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_new_run_removes_what_a_killed_one_left() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("traces");
+        let pid = crate::output_dir::tests::dead_pid();
+        let left = tmp.path().join(format!(".traces.part-{pid}"));
+        fs::create_dir(&left).unwrap();
+        fs::write(left.join("a.up"), "1\n").unwrap();
+        let files = ["a.up".to_string()];
+        into_folder(&dir, &files, |d, f| {
+            fs::write(d.join(f), "1\n").map_err(EvalError::from)
+        })
+        .unwrap();
+        assert!(!left.exists(), "a killed run's staging folder left behind");
+    }
+
+    #[test]
     fn a_failed_step_leaves_nothing_behind() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("traces");

@@ -11,6 +11,7 @@ mod caps_and_cookies;
 mod cipher_interop;
 mod common;
 mod flood;
+mod half_open;
 mod keys;
 mod redial;
 mod rekey;
