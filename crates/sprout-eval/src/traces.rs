@@ -227,6 +227,15 @@ fn into_folder(
         _ => PathBuf::from("."),
     };
     let staging = parent.join(format!(".{name}.part-{}", std::process::id()));
+    // What a killed run left (its process is gone) goes first.
+    let stale = format!(".{name}.part-");
+    for entry in fs::read_dir(&parent).into_iter().flatten().flatten() {
+        let n = entry.file_name().to_string_lossy().into_owned();
+        let pid = n.strip_prefix(&stale).and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(crate::output_dir::process_gone) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
     let io = |what: &'static str, path: &Path| {
         let path = path.to_path_buf();
         move |source| EvalError::Io { what, path, source }

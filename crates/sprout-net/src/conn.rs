@@ -16,7 +16,7 @@ use sprout_core::{wire, Config, Connection, Transmit};
 use sprout_secure::{SecureError, SecureStats};
 
 use crate::clock::Clock;
-use crate::stats::{EndpointStats, SocketCounters};
+use crate::stats::{EndpointState, EndpointStats, SocketCounters};
 
 /// Writes the application's content into a bulk datagram's payload just before it is sealed
 /// and sent.
@@ -108,12 +108,28 @@ pub(crate) struct Link {
     /// Times a client's session was re-established after its server fell silent (published by
     /// the driver from its redial machine).
     pub reconnections: u64,
+    /// The server's latest authenticated refusal of a client's handshake under way
+    /// ([`SecureError::Refused`]; published by the driver).
+    pub refusal: Option<SecureError>,
     /// Application datagrams the old connection had received but the application had not
     /// read when the client started redialling; read before the new connection's.
     pub leftover: VecDeque<Vec<u8>>,
 }
 
 impl Link {
+    /// Where the endpoint stands.
+    pub(crate) fn state(&self) -> EndpointState {
+        if self.ended {
+            EndpointState::Ended
+        } else if self.reconnecting {
+            EndpointState::Reconnecting
+        } else if self.conn.is_some() {
+            EndpointState::Established
+        } else {
+            EndpointState::Connecting
+        }
+    }
+
     pub(crate) fn new(config: Config, local: SocketAddr, started: sprout_core::Instant) -> Link {
         Link {
             conn: None,
@@ -138,6 +154,7 @@ impl Link {
             dirty: false,
             reconnecting: false,
             reconnections: 0,
+            refusal: None,
             leftover: VecDeque::new(),
         }
     }
@@ -421,6 +438,8 @@ impl ConnShared {
             local_addr: Some(st.local),
             peer_addr: st.peer,
             established: st.conn.is_some(),
+            state: st.state(),
+            reconnections: st.reconnections,
             datagrams_sent: c.datagrams_sent,
             bytes_sent: c.bytes_sent,
             datagrams_received: c.datagrams_received,

@@ -612,6 +612,7 @@ impl Driver {
                 let mut ctl = self.shared.lock();
                 if ctl.closed {
                     drop(ctl);
+                    self.tell_clients(now, &socket, &mut buf.out);
                     self.stop(None);
                     return;
                 }
@@ -627,7 +628,7 @@ impl Driver {
                     .is_some_and(|e| Arc::ptr_eq(&e.conn, &conn));
                 if same {
                     self.remove(id, "closed");
-                    self.secure.close(id);
+                    self.secure.close_at(now, id);
                 }
             }
 
@@ -818,7 +819,23 @@ impl Driver {
                 e.readable |= readable;
                 Some(id)
             }
+            ServerReceived::Closed { id } => {
+                self.remove(id, "the client closed the session");
+                None
+            }
             ServerReceived::Control | ServerReceived::Dropped(_) => None,
+        }
+    }
+
+    /// The server stops: every established session's close goes to its client (a few
+    /// copies, best-effort), so that the clients end rather than take it for dead.
+    fn tell_clients(&mut self, now: sprout_core::Instant, socket: &UdpSocket, out: &mut Vec<u8>) {
+        let ids: Vec<SessionId> = self.sessions.keys().copied().collect();
+        for id in ids {
+            self.secure.close_at(now, id);
+        }
+        while let Some(to) = self.secure.poll_transmit(out) {
+            let _ = send_to(socket, out, to);
         }
     }
 

@@ -210,7 +210,9 @@ impl TunnelClient {
                 }
             }
             ClientReceived::Data => self.deliver(now),
-            ClientReceived::Control | ClientReceived::Dropped(_) => {}
+            // The relay ended the session: `check_failed` ends the tunnel with that reason
+            // (no redial).
+            ClientReceived::Closed | ClientReceived::Control | ClientReceived::Dropped(_) => {}
         }
         self.check_failed();
     }

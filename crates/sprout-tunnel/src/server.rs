@@ -638,6 +638,8 @@ impl TunnelServer {
                 }
             }
             ServerReceived::Data { id } => self.deliver(now, id),
+            // The client quit: its session and addresses are freed at once.
+            ServerReceived::Closed { id } => self.remove(id, true),
             ServerReceived::Control | ServerReceived::Dropped(_) => {}
         }
     }

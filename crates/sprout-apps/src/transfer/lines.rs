@@ -58,6 +58,11 @@ pub(crate) struct Tick {
     /// client's own; on the server, the whole server's (unauthenticated datagrams belong to no
     /// session).
     pub(crate) dropped: u64,
+    /// Where this side's endpoint stands: `connecting`, `established`, `reconnecting` or
+    /// `ended`.
+    pub(crate) state: sprout_net::EndpointState,
+    /// Times a client's session was established again after its server fell silent.
+    pub(crate) reconnections: u64,
 }
 
 /// The end of a session.
@@ -120,6 +125,10 @@ pub(crate) struct Summary {
     pub(crate) roams: u64,
     pub(crate) bad_messages: u64,
     pub(crate) send_errors: u64,
+    /// Where this side's endpoint stood at the end (`ended` once closed).
+    pub(crate) state: sprout_net::EndpointState,
+    /// Times a client's session was established again after its server fell silent.
+    pub(crate) reconnections: u64,
 }
 
 /// The `p` quantile (0..=1) of sorted values, nearest rank.

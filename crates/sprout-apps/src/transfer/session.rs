@@ -72,10 +72,13 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
         if !s.running {
             break SessionEnd::Closed;
         }
+        // A client that redials a silent server keeps going until its duration ends (the
+        // endpoint redials after SILENCE); after it, silence ends the session as it would.
         let silent = s
             .since_last_received_s
             .is_none_or(|t| t > SILENCE.as_secs_f64())
-            && elapsed > SILENCE;
+            && elapsed > SILENCE
+            && !(plan.redials && elapsed < duration);
         if silent {
             break SessionEnd::Silence;
         }
@@ -159,6 +162,8 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
         roams: s.roams,
         bad_messages: ib.bad_messages,
         send_errors: s.send_errors,
+        state: s.state,
+        reconnections: s.reconnections,
     };
     summary.print(plan.json);
     summary
@@ -250,6 +255,8 @@ fn print_tick(
         owd_p95_ms: quantile(&delays, 0.95).map(|x| round(x, 3)),
         malformed: s.malformed,
         dropped: (plan.drops)().dropped_total(),
+        state: s.state,
+        reconnections: s.reconnections,
     }
     .print(plan.json);
 }
