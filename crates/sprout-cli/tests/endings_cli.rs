@@ -61,7 +61,11 @@ fn a_second_client_from_a_full_source_is_told_the_server_is_full() {
     let port = free_udp_port("127.0.0.1");
     let srv = server(port, &key, &["--max-sessions-per-source", "1"]);
     std::thread::sleep(Duration::from_millis(300));
-    let holder = client(port, &public, &["--duration", "12", "--rate", "100", "--json"]);
+    let holder = client(
+        port,
+        &public,
+        &["--duration", "12", "--rate", "100", "--json"],
+    );
     std::thread::sleep(Duration::from_secs(2));
     let t0 = Instant::now();
     let second = finish(
@@ -70,7 +74,10 @@ fn a_second_client_from_a_full_source_is_told_the_server_is_full() {
     );
     let took = t0.elapsed();
     let stderr = text(&second.stderr);
-    println!("second client ({:?}, after {took:?}): {stderr}", second.status);
+    println!(
+        "second client ({:?}, after {took:?}): {stderr}",
+        second.status
+    );
     let _ = finish(holder, Duration::ZERO);
     let _ = finish(srv, Duration::ZERO);
     assert!(!second.status.success(), "{stderr}");
@@ -78,7 +85,10 @@ fn a_second_client_from_a_full_source_is_told_the_server_is_full() {
         stderr.contains("server full (1 sessions) - try later"),
         "{stderr}"
     );
-    assert!(!stderr.contains("--server-key"), "points at the keys: {stderr}");
+    assert!(
+        !stderr.contains("--server-key"),
+        "points at the keys: {stderr}"
+    );
 }
 
 /// The JSON lines of a client's stdout.
@@ -100,7 +110,15 @@ fn a_client_redials_a_server_killed_and_started_again() {
     let cli = client(
         port,
         &public,
-        &["--duration", "24", "--rate", "200", "--direction", "down", "--json"],
+        &[
+            "--duration",
+            "24",
+            "--rate",
+            "200",
+            "--direction",
+            "down",
+            "--json",
+        ],
     );
     std::thread::sleep(Duration::from_secs(4));
     first.kill().unwrap(); // SIGKILL: no close, no BYE
@@ -127,7 +145,10 @@ fn a_client_redials_a_server_killed_and_started_again() {
         out.status
     );
     let again = again.unwrap_or_else(|| panic!("never received again; stderr: {stderr}"));
-    assert!(again <= restarted + 20.0, "receiving again only at {again} s");
+    assert!(
+        again <= restarted + 20.0,
+        "receiving again only at {again} s"
+    );
     assert!(out.status.success(), "{stderr}");
     let summary = summary.expect("a summary");
     assert_eq!(summary["reconnections"], 1, "{summary}");

@@ -11,7 +11,6 @@ use mio::{Interest, Poll, Waker};
 use sprout_core::Config;
 use sprout_secure::{ClientConfig, PublicKey, RedialPolicy, SecureError};
 
-
 use crate::clock::Clock;
 use crate::conn::{ConnShared, Link};
 use crate::driver::{self, SOCKET, WAKER};

@@ -612,7 +612,6 @@ impl Driver {
                 let mut ctl = self.shared.lock();
                 if ctl.closed {
                     drop(ctl);
-                    self.tell_clients(now, &socket, &mut buf.out);
                     self.stop(None);
                     return;
                 }
@@ -824,18 +823,6 @@ impl Driver {
                 None
             }
             ServerReceived::Control | ServerReceived::Dropped(_) => None,
-        }
-    }
-
-    /// The server stops: every established session's close goes to its client (a few
-    /// copies, best-effort), so that the clients end rather than take it for dead.
-    fn tell_clients(&mut self, now: sprout_core::Instant, socket: &UdpSocket, out: &mut Vec<u8>) {
-        let ids: Vec<SessionId> = self.sessions.keys().copied().collect();
-        for id in ids {
-            self.secure.close_at(now, id);
-        }
-        while let Some(to) = self.secure.poll_transmit(out) {
-            let _ = send_to(socket, out, to);
         }
     }
 

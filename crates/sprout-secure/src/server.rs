@@ -27,8 +27,8 @@
 //! (full, or its source or key at its cap) is answered with an authenticated refusal
 //! ([`handshake::write_refusal`]) that names the reason, and no session is made for it. Under
 //! load, initiations without a valid `mac2` get a cookie reply instead ([`crate::cookie`]).
-//! A pending session holds no slot against an initiation of the same key (or source): at
-//! that cap, the oldest pending session of the key (or source) is forgotten to make room, so
+//! A pending session holds no slot against an initiation of the same key: at the key's cap,
+//! the oldest pending session of the key is forgotten to make room, so
 //! that a path that delivers a client's initiations but loses the answers cannot lock its
 //! owner out; established sessions keep their slots.
 //!
@@ -449,11 +449,11 @@ impl Server {
 
     /// Forgets the oldest pending session for which `of` holds, if any; whether one was.
     fn forget_oldest_pending_of(&mut self, of: impl Fn(&Session) -> bool) -> bool {
-        let found = self
-            .pending_order
-            .iter()
-            .copied()
-            .find(|id| self.sessions.get(id).is_some_and(|s| !s.established && of(s)));
+        let found = self.pending_order.iter().copied().find(|id| {
+            self.sessions
+                .get(id)
+                .is_some_and(|s| !s.established && of(s))
+        });
         match found {
             Some(id) => {
                 self.remove(id);
@@ -486,8 +486,8 @@ impl Server {
             return self.drop_with(DropReason::Malformed);
         }
         let source = source_key(from.ip());
-        // At a cap, a pending session of the key (or source) gives way: only established
-        // sessions hold their slots.
+        // At the key's cap, a pending session of the key gives way: only established sessions
+        // hold their slots.
         let (client, per_key) = (r.client, self.config.max_sessions_per_key);
         if self.per_key.get(&client).copied().unwrap_or(0) >= per_key
             && !self.forget_oldest_pending_of(|s| s.peer == client)
@@ -495,9 +495,7 @@ impl Server {
             return self.refuse(from, r, RefusalReason::KeyCap, per_key);
         }
         let per_source = self.config.max_sessions_per_source;
-        if self.per_source.get(&source).copied().unwrap_or(0) >= per_source
-            && !self.forget_oldest_pending_of(|s| s.source == source)
-        {
+        if self.per_source.get(&source).copied().unwrap_or(0) >= per_source {
             return self.refuse(from, r, RefusalReason::SourceCap, per_source);
         }
         if self.sessions.len() >= self.config.max_sessions && !self.forget_oldest_pending() {
@@ -817,7 +815,9 @@ impl Server {
     pub fn close_at(&mut self, now: Instant, id: SessionId) {
         let mut close = Vec::new();
         let written = self.sessions.get(&id).is_some_and(|s| {
-            s.established && s.current.close_message(now, &self.config.limits, &mut close)
+            s.established
+                && s.current
+                    .close_message(now, &self.config.limits, &mut close)
         });
         if let (true, Some(s)) = (written, self.remove(id)) {
             for _ in 0..wire::CLOSE_COPIES {

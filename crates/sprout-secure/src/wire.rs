@@ -169,9 +169,8 @@ pub fn message_type(datagram: &[u8]) -> Result<u8, PrefixError> {
         _ => return Err(PrefixError::UnknownVersion),
     }
     match datagram[2] {
-        t @ (TYPE_INITIATION | TYPE_RESPONSE | TYPE_DATA | TYPE_COOKIE | TYPE_REFUSAL | TYPE_CLOSE) => {
-            Ok(t)
-        }
+        t @ (TYPE_INITIATION | TYPE_RESPONSE | TYPE_DATA | TYPE_COOKIE | TYPE_REFUSAL
+        | TYPE_CLOSE) => Ok(t),
         _ => Err(PrefixError::UnknownType),
     }
 }

@@ -31,7 +31,12 @@ fn half_open(server: &mut Server, key: &PrivateKey, lossy: SocketAddr, now_us: u
 
 /// The owner's handshake over a path that works: the session id once established, or the
 /// client's error.
-fn connect(server: &mut Server, key: &PrivateKey, from: SocketAddr, now_us: u64) -> Result<SessionId, String> {
+fn connect(
+    server: &mut Server,
+    key: &PrivateKey,
+    from: SocketAddr,
+    now_us: u64,
+) -> Result<SessionId, String> {
     let (mut buf, mut pt) = (Vec::new(), Vec::new());
     let now = Instant::from_micros(now_us);
     let limits = Limits {
@@ -50,7 +55,8 @@ fn connect(server: &mut Server, key: &PrivateKey, from: SocketAddr, now_us: u64)
         while let Some(to) = server.poll_transmit(&mut buf) {
             if to == from && c.handle(t, &buf, &mut pt) == ClientReceived::Established {
                 assert!(c.poll_transmit(t, &mut buf), "the keepalive");
-                if let ServerReceived::NewSession { id, .. } = server.handle(t, from, &buf, &mut pt) {
+                if let ServerReceived::NewSession { id, .. } = server.handle(t, from, &buf, &mut pt)
+                {
                     return Ok(id);
                 }
             }
@@ -64,12 +70,20 @@ fn connect(server: &mut Server, key: &PrivateKey, from: SocketAddr, now_us: u64)
 
 #[test]
 fn the_owner_connects_while_eight_half_open_sessions_of_its_key_exist() {
-    let mut server = Server::new(ServerConfig::new(PrivateKey::generate(), AllowedClients::Any));
+    let mut server = Server::new(ServerConfig::new(
+        PrivateKey::generate(),
+        AllowedClients::Any,
+    ));
     assert_eq!(server.config().max_sessions_per_key, 8);
     let owner = PrivateKey::generate();
     half_open(&mut server, &owner, "203.0.113.9:4000".parse().unwrap(), 0);
     assert_eq!(server.pending_count(), 8, "eight half-open sessions");
-    let got = connect(&mut server, &owner, "192.0.2.30:5000".parse().unwrap(), 1_000);
+    let got = connect(
+        &mut server,
+        &owner,
+        "192.0.2.30:5000".parse().unwrap(),
+        1_000,
+    );
     println!("the owner with 8 half-open sessions of its key: {got:?}");
     assert!(got.is_ok(), "the owner is locked out: {got:?}");
     assert_eq!(server.session_count(), 1);
@@ -77,9 +91,17 @@ fn the_owner_connects_while_eight_half_open_sessions_of_its_key_exist() {
     // refused.
     for i in 0..7u64 {
         let from = SocketAddr::from(([192, 0, 2, 40 + i as u8], 5000));
-        assert!(connect(&mut server, &owner, from, 2_000 + i * 10_000).is_ok(), "session {i}");
+        assert!(
+            connect(&mut server, &owner, from, 2_000 + i * 10_000).is_ok(),
+            "session {i}"
+        );
     }
-    let ninth = connect(&mut server, &owner, "192.0.2.99:5000".parse().unwrap(), 200_000);
+    let ninth = connect(
+        &mut server,
+        &owner,
+        "192.0.2.99:5000".parse().unwrap(),
+        200_000,
+    );
     let e = ninth.expect_err("a ninth established session of one key");
     assert!(e.contains("8 sessions"), "{e}");
 }

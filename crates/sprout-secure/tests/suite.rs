@@ -9,6 +9,7 @@
 mod adversarial;
 mod caps_and_cookies;
 mod cipher_interop;
+mod close;
 mod common;
 mod flood;
 mod half_open;

@@ -134,13 +134,12 @@ pub fn run_stream(o: &ClientOptions) -> Result<Option<AppDelay>, TransferError> 
         ..ReconnectOptions::default()
     };
     let config = hello.config();
-    let ep = Endpoint::connect_with(local, remote, keys, config, &hello.encode(), reconnect).map_err(
-        |source| TransferError::Connect {
+    let ep = Endpoint::connect_with(local, remote, keys, config, &hello.encode(), reconnect)
+        .map_err(|source| TransferError::Connect {
             remote,
             local,
             source,
-        },
-    )?;
+        })?;
     let ep = Arc::new(ep);
     let peer: Arc<dyn Peer> = ep.clone();
     let listener = Listener::start(peer.clone());
