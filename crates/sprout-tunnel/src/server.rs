@@ -812,6 +812,7 @@ impl TunnelServer {
             tun_write_packets: self.tun_write_packets,
             reconnecting: false,
             reconnections: 0,
+            state: None,
         }
     }
 }
