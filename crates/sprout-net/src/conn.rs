@@ -114,6 +114,32 @@ pub(crate) struct Link {
     /// Application datagrams the old connection had received but the application had not
     /// read when the client started redialling; read before the new connection's.
     pub leftover: VecDeque<Vec<u8>>,
+    /// The connection counters of a client's earlier connections (before its redials), so
+    /// that [`EndpointStats`]' counters count the whole endpoint and never go back.
+    pub earlier: Carried,
+}
+
+/// Counters of a client's connections that ended with a redial, carried into the next.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Carried {
+    heartbeats_sent: u64,
+    app_bytes_sent: u64,
+    app_bytes_received: u64,
+    incoming_dropped: u64,
+    late: u64,
+    duplicates: u64,
+}
+
+impl Carried {
+    /// Adds a connection's counters.
+    fn add(&mut self, c: &sprout_core::ConnectionStats) {
+        self.heartbeats_sent += c.heartbeats_sent;
+        self.app_bytes_sent += c.app_bytes_sent;
+        self.app_bytes_received += c.app_bytes_received;
+        self.incoming_dropped += c.incoming_dropped;
+        self.late += c.receiver.late;
+        self.duplicates += c.receiver.duplicates;
+    }
 }
 
 impl Link {
@@ -156,6 +182,7 @@ impl Link {
             reconnections: 0,
             refusal: None,
             leftover: VecDeque::new(),
+            earlier: Carried::default(),
         }
     }
 
@@ -165,6 +192,7 @@ impl Link {
     /// dropped: it is at least the dead-peer timeout old.
     pub(crate) fn drop_connection(&mut self) {
         if let Some(mut old) = self.conn.take() {
+            self.earlier.add(&old.stats());
             while let Some(d) = old.recv() {
                 self.leftover.push_back(d);
             }
@@ -457,14 +485,18 @@ impl ConnShared {
             secure: st.secure.clone(),
             ..EndpointStats::default()
         };
+        let mut all = st.earlier;
+        if let Some(conn) = &st.conn {
+            all.add(&conn.stats());
+        }
+        s.heartbeats_sent = all.heartbeats_sent;
+        s.app_bytes_sent = all.app_bytes_sent;
+        s.app_bytes_received = all.app_bytes_received;
+        s.incoming_dropped = all.incoming_dropped;
+        s.late = all.late;
+        s.duplicates = all.duplicates;
         if let Some(conn) = &mut st.conn {
             let cs = conn.stats();
-            s.heartbeats_sent = cs.heartbeats_sent;
-            s.app_bytes_sent = cs.app_bytes_sent;
-            s.app_bytes_received = cs.app_bytes_received;
-            s.incoming_dropped = cs.incoming_dropped;
-            s.late = cs.receiver.late;
-            s.duplicates = cs.receiver.duplicates;
             s.rejected = cs.rejected;
             s.window_bytes = conn.window_bytes(now);
             s.queue_estimate_bytes = conn.queue_estimate(now);

@@ -99,7 +99,7 @@ impl SecureClient {
             }
             Some(RedialAction::GiveUpDead { .. }) => {
                 st.finish(format!(
-                    "the server sent nothing authenticated for {} s after this client sent (restarted, closed the session, or out of reach)",
+                    "the server sent nothing authenticated for {} s after this client sent (stopped, restarted, or out of reach)",
                     self.redial.policy().dead_after.as_micros() / 1_000_000
                 ));
             }

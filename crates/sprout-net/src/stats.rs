@@ -81,7 +81,8 @@ pub struct EndpointStats {
     pub datagrams_sent: u64,
     /// UDP payload bytes sent.
     pub bytes_sent: u64,
-    /// Heartbeats sent (core datagrams without application data).
+    /// Heartbeats sent (core datagrams without application data). This and the application
+    /// counters below count every connection of a client that redialled, not only the latest.
     pub heartbeats_sent: u64,
     /// Authenticated datagrams received from the peer.
     pub datagrams_received: u64,

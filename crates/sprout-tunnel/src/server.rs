@@ -124,7 +124,8 @@ pub enum ServerTunnelEvent {
         /// Why.
         reason: String,
     },
-    /// A client's session ended (idle, keys expired, its assignment never confirmed) and its
+    /// A client's session ended (the client closed it, idle, keys expired, its assignment
+    /// never confirmed) and its
     /// addresses are free again.
     ClientDown {
         /// The session.

@@ -125,7 +125,9 @@ pub(crate) struct Summary {
     pub(crate) roams: u64,
     pub(crate) bad_messages: u64,
     pub(crate) send_errors: u64,
-    /// Where this side's endpoint stood at the end (`ended` once closed).
+    /// Where this side's endpoint stood when the session ended: `established` (it ended with
+    /// the session up: BYE, duration), `reconnecting` (while a client redialled a silent
+    /// server) or `ended` (the endpoint had stopped: closed by either side, given up).
     pub(crate) state: sprout_net::EndpointState,
     /// Times a client's session was established again after its server fell silent.
     pub(crate) reconnections: u64,

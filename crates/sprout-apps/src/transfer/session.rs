@@ -69,8 +69,18 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
             last = s.clone();
             next_tick += 1;
         }
+        let unheard = s
+            .since_last_received_s
+            .is_none_or(|t| t >= SILENCE.as_secs_f64());
         if !s.running {
-            break SessionEnd::Closed;
+            // A client that does not redial (`--no-redial`): its endpoint gave up a server
+            // silent for SILENCE, the silence that ends a session below.
+            let gave_up = plan.ends_at_duration && !plan.redials && unheard;
+            break if gave_up {
+                SessionEnd::Silence
+            } else {
+                SessionEnd::Closed
+            };
         }
         // A client that redials a silent server keeps going until its duration ends (the
         // endpoint redials after SILENCE); after it, silence ends the session as it would.
