@@ -420,7 +420,7 @@ impl TunnelClient {
             return;
         }
         self.quit = true;
-        self.path = None;
+        // The data path stays, inert, for the last status line's counters.
         self.tun_out.clear();
         let mut d = Vec::new();
         if self.secure.close(now, &mut d) {

@@ -18,5 +18,9 @@ pub const BYE_COPIES: usize = 3;
 /// the end of the duration and the peer's silence at least this often (the peer's BYE wakes
 /// it at once). Long enough that many sessions on one server cost few wake-ups.
 pub(crate) const SESSION_POLL: Duration = Duration::from_millis(200);
+
+/// When a session's endpoint has ended, how long the session waits for its receiving thread
+/// to read what arrived before the end (the peer's BYE, then its close).
+pub(crate) const ENDED_DRAIN: Duration = Duration::from_millis(500);
 /// How often the receiving thread checks whether it should stop when no data comes.
 pub(crate) const LISTEN_POLL: Duration = Duration::from_millis(200);

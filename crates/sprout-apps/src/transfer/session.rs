@@ -10,7 +10,7 @@ use sprout_net::EndpointStats;
 
 use crate::app_delay::{paced_count, AppDelay, Stream};
 use crate::transfer::end::SessionEnd;
-use crate::transfer::limits::{BYE_COPIES, PACED_PAYLOAD, SESSION_POLL, SILENCE};
+use crate::transfer::limits::{BYE_COPIES, ENDED_DRAIN, PACED_PAYLOAD, SESSION_POLL, SILENCE};
 use crate::transfer::lines::{print_header, quantile, round, sorted, Summary, Tick};
 use crate::transfer::peer::{DataSender, Inbox, Listener, Peer};
 use crate::transfer::plan::Plan;
@@ -73,10 +73,16 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
             .since_last_received_s
             .is_none_or(|t| t >= SILENCE.as_secs_f64());
         if !s.running {
+            // The peer may have said BYE and then closed the session (its close can overtake
+            // our reading of the BYE): what arrived before the end is read first.
+            let bye = listener.wait_until(ENDED_DRAIN, |ib| ib.drained || ib.bye.is_some());
+            let bye = bye && listener.inbox().bye.is_some();
             // A client that does not redial (`--no-redial`): its endpoint gave up a server
             // silent for SILENCE, the silence that ends a session below.
             let gave_up = plan.ends_at_duration && !plan.redials && unheard;
-            break if gave_up {
+            break if bye {
+                SessionEnd::Bye
+            } else if gave_up {
                 SessionEnd::Silence
             } else {
                 SessionEnd::Closed
