@@ -15,6 +15,35 @@ use crate::transfer::lines::{print_header, quantile, round, sorted, Summary, Tic
 use crate::transfer::peer::{DataSender, Inbox, Listener, Peer};
 use crate::transfer::plan::Plan;
 
+/// Whether the peer's silence ends the session, `elapsed` into it: nothing heard for
+/// [`SILENCE`]. A client that redials a silent server keeps going until its duration ends (the
+/// endpoint redials after SILENCE); after it, silence ends the session as it would.
+fn silent(plan: &Plan, s: &EndpointStats, elapsed: Duration, duration: Duration) -> bool {
+    s.since_last_received_s
+        .is_none_or(|t| t > SILENCE.as_secs_f64())
+        && elapsed > SILENCE
+        && !(plan.redials && elapsed < duration)
+}
+
+/// How a session whose endpoint has ended (`s`) ended: the peer may have said BYE and then
+/// closed the session (its close can overtake our reading of the BYE: what arrived before the
+/// end is read first); a client that does not redial (`--no-redial`) had its endpoint give up
+/// a server silent for [`SILENCE`], the silence that ends a session otherwise; else it was
+/// closed.
+fn ended_how(listener: &Listener, plan: &Plan, s: &EndpointStats) -> SessionEnd {
+    let drained = listener.wait_until(ENDED_DRAIN, |ib| ib.drained || ib.bye.is_some());
+    let unheard = s
+        .since_last_received_s
+        .is_none_or(|t| t >= SILENCE.as_secs_f64());
+    if drained && listener.inbox().bye.is_some() {
+        SessionEnd::Bye
+    } else if plan.ends_at_duration && !plan.redials && unheard {
+        SessionEnd::Silence
+    } else {
+        SessionEnd::Closed
+    }
+}
+
 /// Runs the data phase of a session on `ep` (after the handshake) and prints its lines and
 /// summary. Returns the summary.
 pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) -> Summary {
@@ -69,33 +98,10 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
             last = s.clone();
             next_tick += 1;
         }
-        let unheard = s
-            .since_last_received_s
-            .is_none_or(|t| t >= SILENCE.as_secs_f64());
         if !s.running {
-            // The peer may have said BYE and then closed the session (its close can overtake
-            // our reading of the BYE): what arrived before the end is read first.
-            let bye = listener.wait_until(ENDED_DRAIN, |ib| ib.drained || ib.bye.is_some());
-            let bye = bye && listener.inbox().bye.is_some();
-            // A client that does not redial (`--no-redial`): its endpoint gave up a server
-            // silent for SILENCE, the silence that ends a session below.
-            let gave_up = plan.ends_at_duration && !plan.redials && unheard;
-            break if bye {
-                SessionEnd::Bye
-            } else if gave_up {
-                SessionEnd::Silence
-            } else {
-                SessionEnd::Closed
-            };
+            break ended_how(listener, plan, &s);
         }
-        // A client that redials a silent server keeps going until its duration ends (the
-        // endpoint redials after SILENCE); after it, silence ends the session as it would.
-        let silent = s
-            .since_last_received_s
-            .is_none_or(|t| t > SILENCE.as_secs_f64())
-            && elapsed > SILENCE
-            && !(plan.redials && elapsed < duration);
-        if silent {
+        if silent(plan, &s, elapsed, duration) {
             break SessionEnd::Silence;
         }
         let bye = listener.inbox().bye.is_some();
