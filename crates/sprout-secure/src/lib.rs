@@ -96,7 +96,9 @@ pub use redial::{
     Redial, RedialAction, RedialPolicy, RedialPolicyError, RedialReason, DEAD_PEER_TIMEOUT,
     REDIAL_BACKOFF_MAX, REDIAL_BACKOFF_MIN,
 };
-pub use server::{AllowedClients, Server, ServerConfig, ServerEvent, ServerReceived, SessionInfo};
+pub use server::{
+    AllowedClients, Server, ServerConfig, ServerEvent, ServerReceived, SessionInfo, RECENT_CLOSES,
+};
 pub use stats::{DropReason, SecureStats};
 pub use wire::{OVERHEAD_BYTES, VERSION};
 

@@ -140,8 +140,9 @@ pub enum ServerReceived {
         /// The session.
         id: SessionId,
     },
-    /// Handled inside the layer (a handshake answered, a keepalive, a rekey); nothing for the
-    /// application. A reply may be waiting in [`Server::poll_transmit`].
+    /// Handled inside the layer (a handshake answered, a keepalive, a rekey, a copy of a
+    /// close already taken); nothing for the application. A reply may be waiting in
+    /// [`Server::poll_transmit`].
     Control,
     /// The client closed session `id` (an authenticated close): it is gone.
     Closed {
@@ -255,7 +256,14 @@ pub struct Server {
     stats: SecureStats,
     /// No timer is due before this (a conservative, early bound).
     next_timer: Option<Instant>,
+    /// The latest closes taken from clients (at most [`RECENT_CLOSES`], oldest first): their
+    /// copies are recognized and not counted as drops.
+    recent_closes: VecDeque<[u8; wire::CLOSE_BYTES]>,
 }
+
+/// Closes a [`Server`] remembers, so that the copies a client sends of its close
+/// ([`wire::CLOSE_COPIES`]) are not counted as datagrams for an unknown session.
+pub const RECENT_CLOSES: usize = 64;
 
 /// A random 32-bit value from the operating system.
 pub(crate) fn random_u32() -> Option<u32> {
@@ -294,6 +302,7 @@ impl Server {
             events: VecDeque::new(),
             stats: SecureStats::default(),
             next_timer: None,
+            recent_closes: VecDeque::new(),
         }
     }
 
@@ -424,8 +433,12 @@ impl Server {
     /// A close from a client: removes the session if one of its keys (by the close's epoch)
     /// authenticates it.
     fn handle_close(&mut self, now: Instant, d: &[u8]) -> ServerReceived {
-        if d.len() != wire::CLOSE_BYTES {
+        let Ok(close) = <[u8; wire::CLOSE_BYTES]>::try_from(d) else {
             return self.drop_with(DropReason::Truncated);
+        };
+        // A copy of a close already taken (the client sends a few): nothing to do or count.
+        if self.recent_closes.contains(&close) {
+            return ServerReceived::Control;
         }
         let (epoch, id) = (d[3], wire::be_u32(d, 4));
         let limits = &self.config.limits;
@@ -444,6 +457,10 @@ impl Server {
         }
         self.stats.opened += 1;
         self.remove(id);
+        if self.recent_closes.len() >= RECENT_CLOSES {
+            self.recent_closes.pop_front();
+        }
+        self.recent_closes.push_back(close);
         ServerReceived::Closed { id }
     }
 

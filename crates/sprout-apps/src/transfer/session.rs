@@ -25,12 +25,13 @@ fn silent(plan: &Plan, s: &EndpointStats, elapsed: Duration, duration: Duration)
         && !(plan.redials && elapsed < duration)
 }
 
-/// How a session whose endpoint has ended (`s`) ended: the peer may have said BYE and then
-/// closed the session (its close can overtake our reading of the BYE: what arrived before the
-/// end is read first); a client that does not redial (`--no-redial`) had its endpoint give up
-/// a server silent for [`SILENCE`], the silence that ends a session otherwise; else it was
-/// closed.
-fn ended_how(listener: &Listener, plan: &Plan, s: &EndpointStats) -> SessionEnd {
+/// How a session whose endpoint has ended (`s`, `past` its duration or not) ended: the peer
+/// may have said BYE and then closed the session (its close can overtake our reading of the
+/// BYE: what arrived before the end is read first); a client that does not redial
+/// (`--no-redial`) had its endpoint give up a server silent for [`SILENCE`], the silence that
+/// ends a session otherwise; an end after the duration is the duration's (the peer closed
+/// the session, its BYE lost); else it was closed.
+fn ended_how(listener: &Listener, plan: &Plan, s: &EndpointStats, past: bool) -> SessionEnd {
     let drained = listener.wait_until(ENDED_DRAIN, |ib| ib.drained || ib.bye.is_some());
     let unheard = s
         .since_last_received_s
@@ -39,6 +40,8 @@ fn ended_how(listener: &Listener, plan: &Plan, s: &EndpointStats) -> SessionEnd 
         SessionEnd::Bye
     } else if plan.ends_at_duration && !plan.redials && unheard {
         SessionEnd::Silence
+    } else if past {
+        SessionEnd::Duration
     } else {
         SessionEnd::Closed
     }
@@ -99,7 +102,7 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
             next_tick += 1;
         }
         if !s.running {
-            break ended_how(listener, plan, &s);
+            break ended_how(listener, plan, &s, elapsed >= duration);
         }
         if silent(plan, &s, elapsed, duration) {
             break SessionEnd::Silence;
