@@ -316,12 +316,21 @@ pub(crate) mod tests {
         let out = tmp.path().join("out");
         fs::create_dir(&out).unwrap();
         let killed = out.join(format!("{STAGING_PREFIX}{}-1", dead_pid()));
-        let running = out.join(format!("{STAGING_PREFIX}{}-2", std::process::id()));
+        // Another process, running (this process's own folders are its own runs', killed
+        // ones being simulated by forgetting an `OutputDir`).
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let running = out.join(format!("{STAGING_PREFIX}{}-2", other.id()));
         for d in [&killed, &running] {
             fs::create_dir(d).unwrap();
             write(d, "fig7.csv");
         }
-        let dir = OutputDir::open(&out).unwrap();
+        let dir = OutputDir::open(&out);
+        let _ = other.kill();
+        let _ = other.wait();
+        let dir = dir.unwrap();
         assert!(!killed.exists(), "a killed run's folder left behind");
         assert!(running.exists(), "a running run's folder removed under it");
         assert_eq!(dir.others_running(), [running.clone()]);
