@@ -10,6 +10,7 @@ mod bounded_inputs;
 mod cli;
 mod common;
 mod emulate_cli;
+mod endings_cli;
 mod first_hour;
 mod killed_eval;
 mod link_cli;

@@ -133,8 +133,8 @@ impl Peer {
         }
     }
 
-    /// SIGINT, then waits for a clean exit and the "exit" line.
-    fn interrupt_and_wait(&mut self) {
+    /// SIGINT, then waits for a clean exit and the "exit" line; returns that line.
+    fn interrupt_and_wait(&mut self) -> serde_json::Value {
         let _ = rustix::process::kill_process(
             rustix::process::Pid::from_child(&self.child),
             rustix::process::Signal::INT,
@@ -151,13 +151,25 @@ impl Peer {
             );
             thread::sleep(Duration::from_millis(20));
         };
-        self.wait_event("exit", Duration::from_secs(2));
+        let exit = self.wait_event("exit", Duration::from_secs(2));
         assert!(
             status.success(),
             "{} exited with {status} after SIGINT; stderr:\n{}",
             self.name,
             self.stderr_text()
         );
+        exit
+    }
+
+    /// The reconnection count of the last "established" line seen (0 if none).
+    fn last_reconnections(&self) -> u64 {
+        self.seen
+            .iter()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["event"] == "established")
+            .last()
+            .and_then(|v| v["reconnections"].as_u64())
+            .unwrap_or(0)
     }
 }
 
@@ -550,7 +562,14 @@ fn shut_down_and_check(
         .chain([server.child.id()])
         .collect();
     for c in &mut clients {
-        c.interrupt_and_wait();
+        // A client that quits tells the relay (issue 36): the relay frees its session at
+        // once, not after its idle timeout; its exit line says where it stood.
+        let reconnections = c.last_reconnections();
+        let exit = c.interrupt_and_wait();
+        assert_eq!(exit["state"], "ended", "{exit}");
+        assert_eq!(exit["reconnections"], reconnections, "{exit}");
+        let down = server.wait_event("client_down", Duration::from_secs(3));
+        eprintln!("{} quit; the relay: {down}", c.name);
     }
     server.interrupt_and_wait();
     let addrs = [server_v4.to_string(), format!("10.77.{net}.0/24")];
@@ -775,6 +794,7 @@ fn link_cut(emu: &Emulator, client: &mut Peer, server_v4: Ipv4Addr) -> Duration 
     eprintln!("during the cut: {reconnecting}");
     let status = client.wait_event("status", Duration::from_secs(3));
     assert_eq!(status["reconnecting"], true, "{status}");
+    assert_eq!(status["state"], "reconnecting", "{status}");
     thread::sleep(Duration::from_secs(35).saturating_sub(cut_at.elapsed()));
     assert!(
         client.child.try_wait().unwrap().is_none(),

@@ -480,6 +480,13 @@ pub fn run_with(opts: &EvalOptions, settings: &InteractiveSettings) -> Result<St
     let plan = Plan::new(opts)?;
     let links = load_links(opts.traces.as_deref())?;
     let out = OutputDir::open(&opts.out)?;
+    for other in out.others_running() {
+        eprintln!(
+            "note: another sprout eval is writing into {} (its folder {} is left alone)",
+            opts.out.display(),
+            other.display()
+        );
+    }
     let (results, fig1) = evaluate(opts, settings, &plan, &links)?;
     report::write_outputs(out.staging(), &results, fig1.as_deref())?;
     // The opt-in experiments, each run only when asked for, with the same settings.

@@ -3,7 +3,9 @@
 //! A run writes its files into a hidden folder inside the output folder
 //! ([`OutputDir::staging`]) and moves them into place only once every one of them is written
 //! ([`OutputDir::finish`]). A run killed (or failed) before that leaves the earlier run's set
-//! as it was, complete; the next run removes the hidden folder.
+//! as it was, complete; the next run removes the hidden folder (named after the run's process
+//! id): that of a process that no longer exists, and leaves that of one still running, which
+//! it names ([`OutputDir::others_running`]).
 //!
 //! Moving the files in is quick but not one step, so while it happens the folder is marked
 //! incomplete twice over: a file named [`INCOMPLETE_MARKER`], and the manifest's first line
@@ -54,6 +56,20 @@ pub struct OutputDir {
     /// The files the earlier run's manifest lists.
     earlier: BTreeSet<String>,
     finished: bool,
+    /// Hidden folders of other runs still running (left alone).
+    others_running: Vec<PathBuf>,
+}
+
+/// Whether the process `pid` no longer exists (where `/proc` does not tell, every process is
+/// taken for gone).
+pub(crate) fn process_gone(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    !proc.join("self").exists() || !proc.join(pid.to_string()).exists()
+}
+
+/// The process id in a staging folder's name `PREFIX<pid>-...` (`None`: not one of ours).
+fn staging_pid(name: &str, prefix: &str) -> Option<u32> {
+    name.strip_prefix(prefix)?.split('-').next()?.parse().ok()
 }
 
 /// What a run's folder held besides the run's own files, once tidied.
@@ -72,11 +88,17 @@ impl OutputDir {
     pub fn open(path: &Path) -> Result<OutputDir> {
         let io = |what: &'static str, p: &Path| EvalError::io(what, p);
         fs::create_dir_all(path).map_err(io("creating output folder", path))?;
+        let mut others_running = Vec::new();
         for entry in fs::read_dir(path).map_err(io("listing output folder", path))? {
             let entry = entry.map_err(io("listing output folder", path))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let p = entry.path();
             if name.starts_with(STAGING_PREFIX) && p.is_dir() {
+                let pid = staging_pid(&name, STAGING_PREFIX);
+                if pid.is_some_and(|pid| pid != std::process::id() && !process_gone(pid)) {
+                    others_running.push(p);
+                    continue;
+                }
                 fs::remove_dir_all(&p).map_err(io("removing a killed run's folder", &p))?;
             } else if name.ends_with(PART) && p.is_file() {
                 let _ = fs::remove_file(&p);
@@ -101,7 +123,14 @@ impl OutputDir {
             staging,
             earlier,
             finished: false,
+            others_running,
         })
+    }
+
+    /// The hidden folders of other runs into this folder that are still running (left in
+    /// place; a killed run's folder is removed).
+    pub fn others_running(&self) -> &[PathBuf] {
+        &self.others_running
     }
 
     /// The hidden folder the run writes its files into.
@@ -262,7 +291,7 @@ fn files_count(n: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn write(dir: &Path, name: &str) {
@@ -271,6 +300,40 @@ mod tests {
 
     fn listed(dir: &Path) -> String {
         fs::read_to_string(dir.join(MANIFEST)).unwrap()
+    }
+
+    /// The id of a process that has ended (a child waited for).
+    pub(crate) fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn a_new_run_removes_the_folders_of_killed_runs_and_keeps_a_running_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        fs::create_dir(&out).unwrap();
+        let killed = out.join(format!("{STAGING_PREFIX}{}-1", dead_pid()));
+        // Another process, running (this process's own folders are its own runs', killed
+        // ones being simulated by forgetting an `OutputDir`).
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let running = out.join(format!("{STAGING_PREFIX}{}-2", other.id()));
+        for d in [&killed, &running] {
+            fs::create_dir(d).unwrap();
+            write(d, "fig7.csv");
+        }
+        let dir = OutputDir::open(&out);
+        let _ = other.kill();
+        let _ = other.wait();
+        let dir = dir.unwrap();
+        assert!(!killed.exists(), "a killed run's folder left behind");
+        assert!(running.exists(), "a running run's folder removed under it");
+        assert_eq!(dir.others_running(), [running.clone()]);
     }
 
     #[test]

@@ -227,6 +227,15 @@ fn into_folder(
         _ => PathBuf::from("."),
     };
     let staging = parent.join(format!(".{name}.part-{}", std::process::id()));
+    // What a killed run left (its process is gone) goes first.
+    let stale = format!(".{name}.part-");
+    for entry in fs::read_dir(&parent).into_iter().flatten().flatten() {
+        let n = entry.file_name().to_string_lossy().into_owned();
+        let pid = n.strip_prefix(&stale).and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(crate::output_dir::process_gone) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
     let io = |what: &'static str, path: &Path| {
         let path = path.to_path_buf();
         move |source| EvalError::Io { what, path, source }
@@ -288,6 +297,22 @@ fn fetch_trace(dir: &Path, file: &str, target_dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_run_removes_what_a_killed_one_left() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("traces");
+        let pid = crate::output_dir::tests::dead_pid();
+        let left = tmp.path().join(format!(".traces.part-{pid}"));
+        fs::create_dir(&left).unwrap();
+        fs::write(left.join("a.up"), "1\n").unwrap();
+        let files = ["a.up".to_string()];
+        into_folder(&dir, &files, |d, f| {
+            fs::write(d.join(f), "1\n").map_err(EvalError::from)
+        })
+        .unwrap();
+        assert!(!left.exists(), "a killed run's staging folder left behind");
+    }
 
     #[test]
     fn a_failed_step_leaves_nothing_behind() {

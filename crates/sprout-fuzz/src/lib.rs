@@ -16,7 +16,7 @@
 //! |---|---|
 //! | [`wire`] | `sprout_core::wire::decode` on any bytes |
 //! | [`connection`] | `sprout_core::Connection::handle_datagram` with decoded-but-hostile headers, between real traffic |
-//! | [`secure`] | the security layer's open path (`sprout_secure::Server::handle`, `Client::handle`) |
+//! | [`secure`] | the security layer's open path (`sprout_secure::Server::handle`, `Client::handle`): handshakes, data, cookie replies, refusals, closes |
 //! | [`message`] | `sprout_net::message::Message::decode`, the application messages of `sprout server` / `client` |
 //! | [`trace`] | `sprout_link::Trace::parse` (mahimahi traces) and `sprout_link::MmLog::parse` (mm-link logs) |
 //! | [`packet`] | `sprout_tunnel::packet::parse`, SproutTunnel's IP header reader |

@@ -9,7 +9,10 @@
 //! target runs, as an attacker on the path would have them), including a rekey, and a cookie
 //! reply, an initiation carrying `mac2` and a refusal from servers under load and full (the
 //! message types of issue 22; inputs of those types are also aimed at the client's index so
-//! that they reach its cryptography). The session
+//! that they reach its cryptography), and closes both ways from another session (issue 36;
+//! half the inputs of the close's type are aimed at the live session, its id and key epoch at
+//! the server, its index and epoch at the client, so that they reach the tag's check: no
+//! hostile close ends the session). The session
 //! rekeys every [`REKEY_US`] of the target's clock (one microsecond per input), so hostile
 //! inputs also land in the middle of rekeys.
 
@@ -142,6 +145,7 @@ impl SecureTarget {
         seeds.push(buf.clone());
         client.handle(Instant::from_micros(now), &buf, &mut pt);
         seeds.extend(load_and_refusal_seeds());
+        seeds.extend(close_seeds());
         SecureTarget {
             server,
             client,
@@ -299,6 +303,37 @@ fn load_and_refusal_seeds() -> Vec<Vec<u8>> {
     seeds
 }
 
+/// The closes of another established session, the client's and the server's: seeds of the
+/// close's message type (issue 36). Genuine, but for a session the target's server and client
+/// do not have.
+fn close_seeds() -> Vec<Vec<u8>> {
+    let (mut buf, mut pt, mut seeds) = (Vec::new(), Vec::new(), Vec::new());
+    let from: SocketAddr = "192.0.2.10:4000".parse().expect("an address");
+    let (mut server, mut client) = initiated(|_| {}, from, &mut buf, &mut pt);
+    server.poll_transmit(&mut buf).expect("a response");
+    assert_eq!(
+        client.handle(Instant::ZERO, &buf, &mut pt),
+        ClientReceived::Established
+    );
+    assert!(client.poll_transmit(Instant::ZERO, &mut buf), "a keepalive");
+    let id = match server.handle(Instant::ZERO, from, &buf, &mut pt) {
+        ServerReceived::NewSession { id, .. } => id,
+        other => panic!("no session: {other:?}"),
+    };
+    server.close_at(Instant::ZERO, id);
+    server.poll_transmit(&mut buf).expect("the server's close");
+    assert_eq!(buf.len(), wire::CLOSE_BYTES);
+    seeds.push(buf.clone());
+    // The client's close of a session of its own (the server above forgot its session).
+    let (mut server, mut client) = initiated(|_| {}, from, &mut buf, &mut pt);
+    server.poll_transmit(&mut buf).expect("a response");
+    client.handle(Instant::ZERO, &buf, &mut pt);
+    assert!(client.close(Instant::ZERO, &mut buf), "the client's close");
+    assert_eq!(buf.len(), wire::CLOSE_BYTES);
+    seeds.push(buf);
+    seeds
+}
+
 impl Default for SecureTarget {
     fn default() -> Self {
         Self::new()
@@ -331,7 +366,11 @@ impl Target for SecureTarget {
         if answer {
             to_client[4..8].copy_from_slice(&self.client.index().to_be_bytes());
         }
-        if aimed {
+        // Half the closes (those whose last byte is even) are aimed at the live session under
+        // its current key epoch, both ways, so that they reach the tag's check.
+        let close =
+            input.len() >= 8 && input[2] == wire::TYPE_CLOSE && input[input.len() - 1] & 1 == 0;
+        if aimed || close {
             let epoch = self.client.key_epoch().unwrap_or(0);
             to_server[3] = epoch;
             to_server[4..8].copy_from_slice(&self.id.to_be_bytes());
@@ -360,5 +399,36 @@ impl Target for SecureTarget {
         );
         self.pump(now);
         self.check_session();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sprout_secure::DropReason;
+
+    #[test]
+    fn closes_aimed_at_the_live_session_reach_the_tag_check_and_end_nothing() {
+        let mut t = SecureTarget::new();
+        let closes: Vec<Vec<u8>> = t
+            .seeds()
+            .into_iter()
+            .filter(|s| s.len() == wire::CLOSE_BYTES && s[2] == wire::TYPE_CLOSE)
+            .collect();
+        assert_eq!(closes.len(), 2, "the client's close and the server's");
+        for mut c in closes {
+            // An even last byte: aimed at the live session (and no longer the genuine tag).
+            let last = c.len() - 1;
+            c[last] &= !1;
+            let (s0, c0) = t.stats();
+            t.run(&c);
+            let (s1, c1) = t.stats();
+            let forged = |a: &SecureStats, b: &SecureStats| {
+                b.dropped(DropReason::Forged) - a.dropped(DropReason::Forged)
+            };
+            // The server got it from the client's address and another; the client once.
+            assert_eq!(forged(&s0, &s1), 2);
+            assert_eq!(forged(&c0, &c1), 1);
+        }
     }
 }

@@ -16,7 +16,7 @@ use sprout_core::{wire, Config, Connection, Transmit};
 use sprout_secure::{SecureError, SecureStats};
 
 use crate::clock::Clock;
-use crate::stats::{EndpointStats, SocketCounters};
+use crate::stats::{EndpointState, EndpointStats, SocketCounters};
 
 /// Writes the application's content into a bulk datagram's payload just before it is sealed
 /// and sent.
@@ -108,12 +108,54 @@ pub(crate) struct Link {
     /// Times a client's session was re-established after its server fell silent (published by
     /// the driver from its redial machine).
     pub reconnections: u64,
+    /// The server's latest authenticated refusal of a client's handshake under way
+    /// ([`SecureError::Refused`]; published by the driver).
+    pub refusal: Option<SecureError>,
     /// Application datagrams the old connection had received but the application had not
     /// read when the client started redialling; read before the new connection's.
     pub leftover: VecDeque<Vec<u8>>,
+    /// The connection counters of a client's earlier connections (before its redials), so
+    /// that [`EndpointStats`]' counters count the whole endpoint and never go back.
+    pub earlier: Carried,
+}
+
+/// Counters of a client's connections that ended with a redial, carried into the next.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Carried {
+    heartbeats_sent: u64,
+    app_bytes_sent: u64,
+    app_bytes_received: u64,
+    incoming_dropped: u64,
+    late: u64,
+    duplicates: u64,
+}
+
+impl Carried {
+    /// Adds a connection's counters.
+    fn add(&mut self, c: &sprout_core::ConnectionStats) {
+        self.heartbeats_sent += c.heartbeats_sent;
+        self.app_bytes_sent += c.app_bytes_sent;
+        self.app_bytes_received += c.app_bytes_received;
+        self.incoming_dropped += c.incoming_dropped;
+        self.late += c.receiver.late;
+        self.duplicates += c.receiver.duplicates;
+    }
 }
 
 impl Link {
+    /// Where the endpoint stands.
+    pub(crate) fn state(&self) -> EndpointState {
+        if self.ended {
+            EndpointState::Ended
+        } else if self.reconnecting {
+            EndpointState::Reconnecting
+        } else if self.conn.is_some() {
+            EndpointState::Established
+        } else {
+            EndpointState::Connecting
+        }
+    }
+
     pub(crate) fn new(config: Config, local: SocketAddr, started: sprout_core::Instant) -> Link {
         Link {
             conn: None,
@@ -138,7 +180,9 @@ impl Link {
             dirty: false,
             reconnecting: false,
             reconnections: 0,
+            refusal: None,
             leftover: VecDeque::new(),
+            earlier: Carried::default(),
         }
     }
 
@@ -148,6 +192,7 @@ impl Link {
     /// dropped: it is at least the dead-peer timeout old.
     pub(crate) fn drop_connection(&mut self) {
         if let Some(mut old) = self.conn.take() {
+            self.earlier.add(&old.stats());
             while let Some(d) = old.recv() {
                 self.leftover.push_back(d);
             }
@@ -421,6 +466,8 @@ impl ConnShared {
             local_addr: Some(st.local),
             peer_addr: st.peer,
             established: st.conn.is_some(),
+            state: st.state(),
+            reconnections: st.reconnections,
             datagrams_sent: c.datagrams_sent,
             bytes_sent: c.bytes_sent,
             datagrams_received: c.datagrams_received,
@@ -438,14 +485,18 @@ impl ConnShared {
             secure: st.secure.clone(),
             ..EndpointStats::default()
         };
+        let mut all = st.earlier;
+        if let Some(conn) = &st.conn {
+            all.add(&conn.stats());
+        }
+        s.heartbeats_sent = all.heartbeats_sent;
+        s.app_bytes_sent = all.app_bytes_sent;
+        s.app_bytes_received = all.app_bytes_received;
+        s.incoming_dropped = all.incoming_dropped;
+        s.late = all.late;
+        s.duplicates = all.duplicates;
         if let Some(conn) = &mut st.conn {
             let cs = conn.stats();
-            s.heartbeats_sent = cs.heartbeats_sent;
-            s.app_bytes_sent = cs.app_bytes_sent;
-            s.app_bytes_received = cs.app_bytes_received;
-            s.incoming_dropped = cs.incoming_dropped;
-            s.late = cs.receiver.late;
-            s.duplicates = cs.receiver.duplicates;
             s.rejected = cs.rejected;
             s.window_bytes = conn.window_bytes(now);
             s.queue_estimate_bytes = conn.queue_estimate(now);

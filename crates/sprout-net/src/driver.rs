@@ -290,6 +290,7 @@ impl ClientDriver {
             }
             let mut st = shared.lock();
             if st.closed {
+                self.send_close(shared.clock.now());
                 st.finish("closed");
                 drop(st);
                 shared.notify_all();
@@ -320,6 +321,16 @@ impl ClientDriver {
             }
             if established || writable {
                 shared.writable.notify_all();
+            }
+        }
+    }
+
+    /// The application closed the endpoint: the session's close goes to the server,
+    /// [`sprout_secure::wire::CLOSE_COPIES`] copies, best-effort (not counted).
+    fn send_close(&mut self, now: sprout_core::Instant) {
+        if self.secure.close(now, &mut self.out) {
+            for _ in 0..sprout_secure::wire::CLOSE_COPIES {
+                let _ = send_to(&self.socket, &self.out, self.remote);
             }
         }
     }

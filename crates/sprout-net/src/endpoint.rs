@@ -11,8 +11,6 @@ use mio::{Interest, Poll, Waker};
 use sprout_core::Config;
 use sprout_secure::{ClientConfig, PublicKey, RedialPolicy, SecureError};
 
-use serde::Serialize;
-
 use crate::clock::Clock;
 use crate::conn::{ConnShared, Link};
 use crate::driver::{self, SOCKET, WAKER};
@@ -87,32 +85,7 @@ impl ReconnectOptions {
     }
 }
 
-/// Where a client [`Endpoint`] stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EndpointState {
-    /// The first handshake is under way.
-    Connecting,
-    /// The session is established and the server answers.
-    Established,
-    /// The server fell silent for [`ReconnectOptions::dead_after`]: the endpoint redials it;
-    /// what the application sends waits.
-    Reconnecting,
-    /// The endpoint stopped (closed, the first handshake failed, a fatal error).
-    Ended,
-}
-
-impl EndpointState {
-    /// The state's name: `connecting`, `established`, `reconnecting` or `ended`.
-    pub fn name(self) -> &'static str {
-        match self {
-            EndpointState::Connecting => "connecting",
-            EndpointState::Established => "established",
-            EndpointState::Reconnecting => "reconnecting",
-            EndpointState::Ended => "ended",
-        }
-    }
-}
+pub use crate::stats::EndpointState;
 
 /// The client end of a secure Sprout session over UDP.
 ///
@@ -225,16 +198,7 @@ impl Endpoint {
 
     /// Where the endpoint stands: connecting, established, reconnecting or ended.
     pub fn state(&self) -> EndpointState {
-        let st = self.shared.lock();
-        if st.ended {
-            EndpointState::Ended
-        } else if st.reconnecting {
-            EndpointState::Reconnecting
-        } else if st.conn.is_some() {
-            EndpointState::Established
-        } else {
-            EndpointState::Connecting
-        }
+        self.shared.lock().state()
     }
 
     /// Times the session was established again after the server fell silent.
@@ -420,8 +384,16 @@ impl Endpoint {
         self.shared.lock().end.clone()
     }
 
+    /// The server's latest authenticated refusal of the handshake under way (e.g. "server
+    /// full (N sessions) - try later"), while the endpoint still tries; `None` once a
+    /// handshake completes, or if the server never refused.
+    pub fn refusal(&self) -> Option<SecureError> {
+        self.shared.lock().refusal.clone()
+    }
+
     /// Stops the driver thread and closes the socket; queued data is dropped (see
-    /// [`Endpoint::wait_writable`] to let it leave first). Idempotent.
+    /// [`Endpoint::wait_writable`] to let it leave first). The server is told: the session's
+    /// close (a few copies, sealed with its keys) ends it there at once. Idempotent.
     pub fn close(&self) {
         self.shared.lock().closed = true;
         self.wake();

@@ -97,8 +97,8 @@ pub use clock::{realtime_us, Clock};
 #[cfg(feature = "runtime")]
 pub use conn::BulkWriter;
 #[cfg(feature = "runtime")]
-pub use endpoint::{Endpoint, EndpointState, ReconnectOptions, DEAD_PEER_TIMEOUT};
+pub use endpoint::{Endpoint, ReconnectOptions, DEAD_PEER_TIMEOUT};
 pub use error::NetError;
 #[cfg(feature = "runtime")]
 pub use server::{Acceptor, Server, ServerOptions, Session};
-pub use stats::{EndpointStats, ServerStats, SocketCounters};
+pub use stats::{EndpointState, EndpointStats, ServerStats, SocketCounters};

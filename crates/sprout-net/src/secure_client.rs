@@ -72,6 +72,11 @@ impl SecureClient {
                 }
             }
             ClientReceived::Data => st.deliver(now, plaintext, d.len()),
+            // The server ended the session: final (the redial machine gives up at once).
+            ClientReceived::Closed => {
+                st.secure_error = Some(SecureError::ClosedByServer);
+                st.finish(SecureError::ClosedByServer.to_string());
+            }
             ClientReceived::Control | ClientReceived::Dropped(_) => {}
         }
     }
@@ -94,7 +99,7 @@ impl SecureClient {
             }
             Some(RedialAction::GiveUpDead { .. }) => {
                 st.finish(format!(
-                    "the server sent nothing authenticated for {} s after this client sent (restarted, closed the session, or out of reach)",
+                    "the server sent nothing authenticated for {} s after this client sent (stopped, restarted, or out of reach)",
                     self.redial.policy().dead_after.as_micros() / 1_000_000
                 ));
             }
@@ -128,6 +133,12 @@ impl SecureClient {
         out
     }
 
+    /// The client quits at `now`: the session's close into `out` (to be sent a few times);
+    /// `false` if no session is up.
+    pub(crate) fn close(&mut self, now: Instant, out: &mut Vec<u8>) -> bool {
+        self.secure.close(now, out)
+    }
+
     /// Seals core datagram `tx` for the server at `now` into `out`.
     pub(crate) fn seal(
         &mut self,
@@ -152,6 +163,7 @@ impl SecureClient {
     fn publish(&self, st: &mut Link) {
         st.reconnecting = self.redial.is_reconnecting();
         st.reconnections = self.redial.reconnections();
+        st.refusal = self.secure.refusal().cloned();
     }
 }
 

@@ -627,7 +627,7 @@ impl Driver {
                     .is_some_and(|e| Arc::ptr_eq(&e.conn, &conn));
                 if same {
                     self.remove(id, "closed");
-                    self.secure.close(id);
+                    self.secure.close_at(now, id);
                 }
             }
 
@@ -817,6 +817,10 @@ impl Driver {
                 // datagram cost the server about 1.8 futex calls per datagram at 300 Mbit/s.
                 e.readable |= readable;
                 Some(id)
+            }
+            ServerReceived::Closed { id } => {
+                self.remove(id, "the client closed the session");
+                None
             }
             ServerReceived::Control | ServerReceived::Dropped(_) => None,
         }

@@ -6,6 +6,34 @@ use std::net::SocketAddr;
 use serde::Serialize;
 use sprout_secure::SecureStats;
 
+/// Where a client endpoint (or a server's session) stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndpointState {
+    /// The first handshake is under way.
+    #[default]
+    Connecting,
+    /// The session is established and the server answers.
+    Established,
+    /// The server fell silent for `ReconnectOptions::dead_after`: the endpoint redials it;
+    /// what the application sends waits.
+    Reconnecting,
+    /// The endpoint stopped (closed by either side, the first handshake failed, a fatal error).
+    Ended,
+}
+
+impl EndpointState {
+    /// The state's name: `connecting`, `established`, `reconnecting` or `ended`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndpointState::Connecting => "connecting",
+            EndpointState::Established => "established",
+            EndpointState::Reconnecting => "reconnecting",
+            EndpointState::Ended => "ended",
+        }
+    }
+}
+
 /// Counters kept by a driver for one connection, beside the connection's own.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SocketCounters {
@@ -43,11 +71,18 @@ pub struct EndpointStats {
     pub peer_addr: Option<SocketAddr>,
     /// Whether the secure session is established and the Sprout connection runs.
     pub established: bool,
+    /// Where the endpoint stands: `connecting`, `established`, `reconnecting` (a client
+    /// redialling a server that fell silent) or `ended`.
+    pub state: EndpointState,
+    /// Times a client's session was established again after its server fell silent (0 for a
+    /// server's session).
+    pub reconnections: u64,
     /// UDP datagrams sent (sealed data, heartbeats, keepalives, a client's handshakes).
     pub datagrams_sent: u64,
     /// UDP payload bytes sent.
     pub bytes_sent: u64,
-    /// Heartbeats sent (core datagrams without application data).
+    /// Heartbeats sent (core datagrams without application data). This and the application
+    /// counters below count every connection of a client that redialled, not only the latest.
     pub heartbeats_sent: u64,
     /// Authenticated datagrams received from the peer.
     pub datagrams_received: u64,

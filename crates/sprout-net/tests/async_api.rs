@@ -68,7 +68,8 @@ async fn sessions_served_by_tasks_echo_and_end() {
         let s = c.await.unwrap();
         assert_eq!(s.app_bytes_received, 20);
     }
-    // The clients are gone: each session ends at the idle timeout and its task sees `None`.
+    // The clients are gone: each closed its endpoint (on drop), which tells the server, so
+    // each session ends at once (not at the idle timeout) and its task sees `None`.
     let t = Instant::now();
     let (sessions, stats) = tokio::time::timeout(Duration::from_secs(5), served)
         .await
@@ -78,9 +79,14 @@ async fn sessions_served_by_tasks_echo_and_end() {
     for (n, s) in sessions {
         assert_eq!(n, 10);
         assert!(!s.running);
-        assert!(s.end.as_deref().unwrap_or("").starts_with("idle"), "{s:?}");
+        assert_eq!(
+            s.end.as_deref(),
+            Some("the client closed the session"),
+            "{s:?}"
+        );
     }
     assert_eq!(stats.sessions_accepted, 3);
+    assert_eq!(stats.sessions_expired, 0, "no session idled out: {stats:?}");
 }
 
 #[tokio::test]

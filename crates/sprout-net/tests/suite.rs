@@ -8,6 +8,7 @@
 
 mod async_api;
 mod common;
+mod endings;
 mod hostile;
 mod loopback;
 mod many_sessions;

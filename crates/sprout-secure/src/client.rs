@@ -15,6 +15,11 @@
 //! up), shows the refusal at once through [`Client::refusal`], and if no session comes before
 //! [`Limits::handshake_timeout`] fails with [`SecureError::Refused`] ("server full (N
 //! sessions) - try later"), not with a timeout that hints at the keys.
+//!
+//! Endings: a client that quits sends the session's close ([`Client::close`], a few copies);
+//! the server's close, authenticated by the session's keys, ends the client with
+//! [`SecureError::ClosedByServer`] ([`ClientReceived::Closed`]), which a redialling client
+//! takes as final (the server ended the session; it is not dead).
 
 use sprout_core::time::{Duration, Instant};
 
@@ -26,7 +31,7 @@ use crate::keys::{PrivateKey, PublicKey};
 use crate::keyset::KeySet;
 use crate::server::{prefix_reason, random_u32};
 use crate::stats::{DropReason, SecureStats};
-use crate::wire::{self, DataHeader, COOKIE_BYTES, MAC_BYTES};
+use crate::wire::{self, DataHeader, CLOSE_BYTES, COOKIE_BYTES, MAC_BYTES};
 use crate::{Limits, SealError, SecureError};
 
 /// Configuration of a [`Client`].
@@ -49,6 +54,9 @@ pub enum ClientReceived {
     Data,
     /// Handled inside the layer (a rekey answer, a keepalive); nothing for the application.
     Control,
+    /// The server closed the session (an authenticated close): the client has ended
+    /// ([`Client::error`] is [`SecureError::ClosedByServer`]).
+    Closed,
     /// Dropped and counted.
     Dropped(DropReason),
 }
@@ -250,6 +258,7 @@ impl Client {
             Ok(wire::TYPE_RESPONSE | wire::TYPE_REFUSAL) => self.handle_response(now, datagram),
             Ok(wire::TYPE_COOKIE) => self.handle_cookie(now, datagram),
             Ok(wire::TYPE_DATA) => self.handle_data(now, datagram, plaintext),
+            Ok(wire::TYPE_CLOSE) => self.handle_close(now, datagram),
             Ok(_) => self.drop_with(DropReason::Malformed),
         }
     }
@@ -379,6 +388,56 @@ impl Client {
         } else {
             ClientReceived::Data
         }
+    }
+
+    /// A close from the server: ends the client if the session's keys (current or previous,
+    /// by its epoch) authenticate it; anything else changes nothing but a counter.
+    fn handle_close(&mut self, now: Instant, d: &[u8]) -> ClientReceived {
+        if d.len() != CLOSE_BYTES {
+            return self.drop_with(DropReason::Truncated);
+        }
+        let (epoch, receiver) = (d[3], wire::be_u32(d, 4));
+        if receiver != self.index || self.current.is_none() || self.error.is_some() {
+            return self.drop_with(DropReason::UnknownSession);
+        }
+        let keys = [self.current.as_ref(), self.previous.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|k| k.epoch == epoch);
+        let Some(keys) = keys else {
+            return self.drop_with(DropReason::UnknownEpoch);
+        };
+        if !keys.opens_close(now, &self.config.limits, d) {
+            return self.drop_with(DropReason::Forged);
+        }
+        self.stats.opened += 1;
+        self.attempt = None;
+        self.keepalive = false;
+        self.error = Some(SecureError::ClosedByServer);
+        ClientReceived::Closed
+    }
+
+    /// The client quits: writes the session's close into `out` (cleared first; the caller
+    /// sends it [`wire::CLOSE_COPIES`] times, best-effort) and ends the client (nothing more
+    /// is sealed or sent). `false`, and `out` empty, if no session is up to close.
+    pub fn close(&mut self, now: Instant, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        let written = self.error.is_none()
+            && self
+                .current
+                .as_ref()
+                .is_some_and(|k| k.close_message(now, &self.config.limits, out));
+        self.attempt = None;
+        self.keepalive = false;
+        if self.error.is_none() {
+            self.error = Some(SecureError::Closed);
+        }
+        written
+    }
+
+    /// Whether the server closed the session ([`SecureError::ClosedByServer`]).
+    pub fn closed_by_server(&self) -> bool {
+        self.error == Some(SecureError::ClosedByServer)
     }
 
     /// Seals the core datagram `plaintext` into `out` (cleared first).

@@ -6,7 +6,10 @@ use sprout_core::time::Instant;
 
 use crate::replay::{ReplayError, ReplayWindow};
 use crate::stats::DropReason;
-use crate::wire::{DataHeader, DATA_HEADER_BYTES, MAX_PLAINTEXT_BYTES, OVERHEAD_BYTES, TAG_BYTES};
+use crate::wire::{
+    DataHeader, CLOSE_BYTES, CLOSE_NONCE, DATA_HEADER_BYTES, MAGIC, MAX_PLAINTEXT_BYTES,
+    OVERHEAD_BYTES, PREFIX_BYTES, TAG_BYTES, TYPE_CLOSE, VERSION,
+};
 use crate::{Limits, SealError};
 
 /// Transport keys of one handshake, in one direction each.
@@ -60,7 +63,8 @@ impl KeySet {
         if plaintext.len() > MAX_PLAINTEXT_BYTES {
             return Err(SealError::TooLong(plaintext.len()));
         }
-        if self.expired(now, limits) || self.send_counter >= limits.reject_after_messages {
+        let last = limits.reject_after_messages.min(CLOSE_NONCE);
+        if self.expired(now, limits) || self.send_counter >= last {
             return Err(SealError::KeysExpired);
         }
         out.resize(plaintext.len() + OVERHEAD_BYTES, 0);
@@ -84,6 +88,42 @@ impl KeySet {
                 Err(SealError::KeysExpired)
             }
         }
+    }
+
+    /// Writes into `out` (cleared first) the close of these keys (see [`crate::wire`]): the
+    /// same 24 bytes every time. `None` if the keys are past their time limit at `now`.
+    pub(crate) fn close_message(&self, now: Instant, limits: &Limits, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        if self.expired(now, limits) {
+            return false;
+        }
+        out.extend_from_slice(&[MAGIC, VERSION, TYPE_CLOSE, self.epoch]);
+        out.extend_from_slice(&self.peer_index.to_be_bytes());
+        out.resize(CLOSE_BYTES, 0);
+        match self
+            .transport
+            .write_message(CLOSE_NONCE, &[], &mut out[PREFIX_BYTES + 4..])
+        {
+            Ok(TAG_BYTES) => true,
+            _ => {
+                out.clear();
+                false
+            }
+        }
+    }
+
+    /// Whether `datagram` (a close whose prefix and length were checked, for these keys'
+    /// epoch) is the close of these keys, at `now`.
+    pub(crate) fn opens_close(&self, now: Instant, limits: &Limits, datagram: &[u8]) -> bool {
+        if self.expired(now, limits) || datagram.len() != CLOSE_BYTES {
+            return false;
+        }
+        let mut empty = [0u8; 0];
+        matches!(
+            self.transport
+                .read_message(CLOSE_NONCE, &datagram[PREFIX_BYTES + 4..], &mut empty),
+            Ok(0)
+        )
     }
 
     /// Opens the data message `datagram` (header `h`, already parsed) into `plaintext`; on

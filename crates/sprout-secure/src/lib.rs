@@ -96,7 +96,9 @@ pub use redial::{
     Redial, RedialAction, RedialPolicy, RedialPolicyError, RedialReason, DEAD_PEER_TIMEOUT,
     REDIAL_BACKOFF_MAX, REDIAL_BACKOFF_MIN,
 };
-pub use server::{AllowedClients, Server, ServerConfig, ServerEvent, ServerReceived, SessionInfo};
+pub use server::{
+    AllowedClients, Server, ServerConfig, ServerEvent, ServerReceived, SessionInfo, RECENT_CLOSES,
+};
 pub use stats::{DropReason, SecureStats};
 pub use wire::{OVERHEAD_BYTES, VERSION};
 
@@ -167,6 +169,13 @@ pub enum SecureError {
     /// The keys could not be used (a bad key, or the Noise library refused them).
     #[error("key error: {0}")]
     Key(String),
+    /// The server ended the session: an authenticated close came (it is not dead; a
+    /// redialling client does not redial it).
+    #[error("the server closed the session")]
+    ClosedByServer,
+    /// This client closed the session ([`Client::close`]).
+    #[error("the session was closed by this client")]
+    Closed,
     /// The server answered, authenticated by its key, that it cannot open a session now.
     #[error("{}", refused_message(*reason, *limit, *idle_timeout_s))]
     Refused {
@@ -181,16 +190,15 @@ pub enum SecureError {
 
 /// What a client is told when the server refuses it.
 fn refused_message(reason: RefusalReason, limit: u32, idle_s: u32) -> String {
-    let later = format!(
-        "try later (a slot frees when a session closes, or after {idle_s} s without traffic)"
-    );
+    let full = format!("server full ({limit} sessions) - try later");
+    let frees = format!("a slot frees when a session closes, or after {idle_s} s without traffic");
     match reason {
-        RefusalReason::Full => format!("server full ({limit} sessions) - {later}"),
+        RefusalReason::Full => format!("{full} ({frees})"),
         RefusalReason::SourceCap => format!(
-            "server refused: this address already holds {limit} sessions (the server's limit per source address) - {later}"
+            "{full}: this address already holds {limit} sessions (the server's limit per source address; {frees})"
         ),
         RefusalReason::KeyCap => format!(
-            "server refused: this client key already holds {limit} sessions (the server's limit per key) - {later}"
+            "{full}: this client key already holds {limit} sessions (the server's limit per key; {frees})"
         ),
     }
 }

@@ -264,10 +264,12 @@ impl Redial {
         self.unanswered_since.get_or_insert(now);
     }
 
-    /// Whether `secure`'s failure ends the client: the first session failed, or redialling is
-    /// off.
+    /// Whether `secure`'s failure ends the client: the first session failed, redialling is
+    /// off, or the server closed the session (an authenticated close: it ended the session,
+    /// it is not dead).
     pub fn gives_up(&self, secure: &Client) -> bool {
-        secure.error().is_some() && (!self.ever_established || !self.policy.enabled)
+        secure.error().is_some()
+            && (!self.ever_established || !self.policy.enabled || secure.closed_by_server())
     }
 
     /// What to do at `now`, with the session's security layer `secure`; `None`: nothing. The

@@ -27,6 +27,15 @@
 //! (full, or its source or key at its cap) is answered with an authenticated refusal
 //! ([`handshake::write_refusal`]) that names the reason, and no session is made for it. Under
 //! load, initiations without a valid `mac2` get a cookie reply instead ([`crate::cookie`]).
+//! A pending session holds no slot against an initiation of the same key: at the key's cap,
+//! the oldest pending session of the key is forgotten to make room, so
+//! that a path that delivers a client's initiations but loses the answers cannot lock its
+//! owner out; established sessions keep their slots.
+//!
+//! Endings: [`Server::close`] queues the session's close (a few copies, sealed with its keys)
+//! for [`Server::poll_transmit`]; a client's close, authenticated by the session's keys, ends
+//! the session at once ([`ServerReceived::Closed`]). A close for an unknown session, or one
+//! that fails its tag, changes nothing but a counter.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
@@ -131,9 +140,15 @@ pub enum ServerReceived {
         /// The session.
         id: SessionId,
     },
-    /// Handled inside the layer (a handshake answered, a keepalive, a rekey); nothing for the
-    /// application. A reply may be waiting in [`Server::poll_transmit`].
+    /// Handled inside the layer (a handshake answered, a keepalive, a rekey, a copy of a
+    /// close already taken); nothing for the application. A reply may be waiting in
+    /// [`Server::poll_transmit`].
     Control,
+    /// The client closed session `id` (an authenticated close): it is gone.
+    Closed {
+        /// The session.
+        id: SessionId,
+    },
     /// Dropped and counted.
     Dropped(DropReason),
 }
@@ -241,7 +256,14 @@ pub struct Server {
     stats: SecureStats,
     /// No timer is due before this (a conservative, early bound).
     next_timer: Option<Instant>,
+    /// The latest closes taken from clients (at most [`RECENT_CLOSES`], oldest first): their
+    /// copies are recognized and not counted as drops.
+    recent_closes: VecDeque<[u8; wire::CLOSE_BYTES]>,
 }
+
+/// Closes a [`Server`] remembers, so that the copies a client sends of its close
+/// ([`wire::CLOSE_COPIES`]) are not counted as datagrams for an unknown session.
+pub const RECENT_CLOSES: usize = 64;
 
 /// A random 32-bit value from the operating system.
 pub(crate) fn random_u32() -> Option<u32> {
@@ -280,6 +302,7 @@ impl Server {
             events: VecDeque::new(),
             stats: SecureStats::default(),
             next_timer: None,
+            recent_closes: VecDeque::new(),
         }
     }
 
@@ -316,6 +339,7 @@ impl Server {
             Err(e) => self.drop_with(prefix_reason(e)),
             Ok(wire::TYPE_INITIATION) => self.handle_initiation(now, from, datagram),
             Ok(wire::TYPE_DATA) => self.handle_data(now, from, datagram, plaintext),
+            Ok(wire::TYPE_CLOSE) => self.handle_close(now, datagram),
             Ok(_) => self.drop_with(DropReason::UnexpectedResponse),
         }
     }
@@ -406,6 +430,56 @@ impl Server {
         self.drop_with(DropReason::TooManySessions)
     }
 
+    /// A close from a client: removes the session if one of its keys (by the close's epoch)
+    /// authenticates it.
+    fn handle_close(&mut self, now: Instant, d: &[u8]) -> ServerReceived {
+        let Ok(close) = <[u8; wire::CLOSE_BYTES]>::try_from(d) else {
+            return self.drop_with(DropReason::Truncated);
+        };
+        // A copy of a close already taken (the client sends a few): nothing to do or count.
+        if self.recent_closes.contains(&close) {
+            return ServerReceived::Control;
+        }
+        let (epoch, id) = (d[3], wire::be_u32(d, 4));
+        let limits = &self.config.limits;
+        let Some(s) = self.sessions.get(&id) else {
+            return self.drop_with(DropReason::UnknownSession);
+        };
+        let keys = [Some(&s.current), s.next.as_ref(), s.previous.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|k| k.epoch == epoch);
+        let Some(keys) = keys else {
+            return self.drop_with(DropReason::UnknownEpoch);
+        };
+        if !keys.opens_close(now, limits, d) {
+            return self.drop_with(DropReason::Forged);
+        }
+        self.stats.opened += 1;
+        self.remove(id);
+        if self.recent_closes.len() >= RECENT_CLOSES {
+            self.recent_closes.pop_front();
+        }
+        self.recent_closes.push_back(close);
+        ServerReceived::Closed { id }
+    }
+
+    /// Forgets the oldest pending session for which `of` holds, if any; whether one was.
+    fn forget_oldest_pending_of(&mut self, of: impl Fn(&Session) -> bool) -> bool {
+        let found = self.pending_order.iter().copied().find(|id| {
+            self.sessions
+                .get(id)
+                .is_some_and(|s| !s.established && of(s))
+        });
+        match found {
+            Some(id) => {
+                self.remove(id);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Forgets the oldest pending session, if any; whether one was.
     fn forget_oldest_pending(&mut self) -> bool {
         while let Some(id) = self.pending_order.pop_front() {
@@ -429,8 +503,12 @@ impl Server {
             return self.drop_with(DropReason::Malformed);
         }
         let source = source_key(from.ip());
-        let per_key = self.config.max_sessions_per_key;
-        if self.per_key.get(&r.client).copied().unwrap_or(0) >= per_key {
+        // At the key's cap, a pending session of the key gives way: only established sessions
+        // hold their slots.
+        let (client, per_key) = (r.client, self.config.max_sessions_per_key);
+        if self.per_key.get(&client).copied().unwrap_or(0) >= per_key
+            && !self.forget_oldest_pending_of(|s| s.peer == client)
+        {
             return self.refuse(from, r, RefusalReason::KeyCap, per_key);
         }
         let per_source = self.config.max_sessions_per_source;
@@ -748,8 +826,25 @@ impl Server {
         self.events.pop_front()
     }
 
-    /// Forgets a session at once (the application closed it); later datagrams for it are
-    /// dropped as [`DropReason::UnknownSession`].
+    /// Ends a session at once (the application closed it): its close, sealed with its keys,
+    /// is queued [`wire::CLOSE_COPIES`] times for [`Server::poll_transmit`] (if it was
+    /// established), and later datagrams for it are dropped as [`DropReason::UnknownSession`].
+    pub fn close_at(&mut self, now: Instant, id: SessionId) {
+        let mut close = Vec::new();
+        let written = self.sessions.get(&id).is_some_and(|s| {
+            s.established
+                && s.current
+                    .close_message(now, &self.config.limits, &mut close)
+        });
+        if let (true, Some(s)) = (written, self.remove(id)) {
+            for _ in 0..wire::CLOSE_COPIES {
+                self.queue_transmit(s.addr, close.clone());
+            }
+        }
+    }
+
+    /// Forgets a session at once, without telling its client (see [`Server::close_at`]);
+    /// later datagrams for it are dropped as [`DropReason::UnknownSession`].
     pub fn close(&mut self, id: SessionId) {
         self.remove(id);
     }

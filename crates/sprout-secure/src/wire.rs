@@ -6,9 +6,9 @@
 //!   0  1  magic 0x53 ('S', as in version 1)
 //!   1  1  version (2; version 1 was unencrypted and is refused)
 //!   2  1  type: 1 handshake initiation, 2 handshake response, 3 data, 4 cookie reply,
-//!           5 refusal
+//!           5 refusal, 6 close
 //!   3  1  reserved, 0 in responses, cookie replies and refusals; in an initiation 0 (no
-//!         mac2) or 1 (mac2 follows mac1); the key epoch in data
+//!         mac2) or 1 (mac2 follows mac1); the key epoch in data and close
 //! HANDSHAKE INITIATION (client -> server), 133 to 645 bytes (149 to 661 with mac2)
 //!   4  ..  Noise IK message 1: ephemeral (32), encrypted static (32 + 16), encrypted payload
 //!          (payload + 16). The payload (authenticated by the client's static key) is:
@@ -46,6 +46,14 @@
 //!   4  4  receiver index (the connection id the receiver chose)
 //!   8  8  counter: the nonce, 0, 1, 2, ... per direction and key
 //!  16  ..  ChaCha20-Poly1305 ciphertext of the core datagram, then the 16-byte tag
+//! CLOSE (either way: the client quits, the server ends the session), 24 bytes
+//!   3  1  key epoch (of the keys that sealed it)
+//!   4  4  receiver index (the connection id the receiver chose)
+//!   8  16  the ChaCha20-Poly1305 tag of an empty plaintext under the session's keys with the
+//!          fixed nonce CLOSE_NONCE (2^64 - 2), which no data message uses (data counters stay
+//!          below the keys' message limit, at most CLOSE_NONCE): so a close cannot be made
+//!          from a data message, and every close of one key is the same 24 bytes (a sender
+//!          repeats it, a few copies, best-effort)
 //! ```
 //!
 //! A data message with an empty plaintext is a keepalive (it confirms a handshake).
@@ -71,6 +79,14 @@ pub const TYPE_DATA: u8 = 3;
 pub const TYPE_COOKIE: u8 = 4;
 /// Message type: refusal (an authenticated "no session for you now", with the reason).
 pub const TYPE_REFUSAL: u8 = 5;
+/// Message type: close (an authenticated "this session is over", either way).
+pub const TYPE_CLOSE: u8 = 6;
+/// The nonce a close is sealed with (no data message uses it: see [`TYPE_CLOSE`]'s layout).
+pub const CLOSE_NONCE: u64 = u64::MAX - 1;
+/// Bytes of a close: prefix, receiver index, tag.
+pub const CLOSE_BYTES: usize = PREFIX_BYTES + 4 + TAG_BYTES;
+/// Copies of a close a side sends (best-effort: a lost close leaves the peer to its timers).
+pub const CLOSE_COPIES: usize = 3;
 /// Bytes of a data message before its ciphertext.
 pub const DATA_HEADER_BYTES: usize = 16;
 /// Bytes of the AEAD tag.
@@ -153,7 +169,8 @@ pub fn message_type(datagram: &[u8]) -> Result<u8, PrefixError> {
         _ => return Err(PrefixError::UnknownVersion),
     }
     match datagram[2] {
-        t @ (TYPE_INITIATION | TYPE_RESPONSE | TYPE_DATA | TYPE_COOKIE | TYPE_REFUSAL) => Ok(t),
+        t @ (TYPE_INITIATION | TYPE_RESPONSE | TYPE_DATA | TYPE_COOKIE | TYPE_REFUSAL
+        | TYPE_CLOSE) => Ok(t),
         _ => Err(PrefixError::UnknownType),
     }
 }
@@ -219,6 +236,7 @@ mod tests {
         assert_eq!(RESPONSE_BYTES, 61);
         assert_eq!(REFUSAL_BYTES, 65);
         assert_eq!(COOKIE_REPLY_BYTES, 60);
+        assert_eq!(CLOSE_BYTES, 24);
         // Neither answer is larger than the smallest initiation: nothing to amplify.
         assert!(REFUSAL_BYTES.max(COOKIE_REPLY_BYTES) < MIN_INITIATION_BYTES);
     }
@@ -235,9 +253,10 @@ mod tests {
             Err(PrefixError::UnknownVersion)
         );
         assert_eq!(
-            message_type(&[0x53, 2, 6, 0]),
+            message_type(&[0x53, 2, 7, 0]),
             Err(PrefixError::UnknownType)
         );
+        assert_eq!(message_type(&[0x53, 2, 6, 0]), Ok(TYPE_CLOSE));
         assert_eq!(message_type(&[0x53, 2, 3, 0]), Ok(TYPE_DATA));
         assert_eq!(message_type(&[0x53, 2, 4, 0]), Ok(TYPE_COOKIE));
         assert_eq!(message_type(&[0x53, 2, 5, 0]), Ok(TYPE_REFUSAL));

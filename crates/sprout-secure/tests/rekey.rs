@@ -106,6 +106,7 @@ fn exchange(limits: Limits, messages: usize, jitter_us: u64, seed: u64) -> Outco
                 }
                 ServerReceived::Control => {}
                 ServerReceived::Dropped(r) => panic!("server dropped a genuine datagram: {r:?}"),
+                ServerReceived::Closed { .. } => panic!("nobody closed the session"),
             }
         }
         for d in s2c.due(now) {
@@ -115,6 +116,7 @@ fn exchange(limits: Limits, messages: usize, jitter_us: u64, seed: u64) -> Outco
                 }
                 ClientReceived::Established | ClientReceived::Control => {}
                 ClientReceived::Dropped(r) => panic!("client dropped a genuine datagram: {r:?}"),
+                ClientReceived::Closed => panic!("nobody closed the session"),
             }
         }
         if client

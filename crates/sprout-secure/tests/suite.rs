@@ -9,8 +9,10 @@
 mod adversarial;
 mod caps_and_cookies;
 mod cipher_interop;
+mod close;
 mod common;
 mod flood;
+mod half_open;
 mod keys;
 mod redial;
 mod rekey;

@@ -1,7 +1,7 @@
 //! The mobile host's end of SproutTunnel, sans-IO: one secure session to the relay, the
 //! per-flow queue toward it, and the addresses the relay assigns.
 //!
-//! **Dead relays.** A relay that restarted, closed the session, or is out of reach sends
+//! **Dead relays.** A relay that restarted, forgot the session, or is out of reach sends
 //! nothing authenticated. When [`Reconnect::dead_after`] (15 s, WireGuard's keepalive plus
 //! rekey timeouts) passes after the client sent without an authenticated answer, the client
 //! drops its session and starts a fresh handshake with the same keys and greeting (which
@@ -11,6 +11,12 @@
 //! are still free: a new session from a key replaces its old one). Only a session that was up
 //! once is redialled: a first handshake nobody answers (wrong key, relay not running) fails.
 //! The schedule is sprout-secure's [`Redial`], the one sprout-net's `Endpoint` runs too.
+//!
+//! **Endings.** A client that quits says so: [`TunnelClient::close`] has the session's
+//! authenticated close sent ([`sprout_secure::wire::CLOSE_COPIES`] copies, best-effort), so
+//! that the relay frees the session and its addresses at once rather than after its idle
+//! timeout. A close from the relay (authenticated by the session's keys) ends the tunnel with
+//! "the server closed the session": it is not redialled.
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
@@ -25,6 +31,7 @@ use crate::packet;
 use crate::server::is_client_address;
 use crate::session::SessionPath;
 use crate::settings_error::SettingsError;
+pub use crate::status::ClientState;
 use crate::status::{bump, secure_drops, SessionStatus, TunnelDrops, TunnelStatus};
 use crate::{MAX_TUN_BACKLOG, MIN_DATAGRAM_BYTES};
 
@@ -114,6 +121,12 @@ pub struct TunnelClient {
     failed: bool,
     /// When the secure session came up.
     established: Option<Instant>,
+    /// The client quit ([`TunnelClient::close`]): nothing more is taken or sent but the
+    /// close's copies.
+    quit: bool,
+    /// The session's close, and the copies of it [`TunnelClient::poll_udp`] has still to
+    /// hand out.
+    close: (Vec<u8>, usize),
     plaintext: Vec<u8>,
     tx: Vec<u8>,
     payloads: Vec<Vec<u8>>,
@@ -146,6 +159,8 @@ impl TunnelClient {
             tun_write_packets: 0,
             failed: false,
             established: None,
+            quit: false,
+            close: (Vec::new(), 0),
             plaintext: Vec::with_capacity(2048),
             tx: Vec::with_capacity(2048),
             payloads: Vec::new(),
@@ -178,7 +193,7 @@ impl TunnelClient {
     /// Reports the security layer's failure once when it ends the tunnel (the first
     /// session's, or any with redialling off: a later one is redialled).
     fn check_failed(&mut self) {
-        if self.failed || !self.redial.gives_up(&self.secure) {
+        if self.failed || self.quit || !self.redial.gives_up(&self.secure) {
             return;
         }
         if let Some(e) = self.secure.error() {
@@ -190,6 +205,9 @@ impl TunnelClient {
 
     /// Takes a UDP datagram from the server that arrived at `now`. Never panics.
     pub fn handle_udp(&mut self, now: Instant, datagram: &[u8]) {
+        if self.quit {
+            return;
+        }
         let received = self.secure.handle(now, datagram, &mut self.plaintext);
         self.redial.on_received(received);
         match received {
@@ -210,7 +228,9 @@ impl TunnelClient {
                 }
             }
             ClientReceived::Data => self.deliver(now),
-            ClientReceived::Control | ClientReceived::Dropped(_) => {}
+            // The relay ended the session: `check_failed` ends the tunnel with that reason
+            // (no redial).
+            ClientReceived::Closed | ClientReceived::Control | ClientReceived::Dropped(_) => {}
         }
         self.check_failed();
     }
@@ -271,6 +291,9 @@ impl TunnelClient {
 
     /// Takes an IP packet read from the TUN device at `now`. Never panics.
     pub fn handle_tun(&mut self, now: Instant, packet: &[u8]) {
+        if self.quit {
+            return;
+        }
         self.tun_read_packets = self.tun_read_packets.saturating_add(1);
         let info = match packet::parse(packet) {
             Ok(i) => i,
@@ -297,6 +320,15 @@ impl TunnelClient {
     /// The next UDP datagram to send to the server at `now`, written into `buf`; `false`
     /// when none. Call until `false`.
     pub fn poll_udp(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
+        if self.quit {
+            buf.clear();
+            if self.close.1 == 0 {
+                return false;
+            }
+            self.close.1 -= 1;
+            buf.extend_from_slice(&self.close.0);
+            return true;
+        }
         if self.secure.poll_transmit(now, buf) {
             return true;
         }
@@ -378,8 +410,47 @@ impl TunnelClient {
         }
     }
 
+    /// The client quits at `now`: if a session is up, its authenticated close is what
+    /// [`TunnelClient::poll_udp`] hands out next ([`sprout_secure::wire::CLOSE_COPIES`]
+    /// copies, then nothing), and the relay frees the session at once. From then on the client
+    /// takes nothing, redials nothing, reports no failure, and is [`ClientState::Ended`].
+    /// Idempotent.
+    pub fn close(&mut self, now: Instant) {
+        if self.quit {
+            return;
+        }
+        self.quit = true;
+        // The data path stays, inert, for the last status line's counters.
+        self.tun_out.clear();
+        let mut d = Vec::new();
+        if self.secure.close(now, &mut d) {
+            self.close = (d, sprout_secure::wire::CLOSE_COPIES);
+        }
+    }
+
+    /// Where the client stands: connecting (the first handshake, or waiting for the
+    /// relay's assignment), established, reconnecting, or ended (it quit, or the tunnel
+    /// failed, the relay's close included).
+    pub fn state(&self) -> ClientState {
+        if self.quit
+            || self.failed
+            || (self.secure.error().is_some() && self.redial.gives_up(&self.secure))
+        {
+            ClientState::Ended
+        } else if self.redial.is_reconnecting() {
+            ClientState::Reconnecting
+        } else if self.path.is_some() && self.secure.error().is_none() {
+            ClientState::Established
+        } else {
+            ClientState::Connecting
+        }
+    }
+
     /// Runs the timers due by `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.quit {
+            return;
+        }
         self.secure.handle_timeout(now);
         if let Some(path) = self.path.as_mut() {
             path.conn.handle_timeout(now);
@@ -398,7 +469,7 @@ impl TunnelClient {
 
     /// When [`TunnelClient::handle_timeout`] or [`TunnelClient::poll_udp`] is next needed.
     pub fn poll_timeout(&mut self) -> Option<Instant> {
-        if self.failed {
+        if self.failed || self.quit {
             return None;
         }
         let mut next = self.secure.poll_timeout();
@@ -424,7 +495,7 @@ impl TunnelClient {
 
     /// Whether the secure session is up (and has not failed).
     pub fn is_established(&self) -> bool {
-        self.path.is_some() && !self.failed && self.secure.error().is_none()
+        self.path.is_some() && !self.failed && !self.quit && self.secure.error().is_none()
     }
 
     /// The security layer's counters.
@@ -454,6 +525,7 @@ impl TunnelClient {
             tun_write_packets: self.tun_write_packets,
             reconnecting: self.redial.is_reconnecting(),
             reconnections: self.redial.reconnections(),
+            state: Some(self.state()),
         }
     }
 }

@@ -52,7 +52,7 @@ pub use flow_queue::{FlowQueue, FlowQueueConfig};
 pub use packet::{parse, FlowKey, PacketError, PacketInfo};
 pub use server::{PinnedAddresses, ServerSettings, ServerTunnelEvent, TunnelServer};
 pub use settings_error::SettingsError;
-pub use status::{SessionStatus, TunnelDrops, TunnelStatus};
+pub use status::{ClientState, SessionStatus, TunnelDrops, TunnelStatus};
 
 /// Most packets waiting to be written to the TUN device; beyond, packets are dropped and
 /// counted (`tun_backlog`).

@@ -124,7 +124,8 @@ pub enum ServerTunnelEvent {
         /// Why.
         reason: String,
     },
-    /// A client's session ended (idle, keys expired, its assignment never confirmed) and its
+    /// A client's session ended (the client closed it, idle, keys expired, its assignment
+    /// never confirmed) and its
     /// addresses are free again.
     ClientDown {
         /// The session.
@@ -638,6 +639,8 @@ impl TunnelServer {
                 }
             }
             ServerReceived::Data { id } => self.deliver(now, id),
+            // The client quit: its session and addresses are freed at once.
+            ServerReceived::Closed { id } => self.remove(id, true),
             ServerReceived::Control | ServerReceived::Dropped(_) => {}
         }
     }
@@ -810,6 +813,7 @@ impl TunnelServer {
             tun_write_packets: self.tun_write_packets,
             reconnecting: false,
             reconnections: 0,
+            state: None,
         }
     }
 }

@@ -148,6 +148,36 @@ pub struct TunnelStatus {
     pub reconnecting: bool,
     /// A client's sessions re-established after its relay fell silent (0 for a server).
     pub reconnections: u64,
+    /// Where a client stands (`None` for a server; left out of its JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<ClientState>,
+}
+
+/// Where a tunnel client stands (the states of sprout-net's `EndpointState`, by the same
+/// names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientState {
+    /// The first handshake is under way, or the relay's assignment has not come.
+    Connecting,
+    /// The session is up.
+    Established,
+    /// The relay fell silent: the client redials it.
+    Reconnecting,
+    /// The client quit, or the tunnel failed (the relay's close included).
+    Ended,
+}
+
+impl ClientState {
+    /// The state's name: `connecting`, `established`, `reconnecting` or `ended`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientState::Connecting => "connecting",
+            ClientState::Established => "established",
+            ClientState::Reconnecting => "reconnecting",
+            ClientState::Ended => "ended",
+        }
+    }
 }
 
 impl TunnelStatus {

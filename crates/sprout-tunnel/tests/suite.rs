@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod common;
+mod endings;
 mod flow_queue_props;
 mod forwarding;
 mod pair;

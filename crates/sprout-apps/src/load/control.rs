@@ -447,10 +447,18 @@ fn running_end(
     check: bool,
 ) -> Option<SessionEnd> {
     let bye_sent = c.bye_sent.load(Ordering::Acquire);
-    if !c.ep.is_running() {
-        Some(SessionEnd::Closed)
-    } else if elapsed >= duration && bye_sent && lock(&c.rx).bye.is_some() {
+    let ended = !c.ep.is_running();
+    if ended {
+        // The server closes a session once its BYE has left, and its close can overtake the
+        // receiving thread: what arrived before the end is read first.
+        c.drain();
+    }
+    // Our BYE was sent (the pacing thread's duration passed, on its own clock) and the
+    // server's came: the session ended well, whether or not the server has closed it yet.
+    if (elapsed >= duration || ended) && bye_sent && lock(&c.rx).bye.is_some() {
         Some(SessionEnd::Bye)
+    } else if ended {
+        Some(SessionEnd::Closed)
     } else if elapsed >= duration + CLIENT_GRACE {
         Some(SessionEnd::Duration)
     } else if check

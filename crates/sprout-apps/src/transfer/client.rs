@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use sprout_core::direction::Direction;
 use sprout_net::message::{Hello, Mode, DATA_HEADER_BYTES};
 use sprout_net::secure::{ClientConfig, Limits, PrivateKey, PublicKey};
-use sprout_net::{realtime_us, Endpoint};
+use sprout_net::{realtime_us, Endpoint, ReconnectOptions};
 
 use crate::app_delay::AppDelay;
 use crate::transfer::address::resolve;
@@ -78,6 +78,10 @@ fn wait_for_accept(
             return Err(TransferError::NoSession { remote, error });
         }
         if t0.elapsed() >= wait {
+            // The server answered, authenticated, that it is full: say so, not "check the keys".
+            if let Some(error) = ep.refusal() {
+                return Err(TransferError::NoSession { remote, error });
+            }
             let how = if ep.is_established() {
                 "the handshake completed but the server did not accept the session (it refuses a greeting it does not understand, and sessions beyond its limit)"
             } else if o.key.is_none() {
@@ -122,13 +126,20 @@ pub fn run_stream(o: &ClientOptions) -> Result<Option<AppDelay>, TransferError> 
         server_key,
         limits: Limits::default(),
     };
-    let ep = Endpoint::connect(local, remote, keys, hello.config(), &hello.encode()).map_err(
-        |source| TransferError::Connect {
+    // A server silent for SILENCE is redialled (unless --no-redial): the session's data
+    // phase goes on through a restarted server.
+    let reconnect = ReconnectOptions {
+        enabled: !o.no_redial,
+        dead_after: SILENCE,
+        ..ReconnectOptions::default()
+    };
+    let config = hello.config();
+    let ep = Endpoint::connect_with(local, remote, keys, config, &hello.encode(), reconnect)
+        .map_err(|source| TransferError::Connect {
             remote,
             local,
             source,
-        },
-    )?;
+        })?;
     let ep = Arc::new(ep);
     let peer: Arc<dyn Peer> = ep.clone();
     let listener = Listener::start(peer.clone());
@@ -151,6 +162,7 @@ pub fn run_stream(o: &ClientOptions) -> Result<Option<AppDelay>, TransferError> 
         ends_at_duration: true,
         grace: CLIENT_GRACE,
         json: o.json,
+        redials: !o.no_redial,
         session: None,
         drops: Arc::new(move || stats_ep.stats().secure.unwrap_or_default()),
     };

@@ -18,5 +18,10 @@ pub const BYE_COPIES: usize = 3;
 /// the end of the duration and the peer's silence at least this often (the peer's BYE wakes
 /// it at once). Long enough that many sessions on one server cost few wake-ups.
 pub(crate) const SESSION_POLL: Duration = Duration::from_millis(200);
+
+/// When a session's endpoint has ended, how long the session waits at most for its receiving
+/// thread to read what arrived before the end (the peer's BYE, then its close): the queue is
+/// bounded (`max_incoming_bytes`, 4 MiB), so reading it takes far less.
+pub(crate) const ENDED_DRAIN: Duration = Duration::from_secs(5);
 /// How often the receiving thread checks whether it should stop when no data comes.
 pub(crate) const LISTEN_POLL: Duration = Duration::from_millis(200);

@@ -58,6 +58,11 @@ pub(crate) struct Tick {
     /// client's own; on the server, the whole server's (unauthenticated datagrams belong to no
     /// session).
     pub(crate) dropped: u64,
+    /// Where this side's endpoint stands: `connecting`, `established`, `reconnecting` or
+    /// `ended`.
+    pub(crate) state: sprout_net::EndpointState,
+    /// Times a client's session was established again after its server fell silent.
+    pub(crate) reconnections: u64,
 }
 
 /// The end of a session.
@@ -120,6 +125,12 @@ pub(crate) struct Summary {
     pub(crate) roams: u64,
     pub(crate) bad_messages: u64,
     pub(crate) send_errors: u64,
+    /// Where this side's endpoint stood when the session ended: `established` (it ended with
+    /// the session up: BYE, duration), `reconnecting` (while a client redialled a silent
+    /// server) or `ended` (the endpoint had stopped: closed by either side, given up).
+    pub(crate) state: sprout_net::EndpointState,
+    /// Times a client's session was established again after its server fell silent.
+    pub(crate) reconnections: u64,
 }
 
 /// The `p` quantile (0..=1) of sorted values, nearest rank.

@@ -158,6 +158,11 @@ pub struct ClientOptions {
     /// JSON lines (one object per second, then `"type":"summary"`) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Give up when the server falls silent for 5 s (exit with an error) instead of
+    /// redialling it. By default a server silent for 5 s (restarted, or out of reach) is
+    /// redialled with the same keys and greeting until the duration ends.
+    #[arg(long)]
+    pub no_redial: bool,
 }
 
 /// The client's default duration, s.
@@ -181,6 +186,7 @@ impl ClientOptions {
             server_key: server_key.into(),
             key: None,
             json: false,
+            no_redial: false,
         }
     }
 
@@ -198,6 +204,7 @@ impl ClientOptions {
             .value("server-key", &self.server_key)
             .path("key", self.key.as_deref())
             .switch("json", self.json)
+            .switch("no-redial", self.no_redial)
             .finish()
     }
 }

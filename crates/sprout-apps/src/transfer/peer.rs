@@ -86,6 +86,8 @@ pub(crate) struct Inbox {
     /// The highest DATA sequence number received.
     pub(crate) max_seq: Option<u64>,
     pub(crate) bad_messages: u64,
+    /// The receiving thread has read everything of an endpoint that ended, and stopped.
+    pub(crate) drained: bool,
 }
 
 /// The receiving thread: parses every application payload into the inbox.
@@ -151,6 +153,11 @@ impl Listener {
                     Err(_) => ib.bad_messages += 1,
                 }
             }
+            shared2
+                .inbox
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .drained = true;
             shared2.news.notify_all();
         });
         Listener {

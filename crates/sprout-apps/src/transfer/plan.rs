@@ -19,6 +19,9 @@ pub(crate) struct Plan {
     /// How long past the duration to wait for the peer's BYE.
     pub(crate) grace: Duration,
     pub(crate) json: bool,
+    /// The endpoint redials a server that falls silent (a client without `--no-redial`):
+    /// silence does not end the session before the duration does.
+    pub(crate) redials: bool,
     /// A server's session: its id (8 hex digits) and client key, for the lines.
     pub(crate) session: Option<(String, String)>,
     /// Where the security layer's drop counters come from: a client's endpoint has its own;

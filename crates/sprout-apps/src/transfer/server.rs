@@ -127,6 +127,7 @@ fn start_session(server: &Arc<Server>, session: Session, json: bool, done: mpsc:
         json,
         session: Some((label.clone(), peer_key)),
         drops: Arc::new(move || srv.stats().secure),
+        redials: false,
     };
     let session: Arc<Session> = Arc::new(session);
     thread::spawn(move || {

@@ -10,10 +10,42 @@ use sprout_net::EndpointStats;
 
 use crate::app_delay::{paced_count, AppDelay, Stream};
 use crate::transfer::end::SessionEnd;
-use crate::transfer::limits::{BYE_COPIES, PACED_PAYLOAD, SESSION_POLL, SILENCE};
+use crate::transfer::limits::{BYE_COPIES, ENDED_DRAIN, PACED_PAYLOAD, SESSION_POLL, SILENCE};
 use crate::transfer::lines::{print_header, quantile, round, sorted, Summary, Tick};
 use crate::transfer::peer::{DataSender, Inbox, Listener, Peer};
 use crate::transfer::plan::Plan;
+
+/// Whether the peer's silence ends the session, `elapsed` into it: nothing heard for
+/// [`SILENCE`]. A client that redials a silent server keeps going until its duration ends (the
+/// endpoint redials after SILENCE); after it, silence ends the session as it would.
+fn silent(plan: &Plan, s: &EndpointStats, elapsed: Duration, duration: Duration) -> bool {
+    s.since_last_received_s
+        .is_none_or(|t| t > SILENCE.as_secs_f64())
+        && elapsed > SILENCE
+        && !(plan.redials && elapsed < duration)
+}
+
+/// How a session whose endpoint has ended (`s`, `past` its duration or not) ended: the peer
+/// may have said BYE and then closed the session (its close can overtake our reading of the
+/// BYE: what arrived before the end is read first); a client that does not redial
+/// (`--no-redial`) had its endpoint give up a server silent for [`SILENCE`], the silence that
+/// ends a session otherwise; an end after the duration is the duration's (the peer closed
+/// the session, its BYE lost); else it was closed.
+fn ended_how(listener: &Listener, plan: &Plan, s: &EndpointStats, past: bool) -> SessionEnd {
+    let drained = listener.wait_until(ENDED_DRAIN, |ib| ib.drained || ib.bye.is_some());
+    let unheard = s
+        .since_last_received_s
+        .is_none_or(|t| t >= SILENCE.as_secs_f64());
+    if drained && listener.inbox().bye.is_some() {
+        SessionEnd::Bye
+    } else if plan.ends_at_duration && !plan.redials && unheard {
+        SessionEnd::Silence
+    } else if past {
+        SessionEnd::Duration
+    } else {
+        SessionEnd::Closed
+    }
+}
 
 /// Runs the data phase of a session on `ep` (after the handshake) and prints its lines and
 /// summary. Returns the summary.
@@ -70,13 +102,9 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
             next_tick += 1;
         }
         if !s.running {
-            break SessionEnd::Closed;
+            break ended_how(listener, plan, &s, elapsed >= duration);
         }
-        let silent = s
-            .since_last_received_s
-            .is_none_or(|t| t > SILENCE.as_secs_f64())
-            && elapsed > SILENCE;
-        if silent {
+        if silent(plan, &s, elapsed, duration) {
             break SessionEnd::Silence;
         }
         let bye = listener.inbox().bye.is_some();
@@ -159,6 +187,8 @@ pub(crate) fn run_session(ep: &Arc<dyn Peer>, listener: &Listener, plan: &Plan) 
         roams: s.roams,
         bad_messages: ib.bad_messages,
         send_errors: s.send_errors,
+        state: s.state,
+        reconnections: s.reconnections,
     };
     summary.print(plan.json);
     summary
@@ -250,6 +280,8 @@ fn print_tick(
         owd_p95_ms: quantile(&delays, 0.95).map(|x| round(x, 3)),
         malformed: s.malformed,
         dropped: (plan.drops)().dropped_total(),
+        state: s.state,
+        reconnections: s.reconnections,
     }
     .print(plan.json);
 }

@@ -2,7 +2,9 @@
 
 #![allow(dead_code)]
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sprout_core::Config;
@@ -75,4 +77,76 @@ pub(crate) fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> boo
         std::thread::sleep(Duration::from_millis(10));
     }
     cond()
+}
+
+/// A UDP path between one client (which sends to [`Path::front`]) and a server, through a
+/// relay on 127.0.0.1 that [`Path::cut`] stops: from then on nothing passes either way, as
+/// when a client's link dies or its machine vanishes without a word.
+pub(crate) struct Path {
+    /// Where the client sends.
+    pub front: SocketAddr,
+    cut: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Path {
+    pub(crate) fn start(server: SocketAddr) -> Path {
+        let front = Arc::new(UdpSocket::bind(any_port()).unwrap());
+        let back = Arc::new(UdpSocket::bind(any_port()).unwrap());
+        back.connect(server).unwrap();
+        for s in [&front, &back] {
+            s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        }
+        let front_addr = front.local_addr().unwrap();
+        let cut = Arc::new(AtomicBool::new(false));
+        let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
+        let up = {
+            let (front, back, cut, client) =
+                (front.clone(), back.clone(), cut.clone(), client.clone());
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65_536];
+                while !cut.load(Ordering::SeqCst) {
+                    if let Ok((n, from)) = front.recv_from(&mut buf) {
+                        *client.lock().unwrap() = Some(from);
+                        if !cut.load(Ordering::SeqCst) {
+                            let _ = back.send(&buf[..n]);
+                        }
+                    }
+                }
+            })
+        };
+        let down = {
+            let cut = cut.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65_536];
+                while !cut.load(Ordering::SeqCst) {
+                    if let Ok(n) = back.recv(&mut buf) {
+                        let to = *client.lock().unwrap();
+                        if let (Some(to), false) = (to, cut.load(Ordering::SeqCst)) {
+                            let _ = front.send_to(&buf[..n], to);
+                        }
+                    }
+                }
+            })
+        };
+        Path {
+            front: front_addr,
+            cut,
+            threads: vec![up, down],
+        }
+    }
+
+    /// Stops the relay: nothing passes from now on (what is in flight is dropped).
+    pub(crate) fn cut(&mut self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Path {
+    fn drop(&mut self) {
+        self.cut();
+    }
 }

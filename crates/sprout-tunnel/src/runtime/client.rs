@@ -211,6 +211,11 @@ impl Client {
             },
         );
         let now = self.ctl.clock.now();
+        // The client quits: the relay is told (the session's authenticated close, a few
+        // copies, best-effort) and frees the session and its addresses at once. Nothing is
+        // sent when no session is up (a failed or closed tunnel).
+        self.end.engine.close(now);
+        self.io.send_final(&mut self.end, now);
         // Whatever happened: the device goes (with its addresses and routes), then the rest.
         self.io.detach();
         let removed = setup.as_ref().and_then(|s| {
@@ -228,7 +233,11 @@ impl Client {
             &self.io.counters,
             &reason,
             now,
-            json!({ "removed": removed.map(|r| format!("ran {r}")) }),
+            json!({
+                "removed": removed.map(|r| format!("ran {r}")),
+                "state": self.end.engine.state(),
+                "reconnections": self.end.engine.reconnections(),
+            }),
         );
         Ok(reason)
     }

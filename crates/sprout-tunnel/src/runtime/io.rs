@@ -325,6 +325,20 @@ impl Io {
         }
     }
 
+    /// The end's last datagrams (a quitting client's close), sent at once and best-effort:
+    /// a datagram still waiting for a blocked socket is dropped first, and a send that fails
+    /// is counted, not retried.
+    pub(super) fn send_final<E: End>(&mut self, end: &mut E, now: Instant) {
+        self.pending = None;
+        let mut buf = Vec::new();
+        while let Some(to) = end.poll_udp(now, &mut buf) {
+            match self.send(&buf, to) {
+                Ok(()) => self.counters.udp_sent += 1,
+                Err(_) => self.counters.udp_send_errors += 1,
+            }
+        }
+    }
+
     pub(super) fn drain_tun<E: End>(&mut self, end: &mut E) {
         while let Some(p) = end.poll_tun() {
             match &self.device {

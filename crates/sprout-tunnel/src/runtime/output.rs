@@ -330,7 +330,7 @@ pub(super) fn status_json(
     sessions_json: Vec<Value>,
 ) -> Value {
     let kbps = |bytes: u64| kbps_over(bytes, line.dt_s);
-    json!({
+    let mut v = json!({
         "event": "status",
         "elapsed_s": round1(s.now_us.as_secs_f64()),
         "clients": s.clients().0,
@@ -351,7 +351,12 @@ pub(super) fn status_json(
         "udp_received": io.udp_received,
         "udp_send_errors": io.udp_send_errors,
         "sessions": sessions_json,
-    })
+    });
+    // A client's state (a server has none).
+    if let (Some(state), Value::Object(m)) = (s.state, &mut v) {
+        m.insert("state".into(), json!(state));
+    }
+    v
 }
 
 /// The non-zero tunnel drop counters by name.
