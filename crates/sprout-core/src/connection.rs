@@ -257,8 +257,9 @@ pub struct ConnectionStats {
     /// Datagrams that parsed but held values the peer can not have sent, by reason (dropped,
     /// never fatal; the connection is as if they never arrived).
     pub rejected: Rejections,
-    /// Received application datagrams dropped because the incoming queue held
-    /// [`Config::max_incoming_bytes`] already (the application did not call `recv`).
+    /// Received application datagrams dropped unread because the incoming queue reached
+    /// [`Config::max_incoming_bytes`] (the application did not call `recv` fast enough): the
+    /// oldest go first.
     pub incoming_dropped: u64,
     /// Application bytes of those datagrams.
     pub incoming_dropped_bytes: u64,
@@ -459,17 +460,40 @@ impl Connection {
             let n = d.payload.len();
             self.stats.app_bytes_received = self.stats.app_bytes_received.saturating_add(n as u64);
             if self.keep_incoming {
-                if self.incoming_bytes.saturating_add(n) <= self.config.max_incoming_bytes {
-                    self.incoming_bytes += n;
-                    self.incoming.push_back(d.payload.to_vec());
-                } else {
-                    self.stats.incoming_dropped = self.stats.incoming_dropped.saturating_add(1);
-                    self.stats.incoming_dropped_bytes =
-                        self.stats.incoming_dropped_bytes.saturating_add(n as u64);
-                }
+                self.enqueue_incoming(d.payload);
             }
         }
         Ok(())
+    }
+
+    /// Queues a received payload for [`Connection::recv`] within
+    /// [`Config::max_incoming_bytes`]: when the queue is full the oldest payloads go first
+    /// (drop-head), so that what a reader that fell behind finds is the freshest data and the
+    /// peer's last messages (its goodbye among them); a payload larger than the whole bound is
+    /// dropped itself. Every payload dropped is counted.
+    fn enqueue_incoming(&mut self, payload: &[u8]) {
+        let n = payload.len();
+        let max = self.config.max_incoming_bytes;
+        if n > max {
+            self.count_incoming_dropped(n);
+            return;
+        }
+        while self.incoming_bytes + n > max {
+            let Some(old) = self.incoming.pop_front() else {
+                break;
+            };
+            self.incoming_bytes -= old.len();
+            self.count_incoming_dropped(old.len());
+        }
+        self.incoming_bytes += n;
+        self.incoming.push_back(payload.to_vec());
+    }
+
+    /// Counts one received payload of `n` bytes dropped unread.
+    fn count_incoming_dropped(&mut self, n: usize) {
+        self.stats.incoming_dropped = self.stats.incoming_dropped.saturating_add(1);
+        self.stats.incoming_dropped_bytes =
+            self.stats.incoming_dropped_bytes.saturating_add(n as u64);
     }
 
     /// How far ahead of what the receiver has accounted the end of a datagram arriving at
@@ -1087,14 +1111,15 @@ mod tests {
         let mut b = Connection::new(config, Instant::ZERO).unwrap();
         let len = (FIXED + 1000 + 60) as u64;
         for i in 0..4 {
-            b.handle_datagram(t(i), &datagram(&plain(i * len), &[7; 1000]))
+            b.handle_datagram(t(i), &datagram(&plain(i * len), &[i as u8; 1000]))
                 .unwrap();
         }
         let s = b.stats();
         assert_eq!(s.app_bytes_received, 4000);
         assert_eq!((s.incoming_dropped, s.incoming_dropped_bytes), (2, 2000));
         assert_eq!(b.incoming_bytes(), 2000);
-        assert_eq!(b.recv().unwrap().len(), 1000);
+        // The oldest went first: a reader that fell behind finds the peer's latest payloads.
+        assert_eq!(b.recv().unwrap(), vec![2; 1000]);
         assert_eq!(b.incoming_bytes(), 1000);
         b.handle_datagram(t(5), &datagram(&plain(4 * len), &[7; 1000]))
             .unwrap();

@@ -449,9 +449,11 @@ pub struct Config {
     /// value (the receiver counts the peer's datagrams with it).
     pub link_overhead_bytes: u32,
     /// Most application bytes received and not yet taken by [`crate::Connection::recv`], in
-    /// bytes (default [`DEFAULT_MAX_INCOMING_BYTES`], 4 MiB). Payloads that would go beyond it
-    /// are dropped and counted ([`crate::ConnectionStats::incoming_dropped`]): the application
-    /// must call `recv`; back-pressure is not possible for datagrams already received.
+    /// bytes (default [`DEFAULT_MAX_INCOMING_BYTES`], 4 MiB). When a payload would go beyond
+    /// it the oldest queued ones are dropped to make room (drop-head: the freshest data and the
+    /// peer's last messages survive) and counted ([`crate::ConnectionStats::incoming_dropped`]):
+    /// the application must call `recv`; back-pressure is not possible for datagrams already
+    /// received.
     #[serde(default = "default_max_incoming_bytes")]
     pub max_incoming_bytes: usize,
 }

@@ -93,8 +93,9 @@ pub struct EndpointStats {
     /// Application bytes received (those dropped unread, `incoming_dropped`, included).
     pub app_bytes_received: u64,
     /// Application datagrams that arrived, authenticated, but were dropped before the
-    /// application read them: the receive queue held its bound already
-    /// (`sprout_core::Config::max_incoming_bytes`, 4 MiB), the reader falling behind.
+    /// application read them: the receive queue reached its bound
+    /// (`sprout_core::Config::max_incoming_bytes`, 4 MiB), the reader falling behind; the
+    /// oldest are dropped first, so the peer's last messages survive.
     pub incoming_dropped: u64,
     /// Application bytes waiting in the endpoint for the window to open.
     pub queued_bytes: usize,
