@@ -258,8 +258,21 @@ mod tests {
         {
             std::thread::sleep(Duration::from_millis(1));
         }
-        interrupt(&child).unwrap();
-        assert_eq!(exit_code(child.wait().unwrap()), 128 + libc::SIGINT);
+        // Should an interrupt still land before the exec (it would be swallowed), the next one
+        // ends it: interrupt until it exits, at most 10 s (the sleep lasts 30).
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            interrupt(&child).unwrap();
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "an interrupt never ended sleep"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(exit_code(status), 128 + libc::SIGINT);
         let mut child = Command::new("true").spawn().unwrap();
         let signals = SignalWatcher::new().unwrap();
         // Another test of this binary may raise a stop signal meanwhile: wait on.
