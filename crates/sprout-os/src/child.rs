@@ -162,12 +162,13 @@ pub fn reclaim_terminal() {
 /// Prepares `cmd` so that, between fork and exec, the child: starts a process group of its
 /// own (its group id is its pid); gets `SIGKILL` when the thread that spawned it ends
 /// (`PR_SET_PDEATHSIG`); exits at once (status 137) if process `parent` (pid) already died;
-/// and, if `take_terminal`, becomes the terminal's foreground group.
+/// hears interrupts ([`hear_interrupts`]); and, if `take_terminal`, becomes the terminal's
+/// foreground group.
 pub fn isolate_on_exec(cmd: &mut Command, parent: u32, take_terminal: bool) {
     let parent = parent as libc::pid_t;
     // SAFETY: the hook runs in the child between fork and exec, where only async-signal-safe
-    // calls are allowed: it calls setpgid, prctl, getppid, _exit, sigemptyset, sigaddset,
-    // sigprocmask, tcsetpgrp and getpid only, allocates nothing, and its sigset_t values are
+    // calls are allowed: it calls setpgid, prctl, getppid, _exit, signal, sigemptyset,
+    // sigaddset, sigprocmask, tcsetpgrp and getpid only, allocates nothing, and its sigset_t values are
     // plain data initialised by sigemptyset before use. The calls are libc's because these
     // are the ones async-signal-safety is documented for.
     unsafe {
@@ -189,6 +190,7 @@ pub fn isolate_on_exec(cmd: &mut Command, parent: u32, take_terminal: bool) {
                 // The parent died between fork and prctl.
                 libc::_exit(137);
             }
+            hear_interrupts();
             if take_terminal {
                 let mut set: libc::sigset_t = std::mem::zeroed();
                 let mut old: libc::sigset_t = std::mem::zeroed();
@@ -204,16 +206,32 @@ pub fn isolate_on_exec(cmd: &mut Command, parent: u32, take_terminal: bool) {
 }
 
 /// Prepares `cmd` so that the child starts a new session (`setsid`) before exec: no
-/// controlling terminal, so a Ctrl-C or hang-up meant for us does not reach it.
+/// controlling terminal, so a Ctrl-C or hang-up meant for us does not reach it; and it hears
+/// our own interrupts ([`hear_interrupts`]).
 pub fn new_session_on_exec(cmd: &mut Command) {
-    // SAFETY: the hook runs in the child between fork and exec; setsid is a single
-    // async-signal-safe system call and the hook allocates nothing.
+    // SAFETY: the hook runs in the child between fork and exec; setsid and signal are
+    // async-signal-safe system calls and the hook allocates nothing.
     unsafe {
         cmd.pre_exec(|| {
             let _ = rustix::process::setsid();
+            hear_interrupts();
             Ok(())
         });
     }
+}
+
+/// In a child between fork and exec: the default action for `SIGINT` and `SIGQUIT`, so that
+/// [`interrupt`] ends it even when we were started with them ignored (a shell without job
+/// control starts its background commands so, and exec keeps an ignored signal). The child
+/// has a group or session of its own, so a terminal's Ctrl-C still does not reach it.
+///
+/// # Safety
+///
+/// Only between fork and exec (it changes this process's dispositions); it calls `signal`
+/// only, which is async-signal-safe.
+unsafe fn hear_interrupts() {
+    libc::signal(libc::SIGINT, libc::SIG_DFL);
+    libc::signal(libc::SIGQUIT, libc::SIG_DFL);
 }
 
 /// The shell-style exit code of a status: the code, or 128 + the signal number.
@@ -259,7 +277,8 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         // Should an interrupt still land before the exec (it would be swallowed), the next one
-        // ends it: interrupt until it exits, at most 10 s (the sleep lasts 30).
+        // ends it: interrupt until it exits, at most 10 s (the sleep lasts 30). It must end
+        // even when this test runs with SIGINT ignored (a background job of a shell).
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let status = loop {
             interrupt(&child).unwrap();
