@@ -2,6 +2,8 @@
 //! its real-network parts (`--emulate`), so that reproducing the paper's figures builds the
 //! simulator and the harness only (no sockets, cryptography, tunnel or emulator).
 
+#![forbid(unsafe_code)]
+
 use clap::Parser;
 use sprout_core::error_chain::chain_message;
 use sprout_eval::cli::{self, EvalArgs};
