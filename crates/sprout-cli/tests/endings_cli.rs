@@ -2,20 +2,12 @@
 //! ("server full (N sessions) - try later"), and redials a server that was killed and started
 //! again (unless `--no-redial`), its JSON saying the endpoint's state and reconnections.
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{free_udp_port, keygen, sprout};
-
-fn spawn(cmd: &mut Command) -> Child {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sprout starts")
-}
+use crate::common::{free_udp_port, keygen, spawn, sprout};
 
 /// Waits for `child` at most `limit` (killing it then).
 fn finish(mut child: Child, limit: Duration) -> Output {

@@ -1,24 +1,16 @@
 //! `sprout keygen`, `sprout server` and `sprout client` as processes on 127.0.0.1.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{free_udp_port, keygen, sprout};
+use crate::common::{free_udp_port, keygen, spawn, sprout};
 
 /// A UDP port on 127.0.0.1 that nothing listens on right now.
 fn free_port() -> u16 {
     free_udp_port("127.0.0.1")
-}
-
-fn spawn(cmd: &mut Command) -> Child {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sprout starts")
 }
 
 /// Waits for `child` at most `limit`, killing it (and failing) if it runs longer.

@@ -478,7 +478,7 @@ impl Connection {
             self.count_incoming_dropped(n);
             return;
         }
-        while self.incoming_bytes + n > max {
+        while self.incoming_bytes.saturating_add(n) > max {
             let Some(old) = self.incoming.pop_front() else {
                 break;
             };

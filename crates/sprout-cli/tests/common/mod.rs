@@ -4,7 +4,7 @@
 
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 /// The `sprout` under test: this build's, or the one `SPROUT_TEST_BIN` names (to show that
 /// an older build fails these tests).
@@ -24,6 +24,15 @@ pub(crate) fn assert_ok(out: &Output) {
 /// A `sprout` command (the build under test, [`sprout_bin`]).
 pub(crate) fn sprout() -> Command {
     Command::new(sprout_bin())
+}
+
+/// Starts `cmd` with no input and its output piped (read it with `wait_with_output`).
+pub(crate) fn spawn(cmd: &mut Command) -> Child {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sprout starts")
 }
 
 /// Whether the tests run as root (network namespaces, TUN devices).
