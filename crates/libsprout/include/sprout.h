@@ -10,7 +10,9 @@
  *
  * Time: every now_us is microseconds on one monotonic clock the caller chooses (e.g.
  * CLOCK_MONOTONIC), the same for every call on a connection; a time earlier than one already
- * passed is taken as that one.
+ * passed is taken as that one, a time above 2^62 as 2^62. The protocol is shown at most 60 s
+ * passing between two calls (a suspended application's session has ended or is being
+ * redialled by then): a clock jump costs a call at most 3,000 of the receiver's 20 ms ticks.
  *
  * Errors: functions return a SproutStatus (negative: an error); sprout_last_error gives the
  * message of the calling thread's last failed call. NULL pointers and impossible lengths are
