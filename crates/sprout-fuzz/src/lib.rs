@@ -21,9 +21,11 @@
 //! | [`trace`] | `sprout_link::Trace::parse` (mahimahi traces) and `sprout_link::MmLog::parse` (mm-link logs) |
 //! | [`packet`] | `sprout_tunnel::packet::parse`, SproutTunnel's IP header reader |
 //! | [`control`] | `sprout_tunnel::control::{Greeting, Control}::decode`, SproutTunnel's greeting and control messages |
+//! | [`capi`] | libsprout's C entry points (`sprout_conn_recv`, `_on_timeout`, `_send`, `_poll_transmit`, `_read`, `_close`) on an established pair: hostile and replayed datagrams, any times, small buffers |
 //! | [`saturator`] | `sprout_saturator::decode` (the Saturator's datagrams, driving a recorder, a sender and a reassembly), `decode_result` (a transferred recording), and `sprout traces convert`'s CSV reader |
 #![forbid(unsafe_code)]
 
+pub mod capi;
 pub mod connection;
 pub mod control;
 pub mod message;
@@ -49,6 +51,7 @@ pub fn targets() -> Vec<Box<dyn Target>> {
         Box::new(control::ControlTarget),
         Box::new(saturator::SaturatorTarget::default()),
         Box::new(saturator::ResultTarget),
+        Box::new(capi::CapiTarget::new()),
         Box::new(saturator::CsvTarget),
     ]
 }

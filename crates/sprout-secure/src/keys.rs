@@ -176,6 +176,11 @@ impl PrivateKey {
         getrandom::getrandom(&mut key).expect("the operating system's random generator failed");
         PrivateKey(key)
     }
+    /// The key of these 32 bytes (an X25519 secret: any 32 bytes are a key; the C library
+    /// takes keys this way).
+    pub fn from_bytes(bytes: [u8; 32]) -> PrivateKey {
+        PrivateKey(bytes)
+    }
     /// The matching public key.
     pub fn public_key(&self) -> PublicKey {
         let secret = x25519_dalek::StaticSecret::from(self.0);

@@ -1,0 +1,151 @@
+//! The C API from C: tests/c/sansio_test.c compiled with plain `cc` against
+//! include/sprout.h and the static library cargo built beside this test binary, run as it is,
+//! under valgrind (when present) and with AddressSanitizer (when the compiler has it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The crate's directory.
+fn crate_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Where cargo put libsprout.a and libsprout.so: the profile's directory, the parent of this
+/// test binary's `deps/`.
+pub(crate) fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary is in target/<profile>/deps");
+    assert!(
+        dir.join("libsprout.a").is_file(),
+        "no libsprout.a in {} (cargo builds it with the test)",
+        dir.display()
+    );
+    dir.to_path_buf()
+}
+
+/// The C compiler (`$CC` or `cc`), or `None` (and the reason printed) if there is none.
+pub(crate) fn c_compiler() -> Option<String> {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    match Command::new(&cc).arg("--version").output() {
+        Ok(o) if o.status.success() => Some(cc),
+        _ => {
+            println!("skipped: no C compiler `{cc}` (set CC)");
+            None
+        }
+    }
+}
+
+/// Whether `tool` runs (`tool --version`).
+pub(crate) fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The libraries the static library needs from the system (`--print native-static-libs`).
+pub(crate) const STATIC_DEPS: [&str; 6] = ["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl"];
+
+/// Compiles `sources` into `exe` with `flags`; panics with the compiler's output on failure
+/// unless `may_fail` (then false).
+pub(crate) fn compile(
+    cc: &str,
+    sources: &[PathBuf],
+    exe: &Path,
+    flags: &[&str],
+    may_fail: bool,
+) -> bool {
+    let include = crate_dir().join("include");
+    let out = Command::new(cc)
+        .args([
+            "-std=c11",
+            "-D_POSIX_C_SOURCE=200809L",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-O1",
+            "-g",
+        ])
+        .arg("-I")
+        .arg(&include)
+        .args(sources)
+        .args(flags)
+        .arg("-o")
+        .arg(exe)
+        .output()
+        .expect("running the C compiler");
+    if !out.status.success() && !may_fail {
+        panic!(
+            "{cc} failed on {sources:?}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out.status.success()
+}
+
+fn run(cmd: &mut Command, what: &str) -> Output {
+    let out = cmd.output().expect(what);
+    let text = format!(
+        "{what}: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(" passed, 0 failed"),
+        "{text}"
+    );
+    println!("{what}: ok");
+    out
+}
+
+fn sansio_test(tag: &str, flags: &[&str], may_fail: bool) -> Option<PathBuf> {
+    let cc = c_compiler()?;
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sansio_test_{tag}"));
+    let mut all = flags.to_vec();
+    let lib = lib_dir().join("libsprout.a");
+    all.push(lib.to_str().expect("a UTF-8 path"));
+    all.extend(STATIC_DEPS);
+    let src = crate_dir().join("tests/c/sansio_test.c");
+    compile(&cc, &[src], &exe, &all, may_fail).then_some(exe)
+}
+
+#[test]
+fn the_sans_io_c_test_passes_and_runs_clean_under_valgrind() {
+    let Some(exe) = sansio_test("plain", &[], false) else {
+        return;
+    };
+    run(&mut Command::new(&exe), "sansio_test");
+    if !have("valgrind") {
+        println!("skipped: valgrind is not installed");
+        return;
+    }
+    run(
+        Command::new("valgrind")
+            .args([
+                "--error-exitcode=1",
+                "--leak-check=full",
+                "--errors-for-leak-kinds=definite,indirect,possible",
+                "-q",
+            ])
+            .arg(&exe),
+        "sansio_test under valgrind",
+    );
+}
+
+#[test]
+fn the_sans_io_c_test_runs_clean_under_address_sanitizer() {
+    let flags = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"];
+    let Some(exe) = sansio_test("asan", &flags, true) else {
+        println!("skipped: the C compiler cannot build with -fsanitize=address");
+        return;
+    };
+    run(
+        Command::new(&exe).env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0"),
+        "sansio_test with AddressSanitizer",
+    );
+}

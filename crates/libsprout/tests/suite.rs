@@ -1,0 +1,6 @@
+//! libsprout's one test binary: its modules are the other files of tests/.
+#![forbid(unsafe_code)]
+
+mod c;
+mod example;
+mod header;
