@@ -1,6 +1,7 @@
 //! libsprout: Sprout embedded in C applications. A shared and a static C library (`-lsprout`)
 //! with the header `include/sprout.h`, generated from this crate by cbindgen
-//! (`tests/header.rs` fails when the checked-in header differs from the code).
+//! (`tools/sprout-header`, run by CI, fails when the checked-in header differs from the code;
+//! `cargo run --manifest-path tools/sprout-header/Cargo.toml -- --write` rewrites it).
 //!
 //! This is the sans-IO layer: a secure Sprout connection object ([`api::SproutConn`]),
 //! client side or server side of one session, that the application feeds with the datagrams

@@ -3,4 +3,3 @@
 
 mod c;
 mod example;
-mod header;
