@@ -10,20 +10,21 @@ fn crate_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Where cargo put libsprout.a and libsprout.so: the profile's directory, the parent of this
-/// test binary's `deps/`.
+/// Where cargo put the libsprout.a and libsprout.so of this build: beside this test binary, in
+/// `target/<profile>/deps/` (cargo builds every crate type of the library for the test but
+/// copies them up to `target/<profile>/` only for `cargo build`, whose copy may be stale).
 pub(crate) fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
-    let dir = exe
+    let deps = exe
         .parent()
-        .and_then(Path::parent)
-        .expect("the test binary is in target/<profile>/deps");
+        .expect("the test binary is in target/<profile>/deps")
+        .to_path_buf();
     assert!(
-        dir.join("libsprout.a").is_file(),
-        "no libsprout.a in {} (cargo builds it with the test)",
-        dir.display()
+        deps.join("libsprout.a").is_file() && deps.join("libsprout.so").is_file(),
+        "no libsprout.a and libsprout.so in {} (cargo builds them with the test)",
+        deps.display()
     );
-    dir.to_path_buf()
+    deps
 }
 
 /// The C compiler (`$CC` or `cc`), or `None` (and the reason printed) if there is none.
