@@ -294,16 +294,35 @@ fn verdicts_and_the_reports_answer_follow_the_numbers() {
     sprout_eval::report::write_frontier(out.path(), &res).unwrap();
     let report = std::fs::read_to_string(out.path().join("report.md")).unwrap();
     assert!(
-        report.contains("On the 4 link directions (average): a point of sprout-wide dominates"),
+        report.contains(
+            "On the 4 link directions (average): a point of sprout-wide dominates a \
+             Sprout-EWMA point; Sprout-EWMA at its default gain (0.125): dominated by a point \
+             of sprout-wide."
+        ),
         "{report}"
     );
     assert!(
         report.contains(&format!(
-            "On {FIGURE9_LINK} (both directions, average): no Sprout model point dominates"
+            "On {FIGURE9_LINK} (both directions, average): no Sprout model point dominates a \
+             Sprout-EWMA point; Sprout-EWMA at its default gain (0.125): dominated by no \
+             Sprout model point."
         )),
         "{report}"
     );
-    assert!(report.contains("sprout-wide on the 4 link directions (average): DOMINATES"));
+    assert!(
+        report.contains(
+            "sprout-wide on the 4 link directions (average): DOMINATES sprout-ewma at gain 0.125 \
+         (1 pair), e.g. at confidence 0.5 81.0% / 520 ms against gain 0.125 80.3% / 554 ms"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "sprout on the 4 link directions (average): no point dominates a sprout-ewma point; \
+         best gap: at sprout-ewma's gain 0.125 (80.3% / 554 ms)"
+        ),
+        "{report}"
+    );
     let line = format!("| sprout | {ALL} | {:+.1} |", 100.0 * short);
     assert!(report.contains(&line), "{line} in {report}");
     let table = sprout_eval::report::frontier_terminal_table(&res);

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use sprout_sim::scheme::Scheme;
 
 /// The Bayesian models' confidences.
-pub const CONFIDENCES: [f64; 6] = [0.5, 0.7, 0.8, 0.85, 0.9, 0.95];
+pub const CONFIDENCES: [f64; 8] = [0.5, 0.55, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95];
 /// Sprout-EWMA's gains per 20 ms tick: the default 0.125 and values either side.
 pub const GAINS: [f64; 5] = [0.03125, 0.0625, 0.125, 0.25, 0.5];
 /// The link whose two directions' average gets a verdict of its own: Figure 9's.
@@ -39,7 +39,7 @@ impl FrontierModel {
 
 /// The models, in the order the tables list them: the paper's, the wide one, the candidates
 /// of issue 40's second part (each a named parameter set of the wide model), Sprout-EWMA last.
-pub const MODELS: [FrontierModel; 4] = [
+pub const MODELS: [FrontierModel; 5] = [
     FrontierModel {
         name: "sprout",
         scheme: Scheme::Sprout,
@@ -58,6 +58,15 @@ pub const MODELS: [FrontierModel; 4] = [
         params: &["estimator.Wide.count_cv=0.3"],
         about: "the wide model with a negative binomial count (overdispersed Poisson: \
                 variance m + (0.3 m)^2 for a mean of m packets a tick), for bursty delivery",
+    },
+    FrontierModel {
+        name: "wide-floor25",
+        scheme: Scheme::SproutWide,
+        params: &["estimator.Wide.sigma_floor=25"],
+        about: "the wide model with the floor of its volatility at 25 packets/s per sqrt(s) \
+                instead of the paper's 200: below 35 packets/s (an outage's escape included) \
+                the rate moves by that additive motion, so a belief near an outage expects \
+                slower recovery and the cautious forecast sends less into it",
     },
     FrontierModel {
         name: "sprout-ewma",

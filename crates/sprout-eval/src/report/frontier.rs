@@ -93,15 +93,53 @@ fn verdict_line(res: &FrontierResults, v: &Verdict) -> String {
             })
     };
     let mut s = format!("{} on {}: ", v.model, group_name(res, &v.group));
-    if let Some(&(c, g)) = v.dominating.first() {
+    if !v.dominating.is_empty() {
+        // The Sprout-EWMA points dominated; the example: the one of most utilization, against
+        // the model's point of least delay that dominates it.
+        let mut gains: Vec<f64> = v.dominating.iter().map(|d| d.1).collect();
+        gains.sort_by(f64::total_cmp);
+        gains.dedup();
+        let util = |name: &str, value: f64| {
+            res.averages
+                .iter()
+                .find(|a| a.group == v.group && a.model == name && a.value == value)
+                .map_or((f64::NAN, f64::NAN), |a| {
+                    (a.utilization, a.self_inflicted_ms)
+                })
+        };
+        let g = gains
+            .iter()
+            .copied()
+            .max_by(|a, b| util(&ewma, *a).0.total_cmp(&util(&ewma, *b).0))
+            .unwrap_or(f64::NAN);
+        let c = v
+            .dominating
+            .iter()
+            .filter(|d| d.1 == g)
+            .map(|d| d.0)
+            .min_by(|a, b| util(&v.model, *a).1.total_cmp(&util(&v.model, *b).1))
+            .unwrap_or(f64::NAN);
+        let rest: Vec<String> = res
+            .settings
+            .gains
+            .iter()
+            .filter(|x| !gains.contains(x))
+            .map(|x| format!("{x}"))
+            .collect();
         let _ = write!(
             s,
-            "DOMINATES: at confidence {c} {} against {ewma} at gain {g} {} ({} pair{} in all)",
+            "DOMINATES {ewma} at gain{} {} ({} pair{}), e.g. at confidence {c} {} against \
+             gain {g} {}",
+            if gains.len() == 1 { "" } else { "s" },
+            list(&gains),
+            v.dominating.len(),
+            if v.dominating.len() == 1 { "" } else { "s" },
             point(&v.model, c),
             point(&ewma, g),
-            v.dominating.len(),
-            if v.dominating.len() == 1 { "" } else { "s" }
         );
+        if !rest.is_empty() {
+            let _ = write!(s, "; not at gain {}", rest.join(", "));
+        }
     } else {
         let _ = write!(s, "no point dominates a {ewma} point");
         match &v.best_gap {
@@ -261,19 +299,31 @@ fn section(res: &FrontierResults) -> String {
             .collect::<Vec<_>>()
     };
     let _ = writeln!(s);
+    let default_gain = sprout_core::params::DEFAULT_EWMA_GAIN;
     for g in &groups {
         let who = answered(g);
+        let of_default: Vec<&str> = res
+            .verdicts
+            .iter()
+            .filter(|v| &v.group == g && v.dominating.iter().any(|d| d.1 == default_gain))
+            .map(|v| v.model.as_str())
+            .collect();
         let _ = writeln!(
             s,
-            "On {}: {}",
+            "On {}: {}; Sprout-EWMA at its default gain ({default_gain}): {}.",
             group_name(res, g),
             if who.is_empty() {
-                "no Sprout model point dominates a Sprout-EWMA point.".to_string()
+                "no Sprout model point dominates a Sprout-EWMA point".to_string()
             } else {
                 format!(
-                    "a point of {} dominates a Sprout-EWMA point.",
+                    "a point of {} dominates a Sprout-EWMA point",
                     who.join(", ")
                 )
+            },
+            if of_default.is_empty() {
+                "dominated by no Sprout model point".to_string()
+            } else {
+                format!("dominated by a point of {}", of_default.join(", "))
             }
         );
     }
