@@ -94,8 +94,9 @@ fn verdict_line(res: &FrontierResults, v: &Verdict) -> String {
     };
     let mut s = format!("{} on {}: ", v.model, group_name(res, &v.group));
     if !v.dominating.is_empty() {
-        // The Sprout-EWMA points dominated; the example: the one of most utilization, against
-        // the model's point of least delay that dominates it.
+        // The Sprout-EWMA points dominated; the example: the default gain's if it is one, else
+        // the one of most utilization, against the model's point of least delay that
+        // dominates it.
         let mut gains: Vec<f64> = v.dominating.iter().map(|d| d.1).collect();
         gains.sort_by(f64::total_cmp);
         gains.dedup();
@@ -107,11 +108,16 @@ fn verdict_line(res: &FrontierResults, v: &Verdict) -> String {
                     (a.utilization, a.self_inflicted_ms)
                 })
         };
-        let g = gains
-            .iter()
-            .copied()
-            .max_by(|a, b| util(&ewma, *a).0.total_cmp(&util(&ewma, *b).0))
-            .unwrap_or(f64::NAN);
+        let default_gain = sprout_core::params::DEFAULT_EWMA_GAIN;
+        let g = if gains.contains(&default_gain) {
+            default_gain
+        } else {
+            gains
+                .iter()
+                .copied()
+                .max_by(|a, b| util(&ewma, *a).0.total_cmp(&util(&ewma, *b).0))
+                .unwrap_or(f64::NAN)
+        };
         let c = v
             .dominating
             .iter()
