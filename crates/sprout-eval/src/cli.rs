@@ -33,8 +33,10 @@ pub struct EvalArgs {
     /// Comma-separated experiments (fig7, fig8, summary, confidence, loss, distributions,
     /// sensitivity, model), or all [default: fig7]; also interactive (application sources on
     /// the 8 link directions against direct), rates (the links scaled x1-x64 and constant
-    /// 10-1000 Mbit/s links, both Sprout models) and calibration (how often each model's
-    /// forecast is met at each stated confidence, per link and horizon), none in all. With
+    /// 10-1000 Mbit/s links, both Sprout models), calibration (how often each model's
+    /// forecast is met at each stated confidence, per link and horizon) and frontier (each
+    /// Sprout model's confidence sweep against Sprout-EWMA's gain sweep, utilization against
+    /// self-inflicted delay, which dominates which), none in all. With
     /// `sprout eval --emulate`: fig7 (the schemes through the emulator), tunnel (a Cubic
     /// download with an interactive stream, then with a WebRTC call, each direct and through
     /// SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant 10

@@ -497,10 +497,12 @@ pub fn run_with(opts: &EvalOptions, settings: &InteractiveSettings) -> Result<St
     let rates = crate::rates::run_if_asked(&opts.experiments, measure, run, &links, out.staging())?;
     let calibration =
         crate::calibration::run_if_asked(&opts.experiments, measure, run, &links, out.staging())?;
+    let frontier =
+        crate::frontier::run_if_asked(&opts.experiments, measure, run, &links, out.staging())?;
     let tidied = out.finish()?;
     Ok(summary_text(
         &format!(
-            "{rates}{calibration}{}",
+            "{rates}{calibration}{frontier}{}",
             report::summary(&results, &opts.out)
         ),
         &tidied.to_string(),

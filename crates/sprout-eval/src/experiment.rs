@@ -43,6 +43,11 @@ pub enum Experiment {
     /// forecasts met per horizon and where the misses fall ([`crate::calibration`]). Not in
     /// [`Experiment::ALL`]: asked for by name ([`Experiment::OPT_IN`]).
     Calibration,
+    /// The paper's open question (issue 40): each Sprout model's confidence sweep against
+    /// Sprout-EWMA's gain sweep on every link direction, utilization against self-inflicted
+    /// delay, and which points dominate which ([`crate::frontier`]). Not in
+    /// [`Experiment::ALL`]: asked for by name ([`Experiment::OPT_IN`]).
+    Frontier,
     /// Emulated only: the isolation experiment, bulk and interactive flows direct, then through
     /// SproutTunnel (§5.7).
     Tunnel,
@@ -112,12 +117,13 @@ impl Experiment {
     ];
 
     /// The simulated experiments that `all` leaves out, run only when named: `interactive`,
-    /// `rates` and `calibration` (their runs and outputs are their own, so that `all` gives
-    /// the paper's experiments alone).
-    pub const OPT_IN: [Experiment; 3] = [
+    /// `rates`, `calibration` and `frontier` (their runs and outputs are their own, so that
+    /// `all` gives the paper's experiments alone).
+    pub const OPT_IN: [Experiment; 4] = [
         Experiment::Interactive,
         Experiment::Rates,
         Experiment::Calibration,
+        Experiment::Frontier,
     ];
 
     /// Every experiment of `sprout eval --emulate`, in run order (its `fig7` is the schemes
@@ -139,6 +145,7 @@ impl Experiment {
             Experiment::Interactive => "interactive",
             Experiment::Rates => "rates",
             Experiment::Calibration => "calibration",
+            Experiment::Frontier => "frontier",
             Experiment::Tunnel => "tunnel",
             Experiment::TunnelCost => "tunnel-cost",
         }

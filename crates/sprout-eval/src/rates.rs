@@ -18,8 +18,7 @@
 //! ([`crate::experiment::Experiment::OPT_IN`]). The files, table and report section are in
 //! `crate::report::rates`, the chart in `crate::chart::rates_chart`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -420,11 +419,6 @@ fn run_all(
     threads: Option<usize>,
     progress: bool,
 ) -> Result<Vec<Vec<RatesRow>>> {
-    let bar = crate::progress::bar(plan.len() as u64, "", progress);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(EvalError::Threads)?;
     let jobs: Vec<(String, Arc<Trace>, Arc<Trace>, u64)> = plan
         .iter()
         .map(|r| {
@@ -437,45 +431,24 @@ fn run_all(
             (name, up, down, d)
         })
         .collect();
-    let mut order: Vec<usize> = (0..plan.len()).collect();
-    order.sort_by(|&a, &b| {
-        let c = |i: usize| cost(&jobs[i].1, &jobs[i].2, jobs[i].3);
-        c(b).total_cmp(&c(a))
-    });
-    let next = AtomicUsize::new(0);
-    let done: Vec<Mutex<Option<Result<Vec<RatesRow>>>>> =
-        plan.iter().map(|_| Mutex::new(None)).collect();
-    let worker = || {
-        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let (name, up, down, duration_us) = &jobs[i];
-            let r = &plan[i];
-            let config = &configs
-                .iter()
-                .find(|(s, _)| *s == r.scheme)
-                .expect("a config per scheme")
-                .1;
-            let out = run_one(r, name, (up, down), config, settings.skip_us, *duration_us);
-            bar.inc(1);
-            bar.set_message(format!(
-                "rates {} {name} {}",
-                group(&r.link),
-                r.scheme.key()
-            ));
-            *done[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
-        }
+    let indexed: Vec<usize> = (0..plan.len()).collect();
+    let dearness = |&i: &usize| cost(&jobs[i].1, &jobs[i].2, jobs[i].3);
+    let message = |&i: &usize| {
+        let r = &plan[i];
+        format!("rates {} {} {}", group(&r.link), jobs[i].0, r.scheme.key())
     };
-    pool.scope(|s| {
-        for _ in 0..pool.current_num_threads() {
-            s.spawn(|_| worker());
-        }
-    });
-    bar.finish_and_clear();
-    done.into_iter()
-        .map(|m| {
-            m.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .expect("every run ran")
-        })
+    let work = |&i: &usize| {
+        let (name, up, down, duration_us) = &jobs[i];
+        let r = &plan[i];
+        let config = &configs
+            .iter()
+            .find(|(s, _)| *s == r.scheme)
+            .expect("a config per scheme")
+            .1;
+        run_one(r, name, (up, down), config, settings.skip_us, *duration_us)
+    };
+    crate::parallel::run_costliest_first(&indexed, threads, progress, (dearness, message), work)?
+        .into_iter()
         .collect()
 }
 

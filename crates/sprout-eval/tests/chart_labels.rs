@@ -20,10 +20,11 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use sprout_eval::chart::{
-    app_delay_chart, calibration_chart, delay_over_time_chart, text_width, throughput_delay_chart,
-    time_series_chart, time_series_chart_measured, utilization_delay_chart, AppDelayPanel,
-    AppDelaySeries, CalibrationPanel, CalibrationSeries, ChartPoint, DelayPanel, DelaySeries,
-    UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM, CHAR_WIDTH_EM, DESCENT_EM, HEIGHT, WIDTH,
+    app_delay_chart, calibration_chart, delay_over_time_chart, frontier_chart, text_width,
+    throughput_delay_chart, time_series_chart, time_series_chart_measured, utilization_delay_chart,
+    AppDelayPanel, AppDelaySeries, CalibrationPanel, CalibrationSeries, ChartPoint, DelayPanel,
+    DelaySeries, FrontierPanel, FrontierSeries, UtilizationPoint, ASCENT_EM, BOLD_CHAR_WIDTH_EM,
+    CHAR_WIDTH_EM, DESCENT_EM, HEIGHT, WIDTH,
 };
 use sprout_eval::eval::{self, EvalOptions, Experiment};
 use sprout_link::{testdata, SyntheticLink};
@@ -1276,6 +1277,82 @@ fn calibration_charts() {
         "calibration, empty",
         &calibration_chart("Nothing", &[], &[]),
     );
+}
+
+/// The frontier experiment's chart (utilization against self-inflicted delay): four models'
+/// sweeps as measured on the paper's links (issue 40's table), close together and crossing,
+/// in two panels; a missing value; one panel alone; no panel at all.
+#[test]
+fn frontier_charts() {
+    let series = |label: &str, pts: &[(f64, f64, f64)]| FrontierSeries {
+        label: label.into(),
+        points: pts.to_vec(),
+    };
+    let all = FrontierPanel {
+        title: "the 8 link directions (average)".into(),
+        series: vec![
+            series(
+                "sprout",
+                &[
+                    (0.5, 0.789, 1026.0),
+                    (0.7, 0.77, 725.0),
+                    (0.8, 0.731, 603.0),
+                    (0.85, 0.686, 552.0),
+                    (0.9, 0.615, 496.0),
+                    (0.95, 0.468, 383.0),
+                ],
+            ),
+            series(
+                "sprout-wide",
+                &[
+                    (0.5, 0.809, 873.0),
+                    (0.7, 0.775, 652.0),
+                    (0.8, 0.729, 587.0),
+                    (0.85, 0.679, 490.0),
+                    (0.9, f64::NAN, 397.0),
+                    (0.95, 0.442, 339.0),
+                ],
+            ),
+            series(
+                "wide-nb",
+                &[
+                    (0.5, 0.805, 922.0),
+                    (0.7, 0.768, 584.0),
+                    (0.8, 0.714, 518.0),
+                    (0.95, 0.357, 334.0),
+                ],
+            ),
+            series(
+                "sprout-ewma",
+                &[
+                    (0.03125, 0.769, 541.0),
+                    (0.0625, 0.788, 532.0),
+                    (0.125, 0.803, 554.0),
+                    (0.25, 0.805, 703.0),
+                    (0.5, 0.796, 827.0),
+                ],
+            ),
+        ],
+    };
+    let mut one = all.clone();
+    one.title = "TMobile-UMTS-driving (both directions, average)".into();
+    for s in &mut one.series {
+        for p in &mut s.points {
+            p.2 *= 0.8;
+        }
+    }
+    let caption = ["Both directions loaded, 20 ms each way, whole traces, the first 60 s skipped"];
+    let svg = frontier_chart("Frontier", &[all.clone(), one], &caption);
+    check_svg("frontier", &svg);
+    let colours = series_colours(&svg);
+    assert_eq!(colours["sprout"].iter().next().unwrap(), "#d62728");
+    assert_eq!(colours["sprout-ewma"].iter().next().unwrap(), "#ff7f0e");
+    assert!(colour_problems(&[("frontier".into(), svg)], &BTreeSet::new()).is_empty());
+    check_svg(
+        "frontier, one panel",
+        &frontier_chart("Frontier", &[all], &caption),
+    );
+    check_svg("frontier, empty", &frontier_chart("Nothing", &[], &[]));
 }
 
 /// The interactive experiment's chart (application-level delay against offered rate): six

@@ -8,6 +8,7 @@
 
 mod calibration;
 mod chart_labels;
+mod frontier;
 mod interactive;
 mod metrics_charts;
 mod rates;

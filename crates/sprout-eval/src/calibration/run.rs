@@ -1,8 +1,6 @@
 //! The experiment's runs: every model at every confidence on every link direction, in
 //! parallel, their rows and averages, and the experiment as `sprout eval` runs it.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -329,45 +327,21 @@ fn run_all(
     threads: Option<usize>,
     progress: bool,
 ) -> Result<Vec<Vec<Tally>>> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(EvalError::Threads)?;
-    let bar = crate::progress::bar(plan.len() as u64, "", progress);
-    let mut order: Vec<usize> = (0..plan.len()).collect();
-    order.sort_by(|&a, &b| cost(&plan[b], directions).total_cmp(&cost(&plan[a], directions)));
-    let next = AtomicUsize::new(0);
-    let done: Vec<Mutex<Vec<Tally>>> = plan.iter().map(|_| Mutex::new(Vec::new())).collect();
-    let worker = || {
-        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let job = &plan[i];
-            let d = &directions[job.direction];
-            let tick_us = job.config.model.tick_us.as_micros().max(1);
-            let first = usize::try_from(settings.skip_us.div_ceil(tick_us))
-                .unwrap_or(usize::MAX)
-                .saturating_sub(1);
-            let mut est = build(&job.config);
-            let t = measure(&mut *est, &d.ticks, first, job.config.model.forecast_ticks);
-            bar.inc(1);
-            bar.set_message(format!(
-                "calibration {} {} {}",
-                d.link,
-                d.direction,
-                job.model.key()
-            ));
-            *done[i].lock().unwrap_or_else(|e| e.into_inner()) = t;
-        }
+    let dearness = |job: &Job| cost(job, directions);
+    let message = |job: &Job| {
+        let d = &directions[job.direction];
+        format!("calibration {} {} {}", d.link, d.direction, job.model.key())
     };
-    pool.scope(|s| {
-        for _ in 0..pool.current_num_threads() {
-            s.spawn(|_| worker());
-        }
-    });
-    bar.finish_and_clear();
-    Ok(done
-        .into_iter()
-        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
-        .collect())
+    let work = |job: &Job| {
+        let d = &directions[job.direction];
+        let tick_us = job.config.model.tick_us.as_micros().max(1);
+        let first = usize::try_from(settings.skip_us.div_ceil(tick_us))
+            .unwrap_or(usize::MAX)
+            .saturating_sub(1);
+        let mut est = build(&job.config);
+        measure(&mut *est, &d.ticks, first, job.config.model.forecast_ticks)
+    };
+    crate::parallel::run_costliest_first(plan, threads, progress, (dearness, message), work)
 }
 
 /// The experiment as `sprout eval` runs it: nothing (an empty text) unless `experiments`

@@ -8,8 +8,9 @@
 use super::axes::{fmt_num, x_tick, y_tick_label, Linear};
 use super::colours::{label_key, Palette};
 use super::geometry::{BBox, Pt};
+use super::lines::series_line;
 use super::style::{AXIS, GRID, HEIGHT, TEXT, WIDTH};
-use super::svg::{caption_lines, esc, panel_title, polyline_d, title_text, Svg};
+use super::svg::{caption_lines, esc, panel_title, title_text, Svg};
 use super::text::{fit_size, Anchor, Font};
 use super::time_panels::{legend_rows, Swatch};
 
@@ -49,8 +50,6 @@ const RIGHT: f64 = WIDTH - 24.0;
 const LEFT: f64 = 84.0;
 /// Gap between the panels, px.
 const COLUMN_GAP: f64 = 36.0;
-/// Radius of a point's marker, px.
-const MARKER_R: f64 = 3.5;
 /// The confidence axis' range, percent (ticks every 10).
 const X_RANGE: (f64, f64) = (40.0, 100.0);
 
@@ -217,39 +216,15 @@ fn grid(
 fn draw_series(svg: &mut Svg, s: &CalibrationSeries, (x, y): (&Linear, &Linear), colour: &str) {
     let mut pts = s.points.clone();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let series = format!(r#"data-series="{}""#, esc(&s.label));
-    let pos = |c: f64, v: f64| -> Option<Pt> {
-        (c.is_finite() && v.is_finite()).then(|| (x.map(100.0 * c), y.map(100.0 * v)))
-    };
-    let mut runs: Vec<Vec<Pt>> = vec![Vec::new()];
-    for &(c, v) in &pts {
-        match pos(c, v) {
-            Some(pt) => runs.last_mut().expect("a run").push(pt),
-            None => runs.push(Vec::new()),
-        }
-    }
-    for run in runs.iter().filter(|r| r.len() >= 2) {
-        svg.path(
-            &polyline_d(run),
-            colour,
-            1.8,
-            "none",
-            &format!(r#"class="series" {series}"#),
-        );
-    }
-    for &(c, v) in &pts {
-        if let Some(pt) = pos(c, v) {
-            svg.circle(
-                "marker",
-                pt,
-                MARKER_R,
-                colour,
-                "white",
-                0.8,
-                &format!(r#"{series} data-x="{c}" data-y="{v}""#),
-            );
-        }
-    }
+    let placed: Vec<(f64, f64, Option<Pt>)> = pts
+        .iter()
+        .map(|&(c, v)| {
+            let pos =
+                (c.is_finite() && v.is_finite()).then(|| (x.map(100.0 * c), y.map(100.0 * v)));
+            (c, v, pos)
+        })
+        .collect();
+    series_line(svg, &s.label, &placed, colour);
 }
 
 /// The axis titles: the x title under each panel, the y title turned on the left.

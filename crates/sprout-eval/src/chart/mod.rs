@@ -54,6 +54,9 @@
 //!   panels, a line per scheme.
 //! - `calibration` (the calibration experiment): reliability diagrams, forecasts met against
 //!   stated confidence, a panel per horizon, a line per model.
+//! - `frontier` (the frontier experiment): utilization against self-inflicted delay (reversed
+//!   logarithmic), a panel per group of links, a line per model through its sweep's points;
+//!   `lines` draws such a line with its markers for it, `rates` and `calibration`.
 //! - `app_delay` (the interactive experiment): application-level delay against offered rate,
 //!   a line per scheme, panels side by side on one logarithmic delay axis.
 //! - Charts over time: `time_series` (Figure 1), `delay_over_time` (the tunnel experiment) and
@@ -68,7 +71,9 @@ mod axes;
 mod calibration;
 mod colours;
 mod delay_over_time;
+mod frontier;
 mod geometry;
+mod lines;
 mod placement;
 mod rate_over_time;
 mod rates;
@@ -88,6 +93,7 @@ mod utilization_delay;
 pub use app_delay::{app_delay_chart, AppDelayPanel, AppDelaySeries};
 pub use calibration::{calibration_chart, CalibrationPanel, CalibrationSeries};
 pub use delay_over_time::{delay_over_time_chart, DelayPanel, DelaySeries};
+pub use frontier::{frontier_chart, FrontierPanel, FrontierSeries};
 pub use rate_over_time::{rate_over_time_chart, RatePanel, RateSeries};
 pub use rates::{rates_chart, RatesSeries};
 pub use seed_spread::{seed_spread_chart, Spread, SpreadPanel, SpreadPoint};

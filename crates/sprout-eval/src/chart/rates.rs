@@ -7,8 +7,9 @@
 use super::axes::{ceil125, floor125, fmt_num, x_tick, y_tick_label, Linear, LogAxis};
 use super::colours::{label_key, Palette};
 use super::geometry::{BBox, Pt};
+use super::lines::series_line;
 use super::style::{AXIS, GRID, HEIGHT, TEXT, WIDTH};
-use super::svg::{caption_lines, esc, panel_title, polyline_d, title_text, Svg};
+use super::svg::{caption_lines, panel_title, title_text, Svg};
 use super::text::{fit_size, text_width, Anchor, Font};
 use super::time_panels::{legend_rows, Swatch};
 
@@ -32,8 +33,6 @@ const RIGHT: f64 = WIDTH - 24.0;
 const COLUMN_GAP: f64 = 36.0;
 /// Gap between the two rows (room for the lower panels' titles), px.
 const ROW_GAP: f64 = 34.0;
-/// Radius of a point's marker, px.
-const MARKER_R: f64 = 3.5;
 
 /// The x values of `series`, ascending without repeats.
 fn xs(series: &[RatesSeries]) -> Vec<f64> {
@@ -236,39 +235,14 @@ fn draw_series(
 ) {
     let mut pts = points.to_vec();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let series = format!(r#"data-series="{}""#, esc(label));
-    let pos = |x: f64, v: f64| -> Option<Pt> {
-        (x.is_finite() && x > 0.0 && v.is_finite()).then(|| (p.x.map(x), y(v)))
-    };
-    let mut runs: Vec<Vec<Pt>> = vec![Vec::new()];
-    for &(x, v) in &pts {
-        match pos(x, v) {
-            Some(pt) => runs.last_mut().expect("a run").push(pt),
-            None => runs.push(Vec::new()),
-        }
-    }
-    for run in runs.iter().filter(|r| r.len() >= 2) {
-        svg.path(
-            &polyline_d(run),
-            colour,
-            1.8,
-            "none",
-            &format!(r#"class="series" {series}"#),
-        );
-    }
-    for &(x, v) in &pts {
-        if let Some(pt) = pos(x, v) {
-            svg.circle(
-                "marker",
-                pt,
-                MARKER_R,
-                colour,
-                "white",
-                0.8,
-                &format!(r#"{series} data-x="{x}" data-y="{v}""#),
-            );
-        }
-    }
+    let placed: Vec<(f64, f64, Option<Pt>)> = pts
+        .iter()
+        .map(|&(x, v)| {
+            let pos = (x.is_finite() && x > 0.0 && v.is_finite()).then(|| (p.x.map(x), y(v)));
+            (x, v, pos)
+        })
+        .collect();
+    series_line(svg, label, &placed, colour);
 }
 
 /// The axis titles: each column's x title under it, each row's y title turned on the left.

@@ -12,7 +12,7 @@ use crate::calibration::{
     RATE_CHANGE_FRACTION, RECENT_TICKS, REPORT_HORIZONS,
 };
 use crate::chart::{calibration_chart, CalibrationPanel, CalibrationSeries};
-use crate::error::{EvalError, Result};
+use crate::error::Result;
 use crate::output_dir::{write_atomically, write_csv};
 
 /// The horizons the chart shows, ticks.
@@ -28,19 +28,7 @@ pub fn write_calibration(out: &Path, res: &CalibrationResults) -> Result<()> {
         serde_json::to_string_pretty(res)?,
     )?;
     write_atomically(out.join("calibration.svg"), chart(res))?;
-    let path = out.join("report.md");
-    let mut report = if path.exists() {
-        sprout_files::read_to_string_capped(&path, 64 << 20).map_err(|e| EvalError::Io {
-            what: "reading",
-            path: path.clone(),
-            source: std::io::Error::other(e),
-        })?
-    } else {
-        String::new()
-    };
-    report.push_str(&section(res));
-    write_atomically(&path, report)?;
-    Ok(())
+    super::append_section(out, &section(res))
 }
 
 /// The confidences that ran, in order.

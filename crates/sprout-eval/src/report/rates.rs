@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::chart::{rates_chart, RatesSeries};
-use crate::error::{EvalError, Result};
+use crate::error::Result;
 use crate::output_dir::{write_atomically, write_csv};
 use crate::rates::{checks, RatesAverage, RatesResults, SCHEMES};
 
@@ -16,19 +16,7 @@ pub fn write_rates(out: &Path, res: &RatesResults) -> Result<()> {
     write_csv(&out.join("rates.csv"), &res.rows)?;
     write_atomically(out.join("rates.json"), serde_json::to_string_pretty(res)?)?;
     write_atomically(out.join("rates.svg"), chart(res))?;
-    let path = out.join("report.md");
-    let mut report = if path.exists() {
-        sprout_files::read_to_string_capped(&path, 64 << 20).map_err(|e| EvalError::Io {
-            what: "reading",
-            path: path.clone(),
-            source: std::io::Error::other(e),
-        })?
-    } else {
-        String::new()
-    };
-    report.push_str(&section(res));
-    write_atomically(&path, report)?;
-    Ok(())
+    super::append_section(out, &section(res))
 }
 
 /// The chart: the scaled links' averages and the constant links', per scheme.
