@@ -19,7 +19,7 @@
 //! | [`secure`] | the security layer's open path (`sprout_secure::Server::handle`, `Client::handle`): handshakes, data, cookie replies, refusals, closes |
 //! | [`message`] | `sprout_net::message::Message::decode`, the application messages of `sprout server` / `client` |
 //! | [`trace`] | `sprout_link::Trace::parse` (mahimahi traces) and `sprout_link::MmLog::parse` (mm-link logs) |
-//! | [`packet`] | `sprout_tunnel::packet::parse`, SproutTunnel's IP header reader |
+//! | [`packet`] | `sprout_tunnel::packet::parse`, SproutTunnel's IP header reader, and `sprout_link::flow::ip_flow_key`, the emulator's flow key |
 //! | [`control`] | `sprout_tunnel::control::{Greeting, Control}::decode`, SproutTunnel's greeting and control messages |
 //! | [`saturator`] | `sprout_saturator::decode` (the Saturator's datagrams, driving a recorder, a sender and a reassembly), `decode_result` (a transferred recording), and `sprout traces convert`'s CSV reader |
 #![forbid(unsafe_code)]

@@ -247,6 +247,7 @@ fn events_come_in_time_order() {
             sent: Instant::from_micros(0),
             enqueued: Instant::from_micros(5_000),
             delivered: Instant::from_micros(10_000),
+            seq: None,
         }),
         LinkEvent::Opportunity {
             at: Instant::from_micros(10_000),
@@ -258,6 +259,7 @@ fn events_come_in_time_order() {
             sent: Instant::from_micros(5_000),
             enqueued: Instant::from_micros(10_000),
             delivered: Instant::from_micros(10_000),
+            seq: None,
         }),
         LinkEvent::Opportunity {
             at: Instant::from_micros(20_000),
