@@ -344,7 +344,7 @@ fn reference(
         .collect();
     let limit = match cfg.queue {
         QueueConfig::DropTail { limit_bytes } => limit_bytes,
-        QueueConfig::CoDel { .. } | QueueConfig::Pie { .. } => {
+        QueueConfig::CoDel { .. } | QueueConfig::Pie { .. } | QueueConfig::FqCodel { .. } => {
             unreachable!("this reference models drop-tail only")
         }
     };
