@@ -403,6 +403,54 @@ mod tests {
         assert!(cubic_codel.config().is_err());
     }
 
+    /// FQ-CoDel delivers out of the order packets joined its queue: the simulator follows
+    /// them by their numbers, so that the stream beside a Cubic download (cross traffic, its
+    /// own flow) gets its own datagrams, each once, and the download its segments.
+    #[test]
+    fn fq_codel_and_cross_traffic_keep_the_packets_straight() {
+        let t = Arc::new(constant_rate_trace("c", 6.0, 20.0).unwrap());
+        let run_with = |queue: QueueKind| {
+            let o = SimOptions {
+                scheme: Scheme::Direct,
+                app: App::parse("constant:rate=500k").unwrap(),
+                load: Load::Down,
+                skip_s: 5.0,
+                queue,
+                cross: Some(CcKind::Cubic),
+                ..SimOptions::default()
+            };
+            let cfg = o.config().unwrap();
+            let out = run(t.clone(), t.clone(), &cfg, None).unwrap();
+            (to_json(&o, &cfg, &out), out)
+        };
+        let (v, out) = run_with(QueueKind::FqCodel);
+        let down = &out.downlink;
+        let stream_bytes: u64 = down.arrivals.iter().map(|a| u64::from(a.bytes)).sum();
+        assert_eq!(stream_bytes + down.cross_bytes, down.link.bytes_delivered);
+        assert!(down.cross_bytes > 5_000_000, "{}", down.cross_bytes);
+        let app = down.app.as_ref().unwrap();
+        assert!(app.delivered_share > 0.99, "{app:?}");
+        assert!(app.delay_p95_ms < 40.0, "{app:?}");
+        assert!(down.link.packets_aqm_dropped > 0);
+        assert_eq!(v["cross"], "cubic");
+        assert_eq!(v["downlink"]["cross_bytes"], down.cross_bytes);
+        // In an unlimited FIFO the stream waits behind the download's queue.
+        let (_, fifo) = run_with(QueueKind::Infinite);
+        let fifo_app = fifo.downlink.app.unwrap();
+        assert!(fifo_app.delay_p95_ms > 10.0 * app.delay_p95_ms, "{fifo_app:?}");
+        // Without cross traffic the JSON has no cross keys.
+        let o = SimOptions {
+            scheme: Scheme::Direct,
+            app: App::parse("constant:rate=500k").unwrap(),
+            load: Load::Down,
+            skip_s: 5.0,
+            ..SimOptions::default()
+        };
+        let cfg = o.config().unwrap();
+        let plain = to_json(&o, &cfg, &run(t.clone(), t, &cfg, None).unwrap());
+        assert!(plain.get("cross").is_none() && plain["downlink"].get("cross_bytes").is_none());
+    }
+
     #[test]
     fn json_holds_both_directions() {
         let t = Arc::new(constant_rate_trace("c", 2.4, 7.0).unwrap());
