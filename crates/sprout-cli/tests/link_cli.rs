@@ -402,7 +402,10 @@ fn bad_shaping_options_stop_before_the_namespace() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("apply to a codel or fq-codel queue"), "{stderr}");
+    assert!(
+        stderr.contains("apply to a codel or fq-codel queue"),
+        "{stderr}"
+    );
 }
 
 /// `sprout link --queue fq-codel`: a paced UDP flood from inside at twice the link's rate
@@ -422,7 +425,8 @@ fn fq_codel_keeps_echoes_fast_beside_a_flood() {
         sink.local_addr().unwrap().port(),
     );
     for s in [&server, &sink] {
-        s.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
     }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let threads: Vec<_> = [(server, true), (sink, false)]
@@ -495,7 +499,10 @@ fn fq_codel_keeps_echoes_fast_beside_a_flood() {
     assert!(rtts_ms.len() >= 18, "{stdout}\n{stderr}");
     rtts_ms.sort_by(f64::total_cmp);
     let median = rtts_ms[rtts_ms.len() / 2];
-    assert!(median < 80.0, "median round trip {median} ms beside the flood");
+    assert!(
+        median < 80.0,
+        "median round trip {median} ms beside the flood"
+    );
     let log = sprout_link::MmLog::load(&up_log).unwrap();
     assert!(
         log.queue.as_deref().unwrap_or("").starts_with("fq_codel ["),

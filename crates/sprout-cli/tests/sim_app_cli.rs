@@ -179,13 +179,20 @@ fn fq_codel_keeps_a_stream_beside_a_cubic_download_fast() {
             .as_f64()
             .unwrap_or(f64::INFINITY)
     };
-    eprintln!("stream p95: fifo {} ms, fq-codel {} ms", p95(&fifo), p95(&fq));
+    eprintln!(
+        "stream p95: fifo {} ms, fq-codel {} ms",
+        p95(&fifo),
+        p95(&fq)
+    );
     assert!(p95(&fq) < 40.0, "{}", fq["downlink"]);
     assert!(p95(&fifo) > 10.0 * p95(&fq), "{}", fifo["downlink"]);
     for v in [&fifo, &fq] {
         assert_eq!(v["cross"], "cubic");
         // The download used the link: at least a third of its 12 Mbit/s over the 20 s.
-        assert!(v["downlink"]["cross_bytes"].as_u64().unwrap() > 10_000_000, "{v}");
+        assert!(
+            v["downlink"]["cross_bytes"].as_u64().unwrap() > 10_000_000,
+            "{v}"
+        );
     }
     // The download's standing queue made CoDel drop in FQ-CoDel, never in the FIFO.
     assert!(fq["downlink"]["drops"]["aqm"].as_u64().unwrap() > 0);

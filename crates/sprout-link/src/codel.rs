@@ -5,7 +5,10 @@
 //! [`QueueConfig::CoDel`]: crate::QueueConfig::CoDel
 //! [`QueueConfig::FqCodel`]: crate::QueueConfig::FqCodel
 
-use crate::queue::CODEL_MAXPACKET_BYTES;
+/// CoDel's `MAXPACKET` (bytes): while at most this many bytes remain in the queue after a packet
+/// is taken from it, CoDel never drops (RFC 8289 section 5, "queue below one MTU"). One MTU,
+/// the size of a trace opportunity.
+pub const CODEL_MAXPACKET_BYTES: u64 = 1500;
 
 /// What CoDel needs of the queue it controls.
 pub(crate) trait CoDelQueue {
@@ -36,7 +39,13 @@ pub(crate) struct CoDelState {
 impl CoDelState {
     /// RFC 8289 `dodequeue`, looking at the head packet instead of removing it: `None` if the
     /// queue is empty, else whether it is ok to drop the head.
-    fn dodequeue(&mut self, q: &impl CoDelQueue, now: u64, target: u64, interval: u64) -> Option<bool> {
+    fn dodequeue(
+        &mut self,
+        q: &impl CoDelQueue,
+        now: u64,
+        target: u64,
+        interval: u64,
+    ) -> Option<bool> {
         let Some((enqueued, bytes_after)) = q.head() else {
             // Queue empty: reset first_above_time.
             self.first_above_time = None;
@@ -66,7 +75,13 @@ impl CoDelState {
 
     /// RFC 8289 `dequeue` at `now` (µs) with `target` and `interval` (µs): afterwards the head
     /// of `q` (if any) is the packet to transmit.
-    pub(crate) fn dequeue(&mut self, q: &mut impl CoDelQueue, now: u64, target: u64, interval: u64) {
+    pub(crate) fn dequeue(
+        &mut self,
+        q: &mut impl CoDelQueue,
+        now: u64,
+        target: u64,
+        interval: u64,
+    ) {
         let Some(mut ok_to_drop) = self.dodequeue(&*q, now, target, interval) else {
             // An empty queue takes us out of the dropping state.
             self.dropping = false;

@@ -29,16 +29,12 @@ use std::collections::VecDeque;
 use crate::codel::{CoDelQueue, CoDelState};
 use crate::queue::{Admission, DropReason, Packet, Served};
 
-/// Linux's default number of flow queues, `flows`: 1024.
-pub const FQ_CODEL_DEFAULT_FLOWS: u32 = 1024;
+pub use crate::queue::{
+    FQ_CODEL_DEFAULT_FLOWS, FQ_CODEL_DEFAULT_LIMIT, FQ_CODEL_DEFAULT_MEMORY_LIMIT,
+    FQ_CODEL_DEFAULT_QUANTUM,
+};
 /// The most flow queues a configuration may ask for (Linux's limit): 65 536.
 pub const FQ_CODEL_MAX_FLOWS: u32 = 65_536;
-/// Linux's default DRR quantum (bytes): 1514, an Ethernet frame.
-pub const FQ_CODEL_DEFAULT_QUANTUM: u32 = 1514;
-/// Linux's default limit on queued packets: 10 240.
-pub const FQ_CODEL_DEFAULT_LIMIT: u32 = 10_240;
-/// Linux's default memory limit (bytes): 32 MiB.
-pub const FQ_CODEL_DEFAULT_MEMORY_LIMIT: u64 = 32 << 20;
 /// Most packets one overflow drops from the fattest queue (Linux's `drop_batch`): 64.
 pub const FQ_CODEL_DROP_BATCH: u32 = 64;
 
@@ -136,10 +132,7 @@ struct FlowCoDel<'a, P, F> {
 impl<P, F: FnMut(Served<P>)> CoDelQueue for FlowCoDel<'_, P, F> {
     fn head(&self) -> Option<(u64, u64)> {
         let (p, _) = self.fq.flows[self.flow].packets.front()?;
-        Some((
-            p.enqueued.as_micros(),
-            self.fq.bytes - u64::from(p.bytes),
-        ))
+        Some((p.enqueued.as_micros(), self.fq.bytes - u64::from(p.bytes)))
     }
 
     fn drop_head(&mut self) {
@@ -179,7 +172,11 @@ impl<P> FqCodel<P> {
 
     /// Full sizes of the packets held, one in transit included (bytes).
     pub(crate) fn total_bytes(&self) -> u64 {
-        self.bytes + self.in_transit.as_ref().map_or(0, |(p, _)| u64::from(p.bytes))
+        self.bytes
+            + self
+                .in_transit
+                .as_ref()
+                .map_or(0, |(p, _)| u64::from(p.bytes))
     }
 
     /// Bytes still to transmit (bytes).

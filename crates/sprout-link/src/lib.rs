@@ -54,6 +54,7 @@ pub mod delay;
 pub mod flow;
 pub mod fq_codel;
 pub mod link;
+mod link_queue;
 pub mod loss;
 pub mod mmlog;
 pub mod pie;

@@ -23,8 +23,9 @@ use sprout_core::time::{Duration, Instant};
 
 use crate::buffer::{Buffer, DropEnd};
 use crate::delay::{DelayTrace, Jitter};
+use crate::link_queue::LinkQueue;
 use crate::loss::{GeState, GilbertElliott};
-use crate::queue::{Admission, DropReason, LinkQueue, Packet, QueueConfig, Served};
+use crate::queue::{Admission, DropReason, Packet, QueueConfig, Served};
 use crate::trace::{OpportunityCursor, Trace};
 
 /// Link parameters. `Default`: 20 ms propagation delay, unlimited drop-tail queue, looping trace,

@@ -13,10 +13,6 @@ use serde::{Deserialize, Serialize};
 use sprout_core::time::{Duration, Instant};
 
 use crate::codel::{CoDelQueue, CoDelState};
-use crate::fq_codel::{
-    FqCodel, FqParams, FQ_CODEL_DEFAULT_FLOWS, FQ_CODEL_DEFAULT_LIMIT,
-    FQ_CODEL_DEFAULT_MEMORY_LIMIT, FQ_CODEL_DEFAULT_QUANTUM,
-};
 use crate::pie::{
     Pie, PieParams, PIE_DEFAULT_ALPHA_16THS, PIE_DEFAULT_BETA_16THS, PIE_DEFAULT_MAX_BURST,
     PIE_DEFAULT_TARGET, PIE_DEFAULT_TUPDATE,
@@ -28,10 +24,16 @@ pub const CODEL_DEFAULT_TARGET: Duration = Duration::from_millis(5);
 /// CoDel's default `INTERVAL` from RFC 8289: 100 ms.
 pub const CODEL_DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
 
-/// CoDel's `MAXPACKET` (bytes): while at most this many bytes remain in the queue after a packet
-/// is taken from it, CoDel never drops (RFC 8289 section 5, "queue below one MTU"). One MTU,
-/// the size of a trace opportunity.
-pub const CODEL_MAXPACKET_BYTES: u64 = 1500;
+pub use crate::codel::CODEL_MAXPACKET_BYTES;
+
+/// FQ-CoDel's default number of flow queues, Linux's `flows`: 1024.
+pub const FQ_CODEL_DEFAULT_FLOWS: u32 = 1024;
+/// FQ-CoDel's default DRR quantum (bytes), Linux's: 1514, an Ethernet frame.
+pub const FQ_CODEL_DEFAULT_QUANTUM: u32 = 1514;
+/// FQ-CoDel's default limit on queued packets, Linux's: 10 240.
+pub const FQ_CODEL_DEFAULT_LIMIT: u32 = 10_240;
+/// FQ-CoDel's default memory limit (bytes), Linux's: 32 MiB.
+pub const FQ_CODEL_DEFAULT_MEMORY_LIMIT: u64 = 32 << 20;
 
 fn default_codel_target_us() -> Duration {
     CODEL_DEFAULT_TARGET
@@ -680,7 +682,12 @@ impl<P> ByteQueue<P> {
             } => {
                 let (target, interval) = (target_us.as_micros(), interval_us.as_micros());
                 let mut codel = std::mem::take(&mut self.codel);
-                codel.dequeue(&mut FifoCoDel { queue: self, out }, now_us, target, interval);
+                codel.dequeue(
+                    &mut FifoCoDel { queue: self, out },
+                    now_us,
+                    target,
+                    interval,
+                );
                 self.codel = codel;
             }
             // A FIFO never runs FQ-CoDel (the link gives it its own queue).
@@ -724,96 +731,5 @@ impl<P> ByteQueue<P> {
         }
         out(Served::Dropped(p, index, reason, None));
         true
-    }
-}
-
-/// The link's queue: the FIFO (drop-tail, CoDel, PIE) or FQ-CoDel's flow queues.
-#[derive(Debug, Clone)]
-pub(crate) enum LinkQueue<P> {
-    Fifo(ByteQueue<P>),
-    Fq(Box<FqCodel<P>>),
-}
-
-impl<P> LinkQueue<P> {
-    /// The queue `config` names, admitting as `admission` says, PIE's drops drawn from `seed`.
-    pub(crate) fn new(config: QueueConfig, admission: Admission, seed: u64) -> Self {
-        match config {
-            QueueConfig::FqCodel {
-                target_us,
-                interval_us,
-                quantum_bytes,
-                flows,
-                limit_packets,
-                memory_limit_bytes,
-            } => LinkQueue::Fq(Box::new(FqCodel::new(
-                FqParams {
-                    target_us: target_us.as_micros(),
-                    interval_us: interval_us.as_micros(),
-                    quantum: quantum_bytes,
-                    flows,
-                    limit_packets: u64::from(limit_packets),
-                    limit_bytes: memory_limit_bytes,
-                },
-                admission,
-            ))),
-            _ => LinkQueue::Fifo(ByteQueue::new(config, admission, seed)),
-        }
-    }
-
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        match self {
-            LinkQueue::Fifo(q) => q.is_empty(),
-            LinkQueue::Fq(q) => q.len() == 0,
-        }
-    }
-
-    /// Packets held, a partly sent one included.
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            LinkQueue::Fifo(q) => q.len(),
-            LinkQueue::Fq(q) => q.len(),
-        }
-    }
-
-    /// Full sizes of the packets held (bytes).
-    #[inline]
-    pub(crate) fn total_bytes(&self) -> u64 {
-        match self {
-            LinkQueue::Fifo(q) => q.total_bytes(),
-            LinkQueue::Fq(q) => q.total_bytes(),
-        }
-    }
-
-    /// Bytes still to transmit (bytes).
-    #[inline]
-    pub(crate) fn remaining_bytes(&self) -> u64 {
-        match self {
-            LinkQueue::Fifo(q) => q.remaining_bytes(),
-            LinkQueue::Fq(q) => q.remaining_bytes(),
-        }
-    }
-
-    /// Offers a packet (see [`ByteQueue::offer`]).
-    #[inline]
-    pub(crate) fn offer(
-        &mut self,
-        packet: Packet<P>,
-        out: &mut impl FnMut(Served<P>),
-    ) -> Result<(), (Packet<P>, DropReason)> {
-        match self {
-            LinkQueue::Fifo(q) => q.offer(packet, out),
-            LinkQueue::Fq(q) => q.offer(packet, out),
-        }
-    }
-
-    /// Spends one opportunity of `budget` bytes at `now` (see [`ByteQueue::serve`]).
-    #[inline]
-    pub(crate) fn serve(&mut self, now: Instant, budget: u32, mut out: impl FnMut(Served<P>)) {
-        match self {
-            LinkQueue::Fifo(q) => q.serve(now, budget, out),
-            LinkQueue::Fq(q) => q.serve(now.as_micros(), budget, &mut out),
-        }
     }
 }

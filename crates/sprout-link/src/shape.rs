@@ -128,7 +128,9 @@ pub enum ShapeError {
     )]
     ParamsWithoutTheirQueue,
     /// FQ-CoDel's quantum or flows without an FQ-CoDel queue in either direction.
-    #[error("--fq-quantum and --fq-flows apply to an fq-codel queue, and neither direction has one")]
+    #[error(
+        "--fq-quantum and --fq-flows apply to an fq-codel queue, and neither direction has one"
+    )]
     FqParamsWithoutTheirQueue,
 }
 
@@ -155,8 +157,7 @@ impl LinkShape {
             .iter()
             .any(|s| s.fq_quantum.is_some() || s.fq_flows.is_some());
         let is_fq = |c: &LinkConfig| matches!(c.queue, QueueConfig::FqCodel { .. });
-        let is_codel =
-            |c: &LinkConfig| matches!(c.queue, QueueConfig::CoDel { .. }) || is_fq(c);
+        let is_codel = |c: &LinkConfig| matches!(c.queue, QueueConfig::CoDel { .. }) || is_fq(c);
         if codel_params && !is_codel(uplink) && !is_codel(downlink) {
             return Err(ShapeError::ParamsWithoutTheirQueue);
         }

@@ -172,10 +172,7 @@ fn the_limit_drops_from_the_head_of_the_fattest_flow() {
     assert_eq!(enqueued, 11);
     assert_eq!(link.queue_packets(), 7);
     let s = link.stats();
-    assert_eq!(
-        (s.packets_head_dropped, s.packets_buffer_dropped),
-        (4, 4)
-    );
+    assert_eq!((s.packets_head_dropped, s.packets_buffer_dropped), (4, 4));
 }
 
 #[test]
@@ -239,7 +236,10 @@ fn codel_drops_only_in_the_flow_with_a_standing_queue() {
     assert_eq!(waits.len(), 200);
     assert_eq!(waits[0], 2_997);
     assert!(waits[1..].iter().all(|&w| w <= 1_997), "{waits:?}");
-    assert!(waits.iter().filter(|&&w| w <= 997).count() > 150, "{waits:?}");
+    assert!(
+        waits.iter().filter(|&&w| w <= 997).count() > 150,
+        "{waits:?}"
+    );
 }
 
 #[test]
@@ -282,11 +282,15 @@ fn account(events: &[LinkEvent<usize>], sends: &[Send]) -> Result<Vec<u32>, Test
                 arrived += 1;
             }
             LinkEvent::HeadDropped { seq, .. } => {
-                let p = by_seq.remove(&seq.expect("numbered")).expect("a queued packet");
+                let p = by_seq
+                    .remove(&seq.expect("numbered"))
+                    .expect("a queued packet");
                 fate[p] += 1;
             }
             LinkEvent::Delivered(d) => {
-                let p = by_seq.remove(&d.seq.expect("numbered")).expect("a queued packet");
+                let p = by_seq
+                    .remove(&d.seq.expect("numbered"))
+                    .expect("a queued packet");
                 prop_assert_eq!(p, d.payload);
                 fate[p] += 1;
                 let flow = sends[p].1;

@@ -437,7 +437,10 @@ mod tests {
         // In an unlimited FIFO the stream waits behind the download's queue.
         let (_, fifo) = run_with(QueueKind::Infinite);
         let fifo_app = fifo.downlink.app.unwrap();
-        assert!(fifo_app.delay_p95_ms > 10.0 * app.delay_p95_ms, "{fifo_app:?}");
+        assert!(
+            fifo_app.delay_p95_ms > 10.0 * app.delay_p95_ms,
+            "{fifo_app:?}"
+        );
         // Without cross traffic the JSON has no cross keys.
         let o = SimOptions {
             scheme: Scheme::Direct,

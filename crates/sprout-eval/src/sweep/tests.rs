@@ -506,12 +506,18 @@ queue = ["infinite", "fq-codel"]
     let header = p.header();
     let p95 = |run: &RunSpec| -> f64 {
         let fields = run_fields(run).unwrap();
-        fields[header.iter().position(|h| h == "down_p95_delay_ms").unwrap()]
-            .parse()
-            .unwrap()
+        fields[header
+            .iter()
+            .position(|h| h == "down_p95_delay_ms")
+            .unwrap()]
+        .parse()
+        .unwrap()
     };
     let (fifo, fq) = (p95(&p.runs[0]), p95(&p.runs[1]));
-    assert!(fq * 3.0 < fifo, "p95 delay: fifo {fifo} ms, fq-codel {fq} ms");
+    assert!(
+        fq * 3.0 < fifo,
+        "p95 delay: fifo {fifo} ms, fq-codel {fq} ms"
+    );
     let bad = SweepPlan::from_toml(&spec.replace("fq-codel", "fq_codell"), Path::new("."), "t");
     assert!(bad.is_err());
 }
