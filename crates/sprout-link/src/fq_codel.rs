@@ -64,8 +64,8 @@ enum List {
 /// One flow queue.
 #[derive(Debug, Clone)]
 struct Flow<P> {
-    /// Its packets, with their numbers in the order they joined the discipline.
-    packets: VecDeque<(Packet<P>, u64)>,
+    /// Its packets, oldest first.
+    packets: VecDeque<Packet<P>>,
     /// Bytes queued.
     backlog: u64,
     /// DRR credit (bytes; may be negative).
@@ -114,11 +114,9 @@ pub(crate) struct FqCodel<P> {
     packets: u64,
     /// Bytes in the flow queues.
     bytes: u64,
-    /// The packet being transmitted, with its number, and its bytes still to transmit.
-    in_transit: Option<(Packet<P>, u64)>,
+    /// The packet being transmitted, and its bytes still to transmit.
+    in_transit: Option<Packet<P>>,
     in_transit_remaining: u32,
-    /// Packets that have joined so far (the next one's number).
-    joined: u64,
 }
 
 /// One flow queue as its CoDel sees it: the discipline, the queue's index, and where drops are
@@ -131,13 +129,14 @@ struct FlowCoDel<'a, P, F> {
 
 impl<P, F: FnMut(Served<P>)> CoDelQueue for FlowCoDel<'_, P, F> {
     fn head(&self) -> Option<(u64, u64)> {
-        let (p, _) = self.fq.flows[self.flow].packets.front()?;
+        let p = self.fq.flows[self.flow].packets.front()?;
         Some((p.enqueued.as_micros(), self.fq.bytes - u64::from(p.bytes)))
     }
 
     fn drop_head(&mut self) {
-        if let Some((p, seq)) = self.fq.pop(self.flow) {
-            (self.out)(Served::Dropped(p, 0, DropReason::Aqm, Some(seq)));
+        if let Some(p) = self.fq.pop(self.flow) {
+            let index = self.fq.place_of(&p);
+            (self.out)(Served::Dropped(p, index, DropReason::Aqm));
         }
     }
 }
@@ -161,7 +160,6 @@ impl<P> FqCodel<P> {
             bytes: 0,
             in_transit: None,
             in_transit_remaining: 0,
-            joined: 0,
         }
     }
 
@@ -172,11 +170,7 @@ impl<P> FqCodel<P> {
 
     /// Full sizes of the packets held, one in transit included (bytes).
     pub(crate) fn total_bytes(&self) -> u64 {
-        self.bytes
-            + self
-                .in_transit
-                .as_ref()
-                .map_or(0, |(p, _)| u64::from(p.bytes))
+        self.bytes + self.in_transit.as_ref().map_or(0, |p| u64::from(p.bytes))
     }
 
     /// Bytes still to transmit (bytes).
@@ -184,15 +178,21 @@ impl<P> FqCodel<P> {
         self.bytes + u64::from(self.in_transit_remaining)
     }
 
+    /// The place of `p`, the head of its flow queue, among the packets of its flow key that
+    /// have not left: 1 if one is in transmission, else 0.
+    fn place_of(&self, p: &Packet<P>) -> usize {
+        usize::from(self.in_transit.as_ref().is_some_and(|t| t.flow == p.flow))
+    }
+
     /// Removes the head packet of flow queue `flow`, its bytes uncounted.
-    fn pop(&mut self, flow: usize) -> Option<(Packet<P>, u64)> {
+    fn pop(&mut self, flow: usize) -> Option<Packet<P>> {
         let f = &mut self.flows[flow];
-        let (p, seq) = f.packets.pop_front()?;
+        let p = f.packets.pop_front()?;
         let b = u64::from(p.bytes);
         f.backlog -= b;
         self.packets -= 1;
         self.bytes -= b;
-        Some((p, seq))
+        Some(p)
     }
 
     /// Offers a packet: it joins its flow's queue (which joins the new flows if idle); over the
@@ -204,10 +204,9 @@ impl<P> FqCodel<P> {
         out: &mut impl FnMut(Served<P>),
     ) -> Result<(), (Packet<P>, DropReason)> {
         let index = flow_bucket(packet.flow, self.params.flows) as usize;
-        let seq = self.joined;
         let bytes = u64::from(packet.bytes);
         let f = &mut self.flows[index];
-        f.packets.push_back((packet, seq));
+        f.packets.push_back(packet);
         f.backlog += bytes;
         if f.list == List::None {
             f.list = List::New;
@@ -217,21 +216,20 @@ impl<P> FqCodel<P> {
         self.packets += 1;
         self.bytes += bytes;
         if self.packets > self.params.limit_packets || self.bytes > self.params.limit_bytes {
-            if let Some(own) = self.drop_from_fattest(seq, out) {
+            if let Some(own) = self.drop_from_fattest(index, out) {
                 return Err((own, DropReason::Buffer));
             }
         }
-        self.joined += 1;
         Ok(())
     }
 
     /// RFC 8290 section 4.1's overflow: up to [`FQ_CODEL_DROP_BATCH`] packets from the head
     /// of the queue with the most bytes, until half of them have gone. Returns the arriving
-    /// packet (number `arriving`) if it was dropped; reports the others to `out`.
+    /// packet, the tail of queue `arriving`, if it was dropped; reports the others to `out`.
     #[cold]
     fn drop_from_fattest(
         &mut self,
-        arriving: u64,
+        arriving: usize,
         out: &mut impl FnMut(Served<P>),
     ) -> Option<Packet<P>> {
         let mut fattest = 0;
@@ -246,13 +244,15 @@ impl<P> FqCodel<P> {
         let threshold = most.0 / 2;
         let (mut dropped_bytes, mut count) = (0u64, 0u32);
         let mut own = None;
-        while let Some((p, seq)) = self.pop(fattest) {
+        while let Some(p) = self.pop(fattest) {
             dropped_bytes += u64::from(p.bytes);
             count += 1;
-            if seq == arriving {
+            // The arriving packet is its queue's tail: the last to go from it.
+            if fattest == arriving && self.flows[fattest].packets.is_empty() {
                 own = Some(p);
             } else {
-                out(Served::Dropped(p, 0, DropReason::Buffer, Some(seq)));
+                let index = self.place_of(&p);
+                out(Served::Dropped(p, index, DropReason::Buffer));
             }
             if count >= FQ_CODEL_DROP_BATCH || dropped_bytes >= threshold {
                 break;
@@ -273,8 +273,8 @@ impl<P> FqCodel<P> {
             if self.in_transit_remaining <= budget {
                 budget -= self.in_transit_remaining;
                 self.in_transit_remaining = 0;
-                if let Some((p, seq)) = self.in_transit.take() {
-                    out(Served::Departed(p, Some(seq)));
+                if let Some(p) = self.in_transit.take() {
+                    out(Served::Departed(p));
                 }
             } else {
                 self.in_transit_remaining -= budget;
@@ -315,10 +315,10 @@ impl<P> FqCodel<P> {
             );
             self.flows[index].codel = codel;
             match self.pop(index) {
-                Some((p, seq)) => {
+                Some(p) => {
                     self.flows[index].deficit -= i64::from(p.bytes);
                     self.in_transit_remaining = p.bytes;
-                    self.in_transit = Some((p, seq));
+                    self.in_transit = Some(p);
                     return true;
                 }
                 None => {
@@ -402,7 +402,7 @@ mod tests {
         assert_eq!(q.lists(), (vec![b], vec![a]));
         let mut order = Vec::new();
         q.serve(0, 1500, &mut |s| {
-            if let Served::Departed(p, _) = s {
+            if let Served::Departed(p) = s {
                 order.push(p.payload);
             }
         });

@@ -23,6 +23,7 @@ use sprout_core::time::{Duration, Instant};
 
 use crate::buffer::{Buffer, DropEnd};
 use crate::delay::{DelayTrace, Jitter};
+use crate::fq_codel::FqCodel;
 use crate::link_queue::LinkQueue;
 use crate::loss::{GeState, GilbertElliott};
 use crate::queue::{Admission, DropReason, Packet, QueueConfig, Served};
@@ -228,11 +229,10 @@ pub struct Delivery<P> {
     pub enqueued: Instant,
     /// When it left the queue, i.e. the opportunity that served its last byte.
     pub delivered: Instant,
-    /// With FQ-CoDel, which does not deliver in the order packets joined the queue: the
-    /// packet's number in that order (0 for the first packet that joined, counting only
-    /// [`Enqueued`](LinkEvent::Enqueued) ones). `None` with the FIFO disciplines, which
-    /// deliver in that order.
-    pub seq: Option<u64>,
+    /// The flow key it was sent with ([`Link::send_flow`]; 0 for [`Link::send`]). FQ-CoDel
+    /// delivers the packets of one key in the order they joined the queue, but not across
+    /// keys; the FIFO disciplines deliver all in that order.
+    pub flow: u32,
 }
 
 /// Something that happened on the link, reported by [`Link::advance`] in time order.
@@ -288,11 +288,11 @@ pub enum LinkEvent<P> {
         /// Why: [`DropReason::Aqm`] (CoDel) or [`DropReason::Buffer`] (drop-head).
         reason: DropReason,
         /// Its place in the queue: 0 (the head), or 1 when the head was being transmitted;
-        /// with FQ-CoDel, 0 (the head of its flow's queue).
+        /// with FQ-CoDel, among the packets of its flow key (as [`Delivery::flow`]): 0 (the
+        /// oldest), or 1 when one of that key was being transmitted.
         index: usize,
-        /// With FQ-CoDel, its number in the order packets joined the queue, as
-        /// [`Delivery::seq`]; `None` with the FIFO disciplines.
-        seq: Option<u64>,
+        /// The flow key it was sent with, as [`Delivery::flow`].
+        flow: u32,
     },
 }
 
@@ -386,13 +386,59 @@ impl LinkStats {
     }
 }
 
+/// Reports what an opportunity at `at` did with a packet: its delivery, or its drop from
+/// inside the queue, counted.
+#[inline(always)]
+fn on_served<P>(
+    stats: &mut LinkStats,
+    sink: &mut impl FnMut(LinkEvent<P>),
+    at: Instant,
+    served: Served<P>,
+) {
+    match served {
+        Served::Departed(p) => {
+            stats.packets_delivered += 1;
+            stats.bytes_delivered += u64::from(p.bytes);
+            sink(LinkEvent::Delivered(Delivery {
+                payload: p.payload,
+                bytes: p.bytes,
+                sent: p.sent,
+                enqueued: p.enqueued,
+                delivered: at,
+                flow: p.flow,
+            }));
+        }
+        Served::Dropped(p, index, reason) => {
+            sink(count_inner_drop(stats, at, p, index, reason));
+        }
+    }
+}
+
+/// FQ-CoDel's service of an opportunity, out of the FIFO's way.
+#[cold]
+#[inline(never)]
+fn serve_fq<P>(fq: &mut FqCodel<P>, at: Instant, budget: u32, mut out: impl FnMut(Served<P>)) {
+    fq.serve(at.as_micros(), budget, &mut out);
+}
+
+/// FQ-CoDel's admission of a packet, out of the FIFO's way.
+#[cold]
+#[inline(never)]
+fn offer_fq<P>(
+    fq: &mut FqCodel<P>,
+    packet: Packet<P>,
+    out: &mut impl FnMut(Served<P>),
+) -> Result<(), (Packet<P>, DropReason)> {
+    fq.offer(packet, out)
+}
+
 /// Counts a drop from inside the queue and makes its event.
 #[cold]
 fn count_inner_drop<P>(
     stats: &mut LinkStats,
     at: Instant,
     p: Packet<P>,
-    (index, seq): (usize, Option<u64>),
+    index: usize,
     reason: DropReason,
 ) -> LinkEvent<P> {
     stats.count_drop(reason, p.bytes);
@@ -404,7 +450,7 @@ fn count_inner_drop<P>(
         enqueued: p.enqueued,
         reason,
         index,
-        seq,
+        flow: p.flow,
     }
 }
 
@@ -667,24 +713,11 @@ impl<P> Link<P> {
                         bytes: opportunity_bytes,
                     });
                     let stats = &mut self.stats;
-                    self.queue
-                        .serve(at, opportunity_bytes, |served| match served {
-                            Served::Departed(p, seq) => {
-                                stats.packets_delivered += 1;
-                                stats.bytes_delivered += u64::from(p.bytes);
-                                sink(LinkEvent::Delivered(Delivery {
-                                    payload: p.payload,
-                                    bytes: p.bytes,
-                                    sent: p.sent,
-                                    enqueued: p.enqueued,
-                                    delivered: at,
-                                    seq,
-                                }));
-                            }
-                            Served::Dropped(p, index, reason, seq) => {
-                                sink(count_inner_drop(stats, at, p, (index, seq), reason));
-                            }
-                        });
+                    let served = |served| on_served(stats, sink, at, served);
+                    match &mut self.queue.fq {
+                        None => self.queue.fifo.serve(at, opportunity_bytes, served),
+                        Some(fq) => serve_fq(fq, at, opportunity_bytes, served),
+                    }
                 }
                 _ => break,
             }
@@ -717,11 +750,15 @@ impl<P> Link<P> {
             return;
         }
         let stats = &mut self.stats;
-        let offered = self.queue.offer(packet, &mut |served| {
-            if let Served::Dropped(p, i, reason, seq) = served {
-                sink(count_inner_drop(stats, at, p, (i, seq), reason));
+        let mut dropped = |served| {
+            if let Served::Dropped(p, i, reason) = served {
+                sink(count_inner_drop(stats, at, p, i, reason));
             }
-        });
+        };
+        let offered = match &mut self.queue.fq {
+            None => self.queue.fifo.offer(packet, &mut dropped),
+            Some(fq) => offer_fq(fq, packet, &mut dropped),
+        };
         match offered {
             Ok(()) => {
                 self.stats.packets_enqueued += 1;

@@ -431,13 +431,12 @@ pub(crate) struct Packet<P> {
 /// What [`ByteQueue::serve`] did with a packet.
 #[derive(Debug)]
 pub(crate) enum Served<P> {
-    /// Its last byte was served; with FQ-CoDel, its number in the order packets joined.
-    Departed(Packet<P>, Option<u64>),
+    /// Its last byte was served.
+    Departed(Packet<P>),
     /// Dropped from inside the queue, before any byte of it was served: at `index` (0 = the
-    /// head; FQ-CoDel: of its flow's queue), by the AQM (CoDel, at the head) or the buffer
-    /// (drop-head, the oldest waiting; FQ-CoDel, the fattest flow's head); with FQ-CoDel, its
-    /// number in the order packets joined.
-    Dropped(Packet<P>, usize, DropReason, Option<u64>),
+    /// head, 1 behind one in transit; FQ-CoDel: among its flow key's packets), by the AQM (CoDel, at the head) or the buffer
+    /// (drop-head, the oldest waiting; FQ-CoDel, the fattest flow's head).
+    Dropped(Packet<P>, usize, DropReason),
 }
 
 /// The limits on what the queue admits, resolved from the queue's byte limit and the link's
@@ -622,7 +621,7 @@ impl<P> ByteQueue<P> {
                     self.total_bytes -= u64::from(done.bytes);
                     self.head_remaining = self.packets.front().map_or(0, |p| p.bytes);
                     self.head_in_transit = false;
-                    out(Served::Departed(done, None));
+                    out(Served::Departed(done));
                 }
             } else {
                 self.head_remaining -= budget;
@@ -729,7 +728,7 @@ impl<P> ByteQueue<P> {
         if index == 0 {
             self.head_remaining = self.packets.front().map_or(0, |q| q.bytes);
         }
-        out(Served::Dropped(p, index, reason, None));
+        out(Served::Dropped(p, index, reason));
         true
     }
 }

@@ -5,7 +5,7 @@
 //! Most scenarios use a 12 Mbit/s constant-rate trace (one 1500-byte opportunity per
 //! millisecond) and no propagation delay, so a packet sent at `t` joins the queue at `t`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use proptest::prelude::*;
@@ -149,7 +149,7 @@ fn drr_shares_bytes_between_two_backlogged_flows() {
 fn the_limit_drops_from_the_head_of_the_fattest_flow() {
     // No opportunity before 1 s: everything waits. Limit 10 packets.
     let trace = Arc::new(Trace::from_opportunities_ms("late", vec![1000]).unwrap());
-    let mut link = Link::new(trace, config(fq(5_000, 1514, 10)));
+    let mut link = Link::new(trace, config(fq(10_000_000, 1514, 10)));
     // Flow 1: 8 packets; flow 2: 3. The 11th packet (flow 2's third) overflows.
     let mut sends: Vec<Send> = (0..8).map(|_| (0, 1, 1500)).collect();
     sends.extend((0..3).map(|_| (0, 2, 1500)));
@@ -158,9 +158,16 @@ fn the_limit_drops_from_the_head_of_the_fattest_flow() {
     let mut enqueued = 0;
     for e in &events {
         match e {
-            LinkEvent::HeadDropped { seq, reason, .. } => {
-                assert_eq!(*reason, DropReason::Buffer);
-                dropped.push(seq.expect("FQ-CoDel numbers its packets"));
+            LinkEvent::HeadDropped {
+                flow,
+                reason,
+                index,
+                ..
+            } => {
+                assert_eq!((*reason, *index), (DropReason::Buffer, 0));
+                // Made room for the 11th packet, before it joined.
+                assert_eq!(enqueued, 10);
+                dropped.push(*flow);
             }
             LinkEvent::Enqueued { .. } => enqueued += 1,
             LinkEvent::Dropped { .. } => panic!("the arriving packet was not the fattest's"),
@@ -168,11 +175,17 @@ fn the_limit_drops_from_the_head_of_the_fattest_flow() {
         }
     }
     // Flow 1 (12 000 bytes) loses half its bytes, from its head: its first four packets.
-    assert_eq!(dropped, vec![0, 1, 2, 3]);
+    assert_eq!(dropped, vec![1; 4]);
     assert_eq!(enqueued, 11);
     assert_eq!(link.queue_packets(), 7);
     let s = link.stats();
     assert_eq!((s.packets_head_dropped, s.packets_buffer_dropped), (4, 4));
+    let mut rest: Vec<usize> = deliveries(&run(&mut link, &[], 20_000_000))
+        .iter()
+        .map(|(p, _)| *p)
+        .collect();
+    rest.sort_unstable();
+    assert_eq!(rest, (4..11).collect::<Vec<_>>());
 }
 
 #[test]
@@ -261,43 +274,38 @@ fn a_buffer_lowers_the_limit_and_the_header_names_the_parameters() {
     assert!(link.stats().packets_buffer_dropped >= 2);
 }
 
-/// Follows every packet through a run's events: the arrivals at the queue come in the order
-/// sent (no jitter), and FQ-CoDel's numbers name the packets that joined. Returns, per
-/// payload, how many times it was delivered or dropped, and checks each flow's order.
+/// Follows every packet through a run's events as the simulator does: the arrivals at the
+/// queue come in the order sent (no jitter), and each flow key's packets leave (delivered, or
+/// dropped from the head of its flow) in the order they joined. Returns, per payload, how many
+/// times it was delivered or dropped.
 fn account(events: &[LinkEvent<usize>], sends: &[Send]) -> Result<Vec<u32>, TestCaseError> {
     let mut fate = vec![0u32; sends.len()];
     let mut arrived = 0usize;
-    let mut by_seq: HashMap<u64, usize> = HashMap::new();
-    let mut joined = 0u64;
-    let mut last_of_flow: HashMap<u32, usize> = HashMap::new();
+    let mut queued: HashMap<u32, VecDeque<usize>> = HashMap::new();
     for e in events {
         match e {
             LinkEvent::Enqueued { .. } => {
-                by_seq.insert(joined, arrived);
-                joined += 1;
+                queued
+                    .entry(sends[arrived].1)
+                    .or_default()
+                    .push_back(arrived);
                 arrived += 1;
             }
             LinkEvent::Dropped { .. } => {
                 fate[arrived] += 1;
                 arrived += 1;
             }
-            LinkEvent::HeadDropped { seq, .. } => {
-                let p = by_seq
-                    .remove(&seq.expect("numbered"))
-                    .expect("a queued packet");
-                fate[p] += 1;
+            LinkEvent::HeadDropped { flow, index, .. } => {
+                // The oldest of its key, or the next behind one in transmission.
+                prop_assert!(*index <= 1);
+                let p = queued.get_mut(flow).and_then(|q| q.remove(*index));
+                prop_assert!(p.is_some(), "a drop of flow {} with none queued", flow);
+                fate[p.unwrap_or_default()] += 1;
             }
             LinkEvent::Delivered(d) => {
-                let p = by_seq
-                    .remove(&d.seq.expect("numbered"))
-                    .expect("a queued packet");
-                prop_assert_eq!(p, d.payload);
-                fate[p] += 1;
-                let flow = sends[p].1;
-                if let Some(&before) = last_of_flow.get(&flow) {
-                    prop_assert!(before < p, "flow {} out of order", flow);
-                }
-                last_of_flow.insert(flow, p);
+                let p = queued.get_mut(&d.flow).and_then(VecDeque::pop_front);
+                prop_assert_eq!(p, Some(d.payload), "flow {} out of order", d.flow);
+                fate[d.payload] += 1;
             }
             LinkEvent::Opportunity { .. } => {}
         }

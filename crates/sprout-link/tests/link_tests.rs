@@ -247,7 +247,7 @@ fn events_come_in_time_order() {
             sent: Instant::from_micros(0),
             enqueued: Instant::from_micros(5_000),
             delivered: Instant::from_micros(10_000),
-            seq: None,
+            flow: 0,
         }),
         LinkEvent::Opportunity {
             at: Instant::from_micros(10_000),
@@ -259,7 +259,7 @@ fn events_come_in_time_order() {
             sent: Instant::from_micros(5_000),
             enqueued: Instant::from_micros(10_000),
             delivered: Instant::from_micros(10_000),
-            seq: None,
+            flow: 0,
         }),
         LinkEvent::Opportunity {
             at: Instant::from_micros(20_000),

@@ -666,68 +666,56 @@ struct Side {
 /// link's events say which packet moved ([`OnLink::follow`]): packets reach the queue in the
 /// order they were sent and leave it in the order they reached it, but for jitter with
 /// reordering and drops from inside the queue, whose events give the packet's place, and
-/// FQ-CoDel, whose events give the packet's number in the order packets joined the queue.
+/// FQ-CoDel, which keeps that order only within a flow key (the scheme's, the cross
+/// traffic's), given by its events.
 #[derive(Default)]
 struct OnLink {
     /// Sent, not yet at the queue, in the order sent.
     propagating: VecDeque<WirePacket>,
-    /// In the queue, in the order they joined it (FIFO disciplines).
+    /// In the queue, in the order they joined it (FIFO disciplines); with FQ-CoDel, the
+    /// scheme's packets (flow key 0).
     queued: VecDeque<WirePacket>,
-    /// In the queue, by number (FQ-CoDel), instead of `queued`.
-    numbered: Option<Numbered>,
-}
-
-/// The packets in an FQ-CoDel queue, by their numbers in the order they joined it.
-#[derive(Default)]
-struct Numbered {
-    /// Packet number `first + i` at `i`; `None` once it has left.
-    slots: VecDeque<Option<WirePacket>>,
-    /// The number of the packet at the front of `slots`.
-    first: u64,
-    /// Packets still in the queue.
-    held: usize,
-}
-
-impl Numbered {
-    /// Takes packet number `seq` out.
-    fn take(&mut self, seq: u64) -> Option<WirePacket> {
-        let i = usize::try_from(seq.checked_sub(self.first)?).ok()?;
-        let p = self.slots.get_mut(i)?.take()?;
-        self.held -= 1;
-        while matches!(self.slots.front(), Some(None)) {
-            self.slots.pop_front();
-            self.first += 1;
-        }
-        Some(p)
-    }
+    /// With FQ-CoDel, the cross traffic's packets in the queue (flow key [`CROSS_FLOW`]), in the
+    /// order they joined it.
+    cross_queued: Option<VecDeque<WirePacket>>,
 }
 
 impl OnLink {
     /// Packets for a link running `queue`.
     fn new(queue: &QueueConfig) -> OnLink {
         OnLink {
-            numbered: matches!(queue, QueueConfig::FqCodel { .. }).then(Numbered::default),
+            cross_queued: matches!(queue, QueueConfig::FqCodel { .. }).then(VecDeque::new),
             ..OnLink::default()
         }
     }
 
     /// Packets in the queue.
     fn queued_len(&self) -> usize {
-        self.numbered.as_ref().map_or(self.queued.len(), |n| n.held)
+        self.queued.len() + self.cross_queued.as_ref().map_or(0, VecDeque::len)
     }
 
-    /// Moves the packets as `event` says; returns the packet a delivery delivers.
+    /// The queue of flow key `flow`: with FQ-CoDel, the scheme's (0) or the cross traffic's;
+    /// else the one queue.
+    #[cold]
+    #[inline(never)]
+    fn queue_of(&mut self, flow: u32) -> &mut VecDeque<WirePacket> {
+        match &mut self.cross_queued {
+            Some(q) if flow == CROSS_FLOW => q,
+            _ => &mut self.queued,
+        }
+    }
+
+    /// Moves the packets as `event` says; returns the packet a delivery delivers. The scheme's
+    /// packets (flow key 0) are always in `queued`.
     #[inline]
     fn follow(&mut self, event: &LinkEvent<()>) -> Option<WirePacket> {
         match event {
             LinkEvent::Enqueued { index, .. } => {
                 if let Some(p) = take(&mut self.propagating, *index) {
-                    match &mut self.numbered {
-                        None => self.queued.push_back(p),
-                        Some(n) => {
-                            n.slots.push_back(Some(p));
-                            n.held += 1;
-                        }
+                    if p.cross {
+                        self.queue_of(CROSS_FLOW).push_back(p);
+                    } else {
+                        self.queued.push_back(p);
                     }
                 }
                 None
@@ -736,17 +724,12 @@ impl OnLink {
                 take(&mut self.propagating, *index);
                 None
             }
-            LinkEvent::HeadDropped { index, seq, .. } => {
-                match (seq, &mut self.numbered) {
-                    (Some(s), Some(n)) => n.take(*s),
-                    _ => take(&mut self.queued, *index),
-                };
+            LinkEvent::HeadDropped { index, flow, .. } => {
+                take(self.queue_of(*flow), *index);
                 None
             }
-            LinkEvent::Delivered(d) => match (d.seq, &mut self.numbered) {
-                (Some(s), Some(n)) => n.take(s),
-                _ => self.queued.pop_front(),
-            },
+            LinkEvent::Delivered(d) if d.flow == 0 => self.queued.pop_front(),
+            LinkEvent::Delivered(d) => self.queue_of(d.flow).pop_front(),
             LinkEvent::Opportunity { .. } => None,
         }
     }
