@@ -160,6 +160,7 @@ def simulate(
     skip: float = 60.0,
     load: str = "both",
     app: str = "bulk",
+    cross: Optional[str] = None,
     uplink_log: Optional[PathLike] = None,
     downlink_log: Optional[PathLike] = None,
     records: bool = False,

@@ -317,8 +317,9 @@ fn records<'py>(
 /// - ``seed``: seed for anything random (loss; when not 0, the endpoints' start times) [0].
 /// - ``host_jitter_ms``: Sprout hosts' timer wake-up latency, uniform 0..this ms [1.0].
 /// - ``loss``: Bernoulli loss probability at each direction's queue, 0..1 [0.0].
-/// - ``queue``: ``"infinite"`` or ``"codel"`` for both directions (cubic-codel always CoDel)
-///   [``"infinite"``]; ``uplink_queue``, ``downlink_queue`` override it per direction.
+/// - ``queue``: ``"infinite"``, ``"codel"``, ``"pie"`` or ``"fq-codel"`` for both directions
+///   (cubic-codel always CoDel) [``"infinite"``]; ``uplink_queue``, ``downlink_queue``
+///   override it per direction.
 /// - ``uplink_loss``, ``downlink_loss``: per-direction loss, overriding ``loss``.
 /// - ``duration``: simulated seconds; longer than a trace loops it [the shorter trace's length].
 /// - ``skip``: seconds skipped before measuring [60.0, the paper's].
@@ -327,6 +328,9 @@ fn records<'py>(
 ///   ``"constant:rate=500k[,packet=1200]"``, ``"video:rate=1M[,fps=30][,key=3][,keyratio=5]"``
 ///   or ``"adaptive[:fps=30][,min=100k][,max=20M]"`` [``"bulk"``]; a non-bulk app adds
 ///   application-level delay (``SimResult.app``).
+/// - ``cross``: cross traffic, a bulk TCP transfer with this congestion control (``"cubic"``,
+///   ``"bbr"``, ...) beside the scheme's flow in each loaded direction, sharing its queues (a
+///   flow of its own in an ``"fq-codel"`` queue) and counted in no metric (``--cross``) [None].
 /// - ``uplink_log``, ``downlink_log``: write each direction's mahimahi mm-link log (both or
 ///   neither).
 /// - ``records``: also return every packet's send and arrival times, bytes and direction as
@@ -340,8 +344,8 @@ fn records<'py>(
 #[pyo3(signature = (scheme, uplink, downlink, *, confidence = None, params = None, seed = 0,
     host_jitter_ms = 1.0, loss = 0.0, queue = "infinite", uplink_queue = None,
     downlink_queue = None, uplink_loss = None, downlink_loss = None, duration = None,
-    skip = 60.0, load = "both", app = "bulk", uplink_log = None, downlink_log = None,
-    records = false))]
+    skip = 60.0, load = "both", app = "bulk", cross = None, uplink_log = None,
+    downlink_log = None, records = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
     py: Python<'_>,
@@ -362,6 +366,7 @@ pub fn simulate(
     skip: f64,
     load: &str,
     app: &str,
+    cross: Option<&str>,
     uplink_log: Option<PathBuf>,
     downlink_log: Option<PathBuf>,
     records: bool,
@@ -386,6 +391,9 @@ pub fn simulate(
         app: sprout_sim::App::parse(app).map_err(sim_to_py)?,
         // Buffers, bursty loss and variable delay are not yet the package's options.
         shape: Default::default(),
+        cross: cross
+            .map(|c| c.parse::<sprout_sim::sim_json::CcKind>().map_err(bad_parameter))
+            .transpose()?,
     };
     let logs = match (uplink_log, downlink_log) {
         (Some(u), Some(d)) => Some((u, d)),

@@ -81,3 +81,21 @@ def test_to_pandas_has_the_app_columns(link):
     assert down["app_delivered_share"] > 0.99
     up = df[df.direction == "uplink"].iloc[0]
     assert up["app_delivered_share"] is None or math.isnan(up["app_delivered_share"])
+
+
+def test_fq_codel_keeps_a_stream_beside_a_cubic_download_fast(link):
+    """The paced stream shares the downlink with a Cubic download (``cross``): behind the
+    download's standing queue in an unlimited FIFO, in a flow queue of its own in FQ-CoDel."""
+    runs = {
+        q: sprout.simulate(
+            "direct", link, link, app="constant:rate=500k", load="down", skip=5,
+            cross="cubic", queue=q,
+        )
+        for q in ("infinite", "fq-codel")
+    }
+    fifo, fq = (runs[q].app["downlink"] for q in ("infinite", "fq-codel"))
+    assert fq["delay_p95_ms"] < 40.0
+    assert fifo["delay_p95_ms"] > 5 * fq["delay_p95_ms"]
+    assert runs["fq-codel"]["downlink"]["cross_bytes"] > 0
+    with pytest.raises(sprout.BadParameterError, match="congestion controller"):
+        sprout.simulate("direct", link, link, app="constant:rate=500k", cross="nope")

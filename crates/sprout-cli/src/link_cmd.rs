@@ -39,7 +39,7 @@ pub(crate) struct LinkArgs {
     /// One-way propagation delay of each direction (ms).
     #[arg(long, default_value_t = 20.0)]
     delay: f64,
-    /// Queue discipline of both directions: infinite, codel or pie.
+    /// Queue discipline of both directions: infinite, codel, pie or fq-codel.
     #[arg(long, default_value = "infinite", value_parser = queue_parser())]
     queue: QueueKind,
     /// The uplink's queue discipline, overriding --queue [default: --queue].

@@ -1,5 +1,5 @@
 //! The link's shaping options on the command line, shared by `sprout sim` and `sprout link`
-//! (flattened into both): buffers, CoDel's parameters, Gilbert-Elliott loss, delay traces and
+//! (flattened into both): buffers, CoDel's and FQ-CoDel's parameters, Gilbert-Elliott loss, delay traces and
 //! jitter, for both directions and each. Their values are parsed by the link's own types
 //! (`sprout_link::{Buffer, GilbertElliott, Jitter, DelayTrace}`), so both verbs read them alike.
 
@@ -31,12 +31,22 @@ pub(crate) struct LinkShapeArgs {
     /// The downlink's buffer, overriding --buffer [default: --buffer].
     #[arg(long, value_name = "LIMIT[,head]")]
     downlink_buffer: Option<Buffer>,
-    /// CoDel's target (e.g. 10ms) for every codel queue [default: 5ms, RFC 8289's].
+    /// CoDel's target (e.g. 10ms) for every codel queue and every fq-codel flow [default: 5ms,
+    /// RFC 8289's].
     #[arg(long, value_name = "TIME", value_parser = time_parser)]
     codel_target: Option<Duration>,
-    /// CoDel's interval (e.g. 200ms) for every codel queue [default: 100ms, RFC 8289's].
+    /// CoDel's interval (e.g. 200ms) for every codel queue and every fq-codel flow [default:
+    /// 100ms, RFC 8289's].
     #[arg(long, value_name = "TIME", value_parser = time_parser)]
     codel_interval: Option<Duration>,
+    /// FQ-CoDel's deficit round robin quantum, in bytes, for every fq-codel queue [default:
+    /// 1514, Linux's].
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
+    fq_quantum: Option<u32>,
+    /// FQ-CoDel's number of flow queues (1 to 65536), for every fq-codel queue [default: 1024,
+    /// Linux's].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    fq_flows: Option<u32>,
     /// Gilbert-Elliott bursty loss of both directions instead of --loss, as netem's `loss
     /// gemodel p r 1-h 1-k`: probabilities or percentages, 1-h defaulting to 1 and 1-k to 0
     /// (e.g. 1%,30%) [default: none].
@@ -88,6 +98,8 @@ impl LinkShapeArgs {
             buffer: self.buffer,
             codel_target: self.codel_target,
             codel_interval: self.codel_interval,
+            fq_quantum: self.fq_quantum,
+            fq_flows: self.fq_flows,
             gilbert_elliott: self.gemodel,
             delay_trace: load(&self.delay_trace)?,
             jitter: self.jitter,

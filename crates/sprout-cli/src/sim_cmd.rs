@@ -10,7 +10,7 @@ use sprout_eval::eval::Scheme;
 use sprout_link::{QueueKind, Trace};
 use sprout_sim::metrics::DirectionMetrics;
 use sprout_sim::sim::{parse_load, SimConfig};
-use sprout_sim::sim_json::{self, SimOptions};
+use sprout_sim::sim_json::{self, CcKind, SimOptions};
 
 use crate::link_shape_args::LinkShapeArgs;
 use crate::parsers::queue_parser;
@@ -55,8 +55,8 @@ pub(crate) struct SimArgs {
     /// Bernoulli loss probability at each direction's queue, 0..1.
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
-    /// Queue discipline of both directions: infinite, codel or pie (cubic-codel always uses
-    /// CoDel).
+    /// Queue discipline of both directions: infinite, codel, pie or fq-codel (cubic-codel
+    /// always uses CoDel).
     #[arg(long, default_value = "infinite", value_parser = queue_parser())]
     queue: QueueKind,
     /// The uplink's queue discipline, overriding --queue [default: --queue].
@@ -73,6 +73,12 @@ pub(crate) struct SimArgs {
     downlink_loss: Option<f64>,
     #[command(flatten)]
     shape: LinkShapeArgs,
+    /// Cross traffic: a bulk TCP transfer with this congestion control (cubic, reno, vegas,
+    /// ledbat, bbr, compound, copa, copa-0.1) beside the scheme's flow in each loaded
+    /// direction, sharing its queues (a flow of its own in an fq-codel queue) and counted in no
+    /// metric [default: none].
+    #[arg(long, value_name = "CC")]
+    cross: Option<CcKind>,
     /// Simulated seconds; longer than a trace loops it [default: the shorter trace's length,
     /// the run ends when either trace does].
     #[arg(long)]
@@ -121,6 +127,7 @@ pub(crate) fn run(a: SimArgs) -> Result<()> {
         load: a.load,
         app: a.app,
         shape: a.shape.shape()?,
+        cross: a.cross,
     };
     let cfg = opts.config()?;
     let logs = match (&a.uplink_log, &a.downlink_log) {
@@ -156,6 +163,14 @@ pub(crate) fn run(a: SimArgs) -> Result<()> {
             ("uplink", out.uplink.trace.name(), &out.uplink.metrics),
             ("downlink", out.downlink.trace.name(), &out.downlink.metrics),
         ]);
+        if let Some(cc) = a.cross {
+            println!(
+                "cross traffic ({cc}, not in the table): {:.0} kB delivered on the uplink, {:.0} \
+                 kB on the downlink",
+                out.uplink.cross_bytes as f64 / 1e3,
+                out.downlink.cross_bytes as f64 / 1e3
+            );
+        }
         if !a.app.is_bulk() {
             // Application-level delay: creation to delivery; a message never delivered is
             // infinitely late ("never").

@@ -705,7 +705,7 @@ fn bad_shaping_options_are_short_clear_errors() {
     assert!(run(&["--buffer", "12 parsecs"], None).contains("bad buffer '12 parsecs'"));
     assert!(run(&["--gemodel", "150%,1%"], None).contains("bad gemodel"));
     assert!(run(&["--jitter", "5ms,shuffle"], None).contains("bad jitter"));
-    assert!(run(&["--codel-target", "10ms"], None).contains("apply to a codel queue"));
+    assert!(run(&["--codel-target", "10ms"], None).contains("apply to a codel or fq-codel queue"));
     assert!(run(&["--gemodel", "1%,30%", "--loss", "0.1"], None).contains("not both"));
     let err = run(&["--delay-trace"], Some(&bad_trace));
     assert!(

@@ -402,5 +402,121 @@ fn bad_shaping_options_stop_before_the_namespace() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("apply to a codel queue"), "{stderr}");
+    assert!(
+        stderr.contains("apply to a codel or fq-codel queue"),
+        "{stderr}"
+    );
+}
+
+/// `sprout link --queue fq-codel`: a paced UDP flood from inside at twice the link's rate
+/// loads the uplink's queue, and UDP echoes (another 5-tuple, so another flow queue) still take
+/// about twice the one-way delay, while the flood's own packets wait long (which a FIFO would
+/// make the echoes wait too).
+#[test]
+fn fq_codel_keeps_echoes_fast_beside_a_flood() {
+    let Some(_one_at_a_time) = may_emulate() else {
+        return;
+    };
+    let (dir, trace) = trace_dir();
+    let server = UdpSocket::bind("0.0.0.0:0").unwrap();
+    let sink = UdpSocket::bind("0.0.0.0:0").unwrap();
+    let (port, sink_port) = (
+        server.local_addr().unwrap().port(),
+        sink.local_addr().unwrap().port(),
+    );
+    for s in [&server, &sink] {
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let threads: Vec<_> = [(server, true), (sink, false)]
+        .into_iter()
+        .map(|(sock, echo)| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 2048];
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok((n, from)) = sock.recv_from(&mut buf) {
+                        if echo {
+                            let _ = sock.send_to(&buf[..n], from);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    // 2000 datagrams of 1400 bytes a second for 6 s: 22 Mbit/s into a 12 Mbit/s link.
+    let flood = format!(
+        "import os, socket, time\n\
+         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         dst = (os.environ['SPROUT_LINK_OUTSIDE'], {sink_port})\n\
+         start = time.monotonic()\n\
+         for i in range(12000):\n\
+         \x20   wait = start + i / 2000 - time.monotonic()\n\
+         \x20   if wait > 0: time.sleep(wait)\n\
+         \x20   s.sendto(b'x' * 1400, dst)\n"
+    );
+    let script = format!(
+        "python3 -c \"$FLOOD\" & sleep 2; \
+         exec 3<>/dev/udp/$SPROUT_LINK_OUTSIDE/{port}; \
+         for i in $(seq 20); do t0=$EPOCHREALTIME; echo p$i >&3; read -t 2 -N 1 -u 3 c; \
+         t1=$EPOCHREALTIME; echo \"rtt $t0 $t1 $c\"; sleep 0.1; done; wait"
+    );
+    let up_log = dir.path().join("up.log");
+    let down_log = dir.path().join("down.log");
+    let child = link_cmd(&trace)
+        .args(["--queue", "fq-codel", "--duration", "12"])
+        .arg("--uplink-log")
+        .arg(&up_log)
+        .arg("--downlink-log")
+        .arg(&down_log)
+        .env("FLOOD", flood)
+        .args(["--", "bash", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = output_within(child, Duration::from_secs(20));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let mut rtts_ms: Vec<f64> = stdout
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 4 && f[0] == "rtt" && f[3] == "p").then(|| {
+                let t0: f64 = f[1].parse().unwrap();
+                let t1: f64 = f[2].parse().unwrap();
+                (t1 - t0) * 1000.0
+            })
+        })
+        .collect();
+    eprintln!("round trips beside the flood (ms): {rtts_ms:?}");
+    assert!(rtts_ms.len() >= 18, "{stdout}\n{stderr}");
+    rtts_ms.sort_by(f64::total_cmp);
+    let median = rtts_ms[rtts_ms.len() / 2];
+    assert!(
+        median < 80.0,
+        "median round trip {median} ms beside the flood"
+    );
+    let log = sprout_link::MmLog::load(&up_log).unwrap();
+    assert!(
+        log.queue.as_deref().unwrap_or("").starts_with("fq_codel ["),
+        "{:?}",
+        log.queue
+    );
+    // The flood's packets (1428 bytes on the wire) queued for far longer than the echoes took.
+    let flood_delays: Vec<u64> = log
+        .departures
+        .iter()
+        .filter(|d| d.bytes > 1400)
+        .map(|d| d.delay_ms)
+        .collect();
+    let slowest = flood_delays.iter().copied().max().unwrap_or(0);
+    assert!(slowest > 500, "the flood waited at most {slowest} ms");
+    assert!(!log.drops.is_empty(), "the flood overflowed nothing");
 }

@@ -12,7 +12,8 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
 use sprout_core::time::Instant;
-use sprout_link::{Link, LinkEvent, MmLogWriter};
+use sprout_link::flow::ip_flow_key;
+use sprout_link::{Link, LinkEvent, MmLogWriter, QueueConfig};
 use sprout_os::clock::monotonic_ns;
 use sprout_os::poll::{poll_readable, EventFd};
 use sprout_os::tun::TunDevice;
@@ -45,6 +46,9 @@ pub(crate) struct Direction {
     queue_delay_us: Histogram,
     records: Vec<DeliveryRecord>,
     record_limit: usize,
+    /// Whether the link's queue keys packets by flow (FQ-CoDel): then each packet's 5-tuple is
+    /// hashed on the way in.
+    keyed: bool,
 }
 
 impl Direction {
@@ -59,6 +63,7 @@ impl Direction {
         record_limit: usize,
     ) -> Direction {
         Direction {
+            keyed: matches!(link.config().queue, QueueConfig::FqCodel { .. }),
             link,
             entry,
             exit,
@@ -84,9 +89,15 @@ impl Direction {
             };
             let read_ns = monotonic_ns().saturating_sub(epoch_ns);
             self.stats.packets_read += 1;
-            self.link.send(
+            let flow = if self.keyed {
+                ip_flow_key(&buf[..n])
+            } else {
+                0
+            };
+            self.link.send_flow(
                 Instant::from_micros(read_ns / 1000),
                 n as u32,
+                flow,
                 Packet {
                     data: buf[..n].to_vec(),
                     read_ns,

@@ -19,7 +19,7 @@
 //! | [`secure`] | the security layer's open path (`sprout_secure::Server::handle`, `Client::handle`): handshakes, data, cookie replies, refusals, closes |
 //! | [`message`] | `sprout_net::message::Message::decode`, the application messages of `sprout server` / `client` |
 //! | [`trace`] | `sprout_link::Trace::parse` (mahimahi traces) and `sprout_link::MmLog::parse` (mm-link logs) |
-//! | [`packet`] | `sprout_tunnel::packet::parse`, SproutTunnel's IP header reader |
+//! | [`packet`] | `sprout_tunnel::packet::parse`, SproutTunnel's IP header reader, and `sprout_link::flow::ip_flow_key`, the emulator's flow key |
 //! | [`control`] | `sprout_tunnel::control::{Greeting, Control}::decode`, SproutTunnel's greeting and control messages |
 //! | [`capi`] | libsprout's C entry points (`sprout_conn_recv`, `_on_timeout`, `_send`, `_poll_transmit`, `_read`, `_close`) on an established pair: hostile and replayed datagrams, any times, small buffers |
 //! | [`saturator`] | `sprout_saturator::decode` (the Saturator's datagrams, driving a recorder, a sender and a reassembly), `decode_result` (a transferred recording), and `sprout traces convert`'s CSV reader |

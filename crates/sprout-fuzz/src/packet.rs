@@ -1,5 +1,6 @@
 //! Fuzz target: `sprout_tunnel::packet::parse`, the IP header reader of SproutTunnel, which
-//! sees every packet read from the TUN device and every packet out of the tunnel.
+//! sees every packet read from the TUN device and every packet out of the tunnel; and
+//! `sprout_link::flow::ip_flow_key`, the emulator's FQ-CoDel flow key of every packet it reads.
 
 use std::net::IpAddr;
 
@@ -91,8 +92,14 @@ impl Target for PacketTarget {
     }
 
     fn run(&mut self, input: &[u8]) {
+        let key = sprout_link::flow::ip_flow_key(input);
         match parse(input) {
             Ok(info) => {
+                assert_ne!(
+                    key,
+                    sprout_link::flow::UNPARSED_FLOW,
+                    "a packet the tunnel reads has a flow of its own in the emulator"
+                );
                 assert!(info.len <= input.len(), "a parsed length within the input");
                 let (version, min, src, dst) = match info.version {
                     IpVersion::V4 => (

@@ -3,7 +3,8 @@
 //! - [`trace`]: mahimahi delivery-opportunity traces ([`Trace`], [`OpportunityCursor`]).
 //! - [`queue`] and [`link`]: the link ([`Link`]) — propagation delay (fixed, or from a
 //!   [`DelayTrace`], with optional [`Jitter`]), optional Bernoulli or Gilbert-Elliott loss
-//!   ([`loss`]), then a queue (drop-tail, CoDel or PIE ([`pie`]), [`QueueConfig`], within an
+//!   ([`loss`]), then a queue (drop-tail, CoDel, PIE ([`pie`]) or FQ-CoDel ([`fq_codel`],
+//!   flows keyed by [`flow::ip_flow_key`] in the emulator), [`QueueConfig`], within an
 //!   optional [`Buffer`]) served per byte by the trace's opportunities, with events
 //!   ([`LinkEvent`], drops with their [`DropReason`]) and counters.
 //! - [`shape`]: the shaping options the front ends set per direction ([`LinkShape`]); [`buffer`],
@@ -46,10 +47,14 @@
 #![warn(missing_docs)]
 
 pub mod buffer;
+pub(crate) mod codel;
 pub mod convert;
 pub mod data_dirs;
 pub mod delay;
+pub mod flow;
+pub mod fq_codel;
 pub mod link;
+mod link_queue;
 pub mod loss;
 pub mod mmlog;
 pub mod pie;
@@ -64,6 +69,10 @@ pub mod units;
 
 pub use buffer::{BadBuffer, Buffer, BufferLimit, DropEnd};
 pub use delay::{BadJitter, DelayTrace, DelayTraceError, Jitter};
+pub use fq_codel::{
+    FQ_CODEL_DEFAULT_FLOWS, FQ_CODEL_DEFAULT_LIMIT, FQ_CODEL_DEFAULT_MEMORY_LIMIT,
+    FQ_CODEL_DEFAULT_QUANTUM, FQ_CODEL_MAX_FLOWS,
+};
 pub use link::{Delivery, Link, LinkConfig, LinkConfigError, LinkEvent, LinkStats};
 pub use loss::{BadGilbertElliott, GilbertElliott};
 pub use mmlog::{MmArrival, MmDeparture, MmDrop, MmLog, MmLogError, MmLogWriter, MmOpportunity};

@@ -8,7 +8,8 @@
 //! says when the queue may release bytes: each opportunity gives `opportunity_bytes` of budget,
 //! spent per byte on the head of the queue (a packet departs when its last byte is served; partial
 //! progress carries over; unused budget is lost). With CoDel, packets may also be dropped at the
-//! head when an opportunity takes them for transmission (see [`QueueConfig::CoDel`]). Packets
+//! head when an opportunity takes them for transmission (see [`QueueConfig::CoDel`]); with
+//! FQ-CoDel ([`QueueConfig::FqCodel`]) the queue is one per flow, served in turn. Packets
 //! that join the queue at time `T` can use an opportunity at `T`. Time 0 of the link's clock is
 //! time 0 of the trace.
 
@@ -22,8 +23,10 @@ use sprout_core::time::{Duration, Instant};
 
 use crate::buffer::{Buffer, DropEnd};
 use crate::delay::{DelayTrace, Jitter};
+use crate::fq_codel::FqCodel;
+use crate::link_queue::LinkQueue;
 use crate::loss::{GeState, GilbertElliott};
-use crate::queue::{Admission, ByteQueue, DropReason, Packet, QueueConfig, Served};
+use crate::queue::{Admission, DropReason, Packet, QueueConfig, Served};
 use crate::trace::{OpportunityCursor, Trace};
 
 /// Link parameters. `Default`: 20 ms propagation delay, unlimited drop-tail queue, looping trace,
@@ -89,9 +92,11 @@ impl Default for LinkConfig {
 
 impl LinkConfig {
     /// Checks that the parameters make sense, describing the first problem found: `loss` must be
-    /// a probability in `[0, 1]` (not NaN), `opportunity_bytes` must be positive, and a CoDel
-    /// queue's `interval_us` must be positive. [`Link::new`] does not call this (it accepts any
-    /// configuration); callers taking configurations from users (such as the CLI) should.
+    /// a probability in `[0, 1]` (not NaN), `opportunity_bytes` must be positive, and a CoDel or
+    /// FQ-CoDel queue's `interval_us` must be positive (and FQ-CoDel's quantum and limits, with
+    /// 1 to 65 536 flows), a PIE queue's `tupdate_us` too. [`Link::new`] does not call this (it
+    /// accepts any configuration); callers taking configurations from users (such as the CLI)
+    /// should.
     pub fn validate(&self) -> Result<(), LinkConfigError> {
         if !(0.0..=1.0).contains(&self.loss) {
             return Err(LinkConfigError::Loss(self.loss));
@@ -108,6 +113,27 @@ impl LinkConfig {
                 tupdate_us: Duration::ZERO,
                 ..
             } => return Err(LinkConfigError::ZeroPieUpdate),
+            QueueConfig::FqCodel {
+                interval_us,
+                quantum_bytes,
+                flows,
+                limit_packets,
+                memory_limit_bytes,
+                ..
+            } => {
+                let bad = if interval_us == Duration::ZERO {
+                    Some(LinkConfigError::ZeroCodelInterval)
+                } else if quantum_bytes == 0 || limit_packets == 0 || memory_limit_bytes == 0 {
+                    Some(LinkConfigError::ZeroFqParameter)
+                } else if !(1..=crate::fq_codel::FQ_CODEL_MAX_FLOWS).contains(&flows) {
+                    Some(LinkConfigError::FqFlows(flows))
+                } else {
+                    None
+                };
+                if let Some(e) = bad {
+                    return Err(e);
+                }
+            }
             _ => {}
         }
         if let Some(ge) = &self.gilbert_elliott {
@@ -173,6 +199,12 @@ pub enum LinkConfigError {
     /// A PIE queue's update period is 0 µs.
     #[error("PIE's tupdate must be positive")]
     ZeroPieUpdate,
+    /// An FQ-CoDel queue's quantum, packet limit or memory limit is 0.
+    #[error("FQ-CoDel's quantum and limits must be positive")]
+    ZeroFqParameter,
+    /// An FQ-CoDel queue's flow count is outside 1..=65536.
+    #[error("FQ-CoDel's flows must be between 1 and 65536, got {0}")]
+    FqFlows(u32),
     /// A Gilbert-Elliott parameter is not a probability.
     #[error("gemodel {0} must be a probability between 0 and 1, got {1}")]
     GilbertElliott(&'static str, f64),
@@ -197,6 +229,10 @@ pub struct Delivery<P> {
     pub enqueued: Instant,
     /// When it left the queue, i.e. the opportunity that served its last byte.
     pub delivered: Instant,
+    /// The flow key it was sent with ([`Link::send_flow`]; 0 for [`Link::send`]). FQ-CoDel
+    /// delivers the packets of one key in the order they joined the queue, but not across
+    /// keys; the FIFO disciplines deliver all in that order.
+    pub flow: u32,
 }
 
 /// Something that happened on the link, reported by [`Link::advance`] in time order.
@@ -251,8 +287,12 @@ pub enum LinkEvent<P> {
         enqueued: Instant,
         /// Why: [`DropReason::Aqm`] (CoDel) or [`DropReason::Buffer`] (drop-head).
         reason: DropReason,
-        /// Its place in the queue: 0 (the head), or 1 when the head was being transmitted.
+        /// Its place in the queue: 0 (the head), or 1 when the head was being transmitted;
+        /// with FQ-CoDel, among the packets of its flow key (as [`Delivery::flow`]): 0 (the
+        /// oldest), or 1 when one of that key was being transmitted.
         index: usize,
+        /// The flow key it was sent with, as [`Delivery::flow`].
+        flow: u32,
     },
 }
 
@@ -346,6 +386,52 @@ impl LinkStats {
     }
 }
 
+/// Reports what an opportunity at `at` did with a packet: its delivery, or its drop from
+/// inside the queue, counted.
+#[inline(always)]
+fn on_served<P>(
+    stats: &mut LinkStats,
+    sink: &mut impl FnMut(LinkEvent<P>),
+    at: Instant,
+    served: Served<P>,
+) {
+    match served {
+        Served::Departed(p) => {
+            stats.packets_delivered += 1;
+            stats.bytes_delivered += u64::from(p.bytes);
+            sink(LinkEvent::Delivered(Delivery {
+                payload: p.payload,
+                bytes: p.bytes,
+                sent: p.sent,
+                enqueued: p.enqueued,
+                delivered: at,
+                flow: p.flow,
+            }));
+        }
+        Served::Dropped(p, index, reason) => {
+            sink(count_inner_drop(stats, at, p, index, reason));
+        }
+    }
+}
+
+/// FQ-CoDel's service of an opportunity, out of the FIFO's way.
+#[cold]
+#[inline(never)]
+fn serve_fq<P>(fq: &mut FqCodel<P>, at: Instant, budget: u32, mut out: impl FnMut(Served<P>)) {
+    fq.serve(at.as_micros(), budget, &mut out);
+}
+
+/// FQ-CoDel's admission of a packet, out of the FIFO's way.
+#[cold]
+#[inline(never)]
+fn offer_fq<P>(
+    fq: &mut FqCodel<P>,
+    packet: Packet<P>,
+    out: &mut impl FnMut(Served<P>),
+) -> Result<(), (Packet<P>, DropReason)> {
+    fq.offer(packet, out)
+}
+
 /// Counts a drop from inside the queue and makes its event.
 #[cold]
 fn count_inner_drop<P>(
@@ -364,6 +450,7 @@ fn count_inner_drop<P>(
         enqueued: p.enqueued,
         reason,
         index,
+        flow: p.flow,
     }
 }
 
@@ -380,7 +467,7 @@ pub struct Link<P> {
     /// Packets in propagation, ordered by `enqueued` (non-decreasing since the clock is).
     propagating: VecDeque<Packet<P>>,
     propagating_bytes: u64,
-    queue: ByteQueue<P>,
+    queue: LinkQueue<P>,
     now: Instant,
     stats: LinkStats,
     /// Effective loss probability (`config.loss` made a probability); 1 with Gilbert-Elliott
@@ -489,7 +576,7 @@ impl<P> Link<P> {
             cursor: OpportunityCursor::new(trace, config.looping),
             propagating: VecDeque::new(),
             propagating_bytes: 0,
-            queue: ByteQueue::new(config.queue, admission, config.seed),
+            queue: LinkQueue::new(config.queue, admission, config.seed),
             now: Instant::ZERO,
             stats: LinkStats::default(),
             config,
@@ -521,20 +608,32 @@ impl<P> Link<P> {
     /// able to use an opportunity at exactly `now`: once `advance(now)` has processed that
     /// opportunity it is gone (the same as mahimahi, which serves the link up to the arrival time
     /// before queueing an arriving packet).
+    #[inline]
     pub fn send(&mut self, now: Instant, size_bytes: u32, payload: P) {
+        self.send_flow(now, size_bytes, 0, payload);
+    }
+
+    /// [`send`](Link::send) of a packet of flow `flow`: an FQ-CoDel queue
+    /// ([`QueueConfig::FqCodel`]) puts packets of different keys in different flow queues
+    /// (but for hash collisions); the other disciplines ignore it. The emulator gives the hash
+    /// of the packet's 5-tuple ([`crate::flow::ip_flow_key`]), the simulator one key per
+    /// sender.
+    #[inline]
+    pub fn send_flow(&mut self, now: Instant, size_bytes: u32, flow: u32, payload: P) {
         let sent = now.max(self.now);
         self.now = sent;
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += u64::from(size_bytes);
         self.propagating_bytes += u64::from(size_bytes);
         if self.delay.is_some() {
-            self.send_delayed(sent, size_bytes, payload);
+            self.send_delayed(sent, size_bytes, flow, payload);
             return;
         }
         self.propagating.push_back(Packet {
             sent,
             enqueued: sent + self.config.propagation_delay_us,
             bytes: size_bytes,
+            flow,
             payload,
         });
     }
@@ -542,7 +641,7 @@ impl<P> Link<P> {
     /// [`send`](Link::send)'s propagation with a delay trace or jitter (kept out of the fixed
     /// delay's path).
     #[inline(never)]
-    fn send_delayed(&mut self, sent: Instant, size_bytes: u32, payload: P) {
+    fn send_delayed(&mut self, sent: Instant, size_bytes: u32, flow: u32, payload: P) {
         let Some(delay) = &mut self.delay else {
             return;
         };
@@ -552,6 +651,7 @@ impl<P> Link<P> {
             sent,
             enqueued,
             bytes: size_bytes,
+            flow,
             payload,
         };
         if reorders {
@@ -613,23 +713,11 @@ impl<P> Link<P> {
                         bytes: opportunity_bytes,
                     });
                     let stats = &mut self.stats;
-                    self.queue
-                        .serve(at, opportunity_bytes, |served| match served {
-                            Served::Departed(p) => {
-                                stats.packets_delivered += 1;
-                                stats.bytes_delivered += u64::from(p.bytes);
-                                sink(LinkEvent::Delivered(Delivery {
-                                    payload: p.payload,
-                                    bytes: p.bytes,
-                                    sent: p.sent,
-                                    enqueued: p.enqueued,
-                                    delivered: at,
-                                }));
-                            }
-                            Served::Dropped(p, index, reason) => {
-                                sink(count_inner_drop(stats, at, p, index, reason));
-                            }
-                        });
+                    let served = |served| on_served(stats, sink, at, served);
+                    match &mut self.queue.fq {
+                        None => self.queue.fifo.serve(at, opportunity_bytes, served),
+                        Some(fq) => serve_fq(fq, at, opportunity_bytes, served),
+                    }
                 }
                 _ => break,
             }
@@ -662,11 +750,15 @@ impl<P> Link<P> {
             return;
         }
         let stats = &mut self.stats;
-        let offered = self.queue.offer(packet, &mut |served| {
+        let mut dropped = |served| {
             if let Served::Dropped(p, i, reason) = served {
                 sink(count_inner_drop(stats, at, p, i, reason));
             }
-        });
+        };
+        let offered = match &mut self.queue.fq {
+            None => self.queue.fifo.offer(packet, &mut dropped),
+            Some(fq) => offer_fq(fq, packet, &mut dropped),
+        };
         match offered {
             Ok(()) => {
                 self.stats.packets_enqueued += 1;

@@ -1,16 +1,18 @@
 //! The link's bottleneck queue: configuration and the per-byte FIFO it runs.
 //!
-//! Three disciplines: drop-tail (with an optional byte limit), CoDel (RFC 8289), which drops at
-//! the head when a packet is taken from the queue to start its transmission, and PIE (RFC 8033,
-//! [`crate::pie`]), which drops arriving packets at random. Beside the discipline, the link's
-//! [`Buffer`](crate::Buffer) limits the queue in packets, bytes or time and drops at the tail or
-//! the head.
+//! Four disciplines: drop-tail (with an optional byte limit), CoDel (RFC 8289,
+//! [`crate::codel`]), which drops at the head when a packet is taken from the queue to start
+//! its transmission, PIE (RFC 8033, [`crate::pie`]), which drops arriving packets at random,
+//! and FQ-CoDel (RFC 8290, [`crate::fq_codel`]), flow queues served in turn, each with its own
+//! CoDel. Beside the discipline, the link's [`Buffer`](crate::Buffer) limits the queue in
+//! packets, bytes or time and drops at the tail or the head.
 
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 use sprout_core::time::{Duration, Instant};
 
+use crate::codel::{CoDelQueue, CoDelState};
 use crate::pie::{
     Pie, PieParams, PIE_DEFAULT_ALPHA_16THS, PIE_DEFAULT_BETA_16THS, PIE_DEFAULT_MAX_BURST,
     PIE_DEFAULT_TARGET, PIE_DEFAULT_TUPDATE,
@@ -22,10 +24,16 @@ pub const CODEL_DEFAULT_TARGET: Duration = Duration::from_millis(5);
 /// CoDel's default `INTERVAL` from RFC 8289: 100 ms.
 pub const CODEL_DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
 
-/// CoDel's `MAXPACKET` (bytes): while at most this many bytes remain in the queue after a packet
-/// is taken from it, CoDel never drops (RFC 8289 section 5, "queue below one MTU"). One MTU,
-/// the size of a trace opportunity.
-pub const CODEL_MAXPACKET_BYTES: u64 = 1500;
+pub use crate::codel::CODEL_MAXPACKET_BYTES;
+
+/// FQ-CoDel's default number of flow queues, Linux's `flows`: 1024.
+pub const FQ_CODEL_DEFAULT_FLOWS: u32 = 1024;
+/// FQ-CoDel's default DRR quantum (bytes), Linux's: 1514, an Ethernet frame.
+pub const FQ_CODEL_DEFAULT_QUANTUM: u32 = 1514;
+/// FQ-CoDel's default limit on queued packets, Linux's: 10 240.
+pub const FQ_CODEL_DEFAULT_LIMIT: u32 = 10_240;
+/// FQ-CoDel's default memory limit (bytes), Linux's: 32 MiB.
+pub const FQ_CODEL_DEFAULT_MEMORY_LIMIT: u64 = 32 << 20;
 
 fn default_codel_target_us() -> Duration {
     CODEL_DEFAULT_TARGET
@@ -161,6 +169,50 @@ pub enum QueueConfig {
         #[serde(default)]
         limit_bytes: Option<u64>,
     },
+    /// FQ-CoDel (RFC 8290) as Linux's `fq_codel`, with its defaults; see [`crate::fq_codel`].
+    /// Packets go to flow queues by the flow key their sender gives
+    /// ([`Link::send_flow`](crate::Link::send_flow)), served by deficit round robin, new flows
+    /// first, each with its own CoDel. A link's [`Buffer`](crate::Buffer) lowers the limits
+    /// (packets, or bytes for a byte or time buffer); its drop end does not apply: overflows
+    /// always drop from the head of the fattest flow.
+    #[serde(rename = "fq_codel")]
+    FqCodel {
+        /// Each flow's CoDel target (µs). Default 5 000 (5 ms).
+        #[serde(default = "default_codel_target_us")]
+        target_us: Duration,
+        /// Each flow's CoDel interval (µs). Default 100 000 (100 ms). Must be positive.
+        #[serde(default = "default_codel_interval_us")]
+        interval_us: Duration,
+        /// The deficit round robin's quantum (bytes). Default 1514. Must be positive.
+        #[serde(default = "default_fq_quantum")]
+        quantum_bytes: u32,
+        /// Flow queues (1 to 65 536). Default 1024.
+        #[serde(default = "default_fq_flows")]
+        flows: u32,
+        /// Most packets queued, one in transmission aside. Default 10 240.
+        #[serde(default = "default_fq_limit")]
+        limit_packets: u32,
+        /// Most bytes queued (bytes), one packet in transmission aside. Default 33 554 432
+        /// (32 MiB).
+        #[serde(default = "default_fq_memory")]
+        memory_limit_bytes: u64,
+    },
+}
+
+fn default_fq_quantum() -> u32 {
+    FQ_CODEL_DEFAULT_QUANTUM
+}
+
+fn default_fq_flows() -> u32 {
+    FQ_CODEL_DEFAULT_FLOWS
+}
+
+fn default_fq_limit() -> u32 {
+    FQ_CODEL_DEFAULT_LIMIT
+}
+
+fn default_fq_memory() -> u64 {
+    FQ_CODEL_DEFAULT_MEMORY_LIMIT
 }
 
 impl Default for QueueConfig {
@@ -181,11 +233,19 @@ pub enum QueueKind {
     Codel,
     /// PIE (RFC 8033, Linux's defaults: 15 ms target, 15 ms update).
     Pie,
+    /// FQ-CoDel (RFC 8290, Linux's defaults: 1024 flows, 1514-byte quantum, CoDel's 5 ms and
+    /// 100 ms per flow).
+    FqCodel,
 }
 
 impl QueueKind {
     /// Every kind, in the order the command line lists them.
-    pub const ALL: [QueueKind; 3] = [QueueKind::Infinite, QueueKind::Codel, QueueKind::Pie];
+    pub const ALL: [QueueKind; 4] = [
+        QueueKind::Infinite,
+        QueueKind::Codel,
+        QueueKind::Pie,
+        QueueKind::FqCodel,
+    ];
 
     /// The name on the command line.
     pub fn key(self) -> &'static str {
@@ -193,6 +253,7 @@ impl QueueKind {
             QueueKind::Infinite => "infinite",
             QueueKind::Codel => "codel",
             QueueKind::Pie => "pie",
+            QueueKind::FqCodel => "fq-codel",
         }
     }
 
@@ -202,6 +263,9 @@ impl QueueKind {
             QueueKind::Infinite => "Unlimited drop-tail",
             QueueKind::Codel => "CoDel (RFC 8289: 5 ms target, 100 ms interval)",
             QueueKind::Pie => "PIE (RFC 8033, Linux's defaults: 15 ms target, 15 ms update)",
+            QueueKind::FqCodel => {
+                "FQ-CoDel (RFC 8290, Linux's defaults: 1024 flows, 1514-byte quantum, CoDel per flow)"
+            }
         }
     }
 
@@ -211,18 +275,19 @@ impl QueueKind {
             QueueKind::Infinite => QueueConfig::default(),
             QueueKind::Codel => QueueConfig::codel(),
             QueueKind::Pie => QueueConfig::pie(),
+            QueueKind::FqCodel => QueueConfig::fq_codel(),
         }
     }
 }
 
-/// A queue name that is not `infinite`, `codel` or `pie`.
+/// A queue name that is not `infinite`, `codel`, `pie` or `fq-codel`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown queue '{0}' (expected infinite, codel or pie)")]
+#[error("unknown queue '{0}' (expected infinite, codel, pie or fq-codel)")]
 pub struct UnknownQueue(pub String);
 
 impl std::str::FromStr for QueueKind {
     type Err = UnknownQueue;
-    /// `infinite`, `codel` or `pie`, surrounding blanks ignored.
+    /// `infinite`, `codel`, `pie` or `fq-codel`, surrounding blanks ignored.
     fn from_str(s: &str) -> Result<Self, UnknownQueue> {
         let s = s.trim();
         QueueKind::ALL
@@ -267,21 +332,36 @@ impl QueueConfig {
         }
     }
 
-    /// The tail byte limit of the waiting packets (bytes), whatever the discipline; `None` =
-    /// unlimited.
+    /// FQ-CoDel with Linux's defaults: 1024 flows, a 1514-byte quantum, CoDel's 5 ms target
+    /// and 100 ms interval per flow, at most 10 240 packets and 32 MiB.
+    pub fn fq_codel() -> Self {
+        QueueConfig::FqCodel {
+            target_us: CODEL_DEFAULT_TARGET,
+            interval_us: CODEL_DEFAULT_INTERVAL,
+            quantum_bytes: FQ_CODEL_DEFAULT_QUANTUM,
+            flows: FQ_CODEL_DEFAULT_FLOWS,
+            limit_packets: FQ_CODEL_DEFAULT_LIMIT,
+            memory_limit_bytes: FQ_CODEL_DEFAULT_MEMORY_LIMIT,
+        }
+    }
+
+    /// The tail byte limit of the waiting packets (bytes) of the FIFO disciplines; `None` =
+    /// unlimited, and for FQ-CoDel, whose limits drop from the fattest flow instead.
     pub fn limit_bytes(&self) -> Option<u64> {
         match *self {
             QueueConfig::DropTail { limit_bytes }
             | QueueConfig::CoDel { limit_bytes, .. }
             | QueueConfig::Pie { limit_bytes, .. } => limit_bytes,
+            QueueConfig::FqCodel { .. } => None,
         }
     }
 
     /// Mahimahi-style description of this queue, as in its log header: `infinite`,
     /// `droptail [bytes=N]`, `codel [target=5ms, interval=100ms]` or `pie [target=15ms,
     /// tupdate=15ms, alpha=2, beta=20, burst=150ms]` (with `, bytes=N` appended when there is a
-    /// byte limit). Mahimahi's own CoDel header shows only the limit; this one also names the
-    /// CoDel parameters.
+    /// byte limit), or `fq_codel [target=5ms, interval=100ms, quantum=1514, flows=1024,
+    /// limit=10240, memory=33554432]`. Mahimahi's own CoDel header shows only the limit; this
+    /// one also names the CoDel parameters.
     pub fn mahimahi_description(&self) -> String {
         match *self {
             QueueConfig::DropTail { limit_bytes: None } => "infinite".to_string(),
@@ -317,6 +397,19 @@ impl QueueConfig {
                     format_ms(max_burst_us)
                 )
             }
+            QueueConfig::FqCodel {
+                target_us,
+                interval_us,
+                quantum_bytes,
+                flows,
+                limit_packets,
+                memory_limit_bytes,
+            } => format!(
+                "fq_codel [target={}, interval={}, quantum={quantum_bytes}, flows={flows}, \
+                 limit={limit_packets}, memory={memory_limit_bytes}]",
+                format_ms(target_us),
+                format_ms(interval_us)
+            ),
         }
     }
 }
@@ -330,6 +423,8 @@ pub(crate) struct Packet<P> {
     pub enqueued: Instant,
     /// Size (bytes).
     pub bytes: u32,
+    /// Its flow key ([`Link::send_flow`](crate::Link::send_flow)); only FQ-CoDel reads it.
+    pub flow: u32,
     pub payload: P,
 }
 
@@ -339,7 +434,8 @@ pub(crate) enum Served<P> {
     /// Its last byte was served.
     Departed(Packet<P>),
     /// Dropped from inside the queue, before any byte of it was served: at `index` (0 = the
-    /// head), by the AQM (CoDel, at the head) or the buffer (drop-head, the oldest waiting).
+    /// head, 1 behind one in transit; FQ-CoDel: among its flow key's packets), by the AQM (CoDel, at the head) or the buffer
+    /// (drop-head, the oldest waiting; FQ-CoDel, the fattest flow's head).
     Dropped(Packet<P>, usize, DropReason),
 }
 
@@ -355,20 +451,24 @@ pub(crate) struct Admission {
     pub drop_head: bool,
 }
 
-/// CoDel's state variables (RFC 8289 section 5), times in µs.
-#[derive(Debug, Clone, Default)]
-struct CoDelState {
-    /// When the sojourn time will have been above target for a whole interval; `None` stands
-    /// for the RFC's 0 ("below target").
-    first_above_time: Option<u64>,
-    /// When the next drop is due while dropping.
-    drop_next: u64,
-    /// Drops since entering the dropping state (plus the carried-over count).
-    count: u64,
-    /// `count` when the dropping state was last entered.
-    lastcount: u64,
-    /// Whether in the dropping state.
-    dropping: bool,
+/// The FIFO as its CoDel sees it: its head, and drops reported to `out`.
+struct FifoCoDel<'a, P, F> {
+    queue: &'a mut ByteQueue<P>,
+    out: &'a mut F,
+}
+
+impl<P, F: FnMut(Served<P>)> CoDelQueue for FifoCoDel<'_, P, F> {
+    fn head(&self) -> Option<(u64, u64)> {
+        let p = self.queue.packets.front()?;
+        Some((
+            p.enqueued.as_micros(),
+            self.queue.total_bytes - u64::from(p.bytes),
+        ))
+    }
+
+    fn drop_head(&mut self) {
+        self.queue.drop_at(0, DropReason::Aqm, self.out);
+    }
 }
 
 /// FIFO with mahimahi's per-byte service, drop-tail admission and optional CoDel head drops.
@@ -580,8 +680,17 @@ impl<P> ByteQueue<P> {
                 ..
             } => {
                 let (target, interval) = (target_us.as_micros(), interval_us.as_micros());
-                self.codel_dequeue(now_us, target, interval, out);
+                let mut codel = std::mem::take(&mut self.codel);
+                codel.dequeue(
+                    &mut FifoCoDel { queue: self, out },
+                    now_us,
+                    target,
+                    interval,
+                );
+                self.codel = codel;
             }
+            // A FIFO never runs FQ-CoDel (the link gives it its own queue).
+            QueueConfig::FqCodel { .. } => {}
             QueueConfig::Pie { .. } => self.pie_dequeue(now_us),
         }
         if self.packets.is_empty() {
@@ -604,11 +713,6 @@ impl<P> ByteQueue<P> {
         }
     }
 
-    /// Removes the (not yet started) head packet and reports it as CoDel's drop.
-    fn drop_head(&mut self, out: &mut impl FnMut(Served<P>)) {
-        self.drop_at(0, DropReason::Aqm, out);
-    }
-
     /// Removes the packet at `index`, not started, and reports its drop; false if there is none.
     fn drop_at(
         &mut self,
@@ -626,87 +730,5 @@ impl<P> ByteQueue<P> {
         }
         out(Served::Dropped(p, index, reason));
         true
-    }
-
-    /// RFC 8289 `dodequeue`, looking at the head packet instead of removing it: `None` if the
-    /// queue is empty, else whether it is ok to drop the head.
-    fn codel_dodequeue(&mut self, now: u64, target: u64, interval: u64) -> Option<bool> {
-        let Some(p) = self.packets.front() else {
-            // Queue empty: reset first_above_time.
-            self.codel.first_above_time = None;
-            return None;
-        };
-        let sojourn_time = now.saturating_sub(p.enqueued.as_micros());
-        // Bytes left in the queue once this packet has been taken out.
-        let bytes_after = self.total_bytes - u64::from(p.bytes);
-        let mut ok_to_drop = false;
-        if sojourn_time < target || bytes_after <= CODEL_MAXPACKET_BYTES {
-            // Went below: stay below for at least an interval.
-            self.codel.first_above_time = None;
-        } else {
-            match self.codel.first_above_time {
-                // Just went above from below; if still above at first_above_time, ok to drop.
-                None => self.codel.first_above_time = Some(now.saturating_add(interval)),
-                Some(t) if now >= t => ok_to_drop = true,
-                Some(_) => {}
-            }
-        }
-        Some(ok_to_drop)
-    }
-
-    /// RFC 8289 `control_law`: `t + interval / sqrt(count)`, truncated to whole µs.
-    fn codel_control_law(t: u64, count: u64, interval: u64) -> u64 {
-        let step = interval as f64 / (count as f64).sqrt();
-        t.saturating_add(step as u64)
-    }
-
-    /// RFC 8289 `dequeue`: afterwards the head of the queue (if any) is the packet to transmit.
-    fn codel_dequeue(
-        &mut self,
-        now: u64,
-        target: u64,
-        interval: u64,
-        out: &mut impl FnMut(Served<P>),
-    ) {
-        let Some(mut ok_to_drop) = self.codel_dodequeue(now, target, interval) else {
-            // An empty queue takes us out of the dropping state.
-            self.codel.dropping = false;
-            return;
-        };
-        if self.codel.dropping {
-            if !ok_to_drop {
-                // Sojourn time below target: leave the dropping state.
-                self.codel.dropping = false;
-            }
-            // Time for the next drop: drop the head and look at the next. A large backlog may
-            // make the next drop due now too, hence the loop.
-            while now >= self.codel.drop_next && self.codel.dropping {
-                self.drop_head(out);
-                self.codel.count += 1;
-                ok_to_drop = self.codel_dodequeue(now, target, interval) == Some(true);
-                if !ok_to_drop {
-                    self.codel.dropping = false;
-                } else {
-                    self.codel.drop_next =
-                        Self::codel_control_law(self.codel.drop_next, self.codel.count, interval);
-                }
-            }
-        } else if ok_to_drop {
-            // The sojourn time has been above target for an interval: enter the dropping state.
-            self.drop_head(out);
-            // The next head is sent whatever this says (as in the RFC), but the call still
-            // updates first_above_time.
-            let _ = self.codel_dodequeue(now, target, interval);
-            self.codel.dropping = true;
-            // Went above target soon after last going below: resume with the drop rate that
-            // controlled the queue last time.
-            let delta = self.codel.count.saturating_sub(self.codel.lastcount);
-            self.codel.count = 1;
-            if delta > 1 && now.saturating_sub(self.codel.drop_next) < interval.saturating_mul(16) {
-                self.codel.count = delta;
-            }
-            self.codel.drop_next = Self::codel_control_law(now, self.codel.count, interval);
-            self.codel.lastcount = self.codel.count;
-        }
     }
 }

@@ -247,6 +247,7 @@ fn events_come_in_time_order() {
             sent: Instant::from_micros(0),
             enqueued: Instant::from_micros(5_000),
             delivered: Instant::from_micros(10_000),
+            flow: 0,
         }),
         LinkEvent::Opportunity {
             at: Instant::from_micros(10_000),
@@ -258,6 +259,7 @@ fn events_come_in_time_order() {
             sent: Instant::from_micros(5_000),
             enqueued: Instant::from_micros(10_000),
             delivered: Instant::from_micros(10_000),
+            flow: 0,
         }),
         LinkEvent::Opportunity {
             at: Instant::from_micros(20_000),
@@ -342,7 +344,7 @@ fn reference(
         .collect();
     let limit = match cfg.queue {
         QueueConfig::DropTail { limit_bytes } => limit_bytes,
-        QueueConfig::CoDel { .. } | QueueConfig::Pie { .. } => {
+        QueueConfig::CoDel { .. } | QueueConfig::Pie { .. } | QueueConfig::FqCodel { .. } => {
             unreachable!("this reference models drop-tail only")
         }
     };

@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod app_metrics;
+mod cross;
 pub mod distributions;
 pub mod duration;
 pub mod error;

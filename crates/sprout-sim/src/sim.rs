@@ -19,6 +19,7 @@ use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
 use crate::app::{App, Source};
 use crate::app_metrics::{self, AppMetrics, Ledger};
+use crate::cross::{CrossEnd, CROSS_FLOW};
 use crate::error::{SimError, UnknownName};
 use crate::gcc_flow::{GccHost, GccPacket, GCC_MAX_PAYLOAD};
 use crate::metrics::{self, Arrival, DirectionMetrics, Window};
@@ -127,6 +128,11 @@ pub struct SimConfig {
     /// What the application offers in every direction that [`SimConfig::load`] says carries
     /// data. Default [`App::Bulk`], the saturating sender.
     pub app: App,
+    /// Cross traffic: a bulk TCP transfer with this congestion controller beside the scheme's
+    /// flow, in every direction that carries data, sharing the links' queues (a flow of its own
+    /// in an FQ-CoDel queue); its packets count in no metric but the links' counters and
+    /// [`DirectionRun::cross_bytes`]. Default `None`.
+    pub cross: Option<CcKind>,
 }
 
 /// What one direction of the link does differently from [`SimConfig::link`].
@@ -255,6 +261,7 @@ impl Default for SimConfig {
             seed: 0,
             host_jitter: DEFAULT_HOST_JITTER,
             app: App::Bulk,
+            cross: None,
         }
     }
 }
@@ -281,6 +288,9 @@ pub struct DirectionRun {
     pub app: Option<AppMetrics>,
     /// The link's counters over the whole run (drops by reason among them).
     pub link: LinkStats,
+    /// Bytes of the cross traffic's packets ([`SimConfig::cross`]) the link delivered over the
+    /// whole run; 0 without it.
+    pub cross_bytes: u64,
 }
 
 /// Result of a simulation: both directions.
@@ -314,6 +324,8 @@ struct WirePacket {
     /// The application message (index in the sender's [`Ledger`]) this datagram carries part
     /// of, or [`NO_MESSAGE`].
     message: u32,
+    /// Whether it is the cross traffic's ([`SimConfig::cross`]).
+    cross: bool,
 }
 
 /// A `direct` endpoint: the datagrams the application handed over and not yet put on the
@@ -412,6 +424,7 @@ impl Host {
                     app_bytes: t.app_bytes as u32,
                     is_data: !t.heartbeat && t.app_bytes > 0,
                     message: NO_MESSAGE,
+                    cross: false,
                 };
                 Some((packet, t.len as u32 + overhead, c.queued_bytes() < queued))
             }
@@ -423,6 +436,7 @@ impl Host {
                     is_data: seg.is_data(),
                     body: Body::Tcp(seg),
                     message: NO_MESSAGE,
+                    cross: false,
                 };
                 Some((packet, bytes, false))
             }
@@ -435,6 +449,7 @@ impl Host {
                     app_bytes: len,
                     is_data: true,
                     message,
+                    cross: false,
                 };
                 Some((packet, len + DIRECT_HEADER_BYTES, false))
             }
@@ -445,6 +460,7 @@ impl Host {
                     app_bytes: out.app_bytes,
                     is_data: out.message.is_some(),
                     message: out.message.unwrap_or(NO_MESSAGE),
+                    cross: false,
                 };
                 Some((packet, out.wire_bytes, false))
             }
@@ -640,28 +656,67 @@ struct Side {
     link: Link<()>,
     on_link: OnLink,
     arrivals: Vec<Arrival>,
+    /// This side's end of the cross traffic, with [`SimConfig::cross`] (from the host's start).
+    cross: Option<CrossEnd>,
+    /// Bytes of cross traffic this side's link delivered.
+    cross_bytes: u64,
 }
 
 /// The packets of one direction inside its link, which moves only their times and sizes: the
 /// link's events say which packet moved ([`OnLink::follow`]): packets reach the queue in the
 /// order they were sent and leave it in the order they reached it, but for jitter with
-/// reordering and drops from inside the queue, whose events give the packet's place.
+/// reordering and drops from inside the queue, whose events give the packet's place, and
+/// FQ-CoDel, which keeps that order only within a flow key (the scheme's, the cross
+/// traffic's), given by its events.
 #[derive(Default)]
 struct OnLink {
     /// Sent, not yet at the queue, in the order sent.
     propagating: VecDeque<WirePacket>,
-    /// In the queue, in the order they joined it.
+    /// In the queue, in the order they joined it (FIFO disciplines); with FQ-CoDel, the
+    /// scheme's packets (flow key 0).
     queued: VecDeque<WirePacket>,
+    /// With FQ-CoDel, the cross traffic's packets in the queue (flow key [`CROSS_FLOW`]), in the
+    /// order they joined it.
+    cross_queued: Option<VecDeque<WirePacket>>,
 }
 
 impl OnLink {
-    /// Moves the packets as `event` says; returns the packet a delivery delivers.
+    /// Packets for a link running `queue`.
+    fn new(queue: &QueueConfig) -> OnLink {
+        OnLink {
+            cross_queued: matches!(queue, QueueConfig::FqCodel { .. }).then(VecDeque::new),
+            ..OnLink::default()
+        }
+    }
+
+    /// Packets in the queue.
+    fn queued_len(&self) -> usize {
+        self.queued.len() + self.cross_queued.as_ref().map_or(0, VecDeque::len)
+    }
+
+    /// The queue of flow key `flow`: with FQ-CoDel, the scheme's (0) or the cross traffic's;
+    /// else the one queue.
+    #[cold]
+    #[inline(never)]
+    fn queue_of(&mut self, flow: u32) -> &mut VecDeque<WirePacket> {
+        match &mut self.cross_queued {
+            Some(q) if flow == CROSS_FLOW => q,
+            _ => &mut self.queued,
+        }
+    }
+
+    /// Moves the packets as `event` says; returns the packet a delivery delivers. The scheme's
+    /// packets (flow key 0) are always in `queued`.
     #[inline]
     fn follow(&mut self, event: &LinkEvent<()>) -> Option<WirePacket> {
         match event {
             LinkEvent::Enqueued { index, .. } => {
                 if let Some(p) = take(&mut self.propagating, *index) {
-                    self.queued.push_back(p);
+                    if p.cross {
+                        self.queue_of(CROSS_FLOW).push_back(p);
+                    } else {
+                        self.queued.push_back(p);
+                    }
                 }
                 None
             }
@@ -669,11 +724,12 @@ impl OnLink {
                 take(&mut self.propagating, *index);
                 None
             }
-            LinkEvent::HeadDropped { index, .. } => {
-                take(&mut self.queued, *index);
+            LinkEvent::HeadDropped { index, flow, .. } => {
+                take(self.queue_of(*flow), *index);
                 None
             }
-            LinkEvent::Delivered(_) => self.queued.pop_front(),
+            LinkEvent::Delivered(d) if d.flow == 0 => self.queued.pop_front(),
+            LinkEvent::Delivered(d) => self.queue_of(d.flow).pop_front(),
             LinkEvent::Opportunity { .. } => None,
         }
     }
@@ -710,9 +766,11 @@ impl Side {
             woken: false,
             bulk,
             app: None,
+            on_link: OnLink::new(&link.config().queue),
             link,
-            on_link: OnLink::default(),
             arrivals: Vec::new(),
+            cross: None,
+            cross_bytes: 0,
         }
     }
 
@@ -732,7 +790,13 @@ impl Side {
             if self.bulk {
                 self.app = AppSide::new(cfg.app, now);
             }
+            if let Some(cc) = cfg.cross {
+                self.cross = Some(CrossEnd::new(&cfg.tcp, cc, opens, self.bulk, now));
+            }
             self.woken = true;
+        }
+        if self.cross.is_some() {
+            self.act_cross(now);
         }
         let Some(host) = self.host.as_mut() else {
             return Ok(());
@@ -770,6 +834,26 @@ impl Side {
         Ok(())
     }
 
+    /// The cross traffic's end acts at `now` (see [`CrossEnd::act`]), its segments onto the
+    /// link as a flow of their own.
+    #[inline(never)]
+    fn act_cross(&mut self, now: Instant) {
+        let Some(c) = self.cross.as_mut() else {
+            return;
+        };
+        let (link, on_link) = (&mut self.link, &mut self.on_link);
+        c.act(now, |seg| {
+            link.send_flow(now, seg.wire_bytes(), CROSS_FLOW, ());
+            on_link.propagating.push_back(WirePacket {
+                app_bytes: seg.len,
+                is_data: seg.is_data(),
+                body: Body::Tcp(seg),
+                message: NO_MESSAGE,
+                cross: true,
+            });
+        });
+    }
+
     /// The earliest time this side can do something: its link's next event, its wake-up or
     /// its start.
     fn next_event(&self) -> Instant {
@@ -778,6 +862,7 @@ impl Side {
             (Some(_), None) => self.wake,
             (None, _) => self.start,
         };
+        let own = self.cross.as_ref().map_or(own, |c| own.min(c.wake()));
         self.link.next_event().map_or(own, |t| t.min(own))
     }
 
@@ -799,6 +884,7 @@ impl Side {
             metrics,
             datagrams_sent,
             heartbeats_sent,
+            cross_bytes: self.cross_bytes,
         }
     }
 }
@@ -839,7 +925,7 @@ fn deliver<W: Write>(
                 delivered.push((i, d, p));
             }
         });
-        debug_assert_eq!(side.on_link.queued.len(), side.link.queue_packets());
+        debug_assert_eq!(side.on_link.queued_len(), side.link.queue_packets());
         debug_assert_eq!(
             side.on_link.propagating.len(),
             side.link.in_flight_packets()
@@ -864,6 +950,13 @@ fn take_in(
     p: &WirePacket,
 ) -> Result<(), SimError> {
     let receiver = 1 - i;
+    if p.cross {
+        sides[i].cross_bytes += u64::from(d.bytes);
+        if let (Some(c), Body::Tcp(seg)) = (sides[receiver].cross.as_mut(), &p.body) {
+            c.receive(d.delivered, seg);
+        }
+        return Ok(());
+    }
     sides[i].arrivals.push(Arrival {
         sent: d.sent,
         arrived: d.delivered,

@@ -15,6 +15,7 @@ use sprout_core::direction::Load;
 use sprout_files::AtomicFile;
 pub use sprout_link::QueueKind;
 use sprout_link::{LinkShape, LinkStats, Trace, TraceError};
+pub use sprout_tcp::CcKind;
 
 use crate::app::App;
 use crate::duration::seconds;
@@ -51,7 +52,7 @@ pub struct SimOptions {
     /// Bernoulli loss probability of both directions, 0..1 [default: 0].
     pub loss: f64,
     /// Queue discipline of both directions [default: infinite; cubic-codel always CoDel, and
-    /// refuses pie].
+    /// refuses pie and fq-codel].
     pub queue: QueueKind,
     /// The uplink's queue discipline, overriding `queue`.
     pub uplink_queue: Option<QueueKind>,
@@ -72,6 +73,9 @@ pub struct SimOptions {
     /// Buffers, CoDel's parameters, bursty loss, delay traces and jitter, of both directions
     /// and of each [default: none].
     pub shape: LinkShape,
+    /// Cross traffic: a bulk TCP transfer with this congestion controller beside the scheme's
+    /// flow in every loaded direction ([`SimConfig::cross`]) [default: none].
+    pub cross: Option<CcKind>,
 }
 
 impl Default for SimOptions {
@@ -93,6 +97,7 @@ impl Default for SimOptions {
             load: Load::Both,
             app: App::Bulk,
             shape: LinkShape::default(),
+            cross: None,
         }
     }
 }
@@ -137,8 +142,11 @@ impl SimOptions {
         cfg.protocol.validate()?;
         match self.queue {
             QueueKind::Infinite => {}
-            QueueKind::Pie if self.scheme == Scheme::CubicCodel => {
-                return invalid("cubic-codel always uses CoDel; give --scheme cubic --queue pie");
+            q @ (QueueKind::Pie | QueueKind::FqCodel) if self.scheme == Scheme::CubicCodel => {
+                return Err(SimError::InvalidOption(format!(
+                    "cubic-codel always uses CoDel; give --scheme cubic --queue {}",
+                    q.key()
+                )));
             }
             q => cfg.link.queue = q.config(),
         }
@@ -174,6 +182,7 @@ impl SimOptions {
             app: self.app,
             seed: self.seed,
             host_jitter: seconds(self.host_jitter_ms / 1e3, "host-jitter-ms")?,
+            cross: self.cross,
             ..cfg
         };
         cfg.validate_app()?;
@@ -244,9 +253,11 @@ pub fn run_with_progress(
 /// spec), simulated and skipped seconds, the parameters as given, and each direction's trace
 /// name, metrics ([`crate::metrics::DirectionMetrics`]) and application-level figures
 /// ([`crate::app_metrics::AppMetrics`], null for a bulk sender or a direction without data),
-/// and its link's drops over the whole run, packets by reason (`buffer`, `aqm`, `loss`).
+/// and its link's drops over the whole run, packets by reason (`buffer`, `aqm`, `loss`); with
+/// cross traffic, its controller (`cross`) and the bytes of it each link delivered
+/// (`cross_bytes`).
 pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "scheme": opts.scheme.key(),
         "confidence": cfg.protocol.confidence,
         "load": opts.load,
@@ -266,7 +277,13 @@ pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
             "app": out.downlink.app,
             "drops": drops_json(&out.downlink.link),
         },
-    })
+    });
+    if let Some(cc) = cfg.cross {
+        v["cross"] = serde_json::json!(cc.name());
+        v["uplink"]["cross_bytes"] = serde_json::json!(out.uplink.cross_bytes);
+        v["downlink"]["cross_bytes"] = serde_json::json!(out.downlink.cross_bytes);
+    }
+    v
 }
 
 /// A link's drops over the run, packets by reason.
@@ -384,6 +401,57 @@ mod tests {
             ..SimOptions::default()
         };
         assert!(cubic_codel.config().is_err());
+    }
+
+    /// FQ-CoDel delivers out of the order packets joined its queue: the simulator follows
+    /// them by their numbers, so that the stream beside a Cubic download (cross traffic, its
+    /// own flow) gets its own datagrams, each once, and the download its segments.
+    #[test]
+    fn fq_codel_and_cross_traffic_keep_the_packets_straight() {
+        let t = Arc::new(constant_rate_trace("c", 6.0, 20.0).unwrap());
+        let run_with = |queue: QueueKind| {
+            let o = SimOptions {
+                scheme: Scheme::Direct,
+                app: App::parse("constant:rate=500k").unwrap(),
+                load: Load::Down,
+                skip_s: 5.0,
+                queue,
+                cross: Some(CcKind::Cubic),
+                ..SimOptions::default()
+            };
+            let cfg = o.config().unwrap();
+            let out = run(t.clone(), t.clone(), &cfg, None).unwrap();
+            (to_json(&o, &cfg, &out), out)
+        };
+        let (v, out) = run_with(QueueKind::FqCodel);
+        let down = &out.downlink;
+        let stream_bytes: u64 = down.arrivals.iter().map(|a| u64::from(a.bytes)).sum();
+        assert_eq!(stream_bytes + down.cross_bytes, down.link.bytes_delivered);
+        assert!(down.cross_bytes > 5_000_000, "{}", down.cross_bytes);
+        let app = down.app.as_ref().unwrap();
+        assert!(app.delivered_share > 0.99, "{app:?}");
+        assert!(app.delay_p95_ms < 40.0, "{app:?}");
+        assert!(down.link.packets_aqm_dropped > 0);
+        assert_eq!(v["cross"], "cubic");
+        assert_eq!(v["downlink"]["cross_bytes"], down.cross_bytes);
+        // In an unlimited FIFO the stream waits behind the download's queue.
+        let (_, fifo) = run_with(QueueKind::Infinite);
+        let fifo_app = fifo.downlink.app.unwrap();
+        assert!(
+            fifo_app.delay_p95_ms > 10.0 * app.delay_p95_ms,
+            "{fifo_app:?}"
+        );
+        // Without cross traffic the JSON has no cross keys.
+        let o = SimOptions {
+            scheme: Scheme::Direct,
+            app: App::parse("constant:rate=500k").unwrap(),
+            load: Load::Down,
+            skip_s: 5.0,
+            ..SimOptions::default()
+        };
+        let cfg = o.config().unwrap();
+        let plain = to_json(&o, &cfg, &run(t.clone(), t, &cfg, None).unwrap());
+        assert!(plain.get("cross").is_none() && plain["downlink"].get("cross_bytes").is_none());
     }
 
     #[test]

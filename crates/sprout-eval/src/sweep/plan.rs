@@ -211,6 +211,7 @@ impl RunSpec {
             },
             // Buffers, bursty loss and variable delay are not yet sweep parameters.
             shape: Default::default(),
+            cross: None,
         })
     }
 

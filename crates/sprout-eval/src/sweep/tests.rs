@@ -483,3 +483,41 @@ fn an_app_sweep_writes_the_application_columns() {
     let again = run_local(&p, &out, Some(2), false).unwrap();
     assert_eq!((again.ran, again.skipped), (0, 4));
 }
+
+#[test]
+fn fq_codel_is_a_queue_of_the_sweep() {
+    let spec = r#"
+traces = [{ name = "c12", constant = { mbps = 12, seconds = 30 } }]
+schemes = ["cubic"]
+[sim]
+duration = 8.0
+skip = 2.0
+queue = ["infinite", "fq-codel"]
+"#;
+    let p = SweepPlan::from_toml(spec, Path::new("."), "t").unwrap();
+    assert_eq!(p.runs.len(), 2);
+    assert_ne!(p.runs[0].id, p.runs[1].id);
+    let cfg = p.runs[1].sim_options().unwrap().config().unwrap();
+    assert!(matches!(
+        cfg.link_for(sprout_sim::sim::Direction::Down).queue,
+        sprout_link::QueueConfig::FqCodel { .. }
+    ));
+    // Cubic's standing queue: none in FQ-CoDel's short flow queue, seconds in the FIFO's.
+    let header = p.header();
+    let p95 = |run: &RunSpec| -> f64 {
+        let fields = run_fields(run).unwrap();
+        fields[header
+            .iter()
+            .position(|h| h == "down_p95_delay_ms")
+            .unwrap()]
+        .parse()
+        .unwrap()
+    };
+    let (fifo, fq) = (p95(&p.runs[0]), p95(&p.runs[1]));
+    assert!(
+        fq * 3.0 < fifo,
+        "p95 delay: fifo {fifo} ms, fq-codel {fq} ms"
+    );
+    let bad = SweepPlan::from_toml(&spec.replace("fq-codel", "fq_codell"), Path::new("."), "t");
+    assert!(bad.is_err());
+}
