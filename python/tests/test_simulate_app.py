@@ -94,8 +94,11 @@ def test_fq_codel_keeps_a_stream_beside_a_cubic_download_fast(link):
         for q in ("infinite", "fq-codel")
     }
     fifo, fq = (runs[q].app["downlink"] for q in ("infinite", "fq-codel"))
-    assert fq["delay_p95_ms"] < 40.0
-    assert fifo["delay_p95_ms"] > 5 * fq["delay_p95_ms"]
+    assert fq["delay_p95_ms"] < 40.0 and fq["delivered_share"] > 0.99
+    # Behind the FIFO's standing queue even the median waits seconds; more than 5% of the
+    # messages never arrive in the run, so its p95 is not a number (None).
+    assert fifo["delay_p50_ms"] > 5 * fq["delay_p95_ms"]
+    assert fifo["delay_p95_ms"] is None or fifo["delay_p95_ms"] > 5 * fq["delay_p95_ms"]
     assert runs["fq-codel"]["downlink"]["cross_bytes"] > 0
     with pytest.raises(sprout.BadParameterError, match="congestion controller"):
         sprout.simulate("direct", link, link, app="constant:rate=500k", cross="nope")

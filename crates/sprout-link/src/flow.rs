@@ -81,7 +81,9 @@ fn ipv4(packet: &[u8]) -> Option<(u8, &[u8], Option<&[u8]>)> {
     Some((proto, addresses, ports))
 }
 
-/// (upper-layer protocol, source and destination addresses, ports) of an IPv6 packet.
+/// (upper-layer protocol, source and destination addresses, ports) of an IPv6 packet; an
+/// extension header cut short leaves the addresses and the last next-header value (the tunnel
+/// reads such a packet, so it must not fall into [`UNPARSED_FLOW`] with the unreadable ones).
 fn ipv6(packet: &[u8]) -> Option<(u8, &[u8], Option<&[u8]>)> {
     let addresses = packet.get(8..40)?;
     let mut next = packet[6];
@@ -91,13 +93,17 @@ fn ipv6(packet: &[u8]) -> Option<(u8, &[u8], Option<&[u8]>)> {
             // Hop-by-hop, routing, destination options: length in 8-byte units after the first
             // 8 bytes.
             0 | 43 | 60 => {
-                let header = packet.get(offset..offset + 2)?;
+                let Some(header) = packet.get(offset..offset + 2) else {
+                    return Some((next, addresses, None));
+                };
                 next = header[0];
                 offset += (usize::from(header[1]) + 1) * 8;
             }
             // Fragment: 8 bytes; a later fragment carries no transport header.
             44 => {
-                let header = packet.get(offset..offset + 8)?;
+                let Some(header) = packet.get(offset..offset + 8) else {
+                    return Some((next, addresses, None));
+                };
                 next = header[0];
                 offset += 8;
                 let fragment_offset = u16::from_be_bytes([header[2], header[3]]) >> 3;
@@ -154,6 +160,20 @@ mod tests {
         p[49] ^= 1;
         assert_ne!(a, ip_flow_key(&p));
         assert_ne!(a, UNPARSED_FLOW);
+    }
+
+    #[test]
+    fn an_ipv6_packet_whose_extension_header_is_cut_short_keeps_its_addresses() {
+        // Found by the fuzzer: a hop-by-hop header (next header 0) with no bytes after the
+        // fixed header. The tunnel reads it; its flow is its addresses'.
+        let mut p = vec![0u8; 40];
+        p[0] = 0x60;
+        p[6] = 0;
+        p[23] = 1;
+        let a = ip_flow_key(&p);
+        assert_ne!(a, UNPARSED_FLOW);
+        p[39] = 2;
+        assert_ne!(a, ip_flow_key(&p), "the addresses make the flow");
     }
 
     #[test]
