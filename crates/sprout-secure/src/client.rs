@@ -106,6 +106,9 @@ pub struct Client {
     refused: Option<SecureError>,
     /// An empty datagram under the current keys is due (confirms a handshake).
     keepalive: bool,
+    /// The server's close this client took: its copies (the server sends
+    /// [`wire::CLOSE_COPIES`]) are recognized and not counted as drops.
+    taken_close: Option<[u8; CLOSE_BYTES]>,
     stats: SecureStats,
 }
 
@@ -144,6 +147,7 @@ impl Client {
             error: None,
             refused: None,
             keepalive: false,
+            taken_close: None,
             stats: SecureStats::default(),
         };
         client.start_attempt(now, KIND_NEW)?;
@@ -393,8 +397,12 @@ impl Client {
     /// A close from the server: ends the client if the session's keys (current or previous,
     /// by its epoch) authenticate it; anything else changes nothing but a counter.
     fn handle_close(&mut self, now: Instant, d: &[u8]) -> ClientReceived {
-        if d.len() != CLOSE_BYTES {
+        let Ok(close) = <[u8; CLOSE_BYTES]>::try_from(d) else {
             return self.drop_with(DropReason::Truncated);
+        };
+        // A copy of the close already taken: nothing to do or count.
+        if self.taken_close == Some(close) {
+            return ClientReceived::Control;
         }
         let (epoch, receiver) = (d[3], wire::be_u32(d, 4));
         if receiver != self.index || self.current.is_none() || self.error.is_some() {
@@ -414,6 +422,7 @@ impl Client {
         self.attempt = None;
         self.keepalive = false;
         self.error = Some(SecureError::ClosedByServer);
+        self.taken_close = Some(close);
         ClientReceived::Closed
     }
 
