@@ -4,6 +4,12 @@
 //! [`Connection`]; the application's messages travel as the DATA messages of `sprout client`
 //! ([`sprout_net::message`]), so that each carries its sequence number and send time.
 //!
+//! A client whose greeting is a HELLO of `sprout client` ([`Hello`]) runs the Sprout
+//! configuration it names (scheme and confidence), and the server side runs the one of the
+//! HELLO it received, as `sprout server` does; the server side answers a HELLO with ACCEPT
+//! ([`ACCEPT_COPIES`] copies), and either side can end its data with a BYE
+//! ([`Conn::send_bye`]). Any other greeting leaves both on [`Config::default`].
+//!
 //! Time only goes forward: a `now` earlier than one seen before is taken as that one. The
 //! protocol connection is shown at most [`MAX_GAP`] passing between two calls ([`ProtoClock`]):
 //! its receiver runs one tick per 20 ms of elapsed time, so a clock that jumped hours (a
@@ -13,13 +19,17 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use sprout_core::{wire, Config, Connection, Duration, Instant};
-use sprout_net::message::{self, Message, DATA_HEADER_BYTES};
+use sprout_net::message::{self, Bye, Hello, Message, DATA_HEADER_BYTES};
 use sprout_secure::{
     AllowedClients, Client, ClientConfig, ClientReceived, Limits, PrivateKey, PublicKey, Redial,
     RedialAction, RedialPolicy, SecureError, Server, ServerConfig, ServerEvent, ServerReceived,
     SessionId,
 };
 use thiserror::Error;
+
+/// Copies of ACCEPT (server side, to a HELLO) and of BYE ([`Conn::send_bye`]) queued: they
+/// are not retransmitted, so a few go, as `sprout server` and `sprout client` send them.
+pub(crate) const ACCEPT_COPIES: usize = 3;
 
 /// Most events kept for the application; beyond, the oldest is dropped.
 pub(crate) const MAX_EVENTS: usize = 64;
@@ -178,6 +188,11 @@ pub struct Conn {
     now: Instant,
     clock: ProtoClock,
     next_seq: u64,
+    /// Bytes of the application messages queued, DATA headers included (a BYE's total).
+    app_bytes_sent: u64,
+    /// The session's HELLO: the client's greeting, if it is one (on the server side, once a
+    /// client came).
+    hello: Option<Hello>,
     counters: Counters,
     plaintext: Vec<u8>,
     tx: Vec<u8>,
@@ -186,7 +201,8 @@ pub struct Conn {
 impl Conn {
     /// The client side, at `now`: `key` is the client's private key, `server_key` the server's
     /// public key, `greeting` what the server gets with the handshake (at most
-    /// [`sprout_secure::wire::MAX_GREETING_BYTES`]).
+    /// [`sprout_secure::wire::MAX_GREETING_BYTES`]). A greeting that is a HELLO chooses the
+    /// Sprout configuration ([`Hello::config`]); any other, [`Config::default`].
     pub fn client(
         key: PrivateKey,
         server_key: PublicKey,
@@ -200,7 +216,10 @@ impl Conn {
         };
         let redial = Redial::new(keys, greeting, RedialPolicy::default());
         let secure = Box::new(redial.client(now)?);
-        Ok(Conn::with_side(Side::Client { secure, redial }, now))
+        let mut c = Conn::with_side(Side::Client { secure, redial }, now);
+        c.hello = hello_of(greeting);
+        c.config = config_of(c.hello.as_ref());
+        Ok(c)
     }
 
     /// The server side of one session, at `now`: `key` is the server's private key; only the
@@ -237,6 +256,8 @@ impl Conn {
                 seen: now,
             },
             next_seq: 0,
+            app_bytes_sent: 0,
+            hello: None,
             counters: Counters::default(),
             plaintext: Vec::with_capacity(2048),
             tx: Vec::with_capacity(2048),
@@ -342,12 +363,44 @@ impl Conn {
         let mut m = message::Data { seq, sent_us }.encode(DATA_HEADER_BYTES + payload.len());
         m[DATA_HEADER_BYTES..].copy_from_slice(payload);
         self.next_seq += 1;
+        self.app_bytes_sent += m.len() as u64;
         self.counters.messages_sent += 1;
+        self.queue(m);
+        Ok(())
+    }
+
+    /// Queues application message `m`, to leave once the session is up.
+    fn queue(&mut self, m: Vec<u8>) {
         match &mut self.conn {
             Some(c) => c.send(m),
             None => self.early.push_back(m),
         }
+    }
+
+    /// Queues the end of this side's data as `sprout client` and `sprout server` say it: a
+    /// BYE ([`ACCEPT_COPIES`] copies) with the session of the HELLO (0 without one), the
+    /// DATA messages sent and their bytes (headers included).
+    pub fn send_bye(&mut self) -> Result<(), ConnError> {
+        if let Some(why) = &self.ended {
+            return Err(ConnError::Closed(why.clone()));
+        }
+        let bye = Bye {
+            session: self.hello.map_or(0, |h| h.session),
+            data_sent: self.next_seq,
+            app_bytes_sent: self.app_bytes_sent,
+        }
+        .encode();
+        for _ in 0..ACCEPT_COPIES {
+            self.counters.messages_sent += 1;
+            self.queue(bye.clone());
+        }
         Ok(())
+    }
+
+    /// The session's HELLO: the client's greeting if it is one (the server side's, once a
+    /// client came).
+    pub fn hello(&self) -> Option<&Hello> {
+        self.hello.as_ref()
     }
 
     /// The next received application message, if any.
@@ -457,8 +510,17 @@ impl Conn {
                 }
                 *peer = Some(key);
                 *greeting = secure.take_greeting(id);
+                let hello = hello_of(greeting);
                 self.drop_connection();
+                self.hello = hello;
+                self.config = config_of(hello.as_ref());
                 self.install(now);
+                // A HELLO is answered as `sprout server` answers it.
+                if let Some(h) = hello {
+                    for _ in 0..ACCEPT_COPIES {
+                        self.queue(message::encode_accept(h.session));
+                    }
+                }
                 data
             }
             ServerReceived::Data { id } => *session == Some(id),
@@ -689,6 +751,19 @@ impl Conn {
             _ => None,
         }
     }
+}
+
+/// The HELLO `greeting` is, if it is a valid one.
+fn hello_of(greeting: &[u8]) -> Option<Hello> {
+    match Message::decode(greeting) {
+        Ok(Message::Hello(h)) => Some(h),
+        _ => None,
+    }
+}
+
+/// The Sprout configuration of a session with `hello`: the one it names, or the default.
+fn config_of(hello: Option<&Hello>) -> Config {
+    hello.map_or_else(Config::default, Hello::config)
 }
 
 fn min(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {

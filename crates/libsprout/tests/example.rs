@@ -86,7 +86,9 @@ fn the_paced_sender_reaches_the_receiver_over_loopback() {
         .expect("the receiver's first line");
     let words: Vec<&str> = first.split_whitespace().collect();
     let (port, key) = match words.as_slice() {
-        ["receiver", "on", _, "port", port, "key", key] => (port.to_string(), key.to_string()),
+        ["receiver", "on", _, "port", port, "key", key, "base64", _] => {
+            (port.to_string(), key.to_string())
+        }
         _ => panic!("unexpected first line of the receiver: {first:?}"),
     };
     let tx = Command::new(&sender)
