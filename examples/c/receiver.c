@@ -2,8 +2,8 @@
  * A Sprout receiver: the server side of one session on a UDP port. Prints its public key,
  * then once a second the application data delivered (kbit/s) and the 95th percentile of the
  * messages' application-level delay (from the sender's sprout_conn_send to this program's
- * sprout_conn_read, on CLOCK_REALTIME); exits when the sender closes (or after SECONDS
- * without it). Plain POSIX: a UDP socket and poll(), the sans-IO connection in between.
+ * sprout_conn_read, on CLOCK_REALTIME), the seconds counted from the first message; exits
+ * when the sender closes (or after SECONDS without it). Plain POSIX: a UDP socket and poll(), the sans-IO connection in between.
  *
  * Rates count each message as it travels, its SPROUT_DATA_HEADER_BYTES included, as `sprout
  * server` and `sprout client` count them. The sender may be examples/c/sender.c or `sprout
@@ -92,15 +92,17 @@ int main(int argc, char **argv) {
 
         SproutEvent ev;
         while (sprout_conn_poll_event(conn, &ev) == SPROUT_STATUS_OK) {
-            if (ev == SPROUT_EVENT_CONNECTED && !start) {
-                start = monotonic_us();
-                next_report = start + 1000000;
-            }
             if (ev == SPROUT_EVENT_CLOSED) done = 1;
         }
         SproutMessage m;
         while (sprout_conn_read(conn, &m, buf, SPROUT_MAX_DATAGRAM_BYTES) == SPROUT_STATUS_OK) {
             if (m.kind != SPROUT_MESSAGE_KIND_DATA) continue;
+            /* The seconds count from the first message's arrival, as `sprout client`'s count
+             * from the start of the server's stream (its ACCEPT). */
+            if (!start) {
+                start = monotonic_us();
+                next_report = start + 1000000;
+            }
             uint64_t now = realtime_us();
             uint64_t delay = now > m.sent_us ? now - m.sent_us : 0;
             if (n_second < MAX_DELAYS) second[n_second++] = delay;

@@ -13,7 +13,7 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/c")
 }
 
-fn build(cc: &str, name: &str) -> PathBuf {
+pub(crate) fn build(cc: &str, name: &str) -> PathBuf {
     let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("example_{name}"));
     let dir = lib_dir();
     let dir = dir.to_str().expect("a UTF-8 path");
@@ -34,7 +34,7 @@ fn build(cc: &str, name: &str) -> PathBuf {
 }
 
 /// Waits for `child` at most `limit`, killing it then; its exit status and standard output.
-fn finish(mut child: Child, limit: Duration, rest: &mut String) -> bool {
+pub(crate) fn finish(mut child: Child, limit: Duration, rest: &mut String) -> bool {
     let end = Instant::now() + limit;
     loop {
         if let Some(status) = child.try_wait().expect("waiting for an example") {
@@ -54,7 +54,7 @@ fn finish(mut child: Child, limit: Duration, rest: &mut String) -> bool {
 }
 
 /// `(kbit/s, p95 ms)` of a receiver's per-second line.
-fn per_second(line: &str) -> Option<(f64, f64)> {
+pub(crate) fn per_second(line: &str) -> Option<(f64, f64)> {
     let rest = line.strip_prefix("receiver ")?;
     let (_, rest) = rest.split_once(" s: ")?;
     let mut words = rest.split_whitespace();

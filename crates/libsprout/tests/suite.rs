@@ -2,4 +2,5 @@
 #![forbid(unsafe_code)]
 
 mod c;
+mod emulated;
 mod example;

@@ -1,0 +1,234 @@
+//! The C examples against `sprout client` through the link emulator (issue 37's first
+//! done-when line): on Verizon-LTE-short, a paced 1 Mbit/s stream for 20 s from
+//! examples/c/sender.c to examples/c/receiver.c, then the same stream from `sprout server` to
+//! `sprout client --rate 1000`, each printing the delivered rate and the application delay's
+//! 95th percentile of every second; the two must agree within 15% (the delay: or 20 ms,
+//! whichever is larger) second by second.
+//!
+//! One after the other, each in an emulator of its own, not side by side: each emulator
+//! replays the trace from its start, so both streams cross the same 20 s of the link; side by
+//! side, each stream would queue behind the other (2 Mbit/s into seconds where the downlink
+//! carries 1 to 2), and what one printed would not be what it does alone.
+//!
+//! Both streams go down the link (outside to mobile), where `sprout client` prints what it
+//! receives: the C sender outside, its receiver in the mobile namespace; `sprout server`
+//! outside, `sprout client --direction down` inside (its default `both` would load the uplink
+//! with a second stream the C run does not have). Both run Sprout on the wide model (the C
+//! sender's `--hello` asks for `sprout client`'s default) with 1,000-byte messages.
+//!
+//! Needs root (network namespaces, TUN devices), the trace (../shared/traces) and the `sprout`
+//! command of this build (`target/<profile>/sprout`, which `cargo test --workspace` builds, or
+//! `$SPROUT_BIN`); says which is missing and passes otherwise.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sprout_link::testdata;
+
+use crate::example::{build, finish, per_second};
+
+/// Seconds of each stream.
+const SECONDS: usize = 20;
+/// Longest a run may take, emulator included.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+/// The link.
+const LINK: &str = "Verizon-LTE-short";
+
+/// The `sprout` command: `$SPROUT_BIN`, or the one cargo built beside this test binary.
+fn sprout_bin() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SPROUT_BIN").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let bin = exe.parent()?.parent()?.join("sprout");
+    bin.is_file().then_some(bin)
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1))
+        == Some("0")
+}
+
+/// `sprout link` over the trace `stem` (.up, .down) running `command`.
+fn link(sprout: &Path, stem: &Path, command: &str) -> Command {
+    let mut c = Command::new(sprout);
+    c.arg("link")
+        .arg("--uplink")
+        .arg(stem.with_extension("up"))
+        .arg("--downlink")
+        .arg(stem.with_extension("down"))
+        .args(["--duration", "50", "--", "sh", "-c", command])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Waits for `child` at most [`RUN_LIMIT`] (killing it then); its exit and its stderr.
+fn wait_stderr(mut child: Child, stdout: &mut String) -> (bool, String) {
+    let mut err = String::new();
+    let mut stderr = child.stderr.take();
+    let ok = finish(child, RUN_LIMIT, stdout);
+    if let Some(e) = stderr.as_mut() {
+        let _ = e.read_to_string(&mut err);
+    }
+    (ok, err)
+}
+
+/// The C run: the receiver in the mobile namespace, the sender outside. The receiver's
+/// per-second `(kbit/s, p95 ms)`, and everything both printed.
+fn c_run(cc: &str, sprout: &Path, stem: &Path) -> (Vec<(f64, f64)>, String) {
+    let (sender, receiver) = (build(cc, "sender"), build(cc, "receiver"));
+    let command = format!(
+        "exec {} --bind \"$SPROUT_LINK_MOBILE\" 0 {}",
+        receiver.display(),
+        SECONDS + 25
+    );
+    let mut rx = link(sprout, stem, &command)
+        .spawn()
+        .expect("starting sprout link");
+    let mut out = BufReader::new(rx.stdout.take().expect("its stdout"));
+    let mut first = String::new();
+    out.read_line(&mut first)
+        .expect("the receiver's first line");
+    let words: Vec<&str> = first.split_whitespace().collect();
+    let (addr, port, key) = match words.as_slice() {
+        ["receiver", "on", addr, "port", port, "key", key, "base64", _] => (*addr, *port, *key),
+        _ => {
+            let _ = rx.kill();
+            panic!("unexpected first line of the receiver: {first:?}");
+        }
+    };
+    let tx = Command::new(&sender)
+        .args(["--hello", addr, port, key, "1000", &SECONDS.to_string(), "1000"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starting the sender");
+    let mut sent = String::new();
+    let sender_ok = finish(tx, RUN_LIMIT, &mut sent);
+    rx.stdout = Some(out.into_inner());
+    let mut got = first.clone();
+    let (receiver_ok, err) = wait_stderr(rx, &mut got);
+    let all = format!("{sent}{got}{err}");
+    assert!(sender_ok && receiver_ok, "a C example failed:\n{all}");
+    (got.lines().filter_map(per_second).collect(), all)
+}
+
+/// The `sprout` run: `sprout server` outside, `sprout client --rate 1000 --direction down`
+/// in the mobile namespace. The client's per-second `(kbit/s, p95 ms)`, and everything both
+/// printed.
+fn sprout_run(sprout: &Path, stem: &Path) -> (Vec<(f64, f64)>, String) {
+    let port = std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.local_addr())
+        .expect("a free port")
+        .port();
+    let mut server = Command::new(sprout)
+        .args(["server", "--once", "--allow-any-client"])
+        .arg(format!("--listen=0.0.0.0:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting sprout server");
+    // Kept open until the server is gone (it writes its notes there).
+    let mut notes = BufReader::new(server.stderr.take().expect("its stderr"));
+    let mut banner = String::new();
+    notes
+        .read_line(&mut banner)
+        .expect("the server's first line");
+    let Some(key) = banner
+        .split_once("public key ")
+        .and_then(|(_, k)| k.split_whitespace().next())
+    else {
+        let _ = server.kill();
+        panic!("no public key in the server's first line: {banner:?}");
+    };
+    let command = format!(
+        "exec {} client --connect \"$SPROUT_LINK_OUTSIDE:{port}\" --server-key {key} \
+         --rate 1000 --direction down --duration {SECONDS} --json",
+        sprout.display()
+    );
+    let client = link(sprout, stem, &command)
+        .spawn()
+        .expect("starting sprout link");
+    let mut out = String::new();
+    let (ok, err) = wait_stderr(client, &mut out);
+    let _ = server.kill();
+    let _ = server.wait();
+    drop(notes);
+    assert!(ok, "sprout client failed:\n{out}{err}");
+    let ticks = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "tick")
+        .map(|v| {
+            let kbps = v["received_kbps"].as_f64().unwrap_or(0.0);
+            (kbps, v["owd_p95_ms"].as_f64().unwrap_or(f64::NAN))
+        })
+        .collect();
+    (ticks, format!("{out}{err}"))
+}
+
+/// Whether `c` is within 15% of `s`, or within `floor` of it.
+fn close(c: f64, s: f64, floor: f64) -> bool {
+    (c - s).abs() <= (0.15 * s.abs()).max(floor)
+}
+
+#[test]
+fn the_c_examples_match_sprout_client_through_the_emulated_verizon_lte_link() {
+    if !is_root() {
+        testdata::skip("the link emulator needs root (network namespaces, TUN devices)");
+        return;
+    }
+    let Some(traces) = testdata::require("traces") else {
+        return;
+    };
+    let Some(sprout) = sprout_bin() else {
+        testdata::skip(
+            "needs the sprout command beside this test (cargo build --release -p sprout-cli, \
+             or cargo test --workspace) or $SPROUT_BIN",
+        );
+        return;
+    };
+    let Some(cc) = crate::c::c_compiler() else {
+        testdata::skip("needs a C compiler (cc, or $CC)");
+        return;
+    };
+    let stem = traces.join(LINK);
+    let started = Instant::now();
+    let (c, c_text) = c_run(&cc, &sprout, &stem);
+    let (s, s_text) = sprout_run(&sprout, &stem);
+    let elapsed = started.elapsed();
+    println!("C examples:\n{c_text}\nsprout server / sprout client:\n{s_text}");
+    println!("{LINK} downlink, paced 1000 kbit/s, sprout-wide, {SECONDS} s each, one after the other ({elapsed:.0?})");
+    println!(" second   C kbit/s  client kbit/s   C p95 ms  client p95 ms");
+    let mut bad = Vec::new();
+    for k in 0..SECONDS {
+        let (Some(&(ck, cp)), Some(&(sk, sp))) = (c.get(k), s.get(k)) else {
+            bad.push(format!("second {}: missing", k + 1));
+            continue;
+        };
+        let ok = close(ck, sk, 0.0) && close(cp, sp, 20.0);
+        println!(
+            "{:>7} {ck:>10.0} {sk:>14.1} {cp:>10.1} {sp:>14.1}{}",
+            k + 1,
+            if ok { "" } else { "  <- differs" }
+        );
+        if !ok {
+            bad.push(format!(
+                "second {}: C {ck} kbit/s p95 {cp} ms, client {sk} kbit/s p95 {sp} ms",
+                k + 1
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "the C example and sprout client differ beyond 15% (or 20 ms): {bad:?}"
+    );
+    assert!(elapsed < Duration::from_secs(120), "took {elapsed:?}");
+}
