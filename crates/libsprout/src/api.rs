@@ -291,7 +291,9 @@ pub extern "C" fn sprout_public_key(private_key: *const u8, public_key: *mut u8)
 /// server inside the handshake. A HELLO (`sprout_hello_encode`; `sprout server` expects one)
 /// chooses the Sprout configuration of both ends: its scheme and confidence; with any other
 /// greeting both run Sprout on the paper's model at confidence 0.95. The handshake starts at
-/// once: call `sprout_conn_poll_transmit`.
+/// once: call `sprout_conn_poll_transmit`. The first connection of a process with a model
+/// computes its tables (about 0.1 s, then shared by every connection), here rather than when
+/// the session comes up.
 ///
 /// The connection belongs to the caller until `sprout_conn_free`. Times are microseconds on
 /// one monotonic clock of the caller's choice (e.g. CLOCK_MONOTONIC), the same for every call
@@ -329,7 +331,9 @@ pub extern "C" fn sprout_conn_new_client(
 /// session replaces the old one. A client whose greeting is a HELLO (`sprout client`, or
 /// `sprout_hello_encode`) gets the Sprout configuration it names, and an ACCEPT (3 copies, as
 /// `sprout server` answers; the client reads them as SPROUT_MESSAGE_KIND_OTHER messages); any
-/// other greeting, Sprout on the paper's model at confidence 0.95. Feed it the client's datagrams with `sprout_conn_recv`;
+/// other greeting, Sprout on the paper's model at confidence 0.95. The first server side of a
+/// process computes the tables of the paper's and the wide model (about 0.2 s, then shared by
+/// every connection), so that no session waits for them while its client's data comes. Feed it the client's datagrams with `sprout_conn_recv`;
 /// where they come from is the caller's business (answer to where the last one came from).
 ///
 /// Ownership, time and thread-safety as for `sprout_conn_new_client`.

@@ -17,9 +17,10 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::Once;
 
 use sprout_core::{wire, Config, Connection, Duration, Instant};
-use sprout_net::message::{self, Bye, Hello, Message, DATA_HEADER_BYTES};
+use sprout_net::message::{self, Bye, Hello, Message, SproutVariant, DATA_HEADER_BYTES};
 use sprout_secure::{
     AllowedClients, Client, ClientConfig, ClientReceived, Limits, PrivateKey, PublicKey, Redial,
     RedialAction, RedialPolicy, SecureError, Server, ServerConfig, ServerEvent, ServerReceived,
@@ -219,6 +220,7 @@ impl Conn {
         let mut c = Conn::with_side(Side::Client { secure, redial }, now);
         c.hello = hello_of(greeting);
         c.config = config_of(c.hello.as_ref());
+        prepare(c.hello.map_or(SproutVariant::Sprout, |h| h.scheme));
         Ok(c)
     }
 
@@ -231,6 +233,9 @@ impl Conn {
             None => AllowedClients::Any,
         };
         let secure = Box::new(Server::new(ServerConfig::new(key, allowed)));
+        // The client's HELLO names the model only once its data comes: both that need tables.
+        prepare(SproutVariant::Sprout);
+        prepare(SproutVariant::SproutWide);
         let side = Side::Server {
             secure,
             session: None,
@@ -751,6 +756,24 @@ impl Conn {
             _ => None,
         }
     }
+}
+
+/// Computes, once per process, the tables of `variant`'s rate model (the paper's and the
+/// wide one take about 0.1 s; every later connection shares them), so that a session does not
+/// wait for them when its first datagrams come: the client side does this when it is made,
+/// the server side for both models when it is made (a client's HELLO names the model only with
+/// its first data, and its stream follows at once).
+fn prepare(variant: SproutVariant) {
+    static DONE: [Once; 3] = [Once::new(), Once::new(), Once::new()];
+    let i = match variant {
+        SproutVariant::Sprout => 0,
+        SproutVariant::SproutEwma => 1,
+        SproutVariant::SproutWide => 2,
+    };
+    DONE[i].call_once(|| {
+        // A connection made and dropped: what it computes once stays for the others.
+        let _ = Connection::new(variant.config(0.95), Instant::ZERO);
+    });
 }
 
 /// The HELLO `greeting` is, if it is a valid one.
