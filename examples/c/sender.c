@@ -9,10 +9,13 @@
  * them.
  *
  *   cc -I crates/libsprout/include examples/c/sender.c -L target/release -lsprout -o sender
- *   ./sender [--hello] [--scheme S] [--confidence P] HOST PORT SERVER_KEY RATE_KBPS SECONDS [MESSAGE_BYTES]
+ *   ./sender [--hello] [--scheme S] [--confidence P] [--start-at US] HOST PORT SERVER_KEY
+ *            RATE_KBPS SECONDS [MESSAGE_BYTES]
  *
  * SERVER_KEY: the server's public key, 64 hex digits (as receiver.c prints it) or base64 (as
  * `sprout server` prints it).
+ * --start-at US: begin the stream once connected and CLOCK_REALTIME reaches US (microseconds
+ *   since the Unix epoch; at once if later), to line a run up with another.
  * --hello: greet the server with a HELLO as `sprout client --direction up` does (`sprout
  *   server` refuses a session without one), and end the data with a BYE. The HELLO chooses
  *   the Sprout configuration of both ends: --scheme (sprout, sprout-ewma or sprout-wide;
@@ -31,7 +34,7 @@ static uint64_t now_plus_10ms(void) { return monotonic_us() + 10000; }
 static int usage(const char *program) {
     fprintf(stderr,
             "usage: %s [--hello] [--scheme sprout|sprout-ewma|sprout-wide] [--confidence P] "
-            "HOST PORT SERVER_KEY RATE_KBPS SECONDS [MESSAGE_BYTES]\n",
+            "[--start-at US] HOST PORT SERVER_KEY RATE_KBPS SECONDS [MESSAGE_BYTES]\n",
             program);
     return 2;
 }
@@ -58,6 +61,7 @@ static size_t hello_greeting(int scheme, double confidence, double rate_kbps, do
 int main(int argc, char **argv) {
     int hello = 0, scheme = SPROUT_SCHEME_SPROUT_WIDE;
     double confidence = 0.95;
+    uint64_t start_at = 0;
     int a = 1;
     for (; a < argc && strncmp(argv[a], "--", 2) == 0; a++) {
         if (strcmp(argv[a], "--hello") == 0) {
@@ -69,6 +73,8 @@ int main(int argc, char **argv) {
             else if (strcmp(s, "sprout-wide") == 0) scheme = SPROUT_SCHEME_SPROUT_WIDE;
             else return usage(argv[0]);
             hello = 1;
+        } else if (strcmp(argv[a], "--start-at") == 0 && a + 1 < argc) {
+            start_at = strtoull(argv[++a], NULL, 10);
         } else if (strcmp(argv[a], "--confidence") == 0 && a + 1 < argc) {
             confidence = atof(argv[++a]);
             hello = 1;
@@ -142,7 +148,8 @@ int main(int argc, char **argv) {
         while (sprout_conn_poll_event(conn, &ev) == SPROUT_STATUS_OK) {
             if (ev == SPROUT_EVENT_CONNECTED && !connected) {
                 connected = 1;
-                start = next_message = monotonic_us();
+                uint64_t now = monotonic_us(), wall = realtime_us();
+                start = next_message = now + (start_at > wall ? start_at - wall : 0);
                 next_report = start + 1000000;
             } else if (ev == SPROUT_EVENT_CLOSED) {
                 char why[256];
@@ -157,8 +164,8 @@ int main(int argc, char **argv) {
         }
         if (closed) break;
         uint64_t now = monotonic_us();
-        /* The paced stream: every message that is due, stamped now. */
-        while (connected && !end && next_message <= now) {
+        /* The paced stream: every message that is due, stamped now (from `start`). */
+        while (connected && !end && now >= start && next_message <= now) {
             if (sprout_conn_send(conn, realtime_us(), message, payload) != SPROUT_STATUS_OK)
                 die("sprout_conn_send");
             sent++;
@@ -178,7 +185,7 @@ int main(int argc, char **argv) {
                 closing = 1;
             }
         }
-        if (connected && !end && now >= next_report) {
+        if (connected && !end && now >= start && now >= next_report) {
             SproutStats st;
             if (sprout_conn_stats(conn, now, &st) != SPROUT_STATUS_OK) die("sprout_conn_stats");
             printf("sender %2llu s: %6.0f kbit/s sent, window %llu bytes, queued %llu bytes\n",

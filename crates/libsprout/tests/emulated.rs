@@ -8,7 +8,16 @@
 //! One after the other, each in an emulator of its own, not side by side: each emulator
 //! replays the trace from its start, so both streams cross the same 20 s of the link; side by
 //! side, each stream would queue behind the other (2 Mbit/s into seconds where the downlink
-//! carries 1 to 2), and what one printed would not be what it does alone.
+//! carries 1 to 2), and what one printed would not be what it does alone. The `sprout` run
+//! goes first; the C stream then starts as long after its emulator's start as the `sprout`
+//! stream did after its own (the sender's `--start-at`), so that each second of the two
+//! lines covers the same second of the trace (the link's rate changes within a few tens of
+//! ms, and a second's delay percentile with it).
+//!
+//! The rate compared is the application bytes delivered in each second, as the receiver
+//! prints it and as `sprout client` prints its running total (`received_bytes`): its
+//! `received_kbps` of the first second divides by the time since its endpoint was made,
+//! the handshake included, not by the second (both are printed).
 //!
 //! Both streams go down the link (outside to mobile), where `sprout client` prints what it
 //! receives: the C sender outside, its receiver in the mobile namespace; `sprout server`
@@ -23,7 +32,8 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
 
 use sprout_link::testdata;
 
@@ -35,6 +45,12 @@ const SECONDS: usize = 20;
 const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// The link.
 const LINK: &str = "Verizon-LTE-short";
+/// How long `sprout client` waits in its emulator before it starts: by then the C sender of
+/// the other run has connected, so that its stream can start as late as this one did.
+const CLIENT_WAIT: Duration = Duration::from_secs(1);
+/// The emulator's one-way delay (`sprout link`'s default) and a little more: a stream's first
+/// message arrives this long after it left.
+const ONE_WAY: Duration = Duration::from_millis(21);
 
 /// The `sprout` command: `$SPROUT_BIN`, or the one cargo built beside this test binary.
 fn sprout_bin() -> Option<PathBuf> {
@@ -70,6 +86,20 @@ fn link(sprout: &Path, stem: &Path, command: &str) -> Command {
     c
 }
 
+/// Reads `out` line by line on a thread, each line with the time it came.
+fn timed_lines(out: impl Read + Send + 'static) -> mpsc::Receiver<(SystemTime, String)> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send((SystemTime::now(), line)).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 /// Waits for `child` at most [`RUN_LIMIT`] (killing it then); its exit and its stderr.
 fn wait_stderr(mut child: Child, stdout: &mut String) -> (bool, String) {
     let mut err = String::new();
@@ -83,13 +113,14 @@ fn wait_stderr(mut child: Child, stdout: &mut String) -> (bool, String) {
 
 /// The C run: the receiver in the mobile namespace, the sender outside. The receiver's
 /// per-second `(kbit/s, p95 ms)`, and everything both printed.
-fn c_run(cc: &str, sprout: &Path, stem: &Path) -> (Vec<(f64, f64)>, String) {
+fn c_run(cc: &str, sprout: &Path, stem: &Path, after: Duration) -> (Vec<(f64, f64)>, String) {
     let (sender, receiver) = (build(cc, "sender"), build(cc, "receiver"));
     let command = format!(
         "exec {} --bind \"$SPROUT_LINK_MOBILE\" 0 {}",
         receiver.display(),
         SECONDS + 25
     );
+    let spawned = SystemTime::now();
     let mut rx = link(sprout, stem, &command)
         .spawn()
         .expect("starting sprout link");
@@ -105,8 +136,14 @@ fn c_run(cc: &str, sprout: &Path, stem: &Path) -> (Vec<(f64, f64)>, String) {
             panic!("unexpected first line of the receiver: {first:?}");
         }
     };
+    let start_at = (spawned + after)
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .expect("a clock after 1970")
+        .as_micros()
+        .to_string();
     let tx = Command::new(&sender)
-        .args(["--hello", addr, port, key, "1000", &SECONDS.to_string(), "1000"])
+        .args(["--hello", "--start-at", &start_at])
+        .args([addr, port, key, "1000", &SECONDS.to_string(), "1000"])
         .stdout(Stdio::piped())
         .spawn()
         .expect("starting the sender");
@@ -120,10 +157,15 @@ fn c_run(cc: &str, sprout: &Path, stem: &Path) -> (Vec<(f64, f64)>, String) {
     (got.lines().filter_map(per_second).collect(), all)
 }
 
+/// One second of `sprout client`: the kbit/s delivered in it (from `received_bytes`), the
+/// kbit/s it printed, the delay p95 (ms).
+type Tick = (f64, f64, f64);
+
 /// The `sprout` run: `sprout server` outside, `sprout client --rate 1000 --direction down`
-/// in the mobile namespace. The client's per-second `(kbit/s, p95 ms)`, and everything both
-/// printed.
-fn sprout_run(sprout: &Path, stem: &Path) -> (Vec<(f64, f64)>, String) {
+/// in the mobile namespace (after [`CLIENT_WAIT`]). The client's seconds, how long after
+/// `sprout link` started its stream began (its first second's line, less a second and the
+/// link's one-way delay), and everything both printed.
+fn sprout_run(sprout: &Path, stem: &Path) -> (Vec<Tick>, Duration, String) {
     let port = std::net::UdpSocket::bind("0.0.0.0:0")
         .and_then(|s| s.local_addr())
         .expect("a free port")
@@ -149,29 +191,42 @@ fn sprout_run(sprout: &Path, stem: &Path) -> (Vec<(f64, f64)>, String) {
         panic!("no public key in the server's first line: {banner:?}");
     };
     let command = format!(
-        "exec {} client --connect \"$SPROUT_LINK_OUTSIDE:{port}\" --server-key {key} \
-         --rate 1000 --direction down --duration {SECONDS} --json",
+        "sleep {}; exec {} client --connect \"$SPROUT_LINK_OUTSIDE:{port}\" \
+         --server-key {key} --rate 1000 --direction down --duration {SECONDS} --json",
+        CLIENT_WAIT.as_secs_f64(),
         sprout.display()
     );
-    let client = link(sprout, stem, &command)
+    let spawned = SystemTime::now();
+    let mut client = link(sprout, stem, &command)
         .spawn()
         .expect("starting sprout link");
-    let mut out = String::new();
-    let (ok, err) = wait_stderr(client, &mut out);
+    let lines = timed_lines(client.stdout.take().expect("its stdout"));
+    let (ok, err) = wait_stderr(client, &mut String::new());
     let _ = server.kill();
     let _ = server.wait();
     drop(notes);
+    let lines: Vec<(SystemTime, String)> = lines.iter().collect();
+    let out: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
     assert!(ok, "sprout client failed:\n{out}{err}");
-    let ticks = out
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["type"] == "tick")
-        .map(|v| {
-            let kbps = v["received_kbps"].as_f64().unwrap_or(0.0);
-            (kbps, v["owd_p95_ms"].as_f64().unwrap_or(f64::NAN))
-        })
-        .collect();
-    (ticks, format!("{out}{err}"))
+    let (mut ticks, mut began, mut total) = (Vec::new(), None, 0.0);
+    for (at, line) in &lines {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v["type"] != "tick" {
+            continue;
+        }
+        // The first second's line came a second after the stream's first message arrived.
+        began.get_or_insert_with(|| at.duration_since(spawned).unwrap_or_default());
+        let bytes = v["received_bytes"].as_f64().unwrap_or(0.0);
+        let printed = v["received_kbps"].as_f64().unwrap_or(0.0);
+        let p95 = v["owd_p95_ms"].as_f64().unwrap_or(f64::NAN);
+        ticks.push(((bytes - total) * 8.0 / 1000.0, printed, p95));
+        total = bytes;
+    }
+    let began = began.expect("sprout client printed no second");
+    let began = began.saturating_sub(Duration::from_secs(1) + ONE_WAY);
+    (ticks, began, format!("{out}{err}"))
 }
 
 /// Whether `c` is within 15% of `s`, or within `floor` of it.
@@ -201,22 +256,26 @@ fn the_c_examples_match_sprout_client_through_the_emulated_verizon_lte_link() {
     };
     let stem = traces.join(LINK);
     let started = Instant::now();
-    let (c, c_text) = c_run(&cc, &sprout, &stem);
-    let (s, s_text) = sprout_run(&sprout, &stem);
+    let (s, began, s_text) = sprout_run(&sprout, &stem);
+    let (c, c_text) = c_run(&cc, &sprout, &stem, began);
     let elapsed = started.elapsed();
-    println!("C examples:\n{c_text}\nsprout server / sprout client:\n{s_text}");
-    println!("{LINK} downlink, paced 1000 kbit/s, sprout-wide, {SECONDS} s each, one after the other ({elapsed:.0?})");
-    println!(" second   C kbit/s  client kbit/s   C p95 ms  client p95 ms");
+    println!("sprout server / sprout client:\n{s_text}\nC examples:\n{c_text}");
+    println!(
+        "{LINK} downlink, paced 1000 kbit/s, sprout-wide, {SECONDS} s each, one after the \
+         other, each stream from {began:.2?} after its emulator started ({elapsed:.0?} in all)"
+    );
+    println!(" second   C kbit/s  client kbit/s (printed)   C p95 ms  client p95 ms");
     let mut bad = Vec::new();
     for k in 0..SECONDS {
-        let (Some(&(ck, cp)), Some(&(sk, sp))) = (c.get(k), s.get(k)) else {
+        let (Some(&(ck, cp)), Some(&(sk, printed, sp))) = (c.get(k), s.get(k)) else {
             bad.push(format!("second {}: missing", k + 1));
             continue;
         };
         let ok = close(ck, sk, 0.0) && close(cp, sp, 20.0);
         println!(
-            "{:>7} {ck:>10.0} {sk:>14.1} {cp:>10.1} {sp:>14.1}{}",
+            "{:>7} {ck:>10.0} {sk:>14.1} {:>9} {cp:>10.1} {sp:>14.1}{}",
             k + 1,
+            format!("({printed:.1})"),
             if ok { "" } else { "  <- differs" }
         );
         if !ok {
