@@ -802,10 +802,15 @@ mod tests {
 
     /// A client and a server side with their session up, at `t` microseconds.
     fn pair() -> (Conn, Conn, u64) {
+        pair_greeting(b"hi")
+    }
+
+    /// [`pair`] with the client's `greeting`.
+    fn pair_greeting(greeting: &[u8]) -> (Conn, Conn, u64) {
         let (ck, sk) = (PrivateKey::generate(), PrivateKey::generate());
         let cp = ck.public_key();
         let sp = sk.public_key();
-        let mut c = Conn::client(ck, sp, b"hi", Instant::ZERO).unwrap();
+        let mut c = Conn::client(ck, sp, greeting, Instant::ZERO).unwrap();
         let mut s = Conn::server(sk, Some(cp), Instant::ZERO);
         let mut t = 0;
         for _ in 0..50 {
@@ -871,5 +876,83 @@ mod tests {
         // The protocol connection's deadline is back on the caller's clock.
         let d = c.deadline().expect("a deadline");
         assert!(d.as_micros() >= later, "deadline {d:?} before {later}");
+    }
+
+    fn hello(scheme: SproutVariant, confidence: f64) -> Hello {
+        Hello {
+            session: 0x5eed,
+            direction: sprout_core::direction::Load::Up,
+            mode: message::Mode::Paced,
+            scheme,
+            confidence,
+            rate_kbps: 1000,
+            duration_ms: 20_000,
+            payload_bytes: 1000,
+        }
+    }
+
+    #[test]
+    fn a_hello_chooses_both_sides_configuration_and_the_server_accepts_it() {
+        let h = hello(SproutVariant::SproutWide, 0.9);
+        let (mut c, mut s, t) = pair_greeting(&h.encode());
+        assert_eq!(
+            (c.config.clone(), s.config.clone()),
+            (h.config(), h.config())
+        );
+        assert_ne!(c.config.estimator, Config::default().estimator);
+        assert_eq!(s.hello(), Some(&h));
+        exchange(&mut c, &mut s, t + 1_000);
+        let mut accepts = 0;
+        while let Some(m) = c.recv_message() {
+            assert!(!m.is_data);
+            assert_eq!(Message::decode(&m.payload), Ok(Message::Accept(0x5eed)));
+            accepts += 1;
+        }
+        assert_eq!(accepts, ACCEPT_COPIES);
+    }
+
+    #[test]
+    fn any_other_greeting_leaves_the_default_and_no_accept() {
+        // A HELLO that the server would refuse (confidence 1) is no HELLO.
+        let mut bad = hello(SproutVariant::SproutEwma, 0.5).encode();
+        bad[28..36].copy_from_slice(&1.0f64.to_bits().to_be_bytes());
+        for greeting in [&b"hi"[..], &bad] {
+            let (mut c, mut s, t) = pair_greeting(greeting);
+            assert_eq!(c.config, Config::default());
+            assert_eq!(s.config, Config::default());
+            assert_eq!(s.hello(), None);
+            exchange(&mut c, &mut s, t + 1_000);
+            assert_eq!(c.recv_message(), None);
+        }
+    }
+
+    #[test]
+    fn a_bye_carries_the_session_and_the_totals_of_the_data() {
+        let (mut c, mut s, mut t) = pair_greeting(&hello(SproutVariant::Sprout, 0.95).encode());
+        for i in 0..5u64 {
+            c.send(i, &[7u8; 100]).unwrap();
+        }
+        c.send_bye().unwrap();
+        for _ in 0..20 {
+            t += 20_000;
+            exchange(&mut c, &mut s, t);
+        }
+        let got: Vec<Received> = std::iter::from_fn(|| s.recv_message()).collect();
+        assert_eq!(got.iter().filter(|m| m.is_data).count(), 5);
+        let byes: Vec<_> = got
+            .iter()
+            .filter_map(|m| match Message::decode(&m.payload) {
+                Ok(Message::Bye(b)) if !m.is_data => Some(b),
+                _ => None,
+            })
+            .collect();
+        let want = Bye {
+            session: 0x5eed,
+            data_sent: 5,
+            app_bytes_sent: 5 * (DATA_HEADER_BYTES as u64 + 100),
+        };
+        assert_eq!(byes, vec![want; ACCEPT_COPIES]);
+        c.close(Instant::from_micros(t));
+        assert!(matches!(c.send_bye(), Err(ConnError::Closed(_))));
     }
 }

@@ -71,6 +71,7 @@ pub(crate) fn per_second(line: &str) -> Option<(f64, f64)> {
 
 #[test]
 fn the_paced_sender_reaches_the_receiver_over_loopback() {
+    let _one = crate::c::one_at_a_time();
     let Some(cc) = c_compiler() else {
         return;
     };

@@ -4,3 +4,4 @@
 mod c;
 mod emulated;
 mod example;
+mod interop;
