@@ -9,10 +9,13 @@
 //! replays the trace from its start, so both streams cross the same 20 s of the link; side by
 //! side, each stream would queue behind the other (2 Mbit/s into seconds where the downlink
 //! carries 1 to 2), and what one printed would not be what it does alone. The `sprout` run
-//! goes first; the C stream then starts as long after its emulator's start as the `sprout`
-//! stream did after its own (the sender's `--start-at`), so that each second of the two
-//! lines covers the same second of the trace (the link's rate changes within a few tens of
-//! ms, and a second's delay percentile with it).
+//! goes first; the C stream then starts as long after its emulator's start (its banner) as
+//! the `sprout` stream did after its own (the sender's `--start-at`), so that each second of
+//! the two lines covers the same second of the trace: the link's rate changes within tens of
+//! ms, and where a second ends in a burst of delay decides its 95th percentile. Where each
+//! run's seconds began is measured (its first per-second line, less a second); a C run whose
+//! seconds began more than 5 ms away from the client's is run again, aimed by the miss (at
+//! most three C runs).
 //!
 //! The rate compared is the application bytes delivered in each second, as the receiver
 //! prints it and as `sprout client` prints its running total (`received_bytes`): its
