@@ -106,7 +106,13 @@ fn case(mbit: u32, name: &'static str) -> Case {
             false,
         ),
         // Linux's fq_codel defaults are the emulator's (10,240 packets, 32 MiB, 1024 flows).
-        "fq_codel" => (&["--queue", "fq-codel"], FQ_CODEL, &[], EmuDelay::Log, false),
+        "fq_codel" => (
+            &["--queue", "fq-codel"],
+            FQ_CODEL,
+            &[],
+            EmuDelay::Log,
+            false,
+        ),
         // netem's `loss gemodel p r`: 1-h = 1, 1-k = 0; 1.2% loss in bursts of 2.5 on average.
         "gemodel" => (
             &["--buffer", "100pkt", "--uplink-gemodel", "0.5%,40%"],
@@ -380,7 +386,11 @@ fn parse_sender(stdout: &str, accepted_unix_s: f64) -> (Vec<f64>, u64) {
     }
     let mut queue: Vec<f64> = samples.iter().map(|r| (r - min_rtt).max(0.0)).collect();
     queue.sort_by(f64::total_cmp);
-    assert!(queue.len() >= 20, "few RTT samples ({}):\n{stdout}", queue.len());
+    assert!(
+        queue.len() >= 20,
+        "few RTT samples ({}):\n{stdout}",
+        queue.len()
+    );
     (queue, ce)
 }
 
@@ -451,23 +461,44 @@ fn receive(listener: TcpListener) -> Received {
     }
 }
 
-/// Waits at most `limit` for `child`, killing it then; its output.
+/// Waits at most `limit` for `child`, killing it then; its output (read while it runs: the
+/// sender writes more than a pipe holds).
 fn wait_within(mut child: Child, limit: Duration, what: &str) -> Output {
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut v);
+            }
+            v
+        })
+    }
+    let (stdout, stderr) = (drain(child.stdout.take()), drain(child.stderr.take()));
     let end = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if Instant::now() > end {
             let _ = child.kill();
             let _ = child.wait();
             panic!("{what} did not end within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     }
-    child.wait_with_output().unwrap()
 }
 
 /// Runs `cmd`; its stdout, or the failure's stderr.
 fn run(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd.stdin(Stdio::null()).output().map_err(|e| e.to_string())?;
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
@@ -522,6 +553,13 @@ fn run_emulator(case: &Case) -> Run {
         String::from_utf8_lossy(&out.stderr),
     );
     assert!(out.status.success(), "{stdout}\n{stderr}");
+    // The emulator's own summary (capacity used, lateness): what to read when rates differ.
+    for line in stderr.lines().filter(|l| l.starts_with("uplink ")) {
+        eprintln!(
+            "{} at {} Mbit/s, the emulator: {line}",
+            case.name, case.mbit
+        );
+    }
     let got = receiver.join().unwrap();
     let (ss_queue_ms, delivered_ce) = parse_sender(&stdout, got.accepted_unix_s);
     let mm = sprout_link::MmLog::load(&log).unwrap();
@@ -556,7 +594,10 @@ impl Missing {
     fn reason(&self) -> String {
         let (module, option) = match self.kind.as_str() {
             "bfifo" | "pfifo" => ("sch_fifo".to_string(), "CONFIG_NET_SCH_FIFO".to_string()),
-            k => (format!("sch_{k}"), format!("CONFIG_NET_SCH_{}", k.to_uppercase())),
+            k => (
+                format!("sch_{k}"),
+                format!("CONFIG_NET_SCH_{}", k.to_uppercase()),
+            ),
         };
         let config = run(Command::new("zcat").arg("/proc/config.gz")).unwrap_or_default();
         let why = if config.contains(&format!("# {option} is not set")) {
@@ -586,7 +627,11 @@ impl KernelPath {
     fn new() -> KernelPath {
         use std::sync::atomic::{AtomicU32, Ordering};
         static N: AtomicU32 = AtomicU32::new(0);
-        let tag = format!("kc{:x}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+        let tag = format!(
+            "kc{:x}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
         let used = sprout_os::interfaces::ipv4_addresses_in_use();
         let third = (0..=255u8)
             .map(|i| (std::process::id() as u8).wrapping_add(i))
@@ -626,7 +671,11 @@ impl KernelPath {
         ip(&format!("-n {s} link set {sdev} gso_max_segs 1"));
         ip(&format!("-n {s} link set lo up"));
         ip(&format!("-n {s} route add default via {}", net(1)));
-        ip(&format!("route add {}/30 via {} dev {here}", net(0), net(5)));
+        ip(&format!(
+            "route add {}/30 via {} dev {here}",
+            net(0),
+            net(5)
+        ));
         run(Command::new("ip").args([
             "netns",
             "exec",
@@ -647,7 +696,8 @@ impl KernelPath {
             .replace("{limit}", &(100 * FRAME_BYTES).to_string());
         let words: Vec<&str> = args.split_whitespace().collect();
         let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", &self.router_ns, "tc"]).args(&words);
+        cmd.args(["netns", "exec", &self.router_ns, "tc"])
+            .args(&words);
         match run(&mut cmd) {
             Ok(_) => Ok(()),
             Err(e) if e.contains("kind is unknown") => {
@@ -719,7 +769,10 @@ impl KernelPath {
             &self.data_dev,
         ]))
         .unwrap();
-        eprintln!("{} at {} Mbit/s, the kernel's qdiscs:\n{stats}", case.name, case.mbit);
+        eprintln!(
+            "{} at {} Mbit/s, the kernel's qdiscs:\n{stats}",
+            case.name, case.mbit
+        );
         Run {
             mbit: got.mbit,
             ss_queue_ms,
