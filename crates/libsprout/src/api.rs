@@ -1,5 +1,5 @@
 //! The C functions: each checks its pointers, calls [`crate::conn::Conn`], and returns a
-//! [`SproutStatus`]; none lets a panic unwind into C ([`guard`]).
+//! [`SproutStatus`]; none lets a panic unwind into C (`guard`).
 
 use std::ffi::c_char;
 

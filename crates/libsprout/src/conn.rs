@@ -11,7 +11,7 @@
 //! ([`Conn::send_bye`]). Any other greeting leaves both on [`Config::default`].
 //!
 //! Time only goes forward: a `now` earlier than one seen before is taken as that one. The
-//! protocol connection is shown at most [`MAX_GAP`] passing between two calls ([`ProtoClock`]):
+//! protocol connection is shown at most `MAX_GAP` (60 s) passing between two calls (`ProtoClock`):
 //! its receiver runs one tick per 20 ms of elapsed time, so a clock that jumped hours (a
 //! suspended application, a caller's bug) would otherwise keep a call busy for minutes.
 

@@ -20,6 +20,44 @@
 //!
 //! Beside the protocol, two things every crate above shares: the typed time ([`time`]) and the
 //! one formatter of an error's cause chain ([`error_chain::chain_message`]).
+//!
+//! Two endpoints in memory (an application puts a socket in between, and sealed datagrams:
+//! sprout-secure and sprout-net do). Each step, at `now`: hand in the datagrams that arrived
+//! ([`Connection::handle_datagram`]), send what [`Connection::poll_transmit`] hands out, read
+//! what arrived ([`Connection::recv`]), then sleep until [`Connection::poll_timeout`] or the
+//! next datagram. Here the link delivers at once and time goes in 1 ms steps:
+//!
+//! ```
+//! use sprout_core::{Config, Connection, Duration, Instant};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut a = Connection::new(Config::default(), Instant::ZERO)?;
+//! let mut b = Connection::new(Config::default(), Instant::ZERO)?;
+//! for i in 0..20u8 {
+//!     a.send(vec![i; 1000]); // queued; it leaves when a's window allows
+//! }
+//! let (mut buf, mut received) = (Vec::new(), Vec::new());
+//! let mut now = Instant::ZERO;
+//! while received.len() < 20 && now < Instant::from_millis(5_000) {
+//!     a.handle_timeout(now);
+//!     b.handle_timeout(now);
+//!     while a.poll_transmit(now, &mut buf).is_some() {
+//!         b.handle_datagram(now, &buf)?;
+//!     }
+//!     while b.poll_transmit(now, &mut buf).is_some() {
+//!         a.handle_datagram(now, &buf)?; // b's forecasts and acknowledgments
+//!     }
+//!     while let Some(payload) = b.recv() {
+//!         received.push(payload);
+//!     }
+//!     assert!(a.poll_timeout().is_some(), "a always has a next deadline");
+//!     now = now + Duration::from_millis(1);
+//! }
+//! assert_eq!(received.len(), 20);
+//! assert_eq!(received[19], vec![19; 1000]);
+//! println!("delivered by {now:?}; a's window now {} bytes", a.window_bytes(now));
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod connection;

@@ -435,7 +435,7 @@ impl Evolution {
 
     /// Applies one tick of evolution: `out = p * T`. `out` must have the same length as `p`,
     /// and `p` must hold finite non-negative probabilities. Each destination receives the
-    /// source rows' products in row order, as row-by-row accumulation would (see [`Band`]).
+    /// source rows' products in row order, as row-by-row accumulation would (see `Band`).
     pub fn apply(&self, p: &[f64], out: &mut [f64]) {
         self.apply_and_sum(p, out, &mut Vec::new());
     }

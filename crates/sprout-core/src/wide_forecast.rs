@@ -390,7 +390,7 @@ pub fn normal_quantile(q: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// The range of values holding more than [`SUPPORT_EPS`] each (the others are left out of
+/// The range of values holding more than `SUPPORT_EPS` (1e-12) each (the others are left out of
 /// the forecast).
 pub fn support(prob: &[f64]) -> (usize, usize) {
     let lo = prob.iter().position(|&p| p > SUPPORT_EPS).unwrap_or(0);

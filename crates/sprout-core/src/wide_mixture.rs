@@ -5,7 +5,7 @@
 //! `F_h(c) = sum_b p_b F_hb(c)` is the value-by-value CDF of the packets delivered by the end
 //! of tick `h`: the outage delivers none, value `b`'s count is negative binomial of its own
 //! mean and variance below [`SMALL_MEAN`] packets, Normal (continuity-corrected) above.
-//! Summed value by value inside a bisection over counts ([`MixtureTables::exact_quantile`],
+//! Summed value by value inside a bisection over counts ([`WideForecast::exact_mixture_quantile`],
 //! kept as the reference), that is some twenty passes over ~250 values per horizon, each
 //! negative binomial summed term by term: milliseconds a tick, every tick, for the receiver
 //! of a direction that carries only feedback.
@@ -25,6 +25,8 @@
 //! Cost: about ten dot products over the belief's support per horizon, whatever the belief;
 //! memory: one f32 per value and grid count (a few MB at the defaults, shared by every
 //! estimator of the same parameters).
+//!
+//! [`WideForecast::exact_mixture_quantile`]: crate::wide_forecast::WideForecast::exact_mixture_quantile
 
 use crate::model::normal_cdf;
 use crate::wide_counts::{negative_binomial_cdfs, terms_bound, SMALL_MEAN};

@@ -11,7 +11,7 @@
 //!   the rate itself and mass below the first value's interval falls into the outage. An
 //!   outage ends at rate `outage_escape_rate`, by the same additive motion from 0, and begins
 //!   from any rate at `outage_entry_rate` (default 0). A count no rate the belief holds can
-//!   explain ([`SURPRISE`]) restarts the belief from the prior, so the end of an outage at
+//!   explain (`SURPRISE`) restarts the belief from the prior, so the end of an outage at
 //!   any rate is placed at once.
 //! - **Observation**: the count is in MTU-sized packets (bytes / MTU, fractional); the
 //!   likelihood is Poisson's (or, with `count_cv` above 0, the negative binomial's of variance

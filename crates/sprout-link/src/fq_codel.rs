@@ -1,4 +1,4 @@
-//! FQ-CoDel (RFC 8290), the link's flow-queueing discipline ([`QueueConfig::FqCodel`]), as
+//! FQ-CoDel (RFC 8290), the link's flow-queueing discipline ([`crate::QueueConfig::FqCodel`]), as
 //! Linux's `sch_fq_codel` runs it:
 //!
 //! - each packet's flow key (the 5-tuple's hash in the emulator, the sender in the simulator;
@@ -11,9 +11,9 @@
 //!   to the tail of the old queues (Linux: when there are old queues; else it leaves the
 //!   rotation) rather than leaving, so that a flow cannot keep its priority by sending one
 //!   packet at a time (the RFC's anti-starvation rule), and an old queue that empties leaves;
-//! - each queue runs its own CoDel ([`crate::codel`]) at dequeue, with the queue's target and
-//!   interval; CoDel's "below one MTU" rule looks at the bytes of the whole discipline, as
-//!   Linux's does;
+//! - each queue runs its own CoDel (the crate's `codel` module) at dequeue, with the queue's
+//!   target and interval; CoDel's "below one MTU" rule looks at the bytes of the whole
+//!   discipline, as Linux's does;
 //! - beyond `limit_packets` packets (10 240) or `memory_limit_bytes` bytes (32 MiB, counted in
 //!   packet bytes where Linux counts buffer sizes), the arriving packet is queued and then up to
 //!   64 packets are dropped from the head of the fattest queue (the most bytes), until half its

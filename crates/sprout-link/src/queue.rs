@@ -1,7 +1,7 @@
 //! The link's bottleneck queue: configuration and the per-byte FIFO it runs.
 //!
-//! Four disciplines: drop-tail (with an optional byte limit), CoDel (RFC 8289,
-//! [`crate::codel`]), which drops at the head when a packet is taken from the queue to start
+//! Four disciplines: drop-tail (with an optional byte limit), CoDel (RFC 8289, the crate's
+//! `codel` module), which drops at the head when a packet is taken from the queue to start
 //! its transmission, PIE (RFC 8033, [`crate::pie`]), which drops arriving packets at random,
 //! and FQ-CoDel (RFC 8290, [`crate::fq_codel`]), flow queues served in turn, each with its own
 //! CoDel. Beside the discipline, the link's [`Buffer`](crate::Buffer) limits the queue in

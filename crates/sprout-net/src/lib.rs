@@ -29,45 +29,50 @@
 //! | [`endpoint`] | [`Endpoint`]: the client: `connect`, `send`, `recv_timeout`, bulk modes, `rebind`, `stats` |
 //! | [`server`] | [`Server`], [`ServerOptions`], [`Session`]: many sessions on one socket |
 //! | [`mod@tokio`] | the async API (feature `tokio`, on by default) |
-//!
-//! The endpoint and the server (sockets, a mio poller, segmented sends through sprout-os on
-//! Linux) are the default `runtime` feature; without it the crate is its sans-IO part, the
-//! application messages ([`message`]), which is what the fuzz crate takes.
 //! | [`clock`] | the monotonic protocol clock and the wall clock for one-way delays |
 //! | [`stats`] | [`EndpointStats`], [`ServerStats`], serializable snapshots |
 //! | [`message`] | the application messages of `sprout server` / `sprout client` (HELLO, ACCEPT, DATA, BYE) |
 //!
-//! ```no_run
+//! The endpoint and the server (sockets, a mio poller, segmented sends through sprout-os on
+//! Linux) are the default `runtime` feature; without it the crate is its sans-IO part, the
+//! application messages ([`message`]), which is what the fuzz crate and libsprout take.
+//!
+//! A server and a client over loopback, a message each way:
+//!
+//! ```
 //! use std::time::Duration;
 //! use sprout_core::Config;
 //! use sprout_net::secure::{AllowedClients, ClientConfig, Limits, PrivateKey, ServerConfig};
 //! use sprout_net::{Endpoint, Server, ServerOptions};
-//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let server_key = PrivateKey::generate();
 //! let server_public = server_key.public_key();
 //! let options = ServerOptions::new(ServerConfig::new(server_key, AllowedClients::Any));
-//! let server = Server::bind("127.0.0.1:9000".parse().unwrap(), options, |_addr, _key, _greeting| {
+//! // Port 0: the system chooses one. The acceptor takes every client, with the default model.
+//! let server = Server::bind("127.0.0.1:0".parse()?, options, |_addr, _key, _greeting| {
 //!     Some(Config::default())
-//! })
-//! .unwrap();
+//! })?;
 //! let keys = ClientConfig {
 //!     private_key: PrivateKey::generate(),
 //!     server_key: server_public,
 //!     limits: Limits::default(),
 //! };
 //! let client = Endpoint::connect(
-//!     "127.0.0.1:0".parse().unwrap(),
-//!     "127.0.0.1:9000".parse().unwrap(),
+//!     "127.0.0.1:0".parse()?,
+//!     server.local_addr(),
 //!     keys,
 //!     Config::default(),
 //!     b"hello, server",
-//! )
-//! .unwrap();
-//! client.send(b"hello".to_vec());
-//! let session = server.accept_timeout(Duration::from_secs(2)).unwrap();
+//! )?;
+//! client.send(b"ping".to_vec());
+//! let session = server.accept_timeout(Duration::from_secs(5)).expect("a session");
 //! assert_eq!(session.greeting(), b"hello, server");
-//! assert_eq!(session.recv_timeout(Duration::from_secs(1)).unwrap(), b"hello");
-//! println!("{}", serde_json::to_string(&client.stats()).unwrap());
+//! assert_eq!(session.recv_timeout(Duration::from_secs(5)).expect("a message"), b"ping");
+//! session.send(b"pong".to_vec());
+//! assert_eq!(client.recv_timeout(Duration::from_secs(5)).expect("a reply"), b"pong");
+//! println!("{}", serde_json::to_string(&client.stats())?);
+//! # Ok(())
+//! # }
 //! ```
 #![forbid(unsafe_code)]
 

@@ -162,7 +162,7 @@ pub fn reclaim_terminal() {
 /// Prepares `cmd` so that, between fork and exec, the child: starts a process group of its
 /// own (its group id is its pid); gets `SIGKILL` when the thread that spawned it ends
 /// (`PR_SET_PDEATHSIG`); exits at once (status 137) if process `parent` (pid) already died;
-/// hears interrupts ([`hear_interrupts`]); and, if `take_terminal`, becomes the terminal's
+/// hears interrupts (`hear_interrupts`); and, if `take_terminal`, becomes the terminal's
 /// foreground group.
 pub fn isolate_on_exec(cmd: &mut Command, parent: u32, take_terminal: bool) {
     let parent = parent as libc::pid_t;
@@ -207,7 +207,7 @@ pub fn isolate_on_exec(cmd: &mut Command, parent: u32, take_terminal: bool) {
 
 /// Prepares `cmd` so that the child starts a new session (`setsid`) before exec: no
 /// controlling terminal, so a Ctrl-C or hang-up meant for us does not reach it; and it hears
-/// our own interrupts ([`hear_interrupts`]).
+/// our own interrupts (`hear_interrupts`).
 pub fn new_session_on_exec(cmd: &mut Command) {
     // SAFETY: the hook runs in the child between fork and exec; setsid and signal are
     // async-signal-safe system calls and the hook allocates nothing.

@@ -9,7 +9,7 @@
 //!   most once per round trip: only an acknowledgement of a packet sent after the last decrease
 //!   can shrink it again, so the old samples of one long queue, or of an outage, count once),
 //!   and holds in between. While the window is full it still sends one probe every
-//!   [`SenderConfig::probe_interval_us`] without any acknowledgement, so that an outage of any
+//!   [`SenderConfig::probe_interval`] without any acknowledgement, so that an outage of any
 //!   length (or the loss of everything in flight) cannot wedge it; the window recovers from
 //!   the first acknowledgement after.
 //! - [`Recorder`] ([`recorder`]): records every valid data packet's arrival (ms since the

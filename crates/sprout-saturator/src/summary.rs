@@ -10,6 +10,8 @@ pub const OUTAGE_MS: u64 = 1000;
 
 /// What a recording of one direction saw. Rates count [`RecorderConfig::line_bytes`] (1500) per
 /// recorded packet, as a mahimahi trace line does.
+///
+/// [`RecorderConfig::line_bytes`]: crate::RecorderConfig::line_bytes
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Summary {

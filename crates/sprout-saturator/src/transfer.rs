@@ -119,7 +119,7 @@ pub struct Reassembly {
 }
 
 impl Reassembly {
-    /// An empty reassembly for `meta` (whose sizes [`decode`] checked).
+    /// An empty reassembly for `meta` (whose sizes [`decode_result`] checked).
     pub fn new(meta: ResultMeta) -> Reassembly {
         let blob_len = (meta.blob_len as usize).min(MAX_BLOB_BYTES);
         let chunks = blob_len.div_ceil(CHUNK_BYTES);

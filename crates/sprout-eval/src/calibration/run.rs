@@ -75,7 +75,7 @@ pub struct CalibrationAverage {
     pub horizon: usize,
     /// Mean of the directions' coverages.
     pub coverage: f64,
-    /// The shares of all the directions' misses together, in [`MissClass::ALL`]'s order
+    /// The shares of all the directions' misses together, in [`super::MissClass::ALL`]'s order
     /// (none when nothing missed).
     pub miss_shares: Option<[f64; 4]>,
     /// Directions averaged.

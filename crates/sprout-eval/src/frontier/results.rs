@@ -8,7 +8,7 @@ use super::models::{FrontierSettings, ALL, FIGURE9_LINK};
 /// One model at one point on one link direction (frontier.csv's row).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FrontierRow {
-    /// The model's name ([`FrontierModel::name`]).
+    /// The model's name ([`super::FrontierModel::name`]).
     pub model: String,
     /// `confidence` or `gain`.
     pub knob: String,
@@ -56,7 +56,7 @@ pub struct Verdict {
     /// The model's name.
     pub model: String,
     /// Every `(model's confidence, Sprout-EWMA's gain)` whose model point dominates the
-    /// Sprout-EWMA point ([`dominates`]).
+    /// Sprout-EWMA point ([`super::dominates`]).
     pub dominating: Vec<(f64, f64)>,
     /// The model's shortfall against each Sprout-EWMA point whose delay its curve reaches
     /// ([`gaps`]).

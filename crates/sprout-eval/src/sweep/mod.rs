@@ -79,6 +79,10 @@
 //! [`plan`] expands it into runs ([`SweepPlan`], [`RunSpec`]), [`output`] holds the columns and
 //! the resumable CSV file ([`SweepOutput`]) and [`run`] runs the runs ([`run_line`],
 //! [`run_local`]).
+//!
+//! [`SyntheticLink`]: sprout_link::SyntheticLink
+//! [`DirectionMetrics`]: sprout_sim::metrics::DirectionMetrics
+//! [`Scheme::natural_app`]: sprout_sim::scheme::Scheme::natural_app
 
 pub mod output;
 pub mod plan;

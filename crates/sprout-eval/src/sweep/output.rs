@@ -13,10 +13,14 @@ use crate::error::{EvalError, Result};
 
 /// The largest sweep output read back to resume or sort it, bytes (2 GiB: [`MAX_RUNS`] rows
 /// of about 2 KB, the widest rows, with the application's columns, are under 1 KB).
+///
+/// [`MAX_RUNS`]: crate::sweep::plan::MAX_RUNS
 pub const MAX_OUTPUT_BYTES: u64 = 2 << 30;
 
 /// The figures of [`DirectionMetrics`], in the order of the row's columns (each twice, with
 /// `up_` and `down_`).
+///
+/// [`DirectionMetrics`]: sprout_sim::metrics::DirectionMetrics
 pub const METRIC_COLUMNS: [&str; 13] = [
     "throughput_kbps",
     "goodput_kbps",

@@ -4,7 +4,7 @@
 //! are computed from the emulator's mahimahi logs. The simulator runs the same configuration
 //! beside it, so the two can be compared.
 //!
-//! Modules: [`options`] (what to run), [`results`] (what it produced), [`run`] (the whole
+//! Modules: [`options`] (what to run), [`results`] (what it produced), [`mod@run`] (the whole
 //! evaluation), `emulated` and `simulated` (one run of a scheme each way), `peers` (the peer
 //! programs' command lines), [`report`] (the output files), [`error`](crate::error) (shared by the lab).
 //!

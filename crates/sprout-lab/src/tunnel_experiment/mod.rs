@@ -53,7 +53,7 @@
 //! server key are in `tunnel/` beside them (`RUN.ROLE.out`, `RUN.ROLE.err`; RUN is `direct`,
 //! `tunnel`, `call-direct` or `call-tunnel`).
 //!
-//! Modules: [`options`] (what to run), [`results`] (what it produced), [`run`] (both
+//! Modules: [`options`] (what to run), [`results`] (what it produced), [`mod@run`] (both
 //! experiments and their outputs), `isolation` and `cost` (each experiment), `one_run` (one
 //! run through a fresh emulator), `peers` (the peer processes), `commands` (their command
 //! lines), `call` (the WebRTC call's ends and outputs), `analysis` and `checks` (the

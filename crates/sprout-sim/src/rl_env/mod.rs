@@ -21,7 +21,7 @@
 //!
 //! # The loop
 //!
-//! The environment runs on the simulator's one loop ([`crate::sim_loop`]): the clock jumps
+//! The environment runs on the simulator's one loop (the crate's `sim_loop`): the clock jumps
 //! from one event to the next (a link event, a paced instant, an application message, a
 //! tick's end), and at each instant
 //!
@@ -56,7 +56,7 @@
 //! # Application traffic
 //!
 //! With [`EnvConfig::app`] bulk (the default) the sender always has data, as above. With a
-//! constant, video or adaptive application ([`App`]), the sender sends only what the
+//! constant, video or adaptive application ([`crate::App`]), the sender sends only what the
 //! application has handed it: each message (a datagram of a constant stream, a video frame)
 //! is cut into datagrams of at most [`EnvConfig::packet_bytes`] (no header is added: a
 //! datagram's wire size is its application bytes) and waits in the sender's queue. In rate
@@ -76,6 +76,8 @@
 //! The same configuration, seed and actions give the identical episode (bit for bit): the
 //! start, the losses and a synthetic link are drawn from `ChaCha8Rng`s seeded from the seed,
 //! and nothing else is random.
+//!
+//! [`AppMetrics`]: crate::app_metrics::AppMetrics
 
 mod app;
 mod config;

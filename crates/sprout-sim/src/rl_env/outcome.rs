@@ -43,7 +43,7 @@ pub struct StepInfo {
     pub app_within_150ms: Option<f64>,
 }
 
-/// Result of [`RlEnv::step`].
+/// Result of [`super::RlEnv::step`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepOutcome {
     /// The step's reward.

@@ -153,5 +153,7 @@ pub trait CongestionControl: CloneCongestionControl + fmt::Debug + Send {
     }
 
     /// For downcasting to the concrete controller (e.g. to read [`Compound::dwnd_bytes`]).
+    ///
+    /// [`Compound::dwnd_bytes`]: super::compound::Compound::dwnd_bytes
     fn as_any(&self) -> &dyn Any;
 }
