@@ -40,6 +40,7 @@ import asyncio
 import base64
 import collections
 import os
+import socket
 import time
 import weakref
 from typing import Any, Deque, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
@@ -154,6 +155,21 @@ def decode(message: Union[bytes, Message]) -> Optional[Dict[str, Any]]:
     return _sprout._transport_decode(bytes(message))
 
 
+SOCKET_BUFFER_BYTES = 4 << 20
+"""The socket buffers asked of the kernel (it caps them at net.core.rmem_max and wmem_max), as
+``sprout server``'s: one socket carries every session, and a busy event loop must not let it
+overflow (Sprout does not retransmit)."""
+
+
+def _enlarge_buffers(transport: Any) -> None:
+    sock = transport.get_extra_info("socket")
+    for opt in (socket.SO_RCVBUF, socket.SO_SNDBUF):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, opt, SOCKET_BUFFER_BYTES)
+        except OSError:
+            pass
+
+
 def _split_address(addr: Address) -> Tuple[str, int]:
     if isinstance(addr, tuple):
         return str(addr[0]), int(addr[1])
@@ -174,6 +190,7 @@ class _Endpoint(asyncio.DatagramProtocol):
         self._timer: Optional[asyncio.TimerHandle] = None
         self._timer_at: Optional[int] = None
         self._socket_errors = 0
+        self._closing = False
 
     def _now(self) -> int:
         return int(self._loop.time() * 1e6)
@@ -186,6 +203,7 @@ class _Endpoint(asyncio.DatagramProtocol):
         self._socket_errors += 1
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
+        self._closing = True
         self._cancel_timer()
 
     def _cancel_timer(self) -> None:
@@ -203,7 +221,8 @@ class _Endpoint(asyncio.DatagramProtocol):
         self._flush()
         self._dispatch()
         deadline = self._core.deadline()
-        if deadline is None or self._transport is None or self._transport.is_closing():
+        if deadline is None or self._closing or self._transport is None \
+                or self._transport.is_closing():
             self._cancel_timer()
         elif deadline != self._timer_at:
             self._cancel_timer()
@@ -243,6 +262,18 @@ class Connection:
             raise ConnectionClosed(reason)
         self._core.send(_realtime_us() if sent_us is None else int(sent_us), bytes(data))
         self._endpoint._pump()
+
+    async def drain(self, timeout: Optional[float] = None) -> None:
+        """Waits until every message sent has left (``stats()["queued_bytes"]`` is 0), or the
+        connection is over; TimeoutError after ``timeout`` seconds. Close after it, or what is
+        still queued is dropped."""
+
+        async def wait() -> None:
+            while self._core.end_reason() is None and self._core.stats(
+                    self._endpoint._now())["queued_bytes"] > 0:
+                await asyncio.sleep(0.005)
+
+        await asyncio.wait_for(wait(), timeout)
 
     def _take(self) -> Optional[Message]:
         if self._pending:
@@ -313,7 +344,8 @@ class Connection:
 
     def close(self) -> None:
         """Closes the connection: the peer is told (a few authenticated close datagrams).
-        Messages received and not read are dropped."""
+        Messages still queued to leave (:meth:`drain` waits for them) and messages received and
+        not read are dropped."""
         self._core.close(self._endpoint._now())
         self._endpoint._pump()
         self._endpoint._closed(self)
@@ -373,6 +405,7 @@ async def connect(addr: Address, server_key: KeyLike, key: Optional[KeyLike] = N
     host, port = _split_address(addr)
     transport, endpoint = await loop.create_datagram_endpoint(
         lambda: _ClientEndpoint(core), remote_addr=(host, port))
+    _enlarge_buffers(transport)
     conn = Connection(endpoint, core, peer_address=transport.get_extra_info("peername")[:2])
     endpoint.conn = conn
     endpoint._pump()
@@ -432,7 +465,6 @@ class Server(_Endpoint):
         super().__init__(core)
         self._conns: "weakref.WeakValueDictionary[int, Connection]" = weakref.WeakValueDictionary()
         self._accept_waiter: Optional[asyncio.Future] = None
-        self._closing = False
 
     @property
     def public_key(self) -> bytes:
@@ -469,9 +501,10 @@ class Server(_Endpoint):
 
     def _release(self, sid: int) -> None:
         # A connection object was collected without close(): its session goes.
-        if self._transport is not None and not self._transport.is_closing():
-            self._core.release(sid, self._now())
-            self._pump()
+        if self._closing or self._loop.is_closed():
+            return
+        self._core.release(sid, self._now())
+        self._pump()
 
     async def accept(self) -> Connection:
         """The next client's connection, once its handshake is done. Raises ConnectionClosed
@@ -548,6 +581,7 @@ async def serve(addr: Address, key: Optional[KeyLike] = None,
                                       max_sessions_per_source, max_sessions_per_key,
                                       float(idle_timeout), accept_backlog)
     host, port = _split_address(addr)
-    _, server = await loop.create_datagram_endpoint(lambda: Server(core),
-                                                    local_addr=(host, port))
+    transport, server = await loop.create_datagram_endpoint(lambda: Server(core),
+                                                            local_addr=(host, port))
+    _enlarge_buffers(transport)
     return server
