@@ -265,10 +265,14 @@ def test_the_example_echoes_through_the_emulator(cli, tmp_path):
     inner = (f'exec {PY} {EXAMPLE} client --connect "$SPROUT_LINK_OUTSIDE:{port}" '
              f'--server-key {hello["public_key"]} --count 100 --rate 50')
     link = subprocess.Popen([cli.exe, "link", "--uplink", trace, "--downlink", trace,
-                             "--delay", 20, "--duration", 30, "--", "sh", "-c", inner],
+                             "--delay", "20", "--duration", "30", "--", "sh", "-c", inner],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-    l_code, l_out, l_err = finish(link, 40)
+    try:
+        l_code, l_out, l_err = finish(link, 40)
+    finally:
+        if server.poll() is None and link.returncode != 0:
+            server.kill()
     s_code, s_out, s_err = finish(server, 10)
     assert l_code == 0, l_out + l_err
     assert s_code == 0, s_err
