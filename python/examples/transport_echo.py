@@ -4,14 +4,14 @@ client of ``sprout server``. Each prints JSON lines on stdout.
     # An echo server (any client; prints its address and public key), and a client of it:
     python examples/transport_echo.py server --listen 127.0.0.1:9200
     python examples/transport_echo.py client --connect 127.0.0.1:9200 --server-key KEY \\
-        --count 100 --rate 50
+        --count 100 --rate 50 [--connections 100]
 
     # Both ways with `sprout server`: a paced stream each way (HELLO, DATA, BYE):
     sprout server --listen 127.0.0.1:9100 --allow-any-client &
     python examples/transport_echo.py stream --connect 127.0.0.1:9100 --server-key KEY \\
         --duration 3 --rate 200
 
-The client exits 0 when every message came back, ``stream`` when every DATA message the server
+The client exits 0 when every message of every connection came back, ``stream`` when every DATA message the server
 said it sent (its BYE) arrived; 1 otherwise. Through the emulator (as root), the server outside
 and the client in the mobile namespace:
 
@@ -76,10 +76,18 @@ async def serve(args):
     return 0
 
 
-async def client(args):
-    conn = await transport.connect(args.connect, server_key=args.server_key,
-                                   greeting=b"transport_echo", timeout=args.timeout)
-    rtts, seen = [], set()
+async def one_client(args, i, connected, all_connected, handshakes, rtts):
+    """One connection: connect (at most a few handshakes at once), wait until every
+    connection is up, send `args.count` numbered messages, wait for their echoes. Returns the
+    numbers echoed."""
+    async with handshakes:
+        conn = await transport.connect(args.connect, server_key=args.server_key,
+                                       greeting=b"transport_echo %d" % i, timeout=args.timeout)
+    connected.append(conn)
+    if len(connected) == args.connections:
+        all_connected.set()
+    await all_connected.wait()
+    seen = set()
 
     async def receive():
         async for m in conn:
@@ -92,19 +100,30 @@ async def client(args):
     # Each message's number in its first 8 bytes (the echo comes with the server's own numbers).
     padding = bytes(args.size - DATA_HEADER_BYTES - 8)
     start = time.monotonic()
-    for i in range(args.count):
-        await asyncio.sleep(max(0.0, start + i / args.rate - time.monotonic()))
-        conn.send(i.to_bytes(8, "big") + padding)
+    for k in range(args.count):
+        await asyncio.sleep(max(0.0, start + k / args.rate - time.monotonic()))
+        conn.send(k.to_bytes(8, "big") + padding)
     try:
         await asyncio.wait_for(receiver, args.timeout)
     except asyncio.TimeoutError:
         pass
-    stats = conn.stats()
+    await conn.drain(timeout=args.timeout)
     conn.close()
-    emit({"sent": args.count, "echoed": len(seen), "rtt_ms": percentiles(rtts),
-          "missing": sorted(set(range(args.count)) - seen)[:10],
-          "datagrams_dropped": stats["datagrams_dropped"]})
-    return 0 if len(seen) == args.count else 1
+    return seen
+
+
+async def client(args):
+    """`args.connections` connections at once, each echoing `args.count` messages."""
+    connected, rtts = [], []
+    all_connected, handshakes = asyncio.Event(), asyncio.Semaphore(16)
+    results = await asyncio.gather(*(one_client(args, i, connected, all_connected, handshakes,
+                                                rtts) for i in range(args.connections)))
+    complete = sum(len(seen) == args.count for seen in results)
+    missing = sorted(set(range(args.count)) - results[0])[:10]
+    emit({"connections": args.connections, "complete": complete,
+          "sent": args.count * args.connections, "echoed": sum(map(len, results)),
+          "rtt_ms": percentiles(rtts), "missing_first": missing})
+    return 0 if complete == args.connections else 1
 
 
 async def stream(args):
@@ -172,8 +191,11 @@ def main():
         c.add_argument("--size", type=int, default=200 if name == "client" else 500,
                        help="bytes per message, its 24-byte DATA header included")
         if name == "client":
-            c.add_argument("--count", type=int, default=100)
-            c.add_argument("--rate", type=float, default=50.0, help="messages per second")
+            c.add_argument("--count", type=int, default=100, help="messages per connection")
+            c.add_argument("--rate", type=float, default=50.0,
+                           help="messages per second per connection")
+            c.add_argument("--connections", type=int, default=1,
+                           help="connections at once (each its own socket and session)")
         else:
             c.add_argument("--duration", type=float, default=3.0, help="seconds each way")
             c.add_argument("--rate", type=int, default=200, help="kbit/s each way")

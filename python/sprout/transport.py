@@ -547,6 +547,12 @@ class Server(_Endpoint):
         self._closing = True
         for conn in list(self._conns.values()):
             conn.close()
+        now = self._now()
+        while True:
+            waiting = self._core.accept()
+            if waiting is None:
+                break
+            self._core.release(waiting[0], now)
         self._flush()
         self._cancel_timer()
         if self._transport is not None:

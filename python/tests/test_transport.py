@@ -87,8 +87,8 @@ def test_a_server_closing_a_session_ends_its_client():
     run(main())
 
 
-def test_100_concurrent_connections_to_one_server_each_deliver_every_message():
-    count, clients = 20, 100
+def test_20_concurrent_connections_in_one_loop_with_their_server_each_deliver_every_message():
+    count, clients = 20, 20
 
     async def echo(conn):
         async for m in conn:
@@ -127,6 +127,30 @@ def test_100_concurrent_connections_to_one_server_each_deliver_every_message():
         server.close()
 
     run(main(), timeout=120)
+
+
+def test_100_concurrent_connections_to_one_server_each_deliver_every_message():
+    """The example's server in one process, its client in another with 100 connections at
+    once (each its own socket and session; all up before any sends): every message of every
+    connection comes back, and the server echoed each session's 20."""
+    server = subprocess.Popen(example("server", "--listen", "127.0.0.1:0", "--sessions", 100,
+                                      "--max-sessions-per-source", 100),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hello = json.loads(server.stdout.readline() or "{}")
+    assert "listening" in hello, finish(server, 5)
+    client = subprocess.run(example("client", "--connect", hello["listening"], "--server-key",
+                                    hello["public_key"], "--connections", 100, "--count", 20,
+                                    "--rate", 50, "--timeout", 20),
+                            capture_output=True, text=True, timeout=120)
+    code, out, err = finish(server, 30)
+    assert client.returncode == 0, client.stdout + client.stderr
+    assert code == 0, err
+    result = json.loads(client.stdout)
+    print(f"100 connections: {result}")
+    assert result["complete"] == result["connections"] == 100
+    assert result["echoed"] == result["sent"] == 2000
+    ends = [json.loads(l) for l in out.splitlines() if "session_end" in l]
+    assert [e["echoed"] for e in ends] == [20] * 100
 
 
 def test_a_wrong_server_key_times_out_and_a_key_not_allowed_is_refused():

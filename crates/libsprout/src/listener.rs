@@ -25,8 +25,9 @@
 //! sessions at once): a `now` earlier than one seen before is taken as that one, and the
 //! protocol connections are shown at most [`crate::conn::MAX_GAP`] between two calls.
 
+use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 
 use sprout_core::{wire, Config, Connection, Duration, Instant};
@@ -140,6 +141,8 @@ struct Session {
     ended: Option<String>,
     next_seq: u64,
     counters: Counters,
+    /// The connection's deadline (protocol time) as last put in [`Listener::timers`].
+    scheduled: Option<Instant>,
 }
 
 /// The server side of many secure Sprout sessions on one socket.
@@ -152,8 +155,15 @@ pub struct Listener {
     /// Sessions that received something or ended since [`Listener::poll_ready`] last gave them.
     ready: VecDeque<SessionId>,
     ready_set: HashSet<SessionId>,
-    /// Live sessions in the order they get to send (round robin).
+    /// Sessions that may have a datagram to send, in the order they get to send (round
+    /// robin): those that received, were sent to or ran their timers since their last empty
+    /// poll. Work per datagram stays O(1) in the number of sessions.
     turn: VecDeque<SessionId>,
+    active: HashSet<SessionId>,
+    /// (deadline, session) of the sessions' connections, earliest first; an entry counts only
+    /// while it is its session's `scheduled` (stale ones are skipped, and dropped when the
+    /// heap outgrows the sessions).
+    timers: BinaryHeap<Reverse<(Instant, SessionId)>>,
     now: Instant,
     clock: ProtoClock,
     counters: ListenerCounters,
@@ -200,6 +210,8 @@ impl Listener {
             ready: VecDeque::new(),
             ready_set: HashSet::new(),
             turn: VecDeque::new(),
+            active: HashSet::new(),
+            timers: BinaryHeap::new(),
             now,
             clock: ProtoClock {
                 skew_us: 0,
@@ -276,6 +288,7 @@ impl Listener {
             };
             if ok {
                 self.mark_ready(id);
+                self.touch(id);
             } else {
                 self.counters.datagrams_dropped += 1;
             }
@@ -307,6 +320,7 @@ impl Listener {
             ended: None,
             next_seq: 0,
             counters: Counters::default(),
+            scheduled: None,
         };
         match self.sessions.entry(id) {
             // An id still held by an ended session the application has not released: the
@@ -320,7 +334,7 @@ impl Listener {
             }
         }
         self.backlog.push_back(id);
-        self.turn.push_back(id);
+        self.touch(id);
         self.counters.sessions_accepted += 1;
     }
 
@@ -350,10 +364,57 @@ impl Listener {
             );
         }
         let t = self.clock.at(now);
-        for s in self.sessions.values_mut() {
-            if s.ended.is_none() && s.conn.poll_timeout().is_some_and(|d| d <= t) {
+        // The sessions due run once each (a connection may be due again at once: it has
+        // something to send now, which poll_transmit takes).
+        let mut due_now = Vec::new();
+        while let Some(&Reverse((due, id))) = self.timers.peek() {
+            if due > t {
+                break;
+            }
+            self.timers.pop();
+            if let Some(s) = self.sessions.get_mut(&id) {
+                if s.ended.is_none() && s.scheduled == Some(due) {
+                    s.scheduled = None;
+                    due_now.push(id);
+                }
+            }
+        }
+        for id in due_now {
+            if let Some(s) = self.sessions.get_mut(&id) {
                 s.conn.handle_timeout(t);
             }
+            self.touch(id);
+        }
+    }
+
+    /// Session `id` may have something to send: it joins the turn (once), and its
+    /// connection's deadline is scheduled again.
+    fn touch(&mut self, id: SessionId) {
+        if self.active.insert(id) {
+            self.turn.push_back(id);
+        }
+        self.reschedule(id);
+    }
+
+    /// Puts session `id`'s connection deadline in the heap if it changed.
+    fn reschedule(&mut self, id: SessionId) {
+        let Some(s) = self.sessions.get_mut(&id).filter(|s| s.ended.is_none()) else {
+            return;
+        };
+        let next = s.conn.poll_timeout();
+        if next != s.scheduled {
+            s.scheduled = next;
+            if let Some(t) = next {
+                self.timers.push(Reverse((t, id)));
+            }
+        }
+        if self.timers.len() > 2 * self.sessions.len() + 1024 {
+            let sessions = &self.sessions;
+            self.timers.retain(|Reverse((t, id))| {
+                sessions
+                    .get(id)
+                    .is_some_and(|s| s.ended.is_none() && s.scheduled == Some(*t))
+            });
         }
     }
 
@@ -367,20 +428,29 @@ impl Listener {
             return Some(to);
         }
         let t = self.clock.at(now);
-        for _ in 0..self.turn.len() {
-            let id = self.turn.pop_front()?;
+        while let Some(id) = self.turn.pop_front() {
             let Some(s) = self.sessions.get_mut(&id).filter(|s| s.ended.is_none()) else {
+                self.active.remove(&id);
                 continue;
             };
-            self.turn.push_back(id);
+            let mut sent = None;
             while s.conn.poll_transmit(t, &mut self.tx).is_some() {
                 if let Ok(to) = self.secure.seal(now, id, &self.tx, out) {
                     s.counters.datagrams_sent += 1;
                     s.counters.bytes_sent += out.len() as u64;
                     self.counters.datagrams_sent += 1;
-                    return Some(to);
+                    sent = Some(to);
+                    break;
                 }
             }
+            if sent.is_some() {
+                // Its next datagram waits for the others' turns.
+                self.turn.push_back(id);
+                self.reschedule(id);
+                return sent;
+            }
+            self.active.remove(&id);
+            self.reschedule(id);
         }
         out.clear();
         None
@@ -388,15 +458,19 @@ impl Listener {
 
     /// The next time [`Listener::on_timeout`] is needed, or `None` if nothing is scheduled.
     pub fn deadline(&mut self) -> Option<Instant> {
-        let clock = self.clock;
-        let mut next = self.secure.poll_timeout();
-        for s in self.sessions.values_mut().filter(|s| s.ended.is_none()) {
-            if let Some(d) = s.conn.poll_timeout() {
-                let d = clock.caller(d);
-                next = Some(next.map_or(d, |n| n.min(d)));
+        let secure = self.secure.poll_timeout();
+        while let Some(&Reverse((due, id))) = self.timers.peek() {
+            let valid = self
+                .sessions
+                .get(&id)
+                .is_some_and(|s| s.ended.is_none() && s.scheduled == Some(due));
+            if valid {
+                let due = self.clock.caller(due);
+                return Some(secure.map_or(due, |s| s.min(due)));
             }
+            self.timers.pop();
         }
-        next
+        secure
     }
 
     fn live(&mut self, id: SessionId) -> Result<&mut Session, ListenerError> {
@@ -449,6 +523,7 @@ impl Listener {
         s.next_seq += 1;
         s.counters.messages_sent += 1;
         s.conn.send(m);
+        self.touch(id);
         Ok(())
     }
 
@@ -465,6 +540,7 @@ impl Listener {
         }
         s.counters.messages_sent += 1;
         s.conn.send(msg.to_vec());
+        self.touch(id);
         Ok(())
     }
 
@@ -535,7 +611,9 @@ impl Listener {
         if s.ended.is_some() {
             return Ok((0, 0));
         }
-        Ok((s.conn.window_bytes(t), s.conn.queue_estimate(t)))
+        let w = (s.conn.window_bytes(t), s.conn.queue_estimate(t));
+        self.reschedule(id);
+        Ok(w)
     }
 
     /// The client's latest forecast on session `id`: cumulative packets it expects to
@@ -638,6 +716,61 @@ mod tests {
         for ms in from_ms..to_ms {
             exchange(clients, l, ms * 1_000);
         }
+    }
+
+    /// Runs `clients` and `l` from `from_us` to `to_us` waking only at their deadlines (and
+    /// when datagrams arrive), as an event loop does; how many wake-ups it took.
+    fn drive_by_deadlines(clients: &mut [Conn], l: &mut Listener, from_us: u64, to_us: u64) -> u64 {
+        let mut t = from_us;
+        let mut wakeups = 0;
+        while t < to_us {
+            exchange(clients, l, t);
+            wakeups += 1;
+            assert!(wakeups < 1_000_000, "endless wake-ups at {t} us");
+            let next = clients
+                .iter_mut()
+                .filter_map(|c| c.deadline())
+                .chain(l.deadline())
+                .map(|d| d.as_micros())
+                .min()
+                .expect("a deadline");
+            // A deadline already past is run at once, as a timer in the past is.
+            t = next.max(t + 1);
+        }
+        wakeups
+    }
+
+    #[test]
+    fn sessions_driven_only_by_the_deadlines_keep_going() {
+        let options = ListenerOptions {
+            max_sessions_per_source: 10,
+            ..ListenerOptions::default()
+        };
+        let (mut cs, mut l, _) = many(options, 5);
+        drive_by_deadlines(&mut cs, &mut l, 1, 200_000);
+        let ids: Vec<_> = std::iter::from_fn(|| l.accept()).collect();
+        assert_eq!(ids.len(), 5);
+        for (i, c) in cs.iter_mut().enumerate() {
+            for k in 0..50u64 {
+                c.send(k, format!("{i}:{k}").as_bytes()).unwrap();
+            }
+        }
+        for &id in &ids {
+            l.send(id, 7, b"from the listener").unwrap();
+        }
+        // 10 s: the messages, then heartbeats only; nothing idles out, nothing is lost.
+        let wakeups = drive_by_deadlines(&mut cs, &mut l, 200_000, 10_200_000);
+        for &id in &ids {
+            assert_eq!(l.state(id).unwrap(), State::Established);
+            let n = std::iter::from_fn(|| l.recv_message(id).unwrap()).count();
+            assert_eq!(n, 50, "session {id}");
+        }
+        for c in cs.iter_mut() {
+            assert_eq!(c.state(), State::Established);
+            assert_eq!(c.recv_message().unwrap().payload, b"from the listener");
+        }
+        // Heartbeats every 50 ms or so, not a wake-up every tick of the clock.
+        assert!(wakeups < 20_000, "{wakeups} wake-ups in 10 s");
     }
 
     #[test]
