@@ -53,6 +53,46 @@ static inline int key_from_hex(const char *hex, uint8_t key[SPROUT_KEY_BYTES]) {
     return 0;
 }
 
+static const char BASE64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* The key as standard base64, 44 characters with the padding (as `sprout server` prints its
+ * public key and `sprout client --server-key` takes one). */
+static inline void key_to_base64(const uint8_t key[SPROUT_KEY_BYTES], char out[45]) {
+    size_t o = 0;
+    for (int i = 0; i < SPROUT_KEY_BYTES; i += 3) {
+        uint32_t v = (uint32_t)key[i] << 16;
+        if (i + 1 < SPROUT_KEY_BYTES) v |= (uint32_t)key[i + 1] << 8;
+        if (i + 2 < SPROUT_KEY_BYTES) v |= key[i + 2];
+        out[o++] = BASE64[(v >> 18) & 63];
+        out[o++] = BASE64[(v >> 12) & 63];
+        out[o++] = i + 1 < SPROUT_KEY_BYTES ? BASE64[(v >> 6) & 63] : '=';
+        out[o++] = i + 2 < SPROUT_KEY_BYTES ? BASE64[v & 63] : '=';
+    }
+    out[o] = 0;
+}
+
+/* 0 when `text` is a key as 64 hex digits or as 44 characters of base64, written into `key`. */
+static inline int key_from_text(const char *text, uint8_t key[SPROUT_KEY_BYTES]) {
+    if (key_from_hex(text, key) == 0) return 0;
+    if (strlen(text) != 44 || text[43] != '=') return -1;
+    uint8_t bytes[33];
+    size_t n = 0;
+    for (int i = 0; i < 44; i += 4) {
+        uint32_t v = 0;
+        for (int j = 0; j < 4; j++) {
+            /* The padding '=' (the last character) stands for zero bits. */
+            const char *at = i + j == 43 ? BASE64 : strchr(BASE64, text[i + j]);
+            if (at == NULL) return -1;
+            v = v << 6 | (uint32_t)(at - BASE64);
+        }
+        bytes[n++] = (uint8_t)(v >> 16);
+        bytes[n++] = (uint8_t)(v >> 8);
+        bytes[n++] = (uint8_t)v;
+    }
+    memcpy(key, bytes, SPROUT_KEY_BYTES);
+    return 0;
+}
+
 /* Feeds every datagram waiting on `fd` into `conn`; the source of the last one goes into
  * `from` (when not NULL: a server answers there). */
 static inline void read_datagrams(int fd, SproutConn *conn, struct sockaddr_storage *from,

@@ -2,11 +2,17 @@
  * A Sprout receiver: the server side of one session on a UDP port. Prints its public key,
  * then once a second the application data delivered (kbit/s) and the 95th percentile of the
  * messages' application-level delay (from the sender's sprout_conn_send to this program's
- * sprout_conn_read, on CLOCK_REALTIME); exits when the sender closes (or after SECONDS
- * without it). Plain POSIX: a UDP socket and poll(), the sans-IO connection in between.
+ * sprout_conn_read, on CLOCK_REALTIME), the seconds counted from the first message; exits
+ * when the sender closes (or after SECONDS without it). Plain POSIX: a UDP socket and poll(), the sans-IO connection in between.
+ *
+ * Rates count each message as it travels, its SPROUT_DATA_HEADER_BYTES included, as `sprout
+ * server` and `sprout client` count them. The sender may be examples/c/sender.c or `sprout
+ * client --direction up --server-key BASE64 ...`: a client that greets with a HELLO gets the
+ * Sprout configuration it asks for and an ACCEPT, as from `sprout server`.
  *
  *   cc -I crates/libsprout/include examples/c/receiver.c -L target/release -lsprout -o receiver
- *   ./receiver 9000 [SECONDS]        (port 0: any free port, printed)
+ *   ./receiver [--bind ADDRESS] PORT [SECONDS]   (port 0: any free port, printed;
+ *                                                 ADDRESS: IPv4, default 127.0.0.1)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -30,14 +36,23 @@ static uint64_t p95(uint64_t *delays, size_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PORT [SECONDS]\n", argv[0]);
+    const char *bind_to = "127.0.0.1";
+    int a = 1;
+    if (a + 1 < argc && strcmp(argv[a], "--bind") == 0) {
+        bind_to = argv[a + 1];
+        a += 2;
+    }
+    if (argc - a < 1) {
+        fprintf(stderr, "usage: %s [--bind ADDRESS] PORT [SECONDS]\n", argv[0]);
         return 2;
     }
-    double seconds = argc > 2 ? atof(argv[2]) : 3600;
+    double seconds = argc - a > 1 ? atof(argv[a + 1]) : 3600;
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[a]))};
+    if (inet_pton(AF_INET, bind_to, &addr.sin_addr) != 1) {
+        fprintf(stderr, "--bind: %s is not an IPv4 address\n", bind_to);
+        return 2;
+    }
     socklen_t addr_len = sizeof addr;
     if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
         getsockname(fd, (struct sockaddr *)&addr, &addr_len) != 0) {
@@ -46,14 +61,16 @@ int main(int argc, char **argv) {
     }
 
     uint8_t key[SPROUT_KEY_BYTES], public_key[SPROUT_KEY_BYTES];
-    char hex[2 * SPROUT_KEY_BYTES + 1];
+    char hex[2 * SPROUT_KEY_BYTES + 1], base64[45], shown[INET_ADDRSTRLEN];
     if (sprout_keygen(key, public_key) != SPROUT_STATUS_OK) die("sprout_keygen");
     key_to_hex(public_key, hex);
+    key_to_base64(public_key, base64);
+    inet_ntop(AF_INET, &addr.sin_addr, shown, sizeof shown);
     SproutConn *conn;
     /* NULL: any client key is let in (pass the client's public key to allow only it). */
     if (sprout_conn_new_server(key, NULL, monotonic_us(), &conn) != SPROUT_STATUS_OK)
         die("sprout_conn_new_server");
-    printf("receiver on 127.0.0.1 port %u key %s\n", ntohs(addr.sin_port), hex);
+    printf("receiver on %s port %u key %s base64 %s\n", shown, ntohs(addr.sin_port), hex, base64);
     fflush(stdout);
 
     static uint64_t second[MAX_DELAYS], all[MAX_DELAYS];
@@ -62,7 +79,8 @@ int main(int argc, char **argv) {
     uint64_t give_up = monotonic_us() + (uint64_t)(seconds * 1e6);
     struct sockaddr_storage peer;
     socklen_t peer_len = 0;
-    uint8_t *buf = malloc(sprout_conn_max_message(conn));
+    /* Any message fits (a client's HELLO may choose a configuration of larger messages). */
+    uint8_t *buf = malloc(SPROUT_MAX_DATAGRAM_BYTES);
     int done = 0;
     while (!done && monotonic_us() < give_up) {
         uint64_t deadline;
@@ -74,22 +92,24 @@ int main(int argc, char **argv) {
 
         SproutEvent ev;
         while (sprout_conn_poll_event(conn, &ev) == SPROUT_STATUS_OK) {
-            if (ev == SPROUT_EVENT_CONNECTED && !start) {
-                start = monotonic_us();
-                next_report = start + 1000000;
-            }
             if (ev == SPROUT_EVENT_CLOSED) done = 1;
         }
         SproutMessage m;
-        while (sprout_conn_read(conn, &m, buf, sprout_conn_max_message(conn)) == SPROUT_STATUS_OK) {
+        while (sprout_conn_read(conn, &m, buf, SPROUT_MAX_DATAGRAM_BYTES) == SPROUT_STATUS_OK) {
             if (m.kind != SPROUT_MESSAGE_KIND_DATA) continue;
+            /* The seconds count from the first message's arrival, as `sprout client`'s count
+             * from the start of the server's stream (its ACCEPT). */
+            if (!start) {
+                start = monotonic_us();
+                next_report = start + 1000000;
+            }
             uint64_t now = realtime_us();
             uint64_t delay = now > m.sent_us ? now - m.sent_us : 0;
             if (n_second < MAX_DELAYS) second[n_second++] = delay;
             if (n_all < MAX_DELAYS) all[n_all++] = delay;
             if (m.seq > next_seq) lost += m.seq - next_seq;
             if (m.seq >= next_seq) next_seq = m.seq + 1;
-            bytes_second += m.len;
+            bytes_second += m.len + SPROUT_DATA_HEADER_BYTES;
             messages++;
         }
         uint64_t now = monotonic_us();

@@ -162,6 +162,7 @@ async def stream(args):
         await asyncio.wait_for(receiver, args.timeout)
     except asyncio.TimeoutError:
         pass
+    conn.send_bye()
     await conn.drain(timeout=args.timeout)
     # Sprout does not retransmit: the last datagrams reach the server before the close does.
     await asyncio.sleep(0.2)

@@ -263,6 +263,18 @@ class Connection:
         self._core.send(_realtime_us() if sent_us is None else int(sent_us), bytes(data))
         self._endpoint._pump()
 
+    def send_bye(self) -> None:
+        """Client side: queues a BYE of ``sprout client``'s protocol (a few copies), the end of
+        this side's data, with the DATA messages sent; ``sprout server`` ends the session on
+        it."""
+        if not hasattr(self._core, "send_bye"):
+            raise TypeError("send_bye is the client side's (a server side closes)")
+        reason = self._core.end_reason()
+        if reason is not None:
+            raise ConnectionClosed(reason)
+        self._core.send_bye()
+        self._endpoint._pump()
+
     async def drain(self, timeout: Optional[float] = None) -> None:
         """Waits until every message sent has left (``stats()["queued_bytes"]`` is 0), or the
         connection is over; TimeoutError after ``timeout`` seconds. Close after it, or what is

@@ -150,6 +150,11 @@ impl TransportClient {
         self.conn.recv_message().map(|m| message(py, m))
     }
 
+    /// Queues BYE (a few copies): the end of this side's data, as `sprout client` says it.
+    fn send_bye(&mut self) -> PyResult<()> {
+        self.conn.send_bye().map_err(conn_err)
+    }
+
     /// Events since the last call: "connected", "reconnecting", "closed".
     fn events(&mut self) -> Vec<&'static str> {
         let mut v = Vec::new();

@@ -245,6 +245,8 @@ def test_the_example_streams_both_ways_with_sprout_server(cli):
     # the server's summary what the example sent.
     assert mine["accepted"] and mine["received"] == mine["server_data_sent"] >= 90
     assert summary["data_received"] == mine["sent"] >= 90
+    # The example ended its data with BYE, which the server read (its count included).
+    assert summary["end"] == "bye" and summary["peer_data_sent"] == mine["sent"]
     assert summary["app_delay_p95_ms"] < 100 and mine["delay_ms"]["p95"] < 100
 
 

@@ -44,6 +44,40 @@
 // The deadline `sprout_conn_deadline` gives when nothing is scheduled (UINT64_MAX).
 #define SPROUT_NO_DEADLINE UINT64_MAX
 
+// Bytes of the header `sprout_conn_send` puts before each message (a DATA message of `sprout
+// client`: type, sequence number, send time). `sprout client` and `sprout server` count it as
+// application data: a message of N bytes there is one of N - SPROUT_DATA_HEADER_BYTES here.
+#define SPROUT_DATA_HEADER_BYTES 24
+
+// Bytes of a HELLO (`sprout_hello_encode`).
+#define SPROUT_HELLO_BYTES 36
+
+// `SproutHello.scheme`: Sprout on the paper's rate model (to about 12 Mbit/s), the
+// configuration of a connection without a HELLO.
+#define SPROUT_SCHEME_SPROUT 0
+
+// `SproutHello.scheme`: Sprout-EWMA (a moving average of the rate, without caution).
+#define SPROUT_SCHEME_SPROUT_EWMA 1
+
+// `SproutHello.scheme`: Sprout on the wide rate model (outage to 1 Gbit/s), `sprout client`'s
+// default.
+#define SPROUT_SCHEME_SPROUT_WIDE 2
+
+// `SproutHello.direction`: the client sends data (to the server).
+#define SPROUT_DIRECTION_UP 0
+
+// `SproutHello.direction`: the server sends data (to the client).
+#define SPROUT_DIRECTION_DOWN 1
+
+// `SproutHello.direction`: both send data.
+#define SPROUT_DIRECTION_BOTH 2
+
+// `SproutHello.mode`: saturating senders.
+#define SPROUT_MODE_BULK 0
+
+// `SproutHello.mode`: paced senders at `SproutHello.rate_kbps`.
+#define SPROUT_MODE_PACED 1
+
 // The result of a call.
 typedef enum SproutStatus {
   // Done as asked.
@@ -72,8 +106,8 @@ typedef enum SproutMessageKind {
   // A message sent with `sprout_conn_send` (a DATA message of `sprout client`): its
   // sequence number, send time and payload.
   SPROUT_MESSAGE_KIND_DATA = 0,
-  // Any other application message (`sprout server`'s ACCEPT and BYE): the whole message,
-  // sequence number and send time 0.
+  // Any other application message (the ACCEPT and BYE of `sprout server`, `sprout client`
+  // and `sprout_conn_send_bye`): the whole message, sequence number and send time 0.
   SPROUT_MESSAGE_KIND_OTHER = 1,
 } SproutMessageKind;
 
@@ -105,6 +139,30 @@ typedef enum SproutState {
 // One secure Sprout connection (client side, or server side of one session): opaque, made
 // by `sprout_conn_new_client` or `sprout_conn_new_server`, freed by `sprout_conn_free`.
 typedef struct SproutConn SproutConn;
+
+// What a client asks of a session, as `sprout client` asks `sprout server` (the HELLO of
+// crates/sprout-net/src/message.rs): `sprout_hello_encode` makes the greeting of
+// `sprout_conn_new_client` from it. Both ends of a session greeted with a HELLO run the Sprout
+// configuration it names (`scheme`, `confidence`); `sprout server` also reads the rest.
+typedef struct SproutHello {
+  // Any number naming the session; each BYE carries it back (`sprout_conn_send_bye`).
+  uint64_t session;
+  // SPROUT_DIRECTION_UP, _DOWN or _BOTH: which ends send data.
+  uint8_t direction;
+  // SPROUT_MODE_BULK or SPROUT_MODE_PACED.
+  uint8_t mode;
+  // SPROUT_SCHEME_SPROUT, _SPROUT_EWMA or _SPROUT_WIDE: the receivers' estimator.
+  uint8_t scheme;
+  // Forecast confidence of both ends, strictly between 0 and 1 (the paper's: 0.95).
+  double confidence;
+  // Paced rate of application data, kbit/s, DATA headers included (above 0 when paced; 0
+  // when bulk).
+  uint32_t rate_kbps;
+  // How long the data senders send, milliseconds.
+  uint32_t duration_ms;
+  // Bytes of each paced DATA message, header included (0: `sprout server`'s 1000).
+  uint16_t payload_bytes;
+} SproutHello;
 
 // An application message's description (`sprout_conn_read`).
 typedef struct SproutMessage {
@@ -145,7 +203,7 @@ typedef struct SproutStats {
   uint64_t bytes_received;
   // Datagrams fed in and dropped: unauthenticated, replayed, malformed, for another session.
   uint64_t datagrams_dropped;
-  // Messages queued by `sprout_conn_send`.
+  // Messages queued by `sprout_conn_send`, and the BYEs of `sprout_conn_send_bye`.
   uint64_t messages_sent;
   // Messages returned by `sprout_conn_read`.
   uint64_t messages_received;
@@ -182,8 +240,12 @@ enum SproutStatus sprout_public_key(const uint8_t *private_key, uint8_t *public_
 // `private_key` is the client's private key and `server_public_key` the server's public key
 // (SPROUT_KEY_BYTES each, read during the call only). `greeting` (`greeting_len` bytes, at
 // most SPROUT_MAX_GREETING_BYTES, may be NULL when 0; read during the call only) reaches the
-// server inside the handshake (`sprout server` expects its HELLO there). The handshake
-// starts at once: call `sprout_conn_poll_transmit`.
+// server inside the handshake. A HELLO (`sprout_hello_encode`; `sprout server` expects one)
+// chooses the Sprout configuration of both ends: its scheme and confidence; with any other
+// greeting both run Sprout on the paper's model at confidence 0.95. The handshake starts at
+// once: call `sprout_conn_poll_transmit`. The first connection of a process with a model
+// computes its tables (about 0.1 s, then shared by every connection), here rather than when
+// the session comes up.
 //
 // The connection belongs to the caller until `sprout_conn_free`. Times are microseconds on
 // one monotonic clock of the caller's choice (e.g. CLOCK_MONOTONIC), the same for every call
@@ -205,7 +267,12 @@ enum SproutStatus sprout_conn_new_client(const uint8_t *private_key,
 // Only the client whose public key is `client_public_key` (SPROUT_KEY_BYTES, read during the
 // call only) is let in, or any client if it is NULL. The first client whose handshake
 // completes gets the session; if it redials later (a fresh handshake with its keys), the new
-// session replaces the old one. Feed it the client's datagrams with `sprout_conn_recv`;
+// session replaces the old one. A client whose greeting is a HELLO (`sprout client`, or
+// `sprout_hello_encode`) gets the Sprout configuration it names, and an ACCEPT (3 copies, as
+// `sprout server` answers; the client reads them as SPROUT_MESSAGE_KIND_OTHER messages); any
+// other greeting, Sprout on the paper's model at confidence 0.95. The first server side of a
+// process computes the tables of the paper's and the wide model (about 0.2 s, then shared by
+// every connection), so that no session waits for them while its client's data comes. Feed it the client's datagrams with `sprout_conn_recv`;
 // where they come from is the caller's business (answer to where the last one came from).
 //
 // Ownership, time and thread-safety as for `sprout_conn_new_client`.
@@ -256,13 +323,33 @@ enum SproutStatus sprout_conn_deadline(struct SproutConn *conn, uint64_t *deadli
 // copied, so the caller keeps its buffer), with send time `sent_us`, which the receiver gets
 // back as `SproutMessage.sent_us` (pass the clock the receiver reads to measure delay: the
 // monotonic clock on one host, CLOCK_REALTIME in microseconds across hosts, as `sprout
-// client` does). It leaves when the window allows (`sprout_conn_poll_transmit`); messages
-// sent before the session is up wait for it. Datagrams may be lost: a message arrives once
-// or never. SPROUT_STATUS_TOO_LONG, SPROUT_STATUS_CLOSED: not queued.
+// client` does). It travels as a DATA message of `sprout client`, its header
+// (SPROUT_DATA_HEADER_BYTES: a sequence number and the send time) before the payload. It
+// leaves when the window allows (`sprout_conn_poll_transmit`); messages sent before the
+// session is up wait for it. Datagrams may be lost: a message arrives once or never.
+// SPROUT_STATUS_TOO_LONG, SPROUT_STATUS_CLOSED: not queued.
 enum SproutStatus sprout_conn_send(struct SproutConn *conn,
                                    uint64_t sent_us,
                                    const uint8_t *data,
                                    size_t len);
+
+// Queues the end of this side's data as `sprout client` and `sprout server` say it: a BYE
+// (3 copies, as they send it) with the session of the HELLO (0 without one), the number of
+// messages `sprout_conn_send` queued and their bytes (SPROUT_DATA_HEADER_BYTES each
+// included). `sprout server` ends a session it serves when the client's BYE comes (the peer
+// reads it as a SPROUT_MESSAGE_KIND_OTHER message). SPROUT_STATUS_CLOSED: not queued.
+enum SproutStatus sprout_conn_send_bye(struct SproutConn *conn);
+
+// Writes the HELLO `*hello` (read during the call only) into `buf` (`cap` bytes, owned by the
+// caller; SPROUT_HELLO_BYTES suffice), its length into `*len`: the greeting to pass to
+// `sprout_conn_new_client`. SPROUT_STATUS_INVALID_ARGUMENT when a field is out of its range
+// (an unknown scheme, direction or mode, a confidence not strictly between 0 and 1, a paced
+// rate of 0); SPROUT_STATUS_BUFFER_TOO_SMALL when `cap` is below SPROUT_HELLO_BYTES.
+// Thread-safe.
+enum SproutStatus sprout_hello_encode(const struct SproutHello *hello,
+                                      uint8_t *buf,
+                                      size_t cap,
+                                      size_t *len);
 
 // Largest message `sprout_conn_send` takes, in bytes (0 if `conn` is NULL).
 size_t sprout_conn_max_message(struct SproutConn *conn);

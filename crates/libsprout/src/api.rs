@@ -3,11 +3,13 @@
 
 use std::ffi::c_char;
 
+use sprout_core::direction::Load;
 use sprout_core::Instant;
+use sprout_net::message::{Hello, Message, Mode, SproutVariant};
 use sprout_secure::{PrivateKey, PublicKey};
 
 use crate::boundary::{
-    bytes, bytes_mut, guard, key, out, slice_mut, write_c_string, Failure, SproutStatus,
+    bytes, bytes_mut, get, guard, key, out, slice_mut, write_c_string, Failure, SproutStatus,
 };
 use crate::conn::{Conn, ConnError, Event, Received, State};
 
@@ -22,6 +24,67 @@ pub const SPROUT_MAX_GREETING_BYTES: usize = 512;
 
 /// The deadline `sprout_conn_deadline` gives when nothing is scheduled (UINT64_MAX).
 pub const SPROUT_NO_DEADLINE: u64 = u64::MAX;
+
+/// Bytes of the header `sprout_conn_send` puts before each message (a DATA message of `sprout
+/// client`: type, sequence number, send time). `sprout client` and `sprout server` count it as
+/// application data: a message of N bytes there is one of N - SPROUT_DATA_HEADER_BYTES here.
+pub const SPROUT_DATA_HEADER_BYTES: usize = 24;
+
+/// Bytes of a HELLO (`sprout_hello_encode`).
+pub const SPROUT_HELLO_BYTES: usize = 36;
+
+// The header's numbers are literals (cbindgen writes no other); they are the messages'.
+const _: () = assert!(
+    SPROUT_DATA_HEADER_BYTES == sprout_net::message::DATA_HEADER_BYTES
+        && SPROUT_HELLO_BYTES == sprout_net::message::HELLO_BYTES
+);
+
+/// `SproutHello.scheme`: Sprout on the paper's rate model (to about 12 Mbit/s), the
+/// configuration of a connection without a HELLO.
+pub const SPROUT_SCHEME_SPROUT: u8 = 0;
+/// `SproutHello.scheme`: Sprout-EWMA (a moving average of the rate, without caution).
+pub const SPROUT_SCHEME_SPROUT_EWMA: u8 = 1;
+/// `SproutHello.scheme`: Sprout on the wide rate model (outage to 1 Gbit/s), `sprout client`'s
+/// default.
+pub const SPROUT_SCHEME_SPROUT_WIDE: u8 = 2;
+
+/// `SproutHello.direction`: the client sends data (to the server).
+pub const SPROUT_DIRECTION_UP: u8 = 0;
+/// `SproutHello.direction`: the server sends data (to the client).
+pub const SPROUT_DIRECTION_DOWN: u8 = 1;
+/// `SproutHello.direction`: both send data.
+pub const SPROUT_DIRECTION_BOTH: u8 = 2;
+
+/// `SproutHello.mode`: saturating senders.
+pub const SPROUT_MODE_BULK: u8 = 0;
+/// `SproutHello.mode`: paced senders at `SproutHello.rate_kbps`.
+pub const SPROUT_MODE_PACED: u8 = 1;
+
+/// What a client asks of a session, as `sprout client` asks `sprout server` (the HELLO of
+/// crates/sprout-net/src/message.rs): `sprout_hello_encode` makes the greeting of
+/// `sprout_conn_new_client` from it. Both ends of a session greeted with a HELLO run the Sprout
+/// configuration it names (`scheme`, `confidence`); `sprout server` also reads the rest.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SproutHello {
+    /// Any number naming the session; each BYE carries it back (`sprout_conn_send_bye`).
+    pub session: u64,
+    /// SPROUT_DIRECTION_UP, _DOWN or _BOTH: which ends send data.
+    pub direction: u8,
+    /// SPROUT_MODE_BULK or SPROUT_MODE_PACED.
+    pub mode: u8,
+    /// SPROUT_SCHEME_SPROUT, _SPROUT_EWMA or _SPROUT_WIDE: the receivers' estimator.
+    pub scheme: u8,
+    /// Forecast confidence of both ends, strictly between 0 and 1 (the paper's: 0.95).
+    pub confidence: f64,
+    /// Paced rate of application data, kbit/s, DATA headers included (above 0 when paced; 0
+    /// when bulk).
+    pub rate_kbps: u32,
+    /// How long the data senders send, milliseconds.
+    pub duration_ms: u32,
+    /// Bytes of each paced DATA message, header included (0: `sprout server`'s 1000).
+    pub payload_bytes: u16,
+}
 
 /// One secure Sprout connection (client side, or server side of one session): opaque, made
 /// by `sprout_conn_new_client` or `sprout_conn_new_server`, freed by `sprout_conn_free`.
@@ -74,8 +137,8 @@ pub enum SproutMessageKind {
     /// sequence number, send time and payload.
     #[default]
     Data = 0,
-    /// Any other application message (`sprout server`'s ACCEPT and BYE): the whole message,
-    /// sequence number and send time 0.
+    /// Any other application message (the ACCEPT and BYE of `sprout server`, `sprout client`
+    /// and `sprout_conn_send_bye`): the whole message, sequence number and send time 0.
     Other = 1,
 }
 
@@ -122,7 +185,7 @@ pub struct SproutStats {
     pub bytes_received: u64,
     /// Datagrams fed in and dropped: unauthenticated, replayed, malformed, for another session.
     pub datagrams_dropped: u64,
-    /// Messages queued by `sprout_conn_send`.
+    /// Messages queued by `sprout_conn_send`, and the BYEs of `sprout_conn_send_bye`.
     pub messages_sent: u64,
     /// Messages returned by `sprout_conn_read`.
     pub messages_received: u64,
@@ -225,8 +288,12 @@ pub extern "C" fn sprout_public_key(private_key: *const u8, public_key: *mut u8)
 /// `private_key` is the client's private key and `server_public_key` the server's public key
 /// (SPROUT_KEY_BYTES each, read during the call only). `greeting` (`greeting_len` bytes, at
 /// most SPROUT_MAX_GREETING_BYTES, may be NULL when 0; read during the call only) reaches the
-/// server inside the handshake (`sprout server` expects its HELLO there). The handshake
-/// starts at once: call `sprout_conn_poll_transmit`.
+/// server inside the handshake. A HELLO (`sprout_hello_encode`; `sprout server` expects one)
+/// chooses the Sprout configuration of both ends: its scheme and confidence; with any other
+/// greeting both run Sprout on the paper's model at confidence 0.95. The handshake starts at
+/// once: call `sprout_conn_poll_transmit`. The first connection of a process with a model
+/// computes its tables (about 0.1 s, then shared by every connection), here rather than when
+/// the session comes up.
 ///
 /// The connection belongs to the caller until `sprout_conn_free`. Times are microseconds on
 /// one monotonic clock of the caller's choice (e.g. CLOCK_MONOTONIC), the same for every call
@@ -261,7 +328,12 @@ pub extern "C" fn sprout_conn_new_client(
 /// Only the client whose public key is `client_public_key` (SPROUT_KEY_BYTES, read during the
 /// call only) is let in, or any client if it is NULL. The first client whose handshake
 /// completes gets the session; if it redials later (a fresh handshake with its keys), the new
-/// session replaces the old one. Feed it the client's datagrams with `sprout_conn_recv`;
+/// session replaces the old one. A client whose greeting is a HELLO (`sprout client`, or
+/// `sprout_hello_encode`) gets the Sprout configuration it names, and an ACCEPT (3 copies, as
+/// `sprout server` answers; the client reads them as SPROUT_MESSAGE_KIND_OTHER messages); any
+/// other greeting, Sprout on the paper's model at confidence 0.95. The first server side of a
+/// process computes the tables of the paper's and the wide model (about 0.2 s, then shared by
+/// every connection), so that no session waits for them while its client's data comes. Feed it the client's datagrams with `sprout_conn_recv`;
 /// where they come from is the caller's business (answer to where the last one came from).
 ///
 /// Ownership, time and thread-safety as for `sprout_conn_new_client`.
@@ -396,9 +468,11 @@ pub extern "C" fn sprout_conn_deadline(
 /// copied, so the caller keeps its buffer), with send time `sent_us`, which the receiver gets
 /// back as `SproutMessage.sent_us` (pass the clock the receiver reads to measure delay: the
 /// monotonic clock on one host, CLOCK_REALTIME in microseconds across hosts, as `sprout
-/// client` does). It leaves when the window allows (`sprout_conn_poll_transmit`); messages
-/// sent before the session is up wait for it. Datagrams may be lost: a message arrives once
-/// or never. SPROUT_STATUS_TOO_LONG, SPROUT_STATUS_CLOSED: not queued.
+/// client` does). It travels as a DATA message of `sprout client`, its header
+/// (SPROUT_DATA_HEADER_BYTES: a sequence number and the send time) before the payload. It
+/// leaves when the window allows (`sprout_conn_poll_transmit`); messages sent before the
+/// session is up wait for it. Datagrams may be lost: a message arrives once or never.
+/// SPROUT_STATUS_TOO_LONG, SPROUT_STATUS_CLOSED: not queued.
 #[no_mangle]
 pub extern "C" fn sprout_conn_send(
     conn: *mut SproutConn,
@@ -411,6 +485,84 @@ pub extern "C" fn sprout_conn_send(
         c.inner.send(sent_us, d).map_err(closed)?;
         Ok(SproutStatus::Ok)
     })
+}
+
+/// Queues the end of this side's data as `sprout client` and `sprout server` say it: a BYE
+/// (3 copies, as they send it) with the session of the HELLO (0 without one), the number of
+/// messages `sprout_conn_send` queued and their bytes (SPROUT_DATA_HEADER_BYTES each
+/// included). `sprout server` ends a session it serves when the client's BYE comes (the peer
+/// reads it as a SPROUT_MESSAGE_KIND_OTHER message). SPROUT_STATUS_CLOSED: not queued.
+#[no_mangle]
+pub extern "C" fn sprout_conn_send_bye(conn: *mut SproutConn) -> SproutStatus {
+    with_conn(conn, |c| {
+        c.inner.send_bye().map_err(closed)?;
+        Ok(SproutStatus::Ok)
+    })
+}
+
+/// Writes the HELLO `*hello` (read during the call only) into `buf` (`cap` bytes, owned by the
+/// caller; SPROUT_HELLO_BYTES suffice), its length into `*len`: the greeting to pass to
+/// `sprout_conn_new_client`. SPROUT_STATUS_INVALID_ARGUMENT when a field is out of its range
+/// (an unknown scheme, direction or mode, a confidence not strictly between 0 and 1, a paced
+/// rate of 0); SPROUT_STATUS_BUFFER_TOO_SMALL when `cap` is below SPROUT_HELLO_BYTES.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn sprout_hello_encode(
+    hello: *const SproutHello,
+    buf: *mut u8,
+    cap: usize,
+    len: *mut usize,
+) -> SproutStatus {
+    guard(|| {
+        let len = out(len, "len")?;
+        *len = 0;
+        let h = hello_of(get(hello, "hello")?)?.encode();
+        let dst = bytes_mut(buf, cap, "buf")?;
+        *len = h.len();
+        if dst.len() < h.len() {
+            return Err(Failure::new(
+                SproutStatus::BufferTooSmall,
+                format!("a HELLO of {} bytes does not fit {cap} bytes", h.len()),
+            ));
+        }
+        dst[..h.len()].copy_from_slice(&h);
+        Ok(SproutStatus::Ok)
+    })
+}
+
+/// The HELLO of `h`, checked as `sprout server` checks it.
+fn hello_of(h: &SproutHello) -> Result<Hello, Failure> {
+    let bad = |what: &str, v: u8| Failure::invalid(format!("SproutHello.{what} {v} is unknown"));
+    let hello = Hello {
+        session: h.session,
+        direction: match h.direction {
+            SPROUT_DIRECTION_UP => Load::Up,
+            SPROUT_DIRECTION_DOWN => Load::Down,
+            SPROUT_DIRECTION_BOTH => Load::Both,
+            v => return Err(bad("direction", v)),
+        },
+        mode: match h.mode {
+            SPROUT_MODE_BULK => Mode::Bulk,
+            SPROUT_MODE_PACED => Mode::Paced,
+            v => return Err(bad("mode", v)),
+        },
+        scheme: match h.scheme {
+            SPROUT_SCHEME_SPROUT => SproutVariant::Sprout,
+            SPROUT_SCHEME_SPROUT_EWMA => SproutVariant::SproutEwma,
+            SPROUT_SCHEME_SPROUT_WIDE => SproutVariant::SproutWide,
+            v => return Err(bad("scheme", v)),
+        },
+        confidence: h.confidence,
+        rate_kbps: h.rate_kbps,
+        duration_ms: h.duration_ms,
+        payload_bytes: h.payload_bytes,
+    };
+    // The decoder's checks are the server's: what it refuses is refused here.
+    match Message::decode(&hello.encode()) {
+        Ok(Message::Hello(back)) => Ok(back),
+        Ok(_) => Err(Failure::invalid("not a HELLO")),
+        Err(e) => Err(Failure::invalid(format!("SproutHello: {e}"))),
+    }
 }
 
 /// Largest message `sprout_conn_send` takes, in bytes (0 if `conn` is NULL).

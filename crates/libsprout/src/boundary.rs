@@ -182,6 +182,18 @@ pub(crate) fn out<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T, Failure> {
         .ok_or_else(|| Failure::new(SproutStatus::NullPointer, format!("{what} is NULL")))
 }
 
+/// The object at `p`, to read only, named `what` in errors.
+///
+/// The caller of the C function promises that a non-NULL `p` points to a valid, aligned `T`
+/// that nothing writes during the call.
+pub(crate) fn get<'a, T>(p: *const T, what: &str) -> Result<&'a T, Failure> {
+    // SAFETY: `as_ref` checks NULL; the C caller promises a non-NULL `p` is a valid, aligned
+    // `T` (a struct of plain integers and floats: every bit pattern is one) that nothing
+    // writes during the call.
+    unsafe { p.as_ref() }
+        .ok_or_else(|| Failure::new(SproutStatus::NullPointer, format!("{what} is NULL")))
+}
+
 /// Writes `s` into the C buffer `buf` of `cap` bytes, cut to fit, NUL-terminated (when `cap`
 /// is at least 1); returns `s`'s length in bytes (without the NUL), as `snprintf` does.
 pub(crate) fn write_c_string(s: &str, buf: *mut std::ffi::c_char, cap: usize) -> usize {

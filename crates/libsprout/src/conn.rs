@@ -4,6 +4,12 @@
 //! [`Connection`]; the application's messages travel as the DATA messages of `sprout client`
 //! ([`sprout_net::message`]), so that each carries its sequence number and send time.
 //!
+//! A client whose greeting is a HELLO of `sprout client` ([`Hello`]) runs the Sprout
+//! configuration it names (scheme and confidence), and the server side runs the one of the
+//! HELLO it received, as `sprout server` does; the server side answers a HELLO with ACCEPT
+//! ([`ACCEPT_COPIES`] copies), and either side can end its data with a BYE
+//! ([`Conn::send_bye`]). Any other greeting leaves both on [`Config::default`].
+//!
 //! Time only goes forward: a `now` earlier than one seen before is taken as that one. The
 //! protocol connection is shown at most [`MAX_GAP`] passing between two calls ([`ProtoClock`]):
 //! its receiver runs one tick per 20 ms of elapsed time, so a clock that jumped hours (a
@@ -11,15 +17,20 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::Once;
 
 use sprout_core::{wire, Config, Connection, Duration, Instant};
-use sprout_net::message::{self, Message, DATA_HEADER_BYTES};
+use sprout_net::message::{self, Bye, Hello, Message, SproutVariant, DATA_HEADER_BYTES};
 use sprout_secure::{
     AllowedClients, Client, ClientConfig, ClientReceived, Limits, PrivateKey, PublicKey, Redial,
     RedialAction, RedialPolicy, SecureError, Server, ServerConfig, ServerEvent, ServerReceived,
     SessionId,
 };
 use thiserror::Error;
+
+/// Copies of ACCEPT (server side, to a HELLO) and of BYE ([`Conn::send_bye`]) queued: they
+/// are not retransmitted, so a few go, as `sprout server` and `sprout client` send them.
+pub(crate) const ACCEPT_COPIES: usize = 3;
 
 /// Most events kept for the application; beyond, the oldest is dropped.
 pub(crate) const MAX_EVENTS: usize = 64;
@@ -178,6 +189,11 @@ pub struct Conn {
     now: Instant,
     clock: ProtoClock,
     next_seq: u64,
+    /// Bytes of the application messages queued, DATA headers included (a BYE's total).
+    app_bytes_sent: u64,
+    /// The session's HELLO: the client's greeting, if it is one (on the server side, once a
+    /// client came).
+    hello: Option<Hello>,
     counters: Counters,
     plaintext: Vec<u8>,
     tx: Vec<u8>,
@@ -186,7 +202,8 @@ pub struct Conn {
 impl Conn {
     /// The client side, at `now`: `key` is the client's private key, `server_key` the server's
     /// public key, `greeting` what the server gets with the handshake (at most
-    /// [`sprout_secure::wire::MAX_GREETING_BYTES`]).
+    /// [`sprout_secure::wire::MAX_GREETING_BYTES`]). A greeting that is a HELLO chooses the
+    /// Sprout configuration ([`Hello::config`]); any other, [`Config::default`].
     pub fn client(
         key: PrivateKey,
         server_key: PublicKey,
@@ -200,7 +217,11 @@ impl Conn {
         };
         let redial = Redial::new(keys, greeting, RedialPolicy::default());
         let secure = Box::new(redial.client(now)?);
-        Ok(Conn::with_side(Side::Client { secure, redial }, now))
+        let mut c = Conn::with_side(Side::Client { secure, redial }, now);
+        c.hello = hello_of(greeting);
+        c.config = config_of(c.hello.as_ref());
+        prepare(c.hello.map_or(SproutVariant::Sprout, |h| h.scheme));
+        Ok(c)
     }
 
     /// The server side of one session, at `now`: `key` is the server's private key; only the
@@ -212,6 +233,9 @@ impl Conn {
             None => AllowedClients::Any,
         };
         let secure = Box::new(Server::new(ServerConfig::new(key, allowed)));
+        // The client's HELLO names the model only once its data comes: both that need tables.
+        prepare(SproutVariant::Sprout);
+        prepare(SproutVariant::SproutWide);
         let side = Side::Server {
             secure,
             session: None,
@@ -237,6 +261,8 @@ impl Conn {
                 seen: now,
             },
             next_seq: 0,
+            app_bytes_sent: 0,
+            hello: None,
             counters: Counters::default(),
             plaintext: Vec::with_capacity(2048),
             tx: Vec::with_capacity(2048),
@@ -342,12 +368,44 @@ impl Conn {
         let mut m = message::Data { seq, sent_us }.encode(DATA_HEADER_BYTES + payload.len());
         m[DATA_HEADER_BYTES..].copy_from_slice(payload);
         self.next_seq += 1;
+        self.app_bytes_sent += m.len() as u64;
         self.counters.messages_sent += 1;
+        self.queue(m);
+        Ok(())
+    }
+
+    /// Queues application message `m`, to leave once the session is up.
+    fn queue(&mut self, m: Vec<u8>) {
         match &mut self.conn {
             Some(c) => c.send(m),
             None => self.early.push_back(m),
         }
+    }
+
+    /// Queues the end of this side's data as `sprout client` and `sprout server` say it: a
+    /// BYE ([`ACCEPT_COPIES`] copies) with the session of the HELLO (0 without one), the
+    /// DATA messages sent and their bytes (headers included).
+    pub fn send_bye(&mut self) -> Result<(), ConnError> {
+        if let Some(why) = &self.ended {
+            return Err(ConnError::Closed(why.clone()));
+        }
+        let bye = Bye {
+            session: self.hello.map_or(0, |h| h.session),
+            data_sent: self.next_seq,
+            app_bytes_sent: self.app_bytes_sent,
+        }
+        .encode();
+        for _ in 0..ACCEPT_COPIES {
+            self.counters.messages_sent += 1;
+            self.queue(bye.clone());
+        }
         Ok(())
+    }
+
+    /// The session's HELLO: the client's greeting if it is one (the server side's, once a
+    /// client came).
+    pub fn hello(&self) -> Option<&Hello> {
+        self.hello.as_ref()
     }
 
     /// The next received application message, if any.
@@ -457,8 +515,17 @@ impl Conn {
                 }
                 *peer = Some(key);
                 *greeting = secure.take_greeting(id);
+                let hello = hello_of(greeting);
                 self.drop_connection();
+                self.hello = hello;
+                self.config = config_of(hello.as_ref());
                 self.install(now);
+                // A HELLO is answered as `sprout server` answers it.
+                if let Some(h) = hello {
+                    for _ in 0..ACCEPT_COPIES {
+                        self.queue(message::encode_accept(h.session));
+                    }
+                }
                 data
             }
             ServerReceived::Data { id } => *session == Some(id),
@@ -691,6 +758,37 @@ impl Conn {
     }
 }
 
+/// Computes, once per process, the tables of `variant`'s rate model (the paper's and the
+/// wide one take about 0.1 s; every later connection shares them), so that a session does not
+/// wait for them when its first datagrams come: the client side does this when it is made,
+/// the server side for both models when it is made (a client's HELLO names the model only with
+/// its first data, and its stream follows at once).
+fn prepare(variant: SproutVariant) {
+    static DONE: [Once; 3] = [Once::new(), Once::new(), Once::new()];
+    let i = match variant {
+        SproutVariant::Sprout => 0,
+        SproutVariant::SproutEwma => 1,
+        SproutVariant::SproutWide => 2,
+    };
+    DONE[i].call_once(|| {
+        // A connection made and dropped: what it computes once stays for the others.
+        let _ = Connection::new(variant.config(0.95), Instant::ZERO);
+    });
+}
+
+/// The HELLO `greeting` is, if it is a valid one.
+fn hello_of(greeting: &[u8]) -> Option<Hello> {
+    match Message::decode(greeting) {
+        Ok(Message::Hello(h)) => Some(h),
+        _ => None,
+    }
+}
+
+/// The Sprout configuration of a session with `hello`: the one it names, or the default.
+fn config_of(hello: Option<&Hello>) -> Config {
+    hello.map_or_else(Config::default, Hello::config)
+}
+
 fn min(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -704,10 +802,15 @@ mod tests {
 
     /// A client and a server side with their session up, at `t` microseconds.
     fn pair() -> (Conn, Conn, u64) {
+        pair_greeting(b"hi")
+    }
+
+    /// [`pair`] with the client's `greeting`.
+    fn pair_greeting(greeting: &[u8]) -> (Conn, Conn, u64) {
         let (ck, sk) = (PrivateKey::generate(), PrivateKey::generate());
         let cp = ck.public_key();
         let sp = sk.public_key();
-        let mut c = Conn::client(ck, sp, b"hi", Instant::ZERO).unwrap();
+        let mut c = Conn::client(ck, sp, greeting, Instant::ZERO).unwrap();
         let mut s = Conn::server(sk, Some(cp), Instant::ZERO);
         let mut t = 0;
         for _ in 0..50 {
@@ -773,5 +876,83 @@ mod tests {
         // The protocol connection's deadline is back on the caller's clock.
         let d = c.deadline().expect("a deadline");
         assert!(d.as_micros() >= later, "deadline {d:?} before {later}");
+    }
+
+    fn hello(scheme: SproutVariant, confidence: f64) -> Hello {
+        Hello {
+            session: 0x5eed,
+            direction: sprout_core::direction::Load::Up,
+            mode: message::Mode::Paced,
+            scheme,
+            confidence,
+            rate_kbps: 1000,
+            duration_ms: 20_000,
+            payload_bytes: 1000,
+        }
+    }
+
+    #[test]
+    fn a_hello_chooses_both_sides_configuration_and_the_server_accepts_it() {
+        let h = hello(SproutVariant::SproutWide, 0.9);
+        let (mut c, mut s, t) = pair_greeting(&h.encode());
+        assert_eq!(
+            (c.config.clone(), s.config.clone()),
+            (h.config(), h.config())
+        );
+        assert_ne!(c.config.estimator, Config::default().estimator);
+        assert_eq!(s.hello(), Some(&h));
+        exchange(&mut c, &mut s, t + 1_000);
+        let mut accepts = 0;
+        while let Some(m) = c.recv_message() {
+            assert!(!m.is_data);
+            assert_eq!(Message::decode(&m.payload), Ok(Message::Accept(0x5eed)));
+            accepts += 1;
+        }
+        assert_eq!(accepts, ACCEPT_COPIES);
+    }
+
+    #[test]
+    fn any_other_greeting_leaves_the_default_and_no_accept() {
+        // A HELLO that the server would refuse (confidence 1) is no HELLO.
+        let mut bad = hello(SproutVariant::SproutEwma, 0.5).encode();
+        bad[28..36].copy_from_slice(&1.0f64.to_bits().to_be_bytes());
+        for greeting in [&b"hi"[..], &bad] {
+            let (mut c, mut s, t) = pair_greeting(greeting);
+            assert_eq!(c.config, Config::default());
+            assert_eq!(s.config, Config::default());
+            assert_eq!(s.hello(), None);
+            exchange(&mut c, &mut s, t + 1_000);
+            assert_eq!(c.recv_message(), None);
+        }
+    }
+
+    #[test]
+    fn a_bye_carries_the_session_and_the_totals_of_the_data() {
+        let (mut c, mut s, mut t) = pair_greeting(&hello(SproutVariant::Sprout, 0.95).encode());
+        for i in 0..5u64 {
+            c.send(i, &[7u8; 100]).unwrap();
+        }
+        c.send_bye().unwrap();
+        for _ in 0..20 {
+            t += 20_000;
+            exchange(&mut c, &mut s, t);
+        }
+        let got: Vec<Received> = std::iter::from_fn(|| s.recv_message()).collect();
+        assert_eq!(got.iter().filter(|m| m.is_data).count(), 5);
+        let byes: Vec<_> = got
+            .iter()
+            .filter_map(|m| match Message::decode(&m.payload) {
+                Ok(Message::Bye(b)) if !m.is_data => Some(b),
+                _ => None,
+            })
+            .collect();
+        let want = Bye {
+            session: 0x5eed,
+            data_sent: 5,
+            app_bytes_sent: 5 * (DATA_HEADER_BYTES as u64 + 100),
+        };
+        assert_eq!(byes, vec![want; ACCEPT_COPIES]);
+        c.close(Instant::from_micros(t));
+        assert!(matches!(c.send_bye(), Err(ConnError::Closed(_))));
     }
 }

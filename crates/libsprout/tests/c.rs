@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
 
 /// The crate's directory.
 fn crate_dir() -> &'static Path {
@@ -25,6 +26,14 @@ pub(crate) fn lib_dir() -> PathBuf {
         deps.display()
     );
     deps
+}
+
+/// Makes the tests of this binary that build the examples, run programs against the clock or
+/// load the CPU (valgrind) run one at a time: the examples are built into the same files, and
+/// a second's rate and delay are measured on a 2-core machine.
+pub(crate) fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static ONE: Mutex<()> = Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The C compiler (`$CC` or `cc`), or `None` (and the reason printed) if there is none.
@@ -117,6 +126,7 @@ fn sansio_test(tag: &str, flags: &[&str], may_fail: bool) -> Option<PathBuf> {
 
 #[test]
 fn the_sans_io_c_test_passes_and_runs_clean_under_valgrind() {
+    let _one = one_at_a_time();
     let Some(exe) = sansio_test("plain", &[], false) else {
         return;
     };
@@ -140,6 +150,7 @@ fn the_sans_io_c_test_passes_and_runs_clean_under_valgrind() {
 
 #[test]
 fn the_sans_io_c_test_runs_clean_under_address_sanitizer() {
+    let _one = one_at_a_time();
     let flags = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"];
     let Some(exe) = sansio_test("asan", &flags, true) else {
         println!("skipped: the C compiler cannot build with -fsanitize=address");

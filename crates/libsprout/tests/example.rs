@@ -13,7 +13,7 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/c")
 }
 
-fn build(cc: &str, name: &str) -> PathBuf {
+pub(crate) fn build(cc: &str, name: &str) -> PathBuf {
     let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("example_{name}"));
     let dir = lib_dir();
     let dir = dir.to_str().expect("a UTF-8 path");
@@ -34,7 +34,7 @@ fn build(cc: &str, name: &str) -> PathBuf {
 }
 
 /// Waits for `child` at most `limit`, killing it then; its exit status and standard output.
-fn finish(mut child: Child, limit: Duration, rest: &mut String) -> bool {
+pub(crate) fn finish(mut child: Child, limit: Duration, rest: &mut String) -> bool {
     let end = Instant::now() + limit;
     loop {
         if let Some(status) = child.try_wait().expect("waiting for an example") {
@@ -54,7 +54,7 @@ fn finish(mut child: Child, limit: Duration, rest: &mut String) -> bool {
 }
 
 /// `(kbit/s, p95 ms)` of a receiver's per-second line.
-fn per_second(line: &str) -> Option<(f64, f64)> {
+pub(crate) fn per_second(line: &str) -> Option<(f64, f64)> {
     let rest = line.strip_prefix("receiver ")?;
     let (_, rest) = rest.split_once(" s: ")?;
     let mut words = rest.split_whitespace();
@@ -71,6 +71,7 @@ fn per_second(line: &str) -> Option<(f64, f64)> {
 
 #[test]
 fn the_paced_sender_reaches_the_receiver_over_loopback() {
+    let _one = crate::c::one_at_a_time();
     let Some(cc) = c_compiler() else {
         return;
     };
@@ -86,7 +87,9 @@ fn the_paced_sender_reaches_the_receiver_over_loopback() {
         .expect("the receiver's first line");
     let words: Vec<&str> = first.split_whitespace().collect();
     let (port, key) = match words.as_slice() {
-        ["receiver", "on", _, "port", port, "key", key] => (port.to_string(), key.to_string()),
+        ["receiver", "on", _, "port", port, "key", key, "base64", _] => {
+            (port.to_string(), key.to_string())
+        }
         _ => panic!("unexpected first line of the receiver: {first:?}"),
     };
     let tx = Command::new(&sender)

@@ -2,4 +2,6 @@
 #![forbid(unsafe_code)]
 
 mod c;
+mod emulated;
 mod example;
+mod interop;

@@ -25,8 +25,8 @@ fn uid_is_root() -> bool {
 
 /// Whether the emulator can run here (root and a TUN driver); says why not. When it can, the
 /// guard makes the tests that start an emulator run one at a time: they measure real time on a
-/// 2-core machine and must not compete with each other.
-fn may_emulate() -> Option<MutexGuard<'static, ()>> {
+/// 2-core machine and must not compete with each other (`kernel_qdiscs` takes it too).
+pub(crate) fn may_emulate() -> Option<MutexGuard<'static, ()>> {
     static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
     if !uid_is_root() {
         eprintln!("skipped: not root");

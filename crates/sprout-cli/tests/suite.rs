@@ -12,6 +12,7 @@ mod common;
 mod emulate_cli;
 mod endings_cli;
 mod first_hour;
+mod kernel_qdiscs;
 mod killed_eval;
 mod link_cli;
 mod load_cli;

@@ -4,7 +4,9 @@
 //! Each input is a script of operations, `[op, len, len bytes]...`: a datagram fed to either
 //! side (hostile bytes, or a genuine datagram of the session replayed or cut), time moved
 //! forward or backward (any 64-bit time), messages sent, datagrams and messages polled into
-//! small buffers, a close. After the script a genuine exchange runs. No call may return
+//! small buffers, a BYE, a close, HELLOs encoded from any bytes. After the script a genuine
+//! exchange runs. Every other pair greets with a HELLO (the wide model on both sides, ACCEPTs
+//! from the server), the others with plain bytes. No call may return
 //! `SPROUT_STATUS_INTERNAL` (a panic caught at the boundary), the genuine exchange's calls
 //! must succeed and its messages keep their bytes; a pair that ended (closed, timed out) is
 //! replaced by a fresh one.
@@ -13,8 +15,10 @@ use sprout::{
     sprout_conn_close, sprout_conn_deadline, sprout_conn_free, sprout_conn_new_client,
     sprout_conn_new_server, sprout_conn_on_timeout, sprout_conn_poll_event,
     sprout_conn_poll_transmit, sprout_conn_read, sprout_conn_recv, sprout_conn_send,
-    sprout_conn_stats, sprout_keygen, SproutConn, SproutEvent, SproutMessage, SproutMessageKind,
-    SproutState, SproutStats, SproutStatus, SPROUT_MAX_DATAGRAM_BYTES,
+    sprout_conn_send_bye, sprout_conn_stats, sprout_hello_encode, sprout_keygen, SproutConn,
+    SproutEvent, SproutHello, SproutMessage, SproutMessageKind, SproutState, SproutStats,
+    SproutStatus, SPROUT_DIRECTION_UP, SPROUT_HELLO_BYTES, SPROUT_MAX_DATAGRAM_BYTES,
+    SPROUT_MODE_PACED, SPROUT_SCHEME_SPROUT_WIDE,
 };
 
 use crate::Target;
@@ -26,6 +30,54 @@ pub struct CapiTarget {
     now_us: u64,
     /// Genuine datagrams of the session (client's, then server's), for seeds and replays.
     captured: Vec<(bool, Vec<u8>)>,
+    /// Whether the next pair greets with a HELLO.
+    hello: bool,
+}
+
+/// A HELLO greeting of `sprout client`'s defaults (the wide model), as C encodes it.
+fn hello_greeting() -> Vec<u8> {
+    let h = SproutHello {
+        session: 7,
+        direction: SPROUT_DIRECTION_UP,
+        mode: SPROUT_MODE_PACED,
+        scheme: SPROUT_SCHEME_SPROUT_WIDE,
+        confidence: 0.95,
+        rate_kbps: 1000,
+        duration_ms: 10_000,
+        payload_bytes: 1000,
+    };
+    let mut buf = vec![0u8; SPROUT_HELLO_BYTES];
+    let mut len = 0;
+    ok(
+        sprout_hello_encode(&h, buf.as_mut_ptr(), buf.len(), &mut len),
+        "hello_encode",
+    );
+    buf.truncate(len);
+    buf
+}
+
+/// A HELLO of fields read from `arg` (zeros past its end), encoded: accepted or refused,
+/// never a panic.
+fn fuzz_hello(arg: &[u8]) {
+    let at = |i: usize| arg.get(i).copied().unwrap_or(0);
+    let word = |i: usize, n: usize| (i..i + n).fold(0u64, |w, j| (w << 8) | at(j) as u64);
+    let h = SproutHello {
+        session: word(1, 8),
+        direction: at(9),
+        mode: at(10),
+        scheme: at(11),
+        confidence: f64::from_bits(word(12, 8)),
+        rate_kbps: word(20, 4) as u32,
+        duration_ms: word(24, 4) as u32,
+        payload_bytes: word(28, 2) as u16,
+    };
+    let cap = at(30) as usize % (SPROUT_HELLO_BYTES + 2);
+    let mut buf = vec![0u8; cap];
+    let mut len = 0;
+    no_panic(
+        sprout_hello_encode(&h, buf.as_mut_ptr(), cap, &mut len),
+        "hello_encode",
+    );
 }
 
 fn ok(s: SproutStatus, what: &str) {
@@ -44,6 +96,7 @@ fn new_conn(
     client: bool,
     now_us: u64,
     keys: &([u8; 32], [u8; 32], [u8; 32], [u8; 32]),
+    greeting: &[u8],
 ) -> *mut SproutConn {
     let (ck, cp, sk, sp) = keys;
     let mut conn = std::ptr::null_mut();
@@ -51,8 +104,8 @@ fn new_conn(
         sprout_conn_new_client(
             ck.as_ptr(),
             sp.as_ptr(),
-            b"fuzz".as_ptr(),
-            4,
+            greeting.as_ptr(),
+            greeting.len(),
             now_us,
             &mut conn,
         )
@@ -83,6 +136,7 @@ impl CapiTarget {
             server: std::ptr::null_mut(),
             now_us: 1_000_000,
             captured: Vec::new(),
+            hello: false,
         };
         t.fresh_pair();
         t
@@ -95,8 +149,14 @@ impl CapiTarget {
         ok(sprout_keygen(ck.as_mut_ptr(), cp.as_mut_ptr()), "keygen");
         ok(sprout_keygen(sk.as_mut_ptr(), sp.as_mut_ptr()), "keygen");
         let keys = (ck, cp, sk, sp);
-        self.client = new_conn(true, self.now_us, &keys);
-        self.server = new_conn(false, self.now_us, &keys);
+        let greeting = if self.hello {
+            hello_greeting()
+        } else {
+            b"fuzz".to_vec()
+        };
+        self.hello = !self.hello;
+        self.client = new_conn(true, self.now_us, &keys, &greeting);
+        self.server = new_conn(false, self.now_us, &keys, &greeting);
         self.captured.clear();
         for _ in 0..20 {
             self.exchange(true);
@@ -227,11 +287,12 @@ impl CapiTarget {
                     "read",
                 );
             }
-            _ => {
-                if arg.first() == Some(&0xc1) {
-                    no_panic(sprout_conn_close(conn, self.now_us), "close");
-                }
-            }
+            _ => match arg.first() {
+                Some(0xc1) => no_panic(sprout_conn_close(conn, self.now_us), "close"),
+                Some(0xb1) => no_panic(sprout_conn_send_bye(conn), "send_bye"),
+                Some(0xe1) => fuzz_hello(arg),
+                _ => {}
+            },
         }
     }
 }
@@ -279,6 +340,12 @@ impl Target for CapiTarget {
             4, 10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0x5a,
         ]);
         seeds.push(vec![6, 4, 1, 2, 3, 4, 8, 1, 16]);
+        seeds.push(vec![9, 1, 0xb1, 8, 1, 16]);
+        let mut hello = vec![9, 31, 0xe1];
+        hello.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1, 2, 1, 2]);
+        hello.extend_from_slice(&0.95f64.to_bits().to_be_bytes());
+        hello.extend_from_slice(&[0, 0, 3, 232, 0, 0, 39, 16, 3, 232, 36]);
+        seeds.push(hello);
         seeds
     }
 

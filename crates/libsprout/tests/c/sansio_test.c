@@ -164,6 +164,46 @@ static void check_errors(SproutConn *client) {
     sprout_conn_free(NULL);
 }
 
+/* HELLOs: one as `sprout client` sends it, and the ones `sprout server` would refuse. */
+static void check_hello(const uint8_t client_key[SPROUT_KEY_BYTES],
+                        const uint8_t server_public[SPROUT_KEY_BYTES]) {
+    SproutHello h = {.session = 42, .direction = SPROUT_DIRECTION_UP, .mode = SPROUT_MODE_PACED,
+                     .scheme = SPROUT_SCHEME_SPROUT_WIDE, .confidence = 0.95, .rate_kbps = 1000,
+                     .duration_ms = 20000, .payload_bytes = 1000};
+    uint8_t buf[SPROUT_HELLO_BYTES];
+    size_t len = 0;
+    CHECK(sprout_hello_encode(&h, buf, sizeof buf, &len) == SPROUT_STATUS_OK &&
+              len == SPROUT_HELLO_BYTES && buf[0] == 1 && buf[4] == SPROUT_SCHEME_SPROUT_WIDE,
+          "hello of %zu bytes", len);
+    SproutConn *conn = NULL;
+    CHECK(sprout_conn_new_client(client_key, server_public, buf, len, 0, &conn) ==
+              SPROUT_STATUS_OK,
+          "a client greeting with a HELLO");
+    CHECK(sprout_conn_send_bye(conn) == SPROUT_STATUS_OK, "a BYE before the session is up");
+    sprout_conn_free(conn);
+    CHECK(sprout_conn_send_bye(NULL) == SPROUT_STATUS_NULL_POINTER, "NULL conn");
+    CHECK(sprout_hello_encode(&h, buf, SPROUT_HELLO_BYTES - 1, &len) ==
+                  SPROUT_STATUS_BUFFER_TOO_SMALL &&
+              len == SPROUT_HELLO_BYTES,
+          "hello buffer too small");
+    CHECK(sprout_hello_encode(NULL, buf, sizeof buf, &len) == SPROUT_STATUS_NULL_POINTER,
+          "NULL hello");
+    SproutHello bad = h;
+    bad.scheme = 3;
+    CHECK(sprout_hello_encode(&bad, buf, sizeof buf, &len) == SPROUT_STATUS_INVALID_ARGUMENT,
+          "unknown scheme");
+    bad = h;
+    bad.confidence = 1.0;
+    CHECK(sprout_hello_encode(&bad, buf, sizeof buf, &len) == SPROUT_STATUS_INVALID_ARGUMENT,
+          "confidence 1");
+    bad = h;
+    bad.rate_kbps = 0;
+    CHECK(sprout_hello_encode(&bad, buf, sizeof buf, &len) == SPROUT_STATUS_INVALID_ARGUMENT,
+          "paced at 0 kbit/s");
+    char why[128];
+    CHECK(sprout_last_error(why, sizeof why) > 0 && strstr(why, "paced rate"), "%s", why);
+}
+
 int main(void) {
     uint8_t client_key[SPROUT_KEY_BYTES], client_public[SPROUT_KEY_BYTES];
     uint8_t server_key[SPROUT_KEY_BYTES], server_public[SPROUT_KEY_BYTES], again[32];
@@ -185,6 +225,7 @@ int main(void) {
               SPROUT_STATUS_OK,
           "server");
     check_errors(client.conn);
+    check_hello(client_key, server_public);
 
     /* Forged datagrams are dropped and counted. */
     uint8_t junk[200];
