@@ -10,8 +10,10 @@ mod evaluate;
 mod simulate;
 mod sweep;
 mod trace;
+mod transport;
 
-/// The compiled core of the `sprout` Python package: the simulator, traces, the evaluation.
+/// The compiled core of the `sprout` Python package: the simulator, traces, the evaluation,
+/// the transport's sans-IO cores.
 #[pymodule]
 fn _sprout(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -21,5 +23,6 @@ fn _sprout(m: &Bound<'_, PyModule>) -> PyResult<()> {
     evaluate::register(m)?;
     env::register(m)?;
     sweep::register(m)?;
+    transport::register(m)?;
     Ok(())
 }

@@ -95,6 +95,7 @@
 pub mod api;
 pub mod boundary;
 pub mod conn;
+pub mod listener;
 
 pub use api::*;
 pub use boundary::SproutStatus;
