@@ -292,12 +292,12 @@ pub struct WideVolParams {
     /// The wide model of every component ([`WideParams`]); each component multiplies its
     /// `sigma_log` and `sigma_floor` by its factor.
     pub wide: WideParams,
-    /// The components' volatility factors (default 0.25, 1 and 4): one to
+    /// The components' volatility factors (default 0.25 and 1: a steady link's and the wide model's): one to
     /// [`MAX_VOLATILITIES`] of them, each positive and finite.
     pub factors: Vec<f64>,
-    /// Rate at which the link's volatility changes, per second (default 0.5): each tick a
-    /// share `1 - exp(-switch_rate tau)` of each component's probability moves to the others
-    /// evenly, so that no component's weight stays at zero and a link that turns volatile is
+    /// Rate at which the link's volatility changes, per second (default 0.5): each tick each
+    /// weight keeps `1 - exp(-switch_rate tau)` less of itself and the weights gain it evenly,
+    /// so that no component's weight stays near zero and a link that turns volatile is
     /// followed within a few ticks.
     pub switch_rate: f64,
 }
@@ -309,7 +309,7 @@ impl Default for WideVolParams {
     fn default() -> Self {
         WideVolParams {
             wide: WideParams::default(),
-            factors: vec![0.25, 1.0, 4.0],
+            factors: vec![0.25, 1.0],
             switch_rate: 0.5,
         }
     }

@@ -1,13 +1,16 @@
 //! The wide model with its volatility learned online (issue 40): a belief over a few
 //! volatilities of the wide rate model ([`crate::wide_model`]) instead of one fixed.
 //!
-//! - **State**: the joint belief over (volatility, rate), held as one wide belief `q_k` over
+//! - **State**: the belief over (volatility, rate), held as one wide belief `q_k` over
 //!   the rates per component `k` (component `k` multiplies the wide model's `sigma_log` and
 //!   `sigma_floor` by `factors[k]`, [`WideVolParams`]) and the components' weights `w_k`
 //!   (summing to 1): the joint probability is `w_k q_k(rate)`.
-//! - **Evolution**: first the volatility may change (a Markov switch: each tick a share
-//!   `eps = 1 - exp(-switch_rate tau)` of each component's joint mass moves to the others
-//!   evenly, the rate kept), then each component's rate moves by its own motion.
+//! - **Evolution**: each component's rate moves by its own motion; the volatility may change
+//!   too, which moves the weights alone toward even (each tick each weight keeps `1 - eps` of
+//!   itself and gains `eps / K`, `eps = 1 - exp(-switch_rate tau)`): the forgetting of dynamic
+//!   model averaging (Raftery et al., 2010). The components' beliefs are not mixed as an
+//!   exact switching model would mix them: mixing spreads every component over the union of
+//!   their supports, which made the tick about twice as dear again.
 //! - **Observation**: the count's likelihood does not depend on the volatility (the grid and
 //!   the count model are the wide model's for every component), so Bayes' rule moves each
 //!   weight by the count's marginal likelihood under its belief,
@@ -22,7 +25,9 @@
 //!   approximation (the other components' rate spread is left out there).
 //!
 //! Cost: a tick evolves and updates each component, so about the wide model's tick per
-//! component, the large volatilities' kernels wider.
+//! component, the large volatilities' kernels wider (`cargo bench -p sprout-core --bench
+//! receiver_tick -- "wide against"`: 1.7 to 2.8 times the wide model's tick at the default two
+//! components; three, 0.25, 1 and 4, cost 3.5 to 5 times).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -76,9 +81,6 @@ pub struct WideVolEstimator {
     censored: Option<(u32, Vec<f64>)>,
     /// Scratch: the count's likelihood per value, relative to its largest.
     likelihood: Vec<f64>,
-    /// Scratch of the volatility's switch: the joint mass per value, and a component's.
-    total: Vec<f64>,
-    mixed: Vec<f64>,
     cache: RefCell<Cache>,
 }
 
@@ -113,7 +115,11 @@ impl WideVolEstimator {
         WideVolEstimator {
             factors: params.factors.clone(),
             weights: vec![1.0 / models.len().max(1) as f64; models.len()],
-            switch: if models.len() > 1 { eps.clamp(0.0, 1.0) } else { 0.0 },
+            switch: if models.len() > 1 {
+                eps.clamp(0.0, 1.0)
+            } else {
+                0.0
+            },
             models,
             forecasts,
             q,
@@ -121,8 +127,6 @@ impl WideVolEstimator {
             version: 0,
             censored: None,
             likelihood: Vec::new(),
-            total: Vec::new(),
-            mixed: Vec::new(),
             cache: RefCell::new(Cache::default()),
         }
     }
@@ -147,34 +151,16 @@ impl WideVolEstimator {
         self.models[0].shared()
     }
 
-    /// The volatility's Markov switch: each component's joint mass `w_k q_k` keeps
-    /// `1 - eps - eps / (K - 1)` of itself and gains `eps / (K - 1)` of the total.
+    /// The volatility's switch, on the weights alone: each weight keeps `1 - eps` of itself
+    /// and gains `eps / K` (the module doc says why the beliefs are not mixed).
     fn switch_volatility(&mut self) {
-        let k = self.models.len();
-        if self.switch <= 0.0 || k < 2 {
-            return;
+        let k = self.weights.len() as f64;
+        let eps = self.switch;
+        if eps > 0.0 {
+            self.weights
+                .iter_mut()
+                .for_each(|w| *w = (1.0 - eps) * *w + eps / k);
         }
-        let share = self.switch / (k - 1) as f64;
-        let keep = 1.0 - self.switch - share;
-        let n = self.shared().grid.len();
-        let (mut total, mut mixed) = (std::mem::take(&mut self.total), std::mem::take(&mut self.mixed));
-        total.clear();
-        total.resize(n, 0.0);
-        mixed.resize(n, 0.0);
-        for (m, &w) in self.models.iter().zip(&self.weights) {
-            for (t, &p) in total.iter_mut().zip(m.probabilities()) {
-                *t += w * p;
-            }
-        }
-        for (m, w) in self.models.iter_mut().zip(self.weights.iter_mut()) {
-            let new_w = keep * *w + share;
-            for ((x, &p), &t) in mixed.iter_mut().zip(m.probabilities()).zip(&total) {
-                *x = (keep * *w * p + share * t) / new_w;
-            }
-            m.set_probabilities(&mixed);
-            *w = new_w;
-        }
-        (self.total, self.mixed) = (total, mixed);
     }
 
     /// Bayes' rule on the weights with `likelihood(value)` (any positive scale): each weight
@@ -288,7 +274,10 @@ impl WideVolEstimator {
 
     /// The forecast at the lower quantile `q` (`z` the Normal's) into `out`.
     fn forecast_at(&self, q: f64, z: f64, out: &mut [u32]) {
-        let n = out.len().min(MAX_FORECAST_TICKS).min(self.forecasts[0].horizons());
+        let n = out
+            .len()
+            .min(MAX_FORECAST_TICKS)
+            .min(self.forecasts[0].horizons());
         self.refresh(n);
         let cache = self.cache.borrow();
         let heaviest = (0..self.weights.len())
