@@ -196,7 +196,7 @@ fn the_frontier_table_on_a_short_synthetic_link() {
     assert_eq!(
         lines.next(),
         Some(
-            "model,knob,value,link,direction,capacity_kbps,throughput_kbps,utilization,\
+            "model,set,knob,value,link,direction,capacity_kbps,throughput_kbps,utilization,\
              self_inflicted_ms"
         )
     );
