@@ -6,7 +6,9 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use sprout_core::estimator_trait::Estimator;
 use sprout_core::forecast::ForecastTables;
-use sprout_core::{ModelParams, RateModel, WideEstimator, WideParams};
+use sprout_core::{
+    ModelParams, RateModel, WideEstimator, WideParams, WideVolEstimator, WideVolParams,
+};
 
 /// One receiver tick: evolve, observe `count` packets, forecast into `out`; counts ticks in `i`.
 fn one_tick(
@@ -119,6 +121,73 @@ fn wide(c: &mut Criterion) {
     g.finish();
 }
 
+/// [`WideVolParams::default`], its factors from `WIDE_VOL_FACTORS` (e.g. `0.25,1,2`) when set.
+fn vol_params() -> WideVolParams {
+    let mut p = WideVolParams::default();
+    if let Ok(f) = std::env::var("WIDE_VOL_FACTORS") {
+        p.factors = f
+            .split(',')
+            .map(|x| x.trim().parse().expect("WIDE_VOL_FACTORS: numbers"))
+            .collect();
+    }
+    p
+}
+
+/// The wide model's tick against the same with a belief over its volatility (three
+/// components, [`WideVolParams::default`]), side by side on links from a steady trickle to a
+/// volatile 12 Mbit/s (the rate jumping by a factor of 3 every other tick), each tick's
+/// expected forecast included as an application-limited peer's receiver computes it.
+fn wide_vol(c: &mut Criterion) {
+    let params = ModelParams::default();
+    let mut g = c.benchmark_group("wide against wide-vol receiver tick");
+    g.measurement_time(std::time::Duration::from_secs(2));
+    g.warm_up_time(std::time::Duration::from_secs(1));
+    for (name, pps, volatile) in [
+        ("100 packets/s steady", 100.0, false),
+        ("12 Mbit/s steady", 1_000.0, false),
+        ("12 Mbit/s volatile", 1_000.0, true),
+        ("100 Mbit/s steady", 8_333.0, false),
+    ] {
+        let per_tick = pps * params.tau();
+        let counts: Vec<f64> = (0..1000u64)
+            .map(|i| {
+                let jitter = (i * 7919 % 61) as f64 / 60.0 * 0.6 - 0.3;
+                let level = if volatile && (i / 2) % 2 == 0 {
+                    0.33
+                } else {
+                    1.0
+                };
+                (per_tick * level * (1.0 + jitter)).round()
+            })
+            .collect();
+        let estimators: [(&str, Box<dyn Estimator>); 2] = [
+            (
+                "wide",
+                Box::new(WideEstimator::new(&params, &WideParams::default(), 0.95)),
+            ),
+            (
+                "wide-vol",
+                Box::new(WideVolEstimator::new(&params, &vol_params(), 0.95)),
+            ),
+        ];
+        for (model, mut e) in estimators {
+            let (mut out, mut expected) = ([0u32; 8], [0u32; 8]);
+            let mut i = 0;
+            g.bench_function(format!("{model}, {name}"), |b| {
+                b.iter(|| {
+                    e.evolve();
+                    e.observe(counts[i % counts.len()]);
+                    e.forecast(&mut out);
+                    e.forecast_expected(&mut expected);
+                    i += 1;
+                    black_box((&out, &expected));
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
 fn startup(c: &mut Criterion) {
     let params = ModelParams::default();
     let mut g = c.benchmark_group("start-up");
@@ -129,5 +198,5 @@ fn startup(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, tick, steady, wide, startup);
+criterion_group!(benches, tick, steady, wide, wide_vol, startup);
 criterion_main!(benches);

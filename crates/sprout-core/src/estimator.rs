@@ -86,5 +86,10 @@ pub fn build(config: &Config) -> Box<dyn Estimator> {
         EstimatorKind::Wide(ref wide) => {
             Box::new(WideEstimator::new(&config.model, wide, config.confidence))
         }
+        EstimatorKind::WideVol(ref vol) => Box::new(crate::wide_vol::WideVolEstimator::new(
+            &config.model,
+            vol,
+            config.confidence,
+        )),
     }
 }

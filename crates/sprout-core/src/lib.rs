@@ -10,7 +10,7 @@
 //! | parameters (§3.1, §5) | [`params`] |
 //! | the rate model: Brownian motion, outages, Poisson observation (§3.1–3.2) | [`model`] |
 //! | the cautious 8-tick forecast (§3.3) | [`forecast`] |
-//! | the wide rate model, an outage to 1 Gbit/s, and its forecast | [`wide_model`], [`wide_forecast`] (with [`wide_mixture`] for spread beliefs and [`wide_counts`], the count distributions both take), [`wide_estimator`] |
+//! | the wide rate model, an outage to 1 Gbit/s, and its forecast | [`wide_model`], [`wide_forecast`] (with [`wide_mixture`] for spread beliefs and [`wide_counts`], the count distributions both take), [`wide_estimator`]; its volatility learned online: [`wide_vol`] |
 //! | Sprout-EWMA (§5.3) | [`ewma`] |
 //! | the receiver: ticks, time-to-next, received-or-lost (§3.2, §3.4) | [`receiver`] |
 //! | the sender: queue estimate and window (§3.5) | [`sender`] |
@@ -78,6 +78,7 @@ pub mod wide_estimator;
 pub mod wide_forecast;
 pub mod wide_mixture;
 pub mod wide_model;
+pub mod wide_vol;
 mod windowed;
 pub mod wire;
 
@@ -86,8 +87,9 @@ pub use estimator::{Estimator, SproutEstimator};
 pub use ewma::EwmaEstimator;
 pub use forecast::ForecastTables;
 pub use model::RateModel;
-pub use params::{Config, ConfigError, EstimatorKind, ModelParams, WideParams};
+pub use params::{Config, ConfigError, EstimatorKind, ModelParams, WideParams, WideVolParams};
 pub use time::{Duration, Instant};
 pub use variant::SproutVariant;
 pub use wide_estimator::WideEstimator;
+pub use wide_vol::WideVolEstimator;
 pub use wire::WireError;

@@ -278,6 +278,66 @@ pub enum EstimatorKind {
     /// computed without per-count tables. The tick, forecast length and MTU still come from
     /// [`Config::model`]; the rest of the paper's model parameters are not used.
     Wide(WideParams),
+    /// Sprout on the wide rate model with its volatility learned online
+    /// ([`crate::wide_vol`]): a belief over a few volatilities of the wide model, each a
+    /// multiple of its `sigma_log` and `sigma_floor`, whose weights follow the observed
+    /// counts tick by tick, and the forecast of the weighted mixture.
+    WideVol(WideVolParams),
+}
+
+/// Parameters of the wide model with a belief over its volatility ([`crate::wide_vol`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WideVolParams {
+    /// The wide model of every component ([`WideParams`]); each component multiplies its
+    /// `sigma_log` and `sigma_floor` by its factor.
+    pub wide: WideParams,
+    /// The components' volatility factors (default 0.25 and 1: a steady link's and the wide model's): one to
+    /// [`MAX_VOLATILITIES`] of them, each positive and finite.
+    pub factors: Vec<f64>,
+    /// Rate at which the link's volatility changes, per second (default 0.5): each tick each
+    /// weight keeps `1 - exp(-switch_rate tau)` less of itself and the weights gain it evenly,
+    /// so that no component's weight stays near zero and a link that turns volatile is
+    /// followed within a few ticks.
+    pub switch_rate: f64,
+}
+
+/// The most volatility components of [`WideVolParams::factors`].
+pub const MAX_VOLATILITIES: usize = 4;
+
+impl Default for WideVolParams {
+    fn default() -> Self {
+        WideVolParams {
+            wide: WideParams::default(),
+            factors: vec![0.25, 1.0],
+            switch_rate: 0.5,
+        }
+    }
+}
+
+impl WideVolParams {
+    /// The wide parameters of component `k` (its factor on both volatilities).
+    pub fn component(&self, k: usize) -> WideParams {
+        let f = self.factors[k];
+        WideParams {
+            sigma_log: self.wide.sigma_log * f,
+            sigma_floor: self.wide.sigma_floor * f,
+            ..self.wide.clone()
+        }
+    }
+
+    /// Checks that the parameters describe a usable belief: one to [`MAX_VOLATILITIES`]
+    /// positive finite factors, a non-negative finite switch rate, and a valid wide model at
+    /// each factor.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let factors_ok = !self.factors.is_empty()
+            && self.factors.len() <= MAX_VOLATILITIES
+            && self.factors.iter().all(|f| f.is_finite() && *f > 0.0);
+        if !factors_ok || !(self.switch_rate >= 0.0 && self.switch_rate.is_finite()) {
+            return Err(ConfigError::WideVol);
+        }
+        (0..self.factors.len()).try_for_each(|k| self.component(k).validate())
+    }
 }
 
 /// Parameters of the wide rate model ([`crate::wide_model`]): the paper's model stretched from
@@ -551,6 +611,7 @@ impl Config {
                 return Err(ConfigError::EwmaGain(*gain));
             }
             EstimatorKind::Wide(w) => w.validate()?,
+            EstimatorKind::WideVol(v) => v.validate()?,
             _ => {}
         }
         let min = crate::wire::header_bytes(forecast_ticks) + 1;
@@ -627,6 +688,10 @@ pub enum ConfigError {
     /// 0.001 and the grid under 20,000 values).
     #[error("wide model parameters out of range (each positive and finite; log step >= 0.001; grid under 20000 values)")]
     Wide,
+    /// The volatility belief's factors or switch rate are out of range
+    /// ([`WideVolParams::validate`]).
+    #[error("volatility belief out of range (1 to {MAX_VOLATILITIES} factors, each positive and finite; switch rate non-negative)")]
+    WideVol,
     /// Sprout-EWMA's gain is outside (0, 1].
     #[error("EWMA gain must be in (0, 1], got {0}")]
     EwmaGain(f64),

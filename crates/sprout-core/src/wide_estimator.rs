@@ -19,7 +19,10 @@ struct Precomputed {
 }
 
 /// The precomputed parts for these parameters, built once per process.
-fn precomputed(model: &ModelParams, wide: &WideParams) -> (Arc<WideShared>, Arc<WideForecast>) {
+pub(crate) fn precomputed(
+    model: &ModelParams,
+    wide: &WideParams,
+) -> (Arc<WideShared>, Arc<WideForecast>) {
     static CACHE: OnceLock<Mutex<Vec<Precomputed>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
     let mut guard = cache.lock().unwrap_or_else(|e| e.into_inner());

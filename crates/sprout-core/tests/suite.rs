@@ -14,3 +14,4 @@ mod idle_then_send;
 mod stream_overhead;
 mod wide_mixture;
 mod wide_model;
+mod wide_vol;

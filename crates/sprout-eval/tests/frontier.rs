@@ -28,6 +28,69 @@ fn stepping(name: &str, slow: u64) -> Arc<Trace> {
     Arc::new(Trace::from_opportunities_ms(name, opps).unwrap())
 }
 
+/// The scaled and synthetic links: each set a group of its own with a verdict, at the extra
+/// grid, its runs cut at the extra duration; the `x1` averages hold the `x1` rows alone.
+#[test]
+fn the_scaled_and_synthetic_links_are_groups_of_their_own() {
+    let links = LinkSet {
+        source: "synthetic".into(),
+        note: None,
+        pairs: vec![("one".into(), stepping("s.up", 3), stepping("s.down", 1))],
+    };
+    let settings = FrontierSettings {
+        confidences: vec![0.5],
+        gains: vec![0.125],
+        models: vec![
+            "sprout-wide".into(),
+            "wide-vol".into(),
+            "sprout-ewma".into(),
+        ],
+        skip_us: 5_000_000,
+        scales: vec![2.0],
+        synthetic: true,
+        extra_confidences: vec![0.9],
+        extra_gains: vec![0.25],
+        extra_duration_us: 12_000_000,
+    };
+    let res = frontier::run(&settings, &[], &links, Some(2), false).unwrap();
+    // x1: 3 models at a point on 1 pair; x2: the same on 1 pair; synthetic: on 3 pairs.
+    assert_eq!(res.simulations, 3 + 3 + 3 * 3);
+    assert_eq!(res.verdict_groups(), [ALL, "x2", frontier::SYNTHETIC]);
+    assert_eq!(res.sets[1].1.len(), 3);
+    for r in &res.rows {
+        let extra = r.set != frontier::X1;
+        let want = match (extra, r.knob.as_str()) {
+            (false, "gain") => 0.125,
+            (false, _) => 0.5,
+            (true, "gain") => 0.25,
+            (true, _) => 0.9,
+        };
+        assert_eq!(r.value, want, "{r:?}");
+        assert!(
+            r.utilization > 0.05 && r.self_inflicted_ms.is_finite(),
+            "{r:?}"
+        );
+    }
+    for a in &res.averages {
+        let n = match a.group.as_str() {
+            ALL | "one" | "x2" => 2,
+            _ => 6,
+        };
+        assert_eq!(a.directions, n, "{a:?}");
+    }
+    // A verdict per group and Bayesian model; the report names every group.
+    assert_eq!(res.verdicts.len(), 3 * 2);
+    let out = tempfile::tempdir().unwrap();
+    sprout_eval::report::write_frontier(out.path(), &res).unwrap();
+    let report = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(
+        report.contains("the links scaled x2 (2 directions, average)"),
+        "{report}"
+    );
+    assert!(report.contains("the synthetic links (6 directions, average)"));
+    assert!(report.contains("`calibration`"));
+}
+
 fn point(value: f64, utilization: f64, delay_ms: f64) -> CurvePoint {
     CurvePoint {
         value,
@@ -70,6 +133,8 @@ fn the_frontier_table_on_a_short_synthetic_link() {
         confidences: vec![0.5, 0.95],
         gains: vec![0.0625, 0.5],
         skip_us: 5_000_000,
+        scales: vec![],
+        synthetic: false,
         ..FrontierSettings::default()
     };
     let res = frontier::run(&settings, &[], &links, Some(2), false).unwrap();
@@ -131,7 +196,7 @@ fn the_frontier_table_on_a_short_synthetic_link() {
     assert_eq!(
         lines.next(),
         Some(
-            "model,knob,value,link,direction,capacity_kbps,throughput_kbps,utilization,\
+            "model,set,knob,value,link,direction,capacity_kbps,throughput_kbps,utilization,\
              self_inflicted_ms"
         )
     );
@@ -281,8 +346,10 @@ fn verdicts_and_the_reports_answer_follow_the_numbers() {
             gains: vec![0.125],
             models: models.clone(),
             skip_us: 60_000_000,
+            ..FrontierSettings::default()
         },
         links: vec![FIGURE9_LINK.into(), "other".into()],
+        sets: vec![],
         source: "hand-made".into(),
         rows: vec![],
         averages: avg,

@@ -7,6 +7,17 @@ use sprout_sim::scheme::Scheme;
 pub const CONFIDENCES: [f64; 8] = [0.5, 0.55, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95];
 /// Sprout-EWMA's gains per 20 ms tick: the default 0.125 and values either side.
 pub const GAINS: [f64; 5] = [0.03125, 0.0625, 0.125, 0.25, 0.5];
+/// The Bayesian models' confidences on the scaled and synthetic links (thinned, to keep the
+/// experiment within its two minutes).
+pub const EXTRA_CONFIDENCES: [f64; 4] = [0.5, 0.6, 0.7, 0.9];
+/// Sprout-EWMA's gains on the scaled and synthetic links.
+pub const EXTRA_GAINS: [f64; 4] = [0.0625, 0.125, 0.25, 0.5];
+/// The factors the evaluation's links are scaled by, each a group of its own.
+pub const SCALES: [f64; 2] = [4.0, 16.0];
+/// How long a run on a scaled or synthetic link lasts, simulated µs, the skip included
+/// (140 s: 80 s measured after the evaluation's 60 s; at 180 s and five confidences the
+/// experiment took 267 CPU-s, too much for two minutes on two cores).
+pub const EXTRA_DURATION_US: u64 = 140_000_000;
 /// The link whose two directions' average gets a verdict of its own: Figure 9's.
 pub const FIGURE9_LINK: &str = crate::experiment::CONFIDENCE_LINK;
 /// The group name of the average over every link direction.
@@ -39,7 +50,7 @@ impl FrontierModel {
 
 /// The models, in the order the tables list them: the paper's, the wide one, the candidates
 /// of issue 40's second part (each a named parameter set of the wide model), Sprout-EWMA last.
-pub const MODELS: [FrontierModel; 5] = [
+pub const MODELS: [FrontierModel; 6] = [
     FrontierModel {
         name: "sprout",
         scheme: Scheme::Sprout,
@@ -69,6 +80,15 @@ pub const MODELS: [FrontierModel; 5] = [
                 slower recovery and the cautious forecast sends less into it",
     },
     FrontierModel {
+        name: "wide-vol",
+        scheme: Scheme::SproutWide,
+        params: &[r#"estimator={"WideVol":{}}"#],
+        about: "the wide model with its volatility learned online (`sprout_core::wide_vol`): \
+                a belief over two volatilities, the wide model's and a quarter of it (both \
+                `sigma_log` and `sigma_floor`), each weight moved every tick by how well its \
+                belief predicted the count, the forecast from the weighted mixture",
+    },
+    FrontierModel {
         name: "sprout-ewma",
         scheme: Scheme::SproutEwma,
         params: &[],
@@ -92,6 +112,18 @@ pub struct FrontierSettings {
     pub models: Vec<String>,
     /// Start of the measured window, microseconds (the evaluation's `--skip`).
     pub skip_us: u64,
+    /// The factors the links are scaled by, each a group (default [`SCALES`]).
+    pub scales: Vec<f64>,
+    /// Whether the synthetic links run, a group (default true).
+    pub synthetic: bool,
+    /// The Bayesian models' confidences on the scaled and synthetic links (default
+    /// [`EXTRA_CONFIDENCES`]).
+    pub extra_confidences: Vec<f64>,
+    /// Sprout-EWMA's gains there (default [`EXTRA_GAINS`]).
+    pub extra_gains: Vec<f64>,
+    /// How long a run there lasts, simulated µs, the skip included (default
+    /// [`EXTRA_DURATION_US`]).
+    pub extra_duration_us: u64,
 }
 
 impl Default for FrontierSettings {
@@ -101,6 +133,11 @@ impl Default for FrontierSettings {
             gains: GAINS.to_vec(),
             models: MODELS.iter().map(|m| m.name.to_string()).collect(),
             skip_us: sprout_sim::metrics::DEFAULT_SKIP_US,
+            scales: SCALES.to_vec(),
+            synthetic: true,
+            extra_confidences: EXTRA_CONFIDENCES.to_vec(),
+            extra_gains: EXTRA_GAINS.to_vec(),
+            extra_duration_us: EXTRA_DURATION_US,
         }
     }
 }

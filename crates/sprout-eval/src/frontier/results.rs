@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::dominance::{best_gap, dominating_pairs, gaps, CurvePoint, Gap};
+use super::links::{LinkCase, X1};
 use super::models::{FrontierSettings, ALL, FIGURE9_LINK};
 
 /// One model at one point on one link direction (frontier.csv's row).
@@ -10,6 +11,8 @@ use super::models::{FrontierSettings, ALL, FIGURE9_LINK};
 pub struct FrontierRow {
     /// The model's name ([`super::FrontierModel::name`]).
     pub model: String,
+    /// The link's set: `x1` (the evaluation's links), `x4`, `x16` or `synthetic`.
+    pub set: String,
     /// `confidence` or `gain`.
     pub knob: String,
     /// The knob's value.
@@ -32,7 +35,8 @@ pub struct FrontierRow {
 /// One model at one point, averaged over a group of link directions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FrontierAverage {
-    /// [`ALL`] (every direction) or a link pair's name (its two directions).
+    /// [`ALL`] (every direction of the `x1` set), an `x1` link pair's name (its two
+    /// directions) or a further set's name (every direction of it: `x4`, `synthetic`).
     pub group: String,
     /// The model's name.
     pub model: String,
@@ -72,6 +76,8 @@ pub struct FrontierResults {
     pub settings: FrontierSettings,
     /// The link pairs, in order.
     pub links: Vec<String>,
+    /// Each set of links beyond `x1`, in order, with its pairs' names.
+    pub sets: Vec<(String, Vec<String>)>,
     /// Where they came from.
     pub source: String,
     /// Every model, point and direction.
@@ -92,28 +98,58 @@ impl FrontierResults {
         curve(&self.averages, group, model)
     }
 
-    /// The groups with a verdict: [`ALL`], and [`FIGURE9_LINK`] when it is one of the links.
+    /// The groups with a verdict: [`ALL`], [`FIGURE9_LINK`] when it is one of the links,
+    /// then each further set.
     pub fn verdict_groups(&self) -> Vec<String> {
         let mut g = vec![ALL.to_string()];
         if self.links.iter().any(|l| l == FIGURE9_LINK) {
             g.push(FIGURE9_LINK.to_string());
         }
+        g.extend(self.sets.iter().map(|s| s.0.clone()));
         g
     }
 }
 
-/// Per group ([`ALL`], then each link pair in the rows' order), model and point in the rows'
-/// order, the mean utilization and self-inflicted delay of its directions.
+/// The sets beyond `x1` of these link cases, in order, with their pairs' names.
+pub fn sets_of(cases: &[LinkCase]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for c in cases.iter().filter(|c| c.set != X1) {
+        match out.iter_mut().find(|s| s.0 == c.set) {
+            Some(s) => s.1.push(c.name.clone()),
+            None => out.push((c.set.clone(), vec![c.name.clone()])),
+        }
+    }
+    out
+}
+
+/// Whether `row` is averaged in `group`: [`ALL`] holds the `x1` rows, an `x1` pair's name its
+/// rows, a further set's name its rows.
+fn in_group(group: &str, row: &FrontierRow) -> bool {
+    if row.set == X1 {
+        group == ALL || group == row.link
+    } else {
+        group == row.set
+    }
+}
+
+/// Per group ([`ALL`], each `x1` link pair in the rows' order, then each further set in the
+/// rows' order), model and point in the rows' order, the mean utilization and self-inflicted
+/// delay of its directions.
 pub fn average_rows(rows: &[FrontierRow]) -> Vec<FrontierAverage> {
     let mut out: Vec<FrontierAverage> = Vec::new();
     let mut groups: Vec<&str> = vec![ALL];
-    for r in rows {
+    for r in rows.iter().filter(|r| r.set == X1) {
         if !groups.contains(&r.link.as_str()) {
             groups.push(&r.link);
         }
     }
+    for r in rows.iter().filter(|r| r.set != X1) {
+        if !groups.contains(&r.set.as_str()) {
+            groups.push(&r.set);
+        }
+    }
     for g in groups {
-        for r in rows.iter().filter(|r| g == ALL || r.link == g) {
+        for r in rows.iter().filter(|r| in_group(g, r)) {
             let i = match out
                 .iter()
                 .position(|a| a.group == g && a.model == r.model && a.value == r.value)

@@ -9,6 +9,7 @@ use sprout_core::time::Duration;
 use sprout_link::Trace;
 use sprout_sim::sim::{self, SimConfig};
 
+use super::links::{cases, LinkCase, X1};
 use super::{
     average_rows, model, verdicts, FrontierModel, FrontierResults, FrontierRow, FrontierSettings,
 };
@@ -20,8 +21,8 @@ struct Job {
     model: &'static FrontierModel,
     value: f64,
     config: sprout_core::Config,
-    /// Index into the link pairs.
-    pair: usize,
+    /// Index into the link cases.
+    case: usize,
 }
 
 /// Checks the settings: known models, Sprout-EWMA among them, at least one confidence (each
@@ -38,29 +39,38 @@ fn check_settings(settings: &FrontierSettings) -> Result<Vec<&'static FrontierMo
     if !models.iter().any(|m| !m.scheme.uses_confidence()) {
         return bad("no Sprout-EWMA to compare with".into());
     }
-    if settings.confidences.is_empty() || settings.gains.is_empty() {
-        return bad("no confidence or no gain".into());
-    }
-    if let Some(c) = settings
-        .confidences
-        .iter()
-        .find(|c| !(**c > 0.0 && **c < 1.0))
+    let extra = !settings.scales.is_empty() || settings.synthetic;
+    for (confidences, gains) in [
+        (&settings.confidences, &settings.gains),
+        (&settings.extra_confidences, &settings.extra_gains),
+    ]
+    .iter()
+    .take(if extra { 2 } else { 1 })
     {
-        return bad(format!("confidence {c} is not strictly between 0 and 1"));
+        if confidences.is_empty() || gains.is_empty() {
+            return bad("no confidence or no gain".into());
+        }
+        if let Some(c) = confidences.iter().find(|c| !(**c > 0.0 && **c < 1.0)) {
+            return bad(format!("confidence {c} is not strictly between 0 and 1"));
+        }
+        if let Some(g) = gains.iter().find(|g| !(**g > 0.0 && **g <= 1.0)) {
+            return bad(format!("gain {g} is not in (0, 1]"));
+        }
     }
-    if let Some(g) = settings.gains.iter().find(|g| !(**g > 0.0 && **g <= 1.0)) {
-        return bad(format!("gain {g} is not in (0, 1]"));
+    if extra && settings.extra_duration_us <= settings.skip_us {
+        return bad("the scaled and synthetic links' runs end before the skip".into());
     }
     Ok(models)
 }
 
 /// Each model's configuration at each point: the scheme's, the run's `--param` changes it
-/// uses, the model's own, then the point's confidence or gain; models, points, pairs in order.
+/// uses, the model's own, then the point's confidence or gain; models, points, links in
+/// order (the [`X1`] links at the settings' full grid, the others at the extra grid).
 fn jobs(
     settings: &FrontierSettings,
     models: &[&'static FrontierModel],
     params: &[String],
-    pairs: usize,
+    links: &[LinkCase],
 ) -> Result<Vec<Job>> {
     let mut out = Vec::new();
     for &m in models {
@@ -70,12 +80,14 @@ fn jobs(
         let own: Vec<String> = m.params.iter().map(|p| p.to_string()).collect();
         sprout_sim::overrides::apply(&mut base, &own)
             .map_err(|e| EvalError::BadParameter(format!("frontier model {}: {e}", m.name)))?;
-        let values = if m.scheme.uses_confidence() {
-            &settings.confidences
+        let (all, extra) = if m.scheme.uses_confidence() {
+            (&settings.confidences, &settings.extra_confidences)
         } else {
-            &settings.gains
+            (&settings.gains, &settings.extra_gains)
         };
-        for &value in values {
+        let mut values = all.clone();
+        values.extend(extra.iter().filter(|v| !all.contains(v)));
+        for value in values {
             let mut config = base.clone();
             if m.scheme.uses_confidence() {
                 config.confidence = value;
@@ -85,13 +97,16 @@ fn jobs(
             config
                 .validate()
                 .map_err(|e| EvalError::BadParameter(format!("frontier {}: {e}", m.name)))?;
-            for pair in 0..pairs {
-                out.push(Job {
-                    model: m,
-                    value,
-                    config: config.clone(),
-                    pair,
-                });
+            for (case, link) in links.iter().enumerate() {
+                let grid = if link.set == X1 { all } else { extra };
+                if grid.contains(&value) {
+                    out.push(Job {
+                        model: m,
+                        value,
+                        config: config.clone(),
+                        case,
+                    });
+                }
             }
         }
     }
@@ -108,24 +123,27 @@ pub fn run(
     progress: bool,
 ) -> Result<FrontierResults> {
     let models = check_settings(settings)?;
-    let plan = jobs(settings, &models, params, links.pairs.len())?;
     let started = Instant::now();
-    let pairs = &links.pairs;
-    // A simulation's cost: the opportunities it replays, the Bayesian models' ticks dearer.
+    let pairs = cases(settings, links)?;
+    let plan = jobs(settings, &models, params, &pairs)?;
+    // A simulation's cost: the opportunities it replays (a share of them when the run is cut
+    // short), the Bayesian models' ticks dearer.
     let dearness = |j: &Job| {
-        let (_, up, down) = &pairs[j.pair];
+        let c = &pairs[j.case];
         let per_tick = if j.model.scheme.uses_confidence() {
             3.0
         } else {
             1.0
         };
-        (up.len() + down.len()) as f64 * per_tick
+        let whole = sprout_sim::sim::default_duration_us(&c.up, &c.down) as f64;
+        let share = c.duration_us.map_or(1.0, |d| (d as f64 / whole).min(1.0));
+        (c.up.len() + c.down.len()) as f64 * share * per_tick
     };
-    let message = |j: &Job| format!("frontier {} {} {}", pairs[j.pair].0, j.model.name, j.value);
-    let work = |j: &Job| {
-        let (name, up, down) = &pairs[j.pair];
-        run_one(j, name, (up, down), settings.skip_us)
+    let message = |j: &Job| {
+        let c = &pairs[j.case];
+        format!("frontier {} {} {} {}", c.set, c.name, j.model.name, j.value)
     };
+    let work = |j: &Job| run_one(j, &pairs[j.case], settings.skip_us);
     let outs =
         crate::parallel::run_costliest_first(&plan, threads, progress, (dearness, message), work)?;
     let mut rows = Vec::new();
@@ -135,7 +153,8 @@ pub fn run(
     let averages = average_rows(&rows);
     let mut res = FrontierResults {
         settings: settings.clone(),
-        links: pairs.iter().map(|p| p.0.clone()).collect(),
+        links: links.pairs.iter().map(|p| p.0.clone()).collect(),
+        sets: super::results::sets_of(&pairs),
         source: links.source.clone(),
         rows,
         averages,
@@ -154,25 +173,27 @@ pub fn run(
     Ok(res)
 }
 
-/// One simulation, both directions loaded, 20 ms each way, the pair replayed whole.
-fn run_one(
-    j: &Job,
-    name: &str,
-    (up, down): (&Arc<Trace>, &Arc<Trace>),
-    skip_us: u64,
-) -> Result<Vec<FrontierRow>> {
+/// One simulation, both directions loaded, 20 ms each way, the pair replayed whole or for
+/// the case's duration.
+fn run_one(j: &Job, link: &LinkCase, skip_us: u64) -> Result<Vec<FrontierRow>> {
+    let (name, up, down): (&str, &Arc<Trace>, &Arc<Trace>) = (&link.name, &link.up, &link.down);
     let mut cfg = SimConfig {
         skip: Duration::from_micros(skip_us),
+        duration: link.duration_us.map(Duration::from_micros),
         ..SimConfig::default()
     };
     j.model.scheme.configure(&mut cfg);
     cfg.protocol = j.config.clone();
     let out = sim::run(up.clone(), down.clone(), &cfg, None).map_err(|e| EvalError::SimRun {
-        run: format!("frontier {name} / {} at {}", j.model.name, j.value),
+        run: format!(
+            "frontier {} {name} / {} at {}",
+            link.set, j.model.name, j.value
+        ),
         source: e,
     })?;
     let row = |direction: &str, m: &sprout_sim::metrics::DirectionMetrics| FrontierRow {
         model: j.model.name.to_string(),
+        set: link.set.clone(),
         knob: j.model.knob().to_string(),
         value: j.value,
         link: name.to_string(),

@@ -26,6 +26,13 @@ pub fn write_frontier(out: &Path, res: &FrontierResults) -> Result<()> {
 fn group_name(res: &FrontierResults, group: &str) -> String {
     if group == ALL {
         format!("the {} link directions (average)", 2 * res.links.len())
+    } else if let Some((set, pairs)) = res.sets.iter().find(|s| s.0 == group) {
+        let what = if set.as_str() == crate::frontier::SYNTHETIC {
+            "the synthetic links".to_string()
+        } else {
+            format!("the links scaled {set}")
+        };
+        format!("{what} ({} directions, average)", 2 * pairs.len())
     } else {
         format!("{group} (both directions, average)")
     }
@@ -126,9 +133,9 @@ fn verdict_line(res: &FrontierResults, v: &Verdict) -> String {
             .min_by(|a, b| util(&v.model, *a).1.total_cmp(&util(&v.model, *b).1))
             .unwrap_or(f64::NAN);
         let rest: Vec<String> = res
-            .settings
-            .gains
+            .curve(&v.group, &ewma)
             .iter()
+            .map(|p| p.value)
             .filter(|x| !gains.contains(x))
             .map(|x| format!("{x}"))
             .collect();
@@ -255,6 +262,32 @@ fn section(res: &FrontierResults) -> String {
         list(&res.settings.gains),
         res.simulations,
         res.wall_s
+    );
+    if !res.sets.is_empty() {
+        let _ = writeln!(
+            s,
+            "The same on links the models were not tuned on, each set averaged on its own: {}. \
+             Each of these runs {:.0} s (measured from {:.0} s), the Bayesian models at \
+             confidences {}, Sprout-EWMA at gains {}, so that the experiment keeps within two \
+             minutes.\n",
+            res.sets
+                .iter()
+                .map(|(set, pairs)| format!("`{set}` ({})", pairs.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; "),
+            res.settings.extra_duration_us as f64 / 1e6,
+            res.settings.skip_us as f64 / 1e6,
+            list(&res.settings.extra_confidences),
+            list(&res.settings.extra_gains),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "Whether each model's forecast is met as often as it claims is the `calibration` \
+         experiment's (`sprout eval --experiments calibration`: the coverage per model, link \
+         and horizon, its table, chart and section of this report when both run): a model \
+         whose coverage is near its stated confidence cannot gain by recalibrating its \
+         quantile, which only moves it along its own curve.\n"
     );
     let _ = writeln!(s, "The models:\n");
     for m in res.settings.models.iter().filter_map(|m| model(m)) {
