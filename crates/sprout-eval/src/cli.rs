@@ -36,7 +36,9 @@ pub struct EvalArgs {
     /// 10-1000 Mbit/s links, both Sprout models), calibration (how often each model's
     /// forecast is met at each stated confidence, per link and horizon) and frontier (each
     /// Sprout model's confidence sweep against Sprout-EWMA's gain sweep, utilization against
-    /// self-inflicted delay, which dominates which), none in all. With
+    /// self-inflicted delay, which dominates which) and aqm (sprout, sprout-ewma, cubic, bbr and
+    /// copa over a 100 ms drop-tail buffer, CoDel, PIE and FQ-CoDel, the paper's CoDel figures
+    /// beside; an interactive stream beside a Cubic download in FQ-CoDel), none in all. With
     /// `sprout eval --emulate`: fig7 (the schemes through the emulator), tunnel (a Cubic
     /// download with an interactive stream, then with a WebRTC call, each direct and through
     /// SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant 10
