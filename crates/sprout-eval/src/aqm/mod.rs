@@ -28,7 +28,6 @@ mod settings;
 pub use results::{average_rows, AqmAverage, AqmResults, AqmRow, StreamRow, ALL};
 pub use run::{run, run_if_asked};
 pub use settings::{
-    queue, AqmQueue, AqmSettings, CODEL, DROP_TAIL_BUFFER, FQ_CODEL, QUEUES, SCHEMES,
-    STREAM_LINK, STREAM_PACKET_BYTES, STREAM_QUEUES, STREAM_RATE_KBPS, UNLIMITED,
-    UNLIMITED_QUEUE,
+    queue, AqmQueue, AqmSettings, CODEL, DROP_TAIL_BUFFER, FQ_CODEL, QUEUES, SCHEMES, STREAM_LINK,
+    STREAM_PACKET_BYTES, STREAM_QUEUES, STREAM_RATE_KBPS, UNLIMITED, UNLIMITED_QUEUE,
 };

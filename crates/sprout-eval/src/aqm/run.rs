@@ -45,7 +45,11 @@ enum Out {
 fn check_settings(settings: &AqmSettings) -> Result<(Vec<AqmQueue>, Vec<Scheme>, Vec<AqmQueue>)> {
     let bad = |why: String| EvalError::BadParameter(format!("aqm: {why}"));
     let find = |name: &String| queue(name).ok_or_else(|| bad(format!("unknown queue '{name}'")));
-    let queues = settings.queues.iter().map(find).collect::<Result<Vec<_>>>()?;
+    let queues = settings
+        .queues
+        .iter()
+        .map(find)
+        .collect::<Result<Vec<_>>>()?;
     let stream = settings
         .stream_queues
         .iter()
@@ -57,7 +61,10 @@ fn check_settings(settings: &AqmSettings) -> Result<(Vec<AqmQueue>, Vec<Scheme>,
             .parse()
             .map_err(|e: sprout_sim::error::UnknownName| bad(e.to_string()))?;
         if !s.is_simulated() || Scheme::APP_ONLY.contains(&s) {
-            return Err(bad(format!("{} is no bulk transfer the simulator runs", s.key())));
+            return Err(bad(format!(
+                "{} is no bulk transfer the simulator runs",
+                s.key()
+            )));
         }
         schemes.push(s);
     }
@@ -237,7 +244,8 @@ fn bulk_row(j: &Job, s: Scheme, link: &str, direction: &str, d: &DirectionRun) -
 
 fn stream_row(j: &Job, link: &str, d: &DirectionRun, duration: Duration) -> StreamRow {
     let seconds = duration.as_secs_f64().max(1e-9);
-    let app = |f: fn(&sprout_sim::app_metrics::AppMetrics) -> f64| d.app.as_ref().map_or(f64::NAN, f);
+    let app =
+        |f: fn(&sprout_sim::app_metrics::AppMetrics) -> f64| d.app.as_ref().map_or(f64::NAN, f);
     StreamRow {
         queue: j.queue.name.to_string(),
         link: link.to_string(),

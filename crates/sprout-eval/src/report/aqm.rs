@@ -204,8 +204,10 @@ fn drop_table(s: &mut String, res: &AqmResults) {
 
 /// Whether FQ-CoDel gave every scheme exactly CoDel's averages, and if so why.
 fn fq_codel_note(s: &mut String, res: &AqmResults) {
-    let same = |sch: &String| match (res.average(ALL, CODEL, sch), res.average(ALL, FQ_CODEL, sch))
-    {
+    let same = |sch: &String| match (
+        res.average(ALL, CODEL, sch),
+        res.average(ALL, FQ_CODEL, sch),
+    ) {
         (Some(a), Some(b)) => {
             a.utilization == b.utilization && a.self_inflicted_ms == b.self_inflicted_ms
         }
@@ -226,7 +228,8 @@ FQ-CoDel and CoDel give the same figures here: in the simulator a scheme's \
 
 /// The paper's CoDel comparison against ours, in words.
 fn codel_comparison(s: &mut String, res: &AqmResults) {
-    let (Some(paper_codel), Some(intro)) = (paper::fig8("cubic-codel"), paper::intro("cubic-codel"))
+    let (Some(paper_codel), Some(intro)) =
+        (paper::fig8("cubic-codel"), paper::intro("cubic-codel"))
     else {
         return;
     };
