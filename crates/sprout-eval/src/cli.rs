@@ -43,7 +43,9 @@ pub struct EvalArgs {
     /// download with an interactive stream, then with a WebRTC call, each direct and through
     /// SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant 10
     /// Mbit/s link), interactive (a constant-rate stream down the link by sprout, sprout-ewma
-    /// and direct, scored by its application-level delay), or all [default: fig7].
+    /// and direct, scored by its application-level delay), or all [default: fig7]; also aqm
+    /// (sprout and cubic over PIE, emulated against simulated, and the interactive stream
+    /// beside a Cubic download in FQ-CoDel against SproutTunnel), not in all.
     #[arg(long, value_delimiter = ',')]
     pub experiments: Vec<String>,
     /// Output folder.

@@ -26,7 +26,7 @@ mod run;
 mod settings;
 
 pub use results::{average_rows, AqmAverage, AqmResults, AqmRow, StreamRow, ALL};
-pub use run::{run, run_if_asked};
+pub use run::{run, run_if_asked, simulate_stream};
 pub use settings::{
     queue, AqmQueue, AqmSettings, CODEL, DROP_TAIL_BUFFER, FQ_CODEL, QUEUES, SCHEMES, STREAM_LINK,
     STREAM_PACKET_BYTES, STREAM_QUEUES, STREAM_RATE_KBPS, UNLIMITED, UNLIMITED_QUEUE,

@@ -192,13 +192,7 @@ fn run_one(
             s.key()
         }
         Work::Stream => {
-            Scheme::Direct.configure(&mut cfg);
-            cfg.load = Load::Down;
-            cfg.app = App::Constant {
-                rate_bps: settings.stream_kbps * 1000.0,
-                packet_bytes: STREAM_PACKET_BYTES,
-            };
-            cfg.cross = Some(CcKind::Cubic);
+            stream_config(&mut cfg, settings.stream_kbps);
             "the interactive stream beside Cubic"
         }
     };
@@ -222,6 +216,46 @@ fn run_one(
             out.duration,
         ))),
     }
+}
+
+/// Sets `cfg` to the interactive stream at `kbps` (`direct`, paced) beside a Cubic download,
+/// the downlink loaded.
+fn stream_config(cfg: &mut SimConfig, kbps: f64) {
+    Scheme::Direct.configure(cfg);
+    cfg.load = Load::Down;
+    cfg.app = App::Constant {
+        rate_bps: kbps * 1000.0,
+        packet_bytes: STREAM_PACKET_BYTES,
+    };
+    cfg.cross = Some(CcKind::Cubic);
+}
+
+/// The interactive stream at `kbps` beside a Cubic download over `queue` on the link pair
+/// `name` (`up`, `down`), measured from `skip_us`, for `duration_us` (`None`: the pair
+/// replayed whole): the simulator's counterpart of an emulated run.
+pub fn simulate_stream(
+    queue: AqmQueue,
+    (name, up, down): (&str, &Arc<Trace>, &Arc<Trace>),
+    kbps: f64,
+    (skip_us, duration_us): (u64, Option<u64>),
+) -> Result<StreamRow> {
+    let mut cfg = SimConfig {
+        skip: Duration::from_micros(skip_us),
+        duration: duration_us.map(Duration::from_micros),
+        ..SimConfig::default()
+    };
+    stream_config(&mut cfg, kbps);
+    queue.apply(&mut cfg.link);
+    let out = sim::run(up.clone(), down.clone(), &cfg, None).map_err(|e| EvalError::SimRun {
+        run: format!("aqm {name} / the interactive stream beside Cubic over {}", queue.name),
+        source: e,
+    })?;
+    let j = Job {
+        queue,
+        work: Work::Stream,
+        pair: 0,
+    };
+    Ok(stream_row(&j, name, &out.downlink, out.duration))
 }
 
 fn bulk_row(j: &Job, s: Scheme, link: &str, direction: &str, d: &DirectionRun) -> AqmRow {

@@ -31,7 +31,7 @@ pub mod webrtc_report;
 
 pub use interactive::run_interactive;
 pub use options::{
-    EmulateOptions, InteractiveOptions, DEFAULT_DURATION_US, DEFAULT_INTERACTIVE_DURATION_US,
+    EmulateOptions, AQM_QUEUE, AQM_SCHEMES, InteractiveOptions, DEFAULT_DURATION_US, DEFAULT_INTERACTIVE_DURATION_US,
     DEFAULT_INTERACTIVE_RATES_KBPS, DEFAULT_LINK, EMULATED_SCHEMES, EXTRA_EMULATED_SCHEMES,
     INTERACTIVE_SCHEMES,
 };
