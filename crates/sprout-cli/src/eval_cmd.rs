@@ -222,3 +222,35 @@ fn checks_held(summary: &str) -> Result<()> {
         .into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(list: &[&str]) -> Vec<String> {
+        list.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn aqm_is_emulated_only_when_named() {
+        use Experiment::*;
+        assert_eq!(
+            emulated_experiments(&words(&["aqm"])).unwrap(),
+            (false, true, vec![])
+        );
+        assert_eq!(
+            emulated_experiments(&words(&["all"])).unwrap(),
+            (true, false, vec![Fig7, Tunnel, TunnelCost])
+        );
+        assert_eq!(
+            emulated_experiments(&words(&["AQM", "tunnel", "interactive"])).unwrap(),
+            (true, true, vec![Tunnel])
+        );
+        assert_eq!(
+            emulated_experiments(&words(&[])).unwrap(),
+            (false, false, vec![Fig7])
+        );
+        let e = emulated_experiments(&words(&["aqm", "loss"])).unwrap_err();
+        assert!(e.to_string().contains("or aqm"), "{e}");
+    }
+}

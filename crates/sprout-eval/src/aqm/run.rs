@@ -247,7 +247,10 @@ pub fn simulate_stream(
     stream_config(&mut cfg, kbps);
     queue.apply(&mut cfg.link);
     let out = sim::run(up.clone(), down.clone(), &cfg, None).map_err(|e| EvalError::SimRun {
-        run: format!("aqm {name} / the interactive stream beside Cubic over {}", queue.name),
+        run: format!(
+            "aqm {name} / the interactive stream beside Cubic over {}",
+            queue.name
+        ),
         source: e,
     })?;
     let j = Job {

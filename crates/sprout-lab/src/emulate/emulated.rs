@@ -198,3 +198,30 @@ fn run_peers(
     finish(&mut server);
     Ok(waited?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aqm_queue_replaces_every_schemes_own() {
+        assert_eq!(
+            link_config(Scheme::Cubic, None).queue,
+            QueueConfig::default()
+        );
+        assert_eq!(
+            link_config(Scheme::CubicCodel, None).queue,
+            QueueConfig::codel()
+        );
+        let pie = sprout_eval::aqm::queue("pie").unwrap();
+        for s in [Scheme::Sprout, Scheme::Cubic, Scheme::CubicCodel] {
+            let cfg = link_config(s, Some(&pie));
+            assert_eq!(cfg.queue, QueueConfig::pie());
+            assert_eq!(cfg.buffer, None);
+        }
+        let tail = sprout_eval::aqm::queue("drop-tail-100ms").unwrap();
+        let cfg = link_config(Scheme::Cubic, Some(&tail));
+        assert_eq!(cfg.queue, QueueConfig::default());
+        assert_eq!(cfg.buffer, Some(sprout_eval::aqm::DROP_TAIL_BUFFER));
+    }
+}

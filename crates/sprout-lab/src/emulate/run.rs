@@ -183,7 +183,7 @@ fn push_rows(
             loss: 0.0,
             seed,
             queue: &queue,
-            with_paper: true,
+            with_paper: aqm.is_none(),
         };
         rows.push(ResultRow::new(&label(down_seed), "down", down_m));
         rows.push(ResultRow::new(&label(up_seed), "up", up_m));
