@@ -34,7 +34,7 @@ pub struct EvalArgs {
     /// sensitivity, model), or all [default: fig7]; also interactive (application sources on
     /// the 8 link directions against direct), rates (the links scaled x1-x64 and constant
     /// 10-1000 Mbit/s links, both Sprout models), calibration (how often each model's
-    /// forecast is met at each stated confidence, per link and horizon) and frontier (each
+    /// forecast is met at each stated confidence, per link and horizon), frontier (each
     /// Sprout model's confidence sweep against Sprout-EWMA's gain sweep, utilization against
     /// self-inflicted delay, which dominates which) and aqm (sprout, sprout-ewma, cubic, bbr and
     /// copa over a 100 ms drop-tail buffer, CoDel, PIE and FQ-CoDel, the paper's CoDel figures
