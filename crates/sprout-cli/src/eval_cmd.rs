@@ -52,7 +52,7 @@ pub(crate) fn run(a: EvalArgs) -> Result<()> {
         if !a.sim.params.is_empty() {
             bail!("--param: not with --emulate (the emulated runs use the paper's parameters)");
         }
-        let (interactive, exps) = emulated_experiments(&a.sim.experiments)?;
+        let (interactive, aqm, exps) = emulated_experiments(&a.sim.experiments)?;
         let tunnel = TunnelOptions {
             isolation: exps.contains(&Experiment::Tunnel),
             cost: exps.contains(&Experiment::TunnelCost),
@@ -91,6 +91,7 @@ pub(crate) fn run(a: EvalArgs) -> Result<()> {
                 progress: !a.sim.quiet,
             })
         });
+        let aqm = aqm.then(|| aqm_options(&a)).transpose()?;
         let mut summary = String::new();
         if exps.contains(&Experiment::Fig7) {
             summary.push_str(&emulate_fig7(a, &tunnel)?);
@@ -104,6 +105,9 @@ pub(crate) fn run(a: EvalArgs) -> Result<()> {
             println!("{text}");
             summary.push_str(&text);
         }
+        if let Some(opts) = aqm {
+            summary.push_str(&emulate_aqm(&opts, &tunnel)?);
+        }
         return checks_held(&summary);
     }
     let summary = eval::run(&a.sim.options()?)?;
@@ -112,26 +116,70 @@ pub(crate) fn run(a: EvalArgs) -> Result<()> {
 }
 
 /// The emulated experiments of `--experiments`: whether the interactive one is among them
-/// (`interactive`, or `all`), and the others (none when only `interactive` is asked for; fig7
-/// when nothing is).
-fn emulated_experiments(given: &[String]) -> Result<(bool, Vec<Experiment>)> {
+/// (`interactive`, or `all`), whether `aqm` is (only by name), and the others (none when only
+/// `interactive` or `aqm` is asked for; fig7 when nothing is).
+fn emulated_experiments(given: &[String]) -> Result<(bool, bool, Vec<Experiment>)> {
     let words: Vec<String> = given
         .iter()
         .map(|w| w.trim().to_ascii_lowercase())
         .filter(|w| !w.is_empty())
         .collect();
     let interactive = words.iter().any(|w| w == "interactive" || w == "all");
+    let aqm = words.iter().any(|w| w == "aqm");
     let rest: Vec<&str> = words
         .iter()
         .map(String::as_str)
-        .filter(|w| *w != "interactive")
+        .filter(|w| *w != "interactive" && *w != "aqm")
         .collect();
-    if interactive && rest.is_empty() {
-        return Ok((true, Vec::new()));
+    if (interactive || aqm) && rest.is_empty() {
+        return Ok((interactive, aqm, Vec::new()));
     }
     let exps = Experiment::parse_emulated_list(&rest.join(","))
-        .map_err(|e| anyhow::anyhow!("--experiments: {e} (or interactive)"))?;
-    Ok((interactive, exps))
+        .map_err(|e| anyhow::anyhow!("--experiments: {e} (or interactive, or aqm)"))?;
+    Ok((interactive, aqm, exps))
+}
+
+/// The emulated `aqm` experiment's agreement check: its schemes (`--schemes`, else
+/// [`emulate::AQM_SCHEMES`]) over [`emulate::AQM_QUEUE`], emulated and simulated, on the
+/// links asked for, its outputs in `aqm/` inside the output folder.
+fn aqm_options(a: &EvalArgs) -> Result<EmulateOptions> {
+    let queue = sprout_eval::aqm::queue(emulate::AQM_QUEUE).context("the aqm queue")?;
+    Ok(EmulateOptions {
+        traces: a.sim.traces.clone(),
+        links: a.links.clone(),
+        schemes: a
+            .sim
+            .schemes
+            .clone()
+            .unwrap_or_else(|| emulate::AQM_SCHEMES.to_vec()),
+        duration_us: seconds_to_us(a.duration.unwrap_or(140.0), "duration")?,
+        skip_us: seconds_to_us(a.sim.skip, "skip")?,
+        out: a.sim.out.join("aqm"),
+        sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
+        python: webrtc_call::python_from(
+            a.python.clone(),
+            std::env::var_os(webrtc_call::PYTHON_ENV),
+        ),
+        progress: !a.sim.quiet,
+        queue: Some(queue),
+    })
+}
+
+/// The emulated `aqm` experiment: the agreement check over its queue (`opts`), then the
+/// interactive stream beside a Cubic download in FQ-CoDel against SproutTunnel (`tunnel`'s
+/// link, length and folder); returns what it printed.
+fn emulate_aqm(opts: &EmulateOptions, tunnel: &TunnelOptions) -> Result<String> {
+    let mut summary = format!(
+        "aqm, emulated against simulated over {} (outputs in {}):\n",
+        emulate::AQM_QUEUE,
+        opts.out.display()
+    );
+    summary.push_str(&emulate::run(opts)?);
+    println!("{summary}");
+    let stream = tunnel_experiment::aqm_stream::run_aqm_stream(tunnel)?;
+    println!("{stream}");
+    summary.push_str(&stream);
+    Ok(summary)
 }
 
 /// The emulated fig7 experiment (and the tunnel experiments after it, if asked for); returns
@@ -150,6 +198,7 @@ fn emulate_fig7(a: EvalArgs, tunnel: &TunnelOptions) -> Result<String> {
         sprout_exe: std::env::current_exe().context("locating the sprout binary")?,
         python: webrtc_call::python_from(a.python, std::env::var_os(webrtc_call::PYTHON_ENV)),
         progress: !a.sim.quiet,
+        queue: None,
     };
     let mut summary = emulate::run(&opts)?;
     println!("{summary}");
@@ -171,5 +220,37 @@ fn checks_held(summary: &str) -> Result<()> {
             status: cli::CHECK_FAILED_STATUS,
         }
         .into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(list: &[&str]) -> Vec<String> {
+        list.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn aqm_is_emulated_only_when_named() {
+        use Experiment::*;
+        assert_eq!(
+            emulated_experiments(&words(&["aqm"])).unwrap(),
+            (false, true, vec![])
+        );
+        assert_eq!(
+            emulated_experiments(&words(&["all"])).unwrap(),
+            (true, false, vec![Fig7, Tunnel, TunnelCost])
+        );
+        assert_eq!(
+            emulated_experiments(&words(&["AQM", "tunnel", "interactive"])).unwrap(),
+            (true, true, vec![Tunnel])
+        );
+        assert_eq!(
+            emulated_experiments(&words(&[])).unwrap(),
+            (false, false, vec![Fig7])
+        );
+        let e = emulated_experiments(&words(&["aqm", "loss"])).unwrap_err();
+        assert!(e.to_string().contains("or aqm"), "{e}");
     }
 }

@@ -34,14 +34,18 @@ pub struct EvalArgs {
     /// sensitivity, model), or all [default: fig7]; also interactive (application sources on
     /// the 8 link directions against direct), rates (the links scaled x1-x64 and constant
     /// 10-1000 Mbit/s links, both Sprout models), calibration (how often each model's
-    /// forecast is met at each stated confidence, per link and horizon) and frontier (each
+    /// forecast is met at each stated confidence, per link and horizon), frontier (each
     /// Sprout model's confidence sweep against Sprout-EWMA's gain sweep, utilization against
-    /// self-inflicted delay, which dominates which), none in all. With
+    /// self-inflicted delay, which dominates which) and aqm (sprout, sprout-ewma, cubic, bbr and
+    /// copa over a 100 ms drop-tail buffer, CoDel, PIE and FQ-CoDel, the paper's CoDel figures
+    /// beside; an interactive stream beside a Cubic download in FQ-CoDel), none in all. With
     /// `sprout eval --emulate`: fig7 (the schemes through the emulator), tunnel (a Cubic
     /// download with an interactive stream, then with a WebRTC call, each direct and through
     /// SproutTunnel, §5.7), tunnel-cost (a download through the tunnel over a constant 10
     /// Mbit/s link), interactive (a constant-rate stream down the link by sprout, sprout-ewma
-    /// and direct, scored by its application-level delay), or all [default: fig7].
+    /// and direct, scored by its application-level delay), or all [default: fig7]; also aqm
+    /// (sprout and cubic over PIE, emulated against simulated, and the interactive stream
+    /// beside a Cubic download in FQ-CoDel against SproutTunnel), not in all.
     #[arg(long, value_delimiter = ',')]
     pub experiments: Vec<String>,
     /// Output folder.

@@ -499,10 +499,11 @@ pub fn run_with(opts: &EvalOptions, settings: &InteractiveSettings) -> Result<St
         crate::calibration::run_if_asked(&opts.experiments, measure, run, &links, out.staging())?;
     let frontier =
         crate::frontier::run_if_asked(&opts.experiments, measure, run, &links, out.staging())?;
+    let aqm = crate::aqm::run_if_asked(&opts.experiments, measure, run, &links, out.staging())?;
     let tidied = out.finish()?;
     Ok(summary_text(
         &format!(
-            "{rates}{calibration}{frontier}{}",
+            "{rates}{calibration}{frontier}{aqm}{}",
             report::summary(&results, &opts.out)
         ),
         &tidied.to_string(),

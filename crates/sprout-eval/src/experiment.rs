@@ -48,6 +48,12 @@ pub enum Experiment {
     /// delay, and which points dominate which ([`crate::frontier`]). Not in
     /// [`Experiment::ALL`]: asked for by name ([`Experiment::OPT_IN`]).
     Frontier,
+    /// The paper's CoDel comparison made whole (issue 38): Sprout, Sprout-EWMA, Cubic, BBR and
+    /// Copa over a finite 100 ms drop-tail buffer, CoDel, PIE and FQ-CoDel on every link
+    /// direction, and the interactive stream beside a Cubic download in one FQ-CoDel queue
+    /// ([`crate::aqm`]). Not in [`Experiment::ALL`]: asked for by name
+    /// ([`Experiment::OPT_IN`]).
+    Aqm,
     /// Emulated only: the isolation experiment, bulk and interactive flows direct, then through
     /// SproutTunnel (§5.7).
     Tunnel,
@@ -117,13 +123,14 @@ impl Experiment {
     ];
 
     /// The simulated experiments that `all` leaves out, run only when named: `interactive`,
-    /// `rates`, `calibration` and `frontier` (their runs and outputs are their own, so that
-    /// `all` gives the paper's experiments alone).
-    pub const OPT_IN: [Experiment; 4] = [
+    /// `rates`, `calibration`, `frontier` and `aqm` (their runs and outputs are their own, so
+    /// that `all` gives the paper's experiments alone).
+    pub const OPT_IN: [Experiment; 5] = [
         Experiment::Interactive,
         Experiment::Rates,
         Experiment::Calibration,
         Experiment::Frontier,
+        Experiment::Aqm,
     ];
 
     /// Every experiment of `sprout eval --emulate`, in run order (its `fig7` is the schemes
@@ -146,6 +153,7 @@ impl Experiment {
             Experiment::Rates => "rates",
             Experiment::Calibration => "calibration",
             Experiment::Frontier => "frontier",
+            Experiment::Aqm => "aqm",
             Experiment::Tunnel => "tunnel",
             Experiment::TunnelCost => "tunnel-cost",
         }

@@ -5,7 +5,8 @@
 //! published values), [`experiment`] (what each experiment runs), [`results`] (the rows it
 //! produces; [`interactive`]: the application streams' experiment; [`rates`]: Sprout at today's
 //! link rates; [`calibration`]: how well the forecasts are calibrated; [`frontier`]: each model's
-//! utilization-delay curve against Sprout-EWMA's, the paper's open question), [`traces`] (the links it
+//! utilization-delay curve against Sprout-EWMA's, the paper's open question; [`aqm`]: the schemes
+//! over finite buffers and AQMs, the paper's CoDel comparison made whole), [`traces`] (the links it
 //! runs on), [`chart`] and [`trace_plot`] (SVG), [`report`] (every output file),
 //! [`output_dir`] (the output folder and what earlier runs left there), [`eval`] (runs the
 //! experiments and writes the report: the top), [`parallel`] (the opt-in experiments' runner), [`sweep`] (grids of single simulations) and,
@@ -14,6 +15,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod aqm;
 pub mod calibration;
 pub mod chart;
 #[cfg(feature = "cli")]

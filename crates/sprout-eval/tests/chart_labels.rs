@@ -1355,6 +1355,74 @@ fn frontier_charts() {
     check_svg("frontier, empty", &frontier_chart("Nothing", &[], &[]));
 }
 
+/// The aqm experiment's chart: four queue panels side by side, five schemes on each as
+/// measured on the paper's links (two queues with the same figures, close points), the
+/// paper's Cubic over CoDel on the CoDel panel; and a run where a scheme is missing.
+#[test]
+fn aqm_charts() {
+    use sprout_eval::aqm::{AqmAverage, AqmResults, AqmSettings, ALL};
+    // Utilization % / self-inflicted delay ms, per scheme and queue (the 8 directions).
+    let table: [(&str, [(f64, f64); 4]); 5] = [
+        (
+            "sprout",
+            [(45.4, 339.0), (46.3, 189.0), (46.1, 261.0), (46.3, 189.0)],
+        ),
+        (
+            "sprout-ewma",
+            [(76.1, 434.0), (81.9, 252.0), (80.8, 487.0), (81.9, 252.0)],
+        ),
+        (
+            "cubic",
+            [(59.7, 944.0), (64.1, 793.0), (67.0, 1101.0), (64.1, 793.0)],
+        ),
+        (
+            "bbr",
+            [(57.4, 1149.0), (60.7, 779.0), (58.1, 1334.0), (60.7, 779.0)],
+        ),
+        (
+            "copa",
+            [(46.3, 635.0), (48.5, 598.0), (48.0, 724.0), (48.5, 598.0)],
+        ),
+    ];
+    let settings = AqmSettings::default();
+    let mut averages = Vec::new();
+    for (scheme, cells) in table {
+        for (q, (u, d)) in settings.queues.iter().zip(cells) {
+            averages.push(AqmAverage {
+                group: ALL.into(),
+                queue: q.clone(),
+                scheme: scheme.into(),
+                utilization: u / 100.0,
+                throughput_kbps: 1000.0,
+                self_inflicted_ms: d,
+                drop_share: 0.01,
+                directions: 8,
+            });
+        }
+    }
+    let mut res = AqmResults {
+        settings,
+        links: (0..4).map(|i| format!("link{i}")).collect(),
+        source: "test".into(),
+        rows: Vec::new(),
+        averages,
+        stream: Vec::new(),
+        simulations: 82,
+        wall_s: 30.0,
+    };
+    let svg = sprout_eval::report::aqm_chart(&res);
+    check_svg("aqm", &svg);
+    let colours = series_colours(&svg);
+    assert_eq!(colours["cubic"].iter().next().unwrap(), "#1f77b4");
+    assert_eq!(
+        colours["cubic-codel (paper)"].iter().next().unwrap(),
+        "#17becf"
+    );
+    assert!(colour_problems(&[("aqm".into(), svg)], &BTreeSet::new()).is_empty());
+    res.averages.retain(|a| a.scheme != "bbr");
+    check_svg("aqm, bbr missing", &sprout_eval::report::aqm_chart(&res));
+}
+
 /// The interactive experiment's chart (application-level delay against offered rate): six
 /// schemes over five rates in two panels, with delays from a millisecond to minutes, never
 /// delivered (the "never" band) and missing; one rate only; a huge range; nothing at all.

@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+mod aqm;
 mod calibration;
 mod chart_labels;
 mod frontier;

@@ -5,9 +5,10 @@
 //! with what we know of why figures depart in `notes`; the tables computed from the rows are in
 //! `tables`, the checks in `checks`, the terminal's summary in `terminal`, and the `interactive`
 //! experiment's files, table and section in `interactive`, the `rates` experiment's in `rates`,
-//! the `calibration` experiment's in `calibration`, the `frontier` experiment's in `frontier`
+//! the `calibration` experiment's in `calibration`, the `frontier` experiment's in `frontier`, the `aqm` experiment's in `aqm`
 //! (each appends its section to report.md with [`append_section`]).
 
+mod aqm;
 mod calibration;
 mod checks;
 mod format;
@@ -22,6 +23,7 @@ mod tables;
 mod terminal;
 
 pub use crate::output_dir::write_csv;
+pub use aqm::{aqm_chart, aqm_terminal_table, paper_beside_codel, write_aqm};
 pub use calibration::{calibration_terminal_table, write_calibration};
 pub use checks::{check_lines, checks, Check, DELAY_BASED};
 pub(crate) use format::thousands;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use sprout_emu::{Emulator, EmulatorConfig};
+use sprout_eval::aqm::AqmQueue;
 use sprout_eval::eval::Scheme;
 use sprout_link::{LinkConfig, MmLog, QueueConfig, Trace};
 use sprout_secure::{PrivateKey, PublicKey};
@@ -30,10 +31,13 @@ const SERVER_START: Duration = Duration::from_millis(400);
 /// Time the client may overrun its duration before it is killed.
 const CLIENT_GRACE: Duration = Duration::from_secs(20);
 
-/// The link configuration a scheme runs over (CoDel for `cubic-codel`, else unlimited).
-pub(super) fn link_config(scheme: Scheme) -> LinkConfig {
+/// The link configuration a scheme runs over: `queue` if given, else CoDel for
+/// `cubic-codel` and unlimited for the others.
+pub(super) fn link_config(scheme: Scheme, queue: Option<&AqmQueue>) -> LinkConfig {
     let mut cfg = LinkConfig::default();
-    if scheme == Scheme::CubicCodel {
+    if let Some(q) = queue {
+        q.apply(&mut cfg);
+    } else if scheme == Scheme::CubicCodel {
         cfg.queue = QueueConfig::codel();
     }
     cfg
@@ -113,8 +117,8 @@ pub(super) fn run_emulated(
     let emu = Emulator::start(EmulatorConfig {
         uplink: up.clone(),
         downlink: down.clone(),
-        uplink_link: link_config(scheme),
-        downlink_link: link_config(scheme),
+        uplink_link: link_config(scheme, opts.queue.as_ref()),
+        downlink_link: link_config(scheme, opts.queue.as_ref()),
         uplink_log: Some(up_log.clone()),
         downlink_log: Some(down_log.clone()),
     })
@@ -193,4 +197,31 @@ fn run_peers(
     finish(&mut client);
     finish(&mut server);
     Ok(waited?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aqm_queue_replaces_every_schemes_own() {
+        assert_eq!(
+            link_config(Scheme::Cubic, None).queue,
+            QueueConfig::default()
+        );
+        assert_eq!(
+            link_config(Scheme::CubicCodel, None).queue,
+            QueueConfig::codel()
+        );
+        let pie = sprout_eval::aqm::queue("pie").unwrap();
+        for s in [Scheme::Sprout, Scheme::Cubic, Scheme::CubicCodel] {
+            let cfg = link_config(s, Some(&pie));
+            assert_eq!(cfg.queue, QueueConfig::pie());
+            assert_eq!(cfg.buffer, None);
+        }
+        let tail = sprout_eval::aqm::queue("drop-tail-100ms").unwrap();
+        let cfg = link_config(Scheme::Cubic, Some(&tail));
+        assert_eq!(cfg.queue, QueueConfig::default());
+        assert_eq!(cfg.buffer, Some(sprout_eval::aqm::DROP_TAIL_BUFFER));
+    }
 }

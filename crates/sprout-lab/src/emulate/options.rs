@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use sprout_eval::aqm::AqmQueue;
 use sprout_eval::eval::Scheme;
 
 /// Schemes the emulated evaluation can run: Sprout and Sprout-EWMA over UDP, and the kernel's
@@ -46,7 +47,18 @@ pub struct EmulateOptions {
     pub python: PathBuf,
     /// Show a progress bar.
     pub progress: bool,
+    /// The queue every scheme runs over, emulated and simulated alike (the `aqm` experiment's
+    /// agreement check); `None`: each scheme's own (CoDel for `cubic-codel`, else the
+    /// unlimited drop-tail).
+    pub queue: Option<AqmQueue>,
 }
+
+/// The `aqm` experiment's emulated agreement check: the queue it runs (PIE: the AQM that is
+/// the same one-queue discipline in both, FQ-CoDel's flows being keyed differently: by the
+/// real 5-tuples in the emulator, one key per scheme in the simulator).
+pub const AQM_QUEUE: &str = "pie";
+/// The `aqm` experiment's emulated agreement check: the schemes it runs.
+pub const AQM_SCHEMES: [Scheme; 2] = [Scheme::Sprout, Scheme::Cubic];
 
 /// Offered rates of the emulated interactive experiment when none are given, kbit/s.
 pub const DEFAULT_INTERACTIVE_RATES_KBPS: [f64; 2] = [500.0, 2000.0];

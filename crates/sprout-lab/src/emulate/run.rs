@@ -5,6 +5,7 @@ use std::fs;
 use std::sync::Arc;
 use std::time::Instant;
 
+use sprout_eval::aqm::AqmQueue;
 use sprout_eval::eval::{self, ResultRow, RunLabel, Scheme};
 use sprout_link::Trace;
 use sprout_sim::logscore;
@@ -82,7 +83,7 @@ pub fn run(opts: &EmulateOptions) -> Result<String, LabError> {
                     sprout_core::time::Duration::from_millis(500),
                 ));
             }
-            add_scheme(&mut results, link, scheme, &em, &sim);
+            add_scheme(&mut results, (link, opts.queue.as_ref()), scheme, &em, &sim);
         }
     }
     bar.finish_and_clear();
@@ -118,18 +119,18 @@ fn check_options(opts: &EmulateOptions) -> Result<(), LabError> {
     Ok(())
 }
 
-/// Adds one scheme's results on one link: its four rows, their two agreements and, for a
+/// Adds one scheme's results on one link (over `queue`, if not its own): its four rows, their two agreements and, for a
 /// scheme that carried video, the frame delays of the call and of its model.
 fn add_scheme(
     res: &mut EmulateResults,
-    link: &str,
+    (link, queue): (&str, Option<&AqmQueue>),
     scheme: Scheme,
     em: &Emulated,
     [s_down, s_up]: &[SimulatedRun; 2],
 ) {
     let emulated = [(0, &em.down), (0, &em.up)];
     let simulated = [(s_down.0, &s_down.1), (s_up.0, &s_up.1)];
-    push_rows(&mut res.rows, link, scheme, emulated, simulated);
+    push_rows(&mut res.rows, link, scheme, emulated, simulated, queue);
     let rows = &res.rows;
     let n = rows.len();
     res.agreement
@@ -153,15 +154,18 @@ fn add_scheme(
 
 /// Appends the four rows of one scheme on one link: emulated down and up, then simulated down
 /// and up, each given as [(seed, metrics) down, (seed, metrics) up]. The simulated rows are
-/// of the scheme's model ([`Scheme::sim_model`]: gcc for `webrtc`).
+/// of the scheme's model ([`Scheme::sim_model`]: gcc for `webrtc`); their queue is `aqm`'s
+/// name when given, else the scheme's own.
 fn push_rows(
     rows: &mut Vec<ResultRow>,
     link: &str,
     scheme: Scheme,
     emulated: [(u64, &DirectionMetrics); 2],
     simulated: [(u64, &DirectionMetrics); 2],
+    aqm: Option<&AqmQueue>,
 ) {
-    let queue = link_config(scheme).queue;
+    let queue = link_config(scheme, aqm).queue;
+    let first = rows.len();
     for (experiment, [(down_seed, down_m), (up_seed, up_m)]) in
         [("emulated", emulated), ("simulated", simulated)]
     {
@@ -179,9 +183,14 @@ fn push_rows(
             loss: 0.0,
             seed,
             queue: &queue,
-            with_paper: true,
+            with_paper: aqm.is_none(),
         };
         rows.push(ResultRow::new(&label(down_seed), "down", down_m));
         rows.push(ResultRow::new(&label(up_seed), "up", up_m));
+    }
+    if let Some(q) = aqm {
+        for r in &mut rows[first..] {
+            r.queue = q.name.to_string();
+        }
     }
 }

@@ -34,6 +34,9 @@ pub(super) fn run_simulated(
         ..SimConfig::default()
     };
     scheme.sim_model().configure(&mut cfg);
+    if let Some(q) = &opts.queue {
+        q.apply(&mut cfg.link);
+    }
     if let Some(app) = scheme.natural_app() {
         cfg.app = app;
     }

@@ -35,6 +35,7 @@ pub(super) fn run_cost(
             interactive: false,
             call: false,
             duration_s: dur_s,
+            queue: sprout_link::QueueConfig::default(),
         },
         bar,
     )

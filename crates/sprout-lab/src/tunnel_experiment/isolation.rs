@@ -62,6 +62,7 @@ pub(super) fn run_isolation(
             interactive: !call,
             call,
             duration_s: dur_s,
+            queue: sprout_link::QueueConfig::default(),
         };
         let out = run_once(opts, &spec, bar)
             .with_context(|| format!("the {name} run of the tunnel experiment on {link}"))?;

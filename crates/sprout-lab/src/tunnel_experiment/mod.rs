@@ -53,6 +53,9 @@
 //! server key are in `tunnel/` beside them (`RUN.ROLE.out`, `RUN.ROLE.err`; RUN is `direct`,
 //! `tunnel`, `call-direct` or `call-tunnel`).
 //!
+//! [`aqm_stream`] is the `aqm` experiment's emulated run: the paced stream beside the
+//! download in one FQ-CoDel queue, against the pair through the tunnel.
+//!
 //! Modules: [`options`] (what to run), [`results`] (what it produced), [`mod@run`] (both
 //! experiments and their outputs), `isolation` and `cost` (each experiment), `one_run` (one
 //! run through a fresh emulator), `peers` (the peer processes), `commands` (their command
@@ -60,6 +63,7 @@
 //! measurements, table and acceptance checks), [`report`] (the files and texts), [`error`](crate::error) (shared by the lab).
 
 mod analysis;
+pub mod aqm_stream;
 mod call;
 mod checks;
 mod commands;

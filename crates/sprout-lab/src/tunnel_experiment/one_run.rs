@@ -12,7 +12,7 @@ use indicatif::ProgressBar;
 use serde::Deserialize;
 use serde_json::Value;
 use sprout_emu::{Emulator, EmulatorConfig};
-use sprout_link::Trace;
+use sprout_link::{QueueConfig, Trace};
 use sprout_secure::PrivateKey;
 
 use super::call::{self, CallOutput};
@@ -54,6 +54,9 @@ pub(super) struct RunSpec<'a> {
     pub(super) call: bool,
     /// Seconds of each flow.
     pub(super) duration_s: f64,
+    /// Both directions' queue (the unlimited drop-tail but in the `aqm` experiment's FQ-CoDel
+    /// run).
+    pub(super) queue: QueueConfig,
 }
 
 /// One received interactive packet (a row of `sprout interactive --csv`).
@@ -141,8 +144,10 @@ pub(super) fn run_once(
     let dir = opts.out.join("tunnel");
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let prefix = dir.join(spec.name).display().to_string();
-    let emu = Emulator::start(EmulatorConfig::new(spec.up.clone(), spec.down.clone()))
-        .context("starting the link emulator")?;
+    let mut config = EmulatorConfig::new(spec.up.clone(), spec.down.clone());
+    config.uplink_link.queue = spec.queue;
+    config.downlink_link.queue = spec.queue;
+    let emu = Emulator::start(config).context("starting the link emulator")?;
     let mut peers = Peers::new(prefix.clone());
     let (addrs, tunnel) = if spec.tunnel {
         let (addrs, ends) = start_tunnel(opts, &emu, &mut peers, &prefix)?;
