@@ -177,10 +177,17 @@ fn check_ecn(input: &[u8]) {
         assert_eq!(changed, [1], "IPv6: the traffic class alone");
         assert_eq!(p[1] & 0xcf, input[1] & 0xcf);
     } else {
-        assert!(changed.iter().all(|i| [1, 10, 11].contains(i)), "{changed:?}");
+        assert!(
+            changed.iter().all(|i| [1, 10, 11].contains(i)),
+            "{changed:?}"
+        );
         assert_eq!(p[1] & 0xfc, input[1] & 0xfc, "the DSCP is kept");
         if ipv4_header_checksum(input) == Some(0) {
-            assert_eq!(ipv4_header_checksum(&p), Some(0), "a right checksum stays right");
+            assert_eq!(
+                ipv4_header_checksum(&p),
+                Some(0),
+                "a right checksum stays right"
+            );
         }
     }
 }

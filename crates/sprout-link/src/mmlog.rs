@@ -136,7 +136,9 @@ impl<W: Write> MmLogWriter<W> {
                 let delay = t.saturating_sub(d.enqueued.as_millis());
                 match d.mark {
                     None => writeln!(self.out, "{} - {} {}", t, d.bytes, delay),
-                    Some(m) => writeln!(self.out, "{} - {} {} ce:{}", t, d.bytes, delay, m.as_str()),
+                    Some(m) => {
+                        writeln!(self.out, "{} - {} {} ce:{}", t, d.bytes, delay, m.as_str())
+                    }
                 }
             }
         }
@@ -306,8 +308,8 @@ impl MmLog {
                 }
                 _ => (None, None),
             };
-            let extra = (word.is_some() && reason.is_none() && mark.is_none())
-                || fields.next().is_some();
+            let extra =
+                (word.is_some() && reason.is_none() && mark.is_none()) || fields.next().is_some();
             match (kind, a, b, extra) {
                 ("+", Some(bytes), None, false) => log.arrivals.push(MmArrival { ms, bytes }),
                 ("#", Some(bytes), None, false) => {

@@ -39,17 +39,11 @@ struct Outcome {
 
 impl Outcome {
     fn marked(&self, why: MarkReason) -> usize {
-        self.delivered
-            .iter()
-            .filter(|d| d.3 == Some(why))
-            .count()
+        self.delivered.iter().filter(|d| d.3 == Some(why)).count()
     }
 
     fn aqm_drops(&self) -> usize {
-        self.drops
-            .iter()
-            .filter(|d| d.1 == DropReason::Aqm)
-            .count()
+        self.drops.iter().filter(|d| d.1 == DropReason::Aqm).count()
     }
 }
 
@@ -136,7 +130,10 @@ fn codel_still_drops_packets_that_are_not_ect() {
     let (ecn_on, link) = overload(QueueConfig::codel(), true, Ecn::NotEct);
     let (ecn_off, _) = overload(QueueConfig::codel(), false, Ecn::NotEct);
     assert!(ecn_on.aqm_drops() > 10);
-    assert_eq!(ecn_on.drops, ecn_off.drops, "ecn changes nothing for Not-ECT");
+    assert_eq!(
+        ecn_on.drops, ecn_off.drops,
+        "ecn changes nothing for Not-ECT"
+    );
     assert_eq!(ecn_on.marked(MarkReason::Aqm), 0);
     assert_eq!(link.stats().packets_marked, 0);
     // Already CE: nothing to mark, so dropped.
@@ -186,7 +183,11 @@ fn l4s_step_marks_ect1_above_the_threshold_and_not_below() {
         for &(i, sojourn, codepoint, mark) in &out.delivered {
             let should = i % 2 == 0 && sojourn > step.as_micros();
             above += usize::from(should);
-            assert_eq!(mark == Some(MarkReason::Step), should, "{queue:?} {i} {sojourn}");
+            assert_eq!(
+                mark == Some(MarkReason::Step),
+                should,
+                "{queue:?} {i} {sojourn}"
+            );
             assert_eq!(codepoint == Ecn::Ce, should);
         }
         assert!(above > 100, "{queue:?}: {above}");
@@ -311,7 +312,10 @@ fn marks_are_in_the_mm_link_log() {
             .count() as u64
     };
     let s = link.stats();
-    assert!(s.packets_aqm_marked > 10 && s.packets_step_marked > 10, "{s:?}");
+    assert!(
+        s.packets_aqm_marked > 10 && s.packets_step_marked > 10,
+        "{s:?}"
+    );
     assert_eq!(count(MarkReason::Aqm), s.packets_aqm_marked);
     assert_eq!(count(MarkReason::Step), s.packets_step_marked);
     assert!(text.contains(" ce:aqm\n") && text.contains(" ce:step\n"));

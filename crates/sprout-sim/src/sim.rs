@@ -13,8 +13,7 @@ use sprout_core::direction::Load;
 use sprout_core::time::Duration;
 use sprout_core::{Config, Connection, Instant};
 use sprout_link::{
-    DirectionShape, Ecn, Link, LinkConfig, LinkEvent, LinkStats, MmLogWriter, QueueConfig,
-    Trace,
+    DirectionShape, Ecn, Link, LinkConfig, LinkEvent, LinkStats, MmLogWriter, QueueConfig, Trace,
 };
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 

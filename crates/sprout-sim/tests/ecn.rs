@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use sprout_core::direction::Load;
 use sprout_link::{constant_rate_trace, DirectionShape, LinkShape, QueueKind};
+use sprout_sim::scheme::Scheme;
 use sprout_sim::sim::SimOutput;
 use sprout_sim::sim_json::{self, SimOptions};
-use sprout_sim::scheme::Scheme;
 use sprout_sim::App;
 
 fn run(scheme: Scheme, queue: QueueKind, ecn: bool, cross: bool) -> SimOutput {
@@ -83,7 +83,11 @@ fn datagrams_are_not_ect_so_they_are_dropped() {
     let app = App::parse("constant:rate=14M").unwrap();
     let on = run_app(Scheme::Direct, app, QueueKind::Codel, true, false);
     let off = run_app(Scheme::Direct, app, QueueKind::Codel, false, false);
-    assert!(on.downlink.link.packets_aqm_dropped > 100, "{:?}", on.downlink.link);
+    assert!(
+        on.downlink.link.packets_aqm_dropped > 100,
+        "{:?}",
+        on.downlink.link
+    );
     assert_eq!(on.downlink.link, off.downlink.link);
     assert_eq!(on.downlink.link.packets_marked, 0);
 }

@@ -201,8 +201,7 @@ impl Sender {
     /// without fast recovery, unless a reduction already answered this window of data or a
     /// loss recovery is under way.
     fn on_ecn_echo(&mut self, now: Instant) {
-        if !self.ecn || self.in_recovery || self.rto_recovery || self.snd_una <= self.reduced_at
-        {
+        if !self.ecn || self.in_recovery || self.rto_recovery || self.snd_una <= self.reduced_at {
             return;
         }
         let flight = self.in_flight();

@@ -147,7 +147,10 @@ fn the_sender_reduces_once_per_window_and_sets_cwr() {
         a.handle_segment(ms(now + 20), ack);
         if i == 0 {
             let cwnd = a.cwnd_bytes();
-            assert!(cwnd < before && cwnd as f64 >= 0.69 * before as f64, "{before} -> {cwnd}");
+            assert!(
+                cwnd < before && cwnd as f64 >= 0.69 * before as f64,
+                "{before} -> {cwnd}"
+            );
         }
         sent.extend(drain(&mut a, ms(now + 20)));
     }

@@ -92,7 +92,8 @@ pub mod spec;
 mod tests;
 
 pub use output::{
-    csv_line, header, header_with_app, SweepOutput, APP_COLUMNS, ECN_COLUMNS, MAX_OUTPUT_BYTES, METRIC_COLUMNS,
+    csv_line, header, header_with_app, SweepOutput, APP_COLUMNS, ECN_COLUMNS, MAX_OUTPUT_BYTES,
+    METRIC_COLUMNS,
 };
 pub use plan::{
     trace_digest, RunSpec, SimSettings, SweepPlan, TraceRef, TraceSource, MAX_RUNS, MAX_SEEDS,

@@ -405,7 +405,10 @@ fn sim_settings(combo: &[(SimKey, Json)]) -> Result<SimSettings> {
             SimKey::HostJitterMs => s.host_jitter_ms = as_f64(k, v)?,
             SimKey::Ecn => {
                 s.ecn = v.as_bool().ok_or_else(|| {
-                    EvalError::Spec(format!("[sim] {k}: expected true or false, got {}", shown(v)))
+                    EvalError::Spec(format!(
+                        "[sim] {k}: expected true or false, got {}",
+                        shown(v)
+                    ))
                 })?
             }
             SimKey::Confidence => s.confidence = Some(as_f64(k, v)?),

@@ -556,7 +556,10 @@ fn ecn_is_a_sweep_dimension_with_its_columns() {
             .from_reader(line.as_bytes());
         let rec = rd.records().next().unwrap().unwrap();
         let n = rec.len();
-        rec.iter().skip(n - ECN_COLUMNS.len()).map(str::to_string).collect()
+        rec.iter()
+            .skip(n - ECN_COLUMNS.len())
+            .map(str::to_string)
+            .collect()
     };
     let (off, on) = (row(&p.runs[0]), row(&p.runs[1]));
     let num = |v: &str| v.parse::<u64>().unwrap();
@@ -567,5 +570,8 @@ fn ecn_is_a_sweep_dimension_with_its_columns() {
     assert!(num(&on[2]) > 0, "marks with ECN: {on:?}");
     assert_eq!(num(&on[4]), 0, "and no AQM drops: {on:?}");
     let bad = SweepPlan::from_toml(&format!("{ECN_SPEC}ecn = \"yes\"\n"), Path::new("."), "t");
-    assert!(bad.unwrap_err().to_string().contains("expected true or false"));
+    assert!(bad
+        .unwrap_err()
+        .to_string()
+        .contains("expected true or false"));
 }
