@@ -161,6 +161,7 @@ def simulate(
     load: str = "both",
     app: str = "bulk",
     cross: Optional[str] = None,
+    ecn: bool = False,
     uplink_log: Optional[PathLike] = None,
     downlink_log: Optional[PathLike] = None,
     records: bool = False,

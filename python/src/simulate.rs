@@ -331,6 +331,10 @@ fn records<'py>(
 /// - ``cross``: cross traffic, a bulk TCP transfer with this congestion control (``"cubic"``,
 ///   ``"bbr"``, ...) beside the scheme's flow in each loaded direction, sharing its queues (a
 ///   flow of its own in an ``"fq-codel"`` queue) and counted in no metric (``--cross``) [None].
+/// - ``ecn``: ECN (``--ecn``): CoDel, FQ-CoDel and PIE mark ECN-capable packets CE instead
+///   of dropping them (PIE while its drop probability is at most 10%), and the TCP peers
+///   negotiate ECN (RFC 3168); Sprout's datagrams are not ECN-capable. The marks are in
+///   ``result["downlink"]["marks"]`` (``aqm``, ``step``) [False].
 /// - ``uplink_log``, ``downlink_log``: write each direction's mahimahi mm-link log (both or
 ///   neither).
 /// - ``records``: also return every packet's send and arrival times, bytes and direction as
@@ -344,7 +348,7 @@ fn records<'py>(
 #[pyo3(signature = (scheme, uplink, downlink, *, confidence = None, params = None, seed = 0,
     host_jitter_ms = 1.0, loss = 0.0, queue = "infinite", uplink_queue = None,
     downlink_queue = None, uplink_loss = None, downlink_loss = None, duration = None,
-    skip = 60.0, load = "both", app = "bulk", cross = None, uplink_log = None,
+    skip = 60.0, load = "both", app = "bulk", cross = None, ecn = false, uplink_log = None,
     downlink_log = None, records = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
@@ -367,6 +371,7 @@ pub fn simulate(
     load: &str,
     app: &str,
     cross: Option<&str>,
+    ecn: bool,
     uplink_log: Option<PathBuf>,
     downlink_log: Option<PathBuf>,
     records: bool,
@@ -389,8 +394,14 @@ pub fn simulate(
         skip_s: skip,
         load: parse_load(load).map_err(bad_parameter)?,
         app: sprout_sim::App::parse(app).map_err(sim_to_py)?,
-        // Buffers, bursty loss and variable delay are not yet the package's options.
-        shape: Default::default(),
+        // Buffers, bursty loss and variable delay are not yet the package's options; ECN is.
+        shape: sprout_link::LinkShape {
+            both: sprout_link::DirectionShape {
+                ecn: ecn.then_some(true),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
         cross: cross
             .map(|c| c.parse::<sprout_sim::sim_json::CcKind>().map_err(bad_parameter))
             .transpose()?,

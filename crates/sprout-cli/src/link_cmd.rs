@@ -253,6 +253,15 @@ fn print_summary(rows: &[(&str, &str, &DirectionReport)]) {
             format!("{}/{}", late(0.5), late(0.99))
         );
     }
+    for (dir, _, r) in rows {
+        let l = &r.stats.link;
+        if l.packets_marked > 0 {
+            eprintln!(
+                "{dir}: {} packets marked CE ({} by the AQM instead of a drop, {} by the L4S step)",
+                l.packets_marked, l.packets_aqm_marked, l.packets_step_marked
+            );
+        }
+    }
 }
 
 fn run_fidelity(seconds: f64) -> Result<()> {

@@ -1,6 +1,6 @@
 //! The link's shaping options on the command line, shared by `sprout sim` and `sprout link`
-//! (flattened into both): buffers, CoDel's and FQ-CoDel's parameters, Gilbert-Elliott loss, delay traces and
-//! jitter, for both directions and each. Their values are parsed by the link's own types
+//! (flattened into both): buffers, CoDel's and FQ-CoDel's parameters, Gilbert-Elliott loss, delay traces,
+//! jitter, ECN marking and the L4S step, for both directions and each. Their values are parsed by the link's own types
 //! (`sprout_link::{Buffer, GilbertElliott, Jitter, DelayTrace}`), so both verbs read them alike.
 
 use std::path::PathBuf;
@@ -79,6 +79,17 @@ pub(crate) struct LinkShapeArgs {
     /// The downlink's jitter, overriding --jitter [default: --jitter].
     #[arg(long, value_name = "TIME[,reorder]")]
     downlink_jitter: Option<Jitter>,
+    /// ECN: codel, fq-codel and pie mark ECN-capable packets CE instead of dropping them (pie
+    /// while its drop probability is at most 10%), in both directions; `sprout sim`'s TCP
+    /// peers then negotiate ECN (RFC 3168). Sprout's own datagrams are not ECN-capable
+    /// [default: off, every packet dropped].
+    #[arg(long)]
+    ecn: bool,
+    /// L4S step marking: an ECT(1) packet that waited longer than this in either direction's
+    /// queue (any discipline) is marked CE (RFC 9332's shallow step, e.g. 1ms) [default:
+    /// none].
+    #[arg(long, value_name = "TIME", value_parser = time_parser)]
+    l4s_step: Option<Duration>,
 }
 
 impl LinkShapeArgs {
@@ -103,6 +114,8 @@ impl LinkShapeArgs {
             gilbert_elliott: self.gemodel,
             delay_trace: load(&self.delay_trace)?,
             jitter: self.jitter,
+            ecn: self.ecn.then_some(true),
+            l4s_step: self.l4s_step,
         };
         let uplink = DirectionShape {
             buffer: self.uplink_buffer,

@@ -12,8 +12,9 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
 use sprout_core::time::Instant;
+use sprout_link::ecn::{ip_ecn, set_ip_ce};
 use sprout_link::flow::ip_flow_key;
-use sprout_link::{Link, LinkEvent, MmLogWriter, QueueConfig};
+use sprout_link::{Ecn, Link, LinkEvent, MmLogWriter, QueueConfig};
 use sprout_os::clock::monotonic_ns;
 use sprout_os::poll::{poll_readable, EventFd};
 use sprout_os::tun::TunDevice;
@@ -49,6 +50,10 @@ pub(crate) struct Direction {
     /// Whether the link's queue keys packets by flow (FQ-CoDel): then each packet's 5-tuple is
     /// hashed on the way in.
     keyed: bool,
+    /// Whether the link marks CE (ECN or the L4S step): then each packet's ECN codepoint is
+    /// read on the way in, and the header of a packet the link marked is rewritten to CE on
+    /// the way out (the IPv4 checksum updated) so that the receiving kernel sees the mark.
+    marks: bool,
 }
 
 impl Direction {
@@ -64,6 +69,7 @@ impl Direction {
     ) -> Direction {
         Direction {
             keyed: matches!(link.config().queue, QueueConfig::FqCodel { .. }),
+            marks: link.config().ecn || link.config().l4s_step_us.is_some(),
             link,
             entry,
             exit,
@@ -94,10 +100,16 @@ impl Direction {
             } else {
                 0
             };
-            self.link.send_flow(
+            let ecn = if self.marks {
+                ip_ecn(&buf[..n])
+            } else {
+                Ecn::NotEct
+            };
+            self.link.send_ecn(
                 Instant::from_micros(read_ns / 1000),
                 n as u32,
                 flow,
+                ecn,
                 Packet {
                     data: buf[..n].to_vec(),
                     read_ns,
@@ -127,7 +139,10 @@ impl Direction {
                     *log = None;
                 }
             }
-            if let LinkEvent::Delivered(d) = event {
+            if let LinkEvent::Delivered(mut d) = event {
+                if d.mark.is_some() {
+                    set_ip_ce(&mut d.payload.data);
+                }
                 let data = &d.payload.data;
                 let written = exit.write(data);
                 let written_ns = monotonic_ns().saturating_sub(epoch_ns);

@@ -1,6 +1,8 @@
 //! Fuzz target: `sprout_tunnel::packet::parse`, the IP header reader of SproutTunnel, which
 //! sees every packet read from the TUN device and every packet out of the tunnel; and
-//! `sprout_link::flow::ip_flow_key`, the emulator's FQ-CoDel flow key of every packet it reads.
+//! `sprout_link::flow::ip_flow_key`, the emulator's FQ-CoDel flow key of every packet it reads;
+//! and `sprout_link::ecn::{ip_ecn, set_ip_ce}`, the emulator's reading of a packet's ECN
+//! codepoint and its CE mark (the header rewritten, the IPv4 checksum updated).
 
 use std::net::IpAddr;
 
@@ -66,7 +68,17 @@ impl Target for PacketTarget {
         let frag_first = [17, 0, 0, 1, 0, 0, 0, 9];
         let frag_later = [17, 0, 0x05, 0xa9, 0, 0, 0, 9];
         let routing = [44, 0, 0, 0, 0, 0, 0, 0];
+        // ECN-capable packets: IPv4 ECT(0) with a right checksum (DSCP 46), IPv6 ECT(1).
+        let mut ect0 = v4(5, 6, 0x4000, &tcp);
+        ect0[1] = 0xba;
+        if let Some(c) = sprout_link::ecn::ipv4_header_checksum(&ect0) {
+            ect0[10..12].copy_from_slice(&c.to_be_bytes());
+        }
+        let mut ect1 = v6(17, &udp);
+        ect1[1] = 0x10;
         vec![
+            ect0,
+            ect1,
             v4(5, 6, 0x4000, &tcp),
             v4(5, 17, 0, &udp),
             v4(7, 17, 0, &udp),
@@ -92,6 +104,7 @@ impl Target for PacketTarget {
     }
 
     fn run(&mut self, input: &[u8]) {
+        check_ecn(input);
         let key = sprout_link::flow::ip_flow_key(input);
         match parse(input) {
             Ok(info) => {
@@ -140,6 +153,41 @@ impl Target for PacketTarget {
                     PacketError::Malformed(_) => assert_eq!(input[0] >> 4, 4),
                 }
             }
+        }
+    }
+}
+
+/// The ECN codepoint and the CE mark of any bytes: a mark changes only the ECN bits (and an
+/// IPv4 header's checksum, kept right if it was), happens exactly when the packet is ECT, and
+/// leaves it CE.
+fn check_ecn(input: &[u8]) {
+    use sprout_link::ecn::{ip_ecn, ipv4_header_checksum, set_ip_ce};
+    let before = ip_ecn(input);
+    let mut p = input.to_vec();
+    let marked = set_ip_ce(&mut p);
+    assert_eq!(marked, before.is_ect(), "marked exactly when ECT");
+    assert_eq!(p.len(), input.len());
+    if !marked {
+        assert_eq!(p, input, "an unmarked packet is left alone");
+        return;
+    }
+    assert_eq!(ip_ecn(&p), sprout_link::Ecn::Ce);
+    let changed: Vec<usize> = (0..p.len()).filter(|&i| p[i] != input[i]).collect();
+    if input[0] >> 4 == 6 {
+        assert_eq!(changed, [1], "IPv6: the traffic class alone");
+        assert_eq!(p[1] & 0xcf, input[1] & 0xcf);
+    } else {
+        assert!(
+            changed.iter().all(|i| [1, 10, 11].contains(i)),
+            "{changed:?}"
+        );
+        assert_eq!(p[1] & 0xfc, input[1] & 0xfc, "the DSCP is kept");
+        if ipv4_header_checksum(input) == Some(0) {
+            assert_eq!(
+                ipv4_header_checksum(&p),
+                Some(0),
+                "a right checksum stays right"
+            );
         }
     }
 }

@@ -1,6 +1,7 @@
 //! CoDel, "Controlled Delay" (RFC 8289), as a state machine over any queue that can show its
 //! head and drop it: the link's FIFO runs one instance ([`QueueConfig::CoDel`]), FQ-CoDel one
-//! per flow ([`QueueConfig::FqCodel`]).
+//! per flow ([`QueueConfig::FqCodel`]). With ECN ([`crate::ecn`]) a drop of an ECN-capable
+//! head is a CE mark instead, the head then sent, as in Linux's `codel_dequeue`.
 //!
 //! [`QueueConfig::CoDel`]: crate::QueueConfig::CoDel
 //! [`QueueConfig::FqCodel`]: crate::QueueConfig::FqCodel
@@ -18,6 +19,9 @@ pub(crate) trait CoDelQueue {
     fn head(&self) -> Option<(u64, u64)>;
     /// Drops the head packet (CoDel's drop).
     fn drop_head(&mut self);
+    /// Marks the head packet CE instead of dropping it, if ECN marking is on and the packet
+    /// is ECN-capable; whether it did (then the packet is sent).
+    fn mark_head(&mut self) -> bool;
 }
 
 /// CoDel's state variables (RFC 8289 section 5), times in µs.
@@ -95,8 +99,14 @@ impl CoDelState {
             // Time for the next drop: drop the head and look at the next. A large backlog may
             // make the next drop due now too, hence the loop.
             while now >= self.drop_next && self.dropping {
-                q.drop_head();
                 self.count += 1;
+                if q.mark_head() {
+                    // Marked instead (Linux's `codel_dequeue` with `ecn`): the next mark or
+                    // drop is scheduled as after a drop, and the head is sent.
+                    self.drop_next = Self::control_law(self.drop_next, self.count, interval);
+                    break;
+                }
+                q.drop_head();
                 ok_to_drop = self.dodequeue(&*q, now, target, interval) == Some(true);
                 if !ok_to_drop {
                     self.dropping = false;
@@ -105,11 +115,14 @@ impl CoDelState {
                 }
             }
         } else if ok_to_drop {
-            // The sojourn time has been above target for an interval: enter the dropping state.
-            q.drop_head();
-            // The next head is sent whatever this says (as in the RFC), but the call still
-            // updates first_above_time.
-            let _ = self.dodequeue(&*q, now, target, interval);
+            // The sojourn time has been above target for an interval: enter the dropping state,
+            // dropping the head or, with ECN, marking it (and sending it).
+            if !q.mark_head() {
+                q.drop_head();
+                // The next head is sent whatever this says (as in the RFC), but the call still
+                // updates first_above_time.
+                let _ = self.dodequeue(&*q, now, target, interval);
+            }
             self.dropping = true;
             // Went above target soon after last going below: resume with the drop rate that
             // controlled the queue last time.

@@ -19,6 +19,9 @@
 //!   64 packets are dropped from the head of the fattest queue (the most bytes), until half its
 //!   bytes have gone (section 4.1 and Linux's drop batch); its CoDel's count grows by as many.
 //!   These drops are the buffer's ([`DropReason::Buffer`]); CoDel's are the AQM's.
+//! - with ECN ([`crate::ecn`]), each flow's CoDel marks an ECN-capable head CE instead of
+//!   dropping it, and the L4S step marks an ECT(1) packet that waited longer than the step
+//!   when it is taken for transmission; overflows always drop.
 //!
 //! Per-byte service as in the link's FIFO: a packet taken for transmission (dequeued, in
 //! RFC terms) is in transit until an opportunity serves its last byte; it counts in no limit
@@ -27,6 +30,7 @@
 use std::collections::VecDeque;
 
 use crate::codel::{CoDelQueue, CoDelState};
+use crate::ecn::Marking;
 use crate::queue::{Admission, DropReason, Packet, Served};
 
 pub use crate::queue::{
@@ -117,6 +121,8 @@ pub(crate) struct FqCodel<P> {
     /// The packet being transmitted, and its bytes still to transmit.
     in_transit: Option<Packet<P>>,
     in_transit_remaining: u32,
+    /// ECN marking: what is marked, and the marks made.
+    pub(crate) marking: Marking,
 }
 
 /// One flow queue as its CoDel sees it: the discipline, the queue's index, and where drops are
@@ -139,11 +145,20 @@ impl<P, F: FnMut(Served<P>)> CoDelQueue for FlowCoDel<'_, P, F> {
             (self.out)(Served::Dropped(p, index, DropReason::Aqm));
         }
     }
+
+    fn mark_head(&mut self) -> bool {
+        let fq = &mut *self.fq;
+        match fq.flows[self.flow].packets.front_mut() {
+            Some(p) => fq.marking.aqm_mark(&mut p.ecn, &mut p.mark, p.bytes),
+            None => false,
+        }
+    }
 }
 
 impl<P> FqCodel<P> {
-    /// The discipline with `params`, its limits lowered to the link's buffer's (`admission`).
-    pub(crate) fn new(mut params: FqParams, admission: Admission) -> Self {
+    /// The discipline with `params`, its limits lowered to the link's buffer's (`admission`),
+    /// marking as `marking` says.
+    pub(crate) fn new(mut params: FqParams, admission: Admission, marking: Marking) -> Self {
         if let Some(n) = admission.packets {
             params.limit_packets = params.limit_packets.min(n);
         }
@@ -160,6 +175,7 @@ impl<P> FqCodel<P> {
             bytes: 0,
             in_transit: None,
             in_transit_remaining: 0,
+            marking,
         }
     }
 
@@ -315,7 +331,10 @@ impl<P> FqCodel<P> {
             );
             self.flows[index].codel = codel;
             match self.pop(index) {
-                Some(p) => {
+                Some(mut p) => {
+                    let sojourn = now_us.saturating_sub(p.enqueued.as_micros());
+                    self.marking
+                        .step_mark(&mut p.ecn, &mut p.mark, p.bytes, sojourn);
                     self.flows[index].deficit -= i64::from(p.bytes);
                     self.in_transit_remaining = p.bytes;
                     self.in_transit = Some(p);
@@ -376,6 +395,8 @@ mod tests {
             enqueued: Instant::from_micros(at_us),
             bytes,
             flow,
+            ecn: crate::ecn::Ecn::NotEct,
+            mark: None,
             payload: flow,
         }
     }
@@ -386,7 +407,7 @@ mod tests {
             quantum: 3000,
             ..params()
         };
-        let mut q: FqCodel<u32> = FqCodel::new(params, Admission::default());
+        let mut q: FqCodel<u32> = FqCodel::new(params, Admission::default(), Marking::default());
         let (a, b) = (flow_bucket(1, 1024), flow_bucket(2, 1024));
         assert_ne!(a, b);
         // Flow 1, backlogged, spends its first quantum as a new flow, then goes old.

@@ -6,7 +6,9 @@
 //!   ([`loss`]), then a queue (drop-tail, CoDel, PIE ([`pie`]) or FQ-CoDel ([`fq_codel`],
 //!   flows keyed by [`flow::ip_flow_key`] in the emulator), [`QueueConfig`], within an
 //!   optional [`Buffer`]) served per byte by the trace's opportunities, with events
-//!   ([`LinkEvent`], drops with their [`DropReason`]) and counters.
+//!   ([`LinkEvent`], drops with their [`DropReason`]) and counters; [`ecn`]: CE marks
+//!   instead of drops for ECN-capable packets, the L4S step, and the real IP header's ECN
+//!   field.
 //! - [`shape`]: the shaping options the front ends set per direction ([`LinkShape`]); [`buffer`],
 //!   [`delay`], [`loss`], [`units`]: their types and how the command line writes them.
 //! - [`mmlog`]: mahimahi `mm-link` log writer and reader.
@@ -51,6 +53,7 @@ pub(crate) mod codel;
 pub mod convert;
 pub mod data_dirs;
 pub mod delay;
+pub mod ecn;
 pub mod flow;
 pub mod fq_codel;
 pub mod link;
@@ -69,6 +72,7 @@ pub mod units;
 
 pub use buffer::{BadBuffer, Buffer, BufferLimit, DropEnd};
 pub use delay::{BadJitter, DelayTrace, DelayTraceError, Jitter};
+pub use ecn::{Ecn, MarkReason};
 pub use fq_codel::{
     FQ_CODEL_DEFAULT_FLOWS, FQ_CODEL_DEFAULT_LIMIT, FQ_CODEL_DEFAULT_MEMORY_LIMIT,
     FQ_CODEL_DEFAULT_QUANTUM, FQ_CODEL_MAX_FLOWS,

@@ -23,6 +23,7 @@ use sprout_core::time::{Duration, Instant};
 
 use crate::buffer::{Buffer, DropEnd};
 use crate::delay::{DelayTrace, Jitter};
+use crate::ecn::{Ecn, MarkReason, Marking};
 use crate::fq_codel::FqCodel;
 use crate::link_queue::LinkQueue;
 use crate::loss::{GeState, GilbertElliott};
@@ -71,6 +72,15 @@ pub struct LinkConfig {
     /// Random jitter on the propagation delay, with or without reordering. Default `None`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jitter: Option<Jitter>,
+    /// ECN: CoDel, FQ-CoDel and PIE mark ECN-capable packets CE instead of dropping them
+    /// ([`crate::ecn`]). Default false: they drop every packet, as before.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
+    /// The L4S step threshold (serialized in µs): an ECT(1) packet that waited longer than
+    /// this in the queue is marked CE when taken for transmission, whatever the discipline
+    /// ([`crate::ecn`]). Default `None`: no step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l4s_step_us: Option<Duration>,
 }
 
 impl Default for LinkConfig {
@@ -86,6 +96,8 @@ impl Default for LinkConfig {
             gilbert_elliott: None,
             delay_trace: None,
             jitter: None,
+            ecn: false,
+            l4s_step_us: None,
         }
     }
 }
@@ -233,6 +245,11 @@ pub struct Delivery<P> {
     /// delivers the packets of one key in the order they joined the queue, but not across
     /// keys; the FIFO disciplines deliver all in that order.
     pub flow: u32,
+    /// Its ECN codepoint as it leaves the link: as sent ([`Link::send_ecn`]; Not-ECT for
+    /// [`Link::send`]), or CE if the link marked it.
+    pub ecn: Ecn,
+    /// Why the link marked it CE, if it did ([`crate::ecn`]).
+    pub mark: Option<MarkReason>,
 }
 
 /// Something that happened on the link, reported by [`Link::advance`] in time order.
@@ -358,6 +375,24 @@ pub struct LinkStats {
     pub opportunities: u64,
     /// Bytes those opportunities offered (`opportunities * opportunity_bytes`).
     pub bytes_offered: u64,
+    /// Packets the link marked CE ([`crate::ecn`]; not dropped, so not in `packets_dropped`):
+    /// `packets_aqm_marked + packets_step_marked`. Not serialized while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub packets_marked: u64,
+    /// Bytes the link marked CE. Not serialized while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bytes_marked: u64,
+    /// Of `packets_marked`, those the AQM marked instead of dropping them. Not serialized
+    /// while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub packets_aqm_marked: u64,
+    /// Of `packets_marked`, those the L4S step marked. Not serialized while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub packets_step_marked: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A uniform number in `[0, 1)` from the top 53 bits of one `u64`.
@@ -406,6 +441,8 @@ fn on_served<P>(
                 enqueued: p.enqueued,
                 delivered: at,
                 flow: p.flow,
+                ecn: p.ecn,
+                mark: p.mark,
             }));
         }
         Served::Dropped(p, index, reason) => {
@@ -576,7 +613,16 @@ impl<P> Link<P> {
             cursor: OpportunityCursor::new(trace, config.looping),
             propagating: VecDeque::new(),
             propagating_bytes: 0,
-            queue: LinkQueue::new(config.queue, admission, config.seed),
+            queue: LinkQueue::new(
+                config.queue,
+                admission,
+                config.seed,
+                Marking {
+                    ecn: config.ecn,
+                    step_us: config.l4s_step_us.map(|d| d.as_micros()),
+                    ..Marking::default()
+                },
+            ),
             now: Instant::ZERO,
             stats: LinkStats::default(),
             config,
@@ -620,13 +666,24 @@ impl<P> Link<P> {
     /// sender.
     #[inline]
     pub fn send_flow(&mut self, now: Instant, size_bytes: u32, flow: u32, payload: P) {
+        self.send_ecn(now, size_bytes, flow, Ecn::NotEct, payload);
+    }
+
+    /// [`send_flow`](Link::send_flow) of a packet carrying the ECN codepoint `ecn`: with
+    /// [`LinkConfig::ecn`] the AQM marks an ECT(0) or ECT(1) packet CE where it would drop
+    /// it, and with [`LinkConfig::l4s_step_us`] the step marks an ECT(1) packet
+    /// ([`crate::ecn`]); the delivery says what it left with ([`Delivery::ecn`]). The emulator
+    /// reads the codepoint from the real header ([`crate::ecn::ip_ecn`]), the simulator's
+    /// TCP peers give ECT(0) on data once they negotiated ECN.
+    #[inline]
+    pub fn send_ecn(&mut self, now: Instant, size_bytes: u32, flow: u32, ecn: Ecn, payload: P) {
         let sent = now.max(self.now);
         self.now = sent;
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += u64::from(size_bytes);
         self.propagating_bytes += u64::from(size_bytes);
         if self.delay.is_some() {
-            self.send_delayed(sent, size_bytes, flow, payload);
+            self.send_delayed(sent, size_bytes, flow, ecn, payload);
             return;
         }
         self.propagating.push_back(Packet {
@@ -634,6 +691,8 @@ impl<P> Link<P> {
             enqueued: sent + self.config.propagation_delay_us,
             bytes: size_bytes,
             flow,
+            ecn,
+            mark: None,
             payload,
         });
     }
@@ -641,7 +700,7 @@ impl<P> Link<P> {
     /// [`send`](Link::send)'s propagation with a delay trace or jitter (kept out of the fixed
     /// delay's path).
     #[inline(never)]
-    fn send_delayed(&mut self, sent: Instant, size_bytes: u32, flow: u32, payload: P) {
+    fn send_delayed(&mut self, sent: Instant, size_bytes: u32, flow: u32, ecn: Ecn, payload: P) {
         let Some(delay) = &mut self.delay else {
             return;
         };
@@ -652,6 +711,8 @@ impl<P> Link<P> {
             enqueued,
             bytes: size_bytes,
             flow,
+            ecn,
+            mark: None,
             payload,
         };
         if reorders {
@@ -832,6 +893,12 @@ impl<P> Link<P> {
 
     /// Counters since creation.
     pub fn stats(&self) -> LinkStats {
-        self.stats
+        let mut s = self.stats;
+        let m = self.queue.marking();
+        s.packets_aqm_marked = m.aqm.0;
+        s.packets_step_marked = m.step.0;
+        s.packets_marked = m.aqm.0 + m.step.0;
+        s.bytes_marked = m.aqm.1 + m.step.1;
+        s
     }
 }

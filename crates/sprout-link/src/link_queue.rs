@@ -1,6 +1,7 @@
 //! The link's queue as the link runs it: the FIFO of [`crate::queue`] (drop-tail, CoDel,
 //! PIE) or FQ-CoDel's flow queues ([`crate::fq_codel`]), one type over both.
 
+use crate::ecn::Marking;
 use crate::fq_codel::{FqCodel, FqParams};
 use crate::queue::{Admission, ByteQueue, QueueConfig};
 
@@ -17,8 +18,14 @@ pub(crate) struct LinkQueue<P> {
 }
 
 impl<P> LinkQueue<P> {
-    /// The queue `config` names, admitting as `admission` says, PIE's drops drawn from `seed`.
-    pub(crate) fn new(config: QueueConfig, admission: Admission, seed: u64) -> Self {
+    /// The queue `config` names, admitting as `admission` says, PIE's drops drawn from `seed`,
+    /// marking as `marking` says.
+    pub(crate) fn new(
+        config: QueueConfig,
+        admission: Admission,
+        seed: u64,
+        marking: Marking,
+    ) -> Self {
         let fq = match config {
             QueueConfig::FqCodel {
                 target_us,
@@ -37,13 +44,19 @@ impl<P> LinkQueue<P> {
                     limit_bytes: memory_limit_bytes,
                 },
                 admission,
+                marking,
             ))),
             _ => None,
         };
         let fifo = if fq.is_some() {
-            ByteQueue::new(QueueConfig::default(), Admission::default(), seed)
+            ByteQueue::new(
+                QueueConfig::default(),
+                Admission::default(),
+                seed,
+                Marking::default(),
+            )
         } else {
-            ByteQueue::new(config, admission, seed)
+            ByteQueue::new(config, admission, seed, marking)
         };
         LinkQueue { fifo, fq }
     }
@@ -80,6 +93,14 @@ impl<P> LinkQueue<P> {
         match &self.fq {
             None => self.fifo.remaining_bytes(),
             Some(q) => q.remaining_bytes(),
+        }
+    }
+
+    /// The marks made: the AQM's and the step's, packets and bytes.
+    pub(crate) fn marking(&self) -> &Marking {
+        match &self.fq {
+            None => &self.fifo.marking,
+            Some(q) => &q.marking,
         }
     }
 }

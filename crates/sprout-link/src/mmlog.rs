@@ -11,17 +11,22 @@
 //!   (the buffer, PIE) and random losses, and alone for drops from inside the queue (CoDel, a
 //!   drop-head buffer), whose arrival was logged when they joined it;
 //! - `t # bytes`: a delivery opportunity;
-//! - `t - bytes delay`: a packet departs; `delay` = departure ms - arrival-at-queue ms.
+//! - `t - bytes delay`: a packet departs; `delay` = departure ms - arrival-at-queue ms. A
+//!   packet the link marked CE ([`crate::ecn`]) departs as `t - bytes delay ce:reason`, with
+//!   why: `ce:aqm` (the AQM marked it instead of dropping it) or `ce:step` (the L4S step).
+//!   The mark is our addition, written only when the link marks (with `ecn` or an L4S step).
 //!
 //! With random loss configured ([`LinkConfig::loss`] > 0) the header has one more comment line,
 //! `# loss: <probability> (bernoulli, seed <seed>)` (with Gilbert-Elliott loss, `# loss:
 //! gemodel p=P r=R 1-h=H 1-k=K (seed <seed>)`); a delay trace adds `# delay trace: <name>
-//! (interval <T>, <n> values)` and jitter `# jitter: <T>[,reorder]`. Readers ignore unknown
+//! (interval <T>, <n> values)`, jitter `# jitter: <T>[,reorder]`, and ECN marking `# ecn:
+//! mark` with `, l4s step <T>` (or `# ecn: l4s step <T>` alone). Readers ignore unknown
 //! comments.
 
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::Path;
 
+use crate::ecn::MarkReason;
 use crate::link::{LinkConfig, LinkEvent};
 use crate::queue::{format_ms, DropReason};
 
@@ -85,6 +90,15 @@ impl<W: Write> MmLogWriter<W> {
         if let Some(j) = &config.jitter {
             writeln!(out, "# jitter: {j}")?;
         }
+        let step = config
+            .l4s_step_us
+            .map(|t| format!("l4s step {}", format_ms(t)));
+        match (config.ecn, step) {
+            (true, Some(step)) => writeln!(out, "# ecn: mark, {step}")?,
+            (true, None) => writeln!(out, "# ecn: mark")?,
+            (false, Some(step)) => writeln!(out, "# ecn: {step}")?,
+            (false, None) => {}
+        }
         Ok(MmLogWriter { out })
     }
 
@@ -120,7 +134,12 @@ impl<W: Write> MmLogWriter<W> {
             LinkEvent::Delivered(d) => {
                 let t = d.delivered.as_millis();
                 let delay = t.saturating_sub(d.enqueued.as_millis());
-                writeln!(self.out, "{} - {} {}", t, d.bytes, delay)
+                match d.mark {
+                    None => writeln!(self.out, "{} - {} {}", t, d.bytes, delay),
+                    Some(m) => {
+                        writeln!(self.out, "{} - {} {} ce:{}", t, d.bytes, delay, m.as_str())
+                    }
+                }
             }
         }
     }
@@ -192,6 +211,8 @@ pub struct MmDeparture {
     pub bytes: u64,
     /// Time in the queue (ms).
     pub delay_ms: u64,
+    /// Why the link marked it CE, if the log says it did (`ce:aqm`, `ce:step`).
+    pub mark: Option<MarkReason>,
 }
 
 /// `t d packets bytes [reason]`: packets dropped by the queue (or lost).
@@ -276,13 +297,19 @@ impl MmLog {
             let a = number(fields.next());
             let b = number(fields.next());
             let word = fields.next();
-            let reason = match (kind, word) {
-                ("d", Some(w)) => {
-                    Some(DropReason::from_word(w).ok_or_else(|| bad("unknown drop reason"))?)
+            let (reason, mark) = match (kind, word) {
+                ("d", Some(w)) => (
+                    Some(DropReason::from_word(w).ok_or_else(|| bad("unknown drop reason"))?),
+                    None,
+                ),
+                ("-", Some(w)) => {
+                    let m = w.strip_prefix("ce:").and_then(MarkReason::from_word);
+                    (None, Some(m.ok_or_else(|| bad("unknown mark"))?))
                 }
-                _ => None,
+                _ => (None, None),
             };
-            let extra = (word.is_some() && reason.is_none()) || fields.next().is_some();
+            let extra =
+                (word.is_some() && reason.is_none() && mark.is_none()) || fields.next().is_some();
             match (kind, a, b, extra) {
                 ("+", Some(bytes), None, false) => log.arrivals.push(MmArrival { ms, bytes }),
                 ("#", Some(bytes), None, false) => {
@@ -292,6 +319,7 @@ impl MmLog {
                     ms,
                     bytes,
                     delay_ms,
+                    mark,
                 }),
                 ("d", Some(packets), Some(bytes), false) => log.drops.push(MmDrop {
                     ms,

@@ -37,6 +37,9 @@ pub const PIE_DEFAULT_ALPHA_16THS: u32 = 2;
 pub const PIE_DEFAULT_BETA_16THS: u32 = 20;
 /// The burst allowance (RFC 8033 `MAX_BURST`, Linux's): 150 ms.
 pub const PIE_DEFAULT_MAX_BURST: Duration = Duration::from_millis(150);
+/// The drop probability at and under which PIE with ECN marks an ECN-capable packet instead
+/// of dropping it (RFC 8033 section 5.1's `mark_ecnth`): 0.1.
+pub const PIE_MARK_ECN_THRESHOLD: f64 = 0.1;
 /// The MTU of Linux's "fewer than two MTUs queued" rule (bytes).
 pub const PIE_MTU_BYTES: u64 = 1500;
 
@@ -193,6 +196,22 @@ impl Pie {
             self.accu_prob = 0.0;
         }
         drop
+    }
+
+    /// Whether an early drop may be an ECN mark instead: the drop probability is at most 10%
+    /// (RFC 8033 section 5.1's `mark_ecnth`, Linux's `MAX_PROB / 10`).
+    pub(crate) fn may_mark(&self) -> bool {
+        self.drop_prob <= PIE_MARK_ECN_THRESHOLD
+    }
+
+    /// Puts PIE in a congested state, for tests: drop probability `p`, both queue delays
+    /// `qdelay_us`, no burst allowance left.
+    #[cfg(test)]
+    pub(crate) fn force(&mut self, p: f64, qdelay_us: u64) {
+        self.drop_prob = p;
+        self.qdelay_us = qdelay_us;
+        self.qdelay_old_us = qdelay_us;
+        self.burst_allowance_us = 0;
     }
 
     /// A packet was dropped for another reason (the buffer was full): clears `accu_prob`, as

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use sprout_core::time::{Duration, Instant};
 
 use crate::codel::{CoDelQueue, CoDelState};
+use crate::ecn::{Ecn, MarkReason, Marking};
 use crate::pie::{
     Pie, PieParams, PIE_DEFAULT_ALPHA_16THS, PIE_DEFAULT_BETA_16THS, PIE_DEFAULT_MAX_BURST,
     PIE_DEFAULT_TARGET, PIE_DEFAULT_TUPDATE,
@@ -425,6 +426,10 @@ pub(crate) struct Packet<P> {
     pub bytes: u32,
     /// Its flow key ([`Link::send_flow`](crate::Link::send_flow)); only FQ-CoDel reads it.
     pub flow: u32,
+    /// Its ECN codepoint, CE once the link marked it.
+    pub ecn: Ecn,
+    /// Why the link marked it CE, if it did.
+    pub mark: Option<MarkReason>,
     pub payload: P,
 }
 
@@ -469,6 +474,14 @@ impl<P, F: FnMut(Served<P>)> CoDelQueue for FifoCoDel<'_, P, F> {
     fn drop_head(&mut self) {
         self.queue.drop_at(0, DropReason::Aqm, self.out);
     }
+
+    fn mark_head(&mut self) -> bool {
+        let q = &mut *self.queue;
+        match q.packets.front_mut() {
+            Some(p) => q.marking.aqm_mark(&mut p.ecn, &mut p.mark, p.bytes),
+            None => false,
+        }
+    }
 }
 
 /// FIFO with mahimahi's per-byte service, drop-tail admission and optional CoDel head drops.
@@ -491,12 +504,19 @@ pub(crate) struct ByteQueue<P> {
     admits: bool,
     /// PIE's state, with a PIE queue.
     pie: Option<Pie>,
+    /// ECN marking: what is marked, and the marks made.
+    pub(crate) marking: Marking,
 }
 
 impl<P> ByteQueue<P> {
     /// A queue running `config`, admitting as `admission` says (its byte limit is the lower of
-    /// the two), PIE's drops drawn from `seed`.
-    pub(crate) fn new(config: QueueConfig, mut admission: Admission, seed: u64) -> Self {
+    /// the two), PIE's drops drawn from `seed`, marking as `marking` says.
+    pub(crate) fn new(
+        config: QueueConfig,
+        mut admission: Admission,
+        seed: u64,
+        marking: Marking,
+    ) -> Self {
         admission.bytes = match (admission.bytes, config.limit_bytes()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -532,6 +552,7 @@ impl<P> ByteQueue<P> {
             admits: admission.packets.is_some() || admission.bytes.is_some() || pie.is_some(),
             admission,
             pie,
+            marking,
         }
     }
 
@@ -586,11 +607,11 @@ impl<P> ByteQueue<P> {
     #[inline]
     pub(crate) fn offer(
         &mut self,
-        packet: Packet<P>,
+        mut packet: Packet<P>,
         out: &mut impl FnMut(Served<P>),
     ) -> Result<(), (Packet<P>, DropReason)> {
         if self.admits {
-            if let Err(reason) = self.admit(&packet, out) {
+            if let Err(reason) = self.admit(&mut packet, out) {
                 return Err((packet, reason));
             }
         }
@@ -636,7 +657,7 @@ impl<P> ByteQueue<P> {
     #[inline(never)]
     fn admit(
         &mut self,
-        packet: &Packet<P>,
+        packet: &mut Packet<P>,
         out: &mut impl FnMut(Served<P>),
     ) -> Result<(), DropReason> {
         let bytes = u64::from(packet.bytes);
@@ -655,7 +676,14 @@ impl<P> ByteQueue<P> {
         }
         let waiting = self.waiting_bytes();
         if let Some(pie) = &mut self.pie {
-            if pie.drop_early(waiting) {
+            // With ECN, PIE marks an ECN-capable packet instead while its drop probability
+            // is at most 10% (RFC 8033 section 5.1, Linux's `MAX_PROB / 10`).
+            if pie.drop_early(waiting)
+                && !(pie.may_mark()
+                    && self
+                        .marking
+                        .aqm_mark(&mut packet.ecn, &mut packet.mark, packet.bytes))
+            {
                 return Err(DropReason::Aqm);
             }
         }
@@ -693,8 +721,13 @@ impl<P> ByteQueue<P> {
             QueueConfig::FqCodel { .. } => {}
             QueueConfig::Pie { .. } => self.pie_dequeue(now_us),
         }
-        if self.packets.is_empty() {
+        let Some(head) = self.packets.front_mut() else {
             return false;
+        };
+        if self.marking.step_us.is_some() {
+            let sojourn = now_us.saturating_sub(head.enqueued.as_micros());
+            self.marking
+                .step_mark(&mut head.ecn, &mut head.mark, head.bytes, sojourn);
         }
         self.head_in_transit = true;
         true
@@ -730,5 +763,77 @@ impl<P> ByteQueue<P> {
         }
         out(Served::Dropped(p, index, reason));
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(i: usize, ecn: Ecn) -> Packet<usize> {
+        Packet {
+            sent: Instant::ZERO,
+            enqueued: Instant::ZERO,
+            bytes: 1500,
+            flow: 0,
+            ecn,
+            mark: None,
+            payload: i,
+        }
+    }
+
+    /// A PIE queue with ECN forced to drop probability `p` and a 40 ms queue delay, offered
+    /// 400 packets of `ecn` at once: (marked, dropped by PIE).
+    fn pie_offers(p: f64, ecn: Ecn, marks: bool) -> (usize, usize) {
+        let marking = Marking {
+            ecn: marks,
+            ..Marking::default()
+        };
+        let mut q = ByteQueue::new(QueueConfig::pie(), Admission::default(), 1, marking);
+        if let Some(pie) = &mut q.pie {
+            pie.force(p, 40_000);
+        }
+        let mut dropped = 0;
+        for i in 0..400 {
+            match q.offer(packet(i, ecn), &mut |_| {}) {
+                Ok(()) => {}
+                Err((_, reason)) => {
+                    assert_eq!(reason, DropReason::Aqm);
+                    dropped += 1;
+                }
+            }
+        }
+        let marked = q.packets.iter().filter(|p| p.mark.is_some()).count();
+        assert!(q
+            .packets
+            .iter()
+            .all(|p| (p.mark == Some(MarkReason::Aqm)) == (p.ecn == Ecn::Ce)));
+        assert_eq!(q.marking.aqm.0, marked as u64);
+        (marked, dropped)
+    }
+
+    #[test]
+    fn pie_marks_at_and_under_ten_percent_and_drops_above() {
+        // At 5% and 10%, every early drop of an ECT packet is a mark (400 arrivals accumulate
+        // past RFC 8033's 8.5 at least twice, so at least two decisions are made).
+        for p in [0.05, 0.1] {
+            for ecn in [Ecn::Ect0, Ecn::Ect1] {
+                let (marked, dropped) = pie_offers(p, ecn, true);
+                assert!(marked >= 2, "{p} {ecn:?}: {marked}");
+                assert_eq!(dropped, 0);
+            }
+            // Without ECN, or for a Not-ECT packet, the same decisions drop.
+            let (marked, dropped) = pie_offers(p, Ecn::Ect0, false);
+            assert_eq!(marked, 0);
+            assert!(dropped >= 2);
+            assert_eq!(pie_offers(p, Ecn::NotEct, true), (0, dropped));
+        }
+        // Above 10%, ECT packets are dropped too.
+        for p in [0.1001, 0.3] {
+            let (marked, dropped) = pie_offers(p, Ecn::Ect0, true);
+            assert_eq!(marked, 0, "{p}");
+            assert!(dropped >= 10, "{p}: {dropped}");
+            assert_eq!(pie_offers(p, Ecn::Ect0, false), (0, dropped));
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The link's shaping options beyond the queue's kind and Bernoulli loss, as the front ends
 //! (`sprout sim`, `sprout link`, the Python package) set them on each direction: a buffer,
-//! CoDel's target and interval, FQ-CoDel's quantum and flows, Gilbert-Elliott loss, a delay trace and jitter. One type for
+//! CoDel's target and interval, FQ-CoDel's quantum and flows, Gilbert-Elliott loss, a delay trace, jitter, ECN
+//! marking and the L4S step. One type for
 //! all, so that the simulator and the emulator read the same options the same way.
 
 use std::sync::Arc;
@@ -32,6 +33,10 @@ pub struct DirectionShape {
     pub delay_trace: Option<Arc<DelayTrace>>,
     /// Jitter ([`LinkConfig::jitter`]).
     pub jitter: Option<Jitter>,
+    /// ECN marking by the AQM ([`LinkConfig::ecn`]).
+    pub ecn: Option<bool>,
+    /// The L4S step threshold ([`LinkConfig::l4s_step_us`]).
+    pub l4s_step: Option<Duration>,
 }
 
 impl DirectionShape {
@@ -46,6 +51,8 @@ impl DirectionShape {
             gilbert_elliott: over.gilbert_elliott.or(self.gilbert_elliott),
             delay_trace: over.delay_trace.clone().or(self.delay_trace.clone()),
             jitter: over.jitter.or(self.jitter),
+            ecn: over.ecn.or(self.ecn),
+            l4s_step: over.l4s_step.or(self.l4s_step),
         }
     }
 
@@ -92,6 +99,12 @@ impl DirectionShape {
         }
         if let Some(j) = self.jitter {
             cfg.jitter = Some(j);
+        }
+        if let Some(on) = self.ecn {
+            cfg.ecn = on;
+        }
+        if let Some(t) = self.l4s_step {
+            cfg.l4s_step_us = Some(t);
         }
     }
 

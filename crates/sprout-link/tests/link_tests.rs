@@ -248,6 +248,8 @@ fn events_come_in_time_order() {
             enqueued: Instant::from_micros(5_000),
             delivered: Instant::from_micros(10_000),
             flow: 0,
+            ecn: sprout_link::Ecn::NotEct,
+            mark: None,
         }),
         LinkEvent::Opportunity {
             at: Instant::from_micros(10_000),
@@ -260,6 +262,8 @@ fn events_come_in_time_order() {
             enqueued: Instant::from_micros(10_000),
             delivered: Instant::from_micros(10_000),
             flow: 0,
+            ecn: sprout_link::Ecn::NotEct,
+            mark: None,
         }),
         LinkEvent::Opportunity {
             at: Instant::from_micros(20_000),

@@ -94,6 +94,7 @@ fn round_trip_through_a_link_run() {
                 ms: d.delivered.as_micros() / 1000,
                 bytes: u64::from(d.bytes),
                 delay_ms: d.delivered.as_micros() / 1000 - d.enqueued.as_micros() / 1000,
+                mark: d.mark,
             }),
         }
     }
@@ -154,7 +155,8 @@ fn reads_a_mahimahi_style_log() {
         vec![MmDeparture {
             ms: 1241,
             bytes: 1400,
-            delay_ms: 1
+            delay_ms: 1,
+            mark: None,
         }]
     );
     assert_eq!(

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod codel_loss_tests;
+mod ecn_tests;
 mod fq_codel_tests;
 mod link_tests;
 mod mmlog_tests;

@@ -13,7 +13,7 @@ use sprout_core::direction::Load;
 use sprout_core::time::Duration;
 use sprout_core::{Config, Connection, Instant};
 use sprout_link::{
-    DirectionShape, Link, LinkConfig, LinkEvent, LinkStats, MmLogWriter, QueueConfig, Trace,
+    DirectionShape, Ecn, Link, LinkConfig, LinkEvent, LinkStats, MmLogWriter, QueueConfig, Trace,
 };
 use sprout_tcp::{CcKind, Segment, TcpConfig, TcpEndpoint};
 
@@ -311,6 +311,27 @@ enum Body {
     Tcp(Segment),
     Direct,
     Gcc(GccPacket),
+}
+
+impl WirePacket {
+    /// The ECN codepoint it is sent with: ECT(0) for a TCP segment its sender made
+    /// ECN-capable (ECN negotiated, new data), else Not-ECT. Sprout's datagrams and the
+    /// others are Not-ECT: their senders do not read marks.
+    #[inline]
+    fn ecn(&self) -> Ecn {
+        match &self.body {
+            Body::Tcp(seg) if seg.ecn.ect => Ecn::Ect0,
+            _ => Ecn::NotEct,
+        }
+    }
+
+    /// The link marked it CE: a TCP segment's receiver sees the mark.
+    #[cold]
+    fn mark_ce(&mut self) {
+        if let Body::Tcp(seg) = &mut self.body {
+            seg.ecn.ce = true;
+        }
+    }
 }
 
 /// [`WirePacket::message`] of a packet that carries no message of a non-bulk application.
@@ -820,7 +841,7 @@ impl Side {
                     packet.message = app.queued.pop_front().unwrap_or(NO_MESSAGE);
                 }
             }
-            self.link.send(now, bytes, ());
+            self.link.send_ecn(now, bytes, 0, packet.ecn(), ());
             self.on_link.propagating.push_back(packet);
         }
         self.wake = match host.next_timeout() {
@@ -843,7 +864,8 @@ impl Side {
         };
         let (link, on_link) = (&mut self.link, &mut self.on_link);
         c.act(now, |seg| {
-            link.send_flow(now, seg.wire_bytes(), CROSS_FLOW, ());
+            let ecn = if seg.ecn.ect { Ecn::Ect0 } else { Ecn::NotEct };
+            link.send_ecn(now, seg.wire_bytes(), CROSS_FLOW, ecn, ());
             on_link.propagating.push_back(WirePacket {
                 app_bytes: seg.len,
                 is_data: seg.is_data(),
@@ -931,7 +953,10 @@ fn deliver<W: Write>(
             side.link.in_flight_packets()
         );
     }
-    for (i, d, p) in delivered.drain(..) {
+    for (i, d, mut p) in delivered.drain(..) {
+        if d.ecn == Ecn::Ce {
+            p.mark_ce();
+        }
         take_in(sides, i, &d, &p)?;
         // The datagram's buffer serves a later one.
         if let Body::Sprout(buf) = p.body {

@@ -172,6 +172,8 @@ impl SimOptions {
         self.shape
             .validate(&up, &down)
             .map_err(|e| SimError::InvalidOption(e.to_string()))?;
+        // With ECN marking on either link, the TCP peers negotiate ECN (RFC 3168).
+        cfg.tcp.ecn = up.ecn || down.ecn;
         let cfg = SimConfig {
             duration: self
                 .duration_s
@@ -253,7 +255,8 @@ pub fn run_with_progress(
 /// spec), simulated and skipped seconds, the parameters as given, and each direction's trace
 /// name, metrics ([`crate::metrics::DirectionMetrics`]) and application-level figures
 /// ([`crate::app_metrics::AppMetrics`], null for a bulk sender or a direction without data),
-/// and its link's drops over the whole run, packets by reason (`buffer`, `aqm`, `loss`); with
+/// and its link's drops over the whole run, packets by reason (`buffer`, `aqm`, `loss`), and
+/// its CE marks, packets by reason (`aqm`: instead of a drop, `step`: the L4S step); with
 /// cross traffic, its controller (`cross`) and the bytes of it each link delivered
 /// (`cross_bytes`).
 pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
@@ -270,12 +273,14 @@ pub fn to_json(opts: &SimOptions, cfg: &SimConfig, out: &SimOutput) -> Value {
             "metrics": out.uplink.metrics,
             "app": out.uplink.app,
             "drops": drops_json(&out.uplink.link),
+            "marks": marks_json(&out.uplink.link),
         },
         "downlink": {
             "trace": out.downlink.trace.name(),
             "metrics": out.downlink.metrics,
             "app": out.downlink.app,
             "drops": drops_json(&out.downlink.link),
+            "marks": marks_json(&out.downlink.link),
         },
     });
     if let Some(cc) = cfg.cross {
@@ -292,6 +297,14 @@ fn drops_json(s: &LinkStats) -> Value {
         "buffer": s.packets_buffer_dropped,
         "aqm": s.packets_aqm_dropped,
         "loss": s.packets_lost,
+    })
+}
+
+/// A link's CE marks over the run, packets by reason.
+fn marks_json(s: &LinkStats) -> Value {
+    serde_json::json!({
+        "aqm": s.packets_aqm_marked,
+        "step": s.packets_step_marked,
     })
 }
 

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod app_traffic;
+mod ecn;
 mod gcc;
 mod recorded;
 mod wide_forecast_recorded;

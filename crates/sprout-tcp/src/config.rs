@@ -51,6 +51,12 @@ pub struct TcpConfig {
     /// largest value, 4 MiB by default; the send buffer holds every unacknowledged byte). Default
     /// 64 MiB, so it does not limit; the simulator uses Linux's 4 MiB.
     pub send_buffer_bytes: u64,
+    /// ECN (RFC 3168): ask for it in the handshake (or, for an endpoint opened established,
+    /// take it as negotiated); once negotiated, new data is sent ECT(0), CE marks are echoed
+    /// with ECE until the peer's CWR, and an ECE reduces the window once per window of data
+    /// (the controller's reduction, Cubic's beta) with CWR on the next new data. Default
+    /// false (Linux's `tcp_ecn` = 2 answers ECN but does not ask for it).
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -64,6 +70,7 @@ impl Default for TcpConfig {
             max_cwnd_segments: 100_000,
             receive_window_bytes: 64 << 20,
             send_buffer_bytes: 64 << 20,
+            ecn: false,
         }
     }
 }

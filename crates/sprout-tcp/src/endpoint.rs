@@ -66,6 +66,12 @@ pub struct TcpStats {
     pub syn_retransmits: u32,
     /// SYN, SYN-ACK and handshake ACK segments sent (not counted as ACKs or data).
     pub handshake_segments_sent: u64,
+    /// Whether ECN was negotiated (RFC 3168; [`TcpConfig::ecn`]).
+    pub ecn: bool,
+    /// Peer data segments received marked CE.
+    pub ce_segments_received: u64,
+    /// Window reductions in answer to ECE (at most one per window of data).
+    pub ecn_reductions: u64,
 }
 
 /// A sans-IO TCP-like endpoint.
@@ -118,7 +124,8 @@ impl TcpEndpoint {
     pub fn open(cfg: TcpConfig, cc: CcKind, opening: Opening, now: Instant) -> Self {
         let cc_cfg = CcConfig::from_tcp(&cfg);
         let mut e = Self::with_controller(cfg, new_controller(cc, &cc_cfg), now);
-        e.handshake = Handshake::new(opening, e.cfg.initial_rto);
+        e.handshake = Handshake::new(opening, e.cfg.initial_rto, e.cfg.ecn);
+        e.sender.set_ecn(e.handshake.ecn_ok());
         e.rebuild = Some((cc, cc_cfg));
         e
     }
@@ -128,10 +135,12 @@ impl TcpEndpoint {
     /// controller of your own). `now` as for [`new`](Self::new).
     pub fn with_controller(cfg: TcpConfig, cc: Box<dyn CongestionControl>, now: Instant) -> Self {
         let _ = now;
+        let mut sender = Sender::with_controller(&cfg, cc);
+        sender.set_ecn(cfg.ecn);
         TcpEndpoint {
-            sender: Sender::with_controller(&cfg, cc),
+            sender,
             receiver: Receiver::new(cfg.delayed_acks),
-            handshake: Handshake::new(Opening::Established, cfg.initial_rto),
+            handshake: Handshake::new(Opening::Established, cfg.initial_rto, cfg.ecn),
             rebuild: None,
             cfg,
             ack_segments_sent: 0,
@@ -199,6 +208,7 @@ impl TcpEndpoint {
     /// any), and a handshake that needed retransmissions but gave no RTT sample leaves a 3 s RTO
     /// (RFC 6298 §5.7).
     fn on_established(&mut self, now: Instant, rtt: Option<Duration>) {
+        self.sender.set_ecn(self.handshake.ecn_ok());
         if self.handshake.retransmits() > 1 {
             if let Some((kind, cc_cfg)) = &self.rebuild {
                 let one_segment = CcConfig {
@@ -250,6 +260,10 @@ impl TcpEndpoint {
                 one_way_delay: a.one_way_delay,
                 retransmission: false,
                 syn: false,
+                ecn: crate::segment::SegmentEcn {
+                    ece: a.ece,
+                    ..Default::default()
+                },
             }
         } else if self.handshake.is_established() {
             self.sender.poll_transmit(now)?
@@ -311,6 +325,9 @@ impl TcpEndpoint {
             state: self.handshake.state(),
             syn_retransmits: self.handshake.retransmits(),
             handshake_segments_sent: self.handshake_segments_sent,
+            ecn: self.sender.ecn(),
+            ce_segments_received: r.ce_segments_received,
+            ecn_reductions: s.ecn_reductions,
         }
     }
 

@@ -78,10 +78,15 @@ pub(crate) struct Handshake {
     ack_pending: bool,
     /// Timestamp of the peer's SYN or SYN-ACK, echoed in the reply.
     peer_tsval: Option<Instant>,
+    /// This end wants ECN (`TcpConfig::ecn`).
+    ecn_wanted: bool,
+    /// ECN was negotiated (RFC 3168 section 6.1.1): the SYN carried ECE and CWR and the
+    /// SYN-ACK ECE without CWR; for an endpoint opened established, whether it wants ECN.
+    ecn_ok: bool,
 }
 
 impl Handshake {
-    pub(crate) fn new(opening: Opening, initial_rto: Duration) -> Self {
+    pub(crate) fn new(opening: Opening, initial_rto: Duration, ecn: bool) -> Self {
         let state = match opening {
             Opening::Established => ConnectionState::Established,
             Opening::Active => ConnectionState::SynSent,
@@ -95,7 +100,14 @@ impl Handshake {
             transmit_pending: opening == Opening::Active,
             ack_pending: false,
             peer_tsval: None,
+            ecn_wanted: ecn,
+            ecn_ok: ecn && opening == Opening::Established,
         }
+    }
+
+    /// Whether ECN was negotiated (meaningful once established).
+    pub(crate) fn ecn_ok(&self) -> bool {
+        self.ecn_ok
     }
 
     pub(crate) fn state(&self) -> ConnectionState {
@@ -123,6 +135,8 @@ impl Handshake {
             ConnectionState::Listen => {
                 if seg.syn && seg.ack.is_none() {
                     self.state = ConnectionState::SynReceived;
+                    // An ECN-setup SYN (ECE and CWR) to an end that wants ECN.
+                    self.ecn_ok = self.ecn_wanted && seg.ecn.ece && seg.ecn.cwr;
                     self.peer_tsval = Some(seg.sent);
                     self.transmit_pending = true;
                 }
@@ -130,6 +144,8 @@ impl Handshake {
             }
             ConnectionState::SynSent => {
                 if seg.syn && seg.ack.is_some() {
+                    // An ECN-setup SYN-ACK: ECE without CWR.
+                    self.ecn_ok = self.ecn_wanted && seg.ecn.ece && !seg.ecn.cwr;
                     self.state = ConnectionState::Established;
                     self.deadline = None;
                     self.transmit_pending = false;
@@ -201,17 +217,27 @@ impl Handshake {
             one_way_delay: None,
             retransmission,
             syn: true,
+            ecn: crate::segment::SegmentEcn::default(),
         };
         match self.state {
             ConnectionState::SynSent | ConnectionState::SynReceived if self.transmit_pending => {
                 self.transmit_pending = false;
                 self.deadline = Some(now + self.timeout());
                 let retransmission = self.retransmits > 0;
-                Some(if self.state == ConnectionState::SynSent {
+                let mut seg = if self.state == ConnectionState::SynSent {
                     syn(None, None, retransmission)
                 } else {
                     syn(Some(0), self.peer_tsval, retransmission)
-                })
+                };
+                // RFC 3168 section 6.1.1: an ECN-setup SYN has ECE and CWR, an ECN-setup
+                // SYN-ACK ECE alone.
+                if self.state == ConnectionState::SynSent {
+                    seg.ecn.ece = self.ecn_wanted;
+                    seg.ecn.cwr = self.ecn_wanted;
+                } else {
+                    seg.ecn.ece = self.ecn_ok;
+                }
+                Some(seg)
             }
             ConnectionState::Established if self.ack_pending => {
                 self.ack_pending = false;
@@ -219,6 +245,7 @@ impl Handshake {
                     seq: snd_max,
                     ack: Some(rcv_nxt),
                     syn: false,
+                    ecn: crate::segment::SegmentEcn::default(),
                     ..syn(None, self.peer_tsval, false)
                 })
             }

@@ -13,6 +13,7 @@
 //! | three-way handshake with Linux's SYN timers | RFC 9293 §3.5, 6298 | [`handshake`] |
 //! | delivery-rate samples | draft-cheng-iccrg-delivery-rate-estimation | `rate` |
 //! | pacing | Linux TCP internal pacing | `pacer` |
+//! | ECN: negotiation, ECT(0) on new data, ECE until CWR, one reduction per window | RFC 3168 §6.1 | [`segment::SegmentEcn`], [`TcpConfig::ecn`] |
 //! | congestion controllers | see [`cc`] | [`cc`] |
 //! | the endpoint | — | [`endpoint`] |
 //!
@@ -38,7 +39,8 @@
 //!   only while the flow is cwnd-limited (Linux's `tcp_is_cwnd_limited`, RFC 7661).
 //!
 //! Not implemented: SACK (RFC 2018/6675), limited transmit (RFC 3042), PRR (RFC 6937), F-RTO,
-//! HyStart, Nagle, teardown, ECN, piggybacked ACKs, window scaling and advertised windows (the
+//! HyStart, Nagle, teardown, a scalable (DCTCP/Prague, ECT(1)) answer to ECN marks, AccECN,
+//! piggybacked ACKs, window scaling and advertised windows (the
 //! receive window is a sender-side constant).
 //!
 //! ```

@@ -24,6 +24,8 @@ pub(crate) struct PendingAck {
     pub ack: u64,
     pub echo: Option<Instant>,
     pub one_way_delay: Option<Duration>,
+    /// The ECE flag: a CE mark not yet answered by the peer's CWR.
+    pub ece: bool,
 }
 
 /// Receiver counters.
@@ -32,6 +34,7 @@ pub(crate) struct ReceiverCounters {
     pub data_segments_received: u64,
     pub duplicate_segments_received: u64,
     pub out_of_order_segments_received: u64,
+    pub ce_segments_received: u64,
 }
 
 /// The receiving half of an endpoint.
@@ -50,6 +53,9 @@ pub(crate) struct Receiver {
     last_one_way_delay: Option<Duration>,
     pending: VecDeque<PendingAck>,
     counters: ReceiverCounters,
+    /// RFC 3168 section 6.1.3: set by a CE-marked data segment, cleared by one with CWR;
+    /// every ACK echoes it as ECE.
+    ece: bool,
 }
 
 impl Receiver {
@@ -65,6 +71,7 @@ impl Receiver {
             last_one_way_delay: None,
             pending: VecDeque::new(),
             counters: ReceiverCounters::default(),
+            ece: false,
         }
     }
 
@@ -97,6 +104,16 @@ impl Receiver {
             return;
         }
         self.counters.data_segments_received += 1;
+        // ECN: CWR ends the echo; a CE mark (re)starts it and, if new, is acknowledged at
+        // once (Linux's quick ACK on CE).
+        if seg.ecn.cwr {
+            self.ece = false;
+        }
+        let new_ce = seg.ecn.ce && !self.ece;
+        if seg.ecn.ce {
+            self.ece = true;
+            self.counters.ce_segments_received += 1;
+        }
         self.last_one_way_delay = Some(now - seg.sent);
         if seg.seq <= self.last_ack_sent && self.ts_recent.is_none_or(|t| seg.sent >= t) {
             self.ts_recent = Some(seg.sent);
@@ -124,7 +141,7 @@ impl Receiver {
             self.rcv_nxt = self.rcv_nxt.max(stop);
             self.out_of_order.remove(&start);
         }
-        if !self.delayed_acks || filled_gap {
+        if !self.delayed_acks || filled_gap || new_ce {
             self.queue_ack();
             return;
         }
@@ -141,6 +158,7 @@ impl Receiver {
             ack: self.rcv_nxt,
             echo: self.ts_recent,
             one_way_delay: self.last_one_way_delay,
+            ece: self.ece,
         });
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_segments = 0;

@@ -38,6 +38,24 @@ pub struct Segment {
     pub retransmission: bool,
     /// The SYN flag: a SYN (no `ack`) opens a connection, a SYN-ACK (with `ack`) answers it.
     pub syn: bool,
+    /// ECN (RFC 3168): the IP header's codepoint and the TCP header's ECE and CWR flags.
+    pub ecn: SegmentEcn,
+}
+
+/// A segment's ECN bits (RFC 3168): what its sender set, and whether the network marked it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SegmentEcn {
+    /// ECT(0) in the IP header: sent ECN-capable (new data, once ECN is negotiated).
+    pub ect: bool,
+    /// CE in the IP header: a router marked it (the network sets this, e.g. the simulator
+    /// when its link marked the packet).
+    pub ce: bool,
+    /// The TCP header's ECE flag: on a SYN (with CWR), asks for ECN; on a SYN-ACK (without
+    /// CWR), accepts it; on an ACK, echoes a CE mark until the sender's CWR.
+    pub ece: bool,
+    /// The TCP header's CWR flag: on a SYN, asks for ECN; on data, the sender reduced its
+    /// window.
+    pub cwr: bool,
 }
 
 impl Segment {
@@ -78,6 +96,7 @@ mod tests {
             one_way_delay: None,
             retransmission: false,
             syn: false,
+            ecn: crate::segment::SegmentEcn::default(),
         };
         assert_eq!(s.wire_bytes(), 1500);
         assert!(s.is_data());

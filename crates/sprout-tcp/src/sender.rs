@@ -32,7 +32,7 @@ use crate::config::{TcpConfig, DUPACK_THRESHOLD, MAX_RTO};
 use crate::pacer::Pacer;
 use crate::rate::{RateEstimator, TxState};
 use crate::rtt::RttEstimator;
-use crate::segment::Segment;
+use crate::segment::{Segment, SegmentEcn};
 
 /// A transmitted, not yet acknowledged segment.
 #[derive(Clone, Debug)]
@@ -70,6 +70,7 @@ pub(crate) struct SenderCounters {
     pub fast_retransmits: u64,
     pub timeouts: u64,
     pub spurious_timeouts: u64,
+    pub ecn_reductions: u64,
 }
 
 /// What a retransmission timeout changed, kept until the first ACK after it says whether the
@@ -129,6 +130,13 @@ pub(crate) struct Sender {
     cwnd_usage_seq: u64,
     /// Data was sent since the window's use was last recorded.
     sent_since_validate: bool,
+    /// ECN was negotiated: new data goes ECT(0), ECE is answered.
+    ecn: bool,
+    /// The next new data segment carries CWR (the window was reduced).
+    cwr_pending: bool,
+    /// `snd_max` at the last window reduction (ECE, fast retransmit or timeout): an ECE is
+    /// answered only once `snd_una` is past it, once per window of data (RFC 3168 6.1.2).
+    reduced_at: u64,
 }
 
 impl Sender {
@@ -166,7 +174,40 @@ impl Sender {
             max_flight: 0,
             cwnd_usage_seq: 0,
             sent_since_validate: false,
+            ecn: false,
+            cwr_pending: false,
+            reduced_at: 0,
         }
+    }
+
+    /// Sets whether ECN was negotiated.
+    pub(crate) fn set_ecn(&mut self, on: bool) {
+        self.ecn = on;
+    }
+
+    /// Whether ECN was negotiated.
+    pub(crate) fn ecn(&self) -> bool {
+        self.ecn
+    }
+
+    /// A window reduction happened (RFC 3168 section 6.1.2): with ECN, the next new data
+    /// carries CWR, and ECEs for the data sent so far are not answered again.
+    fn on_window_reduced(&mut self) {
+        self.reduced_at = self.snd_max;
+        self.cwr_pending = self.ecn;
+    }
+
+    /// An ACK of new data carried ECE: the controller reduces its window as for a loss,
+    /// without fast recovery, unless a reduction already answered this window of data or a
+    /// loss recovery is under way.
+    fn on_ecn_echo(&mut self, now: Instant) {
+        if !self.ecn || self.in_recovery || self.rto_recovery || self.snd_una <= self.reduced_at {
+            return;
+        }
+        let flight = self.in_flight();
+        self.cc.on_ecn_echo(now, flight);
+        self.counters.ecn_reductions += 1;
+        self.on_window_reduced();
     }
 
     /// Replaces the controller (before any data was sent).
@@ -337,6 +378,7 @@ impl Sender {
         self.sent_since_validate = true;
         let nothing_in_flight = self.in_flight() == 0;
         let tx = self.rate.on_send(now, nothing_in_flight);
+        let mut ecn = SegmentEcn::default();
         let (seq, len, retransmission) = match candidate {
             Candidate::ForcedRetransmit => {
                 self.retransmit_pending = false;
@@ -361,6 +403,9 @@ impl Sender {
                 if !self.bulk {
                     self.app_pending -= u64::from(len);
                 }
+                // RFC 3168 section 6.1.5: ECT on new data only, never on a retransmission.
+                ecn.ect = self.ecn;
+                ecn.cwr = std::mem::take(&mut self.cwr_pending);
                 (seq, len, false)
             }
         };
@@ -385,6 +430,7 @@ impl Sender {
             one_way_delay: None,
             retransmission,
             syn: false,
+            ecn,
         })
     }
 
@@ -439,6 +485,7 @@ impl Sender {
         self.recover_set_by_rto = false;
         self.partial_ack_seen = false;
         self.cc.on_congestion_event(now, flight_size);
+        self.on_window_reduced();
         self.inflation = i64::from(DUPACK_THRESHOLD) * i64::from(self.mss);
         self.retransmit_pending = true;
         self.counters.fast_retransmits += 1;
@@ -544,6 +591,9 @@ impl Sender {
         if exited {
             self.cc.on_recovery_exit(now);
         }
+        if seg.ecn.ece {
+            self.on_ecn_echo(now);
+        }
         if self.cc.app_limited_hint() {
             self.rate.mark_app_limited(self.in_flight());
         }
@@ -581,6 +631,7 @@ impl Sender {
         }
         self.cc
             .on_retransmission_timeout(now, flight_size, same_episode);
+        self.on_window_reduced();
         self.in_recovery = false;
         self.inflation = 0;
         self.dupacks = 0;

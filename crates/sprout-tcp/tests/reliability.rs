@@ -22,6 +22,7 @@ fn data(seq: u64, len: u32, sent_us: u64) -> Segment {
         one_way_delay: None,
         retransmission: false,
         syn: false,
+        ecn: sprout_tcp::segment::SegmentEcn::default(),
     }
 }
 
@@ -35,6 +36,7 @@ fn ack(ack: u64, echo_us: u64) -> Segment {
         one_way_delay: Some(Duration::from_millis(20)),
         retransmission: false,
         syn: false,
+        ecn: sprout_tcp::segment::SegmentEcn::default(),
     }
 }
 

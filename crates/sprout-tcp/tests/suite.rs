@@ -12,6 +12,7 @@ mod compound;
 mod copa;
 mod cubic;
 mod determinism;
+mod ecn;
 mod flow_limited;
 mod handshake;
 mod ledbat;

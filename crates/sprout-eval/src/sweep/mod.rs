@@ -24,6 +24,7 @@
 //! skip = 5.0           # seconds [default: 60]
 //! load = "both"        # both, up or down
 //! queue = "infinite"   # infinite or codel; also uplink_queue, downlink_queue
+//! ecn = [false, true]  # ECN marking and the TCP peers' ECN (`sprout sim --ecn`) [default false]
 //! loss = [0.0, 0.05]   # also uplink_loss, downlink_loss
 //! host_jitter_ms = 1.0
 //! confidence = 0.95    # Sprout only
@@ -57,7 +58,9 @@
 //! spec) after the simulator options, and, after the `down_` figures, `up_app_` and `down_app_`
 //! columns of the application-level figures ([`APP_COLUMNS`]; empty in a direction without
 //! data or for a bulk run). A spec without `app` has exactly the columns and run ids it had
-//! before applications came in: a bulk run's id does not include the app.
+//! before applications came in: a bulk run's id does not include the app. Likewise a spec whose
+//! `[sim]` sets `ecn` adds, at the end of each row, the columns [`ECN_COLUMNS`]: `ecn`, and
+//! each direction's CE marks and AQM drops; a run without ECN keeps its id.
 //!
 //! A scheme that cannot run a bulk sender (`gcc`) runs, where the spec gives no app or
 //! `"bulk"`, its natural application ([`Scheme::natural_app`]: the adaptive video source at
@@ -93,7 +96,8 @@ pub mod spec;
 mod tests;
 
 pub use output::{
-    csv_line, header, header_with_app, SweepOutput, APP_COLUMNS, MAX_OUTPUT_BYTES, METRIC_COLUMNS,
+    csv_line, header, header_with_app, SweepOutput, APP_COLUMNS, ECN_COLUMNS, MAX_OUTPUT_BYTES,
+    METRIC_COLUMNS,
 };
 pub use plan::{
     trace_digest, RunSpec, SimSettings, SweepPlan, TraceRef, TraceSource, MAX_RUNS, MAX_SEEDS,

@@ -54,6 +54,16 @@ pub const APP_COLUMNS: [&str; 10] = [
     "app_within_300ms",
 ];
 
+/// The columns a spec whose `[sim]` sets `ecn` adds at the end of each row: whether ECN was
+/// on, and each direction's CE marks and AQM drops (packets over the whole run).
+pub const ECN_COLUMNS: [&str; 5] = [
+    "ecn",
+    "up_marks",
+    "down_marks",
+    "up_aqm_drops",
+    "down_aqm_drops",
+];
+
 /// The row's columns for the simulator options, in order.
 pub(crate) const SIM_COLUMNS: [&str; 11] = [
     "duration_s",

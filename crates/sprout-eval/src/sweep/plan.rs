@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
 
-use super::output::header_with_app;
+use super::output::{header_with_app, ECN_COLUMNS};
 use super::spec::{shown, Grid, Seeds, SimKey, SweepSpec, TraceEntry, TraceTable};
 use crate::error::{EvalError, Result};
 use crate::traces;
@@ -99,6 +99,10 @@ pub struct SimSettings {
     /// the JSON (and so of the run's id) as before applications came in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<String>,
+    /// ECN (`sprout sim --ecn`); left out of the JSON (and so of the run's id) while off, as
+    /// before ECN came in.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 }
 
 impl Default for SimSettings {
@@ -117,6 +121,7 @@ impl Default for SimSettings {
             host_jitter_ms: o.host_jitter_ms,
             confidence: None,
             app: None,
+            ecn: false,
         }
     }
 }
@@ -142,6 +147,9 @@ pub struct RunSpec {
     /// id.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub app_columns: bool,
+    /// Whether the row has the ECN columns (the spec sets `ecn`); not part of the id.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn_columns: bool,
 }
 
 /// What the id is computed from: the run without its id, its columns and its folders.
@@ -209,8 +217,14 @@ impl RunSpec {
                 Some(spec) => sprout_sim::App::parse(spec)?,
                 None => sprout_sim::App::Bulk,
             },
-            // Buffers, bursty loss and variable delay are not yet sweep parameters.
-            shape: Default::default(),
+            // Buffers, bursty loss and variable delay are not yet sweep parameters; ECN is.
+            shape: sprout_link::LinkShape {
+                both: sprout_link::DirectionShape {
+                    ecn: s.ecn.then_some(true),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
             cross: None,
         })
     }
@@ -342,6 +356,8 @@ pub struct SweepPlan {
     pub name: String,
     /// Whether the rows have the application columns (the spec's `[sim]` sets `app`).
     pub app_columns: bool,
+    /// Whether the rows have the ECN columns (the spec's `[sim]` sets `ecn`).
+    pub ecn_columns: bool,
 }
 
 /// Every combination of the (key, values) dimensions, keys in order.
@@ -387,6 +403,14 @@ fn sim_settings(combo: &[(SimKey, Json)]) -> Result<SimSettings> {
             SimKey::UplinkLoss => s.uplink_loss = Some(as_f64(k, v)?),
             SimKey::DownlinkLoss => s.downlink_loss = Some(as_f64(k, v)?),
             SimKey::HostJitterMs => s.host_jitter_ms = as_f64(k, v)?,
+            SimKey::Ecn => {
+                s.ecn = v.as_bool().ok_or_else(|| {
+                    EvalError::Spec(format!(
+                        "[sim] {k}: expected true or false, got {}",
+                        shown(v)
+                    ))
+                })?
+            }
             SimKey::Confidence => s.confidence = Some(as_f64(k, v)?),
             SimKey::App => {
                 let app = sprout_sim::App::parse(&as_str(k, v)?)
@@ -596,6 +620,7 @@ impl SweepPlan {
         check_grid(&traces, &schemes, &seeds, &params, &sim)?;
         let grid = Expansion {
             app_columns: sim.contains_key(&SimKey::App),
+            ecn_columns: sim.contains_key(&SimKey::Ecn),
             param_keys: params.keys().cloned().collect(),
             param_combos: product(&params.into_iter().collect::<Vec<_>>()),
             sim_combos: product(&sim.into_iter().collect::<Vec<_>>()),
@@ -614,12 +639,17 @@ impl SweepPlan {
             out: spec.out.as_ref().map(|o| base.join(o)),
             name: name.to_string(),
             app_columns: grid.app_columns,
+            ecn_columns: grid.ecn_columns,
         })
     }
 
     /// The output's columns.
     pub fn header(&self) -> Vec<String> {
-        header_with_app(&self.param_keys, self.app_columns)
+        let mut h = header_with_app(&self.param_keys, self.app_columns);
+        if self.ecn_columns {
+            h.extend(ECN_COLUMNS.iter().map(|c| c.to_string()));
+        }
+        h
     }
 }
 
@@ -627,6 +657,8 @@ impl SweepPlan {
 struct Expansion {
     /// Whether the spec's `[sim]` sets `app`.
     app_columns: bool,
+    /// Whether the spec's `[sim]` sets `ecn`.
+    ecn_columns: bool,
     /// The parameter keys of the spec, sorted.
     param_keys: Vec<String>,
     /// Every combination of the parameters' values.
@@ -682,6 +714,7 @@ impl Expansion {
                         sim: settings.clone(),
                         param_columns: self.param_keys.clone(),
                         app_columns: self.app_columns,
+                        ecn_columns: self.ecn_columns,
                     };
                     run.id = run.compute_id();
                     if !seen.insert(run.id.clone()) {

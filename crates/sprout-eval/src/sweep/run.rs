@@ -108,6 +108,16 @@ pub fn run_fields(run: &RunSpec) -> Result<Vec<String>> {
         f.extend(app_fields(out.uplink.app.as_ref()));
         f.extend(app_fields(out.downlink.app.as_ref()));
     }
+    if run.ecn_columns {
+        let (up, down) = (&out.uplink.link, &out.downlink.link);
+        f.extend([
+            s.ecn.to_string(),
+            up.packets_marked.to_string(),
+            down.packets_marked.to_string(),
+            up.packets_aqm_dropped.to_string(),
+            down.packets_aqm_dropped.to_string(),
+        ]);
+    }
     Ok(f)
 }
 

@@ -20,12 +20,13 @@ use crate::error::{EvalError, Result};
 pub const MAX_SPEC_BYTES: u64 = 1 << 20;
 
 /// The simulator options a spec's `[sim]` table may set, as `sprout sim`'s flags (with `_`).
-pub const SIM_KEYS: [&str; 12] = [
+pub const SIM_KEYS: [&str; 13] = [
     "app",
     "confidence",
     "downlink_loss",
     "downlink_queue",
     "duration",
+    "ecn",
     "host_jitter_ms",
     "load",
     "loss",
@@ -179,6 +180,9 @@ pub enum SimKey {
     DownlinkQueue,
     /// `duration`, seconds.
     Duration,
+    /// `ecn`: ECN marking in both directions' AQMs, and the TCP peers' ECN (`sprout sim
+    /// --ecn`).
+    Ecn,
     /// `host_jitter_ms`.
     HostJitterMs,
     /// `load`: both, up or down.
@@ -197,12 +201,13 @@ pub enum SimKey {
 
 impl SimKey {
     /// Every key, in the order of [`SIM_KEYS`].
-    pub const ALL: [SimKey; 12] = [
+    pub const ALL: [SimKey; 13] = [
         SimKey::App,
         SimKey::Confidence,
         SimKey::DownlinkLoss,
         SimKey::DownlinkQueue,
         SimKey::Duration,
+        SimKey::Ecn,
         SimKey::HostJitterMs,
         SimKey::Load,
         SimKey::Loss,

@@ -521,3 +521,57 @@ queue = ["infinite", "fq-codel"]
     let bad = SweepPlan::from_toml(&spec.replace("fq-codel", "fq_codell"), Path::new("."), "t");
     assert!(bad.is_err());
 }
+
+const ECN_SPEC: &str = r#"
+traces = { name = "c12", constant = { mbps = 12, seconds = 20 } }
+schemes = ["cubic"]
+[sim]
+duration = 20.0
+skip = 2.0
+load = "down"
+queue = "codel"
+"#;
+
+#[test]
+fn ecn_is_a_sweep_dimension_with_its_columns() {
+    let plain = SweepPlan::from_toml(ECN_SPEC, Path::new("."), "t").unwrap();
+    let p = SweepPlan::from_toml(
+        &format!("{ECN_SPEC}ecn = [false, true]\n"),
+        Path::new("."),
+        "t",
+    )
+    .unwrap();
+    assert_eq!(p.runs.len(), 2);
+    // The run without ECN is the spec's run without `ecn`: same id.
+    assert_eq!(p.runs[0].id, plain.runs[0].id);
+    assert_ne!(p.runs[1].id, p.runs[0].id);
+    assert!(!plain.header().contains(&"ecn".to_string()));
+    let h = p.header();
+    assert_eq!(h[h.len() - ECN_COLUMNS.len()..], ECN_COLUMNS);
+    assert!(p.runs[1].sim_options().unwrap().config().unwrap().tcp.ecn);
+    let row = |r: &RunSpec| -> Vec<String> {
+        let line = run_line(r).unwrap();
+        let mut rd = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(line.as_bytes());
+        let rec = rd.records().next().unwrap().unwrap();
+        let n = rec.len();
+        rec.iter()
+            .skip(n - ECN_COLUMNS.len())
+            .map(str::to_string)
+            .collect()
+    };
+    let (off, on) = (row(&p.runs[0]), row(&p.runs[1]));
+    let num = |v: &str| v.parse::<u64>().unwrap();
+    assert_eq!(off[0], "false");
+    assert_eq!(num(&off[2]), 0, "no marks without ECN: {off:?}");
+    assert!(num(&off[4]) > 0, "CoDel drops Cubic's packets: {off:?}");
+    assert_eq!(on[0], "true");
+    assert!(num(&on[2]) > 0, "marks with ECN: {on:?}");
+    assert_eq!(num(&on[4]), 0, "and no AQM drops: {on:?}");
+    let bad = SweepPlan::from_toml(&format!("{ECN_SPEC}ecn = \"yes\"\n"), Path::new("."), "t");
+    assert!(bad
+        .unwrap_err()
+        .to_string()
+        .contains("expected true or false"));
+}

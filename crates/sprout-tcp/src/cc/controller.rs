@@ -120,6 +120,16 @@ pub trait CongestionControl: CloneCongestionControl + fmt::Debug + Send {
     /// Fast recovery ended with a full ACK (RFC 6582).
     fn on_recovery_exit(&mut self, _now: Instant) {}
 
+    /// An ACK echoed a CE mark (ECE, RFC 3168), at most once per window of data: the
+    /// window is reduced as for a loss, with no fast recovery (nothing is retransmitted).
+    /// By default the loss's reduction followed at once by the recovery's end (Cubic: cwnd
+    /// and ssthresh to beta_cubic, 0.7, of cwnd; Reno: half; BBR: its cwnd saved and
+    /// restored, so it ignores the mark as Linux's BBR v1 nearly does).
+    fn on_ecn_echo(&mut self, now: Instant, in_flight_bytes: u64) {
+        self.on_congestion_event(now, in_flight_bytes);
+        self.on_recovery_exit(now);
+    }
+
     /// The three-way handshake completed at `now`, before any data was sent;
     /// `rtt` is its RTT sample, if any. Linux initialises a controller at this point,
     /// with the handshake's RTT already in SRTT (BBR derives its first pacing rate and RTprop
