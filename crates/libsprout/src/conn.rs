@@ -7,7 +7,7 @@
 //! A client whose greeting is a HELLO of `sprout client` ([`Hello`]) runs the Sprout
 //! configuration it names (scheme and confidence), and the server side runs the one of the
 //! HELLO it received, as `sprout server` does; the server side answers a HELLO with ACCEPT
-//! ([`ACCEPT_COPIES`] copies), and either side can end its data with a BYE
+//! (`ACCEPT_COPIES`, 3 copies), and either side can end its data with a BYE
 //! ([`Conn::send_bye`]). Any other greeting leaves both on [`Config::default`].
 //!
 //! Time only goes forward: a `now` earlier than one seen before is taken as that one. The
@@ -383,7 +383,7 @@ impl Conn {
     }
 
     /// Queues the end of this side's data as `sprout client` and `sprout server` say it: a
-    /// BYE ([`ACCEPT_COPIES`] copies) with the session of the HELLO (0 without one), the
+    /// BYE (`ACCEPT_COPIES`, 3 copies) with the session of the HELLO (0 without one), the
     /// DATA messages sent and their bytes (headers included).
     pub fn send_bye(&mut self) -> Result<(), ConnError> {
         if let Some(why) = &self.ended {

@@ -23,7 +23,7 @@
 //!
 //! Time goes as in [`crate::conn::Conn`] (the clock pattern there is repeated here, for all
 //! sessions at once): a `now` earlier than one seen before is taken as that one, and the
-//! protocol connections are shown at most [`crate::conn::MAX_GAP`] between two calls.
+//! protocol connections are shown at most `MAX_GAP` (60 s) between two calls.
 
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
