@@ -129,6 +129,20 @@ impl Handshake {
         (self.initial_rto * factor).min(MAX_RTO)
     }
 
+    /// Whether [`on_segment`](Self::on_segment) passes `seg` on untouched: an established
+    /// connection's segment that is not a SYN, the common case, kept inline.
+    #[inline]
+    pub(crate) fn passes(&self, seg: &Segment) -> bool {
+        self.state == ConnectionState::Established && !seg.syn
+    }
+
+    /// Whether [`poll_transmit`](Self::poll_transmit) may have a segment: a SYN or SYN-ACK or
+    /// a handshake ACK is pending. Kept inline, so that an established connection skips it.
+    #[inline]
+    pub(crate) fn may_transmit(&self) -> bool {
+        self.transmit_pending || self.ack_pending
+    }
+
     /// Takes a segment arriving at `now`.
     pub(crate) fn on_segment(&mut self, now: Instant, seg: &Segment) -> Outcome {
         match self.state {
