@@ -146,6 +146,18 @@ impl SentEcn {
         }
     }
 
+    /// Its codepoint and mark together ([`ecn`](Self::ecn), [`mark`](Self::mark)), quick
+    /// for an unmarked packet.
+    #[inline]
+    pub(crate) fn ecn_mark(self) -> (Ecn, Option<MarkReason>) {
+        let state = self.0 >> SENT_ECN_SHIFT;
+        if state < 4 {
+            (Ecn::from_bits(state as u8), None)
+        } else {
+            (self.ecn(), self.mark())
+        }
+    }
+
     /// Marks it CE for `why`.
     #[inline]
     fn set_ce(&mut self, why: MarkReason) {

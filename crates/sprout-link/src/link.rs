@@ -434,6 +434,7 @@ fn on_served<P>(
         Served::Departed(p) => {
             stats.packets_delivered += 1;
             stats.bytes_delivered += u64::from(p.bytes);
+            let (ecn, mark) = p.sent.ecn_mark();
             sink(LinkEvent::Delivered(Delivery {
                 payload: p.payload,
                 bytes: p.bytes,
@@ -441,8 +442,8 @@ fn on_served<P>(
                 enqueued: p.enqueued,
                 delivered: at,
                 flow: p.flow,
-                ecn: p.sent.ecn(),
-                mark: p.sent.mark(),
+                ecn,
+                mark,
             }));
         }
         Served::Dropped(p, index, reason) => {

@@ -267,9 +267,10 @@ impl TcpEndpoint {
                 one_way_delay: a.one_way_delay,
                 retransmission: false,
                 syn: false,
-                ecn: crate::segment::SegmentEcn {
-                    ece: a.ece,
-                    ..Default::default()
+                ecn: {
+                    let mut ecn = crate::segment::SegmentEcn::default();
+                    ecn.set_ece(a.ece);
+                    ecn
                 },
             }
         } else if self.handshake.is_established() {

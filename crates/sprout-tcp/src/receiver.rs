@@ -106,11 +106,11 @@ impl Receiver {
         self.counters.data_segments_received += 1;
         // ECN: CWR ends the echo; a CE mark (re)starts it and, if new, is acknowledged at
         // once (Linux's quick ACK on CE).
-        if seg.ecn.cwr {
+        if seg.ecn.cwr() {
             self.ece = false;
         }
-        let new_ce = seg.ecn.ce && !self.ece;
-        if seg.ecn.ce {
+        let new_ce = seg.ecn.ce() && !self.ece;
+        if seg.ecn.ce() {
             self.ece = true;
             self.counters.ce_segments_received += 1;
         }
