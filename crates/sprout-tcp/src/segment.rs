@@ -99,6 +99,12 @@ impl SegmentEcn {
         self.0 & Self::CWR != 0
     }
 
+    /// Whether [`ce`](Self::ce) or [`cwr`](Self::cwr) is set: what a receiver answers.
+    #[inline]
+    pub fn ce_or_cwr(self) -> bool {
+        self.0 & (Self::CE | Self::CWR) != 0
+    }
+
     /// Sets or clears [`cwr`](Self::cwr).
     #[inline]
     pub fn set_cwr(&mut self, on: bool) {
