@@ -608,8 +608,9 @@ impl<P> ByteQueue<P> {
         out: &mut impl FnMut(Served<P>),
     ) -> Result<(), (Packet<P>, DropReason)> {
         if self.admits {
-            if let Err(reason) = self.admit(&mut packet, out) {
-                return Err((packet, reason));
+            match self.admit(&packet, out) {
+                Ok(sent) => packet.sent = sent,
+                Err(reason) => return Err((packet, reason)),
             }
         }
         if self.packets.is_empty() {
@@ -650,13 +651,14 @@ impl<P> ByteQueue<P> {
     }
 
     /// The admission of a packet to a limited or PIE queue: the buffer's tail drop, PIE's
-    /// early drop, or the drop-head buffer's room made (its drops reported to `out`).
+    /// early drop, or the drop-head buffer's room made (its drops reported to `out`). An
+    /// admitted packet's send time and ECN state, CE if PIE marked it instead of dropping it.
     #[inline(never)]
     fn admit(
         &mut self,
-        packet: &mut Packet<P>,
+        packet: &Packet<P>,
         out: &mut impl FnMut(Served<P>),
-    ) -> Result<(), DropReason> {
+    ) -> Result<SentEcn, DropReason> {
         let bytes = u64::from(packet.bytes);
         if let Some(pie) = &mut self.pie {
             pie.catch_up(packet.enqueued.as_micros());
@@ -672,11 +674,12 @@ impl<P> ByteQueue<P> {
             }
         }
         let waiting = self.waiting_bytes();
+        let mut sent = packet.sent;
         if let Some(pie) = &mut self.pie {
             // With ECN, PIE marks an ECN-capable packet instead while its drop probability
             // is at most 10% (RFC 8033 section 5.1, Linux's `MAX_PROB / 10`).
             if pie.drop_early(waiting)
-                && !(pie.may_mark() && self.marking.aqm_mark(&mut packet.sent, packet.bytes))
+                && !(pie.may_mark() && self.marking.aqm_mark(&mut sent, packet.bytes))
             {
                 return Err(DropReason::Aqm);
             }
@@ -687,7 +690,7 @@ impl<P> ByteQueue<P> {
                 break;
             }
         }
-        Ok(())
+        Ok(sent)
     }
 
     /// Dequeues (in the RFC's sense) the packet at the head to start transmitting it, applying
