@@ -105,21 +105,79 @@ pub(crate) struct Marking {
     pub step: (u64, u64),
 }
 
-impl Marking {
-    /// Marks `ecn` (a packet of `bytes`) CE for `why` if it is ECN-capable; whether it did.
+/// A packet's send time and ECN state in one `u64`, so that the link's packet stays 24
+/// bytes: the time (µs) in the low 56 bits (up to about 2283 years; later times saturate
+/// there), the codepoint in bits 56-57 and why the link marked it CE in bits 58-59 (0 not
+/// marked, 1 the AQM, 2 the step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SentEcn(u64);
+
+/// The time bits of [`SentEcn`].
+const SENT_TIME: u64 = (1 << 56) - 1;
+/// The lowest bit of [`SentEcn`]'s ECN state.
+const SENT_ECN_SHIFT: u32 = 56;
+
+impl SentEcn {
+    /// Sent at `sent` with codepoint `ecn`, not marked.
     #[inline]
-    pub(crate) fn mark(
-        &mut self,
-        ecn: &mut Ecn,
-        mark: &mut Option<MarkReason>,
-        bytes: u32,
-        why: MarkReason,
-    ) -> bool {
-        if !ecn.is_ect() {
+    pub(crate) fn new(sent: sprout_core::time::Instant, ecn: Ecn) -> Self {
+        SentEcn(sent.as_micros().min(SENT_TIME) | (u64::from(ecn.bits()) << SENT_ECN_SHIFT))
+    }
+
+    /// When it was sent.
+    #[inline]
+    pub(crate) fn sent(self) -> sprout_core::time::Instant {
+        sprout_core::time::Instant::from_micros(self.0 & SENT_TIME)
+    }
+
+    /// Its codepoint, CE once the link marked it.
+    #[inline]
+    pub(crate) fn ecn(self) -> Ecn {
+        Ecn::from_bits((self.0 >> SENT_ECN_SHIFT) as u8)
+    }
+
+    /// Why the link marked it CE, if it did.
+    #[inline]
+    pub(crate) fn mark(self) -> Option<MarkReason> {
+        match (self.0 >> (SENT_ECN_SHIFT + 2)) & 3 {
+            1 => Some(MarkReason::Aqm),
+            2 => Some(MarkReason::Step),
+            _ => None,
+        }
+    }
+
+    /// Its codepoint and mark together ([`ecn`](Self::ecn), [`mark`](Self::mark)), quick
+    /// for an unmarked packet.
+    #[inline]
+    pub(crate) fn ecn_mark(self) -> (Ecn, Option<MarkReason>) {
+        let state = self.0 >> SENT_ECN_SHIFT;
+        if state < 4 {
+            (Ecn::from_bits(state as u8), None)
+        } else {
+            (self.ecn(), self.mark())
+        }
+    }
+
+    /// Marks it CE for `why`.
+    #[inline]
+    fn set_ce(&mut self, why: MarkReason) {
+        let reason: u64 = match why {
+            MarkReason::Aqm => 1,
+            MarkReason::Step => 2,
+        };
+        self.0 =
+            (self.0 & SENT_TIME) | ((u64::from(Ecn::Ce.bits()) | reason << 2) << SENT_ECN_SHIFT);
+    }
+}
+
+impl Marking {
+    /// Marks `packet` (of `bytes`) CE for `why` if it is ECN-capable; whether it did.
+    #[inline]
+    pub(crate) fn mark(&mut self, packet: &mut SentEcn, bytes: u32, why: MarkReason) -> bool {
+        if !packet.ecn().is_ect() {
             return false;
         }
-        *ecn = Ecn::Ce;
-        *mark = Some(why);
+        packet.set_ce(why);
         let c = match why {
             MarkReason::Aqm => &mut self.aqm,
             MarkReason::Step => &mut self.step,
@@ -131,27 +189,16 @@ impl Marking {
 
     /// The AQM's mark instead of a drop: only with `ecn` on and an ECN-capable packet.
     #[inline]
-    pub(crate) fn aqm_mark(
-        &mut self,
-        ecn: &mut Ecn,
-        mark: &mut Option<MarkReason>,
-        bytes: u32,
-    ) -> bool {
-        self.ecn && self.mark(ecn, mark, bytes, MarkReason::Aqm)
+    pub(crate) fn aqm_mark(&mut self, packet: &mut SentEcn, bytes: u32) -> bool {
+        self.ecn && self.mark(packet, bytes, MarkReason::Aqm)
     }
 
     /// The L4S step at dequeue: an ECT(1) packet whose sojourn (µs) is above the step.
     #[inline]
-    pub(crate) fn step_mark(
-        &mut self,
-        ecn: &mut Ecn,
-        mark: &mut Option<MarkReason>,
-        bytes: u32,
-        sojourn_us: u64,
-    ) {
+    pub(crate) fn step_mark(&mut self, packet: &mut SentEcn, bytes: u32, sojourn_us: u64) {
         if let Some(step) = self.step_us {
-            if *ecn == Ecn::Ect1 && sojourn_us > step {
-                self.mark(ecn, mark, bytes, MarkReason::Step);
+            if packet.ecn() == Ecn::Ect1 && sojourn_us > step {
+                self.mark(packet, bytes, MarkReason::Step);
             }
         }
     }

@@ -149,7 +149,7 @@ impl<P, F: FnMut(Served<P>)> CoDelQueue for FlowCoDel<'_, P, F> {
     fn mark_head(&mut self) -> bool {
         let fq = &mut *self.fq;
         match fq.flows[self.flow].packets.front_mut() {
-            Some(p) => fq.marking.aqm_mark(&mut p.ecn, &mut p.mark, p.bytes),
+            Some(p) => fq.marking.aqm_mark(&mut p.sent, p.bytes),
             None => false,
         }
     }
@@ -333,8 +333,7 @@ impl<P> FqCodel<P> {
             match self.pop(index) {
                 Some(mut p) => {
                     let sojourn = now_us.saturating_sub(p.enqueued.as_micros());
-                    self.marking
-                        .step_mark(&mut p.ecn, &mut p.mark, p.bytes, sojourn);
+                    self.marking.step_mark(&mut p.sent, p.bytes, sojourn);
                     self.flows[index].deficit -= i64::from(p.bytes);
                     self.in_transit_remaining = p.bytes;
                     self.in_transit = Some(p);
@@ -391,12 +390,10 @@ mod tests {
 
     fn packet(flow: u32, bytes: u32, at_us: u64) -> Packet<u32> {
         Packet {
-            sent: Instant::from_micros(at_us),
+            sent: crate::ecn::SentEcn::new(Instant::from_micros(at_us), crate::ecn::Ecn::NotEct),
             enqueued: Instant::from_micros(at_us),
             bytes,
             flow,
-            ecn: crate::ecn::Ecn::NotEct,
-            mark: None,
             payload: flow,
         }
     }

@@ -23,7 +23,7 @@ use sprout_core::time::{Duration, Instant};
 
 use crate::buffer::{Buffer, DropEnd};
 use crate::delay::{DelayTrace, Jitter};
-use crate::ecn::{Ecn, MarkReason, Marking};
+use crate::ecn::{Ecn, MarkReason, Marking, SentEcn};
 use crate::fq_codel::FqCodel;
 use crate::link_queue::LinkQueue;
 use crate::loss::{GeState, GilbertElliott};
@@ -434,15 +434,16 @@ fn on_served<P>(
         Served::Departed(p) => {
             stats.packets_delivered += 1;
             stats.bytes_delivered += u64::from(p.bytes);
+            let (ecn, mark) = p.sent.ecn_mark();
             sink(LinkEvent::Delivered(Delivery {
                 payload: p.payload,
                 bytes: p.bytes,
-                sent: p.sent,
+                sent: p.sent.sent(),
                 enqueued: p.enqueued,
                 delivered: at,
                 flow: p.flow,
-                ecn: p.ecn,
-                mark: p.mark,
+                ecn,
+                mark,
             }));
         }
         Served::Dropped(p, index, reason) => {
@@ -687,12 +688,10 @@ impl<P> Link<P> {
             return;
         }
         self.propagating.push_back(Packet {
-            sent,
+            sent: SentEcn::new(sent, ecn),
             enqueued: sent + self.config.propagation_delay_us,
             bytes: size_bytes,
             flow,
-            ecn,
-            mark: None,
             payload,
         });
     }
@@ -707,12 +706,10 @@ impl<P> Link<P> {
         let mut enqueued = delay.arrival(sent, self.config.propagation_delay_us);
         let reorders = delay.reorders();
         let packet = |enqueued| Packet {
-            sent,
+            sent: SentEcn::new(sent, ecn),
             enqueued,
             bytes: size_bytes,
             flow,
-            ecn,
-            mark: None,
             payload,
         };
         if reorders {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sprout_core::time::{Duration, Instant};
 
 use crate::codel::{CoDelQueue, CoDelState};
-use crate::ecn::{Ecn, MarkReason, Marking};
+use crate::ecn::{Marking, SentEcn};
 use crate::pie::{
     Pie, PieParams, PIE_DEFAULT_ALPHA_16THS, PIE_DEFAULT_BETA_16THS, PIE_DEFAULT_MAX_BURST,
     PIE_DEFAULT_TARGET, PIE_DEFAULT_TUPDATE,
@@ -418,18 +418,15 @@ impl QueueConfig {
 /// A packet inside the link (in propagation or queued).
 #[derive(Debug, Clone)]
 pub(crate) struct Packet<P> {
-    /// When the sender handed it to the link.
-    pub sent: Instant,
+    /// When the sender handed it to the link, its ECN codepoint (CE once the link marked
+    /// it) and why the link marked it, packed.
+    pub sent: SentEcn,
     /// When it reaches (reached) the tail of the queue: `sent + propagation delay`.
     pub enqueued: Instant,
     /// Size (bytes).
     pub bytes: u32,
     /// Its flow key ([`Link::send_flow`](crate::Link::send_flow)); only FQ-CoDel reads it.
     pub flow: u32,
-    /// Its ECN codepoint, CE once the link marked it.
-    pub ecn: Ecn,
-    /// Why the link marked it CE, if it did.
-    pub mark: Option<MarkReason>,
     pub payload: P,
 }
 
@@ -478,7 +475,7 @@ impl<P, F: FnMut(Served<P>)> CoDelQueue for FifoCoDel<'_, P, F> {
     fn mark_head(&mut self) -> bool {
         let q = &mut *self.queue;
         match q.packets.front_mut() {
-            Some(p) => q.marking.aqm_mark(&mut p.ecn, &mut p.mark, p.bytes),
+            Some(p) => q.marking.aqm_mark(&mut p.sent, p.bytes),
             None => false,
         }
     }
@@ -611,8 +608,9 @@ impl<P> ByteQueue<P> {
         out: &mut impl FnMut(Served<P>),
     ) -> Result<(), (Packet<P>, DropReason)> {
         if self.admits {
-            if let Err(reason) = self.admit(&mut packet, out) {
-                return Err((packet, reason));
+            match self.admit(&packet, out) {
+                Ok(sent) => packet.sent = sent,
+                Err(reason) => return Err((packet, reason)),
             }
         }
         if self.packets.is_empty() {
@@ -653,13 +651,14 @@ impl<P> ByteQueue<P> {
     }
 
     /// The admission of a packet to a limited or PIE queue: the buffer's tail drop, PIE's
-    /// early drop, or the drop-head buffer's room made (its drops reported to `out`).
+    /// early drop, or the drop-head buffer's room made (its drops reported to `out`). An
+    /// admitted packet's send time and ECN state, CE if PIE marked it instead of dropping it.
     #[inline(never)]
     fn admit(
         &mut self,
-        packet: &mut Packet<P>,
+        packet: &Packet<P>,
         out: &mut impl FnMut(Served<P>),
-    ) -> Result<(), DropReason> {
+    ) -> Result<SentEcn, DropReason> {
         let bytes = u64::from(packet.bytes);
         if let Some(pie) = &mut self.pie {
             pie.catch_up(packet.enqueued.as_micros());
@@ -675,14 +674,12 @@ impl<P> ByteQueue<P> {
             }
         }
         let waiting = self.waiting_bytes();
+        let mut sent = packet.sent;
         if let Some(pie) = &mut self.pie {
             // With ECN, PIE marks an ECN-capable packet instead while its drop probability
             // is at most 10% (RFC 8033 section 5.1, Linux's `MAX_PROB / 10`).
             if pie.drop_early(waiting)
-                && !(pie.may_mark()
-                    && self
-                        .marking
-                        .aqm_mark(&mut packet.ecn, &mut packet.mark, packet.bytes))
+                && !(pie.may_mark() && self.marking.aqm_mark(&mut sent, packet.bytes))
             {
                 return Err(DropReason::Aqm);
             }
@@ -693,7 +690,7 @@ impl<P> ByteQueue<P> {
                 break;
             }
         }
-        Ok(())
+        Ok(sent)
     }
 
     /// Dequeues (in the RFC's sense) the packet at the head to start transmitting it, applying
@@ -726,8 +723,7 @@ impl<P> ByteQueue<P> {
         };
         if self.marking.step_us.is_some() {
             let sojourn = now_us.saturating_sub(head.enqueued.as_micros());
-            self.marking
-                .step_mark(&mut head.ecn, &mut head.mark, head.bytes, sojourn);
+            self.marking.step_mark(&mut head.sent, head.bytes, sojourn);
         }
         self.head_in_transit = true;
         true
@@ -769,15 +765,14 @@ impl<P> ByteQueue<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ecn::{Ecn, MarkReason};
 
     fn packet(i: usize, ecn: Ecn) -> Packet<usize> {
         Packet {
-            sent: Instant::ZERO,
+            sent: SentEcn::new(Instant::ZERO, ecn),
             enqueued: Instant::ZERO,
             bytes: 1500,
             flow: 0,
-            ecn,
-            mark: None,
             payload: i,
         }
     }
@@ -803,11 +798,11 @@ mod tests {
                 }
             }
         }
-        let marked = q.packets.iter().filter(|p| p.mark.is_some()).count();
+        let marked = q.packets.iter().filter(|p| p.sent.mark().is_some()).count();
         assert!(q
             .packets
             .iter()
-            .all(|p| (p.mark == Some(MarkReason::Aqm)) == (p.ecn == Ecn::Ce)));
+            .all(|p| (p.sent.mark() == Some(MarkReason::Aqm)) == (p.sent.ecn() == Ecn::Ce)));
         assert_eq!(q.marking.aqm.0, marked as u64);
         (marked, dropped)
     }

@@ -320,7 +320,7 @@ impl WirePacket {
     #[inline]
     fn ecn(&self) -> Ecn {
         match &self.body {
-            Body::Tcp(seg) if seg.ecn.ect => Ecn::Ect0,
+            Body::Tcp(seg) if seg.ecn.ect() => Ecn::Ect0,
             _ => Ecn::NotEct,
         }
     }
@@ -329,7 +329,7 @@ impl WirePacket {
     #[cold]
     fn mark_ce(&mut self) {
         if let Body::Tcp(seg) = &mut self.body {
-            seg.ecn.ce = true;
+            seg.ecn.set_ce(true);
         }
     }
 }
@@ -864,7 +864,11 @@ impl Side {
         };
         let (link, on_link) = (&mut self.link, &mut self.on_link);
         c.act(now, |seg| {
-            let ecn = if seg.ecn.ect { Ecn::Ect0 } else { Ecn::NotEct };
+            let ecn = if seg.ecn.ect() {
+                Ecn::Ect0
+            } else {
+                Ecn::NotEct
+            };
             link.send_ecn(now, seg.wire_bytes(), CROSS_FLOW, ecn, ());
             on_link.propagating.push_back(WirePacket {
                 app_bytes: seg.len,

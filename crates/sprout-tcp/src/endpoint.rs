@@ -184,15 +184,17 @@ impl TcpEndpoint {
     /// the handshake; otherwise its data goes to the receiver (which queues ACKs), its ACK field
     /// to the sender. Before the connection can take them, segments are dropped.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
-        match self.handshake.on_segment(now, seg) {
-            Outcome::Consumed => return,
-            Outcome::Established { rtt } => {
-                self.on_established(now, rtt);
-                if seg.syn {
-                    return;
+        if !self.handshake.passes(seg) {
+            match self.handshake.on_segment(now, seg) {
+                Outcome::Consumed => return,
+                Outcome::Established { rtt } => {
+                    self.on_established(now, rtt);
+                    if seg.syn {
+                        return;
+                    }
                 }
+                Outcome::Pass => {}
             }
-            Outcome::Pass => {}
         }
         if seg.is_data() {
             self.receiver.on_data(now, seg);
@@ -242,11 +244,16 @@ impl TcpEndpoint {
     /// queued ACKs, then data as the window and pacing allow (only once established). Call
     /// until `None`.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        let seg = if let Some(h) = self.handshake.poll_transmit(
-            now,
-            self.receiver.delivered_bytes(),
-            self.sender.snd_max(),
-        ) {
+        let handshake = if self.handshake.may_transmit() {
+            self.handshake.poll_transmit(
+                now,
+                self.receiver.delivered_bytes(),
+                self.sender.snd_max(),
+            )
+        } else {
+            None
+        };
+        let seg = if let Some(h) = handshake {
             self.handshake_segments_sent += 1;
             h
         } else if let Some(a) = self.receiver.pop_ack() {
@@ -260,9 +267,10 @@ impl TcpEndpoint {
                 one_way_delay: a.one_way_delay,
                 retransmission: false,
                 syn: false,
-                ecn: crate::segment::SegmentEcn {
-                    ece: a.ece,
-                    ..Default::default()
+                ecn: {
+                    let mut ecn = crate::segment::SegmentEcn::default();
+                    ecn.set_ece(a.ece);
+                    ecn
                 },
             }
         } else if self.handshake.is_established() {

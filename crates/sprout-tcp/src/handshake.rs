@@ -129,6 +129,20 @@ impl Handshake {
         (self.initial_rto * factor).min(MAX_RTO)
     }
 
+    /// Whether [`on_segment`](Self::on_segment) passes `seg` on untouched: an established
+    /// connection's segment that is not a SYN, the common case, kept inline.
+    #[inline]
+    pub(crate) fn passes(&self, seg: &Segment) -> bool {
+        self.state == ConnectionState::Established && !seg.syn
+    }
+
+    /// Whether [`poll_transmit`](Self::poll_transmit) may have a segment: a SYN or SYN-ACK or
+    /// a handshake ACK is pending. Kept inline, so that an established connection skips it.
+    #[inline]
+    pub(crate) fn may_transmit(&self) -> bool {
+        self.transmit_pending || self.ack_pending
+    }
+
     /// Takes a segment arriving at `now`.
     pub(crate) fn on_segment(&mut self, now: Instant, seg: &Segment) -> Outcome {
         match self.state {
@@ -136,7 +150,7 @@ impl Handshake {
                 if seg.syn && seg.ack.is_none() {
                     self.state = ConnectionState::SynReceived;
                     // An ECN-setup SYN (ECE and CWR) to an end that wants ECN.
-                    self.ecn_ok = self.ecn_wanted && seg.ecn.ece && seg.ecn.cwr;
+                    self.ecn_ok = self.ecn_wanted && seg.ecn.ece() && seg.ecn.cwr();
                     self.peer_tsval = Some(seg.sent);
                     self.transmit_pending = true;
                 }
@@ -145,7 +159,7 @@ impl Handshake {
             ConnectionState::SynSent => {
                 if seg.syn && seg.ack.is_some() {
                     // An ECN-setup SYN-ACK: ECE without CWR.
-                    self.ecn_ok = self.ecn_wanted && seg.ecn.ece && !seg.ecn.cwr;
+                    self.ecn_ok = self.ecn_wanted && seg.ecn.ece() && !seg.ecn.cwr();
                     self.state = ConnectionState::Established;
                     self.deadline = None;
                     self.transmit_pending = false;
@@ -232,10 +246,10 @@ impl Handshake {
                 // RFC 3168 section 6.1.1: an ECN-setup SYN has ECE and CWR, an ECN-setup
                 // SYN-ACK ECE alone.
                 if self.state == ConnectionState::SynSent {
-                    seg.ecn.ece = self.ecn_wanted;
-                    seg.ecn.cwr = self.ecn_wanted;
+                    seg.ecn.set_ece(self.ecn_wanted);
+                    seg.ecn.set_cwr(self.ecn_wanted);
                 } else {
-                    seg.ecn.ece = self.ecn_ok;
+                    seg.ecn.set_ece(self.ecn_ok);
                 }
                 Some(seg)
             }

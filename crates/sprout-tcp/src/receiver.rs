@@ -98,22 +98,28 @@ impl Receiver {
         total
     }
 
+    /// ECN of a data segment with CE or CWR: CWR ends the echo; a CE mark (re)starts it and,
+    /// if new, is acknowledged at once (Linux's quick ACK on CE): whether it is new.
+    #[cold]
+    fn on_ecn(&mut self, ecn: crate::segment::SegmentEcn) -> bool {
+        if ecn.cwr() {
+            self.ece = false;
+        }
+        let new_ce = ecn.ce() && !self.ece;
+        if ecn.ce() {
+            self.ece = true;
+            self.counters.ce_segments_received += 1;
+        }
+        new_ce
+    }
+
     /// Processes a data segment arriving at `now`.
     pub(crate) fn on_data(&mut self, now: Instant, seg: &Segment) {
         if !seg.is_data() {
             return;
         }
         self.counters.data_segments_received += 1;
-        // ECN: CWR ends the echo; a CE mark (re)starts it and, if new, is acknowledged at
-        // once (Linux's quick ACK on CE).
-        if seg.ecn.cwr {
-            self.ece = false;
-        }
-        let new_ce = seg.ecn.ce && !self.ece;
-        if seg.ecn.ce {
-            self.ece = true;
-            self.counters.ce_segments_received += 1;
-        }
+        let new_ce = seg.ecn.ce_or_cwr() && self.on_ecn(seg.ecn);
         self.last_one_way_delay = Some(now - seg.sent);
         if seg.seq <= self.last_ack_sent && self.ts_recent.is_none_or(|t| seg.sent >= t) {
             self.ts_recent = Some(seg.sent);

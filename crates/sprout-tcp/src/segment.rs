@@ -43,19 +43,84 @@ pub struct Segment {
 }
 
 /// A segment's ECN bits (RFC 3168): what its sender set, and whether the network marked it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SegmentEcn {
+/// Four flags in one byte (read with [`ect`](Self::ect) and the like, set with
+/// [`set_ect`](Self::set_ect) and the like), so that a segment stays 72 bytes.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct SegmentEcn(u8);
+
+impl SegmentEcn {
+    const ECT: u8 = 1 << 0;
+    const CE: u8 = 1 << 1;
+    const ECE: u8 = 1 << 2;
+    const CWR: u8 = 1 << 3;
+
     /// ECT(0) in the IP header: sent ECN-capable (new data, once ECN is negotiated).
-    pub ect: bool,
+    #[inline]
+    pub fn ect(self) -> bool {
+        self.0 & Self::ECT != 0
+    }
+
+    /// Sets or clears [`ect`](Self::ect).
+    #[inline]
+    pub fn set_ect(&mut self, on: bool) {
+        self.0 = (self.0 & !Self::ECT) | if on { Self::ECT } else { 0 };
+    }
+
     /// CE in the IP header: a router marked it (the network sets this, e.g. the simulator
     /// when its link marked the packet).
-    pub ce: bool,
+    #[inline]
+    pub fn ce(self) -> bool {
+        self.0 & Self::CE != 0
+    }
+
+    /// Sets or clears [`ce`](Self::ce).
+    #[inline]
+    pub fn set_ce(&mut self, on: bool) {
+        self.0 = (self.0 & !Self::CE) | if on { Self::CE } else { 0 };
+    }
+
     /// The TCP header's ECE flag: on a SYN (with CWR), asks for ECN; on a SYN-ACK (without
     /// CWR), accepts it; on an ACK, echoes a CE mark until the sender's CWR.
-    pub ece: bool,
+    #[inline]
+    pub fn ece(self) -> bool {
+        self.0 & Self::ECE != 0
+    }
+
+    /// Sets or clears [`ece`](Self::ece).
+    #[inline]
+    pub fn set_ece(&mut self, on: bool) {
+        self.0 = (self.0 & !Self::ECE) | if on { Self::ECE } else { 0 };
+    }
+
     /// The TCP header's CWR flag: on a SYN, asks for ECN; on data, the sender reduced its
     /// window.
-    pub cwr: bool,
+    #[inline]
+    pub fn cwr(self) -> bool {
+        self.0 & Self::CWR != 0
+    }
+
+    /// Whether [`ce`](Self::ce) or [`cwr`](Self::cwr) is set: what a receiver answers.
+    #[inline]
+    pub fn ce_or_cwr(self) -> bool {
+        self.0 & (Self::CE | Self::CWR) != 0
+    }
+
+    /// Sets or clears [`cwr`](Self::cwr).
+    #[inline]
+    pub fn set_cwr(&mut self, on: bool) {
+        self.0 = (self.0 & !Self::CWR) | if on { Self::CWR } else { 0 };
+    }
+}
+
+impl std::fmt::Debug for SegmentEcn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentEcn")
+            .field("ect", &self.ect())
+            .field("ce", &self.ce())
+            .field("ece", &self.ece())
+            .field("cwr", &self.cwr())
+            .finish()
+    }
 }
 
 impl Segment {

@@ -404,8 +404,8 @@ impl Sender {
                     self.app_pending -= u64::from(len);
                 }
                 // RFC 3168 section 6.1.5: ECT on new data only, never on a retransmission.
-                ecn.ect = self.ecn;
-                ecn.cwr = std::mem::take(&mut self.cwr_pending);
+                ecn.set_ect(self.ecn);
+                ecn.set_cwr(std::mem::take(&mut self.cwr_pending));
                 (seq, len, false)
             }
         };
@@ -591,7 +591,7 @@ impl Sender {
         if exited {
             self.cc.on_recovery_exit(now);
         }
-        if seg.ecn.ece {
+        if seg.ecn.ece() {
             self.on_ecn_echo(now);
         }
         if self.cc.app_limited_hint() {

@@ -50,15 +50,18 @@ fn open_and_send(
 #[test]
 fn the_handshake_negotiates_ecn_only_when_both_want_it() {
     let (c, s, syn, syn_ack) = open(true, true);
-    assert!(syn.ecn.ece && syn.ecn.cwr, "an ECN-setup SYN");
-    assert!(syn_ack.ecn.ece && !syn_ack.ecn.cwr, "an ECN-setup SYN-ACK");
+    assert!(syn.ecn.ece() && syn.ecn.cwr(), "an ECN-setup SYN");
+    assert!(
+        syn_ack.ecn.ece() && !syn_ack.ecn.cwr(),
+        "an ECN-setup SYN-ACK"
+    );
     assert!(c.stats().ecn && s.stats().ecn);
     for (a, b) in [(true, false), (false, true), (false, false)] {
         let (c, s, syn, syn_ack, sent) = open_and_send(a, b);
-        assert_eq!(syn.ecn.ece, a);
-        assert!(!syn_ack.ecn.ece);
+        assert_eq!(syn.ecn.ece(), a);
+        assert!(!syn_ack.ecn.ece());
         assert!(!c.stats().ecn && !s.stats().ecn, "{a} {b}");
-        assert!(sent.iter().all(|d| !d.ecn.ect));
+        assert!(sent.iter().all(|d| !d.ecn.ect()));
     }
 }
 
@@ -67,10 +70,10 @@ fn new_data_is_ect_and_acks_are_not() {
     let (_, mut s, _, _, sent) = open_and_send(true, true);
     let data: Vec<_> = sent.iter().filter(|d| d.is_data()).collect();
     assert_eq!(data.len(), 10);
-    assert!(data.iter().all(|d| d.ecn.ect && !d.ecn.cwr));
-    assert!(sent.iter().filter(|d| !d.is_data()).all(|d| !d.ecn.ect));
+    assert!(data.iter().all(|d| d.ecn.ect() && !d.ecn.cwr()));
+    assert!(sent.iter().filter(|d| !d.is_data()).all(|d| !d.ecn.ect()));
     let acks = drain(&mut s, ms(30));
-    assert!(acks.iter().all(|a| !a.ecn.ect && !a.ecn.ece));
+    assert!(acks.iter().all(|a| !a.ecn.ect() && !a.ecn.ece()));
 }
 
 #[test]
@@ -88,9 +91,9 @@ fn the_receiver_echoes_ece_until_cwr() {
             syn: false,
             ecn: Default::default(),
         };
-        d.ecn.ect = true;
-        d.ecn.ce = ce;
-        d.ecn.cwr = cwr;
+        d.ecn.set_ect(true);
+        d.ecn.set_ce(ce);
+        d.ecn.set_cwr(cwr);
         d
     };
     let mut echoes = Vec::new();
@@ -106,7 +109,7 @@ fn the_receiver_echoes_ece_until_cwr() {
         r.handle_segment(ms(10), &data(i as u64 * 1448, ce, cwr));
         let acks = drain(&mut r, ms(10));
         assert_eq!(acks.len(), 1);
-        echoes.push(acks[0].ecn.ece);
+        echoes.push(acks[0].ecn.ece());
     }
     assert_eq!(echoes, [false, true, true, true, false, false]);
     assert_eq!(r.stats().ce_segments_received, 1);
@@ -130,16 +133,16 @@ fn the_sender_reduces_once_per_window_and_sets_cwr() {
     }
     let before = a.cwnd_bytes();
     let window = drain(&mut a, ms(now));
-    assert!(window.len() > 20 && window.iter().all(|d| d.ecn.ect && !d.ecn.cwr));
+    assert!(window.len() > 20 && window.iter().all(|d| d.ecn.ect() && !d.ecn.cwr()));
     // The first two segments of the window are marked CE: the receiver echoes both.
     let mut acks = Vec::new();
     for (i, d) in window.iter().enumerate() {
         let mut d = d.clone();
-        d.ecn.ce = i < 2;
+        d.ecn.set_ce(i < 2);
         b.handle_segment(ms(now + 10), &d);
         acks.extend(drain(&mut b, ms(now + 10)));
     }
-    assert!(acks.iter().all(|a| a.ecn.ece), "ECE until CWR");
+    assert!(acks.iter().all(|a| a.ecn.ece()), "ECE until CWR");
     // The first ECE reduces the window (Cubic's beta, 0.7); the others of the same window do
     // not; the next new data carries CWR, once.
     let mut sent = Vec::new();
@@ -156,13 +159,13 @@ fn the_sender_reduces_once_per_window_and_sets_cwr() {
     }
     assert_eq!(a.stats().ecn_reductions, 1);
     assert!(a.cwnd_bytes() < before);
-    assert_eq!(sent.iter().filter(|d| d.ecn.cwr).count(), 1);
-    assert!(sent[0].ecn.cwr || sent.iter().position(|d| d.ecn.cwr) == Some(0));
+    assert_eq!(sent.iter().filter(|d| d.ecn.cwr()).count(), 1);
+    assert!(sent[0].ecn.cwr() || sent.iter().position(|d| d.ecn.cwr()) == Some(0));
     // The receiver stops echoing once CWR reaches it.
     for d in &sent {
         b.handle_segment(ms(now + 30), d);
     }
-    assert!(drain(&mut b, ms(now + 30)).iter().all(|a| !a.ecn.ece));
+    assert!(drain(&mut b, ms(now + 30)).iter().all(|a| !a.ecn.ece()));
     // A mark in the next window is answered again.
     assert_eq!(a.stats().fast_retransmits + a.stats().timeouts, 0);
 }
@@ -170,6 +173,6 @@ fn the_sender_reduces_once_per_window_and_sets_cwr() {
 #[test]
 fn without_ecn_nothing_changes() {
     let (_, _, syn, _, sent) = open_and_send(false, false);
-    assert!(!syn.ecn.ece && !syn.ecn.cwr);
+    assert!(!syn.ecn.ece() && !syn.ecn.cwr());
     assert!(sent.iter().all(|d| d.ecn == Default::default()));
 }
