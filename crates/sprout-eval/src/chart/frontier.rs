@@ -36,9 +36,12 @@ pub struct FrontierPanel {
 
 /// Top of the panels below the legend's last row, px.
 const BELOW_LEGEND: f64 = 34.0;
-/// Bottom of the last row of panels, px (room below for tick labels, the axis title, four
-/// caption lines).
-const BOTTOM: f64 = HEIGHT - 116.0;
+/// Bottom of the last row of panels above `lines` caption lines (one to four), px: room
+/// below for tick labels, the axis title and the caption, whose last line is 18 px above
+/// the bottom edge.
+fn bottom(lines: usize) -> f64 {
+    HEIGHT - 74.0 - 14.0 * (lines.clamp(1, 4) - 1) as f64
+}
 /// Vertical gap between two rows of panels, px: the upper row's tick labels and the lower
 /// row's titles.
 const ROW_GAP: f64 = 50.0;
@@ -108,7 +111,8 @@ pub fn frontier_chart(title: &str, panels: &[FrontierPanel], caption: &[&str]) -
     let top = legend_rows(&mut svg, &items, LEFT, RIGHT) + BELOW_LEGEND;
     let (columns, rows) = grid_shape(panels.len());
     let panel_w = (RIGHT - LEFT - COLUMN_GAP * (columns as f64 - 1.0)) / columns as f64;
-    let panel_h = (BOTTOM - top - ROW_GAP * (rows as f64 - 1.0)) / rows as f64;
+    let bottom = bottom(caption.len());
+    let panel_h = (bottom - top - ROW_GAP * (rows as f64 - 1.0)) / rows as f64;
     let (dmin, dmax) = all_points(panels)
         .map(|p| p.1.max(1.0))
         .fold((f64::INFINITY, 0.0f64), |(a, b), d| (a.min(d), b.max(d)));
@@ -163,8 +167,8 @@ pub fn frontier_chart(title: &str, panels: &[FrontierPanel], caption: &[&str]) -
         }
         svg.rect("frame", &frame, "none", AXIS, "");
     }
-    axis_titles(&mut svg, top);
-    caption_lines(&mut svg, caption, BOTTOM + 56.0);
+    axis_titles(&mut svg, top, bottom);
+    caption_lines(&mut svg, caption, bottom + 56.0);
     svg.finish()
 }
 
@@ -201,13 +205,13 @@ fn grid(
 
 /// The axis titles: the delay axis' (with its note on the scale) once under the panels, the
 /// utilization axis' turned on the left.
-fn axis_titles(svg: &mut Svg, top: f64) {
+fn axis_titles(svg: &mut Svg, top: f64, bottom: f64) {
     let f = Font::plain(fit_size(X_TITLE, RIGHT - LEFT, 13.0, 8.0, false));
     let mid = (LEFT + RIGHT) / 2.0;
-    svg.text(mid, BOTTOM + 38.0, X_TITLE, f, Anchor::Middle, TEXT, "");
+    svg.text(mid, bottom + 38.0, X_TITLE, f, Anchor::Middle, TEXT, "");
     let t = "Utilization (%)";
-    let f = Font::plain(fit_size(t, BOTTOM - top, 13.0, 8.0, false));
-    svg.vtext(20.0, (top + BOTTOM) / 2.0, t, f);
+    let f = Font::plain(fit_size(t, bottom - top, 13.0, 8.0, false));
+    svg.vtext(20.0, (top + bottom) / 2.0, t, f);
 }
 
 #[cfg(test)]
