@@ -1656,3 +1656,148 @@ fn trace_plot_charts() {
     checked += 1;
     assert!(checked >= 9);
 }
+
+/// CIE L*, hue angle (degrees) and chroma of an `#rrggbb` colour (sRGB, D65).
+fn lightness_hue_chroma(hex: &str) -> (f64, f64, f64) {
+    let channel = |k: usize| {
+        let c = f64::from(u8::from_str_radix(&hex[1 + 2 * k..3 + 2 * k], 16).unwrap()) / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let (r, g, b) = (channel(0), channel(1), channel(2));
+    let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+    let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+    let f = |v: f64| {
+        if v > 0.008856 {
+            v.cbrt()
+        } else {
+            7.787 * v + 16.0 / 116.0
+        }
+    };
+    let (a, bb) = (500.0 * (f(x) - f(y)), 200.0 * (f(y) - f(z)));
+    (
+        116.0 * f(y) - 16.0,
+        bb.atan2(a).to_degrees().rem_euclid(360.0),
+        a.hypot(bb),
+    )
+}
+
+/// Whether two series colours are clearly apart as thin lines and small markers: their hues
+/// (35 degrees counting as much as 40 of lightness) or, for a grey, lightness alone. Sprout's
+/// red against Sprout-EWMA's orange passes; the dark red and the olive and gold that the
+/// frontier chart once drew next to Sprout's red and to each other do not.
+fn colours_apart(a: &str, b: &str) -> bool {
+    let ((l1, h1, c1), (l2, h2, c2)) = (lightness_hue_chroma(a), lightness_hue_chroma(b));
+    let hue = if c1 < 15.0 || c2 < 15.0 {
+        0.0
+    } else {
+        let d = (h1 - h2).abs();
+        d.min(360.0 - d)
+    };
+    hue / 35.0 + (l1 - l2).abs() / 40.0 >= 1.0
+}
+
+#[test]
+fn the_colour_distance_flags_near_identical_pairs() {
+    assert!(!colours_apart("#d62728", "#67000d"), "red, dark red");
+    assert!(!colours_apart("#8ca252", "#bd9e39"), "olive, gold");
+    assert!(colours_apart("#d62728", "#ff7f0e"), "red, orange");
+    assert!(colours_apart("#1f77b4", "#17becf"), "blue, cyan");
+}
+
+/// The frontier experiment's chart as its report draws it, on every group a full run has
+/// (the 8 directions, TMobile-UMTS-driving, the links scaled x4 and x16, the synthetic
+/// links: five panels) with all six models: short panel titles that keep apart (five long
+/// ones once ran into each other, and the axis notes under each panel too), the groups'
+/// long names in the caption, and six colours clearly apart.
+#[test]
+fn frontier_chart_of_a_full_run() {
+    use sprout_eval::frontier::{FrontierAverage, FrontierResults, FrontierSettings, ALL};
+    let settings = FrontierSettings::default();
+    let links: Vec<String> = [
+        "ATT-LTE-driving",
+        "TMobile-UMTS-driving",
+        "Verizon-EVDO-driving",
+        "Verizon-LTE-short",
+    ]
+    .map(String::from)
+    .to_vec();
+    let synthetic = vec!["paper model, seed 1".to_string(), "stepwise, seed 1".into()];
+    let sets = vec![
+        ("x4".to_string(), links.clone()),
+        ("x16".to_string(), links.clone()),
+        ("synthetic".to_string(), synthetic),
+    ];
+    let mut res = FrontierResults {
+        settings: settings.clone(),
+        links,
+        sets,
+        source: "../shared/traces".into(),
+        rows: Vec::new(),
+        averages: Vec::new(),
+        verdicts: Vec::new(),
+        simulations: 0,
+        wall_s: 0.0,
+    };
+    let groups = res.verdict_groups();
+    assert_eq!(groups.len(), 5, "{groups:?}");
+    for (g, group) in groups.iter().enumerate() {
+        for (m, model) in settings.models.iter().enumerate() {
+            let ewma = model == "sprout-ewma";
+            let values = if ewma {
+                &settings.gains
+            } else {
+                &settings.confidences
+            };
+            for (k, &value) in values.iter().enumerate() {
+                res.averages.push(FrontierAverage {
+                    group: group.clone(),
+                    model: model.clone(),
+                    knob: if ewma { "gain" } else { "confidence" }.into(),
+                    value,
+                    utilization: 0.82 - 0.05 * k as f64 - 0.01 * (m + g) as f64,
+                    self_inflicted_ms: 1000.0 * 0.85f64.powi(k as i32) * (1.0 + 0.04 * m as f64),
+                    directions: 8,
+                });
+            }
+        }
+    }
+    assert!(groups[0] == ALL);
+    let out = tempfile::tempdir().unwrap();
+    sprout_eval::report::write_frontier(out.path(), &res).unwrap();
+    let svg = std::fs::read_to_string(out.path().join("frontier.svg")).unwrap();
+    check_svg("frontier, a full run", &svg);
+    assert_eq!(svg.matches(r#"class="frame""#).count(), 5);
+    for title in [
+        ">8 directions<",
+        ">TMobile-UMTS<",
+        ">scaled x4<",
+        ">scaled x16<",
+        ">synthetic<",
+    ] {
+        assert!(svg.contains(title), "{title}");
+    }
+    assert!(
+        svg.contains("TMobile-UMTS-driving&apos;s 2") || svg.contains("TMobile-UMTS-driving's 2")
+    );
+    let colours = series_colours(&svg);
+    assert_eq!(colours.len(), 6, "{colours:?}");
+    assert_eq!(colours["sprout"].iter().next().unwrap(), "#d62728");
+    assert_eq!(colours["sprout-ewma"].iter().next().unwrap(), "#ff7f0e");
+    let all: Vec<(&String, &String)> = colours
+        .iter()
+        .map(|(label, c)| {
+            assert_eq!(c.len(), 1, "{label}: {c:?}");
+            (label, c.iter().next().unwrap())
+        })
+        .collect();
+    for (i, (l1, c1)) in all.iter().enumerate() {
+        for (l2, c2) in &all[i + 1..] {
+            assert!(colours_apart(c1, c2), "{l1} {c1} and {l2} {c2} look alike");
+        }
+    }
+}

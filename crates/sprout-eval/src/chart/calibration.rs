@@ -276,7 +276,7 @@ mod tests {
         // A path per model with a confidence and a dashed line for Sprout-EWMA, per panel.
         assert_eq!(svg.matches(r#"class="series""#).count(), 2 * 3);
         assert_eq!(svg.matches(r#"class="reference""#).count(), 2);
-        assert!(svg.contains(r##"stroke="#ff7f0e""##) && svg.contains(r##"stroke="#67000d""##));
+        assert!(svg.contains(r##"stroke="#ff7f0e""##) && svg.contains(r##"stroke="#8e0152""##));
         // EWMA at 27% pulls the axis down to 20%.
         assert!(svg.contains(">20</text>") && !svg.contains(">10</text>"));
         assert_eq!(svg.matches(r#"class="frame""#).count(), 2);

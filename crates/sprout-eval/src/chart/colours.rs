@@ -11,8 +11,9 @@ use crate::paper::scheme_key;
 /// project runs and those the paper measured. The one place a scheme's colour is chosen.
 const SCHEMES: [(&str, &str); 19] = [
     ("sprout", "#d62728"),
-    // Sprout on the wide rate model: a dark red, of Sprout's family.
-    ("sprout-wide", "#67000d"),
+    // Sprout on the wide rate model: a wine, near Sprout's red in hue but clearly apart from
+    // it (a dark red was hard to tell from it), from BBR's pink and from Sprout-EWMA's orange.
+    ("sprout-wide", "#8e0152"),
     ("sprout-ewma", "#ff7f0e"),
     ("cubic", "#1f77b4"),
     ("cubic-codel", "#17becf"),
@@ -45,6 +46,15 @@ pub(super) const SERIES: [&str; 10] = [
     "#8c6d31", "#b5cf6b",
 ];
 
+/// The order in which [`Palette::spread`] hands out [`SERIES`]: indigo, teal, brown,
+/// magenta, then the rest, so that the first few are far apart from each other and from the
+/// red, wine and orange of Sprout's schemes (the order of [`SERIES`] puts an olive next to a
+/// gold).
+const SPREAD: [usize; 10] = [0, 5, 8, 4, 1, 2, 3, 6, 7, 9];
+
+/// [`SERIES`] in its own order.
+const IN_ORDER: [usize; 10] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+
 /// Key that groups a label with its published counterpart: the scheme key of the label with
 /// any parenthesized suffix removed (`"Sprout (paper)"` -> `"sprout"`).
 pub(super) fn label_key(label: &str) -> String {
@@ -57,14 +67,25 @@ pub(super) fn label_key(label: &str) -> String {
 pub(super) struct Palette {
     assigned: HashMap<String, &'static str>,
     next: usize,
+    order: &'static [usize; 10],
 }
 
 impl Palette {
-    /// A palette with no unknown scheme seen yet.
+    /// A palette with no unknown scheme seen yet, handing out [`SERIES`] in its order.
     pub(super) fn new() -> Self {
         Palette {
             assigned: HashMap::new(),
             next: 0,
+            order: &IN_ORDER,
+        }
+    }
+
+    /// A palette handing out [`SERIES`] in the order [`SPREAD`]: for a chart whose few
+    /// non-scheme series are drawn beside Sprout's schemes (the frontier chart's models).
+    pub(super) fn spread() -> Self {
+        Palette {
+            order: &SPREAD,
+            ..Palette::new()
         }
     }
 
@@ -76,7 +97,7 @@ impl Palette {
         if let Some(c) = self.assigned.get(key) {
             return c;
         }
-        let c = SERIES[self.next % SERIES.len()];
+        let c = SERIES[self.order[self.next % SERIES.len()]];
         self.next += 1;
         self.assigned.insert(key.to_string(), c);
         c
@@ -145,5 +166,13 @@ mod tests {
         assert_eq!(p.color("sprout-5%"), SERIES[0]);
         assert_eq!(p.color("authors"), SERIES[1]);
         assert_eq!(p.color("sprout-5%"), SERIES[0]);
+        let mut p = Palette::spread();
+        assert_eq!(p.color("sprout-wide"), "#8e0152");
+        assert_eq!(p.color("wide-nb"), SERIES[0]);
+        assert_eq!(p.color("wide-floor25"), SERIES[5]);
+        assert_eq!(p.color("wide-vol"), SERIES[8]);
+        let mut spread = SPREAD;
+        spread.sort_unstable();
+        assert_eq!(spread, IN_ORDER, "every colour of SERIES once");
     }
 }

@@ -1,9 +1,10 @@
-//! The `frontier` experiment's chart: utilization against self-inflicted delay (reversed
-//! logarithmic axis, lower delay to the right, as Figures 7 and 8), one panel per group of
-//! link directions side by side on the same axes. One line per model in its colour through its
-//! sweep's points in knob order (confidence or gain), a marker at each. Every model is named
-//! in the legend above the panels; nothing is written inside them, so no text can meet a line
-//! or a marker.
+//! The `frontier` experiment's chart (and the `aqm` experiment's): utilization against
+//! self-inflicted delay (reversed logarithmic axis, lower delay to the right, as Figures 7
+//! and 8), one panel per group of link directions on the same axes: up to four side by side,
+//! more in two rows (five as 3 + 2). One line per model in its colour through its sweep's
+//! points in knob order (confidence or gain), a marker at each. Every model is named in the
+//! legend above the panels; nothing is written inside them, so no text can meet a line or a
+//! marker. One delay axis title, with its note on the scale, serves every panel.
 
 use super::axes::{fmt_num, x_tick, y_tick_label, Linear, LogAxis};
 use super::colours::{label_key, Palette};
@@ -35,8 +36,19 @@ pub struct FrontierPanel {
 
 /// Top of the panels below the legend's last row, px.
 const BELOW_LEGEND: f64 = 34.0;
-/// Bottom of the panels, px (room below for tick labels, the axis titles, the caption).
-const BOTTOM: f64 = HEIGHT - 96.0;
+/// Bottom of the last row of panels above `lines` caption lines (one to four), px: room
+/// below for tick labels, the axis title and the caption, whose last line is 18 px above
+/// the bottom edge.
+fn bottom(lines: usize) -> f64 {
+    HEIGHT - 74.0 - 14.0 * (lines.clamp(1, 4) - 1) as f64
+}
+/// Vertical gap between two rows of panels, px: the upper row's tick labels and the lower
+/// row's titles.
+const ROW_GAP: f64 = 50.0;
+/// Most panels side by side in one row; more go in two rows.
+const MAX_COLUMNS: usize = 4;
+/// The delay axis' title, for every panel.
+const X_TITLE: &str = "Self-inflicted delay (ms; log scale, reversed: lower delay to the right)";
 /// Right edge of the right panel, px.
 const RIGHT: f64 = WIDTH - 24.0;
 /// Left edge of the left panel, px.
@@ -70,13 +82,25 @@ fn y_range(panels: &[FrontierPanel]) -> (f64, f64) {
     (lo, hi)
 }
 
-/// The chart (SVG text): a panel per entry of `panels` side by side, `caption`'s lines (two
-/// fit) at the bottom.
+/// Columns and rows of the grid of `n` panels: one row of up to [`MAX_COLUMNS`], else two
+/// rows, the first the longer.
+fn grid_shape(n: usize) -> (usize, usize) {
+    let columns = if n <= MAX_COLUMNS {
+        n.max(1)
+    } else {
+        n.div_ceil(2)
+    };
+    (columns, n.div_ceil(columns).max(1))
+}
+
+/// The chart (SVG text): a panel per entry of `panels` (side by side, or in two rows when
+/// there are more than [`MAX_COLUMNS`]), `caption`'s lines (four fit) at the bottom. Panel
+/// titles should be short (a panel may be under a third of the width): the caption says more.
 pub fn frontier_chart(title: &str, panels: &[FrontierPanel], caption: &[&str]) -> String {
     let tick_font = Font::plain(12.0);
     let mut svg = Svg::new(title);
     title_text(&mut svg, title);
-    let mut palette = Palette::new();
+    let mut palette = Palette::spread();
     let mut items: Vec<(Swatch, String)> = Vec::new();
     for s in panels.iter().flat_map(|p| p.series.iter()) {
         if !items.iter().any(|(_, l)| *l == s.label) {
@@ -85,8 +109,10 @@ pub fn frontier_chart(title: &str, panels: &[FrontierPanel], caption: &[&str]) -
         }
     }
     let top = legend_rows(&mut svg, &items, LEFT, RIGHT) + BELOW_LEGEND;
-    let n = panels.len().max(1) as f64;
-    let panel_w = (RIGHT - LEFT - COLUMN_GAP * (n - 1.0)) / n;
+    let (columns, rows) = grid_shape(panels.len());
+    let panel_w = (RIGHT - LEFT - COLUMN_GAP * (columns as f64 - 1.0)) / columns as f64;
+    let bottom = bottom(caption.len());
+    let panel_h = (bottom - top - ROW_GAP * (rows as f64 - 1.0)) / rows as f64;
     let (dmin, dmax) = all_points(panels)
         .map(|p| p.1.max(1.0))
         .fold((f64::INFINITY, 0.0f64), |(a, b), d| (a.min(d), b.max(d)));
@@ -97,13 +123,15 @@ pub fn frontier_chart(title: &str, panels: &[FrontierPanel], caption: &[&str]) -
     };
     let (ylo, yhi) = y_range(panels);
     let mut kept: Vec<BBox> = Vec::new();
-    for (col, panel) in panels.iter().enumerate() {
+    for (k, panel) in panels.iter().enumerate() {
+        let (col, row) = (k % columns, k / columns);
         let x0 = LEFT + col as f64 * (panel_w + COLUMN_GAP);
+        let y0 = top + row as f64 * (panel_h + ROW_GAP);
         let frame = BBox {
             x0,
-            y0: top,
+            y0,
             x1: x0 + panel_w,
-            y1: BOTTOM,
+            y1: y0 + panel_h,
         };
         // Reversed: the least delay on the right.
         let x = LogAxis::covering(dmin, dmax, frame.x1, frame.x0);
@@ -139,8 +167,8 @@ pub fn frontier_chart(title: &str, panels: &[FrontierPanel], caption: &[&str]) -
         }
         svg.rect("frame", &frame, "none", AXIS, "");
     }
-    axis_titles(&mut svg, panel_w, n as usize, top);
-    caption_lines(&mut svg, caption, BOTTOM + 76.0);
+    axis_titles(&mut svg, top, bottom);
+    caption_lines(&mut svg, caption, bottom + 56.0);
     svg.finish()
 }
 
@@ -175,21 +203,15 @@ fn grid(
     }
 }
 
-/// The axis titles: the x title (and its note) under each panel, the y title turned on the
-/// left.
-fn axis_titles(svg: &mut Svg, panel_w: f64, panels: usize, top: f64) {
-    for col in 0..panels {
-        let mid = LEFT + col as f64 * (panel_w + COLUMN_GAP) + panel_w / 2.0;
-        let t = "Self-inflicted delay (ms)";
-        let f = Font::plain(fit_size(t, panel_w, 13.0, 8.0, false));
-        svg.text(mid, BOTTOM + 40.0, t, f, Anchor::Middle, TEXT, "");
-        let note = "log scale, reversed: lower delay to the right";
-        let f = Font::plain(fit_size(note, panel_w, 11.0, 7.0, false));
-        svg.text(mid, BOTTOM + 56.0, note, f, Anchor::Middle, TEXT, "");
-    }
+/// The axis titles: the delay axis' (with its note on the scale) once under the panels, the
+/// utilization axis' turned on the left.
+fn axis_titles(svg: &mut Svg, top: f64, bottom: f64) {
+    let f = Font::plain(fit_size(X_TITLE, RIGHT - LEFT, 13.0, 8.0, false));
+    let mid = (LEFT + RIGHT) / 2.0;
+    svg.text(mid, bottom + 38.0, X_TITLE, f, Anchor::Middle, TEXT, "");
     let t = "Utilization (%)";
-    let f = Font::plain(fit_size(t, BOTTOM - top, 13.0, 8.0, false));
-    svg.vtext(20.0, (top + BOTTOM) / 2.0, t, f);
+    let f = Font::plain(fit_size(t, bottom - top, 13.0, 8.0, false));
+    svg.vtext(20.0, (top + bottom) / 2.0, t, f);
 }
 
 #[cfg(test)]

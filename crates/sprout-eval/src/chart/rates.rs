@@ -313,7 +313,7 @@ mod tests {
         // The NaN breaks sprout-wide's utilization line into single points (no path): sprout
         // 2 paths, sprout-wide 1 on the left and 2 on the right.
         assert_eq!(svg.matches(r#"class="series""#).count(), 2 + 1 + 2);
-        assert!(svg.contains(r##"stroke="#d62728""##) && svg.contains(r##"stroke="#67000d""##));
+        assert!(svg.contains(r##"stroke="#d62728""##) && svg.contains(r##"stroke="#8e0152""##));
         for t in [">x1</text>", ">x16</text>", ">10</text>", ">1,000</text>"] {
             assert!(svg.contains(t), "{t}");
         }

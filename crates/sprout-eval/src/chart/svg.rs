@@ -280,15 +280,15 @@ pub(super) fn panel_title(svg: &mut Svg, frame: &BBox, title: &str) {
     );
 }
 
-/// A chart's caption under its panels: the first two of `lines`, centred, the first at
-/// `top` px and the next 14 px below, all at one size (11 px, shrunk to fit the width, down
+/// A chart's caption under its panels: the first four of `lines`, centred, the first at
+/// `top` px and each next 14 px below, all at one size (11 px, shrunk to fit the width, down
 /// to 7 px).
 pub(super) fn caption_lines(svg: &mut Svg, lines: &[&str], top: f64) {
     let size = lines
         .iter()
         .map(|c| fit_size(c, WIDTH - 20.0, 11.0, 7.0, false))
         .fold(11.0, f64::min);
-    for (k, line) in lines.iter().take(2).enumerate() {
+    for (k, line) in lines.iter().take(4).enumerate() {
         svg.text(
             WIDTH / 2.0,
             top + k as f64 * 14.0,

@@ -38,13 +38,57 @@ fn group_name(res: &FrontierResults, group: &str) -> String {
     }
 }
 
+/// A group's name on its panel, short (a panel may be a third of the chart's width): "8
+/// directions", the link's name without "-driving", "scaled x4", "synthetic".
+fn panel_name(res: &FrontierResults, group: &str) -> String {
+    if group == ALL {
+        format!("{} directions", 2 * res.links.len())
+    } else if group == crate::frontier::SYNTHETIC {
+        group.to_string()
+    } else if res.sets.iter().any(|s| s.0 == group) {
+        format!("scaled {group}")
+    } else {
+        group.trim_end_matches("-driving").to_string()
+    }
+}
+
+/// The chart's caption lines on its panels: the link directions each averages (what
+/// [`group_name`] says in the report), the `x1` links' panels on the first line, the further
+/// sets' on the second (empty if there are none).
+fn panels_caption(res: &FrontierResults) -> (String, String) {
+    let links = res.links.len();
+    let (mut own, mut further) = (Vec::new(), Vec::new());
+    for g in res.verdict_groups() {
+        let panel = panel_name(res, &g);
+        match res.sets.iter().find(|s| s.0 == g).map(|s| s.1.len()) {
+            _ if g == ALL => own.push(format!("{panel}, the {links} links' {}", 2 * links)),
+            None => own.push(format!("{panel}, {g}'s 2")),
+            Some(n) if g == crate::frontier::SYNTHETIC => {
+                further.push(format!("{panel}, the {n} synthetic links' {}", 2 * n))
+            }
+            Some(n) => further.push(format!(
+                "{panel}, the {n} links' {} at {} times their rates",
+                2 * n,
+                g.trim_start_matches('x')
+            )),
+        }
+    }
+    (
+        format!(
+            "Each panel an average over link directions: {}",
+            own.join("; ")
+        ),
+        further.join("; "),
+    )
+}
+
 /// The chart: a panel per verdict group, a line per model.
 fn chart(res: &FrontierResults) -> String {
     let panels: Vec<FrontierPanel> = res
         .verdict_groups()
         .iter()
         .map(|g| FrontierPanel {
-            title: group_name(res, g),
+            title: panel_name(res, g),
             series: res
                 .settings
                 .models
@@ -60,17 +104,32 @@ fn chart(res: &FrontierResults) -> String {
                 .collect(),
         })
         .collect();
-    let caption = format!(
-        "Both directions loaded, 20 ms each way, whole traces, the first {:.0} s skipped; \
-         Bayesian models at confidences {}, Sprout-EWMA at gains {}",
+    let mut runs = format!(
+        "Both directions loaded, 20 ms each way, the first {:.0} s skipped; the links' whole \
+         traces",
         res.settings.skip_us as f64 / 1e6,
+    );
+    if !res.sets.is_empty() {
+        let _ = write!(
+            runs,
+            ", the scaled and synthetic links' first {:.0} s at fewer points",
+            res.settings.extra_duration_us as f64 / 1e6
+        );
+    }
+    let knobs = format!(
+        "Bayesian models at confidences {}; Sprout-EWMA at gains {}",
         list(&res.settings.confidences),
         list(&res.settings.gains)
     );
+    let (own, further) = panels_caption(res);
+    let mut caption = vec![runs.as_str(), knobs.as_str(), own.as_str()];
+    if !further.is_empty() {
+        caption.push(&further);
+    }
     frontier_chart(
         "Sprout's models against Sprout-EWMA: utilization and self-inflicted delay",
         &panels,
-        &[&caption],
+        &caption,
     )
 }
 
