@@ -82,7 +82,7 @@ fn y_range(panels: &[FrontierPanel]) -> (f64, f64) {
     (lo, hi)
 }
 
-/// Columns and rows of the grid of `n` panels: one row of up to [`MAX_COLUMNS`], else two
+/// Columns and rows of the grid of `n` panels: one row of up to `MAX_COLUMNS` (4), else two
 /// rows, the first the longer.
 fn grid_shape(n: usize) -> (usize, usize) {
     let columns = if n <= MAX_COLUMNS {
@@ -94,7 +94,7 @@ fn grid_shape(n: usize) -> (usize, usize) {
 }
 
 /// The chart (SVG text): a panel per entry of `panels` (side by side, or in two rows when
-/// there are more than [`MAX_COLUMNS`]), `caption`'s lines (four fit) at the bottom. Panel
+/// there are more than `MAX_COLUMNS` (4)), `caption`'s lines (four fit) at the bottom. Panel
 /// titles should be short (a panel may be under a third of the width): the caption says more.
 pub fn frontier_chart(title: &str, panels: &[FrontierPanel], caption: &[&str]) -> String {
     let tick_font = Font::plain(12.0);
