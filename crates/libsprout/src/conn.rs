@@ -52,15 +52,16 @@ pub(crate) const LATEST: Instant = Instant::from_micros(1 << 62);
 
 /// The protocol connection's clock: the caller's time less the part of long gaps beyond
 /// [`MAX_GAP`] (the skew), never going back.
+/// The listener's sessions share it (`crate::listener`).
 #[derive(Clone, Copy, Debug)]
-struct ProtoClock {
-    skew_us: u64,
-    seen: Instant,
+pub(crate) struct ProtoClock {
+    pub(crate) skew_us: u64,
+    pub(crate) seen: Instant,
 }
 
 impl ProtoClock {
     /// The protocol's time at the caller's `now`.
-    fn at(&mut self, now: Instant) -> Instant {
+    pub(crate) fn at(&mut self, now: Instant) -> Instant {
         let mut t = Instant::from_micros(now.as_micros().saturating_sub(self.skew_us));
         let limit = self.seen + MAX_GAP;
         if t > limit {
@@ -72,7 +73,7 @@ impl ProtoClock {
     }
 
     /// The caller's time of protocol time `t`.
-    fn caller(&self, t: Instant) -> Instant {
+    pub(crate) fn caller(&self, t: Instant) -> Instant {
         Instant::from_micros(t.as_micros().saturating_add(self.skew_us))
     }
 }

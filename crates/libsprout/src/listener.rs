@@ -38,7 +38,7 @@ use sprout_secure::{
 };
 use thiserror::Error;
 
-use crate::conn::{Counters, Received, State, LATEST, MAX_GAP};
+use crate::conn::{Counters, ProtoClock, Received, State, LATEST};
 
 /// How a [`Listener`] runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,31 +106,6 @@ pub struct ListenerCounters {
     /// Datagrams fed in that the security layer dropped, or whose core datagram the session's
     /// connection refused.
     pub datagrams_dropped: u64,
-}
-
-/// The protocol connections' clock: the caller's time less the part of long gaps beyond
-/// [`MAX_GAP`] (the skew), never going back (the pattern of `conn.rs`).
-#[derive(Clone, Copy, Debug)]
-struct ProtoClock {
-    skew_us: u64,
-    seen: Instant,
-}
-
-impl ProtoClock {
-    fn at(&mut self, now: Instant) -> Instant {
-        let mut t = Instant::from_micros(now.as_micros().saturating_sub(self.skew_us));
-        let limit = self.seen + MAX_GAP;
-        if t > limit {
-            self.skew_us = self.skew_us.saturating_add((t - limit).as_micros());
-            t = limit;
-        }
-        self.seen = self.seen.max(t);
-        self.seen
-    }
-
-    fn caller(&self, t: Instant) -> Instant {
-        Instant::from_micros(t.as_micros().saturating_add(self.skew_us))
-    }
 }
 
 /// One session.
