@@ -15,6 +15,7 @@ use sprout_sim::rl_env::{
 use sprout_sim::sim::Direction;
 
 use crate::convert::value_to_py;
+use crate::link_options;
 use crate::errors::{bad_parameter, sim_to_py, sprout_error};
 use crate::trace::TraceArg;
 
@@ -87,7 +88,7 @@ impl PyEnv {
         feedback = "reverse", propagation_delay_ms = 20.0, queue = "infinite", loss = 0.0,
         max_rate_mbps = DEFAULT_MAX_RATE_MBPS, max_window_kb = DEFAULT_MAX_WINDOW_KB,
         packet_bytes = 1500, feedback_bytes = DEFAULT_FEEDBACK_BYTES, params = Vec::new(),
-        confidence = None, app = "bulk"))]
+        confidence = None, app = "bulk", **link))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -113,7 +114,18 @@ impl PyEnv {
         params: Vec<String>,
         confidence: Option<f64>,
         app: &str,
+        link: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyEnv> {
+        let shape = link_options::shape_options("Env", link)?;
+        if let Some(one_way) = shape.per_direction().first() {
+            return Err(bad_parameter(format!(
+                "{one_way}: the environment has one link configuration for both directions; \
+                 give {} instead",
+                one_way
+                    .trim_start_matches("uplink_")
+                    .trim_start_matches("downlink_")
+            )));
+        }
         let source = match (uplink, downlink) {
             (Some(u), Some(d)) => {
                 let (u, d) = (
@@ -203,6 +215,11 @@ impl PyEnv {
             sprout_core::Duration::from_micros((propagation_delay_ms * 1e3).round() as u64);
         cfg.link.queue = queue.parse::<QueueKind>().map_err(bad_parameter)?.config();
         cfg.link.loss = loss;
+        let shape = link_options::link_shape(&shape)?;
+        shape.both.apply(&mut cfg.link);
+        shape
+            .validate(&cfg.link, &cfg.link)
+            .map_err(bad_parameter)?;
         cfg.max_rate_mbps = max_rate_mbps;
         cfg.max_window_kb = max_window_kb;
         cfg.packet_bytes = packet_bytes;

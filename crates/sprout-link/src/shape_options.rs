@@ -101,6 +101,20 @@ pub enum ShapeOptionError {
     DelayTrace(#[from] DelayTraceError),
 }
 
+impl ShapeOptionError {
+    /// The I/O error of a delay trace that could not be read, if that is what this is (a
+    /// front end tells a missing file from a bad value by it).
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        match self {
+            ShapeOptionError::DelayTrace(DelayTraceError::Read(sprout_files::ReadError::Io {
+                source,
+                ..
+            })) => Some(source),
+            _ => None,
+        }
+    }
+}
+
 /// A time that is not a positive one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("expected a positive time such as 5ms, 0.1s or 500us, got '{0}'")]
@@ -304,7 +318,11 @@ mod tests {
     fn a_missing_delay_trace_is_an_error_naming_it() {
         let mut o = ShapeOptions::default();
         o.set("delay_trace", "/nonexistent/delays.txt").unwrap();
-        let e = o.shape().unwrap_err().to_string();
-        assert!(e.contains("/nonexistent/delays.txt"), "{e}");
+        let e = o.shape().unwrap_err();
+        assert_eq!(
+            e.io_error().map(|io| io.kind()),
+            Some(std::io::ErrorKind::NotFound)
+        );
+        assert!(e.to_string().contains("/nonexistent/delays.txt"), "{e}");
     }
 }
