@@ -15,8 +15,8 @@ use sprout_sim::rl_env::{
 use sprout_sim::sim::Direction;
 
 use crate::convert::value_to_py;
-use crate::link_options;
 use crate::errors::{bad_parameter, sim_to_py, sprout_error};
+use crate::link_options;
 use crate::trace::TraceArg;
 
 /// The stepping environment (see ``sprout.gym.CellularLinkEnv`` for the Gymnasium wrapper).
@@ -116,16 +116,6 @@ impl PyEnv {
         app: &str,
         link: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyEnv> {
-        let shape = link_options::shape_options("Env", link)?;
-        if let Some(one_way) = shape.per_direction().first() {
-            return Err(bad_parameter(format!(
-                "{one_way}: the environment has one link configuration for both directions; \
-                 give {} instead",
-                one_way
-                    .trim_start_matches("uplink_")
-                    .trim_start_matches("downlink_")
-            )));
-        }
         let source = match (uplink, downlink) {
             (Some(u), Some(d)) => {
                 let (u, d) = (
@@ -215,11 +205,7 @@ impl PyEnv {
             sprout_core::Duration::from_micros((propagation_delay_ms * 1e3).round() as u64);
         cfg.link.queue = queue.parse::<QueueKind>().map_err(bad_parameter)?.config();
         cfg.link.loss = loss;
-        let shape = link_options::link_shape(&shape)?;
-        shape.both.apply(&mut cfg.link);
-        shape
-            .validate(&cfg.link, &cfg.link)
-            .map_err(bad_parameter)?;
+        link_options::shape_both_ways(link, &mut cfg.link)?;
         cfg.max_rate_mbps = max_rate_mbps;
         cfg.max_window_kb = max_window_kb;
         cfg.packet_bytes = packet_bytes;

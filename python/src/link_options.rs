@@ -6,7 +6,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
-use sprout_link::{LinkShape, ShapeOptionError, ShapeOptions, SHAPE_OPTIONS};
+use sprout_link::{LinkConfig, LinkShape, ShapeOptionError, ShapeOptions, SHAPE_OPTIONS};
 
 use crate::errors::{bad_parameter, Kind};
 
@@ -83,6 +83,25 @@ pub fn shape_options(function: &str, link: Option<&Bound<'_, PyDict>>) -> PyResu
 /// The options as the link model takes them, delay traces read.
 pub fn link_shape(options: &ShapeOptions) -> PyResult<LinkShape> {
     options.shape().map_err(shape_to_py)
+}
+
+/// Applies the shaping options given as keyword arguments of `sprout.Env` to its one link
+/// configuration, both directions' (its queue already set); an option of one direction only
+/// (`uplink_buffer`, ...) is a `BadParameterError`, as is CoDel's parameter without its queue.
+pub fn shape_both_ways(link: Option<&Bound<'_, PyDict>>, cfg: &mut LinkConfig) -> PyResult<()> {
+    let options = shape_options("Env", link)?;
+    if let Some(one_way) = options.per_direction().first() {
+        return Err(bad_parameter(format!(
+            "{one_way}: the environment has one link configuration for both directions; give \
+             {} instead",
+            one_way
+                .trim_start_matches("uplink_")
+                .trim_start_matches("downlink_")
+        )));
+    }
+    let shape = link_shape(&options)?;
+    shape.both.apply(cfg);
+    shape.validate(cfg, cfg).map_err(bad_parameter)
 }
 
 /// The Python exception for a shaping option's error: a delay trace's file not found or not

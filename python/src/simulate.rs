@@ -12,8 +12,8 @@ use sprout_sim::sim::{parse_load, DirectionRun};
 use sprout_sim::sim_json::{self, QueueKind, SimOptions};
 
 use crate::convert::value_to_py;
-use crate::link_options;
 use crate::errors::{bad_parameter, sim_to_py, sprout_error};
+use crate::link_options;
 use crate::trace::TraceArg;
 
 /// The result of ``sprout.simulate``: ``sprout sim --json``'s figures for both directions.
@@ -414,7 +414,10 @@ pub fn simulate(
         app: sprout_sim::App::parse(app).map_err(sim_to_py)?,
         shape: link_options::link_shape(&shape)?,
         cross: cross
-            .map(|c| c.parse::<sprout_sim::sim_json::CcKind>().map_err(bad_parameter))
+            .map(|c| {
+                c.parse::<sprout_sim::sim_json::CcKind>()
+                    .map_err(bad_parameter)
+            })
             .transpose()?,
     };
     let logs = match (uplink_log, downlink_log) {

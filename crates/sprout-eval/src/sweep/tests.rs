@@ -600,11 +600,17 @@ fn link_options_are_sweep_dimensions_with_their_columns() {
             "down_lost"
         ]
     );
-    assert!(h.contains(&"ecn".to_string()), "l4s_step brings the marks: {h:?}");
+    assert!(
+        h.contains(&"ecn".to_string()),
+        "l4s_step brings the marks: {h:?}"
+    );
     let cfg = p.runs[1].sim_options().unwrap().config().unwrap();
     let down = cfg.link_for(sprout_sim::sim::Direction::Down);
     assert_eq!(down.buffer, Some("1000pkt".parse().unwrap()));
-    assert_eq!(down.l4s_step_us, Some(sprout_core::time::Duration::from_millis(1)));
+    assert_eq!(
+        down.l4s_step_us,
+        Some(sprout_core::time::Duration::from_millis(1))
+    );
     assert!(down.gilbert_elliott.is_some());
     let row = |r: &RunSpec| -> Vec<String> {
         let line = run_line(r).unwrap();
@@ -622,7 +628,10 @@ fn link_options_are_sweep_dimensions_with_their_columns() {
         num(&small[4]) > num(&large[4]),
         "a 5-packet buffer drops more than a 1000-packet one: {small:?} {large:?}"
     );
-    assert!(num(&small[6]) > 0, "Gilbert-Elliott loses packets: {small:?}");
+    assert!(
+        num(&small[6]) > 0,
+        "Gilbert-Elliott loses packets: {small:?}"
+    );
     for (bad, why) in [
         ("buffer = \"lots\"", "[sim] buffer: bad buffer 'lots'"),
         ("l4s_step = 1", "[sim] l4s_step: expected a positive time"),
