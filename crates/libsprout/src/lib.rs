@@ -96,6 +96,12 @@ pub mod api;
 pub mod boundary;
 pub mod conn;
 pub mod listener;
+#[cfg(all(unix, feature = "sockets"))]
+pub mod socket;
+#[cfg(all(unix, feature = "sockets"))]
+pub mod socket_api;
 
 pub use api::*;
+#[cfg(all(unix, feature = "sockets"))]
+pub use socket_api::*;
 pub use boundary::SproutStatus;
