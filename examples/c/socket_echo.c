@@ -4,7 +4,7 @@
  *
  *   cc -I crates/libsprout/include examples/c/socket_echo.c -L target/release -lsprout -o socket_echo
  *   ./socket_echo server ADDR [SESSIONS]
- *   ./socket_echo client [--hello] ADDR SERVER_KEY COUNT RATE_KBPS [MESSAGE_BYTES]
+ *   ./socket_echo client [--hello] [--scheme S] ADDR SERVER_KEY COUNT RATE_KBPS [MESSAGE_BYTES]
  *
  * server: binds ADDR (e.g. 127.0.0.1:0), prints its address and public key, echoes every
  *   message of every session back, and prints, when a session ends, how many messages it got
@@ -13,7 +13,9 @@
  *   included, as `sprout client --payload` counts) at RATE_KBPS to the server at ADDR whose
  *   public key is SERVER_KEY (64 hex digits or base64), and prints how many came back and
  *   the echoes' delay p95. --hello: greet the server as `sprout client --direction up`
- *   does and end with a BYE, for `sprout server` (which echoes nothing; it prints what it got).
+ *   does and end with a BYE, for `sprout server` (which echoes nothing; it prints what it got
+ *   and ends the session). The HELLO names the Sprout configuration of both ends: --scheme
+ *   (sprout, sprout-ewma or sprout-wide; default sprout-wide, as `sprout client`) implies it.
  */
 #include <poll.h>
 
@@ -23,8 +25,8 @@
 
 static int usage(void) {
     fprintf(stderr, "usage: socket_echo server ADDR [SESSIONS]\n"
-                    "       socket_echo client [--hello] ADDR SERVER_KEY COUNT RATE_KBPS "
-                    "[MESSAGE_BYTES]\n");
+                    "       socket_echo client [--hello] [--scheme sprout|sprout-ewma|sprout-wide] "
+                    "ADDR SERVER_KEY COUNT RATE_KBPS [MESSAGE_BYTES]\n");
     return 2;
 }
 
@@ -108,13 +110,13 @@ static int server(const char *addr, int sessions) {
 }
 
 /* The HELLO of a paced upload, as `sprout client --direction up` sends it. */
-static size_t hello(double rate_kbps, uint64_t duration_ms, size_t message_bytes,
+static size_t hello(int scheme, double rate_kbps, uint64_t duration_ms, size_t message_bytes,
                     uint8_t out[SPROUT_HELLO_BYTES]) {
     SproutHello h = {
         .session = realtime_us(),
         .direction = SPROUT_DIRECTION_UP,
         .mode = SPROUT_MODE_PACED,
-        .scheme = SPROUT_SCHEME_SPROUT_WIDE,
+        .scheme = (uint8_t)scheme,
         .confidence = 0.95,
         .rate_kbps = (uint32_t)(rate_kbps + 0.5),
         .duration_ms = (uint32_t)duration_ms,
@@ -126,14 +128,16 @@ static size_t hello(double rate_kbps, uint64_t duration_ms, size_t message_bytes
     return len;
 }
 
-static int client(int with_hello, const char *addr, const char *server_key, long count,
+static int client(int scheme, const char *addr, const char *server_key, long count,
                   double rate_kbps, size_t message_bytes) {
     uint8_t server_public[SPROUT_KEY_BYTES];
     if (key_from_text(server_key, server_public) != 0) return usage();
     uint64_t interval_us = (uint64_t)(message_bytes * 8 * 1000.0 / rate_kbps);
     uint8_t greeting[SPROUT_HELLO_BYTES];
+    int with_hello = scheme >= 0;
     size_t greeting_len =
-        with_hello ? hello(rate_kbps, count * interval_us / 1000 + 1, message_bytes, greeting) : 0;
+        with_hello ? hello(scheme, rate_kbps, count * interval_us / 1000 + 1, message_bytes, greeting)
+                   : 0;
     SproutSocket *s;
     /* NULL private key: a fresh key pair (the server lets any client in). */
     if (sprout_socket_connect(addr, server_public, NULL, greeting, greeting_len, &s) !=
@@ -159,7 +163,7 @@ static int client(int with_hello, const char *addr, const char *server_key, long
         if (sent == count && !stop) {
             if (with_hello && sprout_socket_send_bye(s) != SPROUT_STATUS_OK)
                 die("sprout_socket_send_bye");
-            stop = now + (with_hello ? 200000 : 2000000); /* time for the echoes */
+            stop = now + 2000000; /* time for the echoes (`sprout server` closes at once) */
         }
         if (stop && (now >= stop || echoed == (size_t)count)) break;
         uint64_t wake = stop ? stop : start + (uint64_t)sent * interval_us;
@@ -193,12 +197,24 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "server") == 0)
         return server(argv[2], argc > 3 ? atoi(argv[3]) : 1);
     if (argc < 2 || strcmp(argv[1], "client") != 0) return usage();
-    int a = 2, with_hello = 0;
-    if (a < argc && strcmp(argv[a], "--hello") == 0) with_hello = 1, a++;
+    int a = 2, scheme = -1; /* -1: no HELLO */
+    for (; a < argc && strncmp(argv[a], "--", 2) == 0; a++) {
+        if (strcmp(argv[a], "--hello") == 0) {
+            if (scheme < 0) scheme = SPROUT_SCHEME_SPROUT_WIDE;
+        } else if (strcmp(argv[a], "--scheme") == 0 && a + 1 < argc) {
+            const char *name = argv[++a];
+            if (strcmp(name, "sprout") == 0) scheme = SPROUT_SCHEME_SPROUT;
+            else if (strcmp(name, "sprout-ewma") == 0) scheme = SPROUT_SCHEME_SPROUT_EWMA;
+            else if (strcmp(name, "sprout-wide") == 0) scheme = SPROUT_SCHEME_SPROUT_WIDE;
+            else return usage();
+        } else {
+            return usage();
+        }
+    }
     if (argc - a < 4) return usage();
     long count = atol(argv[a + 2]);
     double rate = atof(argv[a + 3]);
     size_t bytes = argc - a > 4 ? (size_t)atol(argv[a + 4]) : 500;
     if (count <= 0 || rate <= 0 || bytes < SPROUT_DATA_HEADER_BYTES || bytes > 65535) return usage();
-    return client(with_hello, argv[a], argv[a + 1], count, rate, bytes);
+    return client(scheme, argv[a], argv[a + 1], count, rate, bytes);
 }

@@ -102,6 +102,6 @@ pub mod socket;
 pub mod socket_api;
 
 pub use api::*;
+pub use boundary::SproutStatus;
 #[cfg(all(unix, feature = "sockets"))]
 pub use socket_api::*;
-pub use boundary::SproutStatus;

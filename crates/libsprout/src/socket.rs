@@ -719,12 +719,12 @@ mod tests {
         .encode(DATA_HEADER_BYTES + 3);
         d[DATA_HEADER_BYTES..].copy_from_slice(b"abc");
         let m = SocketMessage::decode(d, 4_500);
-        assert_eq!((m.is_data, m.seq, m.sent_us, m.delay_us), (true, 5, 1_000, 3_500));
-        assert_eq!(m.payload, b"abc");
-        let early = SocketMessage::decode(
-            Data { seq: 0, sent_us: 9 }.encode(DATA_HEADER_BYTES),
-            2,
+        assert_eq!(
+            (m.is_data, m.seq, m.sent_us, m.delay_us),
+            (true, 5, 1_000, 3_500)
         );
+        assert_eq!(m.payload, b"abc");
+        let early = SocketMessage::decode(Data { seq: 0, sent_us: 9 }.encode(DATA_HEADER_BYTES), 2);
         assert_eq!(early.delay_us, -7);
         let accept = message::encode_accept(42);
         let m = SocketMessage::decode(accept.clone(), 1);
@@ -765,7 +765,10 @@ mod tests {
             }),
         );
         let got = got.unwrap();
-        assert_eq!((got.is_data, got.seq, &got.payload[..]), (true, 0, &b"ping"[..]));
+        assert_eq!(
+            (got.is_data, got.seq, &got.payload[..]),
+            (true, 0, &b"ping"[..])
+        );
         assert!((0..5_000_000).contains(&got.delay_us), "{got:?}");
         assert!(matches!(
             client.send(&vec![0; client.max_message() + 1]),

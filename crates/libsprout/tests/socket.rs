@@ -1,6 +1,7 @@
 //! The socket layer (`sprout_socket_*`): examples/c/socket_echo.c, built with plain `cc`
 //! against the header and `-lsprout`, over loopback against its own server side and against
-//! `sprout server`, every message delivered; the same client under valgrind (when installed);
+//! `sprout server`, every message delivered; the same client under valgrind (when installed,
+//! with Sprout-EWMA);
 //! and the C functions' refusals of bad arguments, called as C calls them. Each test takes
 //! well under 5 s.
 
@@ -17,9 +18,9 @@ use sprout::{
     sprout_socket_close, sprout_socket_connect, sprout_socket_end_reason, sprout_socket_fd,
     sprout_socket_forecast, sprout_socket_free, sprout_socket_max_message, sprout_socket_peer,
     sprout_socket_recv, sprout_socket_send, sprout_socket_send_bye, sprout_socket_server_fd,
-    sprout_socket_server_free, sprout_socket_server_local_addr, sprout_socket_stats,
-    SproutSocket, SproutSocketMessage, SproutSocketServer, SproutState, SproutStats,
-    SproutStatus, SPROUT_KEY_BYTES,
+    sprout_socket_server_free, sprout_socket_server_local_addr, sprout_socket_stats, SproutSocket,
+    SproutSocketMessage, SproutSocketServer, SproutState, SproutStats, SproutStatus,
+    SPROUT_KEY_BYTES,
 };
 
 use crate::example::{build, finish};
@@ -55,11 +56,13 @@ fn echo_server(exe: &Path) -> (Child, BufReader<ChildStdout>, String, String) {
 }
 
 /// Runs the example's client against its own server side, `client` being the command that
-/// runs it (plain, or under valgrind); both outputs.
-fn echo_run(exe: &Path, mut client: Command) -> (String, String) {
+/// runs it (plain, or under valgrind) with `options`, sending `count` messages; both outputs.
+fn echo_run(exe: &Path, mut client: Command, options: &[&str], count: &str) -> (String, String) {
     let (server, out, addr, key) = echo_server(exe);
     let child = client
-        .args(["client", &addr, &key, COUNT, "800", "500"])
+        .arg("client")
+        .args(options)
+        .args([&addr, &key, count, "800", "500"])
         .stdout(Stdio::piped())
         .spawn()
         .expect("starting socket_echo client");
@@ -81,7 +84,7 @@ fn the_socket_example_echoes_every_message_over_loopback() {
     };
     let _one = crate::c::one_at_a_time();
     let exe = build(&cc, "socket_echo");
-    let (sent, got) = echo_run(&exe, Command::new(&exe));
+    let (sent, got) = echo_run(&exe, Command::new(&exe), &[], COUNT);
     assert!(
         got.contains(&format!("server: {COUNT} messages, delay p95 ")),
         "the server got every message:\n{got}"
@@ -96,7 +99,10 @@ fn the_socket_example_echoes_every_message_over_loopback() {
         .and_then(|r| r.split_whitespace().next())
         .and_then(|w| w.parse().ok())
         .unwrap_or(f64::MAX);
-    assert!(p95 < 100.0, "echo delay p95 {p95} ms over loopback:\n{sent}");
+    assert!(
+        p95 < 100.0,
+        "echo delay p95 {p95} ms over loopback:\n{sent}"
+    );
 }
 
 #[test]
@@ -134,7 +140,10 @@ fn the_socket_example_greets_sprout_server_and_delivers_every_message() {
     drop(notes);
     println!("{sent}{out}");
     assert!(client_ok && server_ok, "client:\n{sent}\nserver:\n{out}");
-    assert!(sent.contains(&format!("client: sent {COUNT} messages")), "{sent}");
+    assert!(
+        sent.contains(&format!("client: sent {COUNT} messages")),
+        "{sent}"
+    );
     let s = out
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -143,7 +152,11 @@ fn the_socket_example_greets_sprout_server_and_delivers_every_message() {
     // The HELLO's stream, every DATA the BYE counts, the session ended by the BYE.
     assert_eq!(
         (&s["direction"], &s["mode"], &s["end"]),
-        (&Value::from("up"), &Value::from("paced"), &Value::from("bye")),
+        (
+            &Value::from("up"),
+            &Value::from("paced"),
+            &Value::from("bye")
+        ),
         "{s}"
     );
     let n: u64 = COUNT.parse().unwrap();
@@ -170,9 +183,11 @@ fn the_socket_example_runs_clean_under_valgrind() {
         "-q",
     ])
     .arg(&exe);
-    let (sent, got) = echo_run(&exe, vg);
+    // Sprout-EWMA (its HELLO names it for both ends): no forecast tables to compute, which
+    // takes seconds under valgrind; the rest of the code is the same.
+    let (sent, got) = echo_run(&exe, vg, &["--scheme", "sprout-ewma"], "20");
     assert!(
-        sent.contains(&format!("client: sent {COUNT} messages, {COUNT} echoed")),
+        sent.contains("client: sent 20 messages, 20 echoed") && got.contains("server: 20 messages"),
         "under valgrind:\n{sent}\n{got}"
     );
 }
@@ -207,11 +222,23 @@ fn bad_arguments_are_refused_with_a_status_and_a_message() {
     };
     // NULL pointers, addresses that do not resolve, impossible lengths.
     let k = public.as_ptr();
-    assert_eq!(connect(null(), k, null(), 0, &mut s), SproutStatus::NullPointer);
+    assert_eq!(
+        connect(null(), k, null(), 0, &mut s),
+        SproutStatus::NullPointer
+    );
     assert!(last_error().contains("addr is NULL"), "{}", last_error());
-    assert_eq!(connect(local.as_ptr(), null(), null(), 0, &mut s), SproutStatus::NullPointer);
-    assert_eq!(connect(local.as_ptr(), k, null(), 0, null_mut()), SproutStatus::NullPointer);
-    assert_eq!(connect(local.as_ptr(), k, null(), 5, &mut s), SproutStatus::NullPointer);
+    assert_eq!(
+        connect(local.as_ptr(), null(), null(), 0, &mut s),
+        SproutStatus::NullPointer
+    );
+    assert_eq!(
+        connect(local.as_ptr(), k, null(), 0, null_mut()),
+        SproutStatus::NullPointer
+    );
+    assert_eq!(
+        connect(local.as_ptr(), k, null(), 5, &mut s),
+        SproutStatus::NullPointer
+    );
     let g = [0u8; 600];
     assert_eq!(
         connect(local.as_ptr(), k, g.as_ptr(), g.len(), &mut s),
@@ -223,7 +250,10 @@ fn bad_arguments_are_refused_with_a_status_and_a_message() {
         SproutStatus::InvalidArgument
     );
     let nonsense = CString::new("not an address").unwrap();
-    assert_eq!(connect(nonsense.as_ptr(), k, null(), 0, &mut s), SproutStatus::InvalidArgument);
+    assert_eq!(
+        connect(nonsense.as_ptr(), k, null(), 0, &mut s),
+        SproutStatus::InvalidArgument
+    );
     assert!(last_error().contains("not an address"), "{}", last_error());
     assert!(s.is_null());
     assert_eq!(
@@ -239,10 +269,16 @@ fn bad_arguments_are_refused_with_a_status_and_a_message() {
     assert_eq!(sprout_socket_server_fd(null()), -1);
     assert_eq!(sprout_socket_max_message(null()), 0);
     assert_eq!(sprout_socket_end_reason(null(), null_mut(), 0), 0);
-    assert_eq!(sprout_socket_send(null(), null(), 0), SproutStatus::NullPointer);
+    assert_eq!(
+        sprout_socket_send(null(), null(), 0),
+        SproutStatus::NullPointer
+    );
     assert_eq!(sprout_socket_send_bye(null()), SproutStatus::NullPointer);
     assert_eq!(sprout_socket_close(null(), 0), SproutStatus::NullPointer);
-    assert_eq!(sprout_socket_accept(null(), &mut s), SproutStatus::NullPointer);
+    assert_eq!(
+        sprout_socket_accept(null(), &mut s),
+        SproutStatus::NullPointer
+    );
     let mut m = SproutSocketMessage::default();
     assert_eq!(
         sprout_socket_recv(null(), &mut m, null_mut(), 0),
@@ -274,7 +310,10 @@ fn bad_arguments_are_refused_with_a_status_and_a_message() {
     let max = sprout_socket_max_message(s);
     assert!(max > 1000, "{max}");
     let big = vec![7u8; max + 1];
-    assert_eq!(sprout_socket_send(s, big.as_ptr(), big.len()), SproutStatus::TooLong);
+    assert_eq!(
+        sprout_socket_send(s, big.as_ptr(), big.len()),
+        SproutStatus::TooLong
+    );
     assert_eq!(sprout_socket_send(s, null(), 3), SproutStatus::NullPointer);
     assert_eq!(sprout_socket_send(s, big.as_ptr(), 300), SproutStatus::Ok);
     assert_eq!(
@@ -291,7 +330,13 @@ fn bad_arguments_are_refused_with_a_status_and_a_message() {
     assert!(!session.is_null(), "a session within 2.5 s");
     let (mut peer, mut greeting, mut len) = ([0u8; 32], [0u8; 8], 0usize);
     assert_eq!(
-        sprout_socket_peer(session, peer.as_mut_ptr(), greeting.as_mut_ptr(), 8, &mut len),
+        sprout_socket_peer(
+            session,
+            peer.as_mut_ptr(),
+            greeting.as_mut_ptr(),
+            8,
+            &mut len
+        ),
         SproutStatus::Ok
     );
     assert_eq!(&greeting[..len], b"hi");
@@ -320,9 +365,15 @@ fn bad_arguments_are_refused_with_a_status_and_a_message() {
     assert!(whole.iter().all(|&b| b == 7));
     assert!((0..2_500_000).contains(&m.delay_us), "{m:?}");
     let mut stats = SproutStats::default();
-    assert_eq!(sprout_socket_stats(session, null_mut()), SproutStatus::NullPointer);
+    assert_eq!(
+        sprout_socket_stats(session, null_mut()),
+        SproutStatus::NullPointer
+    );
     assert_eq!(sprout_socket_stats(s, &mut stats), SproutStatus::Ok);
-    assert_eq!((stats.state, stats.messages_sent), (SproutState::Established, 1));
+    assert_eq!(
+        (stats.state, stats.messages_sent),
+        (SproutState::Established, 1)
+    );
     let mut f = [0u32; 1];
     let mut flen = 0usize;
     let fst = sprout_socket_forecast(s, f.as_mut_ptr(), 0, &mut flen);
