@@ -163,7 +163,7 @@ static int client(int scheme, const char *addr, const char *server_key, long cou
         if (sent == count && !stop) {
             if (with_hello && sprout_socket_send_bye(s) != SPROUT_STATUS_OK)
                 die("sprout_socket_send_bye");
-            stop = now + 2000000; /* time for the echoes (`sprout server` closes at once) */
+            stop = now + 5000000; /* time for the echoes (`sprout server` closes at once) */
         }
         if (stop && (now >= stop || echoed == (size_t)count)) break;
         uint64_t wake = stop ? stop : start + (uint64_t)sent * interval_us;

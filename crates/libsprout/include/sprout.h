@@ -8,6 +8,14 @@
  * until sprout_conn_deadline or the next datagram. Application messages go in with
  * sprout_conn_send and come out with sprout_conn_read, each with its send time.
  *
+ * A SproutSocket is the same connection with the socket and the clock the library's: a client
+ * (sprout_socket_connect) or a session of a SproutSocketServer (sprout_socket_bind, then
+ * sprout_socket_accept), over sprout-net's UDP runtime. The library runs threads for it (a
+ * driver that keeps Sprout's timing, and one that hands what arrives to the application); the
+ * application polls one descriptor per handle (sprout_socket_fd, sprout_socket_server_fd),
+ * readable exactly while a non-blocking sprout_socket_recv or sprout_socket_accept has
+ * something to return, and sends with sprout_socket_send.
+ *
  * Time: every now_us is microseconds on one monotonic clock the caller chooses (e.g.
  * CLOCK_MONOTONIC), the same for every call on a connection; a time earlier than one already
  * passed is taken as that one, a time above 2^62 as 2^62. The protocol is shown at most 60 s
@@ -19,11 +27,14 @@
  * errors, never undefined behaviour; no Rust panic crosses into C.
  *
  * Ownership: pointers passed in are borrowed for the call only; a SproutConn belongs to the
- * caller from sprout_conn_new_* to sprout_conn_free.
+ * caller from sprout_conn_new_* to sprout_conn_free, a SproutSocket from sprout_socket_connect
+ * or sprout_socket_accept to sprout_socket_free, a SproutSocketServer from sprout_socket_bind
+ * to sprout_socket_server_free.
  *
  * Threads: a SproutConn is not thread-safe: calls on one connection must not overlap (it may
- * move between threads); distinct connections are independent. Functions without a connection
- * are thread-safe.
+ * move between threads); distinct connections are independent. A SproutSocket and a
+ * SproutSocketServer are thread-safe but for their free, which must come after every other
+ * call on the handle. Functions without a connection are thread-safe.
  */
 
 #ifndef SPROUT_H
@@ -77,10 +88,6 @@
 
 // `SproutHello.mode`: paced senders at `SproutHello.rate_kbps`.
 #define SPROUT_MODE_PACED 1
-
-// Most items an inbox holds (received messages, or accepted sessions); beyond, the pump waits
-// and sprout-net's own bounded queue takes the rest (and drops what exceeds it, counted).
-#define INBOX_ITEMS 1024
 
 // The result of a call.
 typedef enum SproutStatus {
@@ -439,8 +446,8 @@ enum SproutStatus sprout_conn_peer(struct SproutConn *conn,
                                    size_t *len);
 
 // Connects to the Sprout server at `addr` (a NUL-terminated string, read during the call:
-// "HOST:PORT", a literal IPv4 address, "[IPv6]" or a name, its first address taken) from a
-// UDP socket of its own on a port the system chooses, and stores the handle in `*out_socket`.
+// `HOST:PORT`, HOST an IPv4 address, `[IPv6]` or a name, its first address taken) from a UDP
+// socket of its own on a port the system chooses, and stores the handle in `*out_socket`.
 //
 // `server_public_key` is the server's public key and `private_key` the client's
 // (SPROUT_KEY_BYTES each, read during the call only); NULL `private_key`: a fresh key pair

@@ -73,8 +73,8 @@ fn server<'a>(s: *const SproutSocketServer) -> Result<&'a SocketServer, Failure>
 }
 
 /// Connects to the Sprout server at `addr` (a NUL-terminated string, read during the call:
-/// "HOST:PORT", a literal IPv4 address, "[IPv6]" or a name, its first address taken) from a
-/// UDP socket of its own on a port the system chooses, and stores the handle in `*out_socket`.
+/// `HOST:PORT`, HOST an IPv4 address, `[IPv6]` or a name, its first address taken) from a UDP
+/// socket of its own on a port the system chooses, and stores the handle in `*out_socket`.
 ///
 /// `server_public_key` is the server's public key and `private_key` the client's
 /// (SPROUT_KEY_BYTES each, read during the call only); NULL `private_key`: a fresh key pair
