@@ -197,6 +197,7 @@ pub(crate) fn get<'a, T>(p: *const T, what: &str) -> Result<&'a T, Failure> {
         .ok_or_else(|| Failure::new(SproutStatus::NullPointer, format!("{what} is NULL")))
 }
 
+#[cfg(all(unix, feature = "sockets"))]
 /// The object at `p`, shared: for the socket layer's handles, which lock what they change and
 /// may be used from several threads at once (`T: Sync`).
 ///
@@ -210,6 +211,7 @@ pub(crate) fn shared<'a, T: Sync>(p: *const T, what: &str) -> Result<&'a T, Fail
         .ok_or_else(|| Failure::new(SproutStatus::NullPointer, format!("{what} is NULL")))
 }
 
+#[cfg(all(unix, feature = "sockets"))]
 /// The NUL-terminated string at `p`, which must be UTF-8, named `what` in errors.
 ///
 /// The caller of the C function promises that a non-NULL `p` points to a NUL-terminated
