@@ -122,7 +122,10 @@ struct InboxState<T> {
 /// that is readable exactly while the queue holds something or has ended.
 pub struct Inbox<T> {
     state: Mutex<InboxState<T>>,
+    /// Signalled when an item leaves (the pump waits for room).
     room: Condvar,
+    /// Signalled when an item comes or the inbox ends ([`Inbox::settle`] waits).
+    changed: Condvar,
     /// The reading end: the descriptor the application polls (never read by it).
     rx: UnixStream,
     /// The writing end.
@@ -146,6 +149,7 @@ impl<T> Inbox<T> {
                 signalled: false,
             }),
             room: Condvar::new(),
+            changed: Condvar::new(),
             rx,
             tx,
         })
@@ -186,6 +190,7 @@ impl<T> Inbox<T> {
         }
         st.items.push_back(item);
         self.sync(&mut st);
+        self.changed.notify_all();
         true
     }
 
@@ -210,6 +215,24 @@ impl<T> Inbox<T> {
         let mut st = self.lock();
         st.ended = true;
         self.sync(&mut st);
+        self.changed.notify_all();
+    }
+
+    /// Waits until the inbox has ended or is full, at most `limit`: after its source ended,
+    /// until the pump has moved what was left into it and recorded the end.
+    fn settle(&self, limit: Duration) {
+        let end = std::time::Instant::now() + limit;
+        let mut st = self.lock();
+        while !st.ended && !st.stop && st.items.len() < INBOX_ITEMS {
+            let Some(left) = end.checked_duration_since(std::time::Instant::now()) else {
+                return;
+            };
+            st = self
+                .changed
+                .wait_timeout(st, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 
     /// Makes the pump stop waiting for room, for good.
@@ -541,12 +564,15 @@ impl Socket {
     }
 
     /// Waits at most `linger` for the queued messages to leave, then ends the connection (the
-    /// peer is told). Messages received before stay readable. Idempotent.
+    /// peer is told). Messages received before stay readable, and then [`Socket::recv`] says
+    /// the connection is closed (at once, unless 1024 messages wait). Idempotent.
     pub fn close(&self, linger: Duration) {
         if !linger.is_zero() && self.peer.is_open() {
             self.peer.wait_writable(linger);
         }
         self.peer.close();
+        // The pump ends as soon as it has handed over what sprout-net held (a bounded wait).
+        self.inbox.settle(Duration::from_secs(1));
     }
 }
 
