@@ -1,7 +1,7 @@
 //! The socket layer (`sprout_socket_*`): examples/c/socket_echo.c, built with plain `cc`
 //! against the header and `-lsprout`, over loopback against its own server side and against
 //! `sprout server`, every message delivered; the same client under valgrind (when installed,
-//! with Sprout-EWMA);
+//! with Sprout-EWMA) and built with AddressSanitizer (when the compiler has it);
 //! and the C functions' refusals of bad arguments, called as C calls them. Each test takes
 //! well under 5 s.
 
@@ -196,6 +196,39 @@ fn the_socket_example_runs_clean_under_valgrind() {
     assert!(
         sent.contains("client: sent 20 messages, 20 echoed") && got.contains("server: 20 messages"),
         "under valgrind:\n{sent}\n{got}"
+    );
+}
+
+#[test]
+fn the_socket_example_runs_clean_under_address_sanitizer() {
+    let Some(cc) = cc() else {
+        return;
+    };
+    let _one = crate::c::one_at_a_time();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("example_socket_echo_asan");
+    let dir = crate::c::lib_dir();
+    let dir = dir.to_str().expect("a UTF-8 path");
+    let flags = [
+        "-fsanitize=address,undefined".to_string(),
+        "-fno-omit-frame-pointer".to_string(),
+        format!("-L{dir}"),
+        format!("-Wl,-rpath,{dir}"),
+        "-lsprout".to_string(),
+    ];
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/c/socket_echo.c");
+    if !crate::c::compile(&cc, &[source], &exe, &flags, true) {
+        println!("skipped: the C compiler cannot build with -fsanitize=address");
+        return;
+    }
+    let mut client = Command::new(&exe);
+    client.env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:exitcode=1");
+    client.env("UBSAN_OPTIONS", "halt_on_error=1");
+    let (sent, got) = echo_run(&exe, client, &[], COUNT, 2 * LIMIT);
+    assert!(
+        sent.contains(&format!("client: sent {COUNT} messages, {COUNT} echoed"))
+            && got.contains(&format!("server: {COUNT} messages")),
+        "with AddressSanitizer:\n{sent}\n{got}"
     );
 }
 

@@ -9,10 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The functions a header that is not empty by mistake must declare.
-const EXPECTED: [&str; 3] = [
+const EXPECTED: [&str; 6] = [
     "sprout_conn_new_client",
     "sprout_conn_poll_transmit",
     "sprout_last_error",
+    "sprout_socket_connect",
+    "sprout_socket_bind",
+    "sprout_socket_fd",
 ];
 
 fn crate_dir() -> PathBuf {
