@@ -103,7 +103,7 @@ pub struct SimSettings {
     /// before ECN came in.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ecn: bool,
-    /// The link's shaping options ([`LINK_KEYS`](super::spec::LINK_KEYS)), each as `sprout
+    /// The link's shaping options (`LINK_KEYS`), each as `sprout
     /// sim` spells it; left out of the JSON (and so of the run's id) while empty, as before
     /// they came in.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -15,7 +15,7 @@
 //!
 //! It is opt-in (not in `all`): without `boringtun-cli` (`--boringtun PATH`, else on `PATH`)
 //! or `wg` it fails at once, saying how to install them. Each arm's run is a run of the
-//! tunnel experiment's ([`super::one_run`]), with boringtun's ends started in place of
+//! tunnel experiment's (`one_run`), with boringtun's ends started in place of
 //! SproutTunnel's; everything the run made (namespaces, devices, processes, boringtun's
 //! control sockets) is removed at its end and on error.
 //!
