@@ -13,9 +13,11 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 use socket2::{Domain, Protocol, Socket, Type};
 use sprout_core::time::Instant;
+use sprout_os::tun::VNET_HDR_LEN;
 use sprout_os::udp_gso::{self, GsoError};
 
 use super::batch::{Batch, Gather, MAX_SEGMENTS};
+use super::offload;
 use crate::device::{Device, SetupError};
 use crate::server::TunnelServer;
 use crate::status::TunnelStatus;
@@ -131,6 +133,8 @@ pub(super) struct Io {
     /// Datagrams gathered for one segmented send.
     pub(super) gather: Gather,
     pub(super) read_buf: Vec<u8>,
+    /// Each packet cut from a TUN read with offloads ([`offload::split`]).
+    pub(super) split_buf: Vec<u8>,
     pub(super) send_buf: Vec<u8>,
     pub(super) counters: IoCounters,
 }
@@ -162,7 +166,9 @@ impl Io {
                 udp_blocked: false,
                 pending: None,
                 gather: Gather::new(if segmenting { MAX_SEGMENTS } else { 1 }),
-                read_buf: vec![0; 65_536],
+                // A datagram, or a TUN read: a 64 KB super-packet after its virtio_net_hdr.
+                read_buf: vec![0; 65_536 + 1024],
+                split_buf: Vec::with_capacity(65_536),
                 send_buf: Vec::with_capacity(65_536),
                 counters: IoCounters::default(),
             },
@@ -227,6 +233,19 @@ impl Io {
         };
         for _ in 0..BATCH {
             match dev.read(&mut self.read_buf) {
+                Ok(n) if dev.offloads() => {
+                    let frame = &self.read_buf[..n];
+                    let counters = &mut self.counters;
+                    let r = offload::split(frame, &mut self.split_buf, |p| {
+                        counters.tun_read += 1;
+                        end.handle_tun(now, p);
+                    });
+                    if r.is_err() {
+                        // The engine counts what it cannot take (truncated, malformed).
+                        self.counters.tun_read += 1;
+                        end.handle_tun(now, frame.get(VNET_HDR_LEN..).unwrap_or_default());
+                    }
+                }
                 Ok(n) => {
                     self.counters.tun_read += 1;
                     end.handle_tun(now, &self.read_buf[..n]);

@@ -5,7 +5,9 @@
 //! UDP socket (16 MiB send and receive buffers forced, else 4 MiB asked of the kernel) and the engine's
 //! `poll_timeout`:
 //!
-//! - packets read from the TUN device in batches of up to [`BATCH`] → `handle_tun`;
+//! - packets read from the TUN device in batches of up to [`BATCH`] → `handle_tun`; the
+//!   device has the kernel's offloads where it takes them (`IFF_VNET_HDR`, TSO), so a read may
+//!   be a TCP super-packet of up to 64 KB, cut into its segments first;
 //! - datagrams received in batches of up to [`BATCH`] → `handle_udp`;
 //! - `handle_timeout` at the engine's deadlines;
 //! - `poll_tun` drained → written to the TUN device;
@@ -33,6 +35,7 @@
 //! | module | what |
 //! |---|---|
 //! | `batch` | datagrams gathered for one segmented UDP send (GSO) |
+//! | `offload` | a TUN read with the kernel's offloads cut into packets (TSO segments, checksums) |
 //! | `io` | the UDP socket (sticky source addresses), the TUN device, the poller, the `End` trait over both engines |
 //! | `event_loop` | the loop both ends run, and what it checks besides the engine (stop, `--duration`) |
 //! | `stop` | [`StopHandle`], [`stop_on_signals`], [`ExitReason`] |
@@ -46,6 +49,7 @@ mod client;
 mod device_setup;
 mod event_loop;
 mod io;
+mod offload;
 mod output;
 mod server;
 mod stop;
