@@ -221,6 +221,19 @@ impl TunDevice {
         Ok(rustix::io::read(&self.fd, buf)?)
     }
 
+    /// Writes `frame`, a `virtio_net_hdr` and its packet (perhaps a TCP super-packet for
+    /// the kernel to treat as its segments), on a device with [`TunDevice::has_vnet_header`]
+    /// (elsewhere `InvalidInput`, nothing written); the bytes written.
+    pub fn write_frame(&self, frame: &[u8]) -> io::Result<usize> {
+        if !self.vnet_hdr {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a frame with a virtio_net_hdr on a device without one",
+            ));
+        }
+        Ok(rustix::io::write(&self.fd, frame)?)
+    }
+
     /// Writes one IP packet (the whole of `packet`, complete with its checksums), after an
     /// all-zero `virtio_net_hdr` ("a plain packet") on a device with
     /// [`TunDevice::has_vnet_header`]; the bytes of `packet` written.

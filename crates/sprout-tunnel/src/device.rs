@@ -339,6 +339,11 @@ impl Device {
         self.tun.read(buf)
     }
 
+    /// Writes a `virtio_net_hdr` and its packet (with [`Device::offloads`] only).
+    pub fn write_frame(&self, frame: &[u8]) -> io::Result<usize> {
+        self.tun.write_frame(frame)
+    }
+
     /// Writes one IP packet (complete, checksums included).
     pub fn write(&self, packet: &[u8]) -> io::Result<usize> {
         self.tun.write(packet)

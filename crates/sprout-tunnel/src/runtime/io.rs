@@ -133,6 +133,8 @@ pub(super) struct Io {
     /// Datagrams gathered for one segmented send.
     pub(super) gather: Gather,
     pub(super) read_buf: Vec<u8>,
+    /// Packets joined for one TUN write with offloads.
+    pub(super) coalesce: offload::Coalesce,
     /// Each packet cut from a TUN read with offloads ([`offload::split`]).
     pub(super) split_buf: Vec<u8>,
     pub(super) send_buf: Vec<u8>,
@@ -169,6 +171,7 @@ impl Io {
                 // A datagram, or a TUN read: a 64 KB super-packet after its virtio_net_hdr.
                 read_buf: vec![0; 65_536 + 1024],
                 split_buf: Vec::with_capacity(65_536),
+                coalesce: offload::Coalesce::default(),
                 send_buf: Vec::with_capacity(65_536),
                 counters: IoCounters::default(),
             },
@@ -441,15 +444,44 @@ impl Io {
         }
     }
 
+    /// Writes what the engine has for the TUN device: consecutive TCP segments of one flow
+    /// joined into one write where the device has offloads ([`offload::Coalesce`]), else one
+    /// write a packet.
     pub(super) fn drain_tun<E: End>(&mut self, end: &mut E) {
-        while let Some(p) = end.poll_tun() {
-            match &self.device {
-                Some(dev) => match dev.write(&p) {
+        let Some(dev) = &self.device else {
+            while end.poll_tun().is_some() {
+                self.counters.tun_no_device += 1;
+            }
+            return;
+        };
+        if !dev.offloads() {
+            while let Some(p) = end.poll_tun() {
+                match dev.write(&p) {
                     Ok(_) => self.counters.tun_written += 1,
                     Err(_) => self.counters.tun_write_errors += 1,
-                },
-                None => self.counters.tun_no_device += 1,
+                }
             }
+            return;
+        }
+        let mut joined = 0;
+        while let Some(p) = end.poll_tun() {
+            if !self.coalesce.push(&p) {
+                write_frame(dev, &mut self.coalesce, joined, &mut self.counters);
+                self.coalesce.push(&p);
+                joined = 0;
+            }
+            joined += 1;
+        }
+        write_frame(dev, &mut self.coalesce, joined, &mut self.counters);
+    }
+}
+
+/// Writes the frame `c` holds (`packets` packets joined), counting them.
+fn write_frame(dev: &Device, c: &mut offload::Coalesce, packets: u64, counters: &mut IoCounters) {
+    if let Some(frame) = c.take() {
+        match dev.write_frame(frame) {
+            Ok(_) => counters.tun_written += packets,
+            Err(_) => counters.tun_write_errors += packets,
         }
     }
 }

@@ -187,6 +187,175 @@ pub(super) fn finish(mut sum: u64) -> u16 {
     !(sum as u16)
 }
 
+/// Most bytes of one coalesced packet (the IPv4 total length's limit).
+const MAX_COALESCED: usize = 65_535;
+
+/// Where one TCP packet's parts are, for [`Coalesce`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TcpShape {
+    v4: bool,
+    /// Offset of the TCP header (bytes).
+    l4: usize,
+    /// Length of the IP and TCP headers (bytes).
+    hlen: usize,
+    seq: u32,
+    flags: u8,
+}
+
+/// The shape of `p` if it may be coalesced: TCP over IPv4 without options or fragmentation,
+/// or over IPv6 without extension headers, carrying payload, its flags ACK and perhaps PSH.
+fn tcp_shape(p: &[u8]) -> Option<TcpShape> {
+    let (v4, l4) = match p.first()? >> 4 {
+        4 if p.len() >= 20 && p[0] & 0x0f == 5 && p[9] == 6 => {
+            // Not a fragment (MF clear, offset 0), and the length is the packet's.
+            if be16(p, 6) & 0x3fff != 0 || be16(p, 2) != p.len() {
+                return None;
+            }
+            (true, 20)
+        }
+        6 if p.len() >= 40 && p[6] == 6 && be16(p, 4) + 40 == p.len() => (false, 40),
+        _ => return None,
+    };
+    if p.len() < l4 + 20 {
+        return None;
+    }
+    let hlen = l4 + usize::from(p[l4 + 12] >> 4) * 4;
+    let flags = p[l4 + 13];
+    if hlen < l4 + 20 || hlen >= p.len() || flags & !0x08 != 0x10 {
+        return None;
+    }
+    let seq = u32::from_be_bytes([p[l4 + 4], p[l4 + 5], p[l4 + 6], p[l4 + 7]]);
+    Some(TcpShape {
+        v4,
+        l4,
+        hlen,
+        seq,
+        flags,
+    })
+}
+
+/// Consecutive TCP segments of one flow joined into one super-packet for one TUN write (the
+/// reverse of [`split`], as the kernel's GRO does): same addresses, ports, acknowledgement,
+/// window and options, each starting where the last ended, all of the first one's length but
+/// the last, which may be shorter; a PSH ends the packet. Written with a `virtio_net_hdr`
+/// asking the kernel to treat it as the segments it stands for (TSO on the way in), so its
+/// TCP crosses the stack once for them all.
+#[derive(Debug, Default)]
+pub(super) struct Coalesce {
+    /// The `virtio_net_hdr` then the packet so far.
+    buf: Vec<u8>,
+    shape: Option<TcpShape>,
+    /// Payload bytes of the first segment.
+    mss: usize,
+    /// Segments joined.
+    count: usize,
+    /// Sequence number the next segment must start at.
+    next_seq: u32,
+    /// The last segment joined was shorter than the first, or had PSH: nothing more joins.
+    closed: bool,
+}
+
+impl Coalesce {
+    /// Joins `p` to the packet held, or starts one with it (false: the caller writes what is
+    /// held first, then calls again).
+    pub(super) fn push(&mut self, p: &[u8]) -> bool {
+        let shape = tcp_shape(p);
+        if self.count == 0 {
+            self.buf.clear();
+            self.buf.extend_from_slice(&[0; VNET_HDR_LEN]);
+            self.buf.extend_from_slice(p);
+            self.count = 1;
+            self.shape = shape;
+            self.closed = shape.is_none_or(|s| s.flags & 0x08 != 0);
+            if let Some(s) = shape {
+                self.mss = p.len() - s.hlen;
+                self.next_seq = s.seq.wrapping_add(self.mss as u32);
+            }
+            return true;
+        }
+        let (Some(s), Some(first)) = (shape, self.shape) else {
+            return false;
+        };
+        let held = &self.buf[VNET_HDR_LEN..];
+        let len = p.len() - s.hlen;
+        let joins = !self.closed
+            && s.v4 == first.v4
+            && s.hlen == first.hlen
+            && s.seq == self.next_seq
+            && len <= self.mss
+            && self.buf.len() - VNET_HDR_LEN + len <= MAX_COALESCED
+            && same_flow(held, p, first);
+        if !joins {
+            return false;
+        }
+        self.buf.extend_from_slice(&p[s.hlen..]);
+        self.count += 1;
+        self.next_seq = self.next_seq.wrapping_add(len as u32);
+        if len < self.mss || s.flags & 0x08 != 0 {
+            self.closed = true;
+            // The last segment's PSH goes on the whole.
+            let at = VNET_HDR_LEN + first.l4 + 13;
+            self.buf[at] |= s.flags & 0x08;
+        }
+        true
+    }
+
+    /// The frame to write for what is held (a `virtio_net_hdr` and the packet), leaving
+    /// nothing held; `None` if nothing was.
+    pub(super) fn take(&mut self) -> Option<&[u8]> {
+        if self.count == 0 {
+            return None;
+        }
+        let count = std::mem::take(&mut self.count);
+        let Some(s) = self.shape.filter(|_| count > 1) else {
+            return Some(&self.buf);
+        };
+        let (hdr, p) = self.buf.split_at_mut(VNET_HDR_LEN);
+        let total = p.len();
+        let tcp_len = total - s.l4;
+        let pseudo = if s.v4 {
+            p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+            p[10..12].copy_from_slice(&[0, 0]);
+            let ip_sum = finish(checksum(&p[..20], 0));
+            p[10..12].copy_from_slice(&ip_sum.to_be_bytes());
+            checksum(&p[12..20], 6 + tcp_len as u64)
+        } else {
+            p[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
+            checksum(&p[8..40], 6 + tcp_len as u64)
+        };
+        // The kernel finishes the checksum from the pseudo-header's sum (folded, not
+        // complemented) in the field.
+        p[s.l4 + 16..s.l4 + 18].copy_from_slice(&(!finish(pseudo)).to_be_bytes());
+        hdr[0] = F_NEEDS_CSUM;
+        hdr[1] = if s.v4 { GSO_TCPV4 } else { GSO_TCPV6 };
+        hdr[2..4].copy_from_slice(&(s.hlen as u16).to_ne_bytes());
+        hdr[4..6].copy_from_slice(&(self.mss as u16).to_ne_bytes());
+        hdr[6..8].copy_from_slice(&(s.l4 as u16).to_ne_bytes());
+        hdr[8..10].copy_from_slice(&16u16.to_ne_bytes());
+        Some(&self.buf)
+    }
+}
+
+/// Whether `p` continues the flow of `held` (shape `s`): the same IP header fields that do not
+/// change between segments, addresses, ports, acknowledgement, data offset, window and
+/// options (the flags were checked by [`tcp_shape`]).
+fn same_flow(held: &[u8], p: &[u8], s: TcpShape) -> bool {
+    let ip_same = if s.v4 {
+        held[1] == p[1]
+            && held[8] == p[8]
+            && held[6] & 0x40 == p[6] & 0x40
+            && held[12..20] == p[12..20]
+    } else {
+        held[..4] == p[..4] && held[7] == p[7] && held[8..40] == p[8..40]
+    };
+    let l4 = s.l4;
+    ip_same
+        && held[l4..l4 + 4] == p[l4..l4 + 4]
+        && held[l4 + 8..l4 + 13] == p[l4 + 8..l4 + 13]
+        && held[l4 + 14..l4 + 16] == p[l4 + 14..l4 + 16]
+        && held[l4 + 18..s.hlen] == p[l4 + 18..s.hlen]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,5 +532,105 @@ mod tests {
             let _ = split(&frame[..len], &mut scratch, |_| {});
         }
         assert_eq!(n, 0);
+    }
+
+    /// Cuts `payload` into `mss`-byte ACK segments (PSH on the last) from sequence `seq`.
+    fn segments(v6: bool, payload: &[u8], mss: usize, seq: u32) -> Vec<Vec<u8>> {
+        let n = payload.len().div_ceil(mss);
+        let mut out = Vec::new();
+        for (i, c) in payload.chunks(mss).enumerate() {
+            let flags = if i + 1 == n { 0x18 } else { 0x10 };
+            let mut p = tcp_packet(v6, c, flags, seq.wrapping_add((i * mss) as u32));
+            // A complete checksum, as the engine's packets have.
+            let l4 = if v6 { 40 } else { 20 };
+            p[l4 + 16..l4 + 18].copy_from_slice(&[0, 0]);
+            let pseudo = if v6 {
+                checksum(&p[8..40], 6 + (p.len() - l4) as u64)
+            } else {
+                checksum(&p[12..20], 6 + (p.len() - l4) as u64)
+            };
+            let sum = finish(checksum(&p[l4..], pseudo));
+            p[l4 + 16..l4 + 18].copy_from_slice(&sum.to_be_bytes());
+            out.push(p);
+        }
+        out
+    }
+
+    /// Coalesces `packets` as the runtime does; the frames written.
+    fn coalesce_all(packets: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut c = Coalesce::default();
+        let mut frames = Vec::new();
+        for p in packets {
+            if !c.push(p) {
+                frames.push(c.take().unwrap().to_vec());
+                assert!(c.push(p));
+            }
+        }
+        frames.extend(c.take().map(<[u8]>::to_vec));
+        assert!(c.take().is_none());
+        frames
+    }
+
+    #[test]
+    fn segments_coalesced_then_split_are_the_segments_again() {
+        let payload: Vec<u8> = (0..50_000u32).map(|i| (i % 249) as u8).collect();
+        for v6 in [false, true] {
+            for mss in [1348, 1000, 777] {
+                let segs = segments(v6, &payload, mss, 0xffff_ff00);
+                let frames = coalesce_all(&segs);
+                assert!(frames.len() < segs.len() / 10, "{} frames", frames.len());
+                let mut back = Vec::new();
+                let mut scratch = Vec::new();
+                for f in &frames {
+                    split(f, &mut scratch, |p| back.push(p.to_vec())).unwrap();
+                }
+                assert_eq!(back.len(), segs.len());
+                for (b, s) in back.iter().zip(&segs) {
+                    check(b);
+                    if v6 {
+                        assert_eq!(b, s);
+                    } else {
+                        // The same but the IPv4 identification (the first's, counted up).
+                        assert_eq!(b[..4], s[..4]);
+                        assert_eq!(b[6..10], s[6..10]);
+                        assert_eq!(b[12..], s[12..]);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_consecutive_segments_of_one_flow_join() {
+        let payload = vec![5u8; 4000];
+        let segs = segments(false, &payload, 1000, 100);
+        // A gap in the sequence, another port, a SYN, a different window, a shorter segment
+        // followed by more: each starts a new frame.
+        let mut other_port = segs[1].clone();
+        other_port[20] ^= 1;
+        let mut syn = segs[1].clone();
+        syn[33] |= 0x02;
+        let mut window = segs[2].clone();
+        window[34] ^= 1;
+        let short = segments(false, &[5u8; 500], 500, 1100).remove(0);
+        let after_short = segments(false, &[5u8; 1000], 1000, 1600).remove(0);
+        for (packets, frames) in [
+            (vec![segs[0].clone(), segs[2].clone()], 2),
+            (vec![segs[0].clone(), other_port], 2),
+            (vec![segs[0].clone(), syn], 2),
+            (vec![segs[0].clone(), segs[1].clone(), window], 2),
+            (vec![segs[0].clone(), short, after_short], 2),
+            (segs.clone(), 1),
+        ] {
+            assert_eq!(coalesce_all(&packets).len(), frames);
+        }
+        // A lone packet goes unchanged after a plain header; so does anything not TCP.
+        let udp = vec![
+            0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        for p in [segs[0].clone(), udp.clone(), vec![0x60], Vec::new()] {
+            let f = coalesce_all(std::slice::from_ref(&p));
+            assert_eq!(f, vec![[vec![0; VNET_HDR_LEN], p].concat()]);
+        }
     }
 }
