@@ -36,7 +36,8 @@ pub(super) const UDP: Token = Token(0);
 pub(super) const TUN: Token = Token(1);
 pub(super) const WAKE: Token = Token(2);
 
-/// A UDP socket: non-blocking, 16 MiB buffers (else 4 MiB or the system's limit), bound to `local` (dual-stack when `[::]`).
+/// A UDP socket: non-blocking, 16 MiB buffers (else 4 MiB or the system's limit), bound to
+/// `local` (dual-stack when `[::]`).
 pub(super) fn udp_socket(local: SocketAddr) -> io::Result<(std::net::UdpSocket, (usize, usize))> {
     let sock = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
     if local.is_ipv6() {

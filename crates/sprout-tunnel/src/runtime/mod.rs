@@ -2,15 +2,16 @@
 //! ([`crate::TunnelServer`] or [`crate::TunnelClient`]) on one thread, with status lines.
 //!
 //! Each end is one event loop (`mio`, edge-triggered) over the TUN descriptor, a non-blocking
-//! UDP socket (16 MiB send and receive buffers forced, else 4 MiB asked of the kernel) and the engine's
-//! `poll_timeout`:
+//! UDP socket (16 MiB send and receive buffers forced, else 4 MiB asked of the kernel) and the
+//! engine's `poll_timeout`:
 //!
 //! - packets read from the TUN device in batches of up to [`BATCH`] → `handle_tun`; the
 //!   device has the kernel's offloads where it takes them (`IFF_VNET_HDR`, TSO), so a read may
 //!   be a TCP super-packet of up to 64 KB, cut into its segments first;
 //! - datagrams received in batches of up to [`BATCH`] → `handle_udp`;
 //! - `handle_timeout` at the engine's deadlines;
-//! - `poll_tun` drained → written to the TUN device;
+//! - `poll_tun` drained → written to the TUN device, consecutive TCP segments of one flow
+//!   joined into one write where the device has offloads;
 //! - `poll_udp` drained → gathered into segmented sends (`UDP_SEGMENT`: up to 64 equal-sized
 //!   datagrams to one peer in one `sendmsg`, where the kernel takes them, else one `send_to`
 //!   each); on `WouldBlock` the datagrams are kept and sent first when the socket becomes
