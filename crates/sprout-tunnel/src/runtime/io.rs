@@ -122,6 +122,8 @@ pub(super) struct Io {
     pub(super) udp: UdpSocket,
     /// The client's socket is connected to the server (`send`, `recv`).
     pub(super) connected: bool,
+    /// The connected socket's peer, asked of the kernel once (not once a datagram).
+    pub(super) peer: Option<SocketAddr>,
     /// A server socket bound to an unspecified address: the local address each peer's last
     /// datagram arrived at, so that replies leave from it (see [`sticky`]).
     pub(super) sticky: Option<HashMap<SocketAddr, IpAddr>>,
@@ -149,6 +151,11 @@ impl Io {
     ) -> Result<(Io, Arc<Waker>), SetupError> {
         let poll = Poll::new().map_err(|e| SetupError(format!("cannot create a poller: {e}")))?;
         let segmenting = sprout_os::udp_gso::supported(&udp);
+        let peer = if connected {
+            udp.peer_addr().ok()
+        } else {
+            None
+        };
         let mut udp = UdpSocket::from_std(udp);
         poll.registry()
             .register(&mut udp, UDP, Interest::READABLE | Interest::WRITABLE)
@@ -162,6 +169,7 @@ impl Io {
                 poll,
                 udp,
                 connected,
+                peer,
                 sticky: None,
                 device: None,
                 udp_readable: true,
@@ -273,9 +281,10 @@ impl Io {
     pub(super) fn read_udp<E: End>(&mut self, end: &mut E, now: Instant) {
         for _ in 0..BATCH {
             let r = if self.connected {
-                self.udp.recv(&mut self.read_buf).and_then(|n| {
-                    let peer = self.udp.peer_addr()?;
-                    Ok((n, peer))
+                let peer = self.peer;
+                self.udp.recv(&mut self.read_buf).and_then(|n| match peer {
+                    Some(p) => Ok((n, p)),
+                    None => Ok((n, self.udp.peer_addr()?)),
                 })
             } else if let Some(map) = self.sticky.as_mut() {
                 sticky::recv(&self.udp, &mut self.read_buf).map(|(n, from, local)| {
