@@ -186,7 +186,7 @@ mod tests {
                         1 => 1 + (r >> 8) as usize % 60_000,
                         _ => 1400,
                     };
-                    let to = peer(if r % 17 == 0 { 2 } else { 1 });
+                    let to = peer(if r.is_multiple_of(17) { 2 } else { 1 });
                     (vec![(i % 251) as u8; len], to)
                 })
                 .collect();
