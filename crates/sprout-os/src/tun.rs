@@ -24,11 +24,18 @@ use rustix::net::{AddressFamily, SocketFlags, SocketType};
 /// Longest interface name Linux accepts (bytes, without the terminating NUL).
 pub const MAX_IFNAME_LEN: usize = libc::IFNAMSIZ - 1;
 
-/// An open, non-persistent TUN device (IP packets, no packet-information header, no offloads).
+/// Length of the `virtio_net_hdr` before each packet of a device made with
+/// [`TunDevice::create_with_offloads`], bytes.
+pub const VNET_HDR_LEN: usize = 10;
+
+/// An open, non-persistent TUN device (IP packets, no packet-information header; offloads
+/// only when made with [`TunDevice::create_with_offloads`]).
 #[derive(Debug)]
 pub struct TunDevice {
     fd: OwnedFd,
     name: String,
+    /// Whether each packet read or written carries a [`VNET_HDR_LEN`]-byte `virtio_net_hdr`.
+    vnet_hdr: bool,
 }
 
 fn ifreq_named(name: &str) -> io::Result<libc::ifreq> {
@@ -117,8 +124,43 @@ impl TunDevice {
     /// `sprout0`); [`TunDevice::name`] is the name the kernel gave. The descriptor is
     /// non-blocking and close-on-exec.
     pub fn create(name: &str) -> io::Result<TunDevice> {
+        Self::create_flags(name, false)
+    }
+
+    /// [`TunDevice::create`] with the kernel's offloads (`IFF_VNET_HDR`, then `TUNSETOFFLOAD`
+    /// with `TUN_F_CSUM`, `TUN_F_TSO4` and `TUN_F_TSO6`): the kernel's TCP hands the device
+    /// whole 64 KB segments (TSO) and packets with their checksum left to finish, each read
+    /// beginning with a [`VNET_HDR_LEN`]-byte `virtio_net_hdr` (native byte order) that says
+    /// so; the reader cuts them into packets and finishes the checksums. Each write is given
+    /// a header saying "a plain packet" (see [`TunDevice::write`]). If the kernel refuses the
+    /// offloads the reads still begin with the header, which then always says "a plain packet".
+    pub fn create_with_offloads(name: &str) -> io::Result<TunDevice> {
+        let dev = Self::create_flags(name, true)?;
+        let offloads = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | libc::TUN_F_TSO6;
+        // SAFETY: TUNSETOFFLOAD takes its argument (the offload flags) by value, not a
+        // pointer; the kernel reads no memory of ours.
+        let r = unsafe {
+            libc::ioctl(
+                dev.fd.as_raw_fd(),
+                libc::TUNSETOFFLOAD as _,
+                offloads as libc::c_ulong,
+            )
+        };
+        if r == -1 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(
+                e.kind(),
+                format!("TUNSETOFFLOAD {name}: {e}"),
+            ));
+        }
+        Ok(dev)
+    }
+
+    fn create_flags(name: &str, vnet_hdr: bool) -> io::Result<TunDevice> {
         let mut req = ifreq_named(name)?;
-        req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI | libc::IFF_TUN_EXCL) as i16;
+        let vnet = if vnet_hdr { libc::IFF_VNET_HDR } else { 0 };
+        req.ifr_ifru.ifru_flags =
+            (libc::IFF_TUN | libc::IFF_NO_PI | libc::IFF_TUN_EXCL | vnet) as i16;
         let fd = rustix::fs::open(
             "/dev/net/tun",
             OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC,
@@ -148,7 +190,7 @@ impl TunDevice {
             Ok(n) if !n.is_empty() => n,
             _ => name.to_string(),
         };
-        Ok(TunDevice { fd, name })
+        Ok(TunDevice { fd, name, vnet_hdr })
     }
 
     /// The interface name.
@@ -166,15 +208,45 @@ impl TunDevice {
         self.fd
     }
 
-    /// Reads one IP packet into `buf`; its length (bytes). `WouldBlock` when none is waiting,
-    /// `Interrupted` if a signal came first.
+    /// Whether each read begins with a [`VNET_HDR_LEN`]-byte `virtio_net_hdr`
+    /// ([`TunDevice::create_with_offloads`]).
+    pub fn has_vnet_header(&self) -> bool {
+        self.vnet_hdr
+    }
+
+    /// Reads one IP packet into `buf` (after its `virtio_net_hdr` on a device with
+    /// [`TunDevice::has_vnet_header`]); its length with the header (bytes). `WouldBlock` when
+    /// none is waiting, `Interrupted` if a signal came first.
     pub fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         Ok(rustix::io::read(&self.fd, buf)?)
     }
 
-    /// Writes one IP packet (the whole of `packet`); the bytes written.
+    /// Writes `frame`, a `virtio_net_hdr` and its packet (perhaps a TCP super-packet for
+    /// the kernel to treat as its segments), on a device with [`TunDevice::has_vnet_header`]
+    /// (elsewhere `InvalidInput`, nothing written); the bytes written.
+    pub fn write_frame(&self, frame: &[u8]) -> io::Result<usize> {
+        if !self.vnet_hdr {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a frame with a virtio_net_hdr on a device without one",
+            ));
+        }
+        Ok(rustix::io::write(&self.fd, frame)?)
+    }
+
+    /// Writes one IP packet (the whole of `packet`, complete with its checksums), after an
+    /// all-zero `virtio_net_hdr` ("a plain packet") on a device with
+    /// [`TunDevice::has_vnet_header`]; the bytes of `packet` written.
     pub fn write(&self, packet: &[u8]) -> io::Result<usize> {
-        Ok(rustix::io::write(&self.fd, packet)?)
+        if !self.vnet_hdr {
+            return Ok(rustix::io::write(&self.fd, packet)?);
+        }
+        let hdr = [0u8; VNET_HDR_LEN];
+        let n = rustix::io::writev(
+            &self.fd,
+            &[io::IoSlice::new(&hdr), io::IoSlice::new(packet)],
+        )?;
+        Ok(n.saturating_sub(VNET_HDR_LEN))
     }
 }
 
@@ -317,6 +389,25 @@ mod tests {
             );
             drop(tun);
             assert!(!interface_exists("sprouttest0"));
+            let tun = TunDevice::create_with_offloads("sprouttest%d").unwrap();
+            assert!(tun.has_vnet_header());
+            configure_point_to_point(tun.name(), local, Ipv4Addr::new(10, 99, 0, 2), 1400).unwrap();
+            // A datagram to the peer comes out after its header.
+            let udp = std::net::UdpSocket::bind((local, 0)).unwrap();
+            udp.send_to(&[7; 100], (Ipv4Addr::new(10, 99, 0, 2), 9))
+                .unwrap();
+            let n = (0..200)
+                .find_map(|_| match tun.read(&mut buf) {
+                    Ok(n) => Some(n),
+                    Err(_) => {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        None
+                    }
+                })
+                .unwrap();
+            assert_eq!(n, VNET_HDR_LEN + 20 + 8 + 100);
+            assert_eq!(buf[VNET_HDR_LEN] >> 4, 4);
+            assert_eq!(&buf[n - 100..n], &[7; 100][..]);
         })
         .unwrap()
         .join()

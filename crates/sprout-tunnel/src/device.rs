@@ -256,7 +256,11 @@ impl Device {
         {
             check_address_free(net)?;
         }
-        let tun = TunDevice::create(&spec.name).map_err(|e| create_error(&spec.name, e))?;
+        // With the kernel's offloads (TSO: its TCP hands over 64 KB at a time) where it
+        // takes them, else a plain device.
+        let tun = TunDevice::create_with_offloads(&spec.name)
+            .or_else(|_| TunDevice::create(&spec.name))
+            .map_err(|e| create_error(&spec.name, e))?;
         let name = tun.name().to_string();
         let dev = Device {
             tun,
@@ -322,12 +326,25 @@ impl Device {
         self.tun.raw_fd()
     }
 
-    /// Reads one IP packet into `buf` (`WouldBlock` when none is waiting).
+    /// Whether the device has the kernel's offloads: each read then begins with a
+    /// `virtio_net_hdr` (see [`Device::read`]).
+    pub fn offloads(&self) -> bool {
+        self.tun.has_vnet_header()
+    }
+
+    /// Reads one IP packet into `buf` (`WouldBlock` when none is waiting); with
+    /// [`Device::offloads`], a `virtio_net_hdr` and a packet, perhaps a TCP super-packet to
+    /// segment (the runtime's `offload::split`).
     pub fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.tun.read(buf)
     }
 
-    /// Writes one IP packet.
+    /// Writes a `virtio_net_hdr` and its packet (with [`Device::offloads`] only).
+    pub fn write_frame(&self, frame: &[u8]) -> io::Result<usize> {
+        self.tun.write_frame(frame)
+    }
+
+    /// Writes one IP packet (complete, checksums included).
     pub fn write(&self, packet: &[u8]) -> io::Result<usize> {
         self.tun.write(packet)
     }
