@@ -30,8 +30,10 @@
 //! [`CALL_LINGER_S`] longer than the download so that frames captured in the window and still
 //! queued arrive. Its frame delay p50/p95 (capture to decode, frames captured in the window),
 //! received rate each way, longest freeze and the download's goodput in its runs join the
-//! table and report, with a check: its p95 down through the tunnel at most
-//! [`MAX_CALL_DELAY_SHARE`] of direct. A Python that cannot hold the call fails the experiment
+//! table and report, with checks: its p95 down through the tunnel at most
+//! [`MAX_CALL_DELAY_SHARE`] of direct, up at most [`MAX_OTHER_DELAY_SHARE`] of direct (as the
+//! paced stream's up: issue 36, the direction without the download no worse than the bare
+//! link), and its received rate at least [`MIN_CALL_RATE_SHARE`] of direct's each way. A Python that cannot hold the call fails the experiment
 //! before anything runs, saying how to install it.
 //!
 //! **Time.** With the defaults `tunnel` takes four runs of 120 s plus 30 s of linger each
