@@ -165,9 +165,30 @@ def simulate(
     uplink_log: Optional[PathLike] = None,
     downlink_log: Optional[PathLike] = None,
     records: bool = False,
+    buffer: Optional[str] = None,
+    uplink_buffer: Optional[str] = None,
+    downlink_buffer: Optional[str] = None,
+    gemodel: Optional[str] = None,
+    uplink_gemodel: Optional[str] = None,
+    downlink_gemodel: Optional[str] = None,
+    jitter: Optional[str] = None,
+    uplink_jitter: Optional[str] = None,
+    downlink_jitter: Optional[str] = None,
+    delay_trace: Optional[PathLike] = None,
+    uplink_delay_trace: Optional[PathLike] = None,
+    downlink_delay_trace: Optional[PathLike] = None,
+    l4s_step: Optional[str] = None,
+    codel_target: Optional[str] = None,
+    codel_interval: Optional[str] = None,
+    fq_quantum: Optional[int] = None,
+    fq_flows: Optional[int] = None,
 ) -> SimResult:
     """Simulates one scheme over an uplink and a downlink trace as ``sprout sim`` does (every
-    option, same defaults); the figures equal ``sprout sim --json``'s. Runs without the GIL."""
+    option, same defaults); the figures equal ``sprout sim --json``'s. Runs without the GIL.
+    The link's shaping options are ``sprout sim``'s flags of the same names (``_`` for ``-``)
+    with their spellings: ``buffer="100pkt"``, ``gemodel="1%,30%"``, ``jitter="5ms,reorder"``,
+    ``delay_trace=PATH``, ``l4s_step="1ms"``, ...; a bad value is a BadParameterError naming
+    it."""
 
 def evaluate(
     traces: Optional[PathLike] = None,
@@ -216,7 +237,19 @@ class Env:
         params: Sequence[str] = ...,
         confidence: Optional[float] = None,
         app: str = "bulk",
-    ) -> "Env": ...
+        buffer: Optional[str] = None,
+        gemodel: Optional[str] = None,
+        jitter: Optional[str] = None,
+        delay_trace: Optional[PathLike] = None,
+        ecn: Optional[bool] = None,
+        l4s_step: Optional[str] = None,
+        codel_target: Optional[str] = None,
+        codel_interval: Optional[str] = None,
+        fq_quantum: Optional[int] = None,
+        fq_flows: Optional[int] = None,
+    ) -> "Env":
+        """The link's shaping options are ``sprout sim``'s of the same names, for both
+        directions (``uplink_*``/``downlink_*`` are refused: one link configuration)."""
     def reset(self, seed: int) -> npt.NDArray[np.float32]:
         """Starts an episode; returns the first observation."""
     def step(

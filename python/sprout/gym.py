@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import gymnasium as gym
 import numpy as np
@@ -111,7 +111,16 @@ class CellularLinkEnv(gym.Env):
     ``loss_weight``, ``episode_seconds``, ``random_start`` (a trace is replayed from a start
     drawn from the seed), ``direction`` of the data ("down" or "up"), ``feedback``
     ("reverse": reports cross the other direction's link; "instant"), ``propagation_delay_ms``,
-    ``queue`` ("infinite" or "codel"), ``loss``, ``max_rate_mbps`` / ``max_window_kb`` (the
+    ``queue`` ("infinite", "codel", "pie" or "fq-codel"), ``loss``, the link's shaping as
+    ``sprout sim``'s flags of the same names spell it, for both directions (the environment has
+    one link configuration; None leaves each out): ``buffer`` (a finite queue: "100pkt",
+    "200kB", "50ms" at the mean rate, ",head" for drop-head), ``gemodel`` (Gilbert-Elliott
+    bursty loss, "P,R[,1-H[,1-K]]" such as "1%,30%"), ``jitter`` ("5ms" or "5ms,reorder"),
+    ``delay_trace`` (a file of delays over time, replacing ``propagation_delay_ms``), ``ecn``
+    (the AQMs mark instead of dropping ECN-capable packets; the agent's own packets are not
+    ECN-capable), ``l4s_step`` (ECT(1) packets queued longer than this are marked, e.g. "1ms"),
+    ``codel_target``, ``codel_interval`` (times), ``fq_quantum``, ``fq_flows`` (ints), a bad
+    value raising ValueError naming it; ``max_rate_mbps`` / ``max_window_kb`` (the
     action's upper bound), ``params`` (Sprout parameters of the receiver's model,
     ``"KEY=VALUE"``), ``confidence``, ``app`` (what drives the sender: ``"bulk"`` or an
     application spec, see the module docs). The seed is given to ``reset(seed=...)``.
@@ -145,11 +154,33 @@ class CellularLinkEnv(gym.Env):
         app: str = "bulk",
         traces_dir: Optional[str] = None,
         render_mode: Optional[str] = None,
+        buffer: Optional[str] = None,
+        gemodel: Optional[str] = None,
+        jitter: Optional[str] = None,
+        delay_trace: Optional[Union[str, os.PathLike]] = None,
+        ecn: Optional[bool] = None,
+        l4s_step: Optional[str] = None,
+        codel_target: Optional[str] = None,
+        codel_interval: Optional[str] = None,
+        fq_quantum: Optional[int] = None,
+        fq_flows: Optional[int] = None,
     ):
         super().__init__()
         if render_mode is not None:
             raise ValueError("CellularLinkEnv has no render modes")
         up, down = resolve_traces(trace, uplink, downlink, traces_dir)
+        link = dict(
+            buffer=buffer,
+            gemodel=gemodel,
+            jitter=jitter,
+            delay_trace=delay_trace,
+            ecn=ecn,
+            l4s_step=l4s_step,
+            codel_target=codel_target,
+            codel_interval=codel_interval,
+            fq_quantum=fq_quantum,
+            fq_flows=fq_flows,
+        )
         self.engine = _sprout.Env(
             uplink=up,
             downlink=down,
@@ -171,6 +202,7 @@ class CellularLinkEnv(gym.Env):
             params=list(params),
             confidence=confidence,
             app=app,
+            **{k: v for k, v in link.items() if v is not None},
         )
         self.action_kind = action
         n = len(self.engine.observation_names)

@@ -2,7 +2,12 @@
 on this machine's cores or on a Ray cluster, written as one tidy table (a row per run).
 
 The spec (a TOML file, its text, or a dict of the same shape) is expanded by the same Rust
-code as ``sprout sweep SPEC.toml`` (see ``sprout sweep --help`` for its format), and every
+code as ``sprout sweep SPEC.toml`` (see ``sprout sweep --help`` for its format; besides
+``sprout sim``'s options, its ``[sim]`` table takes the link's shaping as ``sprout.simulate``
+spells it: ``ecn``, ``l4s_step = ["1ms", "5ms"]``, ``buffer``, ``gemodel``, ``jitter``,
+``codel_target``, ``codel_interval``, ``fq_quantum``, ``fq_flows`` and the ``uplink_``/
+``downlink_`` buffers, gemodels and jitters, each a column of the rows, which then count each
+direction's buffer drops and losses (the ECN ones its marks)), and every
 run goes through the same Rust function (``_sprout.sweep_run``, the GIL released), so the
 rows are identical whichever executor ran them. Rows are appended to a CSV as runs finish
 (one whole line per write); a sweep started again on the same output skips the runs already

@@ -16,6 +16,7 @@ use sprout_sim::sim::Direction;
 
 use crate::convert::value_to_py;
 use crate::errors::{bad_parameter, sim_to_py, sprout_error};
+use crate::link_options;
 use crate::trace::TraceArg;
 
 /// The stepping environment (see ``sprout.gym.CellularLinkEnv`` for the Gymnasium wrapper).
@@ -87,7 +88,7 @@ impl PyEnv {
         feedback = "reverse", propagation_delay_ms = 20.0, queue = "infinite", loss = 0.0,
         max_rate_mbps = DEFAULT_MAX_RATE_MBPS, max_window_kb = DEFAULT_MAX_WINDOW_KB,
         packet_bytes = 1500, feedback_bytes = DEFAULT_FEEDBACK_BYTES, params = Vec::new(),
-        confidence = None, app = "bulk"))]
+        confidence = None, app = "bulk", **link))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -113,6 +114,7 @@ impl PyEnv {
         params: Vec<String>,
         confidence: Option<f64>,
         app: &str,
+        link: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyEnv> {
         let source = match (uplink, downlink) {
             (Some(u), Some(d)) => {
@@ -203,6 +205,7 @@ impl PyEnv {
             sprout_core::Duration::from_micros((propagation_delay_ms * 1e3).round() as u64);
         cfg.link.queue = queue.parse::<QueueKind>().map_err(bad_parameter)?.config();
         cfg.link.loss = loss;
+        link_options::shape_both_ways(link, &mut cfg.link)?;
         cfg.max_rate_mbps = max_rate_mbps;
         cfg.max_window_kb = max_window_kb;
         cfg.packet_bytes = packet_bytes;

@@ -66,7 +66,7 @@ pub enum Kind {
 
 impl Kind {
     /// The kind of an I/O error.
-    fn of_io(e: &std::io::Error) -> Kind {
+    pub fn of_io(e: &std::io::Error) -> Kind {
         if e.kind() == std::io::ErrorKind::NotFound {
             Kind::FileNotFound
         } else {

@@ -7,6 +7,7 @@ mod convert;
 mod env;
 mod errors;
 mod evaluate;
+mod link_options;
 mod simulate;
 mod sweep;
 mod trace;

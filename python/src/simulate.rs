@@ -13,6 +13,7 @@ use sprout_sim::sim_json::{self, QueueKind, SimOptions};
 
 use crate::convert::value_to_py;
 use crate::errors::{bad_parameter, sim_to_py, sprout_error};
+use crate::link_options;
 use crate::trace::TraceArg;
 
 /// The result of ``sprout.simulate``: ``sprout sim --json``'s figures for both directions.
@@ -335,6 +336,20 @@ fn records<'py>(
 ///   of dropping them (PIE while its drop probability is at most 10%), and the TCP peers
 ///   negotiate ECN (RFC 3168); Sprout's datagrams are not ECN-capable. The marks are in
 ///   ``result["downlink"]["marks"]`` (``aqm``, ``step``) [False].
+/// - The link's shaping, ``sprout sim``'s flags of the same names with ``_`` for ``-`` and
+///   their spellings, each for both directions [none]: ``buffer`` (a finite queue: ``"100pkt"``,
+///   ``"200kB"`` or ``"50ms"`` at the trace's mean rate, drop-tail, or drop-head with
+///   ``",head"``); ``gemodel`` (Gilbert-Elliott bursty loss instead of ``loss``, netem's
+///   ``"P,R[,1-H[,1-K]]"``, probabilities or percentages: ``"1%,30%"``); ``jitter`` (the delay
+///   uniform within +/- this: ``"5ms"``, or ``"5ms,reorder"`` letting packets overtake);
+///   ``delay_trace`` (a file of delays over time, a str or path, replacing the fixed 20 ms);
+///   ``l4s_step`` (ECT(1) packets that waited longer than this are marked CE: ``"1ms"``);
+///   ``codel_target``, ``codel_interval`` (times, for codel and fq-codel queues);
+///   ``fq_quantum`` (bytes), ``fq_flows`` (1 to 65536), ints, for fq-codel queues. Each of
+///   ``buffer``, ``gemodel``, ``jitter`` and ``delay_trace`` also per direction
+///   (``uplink_buffer``, ``downlink_jitter``, ...), overriding it. A bad value is a
+///   BadParameterError naming the option; a delay trace that is missing a
+///   SproutFileNotFoundError, one that does not parse a BadTraceError.
 /// - ``uplink_log``, ``downlink_log``: write each direction's mahimahi mm-link log (both or
 ///   neither).
 /// - ``records``: also return every packet's send and arrival times, bytes and direction as
@@ -349,7 +364,7 @@ fn records<'py>(
     host_jitter_ms = 1.0, loss = 0.0, queue = "infinite", uplink_queue = None,
     downlink_queue = None, uplink_loss = None, downlink_loss = None, duration = None,
     skip = 60.0, load = "both", app = "bulk", cross = None, ecn = false, uplink_log = None,
-    downlink_log = None, records = false))]
+    downlink_log = None, records = false, **link))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
     py: Python<'_>,
@@ -375,7 +390,10 @@ pub fn simulate(
     uplink_log: Option<PathBuf>,
     downlink_log: Option<PathBuf>,
     records: bool,
+    link: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<SimResult> {
+    let mut shape = link_options::shape_options("simulate", link)?;
+    shape.ecn |= ecn;
     // As the command line: the options' values are read first, then the traces, then the
     // options are checked together.
     let opts = SimOptions {
@@ -394,16 +412,12 @@ pub fn simulate(
         skip_s: skip,
         load: parse_load(load).map_err(bad_parameter)?,
         app: sprout_sim::App::parse(app).map_err(sim_to_py)?,
-        // Buffers, bursty loss and variable delay are not yet the package's options; ECN is.
-        shape: sprout_link::LinkShape {
-            both: sprout_link::DirectionShape {
-                ecn: ecn.then_some(true),
-                ..Default::default()
-            },
-            ..Default::default()
-        },
+        shape: link_options::link_shape(&shape)?,
         cross: cross
-            .map(|c| c.parse::<sprout_sim::sim_json::CcKind>().map_err(bad_parameter))
+            .map(|c| {
+                c.parse::<sprout_sim::sim_json::CcKind>()
+                    .map_err(bad_parameter)
+            })
             .transpose()?,
     };
     let logs = match (uplink_log, downlink_log) {

@@ -8,6 +8,14 @@
  * until sprout_conn_deadline or the next datagram. Application messages go in with
  * sprout_conn_send and come out with sprout_conn_read, each with its send time.
  *
+ * A SproutSocket is the same connection with the socket and the clock the library's: a client
+ * (sprout_socket_connect) or a session of a SproutSocketServer (sprout_socket_bind, then
+ * sprout_socket_accept), over sprout-net's UDP runtime. The library runs threads for it (a
+ * driver that keeps Sprout's timing, and one that hands what arrives to the application); the
+ * application polls one descriptor per handle (sprout_socket_fd, sprout_socket_server_fd),
+ * readable exactly while a non-blocking sprout_socket_recv or sprout_socket_accept has
+ * something to return, and sends with sprout_socket_send.
+ *
  * Time: every now_us is microseconds on one monotonic clock the caller chooses (e.g.
  * CLOCK_MONOTONIC), the same for every call on a connection; a time earlier than one already
  * passed is taken as that one, a time above 2^62 as 2^62. The protocol is shown at most 60 s
@@ -19,11 +27,14 @@
  * errors, never undefined behaviour; no Rust panic crosses into C.
  *
  * Ownership: pointers passed in are borrowed for the call only; a SproutConn belongs to the
- * caller from sprout_conn_new_* to sprout_conn_free.
+ * caller from sprout_conn_new_* to sprout_conn_free, a SproutSocket from sprout_socket_connect
+ * or sprout_socket_accept to sprout_socket_free, a SproutSocketServer from sprout_socket_bind
+ * to sprout_socket_server_free.
  *
  * Threads: a SproutConn is not thread-safe: calls on one connection must not overlap (it may
- * move between threads); distinct connections are independent. Functions without a connection
- * are thread-safe.
+ * move between threads); distinct connections are independent. A SproutSocket and a
+ * SproutSocketServer are thread-safe but for their free, which must come after every other
+ * call on the handle. Functions without a connection are thread-safe.
  */
 
 #ifndef SPROUT_H
@@ -99,6 +110,9 @@ typedef enum SproutStatus {
   // An internal error (a bug in libsprout, reported instead of unwinding into C); the
   // connection it happened on refuses every later call but `sprout_conn_free`.
   SPROUT_STATUS_INTERNAL = -6,
+  // The operating system refused something (binding a UDP socket, resolving a name,
+  // starting a thread): see `sprout_last_error`. The socket layer's calls only.
+  SPROUT_STATUS_IO = -7,
 } SproutStatus;
 
 // What kind of application message `sprout_conn_read` returned.
@@ -139,6 +153,14 @@ typedef enum SproutState {
 // One secure Sprout connection (client side, or server side of one session): opaque, made
 // by `sprout_conn_new_client` or `sprout_conn_new_server`, freed by `sprout_conn_free`.
 typedef struct SproutConn SproutConn;
+
+// One secure Sprout connection over a UDP socket of its own (`sprout_socket_connect`), or one
+// session of a server (`sprout_socket_accept`): opaque, freed by `sprout_socket_free`.
+typedef struct SproutSocket SproutSocket;
+
+// A Sprout server: many sessions on one UDP socket (`sprout_socket_bind`): opaque, freed by
+// `sprout_socket_server_free`.
+typedef struct SproutSocketServer SproutSocketServer;
 
 // What a client asks of a session, as `sprout client` asks `sprout server` (the HELLO of
 // crates/sprout-net/src/message.rs): `sprout_hello_encode` makes the greeting of
@@ -210,6 +232,26 @@ typedef struct SproutStats {
   // Sessions re-established after the server fell silent (client side).
   uint64_t reconnections;
 } SproutStats;
+
+// A message's description (`sprout_socket_recv`).
+typedef struct SproutSocketMessage {
+  // A message sent with `sprout_socket_send` (or `sprout_conn_send`, or `sprout client`'s
+  // DATA), or another message of the peer (`sprout server`'s ACCEPT and BYE: the whole
+  // message, `seq`, `sent_us` and `delay_us` 0).
+  enum SproutMessageKind kind;
+  // The sender's sequence number: 0, 1, 2, ... in the order of `sprout_socket_send`.
+  uint64_t seq;
+  // When it was sent: microseconds since the Unix epoch on the sender's CLOCK_REALTIME
+  // (`sprout_socket_send` stamps it).
+  uint64_t sent_us;
+  // Its delay, microseconds: when it arrived (this host's CLOCK_REALTIME) less `sent_us`.
+  // Exact on one host; across hosts it carries the difference of their clocks (negative if
+  // the sender's is ahead).
+  int64_t delay_us;
+  // The payload's length, in bytes (when SPROUT_STATUS_BUFFER_TOO_SMALL: the capacity
+  // needed).
+  size_t len;
+} SproutSocketMessage;
 
 #ifdef __cplusplus
 extern "C" {
@@ -402,6 +444,171 @@ enum SproutStatus sprout_conn_peer(struct SproutConn *conn,
                                    uint8_t *greeting,
                                    size_t cap,
                                    size_t *len);
+
+// Connects to the Sprout server at `addr` (a NUL-terminated string, read during the call:
+// `HOST:PORT`, HOST an IPv4 address, `[IPv6]` or a name, its first address taken) from a UDP
+// socket of its own on a port the system chooses, and stores the handle in `*out_socket`.
+//
+// `server_public_key` is the server's public key and `private_key` the client's
+// (SPROUT_KEY_BYTES each, read during the call only); NULL `private_key`: a fresh key pair
+// (for a server that lets any client in). `greeting` (`greeting_len` bytes, at most
+// SPROUT_MAX_GREETING_BYTES, may be NULL when 0) reaches the server inside the handshake; a
+// HELLO (`sprout_hello_encode`; `sprout server` expects one) chooses the Sprout configuration
+// of both ends, as for `sprout_conn_new_client`. The call returns at once; the handshake goes
+// on in the background, and what `sprout_socket_send` queues meanwhile leaves once it is done
+// (`SproutStats.state` says where it stands). A server that never answers ends the connection
+// after the handshake's timeout (`sprout_socket_recv` then returns SPROUT_STATUS_CLOSED).
+//
+// SPROUT_STATUS_INVALID_ARGUMENT: an address that does not resolve, a greeting too long;
+// SPROUT_STATUS_IO: the socket or a thread could not be made.
+//
+// The handle belongs to the caller until `sprout_socket_free`. Threads: the library runs two
+// threads per connection (sprout-net's driver, which keeps Sprout's 20 ms ticks and sends what
+// the window allows whatever the application is doing, and one that hands received messages
+// to `sprout_socket_fd`); calls on a handle may come from any threads, at once.
+enum SproutStatus sprout_socket_connect(const char *addr,
+                                        const uint8_t *server_public_key,
+                                        const uint8_t *private_key,
+                                        const uint8_t *greeting,
+                                        size_t greeting_len,
+                                        struct SproutSocket **out_socket);
+
+// Binds a Sprout server to `addr` (a NUL-terminated string, read during the call: as for
+// `sprout_socket_connect`; port 0: the system chooses, see `sprout_socket_server_local_addr`)
+// with the server's `private_key` (SPROUT_KEY_BYTES, read during the call only), and stores
+// the handle in `*out_server`. Only the client whose public key is `client_public_key`
+// (SPROUT_KEY_BYTES, read during the call only) is let in, or any client if it is NULL.
+//
+// Each client whose handshake completes becomes a session for `sprout_socket_accept`. A
+// session runs the Sprout configuration its client's greeting names if that is a HELLO (and
+// the client gets an ACCEPT, 3 copies, as `sprout server` answers `sprout client`), else Sprout
+// on the paper's model at confidence 0.95.
+//
+// SPROUT_STATUS_INVALID_ARGUMENT: an address that does not resolve; SPROUT_STATUS_IO: the
+// address is taken, or a thread could not be made.
+//
+// The handle belongs to the caller until `sprout_socket_server_free`. Threads: the library
+// runs two threads per server (sprout-net's driver for all its sessions, and one that hands
+// new sessions to `sprout_socket_server_fd`), and one more per session it accepted; calls on
+// a handle may come from any threads, at once.
+enum SproutStatus sprout_socket_bind(const char *addr,
+                                     const uint8_t *private_key,
+                                     const uint8_t *client_public_key,
+                                     struct SproutSocketServer **out_server);
+
+// The next session of `server`, stored in `*out_socket` (the caller's until
+// `sprout_socket_free`); SPROUT_STATUS_OK. Never blocks: SPROUT_STATUS_DONE (and NULL) when
+// none is waiting; SPROUT_STATUS_CLOSED when the server has stopped.
+enum SproutStatus sprout_socket_accept(const struct SproutSocketServer *server,
+                                       struct SproutSocket **out_socket);
+
+// The descriptor to poll for readability (POLLIN, EPOLLIN) before `sprout_socket_accept`: it
+// is readable exactly while a session waits or the server has stopped, i.e. while
+// `sprout_socket_accept` would not return SPROUT_STATUS_DONE. It belongs to the server: never
+// read, write or close it; it is closed by `sprout_socket_server_free`. -1 if `server` is NULL.
+int sprout_socket_server_fd(const struct SproutSocketServer *server);
+
+// The server's local address ("IP:PORT", with the port the system chose) written into `buf`
+// (`cap` bytes, cut to fit and NUL-terminated when `cap` > 0), returning its full length as
+// `snprintf` does; 0 (and an empty string) if `server` is NULL.
+size_t sprout_socket_server_local_addr(const struct SproutSocketServer *server,
+                                       char *buf,
+                                       size_t cap);
+
+// Stops the server and frees it (NULL is ignored): its UDP socket and threads are gone when
+// this returns, and so are the sessions it had not handed out. The sessions it accepted end
+// (their peers are told) but their handles stay valid until their own `sprout_socket_free`,
+// which may come before or after this. `server` must not be used afterwards, nor freed twice.
+void sprout_socket_server_free(struct SproutSocketServer *server);
+
+// The descriptor to poll for readability (POLLIN, EPOLLIN) before `sprout_socket_recv`: it is
+// readable exactly while a message waits or the connection has ended, i.e. while
+// `sprout_socket_recv` would not return SPROUT_STATUS_DONE. It is not the UDP socket (that one
+// is sprout-net's driver's): never read, write or close it; it is closed by
+// `sprout_socket_free`. -1 if `socket` is NULL.
+int sprout_socket_fd(const struct SproutSocket *socket);
+
+// The local address of the connection's UDP socket ("IP:PORT") written into `buf` (`cap`
+// bytes, cut to fit and NUL-terminated when `cap` > 0), returning its full length as
+// `snprintf` does; 0 (and an empty string) if `socket` is NULL.
+size_t sprout_socket_local_addr(const struct SproutSocket *socket, char *buf, size_t cap);
+
+// Largest message `sprout_socket_send` takes, in bytes (0 if `socket` is NULL).
+size_t sprout_socket_max_message(const struct SproutSocket *socket);
+
+// Queues a message: `data`, `len` bytes (at most `sprout_socket_max_message`; copied, so the
+// caller keeps its buffer), stamped with the time now (CLOCK_REALTIME, microseconds since the
+// Unix epoch), which the receiver gets back as `sent_us` and measures `delay_us` against. It
+// travels as a DATA message of `sprout client` (SPROUT_DATA_HEADER_BYTES of header before the
+// payload) and leaves when Sprout's window allows; messages sent before the session is up
+// wait for it. Datagrams may be lost: a message arrives once or never. Never blocks.
+// SPROUT_STATUS_TOO_LONG, SPROUT_STATUS_CLOSED: not queued.
+enum SproutStatus sprout_socket_send(const struct SproutSocket *socket,
+                                     const uint8_t *data,
+                                     size_t len);
+
+// Queues the end of this side's data as `sprout client` says it: a BYE (3 copies) with the
+// session of the HELLO (0 without one) and the number of messages `sprout_socket_send`
+// queued and their bytes (SPROUT_DATA_HEADER_BYTES each included). `sprout server` ends the
+// session it serves when the client's BYE comes. SPROUT_STATUS_CLOSED: not queued.
+enum SproutStatus sprout_socket_send_bye(const struct SproutSocket *socket);
+
+// The next received message: its payload copied into `buf` (`cap` bytes, owned by the
+// caller; `sprout_socket_max_message` always suffice for a DATA message) and its description
+// into `*message`; SPROUT_STATUS_OK. Never blocks: SPROUT_STATUS_DONE when none is waiting
+// (poll `sprout_socket_fd`); SPROUT_STATUS_CLOSED once the connection has ended and every
+// message it received has been read (`sprout_socket_end_reason` says why).
+// SPROUT_STATUS_BUFFER_TOO_SMALL when `cap` is too small (`message->len` says how large it
+// must be): the message is kept for the next call. At most 1024 messages wait here; beyond,
+// sprout-net keeps what its bounded queue holds and drops the rest.
+enum SproutStatus sprout_socket_recv(const struct SproutSocket *socket,
+                                     struct SproutSocketMessage *message,
+                                     uint8_t *buf,
+                                     size_t cap);
+
+// Writes a snapshot of the connection into `*stats` (owned by the caller). The datagram
+// counters are the UDP socket's (the handshake, heartbeats and closes included);
+// `datagrams_dropped` counts what arrived and was dropped (unauthenticated, replayed,
+// malformed, from elsewhere); `messages_sent` counts `sprout_socket_send` and the BYEs of
+// `sprout_socket_send_bye`, `messages_received` the messages `sprout_socket_recv` returned.
+enum SproutStatus sprout_socket_stats(const struct SproutSocket *socket, struct SproutStats *stats);
+
+// The peer's latest forecast: the cumulative packets it expects to receive by each tick
+// (20 ms) ahead, written into `counts` (`cap` entries, owned by the caller; 8 suffice with
+// the default model), their number into `*len` (0 before a forecast arrived).
+// SPROUT_STATUS_BUFFER_TOO_SMALL when `cap` is below `*len`.
+enum SproutStatus sprout_socket_forecast(const struct SproutSocket *socket,
+                                         uint32_t *counts,
+                                         size_t cap,
+                                         size_t *len);
+
+// A session's client: its public key (written into `public_key`, SPROUT_KEY_BYTES) and the
+// greeting it sent with its handshake (into `greeting`, `cap` bytes, its length in `*len`);
+// SPROUT_STATUS_OK. SPROUT_STATUS_DONE on a client's handle. SPROUT_STATUS_BUFFER_TOO_SMALL
+// when `cap` is below the greeting's length (the key is written).
+enum SproutStatus sprout_socket_peer(const struct SproutSocket *socket,
+                                     uint8_t *public_key,
+                                     uint8_t *greeting,
+                                     size_t cap,
+                                     size_t *len);
+
+// Why the connection ended: written into `buf` (`cap` bytes, cut to fit, NUL-terminated when
+// `cap` > 0), returning its full length in bytes as `snprintf` does; 0 (and an empty string)
+// while it has not ended or if `socket` is NULL.
+size_t sprout_socket_end_reason(const struct SproutSocket *socket, char *buf, size_t cap);
+
+// Ends the connection: waits at most `linger_ms` milliseconds (0: not at all) for the
+// messages queued to leave (blocking the calling thread), then tells the peer and stops the
+// connection's driver; what is still queued is dropped. Messages received before stay
+// readable with `sprout_socket_recv`, then SPROUT_STATUS_CLOSED. Closing a closed connection
+// does nothing. Free the handle with `sprout_socket_free`.
+enum SproutStatus sprout_socket_close(const struct SproutSocket *socket, uint32_t linger_ms);
+
+// Closes the connection (as `sprout_socket_close` with no linger) and frees it (NULL is
+// ignored): its UDP socket (a client's), descriptor and threads are gone when this returns.
+// `socket` must not be used afterwards, nor freed twice, nor freed while another thread is
+// in a call on it.
+void sprout_socket_free(struct SproutSocket *socket);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -30,6 +30,9 @@ pub enum SproutStatus {
     /// An internal error (a bug in libsprout, reported instead of unwinding into C); the
     /// connection it happened on refuses every later call but `sprout_conn_free`.
     Internal = -6,
+    /// The operating system refused something (binding a UDP socket, resolving a name,
+    /// starting a thread): see `sprout_last_error`. The socket layer's calls only.
+    Io = -7,
 }
 
 /// A failed call: its status and the message `sprout_last_error` returns.
@@ -192,6 +195,39 @@ pub(crate) fn get<'a, T>(p: *const T, what: &str) -> Result<&'a T, Failure> {
     // writes during the call.
     unsafe { p.as_ref() }
         .ok_or_else(|| Failure::new(SproutStatus::NullPointer, format!("{what} is NULL")))
+}
+
+#[cfg(all(unix, feature = "sockets"))]
+/// The object at `p`, shared: for the socket layer's handles, which lock what they change and
+/// may be used from several threads at once (`T: Sync`).
+///
+/// The caller of the C function promises that a non-NULL `p` is a handle made by this library
+/// and not yet freed, and that no call frees it while this call runs.
+pub(crate) fn shared<'a, T: Sync>(p: *const T, what: &str) -> Result<&'a T, Failure> {
+    // SAFETY: `as_ref` checks NULL; the C caller promises a non-NULL `p` came from
+    // `Box::into_raw` in this library and is not freed during the call. `T` is `Sync`, so
+    // calls from other threads on the same handle at the same time are sound.
+    unsafe { p.as_ref() }
+        .ok_or_else(|| Failure::new(SproutStatus::NullPointer, format!("{what} is NULL")))
+}
+
+#[cfg(all(unix, feature = "sockets"))]
+/// The NUL-terminated string at `p`, which must be UTF-8, named `what` in errors.
+///
+/// The caller of the C function promises that a non-NULL `p` points to a NUL-terminated
+/// string that stays unchanged during the call.
+pub(crate) fn c_str<'a>(p: *const std::ffi::c_char, what: &str) -> Result<&'a str, Failure> {
+    if p.is_null() {
+        return Err(Failure::new(
+            SproutStatus::NullPointer,
+            format!("{what} is NULL"),
+        ));
+    }
+    // SAFETY: `p` is not NULL and the C caller promises (as the header documents) a
+    // NUL-terminated string at `p`, unchanged during the call.
+    let s = unsafe { std::ffi::CStr::from_ptr(p) };
+    s.to_str()
+        .map_err(|_| Failure::invalid(format!("{what} is not UTF-8")))
 }
 
 /// Writes `s` into the C buffer `buf` of `cap` bytes, cut to fit, NUL-terminated (when `cap`

@@ -3,7 +3,7 @@
 //! (`tools/sprout-header`, run by CI, fails when the checked-in header differs from the code;
 //! `cargo run --manifest-path tools/sprout-header/Cargo.toml -- --write` rewrites it).
 //!
-//! This is the sans-IO layer: a secure Sprout connection object ([`api::SproutConn`]),
+//! The sans-IO layer is a secure Sprout connection object ([`api::SproutConn`]),
 //! client side or server side of one session, that the application feeds with the datagrams
 //! it receives and the current time, and that hands back datagrams to send, the next
 //! deadline, the application messages received (with their send time), the window and the
@@ -17,6 +17,8 @@
 //! | [`api`] | the C functions and types |
 //! | [`conn`] | [`conn::Conn`], the connection in safe Rust |
 //! | [`boundary`] | status codes, the last error message, the panic guard, pointer checks |
+//! | `socket_api` | the socket layer's C functions (`sprout_socket_*`; feature `sockets`, Unix) |
+//! | `socket` | `socket::Socket`, `socket::SocketServer`: sprout-net's endpoint and server with a descriptor to poll |
 //!
 //! The C boundary: every entry point catches panics ([`std::panic::catch_unwind`]) and returns
 //! [`boundary::SproutStatus::Internal`]; errors are status codes plus a per-thread message
@@ -96,6 +98,12 @@ pub mod api;
 pub mod boundary;
 pub mod conn;
 pub mod listener;
+#[cfg(all(unix, feature = "sockets"))]
+pub mod socket;
+#[cfg(all(unix, feature = "sockets"))]
+pub mod socket_api;
 
 pub use api::*;
 pub use boundary::SproutStatus;
+#[cfg(all(unix, feature = "sockets"))]
+pub use socket_api::*;

@@ -5,3 +5,5 @@ mod c;
 mod emulated;
 mod example;
 mod interop;
+#[cfg(feature = "sockets")]
+mod socket;

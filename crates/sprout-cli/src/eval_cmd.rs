@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use sprout_eval::cli::{self, EvalArgs as SimEvalArgs};
 use sprout_eval::eval::{self, Experiment};
 use sprout_lab::emulate::{self, EmulateOptions, InteractiveOptions};
+use sprout_lab::tunnel_experiment::vpn::{self, VpnOptions};
 use sprout_lab::tunnel_experiment::{self, TunnelOptions};
 use sprout_lab::webrtc_call;
 use sprout_sim::duration::seconds_to_us;
@@ -44,6 +45,11 @@ pub(crate) struct EvalArgs {
     /// extra).
     #[arg(long, requires = "emulate")]
     no_call: bool,
+    /// With --emulate --experiments vpn: the boringtun executable (`cargo install
+    /// boringtun-cli`; configured with `wg`, from wireguard-tools) [default:
+    /// $SPROUT_BORINGTUN, else boringtun-cli].
+    #[arg(long, value_name = "PATH", requires = "emulate")]
+    boringtun: Option<PathBuf>,
 }
 
 /// Runs `sprout eval`.
@@ -53,6 +59,11 @@ pub(crate) fn run(a: EvalArgs) -> Result<()> {
             bail!("--param: not with --emulate (the emulated runs use the paper's parameters)");
         }
         let (interactive, aqm, exps) = emulated_experiments(&a.sim.experiments)?;
+        let (vpn_rate, vpn_lte) = vpn_parts(&a.sim.experiments);
+        let boringtun = a
+            .boringtun
+            .clone()
+            .or_else(|| std::env::var_os(vpn::BORINGTUN_ENV).map(PathBuf::from));
         let tunnel = TunnelOptions {
             isolation: exps.contains(&Experiment::Tunnel),
             cost: exps.contains(&Experiment::TunnelCost),
@@ -108,6 +119,17 @@ pub(crate) fn run(a: EvalArgs) -> Result<()> {
         if let Some(opts) = aqm {
             summary.push_str(&emulate_aqm(&opts, &tunnel)?);
         }
+        if vpn_rate || vpn_lte {
+            let opts = VpnOptions {
+                tunnel: tunnel.clone(),
+                rate: vpn_rate,
+                lte: vpn_lte,
+                boringtun,
+            };
+            let text = vpn::run(&opts)?;
+            println!("{text}");
+            summary.push_str(&text);
+        }
         return checks_held(&summary);
     }
     let summary = eval::run(&a.sim.options()?)?;
@@ -115,27 +137,44 @@ pub(crate) fn run(a: EvalArgs) -> Result<()> {
     checks_held(&summary)
 }
 
-/// The emulated experiments of `--experiments`: whether the interactive one is among them
-/// (`interactive`, or `all`), whether `aqm` is (only by name), and the others (none when only
-/// `interactive` or `aqm` is asked for; fig7 when nothing is).
-fn emulated_experiments(given: &[String]) -> Result<(bool, bool, Vec<Experiment>)> {
-    let words: Vec<String> = given
+/// The words of `--experiments`, trimmed and in lower case.
+fn experiment_words(given: &[String]) -> Vec<String> {
+    given
         .iter()
         .map(|w| w.trim().to_ascii_lowercase())
         .filter(|w| !w.is_empty())
-        .collect();
+        .collect()
+}
+
+/// The emulated-only experiments asked for by name and not in `all`: `vpn` (both parts),
+/// `vpn-rate` and `vpn-lte`.
+const BY_NAME_ONLY: [&str; 4] = ["aqm", "vpn", "vpn-rate", "vpn-lte"];
+
+/// Which parts of the `vpn` experiment `--experiments` asks for: (line rate, LTE).
+fn vpn_parts(given: &[String]) -> (bool, bool) {
+    let words = experiment_words(given);
+    let has = |w: &str| words.iter().any(|x| x == w);
+    (has("vpn") || has("vpn-rate"), has("vpn") || has("vpn-lte"))
+}
+
+/// The emulated experiments of `--experiments`: whether the interactive one is among them
+/// (`interactive`, or `all`), whether `aqm` is (only by name), and the others (none when only
+/// `interactive`, `aqm` or a part of `vpn` is asked for; fig7 when nothing is).
+fn emulated_experiments(given: &[String]) -> Result<(bool, bool, Vec<Experiment>)> {
+    let words = experiment_words(given);
     let interactive = words.iter().any(|w| w == "interactive" || w == "all");
     let aqm = words.iter().any(|w| w == "aqm");
+    let by_name = words.iter().any(|w| BY_NAME_ONLY.contains(&w.as_str()));
     let rest: Vec<&str> = words
         .iter()
         .map(String::as_str)
-        .filter(|w| *w != "interactive" && *w != "aqm")
+        .filter(|w| *w != "interactive" && !BY_NAME_ONLY.contains(w))
         .collect();
-    if (interactive || aqm) && rest.is_empty() {
+    if (interactive || by_name) && rest.is_empty() {
         return Ok((interactive, aqm, Vec::new()));
     }
     let exps = Experiment::parse_emulated_list(&rest.join(","))
-        .map_err(|e| anyhow::anyhow!("--experiments: {e} (or interactive, or aqm)"))?;
+        .map_err(|e| anyhow::anyhow!("--experiments: {e} (or interactive, aqm, vpn)"))?;
     Ok((interactive, aqm, exps))
 }
 
@@ -251,6 +290,23 @@ mod tests {
             (false, false, vec![Fig7])
         );
         let e = emulated_experiments(&words(&["aqm", "loss"])).unwrap_err();
-        assert!(e.to_string().contains("or aqm"), "{e}");
+        assert!(e.to_string().contains("aqm, vpn"), "{e}");
+    }
+
+    #[test]
+    fn vpn_and_its_parts_are_emulated_only_when_named() {
+        use Experiment::*;
+        assert_eq!(
+            emulated_experiments(&words(&["vpn"])).unwrap(),
+            (false, false, vec![])
+        );
+        assert_eq!(vpn_parts(&words(&["VPN"])), (true, true));
+        assert_eq!(vpn_parts(&words(&["vpn-rate"])), (true, false));
+        assert_eq!(vpn_parts(&words(&["tunnel", " vpn-lte"])), (false, true));
+        assert_eq!(vpn_parts(&words(&["all"])), (false, false));
+        assert_eq!(
+            emulated_experiments(&words(&["vpn-rate", "tunnel"])).unwrap(),
+            (false, false, vec![Tunnel])
+        );
     }
 }

@@ -20,6 +20,9 @@ use sprout_sim::sim_json::load_trace;
 use crate::link_shape_args::LinkShapeArgs;
 use crate::parsers::queue_parser;
 
+/// Longest time the link still delivers what the command sent before it exited by itself.
+const EXIT_DRAIN: Duration = Duration::from_secs(1);
+
 /// `sprout link` arguments.
 #[derive(clap::Args)]
 #[command(
@@ -192,7 +195,12 @@ pub(crate) fn run(a: LinkArgs) -> Result<()> {
     // Whatever happened, end the command's whole process group (leftover members included).
     let status = terminate_group(&mut child, Duration::from_secs(1));
     reclaim_terminal();
-    let stopped = emu.stop();
+    // A command that ended by itself may have sent its last packets (a close) just before:
+    // they still cross the link, as they would a real one.
+    let stopped = match &outcome {
+        Ok(WaitOutcome::Exited(_)) => emu.drain_and_stop(EXIT_DRAIN),
+        _ => emu.stop(),
+    };
     let outcome = outcome.context("waiting for the command")?;
     let report = stopped?;
     print_summary(&[

@@ -1,20 +1,19 @@
 //! The link's shaping options on the command line, shared by `sprout sim` and `sprout link`
 //! (flattened into both): buffers, CoDel's and FQ-CoDel's parameters, Gilbert-Elliott loss, delay traces,
 //! jitter, ECN marking and the L4S step, for both directions and each. Their values are parsed by the link's own types
-//! (`sprout_link::{Buffer, GilbertElliott, Jitter, DelayTrace}`), so both verbs read them alike.
+//! (`sprout_link::{Buffer, GilbertElliott, Jitter, DelayTrace}`) and turned into the link's shape
+//! by `sprout_link::ShapeOptions`, as the Python package and the sweeps do, so every front end
+//! reads them alike.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Result;
 use sprout_core::time::Duration;
-use sprout_link::{Buffer, DelayTrace, DirectionShape, GilbertElliott, Jitter, LinkShape};
+use sprout_link::{Buffer, GilbertElliott, Jitter, LinkShape, ShapeOptions};
 
 /// A time on the command line: `5ms`, `0.1s`, `500us`.
 fn time_parser(s: &str) -> Result<Duration, String> {
-    sprout_link::units::parse_time(s)
-        .filter(|d| *d > Duration::ZERO)
-        .ok_or_else(|| format!("expected a positive time such as 5ms, 0.1s or 500us, got '{s}'"))
+    sprout_link::parse_positive_time(s).map_err(|e| e.to_string())
 }
 
 /// The shaping options of `sprout sim` and `sprout link`.
@@ -93,48 +92,29 @@ pub(crate) struct LinkShapeArgs {
 }
 
 impl LinkShapeArgs {
-    /// The options as the link model takes them, delay traces loaded (each file once).
+    /// The options as the link model takes them, delay traces loaded (each file once): the
+    /// link's own [`ShapeOptions::shape`], which the Python package and the sweeps share.
     pub(crate) fn shape(&self) -> Result<LinkShape> {
-        let mut loaded: Vec<(PathBuf, Arc<DelayTrace>)> = Vec::new();
-        let mut load = |p: &Option<PathBuf>| -> Result<Option<Arc<DelayTrace>>> {
-            let Some(p) = p else { return Ok(None) };
-            if let Some((_, t)) = loaded.iter().find(|(q, _)| q == p) {
-                return Ok(Some(t.clone()));
-            }
-            let t = Arc::new(DelayTrace::load(p)?);
-            loaded.push((p.clone(), t.clone()));
-            Ok(Some(t))
-        };
-        let both = DirectionShape {
+        let options = ShapeOptions {
             buffer: self.buffer,
+            uplink_buffer: self.uplink_buffer,
+            downlink_buffer: self.downlink_buffer,
             codel_target: self.codel_target,
             codel_interval: self.codel_interval,
             fq_quantum: self.fq_quantum,
             fq_flows: self.fq_flows,
-            gilbert_elliott: self.gemodel,
-            delay_trace: load(&self.delay_trace)?,
+            gemodel: self.gemodel,
+            uplink_gemodel: self.uplink_gemodel,
+            downlink_gemodel: self.downlink_gemodel,
+            delay_trace: self.delay_trace.clone(),
+            uplink_delay_trace: self.uplink_delay_trace.clone(),
+            downlink_delay_trace: self.downlink_delay_trace.clone(),
             jitter: self.jitter,
-            ecn: self.ecn.then_some(true),
+            uplink_jitter: self.uplink_jitter,
+            downlink_jitter: self.downlink_jitter,
+            ecn: self.ecn,
             l4s_step: self.l4s_step,
         };
-        let uplink = DirectionShape {
-            buffer: self.uplink_buffer,
-            gilbert_elliott: self.uplink_gemodel,
-            delay_trace: load(&self.uplink_delay_trace)?,
-            jitter: self.uplink_jitter,
-            ..DirectionShape::default()
-        };
-        let downlink = DirectionShape {
-            buffer: self.downlink_buffer,
-            gilbert_elliott: self.downlink_gemodel,
-            delay_trace: load(&self.downlink_delay_trace)?,
-            jitter: self.downlink_jitter,
-            ..DirectionShape::default()
-        };
-        Ok(LinkShape {
-            both,
-            uplink,
-            downlink,
-        })
+        Ok(options.shape()?)
     }
 }

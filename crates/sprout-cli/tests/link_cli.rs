@@ -383,6 +383,46 @@ fn end_to_end_round_trips_are_twice_the_delay_and_logs_parse() {
     }
 }
 
+/// What the command sends just before it exits still crosses the link (a close, say): the
+/// emulator drains its uplink before it stops, here five datagrams still in a 300 ms delay
+/// line when the command ends; a command stopped by `--duration` ends the link at once.
+#[test]
+fn datagrams_sent_just_before_the_command_exits_arrive() {
+    let Some(_one_at_a_time) = may_emulate() else {
+        return;
+    };
+    let (_dir, trace) = trace_dir();
+    let server = UdpSocket::bind("0.0.0.0:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    server
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let script = format!(
+        "exec 3<>/dev/udp/$SPROUT_LINK_OUTSIDE/{port}; for i in 1 2 3 4 5; do echo last$i >&3; done"
+    );
+    let started = std::time::Instant::now();
+    let child = link_cmd(&trace)
+        .args(["--delay", "300", "--", "bash", "-c", &script])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = output_within(child, Duration::from_secs(10));
+    let took = started.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64];
+    while let Ok((n, _)) = server.recv_from(&mut buf) {
+        got.push(String::from_utf8_lossy(&buf[..n]).trim().to_string());
+    }
+    assert_eq!(got, ["last1", "last2", "last3", "last4", "last5"]);
+    // The drain waits for the delay line only, not its 1 s bound.
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
 /// The shaping options are checked before anything is created (no root needed for that).
 #[test]
 fn bad_shaping_options_stop_before_the_namespace() {

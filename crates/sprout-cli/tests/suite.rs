@@ -24,4 +24,5 @@ mod sim_app_cli;
 mod traces_cli;
 mod tunnel_cli;
 mod tunnel_namespaces;
+mod vpn_cli;
 mod webrtc_emulated;

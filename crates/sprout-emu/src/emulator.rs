@@ -6,9 +6,11 @@ use std::io;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::{Child, Command};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use sprout_link::{Link, LinkConfig, MmLogWriter, Trace};
 use sprout_os::clock::monotonic_ns;
@@ -253,6 +255,7 @@ pub struct Emulator {
     namespace: NetNamespace,
     epoch_ns: u64,
     stop: Arc<EventFd>,
+    drain_us: Arc<AtomicU64>,
     shared: Arc<Mutex<EmulatorStats>>,
     event_loop: Option<JoinHandle<io::Result<LoopOutcome>>>,
     ns_thread: NamespaceThread,
@@ -363,6 +366,7 @@ impl Emulator {
         let (ns_thread, namespace, inner) = NamespaceThread::start(&addressing)?;
 
         let stop = Arc::new(EventFd::new().map_err(io_err("eventfd"))?);
+        let drain_us = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(Mutex::new(EmulatorStats::default()));
         let inner = Arc::new(inner);
         let outer = Arc::new(outer);
@@ -385,6 +389,7 @@ impl Emulator {
             uplink,
             downlink,
             stop: stop.clone(),
+            drain_us: drain_us.clone(),
             shared: shared.clone(),
             epoch_ns,
         };
@@ -397,6 +402,7 @@ impl Emulator {
             namespace,
             epoch_ns,
             stop,
+            drain_us,
             shared,
             event_loop: Some(event_loop),
             ns_thread,
@@ -501,6 +507,16 @@ impl Emulator {
             downlink: outcome.downlink,
             duration_us: outcome.ended_us,
         })
+    }
+
+    /// Stops the emulator like [`stop`](Emulator::stop), after delivering what the uplink still
+    /// holds (its queue and delay line, and packets waiting in its device), for at most `max`:
+    /// what a command in the namespace sent just before it exited (a close, say) reaches the
+    /// outside as it would over a real link. Nothing new is read meanwhile.
+    pub fn drain_and_stop(self, max: Duration) -> Result<EmulatorReport, EmuError> {
+        let max_us = u64::try_from(max.as_micros()).unwrap_or(u64::MAX).max(1);
+        self.drain_us.store(max_us, Ordering::Release);
+        self.stop()
     }
 
     fn shut_down(&mut self) -> Option<io::Result<LoopOutcome>> {

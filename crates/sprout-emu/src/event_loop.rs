@@ -4,12 +4,16 @@
 //! hands each to its direction's [`Link`] at the time it was read, advances both links to now
 //! and writes their deliveries to the other side's TUN device, then sleeps in `ppoll` until a
 //! device is readable, the next link event is due (nanosecond timeout, 1 ns timer slack), or
-//! the emulator is stopped.
+//! the emulator is stopped. A stop may ask for a drain first: the uplink's queue and delay line
+//! (what the command in the namespace sent before it exited) are still delivered, for at most
+//! a given time, while nothing new is read.
 
 use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use sprout_core::time::Instant;
 use sprout_link::ecn::{ip_ecn, set_ip_ce};
@@ -196,6 +200,9 @@ pub(crate) struct LoopSetup {
     pub uplink: Direction,
     pub downlink: Direction,
     pub stop: Arc<EventFd>,
+    /// Longest drain of the uplink when `stop` is notified (µs; 0: stop at once), set before
+    /// the notification.
+    pub drain_us: Arc<AtomicU64>,
     pub shared: Arc<Mutex<EmulatorStats>>,
     /// `CLOCK_MONOTONIC` time of the links' time 0 (ns).
     pub epoch_ns: u64,
@@ -211,12 +218,51 @@ pub(crate) struct LoopOutcome {
     pub ended_us: u64,
 }
 
+/// Most batches read from the uplink's device when a drain starts (what the command sent just
+/// before it exited may still wait there).
+const DRAIN_READ_BATCHES: usize = 64;
+
+/// Advances both links until the uplink holds nothing (queue and delay line) or `max_us` has
+/// passed, reading no new packet except those already waiting in the uplink's device.
+fn drain_uplink(
+    uplink: &mut Direction,
+    downlink: &mut Direction,
+    buf: &mut [u8],
+    epoch_ns: u64,
+    max_us: u64,
+) {
+    for _ in 0..DRAIN_READ_BATCHES {
+        let before = uplink.stats.packets_read;
+        uplink.read_pending(buf, epoch_ns);
+        if uplink.stats.packets_read == before {
+            break;
+        }
+    }
+    let deadline_us = (monotonic_ns().saturating_sub(epoch_ns) / 1000).saturating_add(max_us);
+    loop {
+        let now_us = monotonic_ns().saturating_sub(epoch_ns) / 1000;
+        uplink.advance(now_us, epoch_ns);
+        downlink.advance(now_us, epoch_ns);
+        let empty = uplink.link.queue_packets() == 0 && uplink.link.in_flight_packets() == 0;
+        if empty || now_us >= deadline_us {
+            return;
+        }
+        let next_us = uplink
+            .link
+            .next_event()
+            .map_or(deadline_us, Instant::as_micros)
+            .clamp(now_us, deadline_us);
+        std::thread::sleep(Duration::from_micros(next_us - now_us));
+    }
+}
+
 /// Runs the loop until `setup.stop` is notified.
 pub(crate) fn run(setup: LoopSetup) -> io::Result<LoopOutcome> {
     let LoopSetup {
         mut uplink,
         mut downlink,
         stop,
+        drain_us,
         shared,
         epoch_ns,
     } = setup;
@@ -248,6 +294,10 @@ pub(crate) fn run(setup: LoopSetup) -> io::Result<LoopOutcome> {
             Err(e) => break Err(e),
         };
         if ready[2].any {
+            let max_us = drain_us.load(Ordering::Acquire);
+            if max_us > 0 {
+                drain_uplink(&mut uplink, &mut downlink, &mut buf, epoch_ns, max_us);
+            }
             break Ok(());
         }
         if ready[..2].iter().any(|r| r.failed) {

@@ -45,7 +45,9 @@ pub struct EvalArgs {
     /// Mbit/s link), interactive (a constant-rate stream down the link by sprout, sprout-ewma
     /// and direct, scored by its application-level delay), or all [default: fig7]; also aqm
     /// (sprout and cubic over PIE, emulated against simulated, and the interactive stream
-    /// beside a Cubic download in FQ-CoDel against SproutTunnel), not in all.
+    /// beside a Cubic download in FQ-CoDel against SproutTunnel) and vpn (SproutTunnel against
+    /// WireGuard, boringtun: a download over a constant 1 Gbit/s link, its goodput and CPU,
+    /// then the tunnel experiment's flows; vpn-rate or vpn-lte for one part), not in all.
     #[arg(long, value_delimiter = ',')]
     pub experiments: Vec<String>,
     /// Output folder.

@@ -9,7 +9,9 @@
 //!   ([`LinkEvent`], drops with their [`DropReason`]) and counters; [`ecn`]: CE marks
 //!   instead of drops for ECN-capable packets, the L4S step, and the real IP header's ECN
 //!   field.
-//! - [`shape`]: the shaping options the front ends set per direction ([`LinkShape`]); [`buffer`],
+//! - [`shape`]: the shaping options the front ends set per direction ([`LinkShape`]);
+//!   [`shape_options`]: the same by the command line's names and spellings ([`ShapeOptions`]),
+//!   which every front end sets and turns into a [`LinkShape`]; [`buffer`],
 //!   [`delay`], [`loss`], [`units`]: their types and how the command line writes them.
 //! - [`mmlog`]: mahimahi `mm-link` log writer and reader.
 //! - [`synthetic`]: seeded synthetic traces from the paper's own link model, stepwise links
@@ -64,6 +66,7 @@ pub mod pie;
 pub mod queue;
 pub mod scale;
 pub mod shape;
+pub mod shape_options;
 pub mod synthetic;
 pub mod testdata;
 pub mod trace;
@@ -85,5 +88,8 @@ pub use queue::{
     CODEL_MAXPACKET_BYTES,
 };
 pub use shape::{DirectionShape, LinkShape, ShapeError};
+pub use shape_options::{
+    parse_positive_time, BadTime, ShapeOptionError, ShapeOptions, SHAPE_OPTIONS,
+};
 pub use synthetic::{constant_rate_trace, StepwiseError, StepwiseLink, SyntheticLink};
 pub use trace::{OpportunityCursor, Trace, TraceError, TracePair, OPPORTUNITY_BYTES};

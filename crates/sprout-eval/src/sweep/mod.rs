@@ -29,6 +29,9 @@
 //! host_jitter_ms = 1.0
 //! confidence = 0.95    # Sprout only
 //! app = ["constant:rate=500k", "video:rate=1M"]  # `sprout sim --app` specs [default "bulk"]
+//! buffer = ["100pkt", "50ms"]  # the link's shaping, as `sprout sim`'s flags spell it [none]:
+//! l4s_step = ["1ms", "5ms"]    # also gemodel, jitter, codel_target, codel_interval, fq_quantum,
+//!                              # fq_flows; uplink_ and downlink_ buffer, gemodel, jitter
 //! ```
 //!
 //! A trace entry is a pair's name (`NAME.up` and `NAME.down` in `traces_dir`), `"*"` (every
@@ -60,7 +63,12 @@
 //! data or for a bulk run). A spec without `app` has exactly the columns and run ids it had
 //! before applications came in: a bulk run's id does not include the app. Likewise a spec whose
 //! `[sim]` sets `ecn` adds, at the end of each row, the columns [`ECN_COLUMNS`]: `ecn`, and
-//! each direction's CE marks and AQM drops; a run without ECN keeps its id.
+//! each direction's CE marks and AQM drops; a run without ECN keeps its id. A spec whose
+//! `[sim]` sets a link shaping option ([`LINK_KEYS`]: buffers, Gilbert-Elliott loss, jitter,
+//! CoDel's and FQ-CoDel's parameters, the L4S step; not the delay traces, files) adds, at the
+//! very end, a column per such option (its value as `sprout sim` spells it) and
+//! [`LINK_COLUMNS`]: each direction's buffer drops and random losses; `l4s_step` adds the ECN
+//! columns too (its marks). A run without those options keeps its id.
 //!
 //! A scheme that cannot run a bulk sender (`gcc`) runs, where the spec gives no app or
 //! `"bulk"`, its natural application ([`Scheme::natural_app`]: the adaptive video source at
@@ -96,11 +104,11 @@ pub mod spec;
 mod tests;
 
 pub use output::{
-    csv_line, header, header_with_app, SweepOutput, APP_COLUMNS, ECN_COLUMNS, MAX_OUTPUT_BYTES,
-    METRIC_COLUMNS,
+    csv_line, header, header_with_app, SweepOutput, APP_COLUMNS, ECN_COLUMNS, LINK_COLUMNS,
+    MAX_OUTPUT_BYTES, METRIC_COLUMNS,
 };
 pub use plan::{
     trace_digest, RunSpec, SimSettings, SweepPlan, TraceRef, TraceSource, MAX_RUNS, MAX_SEEDS,
 };
 pub use run::{run_fields, run_line, run_local, sim_error_message, SweepReport};
-pub use spec::{SweepSpec, MAX_SPEC_BYTES, SIM_KEYS};
+pub use spec::{SweepSpec, LINK_KEYS, MAX_SPEC_BYTES, SIM_KEYS};

@@ -64,6 +64,19 @@ pub const ECN_COLUMNS: [&str; 5] = [
     "down_aqm_drops",
 ];
 
+/// The columns a spec whose `[sim]` sets a link shaping option ([`LINK_KEYS`]) adds at the
+/// end of each row, after a column per such option (named by it, its value as the command line
+/// spells it, empty where not set): each direction's packets dropped by a full buffer and
+/// lost at random (Bernoulli or Gilbert-Elliott), over the whole run.
+///
+/// [`LINK_KEYS`]: crate::sweep::spec::LINK_KEYS
+pub const LINK_COLUMNS: [&str; 4] = [
+    "up_buffer_drops",
+    "down_buffer_drops",
+    "up_lost",
+    "down_lost",
+];
+
 /// The row's columns for the simulator options, in order.
 pub(crate) const SIM_COLUMNS: [&str; 11] = [
     "duration_s",

@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
-use sprout_link::{constant_rate_trace, SyntheticLink, Trace};
+use sprout_link::{constant_rate_trace, ShapeOptions, SyntheticLink, Trace};
 
-use super::output::{header_with_app, ECN_COLUMNS};
-use super::spec::{shown, Grid, Seeds, SimKey, SweepSpec, TraceEntry, TraceTable};
+use super::output::{header_with_app, ECN_COLUMNS, LINK_COLUMNS};
+use super::spec::{shown, Grid, Seeds, SimKey, SweepSpec, TraceEntry, TraceTable, LINK_KEYS};
 use crate::error::{EvalError, Result};
 use crate::traces;
 use sprout_sim::scheme::Scheme;
@@ -103,6 +103,11 @@ pub struct SimSettings {
     /// before ECN came in.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ecn: bool,
+    /// The link's shaping options ([`LINK_KEYS`](super::spec::LINK_KEYS)), each as `sprout
+    /// sim` spells it; left out of the JSON (and so of the run's id) while empty, as before
+    /// they came in.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub link: BTreeMap<String, String>,
 }
 
 impl Default for SimSettings {
@@ -122,6 +127,7 @@ impl Default for SimSettings {
             confidence: None,
             app: None,
             ecn: false,
+            link: BTreeMap::new(),
         }
     }
 }
@@ -150,6 +156,10 @@ pub struct RunSpec {
     /// Whether the row has the ECN columns (the spec sets `ecn`); not part of the id.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ecn_columns: bool,
+    /// The link shaping options the spec sets (the row's link columns, then
+    /// [`LINK_COLUMNS`]); not part of the id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub link_columns: Vec<String>,
 }
 
 /// What the id is computed from: the run without its id, its columns and its folders.
@@ -217,16 +227,26 @@ impl RunSpec {
                 Some(spec) => sprout_sim::App::parse(spec)?,
                 None => sprout_sim::App::Bulk,
             },
-            // Buffers, bursty loss and variable delay are not yet sweep parameters; ECN is.
-            shape: sprout_link::LinkShape {
-                both: sprout_link::DirectionShape {
-                    ecn: s.ecn.then_some(true),
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
+            shape: self.link_shape()?,
             cross: None,
         })
+    }
+
+    /// The link's shaping: ECN and the link options, read by the link's own
+    /// [`ShapeOptions`] as `sprout sim` reads its flags.
+    fn link_shape(&self) -> Result<sprout_link::LinkShape> {
+        let mut options = ShapeOptions {
+            ecn: self.sim.ecn,
+            ..ShapeOptions::default()
+        };
+        for (k, v) in &self.sim.link {
+            options
+                .set(k, v)
+                .map_err(|e| EvalError::BadParameter(e.to_string()))?;
+        }
+        options
+            .shape()
+            .map_err(|e| EvalError::BadParameter(e.to_string()))
     }
 
     /// A short description for messages: trace, scheme, parameters, seed.
@@ -356,8 +376,10 @@ pub struct SweepPlan {
     pub name: String,
     /// Whether the rows have the application columns (the spec's `[sim]` sets `app`).
     pub app_columns: bool,
-    /// Whether the rows have the ECN columns (the spec's `[sim]` sets `ecn`).
+    /// Whether the rows have the ECN columns (the spec's `[sim]` sets `ecn` or `l4s_step`).
     pub ecn_columns: bool,
+    /// The link shaping options the spec's `[sim]` sets, in key order (their columns).
+    pub link_keys: Vec<String>,
 }
 
 /// Every combination of the (key, values) dimensions, keys in order.
@@ -412,6 +434,21 @@ fn sim_settings(combo: &[(SimKey, Json)]) -> Result<SimSettings> {
                 })?
             }
             SimKey::Confidence => s.confidence = Some(as_f64(k, v)?),
+            SimKey::Link(_) => {
+                let text = match v {
+                    Json::String(t) => t.clone(),
+                    Json::Number(n) => n.to_string(),
+                    other => bad_spec!(
+                        "[sim] {k}: expected a string as `sprout sim --{}` takes it, got {}",
+                        k.name().replace('_', "-"),
+                        shown(other)
+                    ),
+                };
+                ShapeOptions::default()
+                    .set(k.name(), &text)
+                    .map_err(|e| EvalError::Spec(format!("[sim] {e}")))?;
+                s.link.insert(k.name().to_string(), text);
+            }
             SimKey::App => {
                 let app = sprout_sim::App::parse(&as_str(k, v)?)
                     .map_err(|e| EvalError::Spec(format!("[sim] app: {e}")))?;
@@ -618,9 +655,16 @@ impl SweepPlan {
             }
         }
         check_grid(&traces, &schemes, &seeds, &params, &sim)?;
+        let l4s_step =
+            SimKey::Link(LINK_KEYS.iter().position(|k| *k == "l4s_step").unwrap_or(0) as u8);
         let grid = Expansion {
             app_columns: sim.contains_key(&SimKey::App),
-            ecn_columns: sim.contains_key(&SimKey::Ecn),
+            ecn_columns: sim.contains_key(&SimKey::Ecn) || sim.contains_key(&l4s_step),
+            link_keys: sim
+                .keys()
+                .filter(|k| matches!(k, SimKey::Link(_)))
+                .map(|k| k.name().to_string())
+                .collect(),
             param_keys: params.keys().cloned().collect(),
             param_combos: product(&params.into_iter().collect::<Vec<_>>()),
             sim_combos: product(&sim.into_iter().collect::<Vec<_>>()),
@@ -640,6 +684,7 @@ impl SweepPlan {
             name: name.to_string(),
             app_columns: grid.app_columns,
             ecn_columns: grid.ecn_columns,
+            link_keys: grid.link_keys,
         })
     }
 
@@ -649,6 +694,10 @@ impl SweepPlan {
         if self.ecn_columns {
             h.extend(ECN_COLUMNS.iter().map(|c| c.to_string()));
         }
+        if !self.link_keys.is_empty() {
+            h.extend(self.link_keys.iter().cloned());
+            h.extend(LINK_COLUMNS.iter().map(|c| c.to_string()));
+        }
         h
     }
 }
@@ -657,8 +706,10 @@ impl SweepPlan {
 struct Expansion {
     /// Whether the spec's `[sim]` sets `app`.
     app_columns: bool,
-    /// Whether the spec's `[sim]` sets `ecn`.
+    /// Whether the spec's `[sim]` sets `ecn` or `l4s_step`.
     ecn_columns: bool,
+    /// The link shaping options the spec's `[sim]` sets, in key order.
+    link_keys: Vec<String>,
     /// The parameter keys of the spec, sorted.
     param_keys: Vec<String>,
     /// Every combination of the parameters' values.
@@ -715,6 +766,7 @@ impl Expansion {
                         param_columns: self.param_keys.clone(),
                         app_columns: self.app_columns,
                         ecn_columns: self.ecn_columns,
+                        link_columns: self.link_keys.clone(),
                     };
                     run.id = run.compute_id();
                     if !seen.insert(run.id.clone()) {

@@ -118,6 +118,18 @@ pub fn run_fields(run: &RunSpec) -> Result<Vec<String>> {
             down.packets_aqm_dropped.to_string(),
         ]);
     }
+    if !run.link_columns.is_empty() {
+        for k in &run.link_columns {
+            f.push(s.link.get(k).cloned().unwrap_or_default());
+        }
+        let (up, down) = (&out.uplink.link, &out.downlink.link);
+        f.extend([
+            up.packets_buffer_dropped.to_string(),
+            down.packets_buffer_dropped.to_string(),
+            up.packets_lost.to_string(),
+            down.packets_lost.to_string(),
+        ]);
+    }
     Ok(f)
 }
 

@@ -36,6 +36,27 @@ pub const SIM_KEYS: [&str; 13] = [
     "uplink_queue",
 ];
 
+/// The link's shaping options a spec's `[sim]` table may set besides [`SIM_KEYS`], by
+/// `sprout sim`'s names and spellings (`buffer = ["100pkt", "50ms"]`, `l4s_step = "1ms"`,
+/// `fq_flows = 16`): [`sprout_link::SHAPE_OPTIONS`] but `ecn` (a key of its own) and the delay
+/// traces (files, whose contents a run's id would have to digest).
+pub const LINK_KEYS: [&str; 14] = [
+    "buffer",
+    "codel_interval",
+    "codel_target",
+    "downlink_buffer",
+    "downlink_gemodel",
+    "downlink_jitter",
+    "fq_flows",
+    "fq_quantum",
+    "gemodel",
+    "jitter",
+    "l4s_step",
+    "uplink_buffer",
+    "uplink_gemodel",
+    "uplink_jitter",
+];
+
 /// A sweep spec: the module docs of [`super`] describe each key. Every key but `traces` may
 /// be left out; a key the spec does not know is refused with its name.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -167,7 +188,8 @@ pub struct ConstantRate {
     pub seconds: Option<f64>,
 }
 
-/// A key of a spec's `[sim]` table ([`SIM_KEYS`]), in the keys' sorted order.
+/// A key of a spec's `[sim]` table ([`SIM_KEYS`], then [`LINK_KEYS`]), in the keys' sorted
+/// order, the link's after the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SimKey {
     /// `app`: the application (`sprout sim --app`).
@@ -197,6 +219,8 @@ pub enum SimKey {
     UplinkLoss,
     /// `uplink_queue`.
     UplinkQueue,
+    /// A link shaping option: its index in [`LINK_KEYS`].
+    Link(u8),
 }
 
 impl SimKey {
@@ -219,7 +243,13 @@ impl SimKey {
 
     /// The key as the spec writes it.
     pub fn name(self) -> &'static str {
-        SIM_KEYS[self as usize]
+        match self {
+            SimKey::Link(i) => LINK_KEYS[usize::from(i)],
+            other => SimKey::ALL
+                .iter()
+                .position(|k| *k == other)
+                .map_or("", |i| SIM_KEYS[i]),
+        }
     }
 }
 
@@ -232,14 +262,17 @@ impl fmt::Display for SimKey {
 impl<'de> Deserialize<'de> for SimKey {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let key = String::deserialize(d)?;
+        let link = (0..LINK_KEYS.len()).map(|i| SimKey::Link(i as u8));
         SimKey::ALL
             .into_iter()
+            .chain(link)
             .find(|k| k.name() == key)
             .ok_or_else(|| {
                 de::Error::custom(format_args!(
-                    "unknown option '{}' (known: {})",
+                    "unknown option '{}' (known: {}, {})",
                     sprout_files::excerpt(&key),
-                    SIM_KEYS.join(", ")
+                    SIM_KEYS.join(", "),
+                    LINK_KEYS.join(", ")
                 ))
             })
     }

@@ -575,3 +575,72 @@ fn ecn_is_a_sweep_dimension_with_its_columns() {
         .to_string()
         .contains("expected true or false"));
 }
+
+#[test]
+fn link_options_are_sweep_dimensions_with_their_columns() {
+    let plain = SweepPlan::from_toml(ECN_SPEC, Path::new("."), "t").unwrap();
+    let spec = format!(
+        "{}buffer = [\"5pkt\", \"1000pkt\"]\ngemodel = \"1%,30%\"\nl4s_step = \"1ms\"\n",
+        ECN_SPEC.replace("queue = \"codel\"", "queue = \"infinite\"")
+    );
+    let p = SweepPlan::from_toml(&spec, Path::new("."), "t").unwrap();
+    assert_eq!(p.runs.len(), 2);
+    assert_ne!(p.runs[0].id, plain.runs[0].id);
+    let h = p.header();
+    let tail: Vec<&str> = h[h.len() - 7..].iter().map(String::as_str).collect();
+    assert_eq!(
+        tail,
+        [
+            "buffer",
+            "gemodel",
+            "l4s_step",
+            "up_buffer_drops",
+            "down_buffer_drops",
+            "up_lost",
+            "down_lost"
+        ]
+    );
+    assert!(
+        h.contains(&"ecn".to_string()),
+        "l4s_step brings the marks: {h:?}"
+    );
+    let cfg = p.runs[1].sim_options().unwrap().config().unwrap();
+    let down = cfg.link_for(sprout_sim::sim::Direction::Down);
+    assert_eq!(down.buffer, Some("1000pkt".parse().unwrap()));
+    assert_eq!(
+        down.l4s_step_us,
+        Some(sprout_core::time::Duration::from_millis(1))
+    );
+    assert!(down.gilbert_elliott.is_some());
+    let row = |r: &RunSpec| -> Vec<String> {
+        let line = run_line(r).unwrap();
+        let mut rd = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(line.as_bytes());
+        let rec = rd.records().next().unwrap().unwrap();
+        let n = rec.len();
+        rec.iter().skip(n - 7).map(str::to_string).collect()
+    };
+    let (small, large) = (row(&p.runs[0]), row(&p.runs[1]));
+    let num = |v: &str| v.parse::<u64>().unwrap();
+    assert_eq!(small[..3], ["5pkt", "1%,30%", "1ms"]);
+    assert!(
+        num(&small[4]) > num(&large[4]),
+        "a 5-packet buffer drops more than a 1000-packet one: {small:?} {large:?}"
+    );
+    assert!(
+        num(&small[6]) > 0,
+        "Gilbert-Elliott loses packets: {small:?}"
+    );
+    for (bad, why) in [
+        ("buffer = \"lots\"", "[sim] buffer: bad buffer 'lots'"),
+        ("l4s_step = 1", "[sim] l4s_step: expected a positive time"),
+        ("jitter = true", "[sim] jitter: expected a string"),
+        ("delay_trace = \"d.txt\"", "unknown option 'delay_trace'"),
+    ] {
+        let e = SweepPlan::from_toml(&format!("{ECN_SPEC}{bad}\n"), Path::new("."), "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+}

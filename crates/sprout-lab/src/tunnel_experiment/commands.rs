@@ -19,13 +19,15 @@ use super::options::{
 use crate::tunnel_args;
 
 /// `sprout tunnel server` with key file `key`, accepting any client, listening on `listen`,
-/// the tunnel network `server_v4`/24 (no IPv6) on device `device`, JSON lines.
+/// the tunnel network `server_v4`/24 (no IPv6) on device `device`, JSON lines; with the
+/// experiment's settings (probe, confidence, model) if `tuned`, else the tunnel's defaults.
 pub(super) fn tunnel_server(
     exe: &Path,
     key: &Path,
     listen: SocketAddr,
     server_v4: Ipv4Addr,
     device: String,
+    tuned: bool,
 ) -> Command {
     let flags = ServerFlags {
         key: Some(key.to_path_buf()),
@@ -35,30 +37,31 @@ pub(super) fn tunnel_server(
         address6: Some("none".into()),
         device: Some(device),
         json: true,
-        probe: TUNNEL_PROBE,
-        confidence: Some(TUNNEL_CONFIDENCE),
-        model: Some(TUNNEL_MODEL),
+        probe: tuned && TUNNEL_PROBE,
+        confidence: tuned.then_some(TUNNEL_CONFIDENCE),
+        model: tuned.then_some(TUNNEL_MODEL),
         ..ServerFlags::default()
     };
     command(exe, tunnel_args::server_args(&flags))
 }
 
 /// `sprout tunnel client` to the server at `server` with public key `server_key`, on device
-/// `device`, JSON lines.
+/// `device`, JSON lines; with the experiment's settings if `tuned` (as [`tunnel_server`]).
 pub(super) fn tunnel_client(
     exe: &Path,
     server: SocketAddr,
     server_key: &PublicKey,
     device: String,
+    tuned: bool,
 ) -> Command {
     let flags = ClientFlags {
         server: Some(server.to_string()),
         server_key: Some(server_key.to_base64()),
         device: Some(device),
         json: true,
-        probe: TUNNEL_CLIENT_PROBE,
-        confidence: Some(TUNNEL_CONFIDENCE),
-        model: Some(TUNNEL_MODEL),
+        probe: tuned && TUNNEL_CLIENT_PROBE,
+        confidence: tuned.then_some(TUNNEL_CONFIDENCE),
+        model: tuned.then_some(TUNNEL_MODEL),
         ..ClientFlags::default()
     };
     command(exe, tunnel_args::client_args(&flags))
@@ -153,8 +156,9 @@ mod tests {
             listen,
             Ipv4Addr::new(10, 77, 9, 1),
             "d".into(),
+            true,
         );
-        let client = tunnel_client(exe, listen, &key, "c".into());
+        let client = tunnel_client(exe, listen, &key, "c".into(), true);
         for cmd in [server, client] {
             let args: Vec<String> = cmd
                 .get_args()
@@ -162,6 +166,28 @@ mod tests {
                 .collect();
             assert!(args.contains(&"--model=paper".to_string()), "{args:?}");
             assert!(args.contains(&"--confidence=0.75".to_string()), "{args:?}");
+        }
+        // Untuned (the `vpn` experiment's line-rate arm): the tunnel's own defaults.
+        let server = tunnel_server(
+            exe,
+            Path::new("k"),
+            listen,
+            Ipv4Addr::new(10, 77, 9, 1),
+            "d".into(),
+            false,
+        );
+        let client = tunnel_client(exe, listen, &key, "c".into(), false);
+        for cmd in [server, client] {
+            let args: Vec<String> = cmd
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            assert!(
+                !args.iter().any(|a| a.starts_with("--model")
+                    || a.starts_with("--confidence")
+                    || a == "--probe"),
+                "{args:?}"
+            );
         }
     }
 
@@ -177,8 +203,9 @@ mod tests {
             listen,
             Ipv4Addr::new(10, 77, 9, 1),
             "d".into(),
+            true,
         );
-        let client = tunnel_client(exe, listen, &key, "c".into());
+        let client = tunnel_client(exe, listen, &key, "c".into(), true);
         let probes = |cmd: &Command| cmd.get_args().any(|a| a == "--probe");
         assert!(probes(&server));
         assert!(!probes(&client));

@@ -77,6 +77,7 @@ mod peers;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod vpn;
 
 pub use options::{
     TunnelOptions, CALL_LINGER_S, COST_RATE_MBPS, COST_SKIP_US, DEFAULT_COST_DURATION_US,

@@ -90,13 +90,22 @@ pub(super) struct RunOutput {
     pub(super) up: Vec<Arrival>,
     /// What the WebRTC call's ends wrote, if it ran.
     pub(super) call: Option<CallOutput>,
+    /// CPU seconds (user + system) the tunnel's (server, client) processes used from the
+    /// clients' start to their end, if the run went through a tunnel and both could be read.
+    pub(super) tunnel_cpu_s: Option<(f64, f64)>,
     /// File prefix of the run.
     pub(super) prefix: String,
 }
 
 /// The addresses of a run's flows: (relay side, mobile side). The servers listen on the first
 /// and the clients connect to it; the WebRTC call's ends bind to one each.
-type Addrs = (IpAddr, IpAddr);
+pub(super) type Addrs = (IpAddr, IpAddr);
+
+/// Starts a run's tunnel ends in place of SproutTunnel's (the `vpn` experiment's WireGuard):
+/// given the run's emulator, its peers and its file prefix, returns the flows' addresses and
+/// the (server, client) ends' peer indices.
+pub(super) type StartEnds<'a> =
+    &'a dyn Fn(&Emulator, &mut Peers, &str) -> Result<(Addrs, (usize, usize)), LabError>;
 
 /// The flows' peers (indices into [`Peers`]) and when their clients started.
 struct Flows {
@@ -117,7 +126,7 @@ struct Flows {
 }
 
 /// A /24 in 10.77.0.0/16 with no address in use on this host.
-fn tunnel_network() -> u8 {
+pub(super) fn tunnel_network() -> u8 {
     let taken = sprout_os::interfaces::ipv4_addresses_in_use();
     let start = (std::process::id() % 200) as u16;
     (0..240u16)
@@ -127,7 +136,7 @@ fn tunnel_network() -> u8 {
 }
 
 /// A TUN device name not in use in this namespace: `PREFIX` + the process id in hex + a digit.
-fn device_name(prefix: &str) -> String {
+pub(super) fn device_name(prefix: &str) -> String {
     let pid = std::process::id() & 0xff_ffff;
     (0..100)
         .map(|k| format!("{prefix}{pid:x}{k}"))
@@ -141,6 +150,17 @@ pub(super) fn run_once(
     spec: &RunSpec,
     bar: &ProgressBar,
 ) -> Result<RunOutput, LabError> {
+    run_once_with(opts, spec, bar, None)
+}
+
+/// [`run_once`], its tunnel's ends (if `spec.tunnel`) started by `ends` if given, else
+/// SproutTunnel's with the experiment's settings.
+pub(super) fn run_once_with(
+    opts: &TunnelOptions,
+    spec: &RunSpec,
+    bar: &ProgressBar,
+    ends: Option<StartEnds>,
+) -> Result<RunOutput, LabError> {
     let dir = opts.out.join("tunnel");
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let prefix = dir.join(spec.name).display().to_string();
@@ -150,7 +170,10 @@ pub(super) fn run_once(
     let emu = Emulator::start(config).context("starting the link emulator")?;
     let mut peers = Peers::new(prefix.clone());
     let (addrs, tunnel) = if spec.tunnel {
-        let (addrs, ends) = start_tunnel(opts, &emu, &mut peers, &prefix)?;
+        let (addrs, ends) = match ends {
+            Some(start) => start(&emu, &mut peers, &prefix)?,
+            None => start_tunnel(opts, &emu, &mut peers, &prefix, true)?,
+        };
         (addrs, Some(ends))
     } else {
         let addrs = (
@@ -160,22 +183,34 @@ pub(super) fn run_once(
         (addrs, None)
     };
     let flows = start_flows(opts, spec, &emu, &mut peers, addrs, tunnel)?;
+    let cpu = |peers: &mut Peers| {
+        let (s, c) = tunnel?;
+        Some((peers.cpu_seconds(s)?, peers.cpu_seconds(c)?))
+    };
+    let cpu_before = cpu(&mut peers);
     wait_for_clients(spec, &mut peers, &flows, bar)?;
+    let cpu_after = cpu(&mut peers);
     stop_peers(&mut peers, &flows)?;
     drop(peers);
     emu.stop().context("stopping the link emulator")?;
-    read_outputs(spec, prefix, &flows)
+    let mut out = read_outputs(spec, prefix, &flows)?;
+    out.tunnel_cpu_s = match (cpu_before, cpu_after) {
+        (Some(a), Some(b)) => Some((b.0 - a.0, b.1 - a.1)),
+        _ => None,
+    };
+    Ok(out)
 }
 
 /// Starts the tunnel's server (host namespace, on the emulator's outside address) with a fresh
 /// key, then its client in the mobile namespace; returns the server's tunnel address, which
 /// the flows go to, the client's (the WebRTC call's offer end binds to it), and the two ends'
-/// peer indices.
-fn start_tunnel(
+/// peer indices. With the experiment's settings if `tuned`, else the tunnel's defaults.
+pub(super) fn start_tunnel(
     opts: &TunnelOptions,
     emu: &Emulator,
     peers: &mut Peers,
     prefix: &str,
+    tuned: bool,
 ) -> Result<(Addrs, (usize, usize)), LabError> {
     let exe = &opts.sprout_exe;
     let key_file = PathBuf::from(format!("{prefix}.server.key"));
@@ -188,10 +223,12 @@ fn start_tunnel(
     let net = tunnel_network();
     let listen = SocketAddr::new(IpAddr::V4(emu.outside_addr()), TUNNEL_PORT);
     let server_v4 = Ipv4Addr::new(10, 77, net, 1);
-    let mut srv = commands::tunnel_server(exe, &key_file, listen, server_v4, device_name("sts"));
+    let mut srv =
+        commands::tunnel_server(exe, &key_file, listen, server_v4, device_name("sts"), tuned);
     let s = peers.spawn("tunnel-server", &mut srv, None)?;
     peers.wait_for_event(s, "listening", TUNNEL_LISTEN_WAIT)?;
-    let mut cli = commands::tunnel_client(exe, listen, &key.public_key(), device_name("stc"));
+    let mut cli =
+        commands::tunnel_client(exe, listen, &key.public_key(), device_name("stc"), tuned);
     let c = peers.spawn("tunnel-client", &mut cli, Some(emu))?;
     let up = peers.wait_for_event(c, "up", TUNNEL_UP_WAIT)?;
     let target = up["server_v4"]
@@ -417,6 +454,7 @@ fn read_outputs(spec: &RunSpec, prefix: String, flows: &Flows) -> Result<RunOutp
         down,
         up,
         call,
+        tunnel_cpu_s: None,
         prefix,
     })
 }

@@ -162,6 +162,15 @@ impl Peers {
         }
     }
 
+    /// CPU seconds (user + system, all its threads) peer `k` has used so far, from
+    /// `/proc/PID/stat`; `None` once it has exited or if unreadable.
+    pub(super) fn cpu_seconds(&mut self, k: usize) -> Option<f64> {
+        if self.poll(k).is_some() {
+            return None;
+        }
+        cpu_seconds(self.peers[k].child.id())
+    }
+
     /// The role of peer `k`.
     pub(super) fn role(&self, k: usize) -> &'static str {
         self.peers[k].role
@@ -201,6 +210,19 @@ pub(super) fn json_lines(path: &Path) -> Vec<Value> {
         .filter(|l| l.trim_start().starts_with('{'))
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
+}
+
+/// CPU seconds (user + system) of process `pid` from its `/proc/PID/stat`.
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name (which may hold spaces) start after the last ')':
+    // utime and stime are the 12th and 13th of them, in clock ticks.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    let hz = sprout_os::clock::clock_ticks_per_second() as f64;
+    Some((utime + stime) / hz.max(1.0))
 }
 
 /// The per-packet CSV file of `role` in the run with file prefix `prefix`: `PREFIX.ROLE.csv`.
