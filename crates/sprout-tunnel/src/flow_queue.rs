@@ -680,6 +680,100 @@ mod tests {
         }
     }
 
+    /// Issue 36: a paced interactive flow (B, a 1028-byte packet every 16 ms, 500 kbit/s)
+    /// beside a bulk flow that always has 50 full packets waiting (A) and the bulk flow's
+    /// acknowledgements (C, 52 bytes every 4 ms), drained by a link of 500 bytes per ms
+    /// (4 Mbit/s) for 2 s. Each of B's packets leaves within 10 ms of its arrival: at most a
+    /// quantum of A and one of C go ahead of it (3052 + 1028 bytes, 8.2 ms at the link's rate,
+    /// plus the 1 ms step); a FIFO would hold it behind A's 75 KB (150 ms). C's packets are
+    /// never held for more than 10 ms either.
+    #[test]
+    fn a_light_flow_beside_a_bulk_flow_leaves_within_a_round() {
+        let mut q = FlowQueue::new(config(1500));
+        let mut waits: HashMap<u8, Vec<u64>> = HashMap::new();
+        let mut arrivals: HashMap<(u8, u8), u64> = HashMap::new();
+        let (mut seq_a, mut seq_b, mut seq_c) = (0u8, 0u8, 0u8);
+        let mut budget = 0usize;
+        for ms in 0..2000u64 {
+            let now = Instant::from_micros(ms * 1000);
+            while q
+                .flows()
+                .iter()
+                .find(|f| f.flow == key(0))
+                .map_or(0, |f| f.queued_packets)
+                < 50
+            {
+                q.push(now, key(0), pkt(0, seq_a, 1500));
+                seq_a = seq_a.wrapping_add(1);
+            }
+            if ms % 16 == 0 {
+                q.push(now, key(1), pkt(1, seq_b, 1028));
+                arrivals.insert((1, seq_b), ms);
+                seq_b = seq_b.wrapping_add(1);
+            }
+            if ms % 4 == 0 {
+                q.push(now, key(2), pkt(2, seq_c, 52));
+                arrivals.insert((2, seq_c), ms);
+                seq_c = seq_c.wrapping_add(1);
+            }
+            budget += 500;
+            while let Some(len) = q.peek_len().filter(|&l| l <= budget) {
+                budget -= len;
+                let p = q.pop(now).expect("peek_len said a packet is there");
+                if let Some(at) = arrivals.remove(&(p[0], p[1])) {
+                    waits.entry(p[0]).or_default().push(ms - at);
+                }
+            }
+        }
+        for flow in [1u8, 2] {
+            let w = &waits[&flow];
+            let max = w.iter().max().copied().unwrap_or(u64::MAX);
+            assert!(
+                w.len() > 100 && max <= 10,
+                "flow {flow}: {} sent, longest wait {max} ms",
+                w.len()
+            );
+        }
+        assert!(
+            q.stats().popped_bytes > 900_000,
+            "the bulk flow kept the link busy"
+        );
+    }
+
+    /// The bulk flow's acknowledgements (A: 600 of 52 bytes) do not starve an interactive flow
+    /// (B: 10 packets of 1000 bytes) queued after them: A gets a quantum (1500 bytes, 28 or 29
+    /// acknowledgements with the carried deficit) per turn, then B sends one packet, or two
+    /// when its carried deficit covers them (500 + 1500), so B's packets are out within the
+    /// first 10 x 30 pops and never more than 29 acknowledgements apart.
+    #[test]
+    fn acknowledgements_do_not_starve_an_interactive_flow() {
+        let mut q = FlowQueue::new(config(1500));
+        for i in 0..600u32 {
+            q.push(Instant::from_micros(0), key(0), pkt(0, i as u8, 52));
+        }
+        for i in 0..10 {
+            q.push(Instant::from_micros(0), key(1), pkt(1, i, 1000));
+        }
+        let order = drain(&mut q, Instant::from_micros(1));
+        let b_at: Vec<usize> = order
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.starts_with('B'))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(b_at.len(), 10);
+        assert!(*b_at.last().unwrap() < 10 * 30, "{b_at:?}");
+        let mut prev = None;
+        for &i in &b_at {
+            let acks_between = i - prev.map_or(0, |p: usize| p + 1);
+            assert!(
+                acks_between == 0 || (28..=29).contains(&acks_between),
+                "{b_at:?}"
+            );
+            prev = Some(i);
+        }
+    }
+
     /// (a) Quantum 1500; pushed in this order: A0 A1 A2 (1000 B each), B0 (1500 B), C0 C1
     /// (500 B each). The round is [A, B, C] (the order the flows became active).
     ///

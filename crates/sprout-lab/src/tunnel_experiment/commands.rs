@@ -13,8 +13,8 @@ use sprout_secure::PublicKey;
 use sprout_tunnel::config::{ClientFlags, ServerFlags};
 
 use super::options::{
-    INTERACTIVE_LINGER_S, INTERACTIVE_PAYLOAD_BYTES, INTERACTIVE_RATE_KBPS, TUNNEL_CONFIDENCE,
-    TUNNEL_MODEL, TUNNEL_PROBE,
+    INTERACTIVE_LINGER_S, INTERACTIVE_PAYLOAD_BYTES, INTERACTIVE_RATE_KBPS, TUNNEL_CLIENT_PROBE,
+    TUNNEL_CONFIDENCE, TUNNEL_MODEL, TUNNEL_PROBE,
 };
 use crate::tunnel_args;
 
@@ -59,7 +59,7 @@ pub(super) fn tunnel_client(
         server_key: Some(server_key.to_base64()),
         device: Some(device),
         json: true,
-        probe: tuned && TUNNEL_PROBE,
+        probe: tuned && TUNNEL_CLIENT_PROBE,
         confidence: tuned.then_some(TUNNEL_CONFIDENCE),
         model: tuned.then_some(TUNNEL_MODEL),
         ..ClientFlags::default()
@@ -189,5 +189,25 @@ mod tests {
                 "{args:?}"
             );
         }
+    }
+
+    /// The relay pads toward the mobile host; the mobile end does not pad its uplink (issue 36).
+    #[test]
+    fn only_the_relay_probes() {
+        let exe = Path::new("sprout");
+        let listen: SocketAddr = "10.0.0.1:9200".parse().unwrap();
+        let key = sprout_secure::PrivateKey::generate().public_key();
+        let server = tunnel_server(
+            exe,
+            Path::new("k"),
+            listen,
+            Ipv4Addr::new(10, 77, 9, 1),
+            "d".into(),
+            true,
+        );
+        let client = tunnel_client(exe, listen, &key, "c".into(), true);
+        let probes = |cmd: &Command| cmd.get_args().any(|a| a == "--probe");
+        assert!(probes(&server));
+        assert!(!probes(&client));
     }
 }

@@ -30,8 +30,10 @@
 //! [`CALL_LINGER_S`] longer than the download so that frames captured in the window and still
 //! queued arrive. Its frame delay p50/p95 (capture to decode, frames captured in the window),
 //! received rate each way, longest freeze and the download's goodput in its runs join the
-//! table and report, with a check: its p95 down through the tunnel at most
-//! [`MAX_CALL_DELAY_SHARE`] of direct. A Python that cannot hold the call fails the experiment
+//! table and report, with checks: its p95 down through the tunnel at most
+//! [`MAX_CALL_DELAY_SHARE`] of direct, up at most [`MAX_OTHER_DELAY_SHARE`] of direct (as the
+//! paced stream's up: issue 36, the direction without the download no worse than the bare
+//! link), and its received rate at least [`MIN_CALL_RATE_SHARE`] of direct's each way. A Python that cannot hold the call fails the experiment
 //! before anything runs, saying how to install it.
 //!
 //! **Time.** With the defaults `tunnel` takes four runs of 120 s plus 30 s of linger each
@@ -81,8 +83,9 @@ pub use options::{
     TunnelOptions, CALL_LINGER_S, COST_RATE_MBPS, COST_SKIP_US, DEFAULT_COST_DURATION_US,
     DEFAULT_TUNNEL_DURATION_US, DEFAULT_TUNNEL_SKIP_US, DELAY_BIN_S, INTERACTIVE_LINGER_S,
     INTERACTIVE_PAYLOAD_BYTES, INTERACTIVE_RATE_KBPS, MAX_CALL_DELAY_SHARE, MAX_DELAY_SHARE,
-    MIN_BULK_SHARE, MIN_COST_SHARE, MIN_INTERACTIVE_SHARE, TUNNEL_CONFIDENCE, TUNNEL_LINK,
-    TUNNEL_MODEL, TUNNEL_PROBE,
+    MAX_OTHER_DELAY_SHARE, MIN_BULK_SHARE, MIN_CALL_RATE_SHARE, MIN_COST_SHARE,
+    MIN_INTERACTIVE_SHARE, TUNNEL_CLIENT_PROBE, TUNNEL_CONFIDENCE, TUNNEL_LINK, TUNNEL_MODEL,
+    TUNNEL_PROBE,
 };
 pub use report::{cost_text, isolation_text, merge_section, report_section};
 pub use results::{
