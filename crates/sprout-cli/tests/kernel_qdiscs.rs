@@ -4,10 +4,10 @@
 //! queueing delay's median and 95th percentile within 20% or 5 ms, whichever is larger.
 //!
 //! The two paths:
-//! - **The emulator**: `sprout link --delay 0` over a constant-rate trace both ways, the sender
-//!   (`sprout tcp client --cc cubic`) in the mobile namespace, the receiver (this test, a socket
-//!   with an 8 MB receive buffer so the window never limits) outside. Queueing delay per packet
-//!   from the uplink's mm-link log.
+//! - **The emulator**: `sprout link --delay 0` (the jitter case: `--delay 20`) over a
+//!   constant-rate trace both ways, the sender (`sprout tcp client --cc cubic`) in the mobile
+//!   namespace, the receiver (this test, a socket with an 8 MB receive buffer so the window
+//!   never limits) outside. Queueing delay per packet from the uplink's mm-link log.
 //! - **The kernel**: three namespaces, sender -> router -> here. The router forwards, and its
 //!   egress toward here has `tbf` at the rate with the case's qdisc below it. The bottleneck is
 //!   in another namespace than the sender, as the emulator is: a qdisc on the sender's own
@@ -26,6 +26,15 @@
 //! but not pie, fq_codel, codel or netem) skip that case where a person sees it: a line on the
 //! terminal and one in the skip log that `tools/test` lists last (`sprout_link::testdata::skip`);
 //! `SPROUT_REQUIRE_KERNEL_QDISCS=1` makes such a case fail instead.
+//!
+//! Every case runs in a guest booted from a Debian kernel of /boot that has the qdiscs as
+//! modules (`tools/kernel-vm`, docs/real-networks.md, "The kernel's qdiscs in a VM"); `sprout`
+//! is found at `$SPROUT_TEST_BIN`, else at the path cargo built it to, which `--file` copies:
+//!
+//! ```text
+//! tools/kernel-vm --file target/release/sprout --env SPROUT_REQUIRE_KERNEL_QDISCS=1 \
+//!     -- target/release/deps/cli_suite-HASH kernel_qdiscs --test-threads 1
+//! ```
 
 use std::io::Read;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
@@ -136,7 +145,14 @@ fn case(mbit: u32, name: &'static str) -> Case {
             EmuDelay::Ss,
             false,
         ),
-        "ecn" => (&["--queue", "fq-codel"], FQ_CODEL, &[], EmuDelay::Log, true),
+        // The emulator marks only with `--ecn` (Linux's fq_codel marks by default).
+        "ecn" => (
+            &["--queue", "fq-codel", "--ecn"],
+            FQ_CODEL,
+            &[],
+            EmuDelay::Log,
+            true,
+        ),
         other => panic!("no case {other}"),
     };
     Case {
@@ -328,17 +344,19 @@ fn percentile(v: &[f64], p: f64) -> f64 {
 
 /// The sender, in bash, run in the sender's namespace: `sprout tcp client` for [`SEND_S`]
 /// seconds, and meanwhile `ss -ti` of its connection every 50 ms, each sample after a
-/// `t EPOCH` line; then its `TcpExtTCPDeliveredCE`. `DST` (default `$SPROUT_LINK_OUTSIDE`),
+/// `t EPOCH` line (the pause is `read -t` on a pipe no one writes, not a `sleep` process: one
+/// program started per sample, not two, which matters in an emulated guest, `tools/kernel-vm`); then its `TcpExtTCPDeliveredCE`. `DST` (default `$SPROUT_LINK_OUTSIDE`),
 /// `PORT`, `SPROUT` and `ECN` come from the environment.
 const SENDER: &str = r#"
 DST=${DST:-$SPROUT_LINK_OUTSIDE}
 if [ "$ECN" = 1 ]; then sysctl -qw net.ipv4.tcp_ecn=1 || exit 9; fi
 "$SPROUT" tcp client --connect "$DST:$PORT" --direction up --cc cubic --duration "$SECONDS_TO_SEND" >/dev/null &
 c=$!
+exec {idle}<> <(:)
 while kill -0 $c 2>/dev/null; do
   echo "t $EPOCHREALTIME"
   ss -tinH dst "$DST" dport = :"$PORT"
-  sleep 0.05
+  read -t 0.05 -u $idle
 done
 wait $c
 echo "client $?"
@@ -530,8 +548,12 @@ fn run_emulator(case: &Case) -> Run {
     let (listener, port) = listen();
     let receiver = std::thread::spawn(move || receive(listener));
     let mut cmd = crate::common::sprout();
-    cmd.args(["link", "--delay", "0"])
-        .args(case.emu)
+    cmd.arg("link");
+    // No propagation delay unless the case gives one (`--delay` may be given once).
+    if !case.emu.contains(&"--delay") {
+        cmd.args(["--delay", "0"]);
+    }
+    cmd.args(case.emu)
         .arg("--uplink")
         .arg(&trace)
         .arg("--downlink")
