@@ -9,7 +9,8 @@ use sprout_net::message::{Hello, Message, Mode, SproutVariant};
 use sprout_secure::{PrivateKey, PublicKey};
 
 use crate::boundary::{
-    bytes, bytes_mut, get, guard, key, out, slice_mut, write_c_string, Failure, SproutStatus,
+    bytes, bytes_mut, free_boxed, get, guard, key, out, slice_mut, write_c_string, Failure,
+    SproutStatus,
 };
 use crate::conn::{Conn, ConnError, Event, Received, State};
 
@@ -362,14 +363,7 @@ pub extern "C" fn sprout_conn_new_server(
 /// afterwards, nor freed twice.
 #[no_mangle]
 pub extern "C" fn sprout_conn_free(conn: *mut SproutConn) {
-    guard(|| {
-        if !conn.is_null() {
-            // SAFETY: the caller promises `conn` came from `sprout_conn_new_*` (Box::into_raw)
-            // and is freed once, with no call on it running or to come.
-            drop(unsafe { Box::from_raw(conn) });
-        }
-        Ok(SproutStatus::Ok)
-    });
+    free_boxed(conn);
 }
 
 /// Feeds in a datagram that arrived at `now_us`: `data`, `len` bytes, read during the call

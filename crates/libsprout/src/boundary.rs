@@ -185,6 +185,22 @@ pub(crate) fn out<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T, Failure> {
         .ok_or_else(|| Failure::new(SproutStatus::NullPointer, format!("{what} is NULL")))
 }
 
+/// Frees a handle the library handed out with `Box::into_raw` (NULL is ignored), inside
+/// [`guard`] so that a panic in its destructor does not cross the boundary.
+///
+/// The caller of the C function promises that a non-NULL `p` came from `Box::into_raw` of a
+/// `T`, is freed once, and has no call on it running or to come.
+pub(crate) fn free_boxed<T>(p: *mut T) {
+    guard(|| {
+        if !p.is_null() {
+            // SAFETY: the C caller promises `p` came from `Box::into_raw` and is freed once,
+            // with no call on it running or to come.
+            drop(unsafe { Box::from_raw(p) });
+        }
+        Ok(SproutStatus::Ok)
+    });
+}
+
 /// The object at `p`, to read only, named `what` in errors.
 ///
 /// The caller of the C function promises that a non-NULL `p` points to a valid, aligned `T`

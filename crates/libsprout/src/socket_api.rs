@@ -14,8 +14,8 @@ use sprout_secure::{PrivateKey, PublicKey};
 
 use crate::api::{SproutMessageKind, SproutState, SproutStats, SPROUT_MAX_GREETING_BYTES};
 use crate::boundary::{
-    bytes, bytes_mut, c_str, guard, key, out, shared, slice_mut, write_c_string, Failure,
-    SproutStatus,
+    bytes, bytes_mut, c_str, free_boxed, guard, key, out, shared, slice_mut, write_c_string,
+    Failure, SproutStatus,
 };
 use crate::socket::{resolve, Socket, SocketError, SocketServer};
 
@@ -225,14 +225,7 @@ pub extern "C" fn sprout_socket_server_local_addr(
 /// which may come before or after this. `server` must not be used afterwards, nor freed twice.
 #[no_mangle]
 pub extern "C" fn sprout_socket_server_free(server: *mut SproutSocketServer) {
-    guard(|| {
-        if !server.is_null() {
-            // SAFETY: the caller promises `server` came from `sprout_socket_bind`
-            // (Box::into_raw) and is freed once, with no call on it running or to come.
-            drop(unsafe { Box::from_raw(server) });
-        }
-        Ok(SproutStatus::Ok)
-    });
+    free_boxed(server);
 }
 
 /// The descriptor to poll for readability (POLLIN, EPOLLIN) before `sprout_socket_recv`: it is
@@ -495,15 +488,7 @@ pub extern "C" fn sprout_socket_close(socket: *const SproutSocket, linger_ms: u3
 /// in a call on it.
 #[no_mangle]
 pub extern "C" fn sprout_socket_free(socket: *mut SproutSocket) {
-    guard(|| {
-        if !socket.is_null() {
-            // SAFETY: the caller promises `socket` came from `sprout_socket_connect` or
-            // `sprout_socket_accept` (Box::into_raw) and is freed once, with no call on it
-            // running or to come.
-            drop(unsafe { Box::from_raw(socket) });
-        }
-        Ok(SproutStatus::Ok)
-    });
+    free_boxed(socket);
 }
 
 // What the descriptor's type is in C: the handles hand out a RawFd as an int.
