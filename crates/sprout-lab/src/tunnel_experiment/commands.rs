@@ -150,38 +150,32 @@ mod tests {
         let exe = Path::new("sprout");
         let listen: SocketAddr = "10.0.0.1:9200".parse().unwrap();
         let key = sprout_secure::PrivateKey::generate().public_key();
-        let server = tunnel_server(
-            exe,
-            Path::new("k"),
-            listen,
-            Ipv4Addr::new(10, 77, 9, 1),
-            "d".into(),
-            true,
-        );
-        let client = tunnel_client(exe, listen, &key, "c".into(), true);
-        for cmd in [server, client] {
-            let args: Vec<String> = cmd
-                .get_args()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect();
+        // Both ends' arguments, tuned for the experiments or not.
+        let both_args = |tuned: bool| -> Vec<Vec<String>> {
+            let server = tunnel_server(
+                exe,
+                Path::new("k"),
+                listen,
+                Ipv4Addr::new(10, 77, 9, 1),
+                "d".into(),
+                tuned,
+            );
+            let client = tunnel_client(exe, listen, &key, "c".into(), tuned);
+            [server, client]
+                .iter()
+                .map(|cmd| {
+                    cmd.get_args()
+                        .map(|a| a.to_string_lossy().into_owned())
+                        .collect()
+                })
+                .collect()
+        };
+        for args in both_args(true) {
             assert!(args.contains(&"--model=paper".to_string()), "{args:?}");
             assert!(args.contains(&"--confidence=0.75".to_string()), "{args:?}");
         }
         // Untuned (the `vpn` experiment's line-rate arm): the tunnel's own defaults.
-        let server = tunnel_server(
-            exe,
-            Path::new("k"),
-            listen,
-            Ipv4Addr::new(10, 77, 9, 1),
-            "d".into(),
-            false,
-        );
-        let client = tunnel_client(exe, listen, &key, "c".into(), false);
-        for cmd in [server, client] {
-            let args: Vec<String> = cmd
-                .get_args()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect();
+        for args in both_args(false) {
             assert!(
                 !args.iter().any(|a| a.starts_with("--model")
                     || a.starts_with("--confidence")
